@@ -1,0 +1,102 @@
+"""The ``agentmem`` click group: thin commands over the library.
+
+Each area registers its commands from its own module (imported at the bottom) so that the
+command-line surface can be read room by room. Library errors become messages and exit codes here
+and nowhere else: 0 done, 1 refused or failed (nothing half-written), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import click
+
+from ..errors import AgentmemError
+
+
+@dataclass
+class Options:
+    vault: str | None = None
+    as_json: bool = False
+    agent: str | None = None
+
+
+def _merge_opts(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
+    opts: Options = ctx.find_object(Options) or Options()
+    if vault:
+        opts.vault = vault
+    if as_json:
+        opts.as_json = True
+    return opts
+
+
+def common_options(f: Callable) -> Callable:
+    """``--vault`` and ``--json`` on every command (also accepted before the command name)."""
+    f = click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")(f)
+    f = click.option("--vault", "vault", type=click.Path(file_okay=False), help="Vault folder (the one that holds memory/).")(f)
+    return f
+
+
+def opts_from(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
+    return _merge_opts(ctx, vault, as_json)
+
+
+def emit(opts: Options, result: Any, human: str | Callable[[], str] | None = None) -> None:
+    """Print the result: JSON with --json, else the human summary."""
+    if opts.as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+    else:
+        text = human() if callable(human) else human
+        if text:
+            click.echo(text)
+
+
+def fail(opts: Options, exc: AgentmemError) -> None:
+    if opts.as_json:
+        click.echo(json.dumps({"error": {"code": exc.code, "message": exc.message, **({"details": exc.details} if exc.details else {})}}, ensure_ascii=False, default=str))
+    else:
+        click.echo(f"error: {exc.message}", err=True)
+    sys.exit(exc.exit_code)
+
+
+class AgentmemGroup(click.Group):
+    """Turns library errors into messages and exit codes (the only place that does)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AgentmemError as exc:
+            opts = ctx.find_object(Options) or Options()
+            # --json given after the sub-command is only known to the sub-context
+            if "--json" in sys.argv[1:]:
+                opts.as_json = True
+            fail(opts, exc)
+
+
+@click.group(cls=AgentmemGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--agent", help="Agent name (default: AGENTMEM_AGENT, config, cursor-main-agent).")
+@click.version_option(package_name="agentmem-vault")
+@click.pass_context
+def cli(ctx: click.Context, vault: str | None, as_json: bool, agent: str | None) -> None:
+    """Reliable agent memory in an Obsidian vault: sessions, snapshots, long-term notes."""
+    ctx.obj = Options(vault=vault, as_json=as_json, agent=agent)
+
+
+@cli.group(cls=AgentmemGroup)
+def memories() -> None:
+    """Long-term memory notes in memory/long-term/."""
+
+
+# Command modules register themselves on `cli` / `memories` when imported.
+from . import board  # noqa: E402,F401
+from . import session_cmds  # noqa: E402,F401
+from . import lifecycle_cmds  # noqa: E402,F401
+from . import hook_cmds  # noqa: E402,F401
+from . import daemon_cmds  # noqa: E402,F401
+from . import longterm_cmds  # noqa: E402,F401
+from . import recall_cmds  # noqa: E402,F401

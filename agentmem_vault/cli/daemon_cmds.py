@@ -1,0 +1,1 @@
+"""Commands registered on the agentmem group (placeholder until this area lands)."""

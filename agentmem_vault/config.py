@@ -1,0 +1,235 @@
+"""Vault, agent name, clock and config resolution.
+
+Kept free of heavy imports: the sessionStart hook goes through here on every new chat. PyYAML is
+imported only when a config file changed since its parsed copy was cached as JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, VaultNotFound
+from .ids import validate_agent_name, validate_session_id
+
+DEFAULT_AGENT = "cursor-main-agent"
+
+DEFAULTS: dict[str, Any] = {
+    "agent_name": DEFAULT_AGENT,
+    "background_agent_name": "cursor-background-agent",
+    "stale_days": 14,
+    "lock_timeout": 10.0,
+    "model": "claude-sonnet-4-5",
+    "assess_model": None,  # None = same as model
+    "min_score": 4,
+    "concurrency": 4,
+    "rescan_seconds": 30,
+    "debounce_seconds": 0.5,
+    "quiet_minutes": 10,
+}
+
+
+def user_config_dir() -> Path:
+    env = os.environ.get("AGENTMEM_CONFIG_DIR")
+    if env:
+        return Path(env)
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
+        return Path(base) / "agentmem"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "agentmem"
+
+
+def user_cache_dir() -> Path:
+    """Where locks and logs live: outside any cloud-synced vault (sync clients break lock files)."""
+    env = os.environ.get("AGENTMEM_CACHE_DIR")
+    if env:
+        return Path(env)
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "agentmem" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "agentmem"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "agentmem"
+
+
+@dataclass(frozen=True)
+class Vault:
+    root: Path
+
+    @property
+    def memory(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def index_path(self) -> Path:
+        return self.memory / "index.md"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.memory / "sessions"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.memory / "archive"
+
+    @property
+    def longterm_dir(self) -> Path:
+        return self.memory / "long-term"
+
+    @property
+    def state_dir(self) -> Path:
+        return self.memory / ".agentmem"
+
+    @property
+    def journal_path(self) -> Path:
+        return self.state_dir / "journal.jsonl"
+
+    @property
+    def config_path(self) -> Path:
+        return self.state_dir / "config.yaml"
+
+    def session_path(self, session_id: str) -> Path:
+        return self.sessions_dir / f"{validate_session_id(session_id)}.md"
+
+    def archive_path(self, session_id: str) -> Path:
+        return self.archive_dir / validate_session_id(session_id)
+
+    @property
+    def key(self) -> str:
+        """Stable key of this vault for per-vault state kept outside it (locks, logs)."""
+        try:
+            p = str(self.root.resolve())
+        except OSError:
+            p = str(self.root.absolute())
+        return hashlib.sha256(os.path.normcase(p).encode("utf-8")).hexdigest()[:16]
+
+    def lock_path(self, name: str = "index") -> Path:
+        return user_cache_dir() / "locks" / f"{self.key}-{name}.lock"
+
+
+def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
+    """Parse a YAML mapping, reusing a JSON copy keyed by (mtime, size) to skip importing PyYAML."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return {}
+    stamp = [st.st_mtime_ns, st.st_size]
+    if cache is not None:
+        try:
+            cached = json.loads(cache.read_text(encoding="utf-8"))
+            if cached.get("stamp") == stamp:
+                return cached["data"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    import yaml  # deferred: only when the config file changed
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps({"stamp": stamp, "data": data}, default=str), encoding="utf-8")
+        except OSError:
+            pass  # a cache is never required
+    return data
+
+
+def user_config() -> dict:
+    d = user_config_dir()
+    return _read_yaml_cached(d / "config.yaml", user_cache_dir() / "user-config.json")
+
+
+def _looks_like_vault(p: Path) -> bool:
+    return (p / "memory" / "index.md").is_file() or (p / ".obsidian").is_dir()
+
+
+def resolve_vault(explicit: str | os.PathLike | None = None, *, cwd: Path | None = None) -> Vault:
+    """``--vault`` > ``AGENTMEM_VAULT`` > user config ``vault:`` > walk up from the current folder."""
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.is_dir():
+            raise VaultNotFound(f"vault folder not found: {p} (from --vault)")
+        return Vault(p.absolute())
+    env = os.environ.get("AGENTMEM_VAULT")
+    if env:
+        p = Path(env).expanduser()
+        if not p.is_dir():
+            raise VaultNotFound(f"vault folder not found: {p} (from AGENTMEM_VAULT)")
+        return Vault(p.absolute())
+    uc = user_config().get("vault")
+    if uc:
+        p = Path(str(uc)).expanduser()
+        if not p.is_dir():
+            raise VaultNotFound(f"vault folder not found: {p} (from 'vault:' in {user_config_dir() / 'config.yaml'})")
+        return Vault(p.absolute())
+    here = (cwd or Path.cwd()).absolute()
+    for cand in (here, *here.parents):
+        if _looks_like_vault(cand):
+            return Vault(cand)
+    raise VaultNotFound(
+        "no vault found. Set it one of four ways: --vault PATH; the AGENTMEM_VAULT environment "
+        f"variable; 'vault: PATH' in {user_config_dir() / 'config.yaml'}; or run inside a folder "
+        "that contains memory/index.md or .obsidian/"
+    )
+
+
+def vault_config(vault: Vault) -> dict:
+    data = dict(DEFAULTS)
+    data.update(_read_yaml_cached(vault.config_path, vault.state_dir / "cache" / "config.json"))
+    return data
+
+
+def resolve_agent(explicit: str | None, cfg: dict | None = None) -> str:
+    """``--agent`` > ``AGENTMEM_AGENT`` > config ``agent_name`` > ``cursor-main-agent``."""
+    name = explicit or os.environ.get("AGENTMEM_AGENT") or (cfg or {}).get("agent_name") or DEFAULT_AGENT
+    return validate_agent_name(str(name))
+
+
+def now() -> datetime:
+    """Local wall-clock time, or ``AGENTMEM_NOW`` (ISO 8601) for deterministic runs."""
+    env = os.environ.get("AGENTMEM_NOW")
+    if env:
+        try:
+            dt = datetime.fromisoformat(env.strip())
+        except ValueError as exc:
+            raise ConfigError(f"AGENTMEM_NOW={env!r} is not an ISO 8601 time (e.g. 2026-06-01T09:30)") from exc
+        return dt.replace(tzinfo=None, second=0, microsecond=0) if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
+    return datetime.now().replace(second=0, microsecond=0)
+
+
+TS_FORMAT = "%Y-%m-%d %H:%M"
+
+
+def format_ts(dt: datetime) -> str:
+    return dt.strftime(TS_FORMAT)
+
+
+def parse_ts(value: str) -> datetime | None:
+    """Accept ``YYYY-MM-DD HH:MM`` and ISO 8601 forms; None when unreadable."""
+    v = (value or "").strip()
+    if not v or v == "-":
+        return None
+    for fmt in (TS_FORMAT, "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(v, fmt)
+        except ValueError:
+            pass
+    try:
+        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt.astimezone().replace(tzinfo=None) if dt.tzinfo else dt

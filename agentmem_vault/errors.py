@@ -1,0 +1,71 @@
+"""One error hierarchy. Only the CLI turns these into messages and exit codes; the daemon logs
+them; hooks swallow them (a hook must never break the chat)."""
+
+from __future__ import annotations
+
+
+class AgentmemError(Exception):
+    """Base: an operation was refused or failed and nothing was half-written."""
+
+    code = "error"
+    exit_code = 1
+
+    def __init__(self, message: str, *, code: str | None = None, details: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+        self.details = details or {}
+
+
+class UsageError(AgentmemError):
+    """Bad arguments (exit 2)."""
+
+    code = "usage"
+    exit_code = 2
+
+
+class VaultNotFound(AgentmemError):
+    code = "vault_not_found"
+
+
+class InvalidSessionId(AgentmemError):
+    code = "invalid_session_id"
+
+
+class SessionNotFound(AgentmemError):
+    code = "session_not_found"
+
+
+class IndexFormatError(AgentmemError):
+    """memory/index.md cannot be safely changed (wrong header, broken rows, binary junk)."""
+
+    code = "index_malformed"
+
+
+class SnapshotFormatError(AgentmemError):
+    code = "snapshot_malformed"
+
+
+class LockTimeout(AgentmemError):
+    code = "lock_timeout"
+
+
+class WriteFailed(AgentmemError):
+    """A write could not be done or did not verify; the previous content is intact."""
+
+    code = "write_failed"
+
+
+class VerifyFailed(WriteFailed):
+    code = "verify_failed"
+
+
+class Refused(AgentmemError):
+    """The operation is not allowed in the current state (e.g. archive of a referenced session)."""
+
+    code = "refused"
+
+
+class ConfigError(AgentmemError):
+    code = "config_error"

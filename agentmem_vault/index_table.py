@@ -1,0 +1,302 @@
+"""Parse and edit ``memory/index.md`` (pure, ``str -> IndexDoc -> str``).
+
+Every byte outside the table, and every row not targeted by an edit, is kept exactly: the document
+keeps its raw lines (with their own line endings and an optional BOM) and an edit touches only the
+line of the target row. Rows that cannot be parsed are kept and reported, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields, replace
+
+from .errors import IndexFormatError, SessionNotFound
+from .ids import is_valid_session_id
+
+COLUMNS: tuple[str, ...] = (
+    "Session ID", "Agent Name", "Topic", "Summary", "Keywords",
+    "Status", "Referenced By", "Started At", "Updated At",
+)
+STATUSES = ("idle", "active", "stale")
+BOM = "\ufeff"
+
+_SEP_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+@dataclass(frozen=True)
+class Row:
+    session_id: str
+    agent_name: str
+    topic: str
+    summary: str
+    keywords: str
+    status: str
+    referenced_by: str
+    started_at: str
+    updated_at: str
+
+    def cells(self) -> list[str]:
+        return [getattr(self, f.name) for f in fields(self)]
+
+    def with_(self, **changes: str) -> "Row":
+        return replace(self, **changes)
+
+    @property
+    def referencing_ids(self) -> list[str]:
+        return split_id_list(self.referenced_by)
+
+    def to_dict(self) -> dict[str, str]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Row))
+
+
+@dataclass(frozen=True)
+class BadRow:
+    line_no: int  # 1-based
+    raw: str
+    reason: str
+
+
+@dataclass
+class IndexDoc:
+    bom: bool
+    lines: list[str]  # raw lines, each with its own line ending (the last one may have none)
+    header_at: int | None  # 0-based index of the header line, None when there is no table
+    table_end: int  # index just after the last table line (== header_at when there is no table)
+    rows: list[tuple[int, Row]] = field(default_factory=list)
+    bad: list[BadRow] = field(default_factory=list)
+    newline: str = "\n"
+
+    # -- reading -----------------------------------------------------------------------------
+    def row_list(self) -> list[Row]:
+        return [r for _, r in self.rows]
+
+    def ids(self) -> list[str]:
+        return [r.session_id for _, r in self.rows]
+
+    def find(self, session_id: str) -> Row | None:
+        for _, r in self.rows:
+            if r.session_id == session_id:
+                return r
+        return None
+
+    def get(self, session_id: str) -> Row:
+        r = self.find(session_id)
+        if r is None:
+            raise SessionNotFound(f"no row for Session ID {session_id} in memory/index.md")
+        return r
+
+    def duplicate_ids(self) -> list[str]:
+        seen: set[str] = set()
+        dup: list[str] = []
+        for sid in self.ids():
+            if sid in seen and sid not in dup:
+                dup.append(sid)
+            seen.add(sid)
+        return dup
+
+    def render(self) -> str:
+        return (BOM if self.bom else "") + "".join(self.lines)
+
+    def check_writable(self) -> None:
+        """Refuse edits on a table this program cannot read fully: a person must look first."""
+        if self.bad:
+            first = self.bad[0]
+            more = f" (and {len(self.bad) - 1} more)" if len(self.bad) > 1 else ""
+            raise IndexFormatError(
+                f"memory/index.md line {first.line_no}: {first.reason}{more}. Nothing was written; "
+                "repair the row by hand or run `agentmem doctor`",
+                details={"bad_rows": [b.__dict__ for b in self.bad]},
+            )
+
+
+def escape_cell(value: str) -> str:
+    v = str(value).replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    return v.replace("|", "\\|").strip()
+
+
+def split_cells(line: str) -> list[str]:
+    """Split a table line on unescaped pipes; ``\\|`` becomes ``|`` in the cell."""
+    s = line.strip()
+    if s.startswith("|"):
+        s = s[1:]
+    cells: list[str] = []
+    buf: list[str] = []
+    i = 0
+    n = len(s)
+    trailing_pipe = False
+    while i < n:
+        c = s[i]
+        if c == "\\" and i + 1 < n and s[i + 1] == "|":
+            buf.append("|")
+            i += 2
+            continue
+        if c == "|":
+            cells.append("".join(buf).strip())
+            buf = []
+            trailing_pipe = i == n - 1 or not s[i + 1 :].strip()
+            i += 1
+            if trailing_pipe:
+                break
+            continue
+        buf.append(c)
+        i += 1
+    if not trailing_pipe:
+        cells.append("".join(buf).strip())
+    return cells
+
+
+def render_row(row: Row) -> str:
+    return "| " + " | ".join(escape_cell(c) for c in row.cells()) + " |"
+
+
+def header_lines(newline: str = "\n") -> str:
+    return "| " + " | ".join(COLUMNS) + " |" + newline + "|" + "---|" * len(COLUMNS) + newline
+
+
+def split_id_list(value: str) -> list[str]:
+    """``-`` / empty -> []; ``a, b`` -> [a, b] (order kept, duplicates dropped)."""
+    out: list[str] = []
+    for part in re.split(r"[,，、;\s]+", (value or "").strip()):
+        p = part.strip().strip("[]")
+        if p and p not in ("-", "None", "none") and p not in out:
+            out.append(p)
+    return out
+
+
+def join_id_list(ids: list[str]) -> str:
+    return ", ".join(ids) if ids else "-"
+
+
+def _strip_eol(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def parse_index(text: str) -> IndexDoc:
+    """Parse the whole file. Raises IndexFormatError only when the text is not a text file or its
+    table header is not the index header; broken rows are kept in ``bad``."""
+    if "\x00" in text:
+        raise IndexFormatError("memory/index.md contains binary data (NUL bytes); refusing to touch it")
+    bom = text.startswith(BOM)
+    if bom:
+        text = text[1:]
+    lines = text.splitlines(keepends=True)
+    crlf = sum(1 for ln in lines if ln.endswith("\r\n"))
+    newline = "\r\n" if crlf and crlf * 2 >= sum(1 for ln in lines if ln.endswith("\n")) else "\n"
+
+    header_at = None
+    for i, ln in enumerate(lines):
+        s = _strip_eol(ln).strip()
+        if s.startswith("|") and i + 1 < len(lines) and _SEP_RE.match(_strip_eol(lines[i + 1])):
+            header_at = i
+            break
+    if header_at is None:
+        stray = [i for i, ln in enumerate(lines) if _strip_eol(ln).strip().startswith("|")]
+        doc = IndexDoc(bom, lines, None, len(lines), newline=newline)
+        if stray:
+            raise IndexFormatError(
+                f"memory/index.md line {stray[0] + 1}: table rows without the header line "
+                f"'| {' | '.join(COLUMNS)} |' and its separator; refusing to guess"
+            )
+        return doc
+
+    head = [c.casefold() for c in split_cells(_strip_eol(lines[header_at]))]
+    if head != [c.casefold() for c in COLUMNS]:
+        raise IndexFormatError(
+            f"memory/index.md line {header_at + 1}: unexpected table header {split_cells(_strip_eol(lines[header_at]))}; "
+            f"expected the columns {list(COLUMNS)}"
+        )
+    doc = IndexDoc(bom, lines, header_at, header_at + 2, newline=newline)
+    i = header_at + 2
+    while i < len(lines) and _strip_eol(lines[i]).strip().startswith("|"):
+        _parse_row_line(doc, i)
+        i += 1
+    doc.table_end = i
+    # Table-like lines after a break in the table: stray text split the table. Keep and report.
+    for j in range(i, len(lines)):
+        if _strip_eol(lines[j]).strip().startswith("|"):
+            doc.bad.append(BadRow(j + 1, _strip_eol(lines[j]), "table row after a break in the table (stray text or blank line inside the table)"))
+    return doc
+
+
+def _parse_row_line(doc: IndexDoc, i: int) -> None:
+    raw = _strip_eol(doc.lines[i])
+    cells = split_cells(raw)
+    if len(cells) != len(COLUMNS):
+        doc.bad.append(BadRow(i + 1, raw, f"row has {len(cells)} cells, expected {len(COLUMNS)}"))
+        return
+    row = Row(*cells)
+    if not is_valid_session_id(row.session_id):
+        doc.bad.append(BadRow(i + 1, raw, f"invalid Session ID {row.session_id!r}"))
+        return
+    if any(ord(ch) < 32 and ch != "\t" for ch in raw):
+        doc.bad.append(BadRow(i + 1, raw, "row contains control characters"))
+        return
+    doc.rows.append((i, row))
+
+
+# -- pure edits: each returns the new full text ---------------------------------------------------
+
+
+def _line_of(doc: IndexDoc, session_id: str) -> int:
+    hits = [i for i, r in doc.rows if r.session_id == session_id]
+    if not hits:
+        raise SessionNotFound(f"no row for Session ID {session_id} in memory/index.md")
+    if len(hits) > 1:
+        raise IndexFormatError(
+            f"Session ID {session_id} appears in {len(hits)} rows of memory/index.md; run `agentmem doctor`"
+        )
+    return hits[0]
+
+
+def _eol(line: str, default: str) -> str:
+    if line.endswith("\r\n"):
+        return "\r\n"
+    if line.endswith("\n"):
+        return "\n"
+    return default
+
+
+def append_row(doc: IndexDoc, row: Row) -> tuple[str, str | None]:
+    """Return ``(new_text, tail)``; ``tail`` is the exact text to append in place when the table
+    ends the file (the common case), else None (the caller rewrites atomically)."""
+    nl = doc.newline
+    line = render_row(row)
+    lines = list(doc.lines)
+    if doc.header_at is None:
+        # No table yet: add header + row at the end, keeping any text already there.
+        lead = ""
+        if lines and not lines[-1].endswith(("\n", "\r")):
+            lead = nl
+        sep = nl if lines and "".join(lines).strip() else ""
+        tail = lead + sep + header_lines(nl) + line + nl
+        return doc.render() + tail, tail
+    if doc.table_end == len(lines):
+        lead = "" if not lines or lines[-1].endswith(("\n", "\r")) else nl
+        tail = lead + line + nl
+        return doc.render() + tail, tail
+    last = lines[doc.table_end - 1]
+    if not last.endswith(("\n", "\r")):
+        lines[doc.table_end - 1] = last + nl
+    lines.insert(doc.table_end, line + nl)
+    return (BOM if doc.bom else "") + "".join(lines), None
+
+
+def replace_row(doc: IndexDoc, session_id: str, row: Row) -> str:
+    i = _line_of(doc, session_id)
+    lines = list(doc.lines)
+    lines[i] = render_row(row) + (_eol(lines[i], "") if i == len(lines) - 1 else _eol(lines[i], doc.newline))
+    return (BOM if doc.bom else "") + "".join(lines)
+
+
+def remove_row(doc: IndexDoc, session_id: str) -> str:
+    i = _line_of(doc, session_id)
+    lines = list(doc.lines)
+    del lines[i]
+    return (BOM if doc.bom else "") + "".join(lines)
+
+
+def new_index_text() -> str:
+    return "# Memory Index\n\n" + header_lines("\n")

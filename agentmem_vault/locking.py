@@ -1,0 +1,105 @@
+"""A small inter-process exclusive lock over the OS primitive, without importing ``filelock``.
+
+Why not ``filelock`` itself: importing it costs ~100 ms (logging, inspect, typing…) and the
+sessionStart hook runs on every new chat. This module uses the same primitive on the same kind of
+file as filelock does (``fcntl.flock`` on POSIX, ``msvcrt.locking`` of byte 0 on Windows), so a
+``filelock.FileLock`` on the same path excludes us and we exclude it.
+
+Re-entrant within a process (nested operations share one OS lock) and thread-safe.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import LockTimeout
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
+            return False
+
+    def _unlock(fd: int) -> None:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        except OSError:
+            pass
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            return False
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+_registry = threading.Lock()
+_thread_locks: dict[str, threading.RLock] = {}
+_held: dict[str, list[int]] = {}  # path -> [fd, depth]
+
+
+def _rlock_for(key: str) -> threading.RLock:
+    with _registry:
+        lk = _thread_locks.get(key)
+        if lk is None:
+            lk = _thread_locks[key] = threading.RLock()
+        return lk
+
+
+@contextmanager
+def exclusive_lock(path: Path, timeout: float = 10.0, *, what: str = "the memory index") -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if missing) or raise LockTimeout."""
+    key = str(path)
+    rlock = _rlock_for(key)
+    deadline = time.monotonic() + max(0.0, timeout)
+    if not rlock.acquire(timeout=max(0.0, timeout)):
+        raise LockTimeout(_timeout_message(path, timeout, what))
+    try:
+        entry = _held.get(key)
+        if entry is not None:  # re-entrant use from the same thread
+            entry[1] += 1
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(key, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            delay = 0.002
+            while not _try_lock(fd):
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise LockTimeout(_timeout_message(path, timeout, what))
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.05)
+            entry = _held[key] = [fd, 1]
+        try:
+            yield
+        finally:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _held[key]
+                _unlock(entry[0])
+                os.close(entry[0])
+    finally:
+        rlock.release()
+
+
+def _timeout_message(path: Path, timeout: float, what: str) -> str:
+    return (
+        f"could not lock {what} within {timeout:g} s: another agentmem process holds {path}. "
+        "Nothing was written; try again, or raise lock_timeout in memory/.agentmem/config.yaml"
+    )

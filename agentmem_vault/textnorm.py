@@ -1,0 +1,88 @@
+"""Text folding and tokens for matching Chinese (Traditional or Simplified) and English text.
+
+``fold`` = NFKC + case-fold + Traditional->Simplified (character level) + collapsed whitespace, so
+``註冊 Memory`` and ``注册 memory`` compare equal. ``tokenize`` gives Latin word tokens (stopwords
+dropped) and CJK character bigrams (plus single characters for one-character runs).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# Pairs the hanziconv table lacks or maps differently from everyday Taiwan/HK usage.
+_EXTRA_T2S = {
+    "註": "注", "冊": "册", "於": "于", "準": "准", "嘗": "尝", "擡": "抬", "捨": "舍",
+    "週": "周", "裏": "里", "祕": "秘", "鍾": "钟", "衹": "只", "隻": "只", "麪": "面",
+    "麵": "面", "纔": "才", "彙": "汇", "臺": "台", "檯": "台", "颱": "台", "複": "复",
+    "覆": "复", "範": "范", "係": "系", "繫": "系", "鬆": "松", "鬍": "胡", "誌": "志",
+    "餘": "余", "瞭": "了", "著": "着", "佔": "占", "僱": "雇", "啟": "启", "綫": "线",
+    "線": "线", "為": "为", "這": "这", "個": "个", "們": "们", "裡": "里", "與": "与",
+    "檔": "档", "設": "设", "記": "记", "憶": "忆", "態": "态", "錄": "录", "續": "续",
+    "補": "补", "動": "动", "舊": "旧", "專": "专", "數": "数", "據": "据", "庫": "库",
+    "開": "开", "關": "关", "應": "应", "該": "该", "話": "话", "說": "说", "請": "请",
+    "試": "试", "測": "测", "驗": "验", "證": "证", "錯": "错", "誤": "误", "單": "单",
+    "雙": "双", "響": "响", "顯": "显", "處": "处", "實": "实", "現": "现", "時": "时",
+    "間": "间", "問": "问", "題": "题", "決": "决", "議": "议", "書": "书", "讀": "读",
+    "寫": "写", "檢": "检", "索": "索", "搜": "搜", "尋": "寻", "儲": "储", "存": "存",
+    "雲": "云", "簡": "简", "體": "体", "繁": "繁", "轉": "转", "換": "换", "長": "长",
+    "期": "期", "歸": "归", "檔": "档", "整": "整", "理": "理", "清": "清", "除": "除",
+    "解": "解", "決": "决", "結": "结", "論": "论", "規": "规", "則": "则", "偏": "偏",
+    "好": "好", "習": "习", "慣": "惯", "預": "预", "設": "设", "選": "选", "項": "项",
+}
+
+_STOPWORDS = frozenset(
+    """a an and are as at be been but by can could do does for from has have how i if in into is it
+    its me my no not of on or our should so that the their them then there these they this to us
+    was we were what when where which who why will with would you your please""".split()
+)
+
+_WS_RE = re.compile(r"\s+")
+_LATIN_RE = re.compile(r"[0-9a-z_]+(?:[.\-+#][0-9a-z_]+)*")
+_CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+
+
+@lru_cache(maxsize=1)
+def _t2s_table() -> dict[int, str]:
+    table: dict[int, str] = {}
+    try:
+        from hanziconv import charmap  # small data module: two aligned strings
+
+        for t, s in zip(charmap.traditional_charmap, charmap.simplified_charmap):
+            if t != s:
+                table[ord(t)] = s
+    except ImportError:  # pragma: no cover - declared dependency; degrade to our own pairs
+        pass
+    for t, s in _EXTRA_T2S.items():
+        if t != s:
+            table[ord(t)] = s
+    return table
+
+
+def to_simplified(text: str) -> str:
+    return text.translate(_t2s_table())
+
+
+def fold(text: str) -> str:
+    """NFKC, case-fold, Traditional->Simplified, whitespace collapsed and stripped."""
+    t = unicodedata.normalize("NFKC", text or "").casefold()
+    t = to_simplified(t)
+    return _WS_RE.sub(" ", t).strip()
+
+
+def tokenize(text: str, *, fold_first: bool = True) -> list[str]:
+    """Latin words (stopwords dropped) and CJK bigrams; a lone CJK character is its own token."""
+    t = fold(text) if fold_first else text
+    out: list[str] = []
+    for m in _LATIN_RE.finditer(t):
+        w = m.group(0)
+        if w not in _STOPWORDS and (len(w) > 1 or w.isdigit()):
+            out.append(w)
+    for m in _CJK_RE.finditer(t):
+        run = m.group(0)
+        if len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out

@@ -1,0 +1,357 @@
+"""The only module that writes vault files.
+
+Every change follows the skill's safe-write rule, enforced here: take the vault's exclusive lock
+(kept outside the synced folder), re-read the file under the lock, change only the target, write
+(append in place, or an atomic temp+fsync+replace with retries on Windows sharing violations),
+re-read and verify, and journal the change to ``memory/.agentmem/journal.jsonl`` *before* it is
+made, so that anything removed can be recovered from the journal.
+
+Read-only files and folders are honoured even for root (``chmod a-w`` means "do not touch").
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import index_table as it
+from .config import Vault, vault_config
+from .errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
+from .locking import exclusive_lock
+
+_RETRY_SECONDS = 3.0
+TMP_SUFFIX = ".agentmem-tmp"
+
+
+# -- primitive file operations --------------------------------------------------------------------
+
+
+def _is_sharing_violation(exc: OSError) -> bool:
+    # Windows: ERROR_ACCESS_DENIED (5), ERROR_SHARING_VIOLATION (32), ERROR_LOCK_VIOLATION (33):
+    # antivirus, Obsidian or the Drive client briefly holding the file.
+    return getattr(exc, "winerror", None) in (5, 32, 33) or (
+        sys.platform == "win32" and isinstance(exc, PermissionError)
+    )
+
+
+def _retry(fn: Callable[[], object], what: str) -> object:
+    deadline = time.monotonic() + _RETRY_SECONDS
+    delay = 0.02
+    while True:
+        try:
+            return fn()
+        except OSError as exc:
+            if not _is_sharing_violation(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        return _retry(path.read_bytes, f"read {path}")  # type: ignore[return-value]
+    except FileNotFoundError:
+        return None
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """UTF-8 (a BOM is kept as U+FEFF so that it is written back as it was)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IndexFormatError(
+            f"{path} is not UTF-8 text (byte {exc.start}); refusing to read or change it"
+        ) from exc
+
+
+def read_text(path: Path) -> str | None:
+    data = read_bytes(path)
+    return None if data is None else decode_text(data, path)
+
+
+def ensure_writable(path: Path) -> None:
+    """Refuse read-only targets up front (also as root, who would otherwise write anyway)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise WriteFailed(f"cannot access {path}: {exc.strerror or exc}") from exc
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        kind = "folder" if stat.S_ISDIR(st.st_mode) else "file"
+        raise WriteFailed(f"{path} is a read-only {kind}; nothing was written", code="read_only")
+
+
+def _fsync_dir(folder: Path) -> None:
+    if sys.platform == "win32":  # directories cannot be opened for fsync on Windows
+        return
+    try:
+        fd = os.open(str(folder), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a crash leaves either the old or the new file."""
+    folder = path.parent
+    ensure_writable(folder)
+    ensure_writable(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+            os.chmod(tmp, mode)
+        except OSError:
+            pass
+        _retry(lambda: os.replace(tmp, path), f"replace {path}")
+        _fsync_dir(folder)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def append_bytes(path: Path, data: bytes) -> None:
+    """Append in place with one write (the skill: append only the new row)."""
+    ensure_writable(path)
+
+    def _do() -> None:
+        fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    try:
+        _retry(_do, f"append to {path}")
+    except OSError as exc:
+        raise WriteFailed(f"could not append to {path}: {exc.strerror or exc}") from exc
+
+
+# -- the locked writer ----------------------------------------------------------------------------
+
+
+class VaultWriter:
+    """Holds the vault lock for one operation and performs verified, journaled writes.
+
+    Usage::
+
+        with VaultWriter(vault, "register") as w:
+            doc = w.index()
+            w.append_row(row)
+    """
+
+    def __init__(self, vault: Vault, command: str, *, timeout: float | None = None, now: str | None = None):
+        self.vault = vault
+        self.command = command
+        if timeout is None:
+            try:
+                timeout = float(vault_config(vault).get("lock_timeout", 10.0))
+            except (AgentmemError, ValueError, TypeError):
+                timeout = 10.0
+        self.timeout = timeout
+        self.now = now
+        self._cm = None
+        self.changes: list[dict] = []
+
+    def __enter__(self) -> "VaultWriter":
+        self._cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
+        self._cm.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._cm is not None
+        self._cm.__exit__(*exc)
+
+    # -- journal ----------------------------------------------------------------------------
+    def journal(self, action: str, *, session_id: str | None = None, path: Path | None = None, **data: object) -> None:
+        entry = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "command": self.command,
+            "action": action,
+            "session_id": session_id,
+            "path": str(path.relative_to(self.vault.root)) if path and path.is_relative_to(self.vault.root) else (str(path) if path else None),
+            "pid": os.getpid(),
+        }
+        entry.update(data)
+        line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        jp = self.vault.journal_path
+        try:
+            jp.parent.mkdir(parents=True, exist_ok=True)
+            append_bytes(jp, line)
+        except (OSError, WriteFailed) as exc:
+            raise WriteFailed(f"could not write the journal {jp}: {exc}; nothing was changed") from exc
+        self.changes.append(entry)
+
+    # -- index ------------------------------------------------------------------------------
+    def index_text(self) -> str:
+        t = read_text(self.vault.index_path)
+        return "" if t is None else t
+
+    def index(self) -> it.IndexDoc:
+        return it.parse_index(self.index_text())
+
+    def _verify_index(self, expected: str) -> it.IndexDoc:
+        got = read_text(self.vault.index_path)
+        if got != expected:
+            raise VerifyFailed(
+                "memory/index.md changed during the write or did not verify; re-run the command "
+                "(the journal holds the intended change)"
+            )
+        return it.parse_index(got)
+
+    def append_row(self, row: it.Row, *, strict: bool = True) -> it.IndexDoc:
+        before = self.index_text()
+        doc = it.parse_index(before)
+        if strict:
+            doc.check_writable()
+        if doc.find(row.session_id):
+            raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+        new_text, tail = it.append_row(doc, row)
+        self.journal("append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict())
+        self.vault.memory.mkdir(parents=True, exist_ok=True)
+        if not before:  # missing or empty index: create it with the header
+            new_text = it.new_index_text() + it.render_row(row) + "\n"
+            atomic_write_text(self.vault.index_path, new_text)
+        elif tail is not None:
+            append_bytes(self.vault.index_path, tail.encode("utf-8"))
+        else:
+            atomic_write_text(self.vault.index_path, new_text)
+        after = self._verify_index(new_text)
+        if after.find(row.session_id) != row:
+            raise VerifyFailed(f"row {row.session_id} did not verify after the write")
+        return after
+
+    def update_row(self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True) -> tuple[it.Row, it.Row]:
+        before_text = self.index_text()
+        doc = it.parse_index(before_text)
+        if strict:
+            doc.check_writable()
+        old = doc.get(session_id)
+        new = change(old)
+        if new.session_id != session_id:
+            raise WriteFailed("an update may not change the Session ID")
+        if new == old:
+            return old, new
+        new_text = it.replace_row(doc, session_id, new)
+        self.journal("update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict())
+        atomic_write_text(self.vault.index_path, new_text)
+        after = self._verify_index(new_text)
+        if after.find(session_id) != new:
+            raise VerifyFailed(f"row {session_id} did not verify after the write")
+        return old, new
+
+    def remove_row(self, session_id: str, *, strict: bool = True) -> it.Row:
+        before_text = self.index_text()
+        doc = it.parse_index(before_text)
+        if strict:
+            doc.check_writable()
+        old = doc.get(session_id)
+        new_text = it.remove_row(doc, session_id)
+        self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
+        atomic_write_text(self.vault.index_path, new_text)
+        after = self._verify_index(new_text)
+        if after.find(session_id) is not None:
+            raise VerifyFailed(f"row {session_id} is still in memory/index.md after removal")
+        return old
+
+    def write_index_text(self, new_text: str, *, reason: str, **journal_data: object) -> None:
+        """Whole-table rewrite computed by the caller from the text read under this lock."""
+        before = self.index_text()
+        if new_text == before:
+            return
+        it.parse_index(new_text)  # never write a table we could not read back
+        self.journal(reason, path=self.vault.index_path, before_text=before, **journal_data)
+        atomic_write_text(self.vault.index_path, new_text)
+        self._verify_index(new_text)
+
+    # -- other files ------------------------------------------------------------------------
+    def write_file(self, path: Path, text: str, *, session_id: str | None = None, action: str = "write_file") -> bool:
+        """Atomic, verified write of a whole file; returns False when the content was already so."""
+        self._check_inside(path)
+        before = read_text(path)
+        if before == text:
+            return False
+        self.journal(action, session_id=session_id, path=path, before_text=before, after_sha=_sha(text))
+        atomic_write_text(path, text)
+        if read_text(path) != text:
+            raise VerifyFailed(f"{path} did not verify after the write")
+        return True
+
+    def move_file(self, src: Path, dst: Path, *, session_id: str | None = None) -> None:
+        self._check_inside(src)
+        self._check_inside(dst)
+        if dst.exists():
+            raise WriteFailed(f"{dst} already exists; refusing to overwrite it")
+        data = read_bytes(src)
+        if data is None:
+            raise WriteFailed(f"{src} does not exist")
+        ensure_writable(src.parent)
+        self.journal("move_file", session_id=session_id, path=src, to=str(dst))
+        # Copy-then-delete rather than rename: the destination is verified before the source goes,
+        # and it works across the folders a sync client may treat as separate.
+        atomic_write_bytes(dst, data)
+        if read_bytes(dst) != data:
+            raise VerifyFailed(f"{dst} did not verify after the move")
+        try:
+            _retry(src.unlink, f"remove {src}")
+        except OSError as exc:
+            raise WriteFailed(f"copied {src} to {dst} but could not remove the original: {exc}") from exc
+
+    def delete_file(self, path: Path, *, session_id: str | None = None) -> None:
+        self._check_inside(path)
+        before = read_text(path)
+        if before is None:
+            return
+        ensure_writable(path.parent)
+        self.journal("delete_file", session_id=session_id, path=path, before_text=before)
+        try:
+            _retry(path.unlink, f"remove {path}")
+        except OSError as exc:
+            raise WriteFailed(f"could not remove {path}: {exc}") from exc
+
+    def _check_inside(self, path: Path) -> None:
+        mem = self.vault.memory.absolute()
+        p = path.absolute()
+        if ".." in p.parts or not p.is_relative_to(mem):
+            raise WriteFailed(f"refusing to write outside {mem}: {path}")
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@contextmanager
+def writer(vault: Vault, command: str, **kw: object) -> Iterator[VaultWriter]:
+    with VaultWriter(vault, command, **kw) as w:  # type: ignore[arg-type]
+        yield w
