@@ -1,0 +1,180 @@
+"""Reading the board: init, list, show, find (library functions; the CLI only prints)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import index_table as it
+from .config import Vault, vault_config
+from .errors import SessionNotFound, UsageError
+from .ids import validate_session_id
+from .sessions import is_placeholder
+from .textnorm import fold, tokenize
+from .vaultio import VaultWriter, read_text
+
+CONFIG_TEMPLATE = """\
+# agentmem settings for this vault (all optional; defaults shown)
+# agent_name: cursor-main-agent
+# background_agent_name: cursor-background-agent
+# stale_days: 14            # organize marks active rows older than this stale
+# lock_timeout: 10          # seconds to wait for another agentmem process
+# model: claude-sonnet-4-5  # long-term extraction (needs ANTHROPIC_API_KEY; offline otherwise)
+# min_score: 4              # keep extracted memories scored >= this (1-5)
+# concurrency: 4
+# rescan_seconds: 30        # daemon: periodic rescan for cloud drives
+# quiet_minutes: 10         # daemon: wait this long after the last change before extraction
+"""
+
+
+def init_vault(vault: Vault) -> dict:
+    """Create the memory/ layout, the index header and a commented config; idempotent."""
+    created: list[str] = []
+    for d in (vault.memory, vault.sessions_dir, vault.archive_dir, vault.longterm_dir, vault.state_dir):
+        if not d.is_dir():
+            d.mkdir(parents=True, exist_ok=True)
+            created.append(str(d.relative_to(vault.root)))
+    with VaultWriter(vault, "init") as w:
+        if read_text(vault.index_path) is None:
+            w.write_file(vault.index_path, it.new_index_text(), action="create_index")
+            created.append("memory/index.md")
+        else:
+            w.index()  # validates the existing table; a damaged one is reported, not rewritten
+        if not vault.config_path.exists():
+            w.write_file(vault.config_path, CONFIG_TEMPLATE, action="create_config")
+            created.append(str(vault.config_path.relative_to(vault.root)))
+    return {"vault": str(vault.root), "created": created}
+
+
+def load_index(vault: Vault) -> it.IndexDoc:
+    text = read_text(vault.index_path)
+    return it.parse_index(text or "")
+
+
+def list_rows(vault: Vault, status: str | None = None) -> tuple[list[it.Row], list[it.BadRow]]:
+    doc = load_index(vault)
+    if status and status not in it.STATUSES:
+        raise UsageError(f"unknown status {status!r}; use one of {', '.join(it.STATUSES)}")
+    rows = [r for r in doc.row_list() if status is None or r.status == status]
+    return rows, doc.bad
+
+
+@dataclass
+class SessionView:
+    row: it.Row | None
+    snapshot_path: Path | None
+    snapshot: str | None
+    archived: bool
+
+    def to_dict(self) -> dict:
+        return {
+            "row": self.row.to_dict() if self.row else None,
+            "snapshot_path": str(self.snapshot_path) if self.snapshot_path else None,
+            "snapshot": self.snapshot,
+            "archived": self.archived,
+        }
+
+
+def show_session(vault: Vault, session_id: str) -> SessionView:
+    sid = validate_session_id(session_id)
+    doc = load_index(vault)
+    row = doc.find(sid)
+    snap_path = vault.session_path(sid)
+    snap = read_text(snap_path)
+    if row is not None or snap is not None:
+        return SessionView(row, snap_path if snap is not None else None, snap, False)
+    arch = vault.archive_path(sid)
+    if arch.is_dir():
+        meta = read_text(arch / "index.md")
+        sp = arch / "session.md"
+        row = _archived_row(meta or "")
+        return SessionView(row, sp if sp.exists() else None, read_text(sp), True)
+    raise SessionNotFound(f"unknown Session ID {sid}: not in memory/index.md, sessions/ or archive/")
+
+
+def _archived_row(text: str) -> it.Row | None:
+    meta = metadata_table(text)
+    if "Session ID" not in meta:
+        return None
+    return it.Row(
+        meta.get("Session ID", ""), meta.get("Agent Name", ""), meta.get("Topic", ""), meta.get("Summary", ""),
+        meta.get("Keywords", ""), meta.get("Original Status", ""), meta.get("Referenced By", "-"),
+        meta.get("Started At", ""), meta.get("Updated At", ""),
+    )
+
+
+def metadata_table(text: str) -> dict[str, str]:
+    """The ``| Field | Value |`` table of a snapshot or archive index, as a dict."""
+    out: dict[str, str] = {}
+    for line in text.lstrip("\ufeff").splitlines():
+        s = line.strip()
+        if not s.startswith("|"):
+            continue
+        cells = it.split_cells(s)
+        if len(cells) >= 2 and cells[0] not in ("Field", "") and not set(cells[0]) <= set("-: "):
+            out.setdefault(cells[0], cells[1])
+    return out
+
+
+# -- find ---------------------------------------------------------------------------------------
+
+_FIELD_WEIGHTS = (("topic", 3.0), ("keywords", 2.0), ("summary", 1.0))
+
+
+@dataclass
+class Hit:
+    row: it.Row
+    score: float
+    archived: bool = False
+
+    def to_dict(self) -> dict:
+        return {**self.row.to_dict(), "score": round(self.score, 4), "archived": self.archived}
+
+
+def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 20) -> list[Hit]:
+    """Rank rows by Topic/Summary/Keywords (CJK bigrams, Traditional/Simplified folded, BM25-like),
+    active/stale before idle placeholders."""
+    q = fold(query)
+    qtok = set(tokenize(q, fold_first=False))
+    if not q:
+        raise UsageError("find needs a query")
+    rows = [(r, False) for r in load_index(vault).row_list()]
+    if archived and vault.archive_dir.is_dir():
+        for d in sorted(vault.archive_dir.iterdir()):
+            r = _archived_row(read_text(d / "index.md") or "") if d.is_dir() else None
+            if r is not None:
+                rows.append((r, True))
+    n = max(1, len(rows))
+    docs = []
+    df: dict[str, int] = {}
+    for r, arch in rows:
+        toks = {name: tokenize(getattr(r, name)) for name, _ in _FIELD_WEIGHTS}
+        for t in set().union(*map(set, toks.values())):
+            df[t] = df.get(t, 0) + 1
+        docs.append((r, arch, toks))
+    hits: list[Hit] = []
+    for r, arch, toks in docs:
+        score = 0.0
+        for name, weight in _FIELD_WEIGHTS:
+            ft = toks[name]
+            if not ft:
+                continue
+            for t in qtok:
+                tf = ft.count(t)
+                if tf:
+                    idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                    score += weight * idf * (tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * len(ft) / 12))
+            if q in fold(getattr(r, name)):
+                score += weight  # whole-phrase bonus
+        if r.session_id == query.strip():
+            score += 100
+        if score > 0:
+            hits.append(Hit(r, score, arch))
+    order = {"active": 0, "stale": 0, "idle": 1}
+    hits.sort(key=lambda h: (1 if is_placeholder(h.row) else order.get(h.row.status, 2), h.archived, -h.score))
+    return hits[:limit]
+
+
+def stale_days(vault: Vault) -> int:
+    return int(vault_config(vault).get("stale_days", 14))

@@ -1,0 +1,121 @@
+"""init, register, list, show, find."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import board as lib
+from ..config import resolve_agent, resolve_vault, vault_config
+from ..sessions import register_idle
+from . import cli, common_options, emit, opts_from
+
+
+def _vault(opts):
+    return resolve_vault(opts.vault)
+
+
+def _agent(ctx: click.Context, agent: str | None, vault) -> str:
+    return resolve_agent(agent or ctx.obj.agent, vault_config(vault))
+
+
+@cli.command()
+@common_options
+@click.pass_context
+def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
+    """Create the memory/ layout (index, sessions/, archive/, long-term/, config); idempotent."""
+    opts = opts_from(ctx, vault, as_json)
+    from ..config import Vault
+    from pathlib import Path
+
+    v = Vault(Path(opts.vault).absolute()) if opts.vault else resolve_vault(None)
+    res = lib.init_vault(v)
+    emit(opts, res, lambda: f"vault {res['vault']}: " + (("created " + ", ".join(res["created"])) if res["created"] else "already initialised"))
+
+
+@cli.command()
+@common_options
+@click.option("--agent", help="Agent name (default from AGENTMEM_AGENT / config / cursor-main-agent).")
+@click.option("--manual", is_flag=True, help="Manual registration: active row and a session snapshot.")
+@click.option("--topic", help="Topic (manual registration).")
+@click.option("--summary", help="Summary (manual registration).")
+@click.option("--keywords", help="Keywords (manual registration).")
+@click.option("--snapshot", "snapshot_file", type=click.File("r", encoding="utf-8-sig"), help="Snapshot to write (FILE or - for stdin), manual registration.")
+@click.pass_context
+def register(ctx, vault, as_json, agent, manual, topic, summary, keywords, snapshot_file) -> None:
+    """Register this chat: an idle row (sessionStart) or, with --manual, an active row + snapshot.
+
+    Prints `Your Memory Session ID is: <id>` only after the write verified."""
+    opts = opts_from(ctx, vault, as_json)
+    v = _vault(opts)
+    name = _agent(ctx, agent, v)
+    if not manual:
+        if topic or summary or snapshot_file or keywords:
+            raise click.UsageError("--topic/--summary/--keywords/--snapshot need --manual")
+        reg = register_idle(v, name)
+        emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
+        return
+    from ..session_ops import register_manual
+
+    text = snapshot_file.read() if snapshot_file else None
+    reg = register_manual(v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text)
+    emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "snapshot_path": str(v.session_path(reg.session_id)), "message": reg.message}, reg.message)
+
+
+def _table(rows) -> str:
+    if not rows:
+        return "(no sessions)"
+    lines = []
+    for r in rows:
+        ref = f"  ← {r.referenced_by}" if r.referenced_by not in ("-", "") else ""
+        lines.append(f"{r.session_id:<40} {r.status:<6} {r.updated_at:<16} {r.topic}{ref}")
+    return "\n".join(lines)
+
+
+@cli.command("list")
+@common_options
+@click.option("--status", type=click.Choice(["idle", "active", "stale"]), help="Only rows with this status.")
+@click.pass_context
+def list_cmd(ctx, vault, as_json, status) -> None:
+    """List the rows of memory/index.md."""
+    opts = opts_from(ctx, vault, as_json)
+    rows, bad = lib.list_rows(_vault(opts), status)
+    for b in bad:
+        click.echo(f"warning: memory/index.md line {b.line_no}: {b.reason} (kept as is; see `agentmem doctor`)", err=True)
+    emit(opts, {"rows": [r.to_dict() for r in rows], "malformed": [b.__dict__ for b in bad]}, lambda: _table(rows))
+
+
+@cli.command()
+@common_options
+@click.argument("session_id")
+@click.pass_context
+def show(ctx, vault, as_json, session_id) -> None:
+    """Show a session's row and snapshot (also archived sessions)."""
+    opts = opts_from(ctx, vault, as_json)
+    view = lib.show_session(_vault(opts), session_id)
+
+    def human() -> str:
+        out = []
+        if view.row:
+            out += [f"{k}: {v}" for k, v in view.row.to_dict().items()]
+        if view.archived:
+            out.append("(archived)")
+        out.append("")
+        out.append(view.snapshot if view.snapshot is not None else "(no snapshot)")
+        return "\n".join(out)
+
+    emit(opts, view.to_dict(), human)
+
+
+@cli.command()
+@common_options
+@click.argument("query", nargs=-1, required=True)
+@click.option("--archived", is_flag=True, help="Also search archived sessions.")
+@click.option("--limit", default=20, show_default=True)
+@click.pass_context
+def find(ctx, vault, as_json, query, archived, limit) -> None:
+    """Find sessions by Topic/Summary/Keywords (Chinese and English)."""
+    opts = opts_from(ctx, vault, as_json)
+    hits = lib.find_rows(_vault(opts), " ".join(query), archived=archived, limit=limit)
+    emit(opts, {"hits": [h.to_dict() for h in hits]}, lambda: _table([h.row for h in hits]) if hits else "(no match)")

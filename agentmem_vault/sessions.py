@@ -1,0 +1,98 @@
+"""Session registration and lookups on the board (memory/index.md).
+
+The snapshot-dependent operations (manual registration's snapshot, update, continue, release)
+live in ``session_ops.py``; this module stays light because the sessionStart hook imports it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+
+from . import index_table as it
+from .config import Vault, format_ts, now as clock_now
+from .ids import base_session_id, is_valid_session_id, next_free_id
+from .vaultio import VaultWriter
+
+DEFAULT_TOPIC = "未設定"
+DEFAULT_SUMMARY = "sessionStart 自動註冊，尚未整理主題。"
+DEFAULT_KEYWORDS = "sessionStart, cursor-agent"
+MANUAL_KEYWORDS = "manual-registration, cursor-agent, session-snapshot"
+MANUAL_FALLBACK_SUMMARY = "手動補註冊，已建立 session snapshot。"
+
+
+@dataclass(frozen=True)
+class Registration:
+    session_id: str
+    row: it.Row
+
+    @property
+    def message(self) -> str:
+        return f"Your Memory Session ID is: {self.session_id}"
+
+
+def taken_ids(vault: Vault, doc: it.IndexDoc) -> set[str]:
+    """IDs in use anywhere: index rows (parsed or not), sessions/ and archive/."""
+    taken = set(doc.ids())
+    for bad in doc.bad:
+        cells = it.split_cells(bad.raw)
+        if cells:
+            taken.add(cells[0])
+    for folder, strip_md in ((vault.sessions_dir, True), (vault.archive_dir, False)):
+        try:
+            names = os.listdir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in names:
+            if strip_md:
+                if name.endswith(".md"):
+                    taken.add(name[:-3])
+            else:
+                taken.add(name)
+    return taken
+
+
+def idle_row(session_id: str, agent: str, ts: str) -> it.Row:
+    return it.Row(session_id, agent, DEFAULT_TOPIC, DEFAULT_SUMMARY, DEFAULT_KEYWORDS, "idle", "-", ts, ts)
+
+
+def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, command: str = "register") -> Registration:
+    """sessionStart registration: append an idle row, verified, under the vault lock."""
+    when = when or clock_now()
+    ts = format_ts(when)
+    base = base_session_id(when, agent)
+    with VaultWriter(vault, command) as w:
+        doc = w.index()
+        doc.check_writable()
+        sid = next_free_id(base, taken_ids(vault, doc))
+        row = idle_row(sid, agent, ts)
+        w.append_row(row)
+    return Registration(sid, row)
+
+
+def sort_for_reading(rows: list[it.Row]) -> list[it.Row]:
+    """The skill's reading order: active and stale before idle placeholders, newest first."""
+    rank = {"active": 0, "stale": 1, "idle": 2}
+    return sorted(rows, key=lambda r: (rank.get(r.status, 3), _neg_ts(r.updated_at)))
+
+
+def _neg_ts(v: str) -> str:
+    # Sort newest first with a string key: invert digits.
+    return "".join(chr(ord("9") - ord(c) + ord("0")) if c.isdigit() else c for c in v)
+
+
+def is_placeholder(row: it.Row) -> bool:
+    return row.status == "idle" and row.topic.strip() in ("", DEFAULT_TOPIC)
+
+
+def check_id(session_id: str) -> str:
+    from .ids import validate_session_id
+
+    return validate_session_id(session_id)
+
+
+__all__ = [
+    "Registration", "register_idle", "taken_ids", "idle_row", "sort_for_reading", "is_placeholder",
+    "is_valid_session_id", "DEFAULT_TOPIC", "DEFAULT_SUMMARY", "DEFAULT_KEYWORDS", "MANUAL_KEYWORDS",
+]
