@@ -1,0 +1,175 @@
+"""The Memory Object (seed 003) and the JSON schema the model must fill.
+
+The model's output is data, never trusted: ``validate_memory`` checks every field and returns a
+reason instead of raising, so the pipeline can report what it skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+CATEGORIES: tuple[str, ...] = (
+    "user_communication",
+    "user_behavior",
+    "project_introduction",
+    "project_tech_stack",
+    "project_environment_configuration",
+    "project_build_configuration",
+    "development_code_specification",
+    "development_practice_specification",
+    "development_test_specification",
+    "common_pitfalls_experience",
+    "important_decision_experience",
+)
+ACTIONS: tuple[str, ...] = ("create", "update", "ignore", "delete")
+
+MAX_TITLE = 120
+MAX_CONTENT = 4000
+MAX_LIST = 12
+MAX_ITEM = 120
+
+
+@dataclass
+class MemoryObject:
+    action: str
+    title: str
+    content: str
+    category: str
+    keywords: list[str] = field(default_factory=list)
+    usage_scenario: list[str] = field(default_factory=list)
+    project: str = ""
+    module: str = ""
+    importance: float = 0.5
+    reason: str = ""
+    score: int | None = None  # assessment 1-5, filled by the assessor (or the offline rules)
+    sources: list[str] = field(default_factory=list)  # "[[session-id]]" or transcript refs
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def search_text(self) -> str:
+        """What the evaluation matches against: title + content + keywords."""
+        return "\n".join([self.title, self.content, " ".join(self.keywords)])
+
+
+_ITEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "action": {"type": "string", "enum": list(ACTIONS)},
+        "title": {"type": "string", "minLength": 2, "maxLength": MAX_TITLE},
+        "content": {"type": "string", "minLength": 8, "maxLength": MAX_CONTENT},
+        "category": {"type": "string", "enum": list(CATEGORIES)},
+        "keywords": {"type": "array", "items": {"type": "string", "maxLength": MAX_ITEM}, "maxItems": MAX_LIST},
+        "usage_scenario": {"type": "array", "items": {"type": "string", "maxLength": MAX_ITEM}, "maxItems": MAX_LIST},
+        "project": {"type": "string", "maxLength": MAX_ITEM},
+        "module": {"type": "string", "maxLength": MAX_ITEM},
+        "importance": {"type": "number", "minimum": 0, "maximum": 1},
+        "reason": {"type": "string", "maxLength": 1000},
+    },
+    "required": ["action", "title", "content", "category", "keywords", "usage_scenario", "importance", "reason"],
+    "additionalProperties": False,
+}
+
+# The forced tool's input: a list of memories (possibly empty = nothing worth remembering).
+EXTRACT_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"memories": {"type": "array", "items": _ITEM_SCHEMA, "maxItems": 20}},
+    "required": ["memories"],
+    "additionalProperties": False,
+}
+
+ASSESS_TOOL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string", "maxLength": 2000},
+        "score": {"type": "integer", "minimum": 1, "maximum": 5},
+    },
+    "required": ["reason", "score"],
+    "additionalProperties": False,
+}
+
+
+def _str_list(value: Any, name: str) -> tuple[list[str] | None, str | None]:
+    if value is None:
+        return [], None
+    if not isinstance(value, list):
+        return None, f"{name} is not a list"
+    out: list[str] = []
+    for item in value[:MAX_LIST]:
+        if not isinstance(item, str):
+            return None, f"{name} holds a non-string item"
+        item = " ".join(item.split())[:MAX_ITEM]
+        if item and item not in out:
+            out.append(item)
+    return out, None
+
+
+def validate_memory(raw: Any) -> tuple[MemoryObject | None, str | None]:
+    """A checked MemoryObject, or (None, why it was rejected)."""
+    if not isinstance(raw, dict):
+        return None, "not a JSON object"
+    action = raw.get("action", "create")
+    if action not in ACTIONS:
+        return None, f"unknown action {action!r}"
+    title = raw.get("title")
+    content = raw.get("content")
+    if not isinstance(title, str) or not title.strip():
+        return None, "missing title"
+    if not isinstance(content, str) or not content.strip():
+        return None, "missing content"
+    title = " ".join(title.split())
+    content = content.strip()
+    if len(title) > MAX_TITLE:
+        return None, f"title longer than {MAX_TITLE} characters"
+    if len(content) > MAX_CONTENT:
+        return None, f"content longer than {MAX_CONTENT} characters"
+    category = raw.get("category")
+    if category not in CATEGORIES:
+        return None, f"unknown category {category!r}"
+    keywords, err = _str_list(raw.get("keywords"), "keywords")
+    if err:
+        return None, err
+    usage, err = _str_list(raw.get("usage_scenario"), "usage_scenario")
+    if err:
+        return None, err
+    importance = raw.get("importance", 0.5)
+    if isinstance(importance, bool) or not isinstance(importance, (int, float)) or not math.isfinite(importance):
+        return None, "importance is not a number"
+    if not 0 <= importance <= 1:
+        return None, "importance outside 0..1"
+    strs = {}
+    for key in ("project", "module", "reason"):
+        v = raw.get(key, "")
+        if v is None:
+            v = ""
+        if not isinstance(v, str):
+            return None, f"{key} is not a string"
+        strs[key] = " ".join(v.split())[: (1000 if key == "reason" else MAX_ITEM)]
+    return (
+        MemoryObject(
+            action=action,
+            title=title,
+            content=content,
+            category=category,
+            keywords=keywords or [],
+            usage_scenario=usage or [],
+            project=strs["project"],
+            module=strs["module"],
+            importance=round(float(importance), 2),
+            reason=strs["reason"],
+        ),
+        None,
+    )
+
+
+def validate_assessment(raw: Any) -> tuple[int | None, str]:
+    """(score, reason) or (None, why the assessment output was unusable)."""
+    if not isinstance(raw, dict):
+        return None, "assessment is not a JSON object"
+    score = raw.get("score")
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or score != int(score) or not 1 <= score <= 5:
+        return None, f"assessment score {score!r} is not an integer 1-5"
+    reason = raw.get("reason", "")
+    return int(score), reason if isinstance(reason, str) else ""
