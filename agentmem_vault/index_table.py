@@ -8,7 +8,8 @@ line of the target row. Rows that cannot be parsed are kept and reported, never 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import IndexFormatError, SessionNotFound
 from .ids import is_valid_session_id
@@ -20,11 +21,13 @@ COLUMNS: tuple[str, ...] = (
 STATUSES = ("idle", "active", "stale")
 BOM = "\ufeff"
 
+_CTRL_RE = re.compile(r"[\x00-\x08\x0a-\x1f]")
 _SEP_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
+    """One index row (a NamedTuple: 10,000 of them are built on every register)."""
+
     session_id: str
     agent_name: str
     topic: str
@@ -36,20 +39,20 @@ class Row:
     updated_at: str
 
     def cells(self) -> list[str]:
-        return [getattr(self, f.name) for f in fields(self)]
+        return list(self)
 
     def with_(self, **changes: str) -> "Row":
-        return replace(self, **changes)
+        return self._replace(**changes)
 
     @property
     def referencing_ids(self) -> list[str]:
         return split_id_list(self.referenced_by)
 
     def to_dict(self) -> dict[str, str]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return dict(zip(self._fields, self))
 
 
-FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Row))
+FIELD_NAMES: tuple[str, ...] = Row._fields
 
 
 @dataclass(frozen=True)
@@ -65,21 +68,33 @@ class IndexDoc:
     lines: list[str]  # raw lines, each with its own line ending (the last one may have none)
     header_at: int | None  # 0-based index of the header line, None when there is no table
     table_end: int  # index just after the last table line (== header_at when there is no table)
-    rows: list[tuple[int, Row]] = field(default_factory=list)
     bad: list[BadRow] = field(default_factory=list)
     newline: str = "\n"
+    # (line index, Session ID) of every good row; Row objects are built on demand because the
+    # sessionStart hook only needs the IDs of a 10,000-row board.
+    row_ids: list[tuple[int, str]] = field(default_factory=list)
+    _rows: list[tuple[int, Row]] | None = None
 
     # -- reading -----------------------------------------------------------------------------
+    @property
+    def rows(self) -> list[tuple[int, Row]]:
+        if self._rows is None:
+            self._rows = [(i, self._row_at(i)) for i, _ in self.row_ids]
+        return self._rows
+
+    def _row_at(self, i: int) -> Row:
+        return Row(*split_cells(_strip_eol(self.lines[i])))
+
     def row_list(self) -> list[Row]:
         return [r for _, r in self.rows]
 
     def ids(self) -> list[str]:
-        return [r.session_id for _, r in self.rows]
+        return [sid for _, sid in self.row_ids]
 
     def find(self, session_id: str) -> Row | None:
-        for _, r in self.rows:
-            if r.session_id == session_id:
-                return r
+        for i, sid in self.row_ids:
+            if sid == session_id:
+                return self._row_at(i)
         return None
 
     def get(self, session_id: str) -> Row:
@@ -122,6 +137,11 @@ def split_cells(line: str) -> list[str]:
     s = line.strip()
     if s.startswith("|"):
         s = s[1:]
+    if "\\|" not in s:  # fast path: no escaped pipes
+        parts = s.split("|")
+        if len(parts) > 1 and not parts[-1].strip():
+            parts.pop()
+        return [p.strip() for p in parts]
     cells: list[str] = []
     buf: list[str] = []
     i = 0
@@ -210,8 +230,9 @@ def parse_index(text: str) -> IndexDoc:
         )
     doc = IndexDoc(bom, lines, header_at, header_at + 2, newline=newline)
     i = header_at + 2
-    while i < len(lines) and _strip_eol(lines[i]).strip().startswith("|"):
-        _parse_row_line(doc, i)
+    check_ctrl = bool(_CTRL_RE.search(text.replace("\r\n", "").replace("\n", "")))
+    while i < len(lines) and lines[i].lstrip().startswith("|"):
+        _parse_row_line(doc, i, check_ctrl)
         i += 1
     doc.table_end = i
     # Table-like lines after a break in the table: stray text split the table. Keep and report.
@@ -221,8 +242,15 @@ def parse_index(text: str) -> IndexDoc:
     return doc
 
 
-def _parse_row_line(doc: IndexDoc, i: int) -> None:
+def _parse_row_line(doc: IndexDoc, i: int, check_ctrl: bool = True) -> None:
     raw = _strip_eol(doc.lines[i])
+    # Fast path for the usual well-formed row: 10 pipes, none escaped, valid ID in the first cell.
+    if "\\" not in raw and raw.count("|") == 10 and raw.rstrip().endswith("|") and not (check_ctrl and _CTRL_RE.search(raw)):
+        a = raw.index("|")
+        sid = raw[a + 1 : raw.index("|", a + 1)].strip()
+        if is_valid_session_id(sid):
+            doc.row_ids.append((i, sid))
+            return
     cells = split_cells(raw)
     if len(cells) != len(COLUMNS):
         doc.bad.append(BadRow(i + 1, raw, f"row has {len(cells)} cells, expected {len(COLUMNS)}"))
@@ -231,17 +259,17 @@ def _parse_row_line(doc: IndexDoc, i: int) -> None:
     if not is_valid_session_id(row.session_id):
         doc.bad.append(BadRow(i + 1, raw, f"invalid Session ID {row.session_id!r}"))
         return
-    if any(ord(ch) < 32 and ch != "\t" for ch in raw):
+    if check_ctrl and _CTRL_RE.search(raw):
         doc.bad.append(BadRow(i + 1, raw, "row contains control characters"))
         return
-    doc.rows.append((i, row))
+    doc.row_ids.append((i, row.session_id))
 
 
 # -- pure edits: each returns the new full text ---------------------------------------------------
 
 
 def _line_of(doc: IndexDoc, session_id: str) -> int:
-    hits = [i for i, r in doc.rows if r.session_id == session_id]
+    hits = [i for i, sid in doc.row_ids if sid == session_id]
     if not hits:
         raise SessionNotFound(f"no row for Session ID {session_id} in memory/index.md")
     if len(hits) > 1:

@@ -63,11 +63,11 @@ def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, com
     ts = format_ts(when)
     base = base_session_id(when, agent)
     with VaultWriter(vault, command) as w:
-        doc = w.index()
+        text, doc = w.read_index()
         doc.check_writable()
         sid = next_free_id(base, taken_ids(vault, doc))
         row = idle_row(sid, agent, ts)
-        w.append_row(row)
+        w.append_row(row, read=(text, doc))
     return Registration(sid, row)
 
 

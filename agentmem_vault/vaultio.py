@@ -228,13 +228,19 @@ class VaultWriter:
             )
         return it.parse_index(got)
 
-    def append_row(self, row: it.Row, *, strict: bool = True) -> it.IndexDoc:
-        before = self.index_text()
-        doc = it.parse_index(before)
+    def read_index(self) -> tuple[str, it.IndexDoc]:
+        text = self.index_text()
+        return text, it.parse_index(text)
+
+    def append_row(self, row: it.Row, *, strict: bool = True, read: tuple[str, it.IndexDoc] | None = None) -> None:
+        """Append one row. ``read`` = (text, doc) already read under this same lock, to skip a re-read."""
+        before, doc = read if read is not None else (lambda t: (t, it.parse_index(t)))(self.index_text())
         if strict:
             doc.check_writable()
         if doc.find(row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+        if it.split_cells(it.render_row(row)) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
+            raise WriteFailed(f"row {row.session_id} would not read back as written")
         new_text, tail = it.append_row(doc, row)
         self.journal("append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict())
         self.vault.memory.mkdir(parents=True, exist_ok=True)
@@ -245,10 +251,12 @@ class VaultWriter:
             append_bytes(self.vault.index_path, tail.encode("utf-8"))
         else:
             atomic_write_text(self.vault.index_path, new_text)
-        after = self._verify_index(new_text)
-        if after.find(row.session_id) != row:
-            raise VerifyFailed(f"row {row.session_id} did not verify after the write")
-        return after
+        # Byte-exact comparison with what we meant to write: the new row is there, every other
+        # byte is as it was, and nobody else wrote in between.
+        if read_text(self.vault.index_path) != new_text:
+            raise VerifyFailed(
+                f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
+            )
 
     def update_row(self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True) -> tuple[it.Row, it.Row]:
         before_text = self.index_text()
