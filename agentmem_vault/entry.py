@@ -1,14 +1,31 @@
 """Console entry point. Hook commands are dispatched before click is imported: the sessionStart
-hook runs on every new chat and must start fast."""
+hook runs on every new chat and must start fast (click alone costs more than the interpreter)."""
 
 from __future__ import annotations
 
 import sys
 
+# Global options that may come before the command name (``agentmem --vault V hook ...``).
+_GLOBAL_WITH_VALUE = ("--vault", "--agent")
+_GLOBAL_FLAGS = ("--json",)
+
+
+def is_hook_call(args: list[str]) -> bool:
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _GLOBAL_WITH_VALUE:
+            i += 2
+        elif a in _GLOBAL_FLAGS or a.startswith(("--vault=", "--agent=")):
+            i += 1
+        else:
+            return a == "hook"
+    return False
+
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["hook"] or (len(args) >= 3 and args[0] == "--vault" and args[2] == "hook"):
+    if is_hook_call(args):
         from .hooks import main as hook_main  # fast path: no click, no heavy imports
 
         sys.exit(hook_main(args))

@@ -1,1 +1,124 @@
-"""Commands registered on the agentmem group (placeholder until this area lands)."""
+"""Hook commands: ``hook`` (listed here for --help; real calls never reach click), ``whoami``,
+``install-hook``."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from . import cli, common_options, emit, opts_from
+from ..config import resolve_vault
+from ..errors import SessionNotFound, UsageError
+
+# Environment variables an agent's shell may carry, in order of trust.
+SESSION_ENV = "AGENTMEM_SESSION_ID"  # set by our Cursor hook (env) and Claude hook (CLAUDE_ENV_FILE)
+CONVERSATION_ENVS = ("AGENTMEM_CONVERSATION_ID", "CLAUDE_CODE_SESSION_ID")
+
+
+@cli.command("hook", context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_cmd(args: tuple[str, ...]) -> None:
+    """Agent lifecycle hooks (stdin JSON -> stdout JSON): cursor-session-start, claude-session-start,
+    codex-session-start, cursor-session-end, cursor-stop, claude-session-end, codex-stop."""
+    from ..hooks import main as hook_main
+
+    raise SystemExit(hook_main(["hook", *args]))
+
+
+def whoami(vault, conversation: str | None) -> dict:
+    """The Session ID of this chat: from ``--conversation`` (the recorded pairs), else
+    ``AGENTMEM_SESSION_ID``, else a conversation ID the agent put in the environment."""
+    from ..board import load_index
+    from ..conversations import find_pair
+    from ..ids import is_valid_session_id
+
+    sid = None
+    source = None
+    conv = conversation
+    if conv is None and os.environ.get(SESSION_ENV, "").strip():
+        cand = os.environ[SESSION_ENV].strip()
+        if is_valid_session_id(cand):
+            sid, source = cand, SESSION_ENV
+    if sid is None:
+        if conv is None:
+            for name in CONVERSATION_ENVS:
+                if os.environ.get(name, "").strip():
+                    conv, source = os.environ[name].strip(), name
+                    break
+        else:
+            source = "--conversation"
+        if conv is None:
+            raise UsageError(
+                "no conversation to look up: pass --conversation ID (the agent's chat/session ID), or "
+                f"run inside a chat whose hook set {SESSION_ENV}"
+            )
+        pair = find_pair(vault, conv)
+        if pair is None:
+            raise SessionNotFound(
+                f"no Memory Session ID recorded for conversation {conv!r}. Register this chat by hand: "
+                "agentmem register --manual (trigger phrase: 註冊 memory session)"
+            )
+        sid = pair["session_id"]
+    on_board = load_index(vault).find(sid) is not None
+    return {"session_id": sid, "conversation_id": conv, "source": source, "on_board": on_board}
+
+
+@cli.command("whoami")
+@click.option("--conversation", help="The agent's conversation / session ID (Cursor conversation_id, Claude Code session_id).")
+@common_options
+@click.pass_context
+def whoami_cmd(ctx: click.Context, conversation: str | None, vault: str | None, as_json: bool) -> None:
+    """Print this chat's Memory Session ID (recorded by the sessionStart hook)."""
+    opts = opts_from(ctx, vault, as_json)
+    result = whoami(resolve_vault(opts.vault), conversation)
+
+    def human() -> str:
+        text = f"Your Memory Session ID is: {result['session_id']}"
+        if not result["on_board"]:
+            text += "\n(note: this ID has no row in memory/index.md any more — it was organized or archived)"
+        return text
+
+    emit(opts, result, human)
+
+
+@cli.command("install-hook")
+@click.argument("agent", type=click.Choice(["cursor", "claude", "codex"]))
+@click.option("--user", "scope", flag_value="user", default=True, help="Install for every project (~/.cursor, ~/.claude, ~/.codex). Default.")
+@click.option("--project", "project", type=click.Path(file_okay=False), help="Install into this project folder only.")
+@click.option("--dry-run", is_flag=True, help="Show the merged config without writing it.")
+@common_options
+@click.pass_context
+def install_hook_cmd(ctx: click.Context, agent: str, scope: str, project: str | None, dry_run: bool,
+                     vault: str | None, as_json: bool) -> None:
+    """Merge agentmem's hooks into AGENT's hook config (keeps other hooks, backs up the old file).
+
+    With --vault (here or before the command) the hook command names that vault, so it works from
+    any workspace; without it the hook finds the vault from AGENTMEM_VAULT, the user config or the
+    workspace folder.
+    """
+    from ..hook_install import install_hook
+
+    opts = opts_from(ctx, vault, as_json)
+    vault_arg = None
+    if opts.vault:
+        vault_arg = str(resolve_vault(opts.vault).root)
+    if project is not None and not os.path.isdir(project):
+        raise UsageError(f"--project {project}: no such folder")
+    result = install_hook(agent, project=project, vault=vault_arg, dry_run=dry_run)
+
+    def human() -> str:
+        if dry_run:
+            import json
+
+            return json.dumps(result["config"], ensure_ascii=False, indent=2)
+        head = f"{result['file']}: " + ("created" if result["created"] else "updated" if result["changed"] else "already up to date")
+        lines = [head]
+        for e in result["entries"]:
+            lines.append(f"  {e['event']}: {e['action']} -> {e['command']}")
+        if result["backup"]:
+            lines.append(f"  previous file backed up to {result['backup']}")
+        lines += [f"  note: {n}" for n in result["notes"]]
+        return "\n".join(lines)
+
+    emit(opts, result, human)

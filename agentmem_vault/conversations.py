@@ -1,0 +1,158 @@
+"""Conversation ID <-> Session ID pairs, and the queue of finished transcripts.
+
+Two append-only JSON Lines files in ``memory/.agentmem/`` (tool state: deleting them loses no
+memory, only the ability to map a chat back to its Session ID):
+
+``conversations.jsonl`` — one line per registration made by a sessionStart hook::
+
+    {"time": "2026-06-01T09:30:00", "conversation_id": "<agent's chat id>",
+     "session_id": "2026-06-01-0930-cursor-main-agent", "agent": "cursor", "source": "startup"}
+
+  Written under the vault's index lock (the same lock as the registration it records, so a chat's
+  row and its pair appear together). The *last* line for a conversation ID wins.
+
+``extract-queue.jsonl`` — one line per finished (or paused) agent transcript, for long-term
+extraction by the watcher daemon. The format, agreed with the daemon, is exactly::
+
+    {"kind": "transcript", "path": "<absolute transcript path>", "session_id": "<id or null>",
+     "conversation_id": "<agent's chat id or null>", "agent": "cursor|claude|codex",
+     "time": "YYYY-MM-DDTHH:MM:SS"}
+
+  Appended in one ``write`` under ``exclusive_lock(vault.lock_path("extract-queue"))``; a consumer
+  that rewrites or truncates the file must hold that same lock (use :func:`queue_lock`). The same
+  path may be queued many times (Cursor's ``stop`` fires after every agent turn): consumers dedupe
+  by path and read the transcript as it is when they process it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Iterator
+
+from .config import Vault
+from .locking import exclusive_lock
+from .vaultio import append_bytes, read_bytes
+
+CONVERSATIONS = "conversations.jsonl"
+EXTRACT_QUEUE = "extract-queue.jsonl"
+
+
+def conversations_path(vault: Vault) -> Path:
+    return vault.state_dir / CONVERSATIONS
+
+
+def extract_queue_path(vault: Vault) -> Path:
+    return vault.state_dir / EXTRACT_QUEUE
+
+
+def stamp(when: datetime | None = None) -> str:
+    """Local time with seconds; ``AGENTMEM_NOW`` (if set) for deterministic runs."""
+    if when is None:
+        if os.environ.get("AGENTMEM_NOW"):
+            from .config import now
+
+            when = now()
+        else:
+            when = datetime.now()
+    return when.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _append_line(path: Path, entry: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    append_bytes(path, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def record_pair(vault: Vault, conversation_id: str, session_id: str, *, agent: str, source: str | None = None) -> dict:
+    """Append one pair. Call it while holding the vault's index lock (``VaultWriter``)."""
+    entry = {
+        "time": stamp(),
+        "conversation_id": conversation_id,
+        "session_id": session_id,
+        "agent": agent,
+        "source": source,
+    }
+    _append_line(conversations_path(vault), entry)
+    return entry
+
+
+def iter_pairs(vault: Vault) -> Iterator[dict]:
+    """All readable pairs, oldest first; damaged lines (a torn last line, hand edits) are skipped."""
+    data = read_bytes(conversations_path(vault))
+    if not data:
+        return
+    for raw in data.splitlines():
+        try:
+            obj = json.loads(raw.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("conversation_id"), str) and isinstance(obj.get("session_id"), str):
+            yield obj
+
+
+def find_pair(vault: Vault, conversation_id: str) -> dict | None:
+    """The latest pair recorded for ``conversation_id``, or None.
+
+    Scans from the end and parses only lines that contain the ID, so a long history stays cheap
+    on the sessionStart path.
+    """
+    data = read_bytes(conversations_path(vault))
+    if not data or not conversation_id:
+        return None
+    needle = json.dumps(conversation_id, ensure_ascii=False)[1:-1].encode("utf-8")
+    for raw in reversed(data.splitlines()):
+        if needle not in raw:
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(obj, dict) and obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
+            return obj
+    return None
+
+
+@contextmanager
+def queue_lock(vault: Vault, timeout: float = 5.0) -> Iterator[None]:
+    with exclusive_lock(vault.lock_path("extract-queue"), timeout, what="the extraction queue"):
+        yield
+
+
+def queue_transcript(
+    vault: Vault,
+    path: str,
+    *,
+    agent: str,
+    session_id: str | None,
+    conversation_id: str | None,
+    timeout: float = 5.0,
+) -> dict:
+    """Append one transcript to ``extract-queue.jsonl`` (format in the module docstring)."""
+    entry = {
+        "kind": "transcript",
+        "path": path,
+        "session_id": session_id,
+        "conversation_id": conversation_id,
+        "agent": agent,
+        "time": stamp(),
+    }
+    with queue_lock(vault, timeout):
+        _append_line(extract_queue_path(vault), entry)
+    return entry
+
+
+def read_queue(vault: Vault) -> list[dict]:
+    """Readable queue entries, oldest first (for the daemon and for tests)."""
+    data = read_bytes(extract_queue_path(vault))
+    out: list[dict] = []
+    for raw in (data or b"").splitlines():
+        try:
+            obj = json.loads(raw.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(obj, dict) and obj.get("kind") == "transcript":
+            out.append(obj)
+    return out

@@ -1,0 +1,241 @@
+"""``agentmem install-hook``: merge our hook entries into an agent's hook config.
+
+Plan first (a pure merge of two JSON documents), apply second: the old file is backed up before it
+is replaced, other hooks and settings are kept as they were, running it twice changes nothing, and a
+file that is not valid JSON (or not shaped like a hook config) is refused and left untouched.
+
+Config files and shapes:
+- Cursor ``~/.cursor/hooks.json`` or ``<project>/.cursor/hooks.json``:
+  ``{"version": 1, "hooks": {"sessionStart": [{"command": "...", "timeout": 10}], ...}}``
+- Claude Code ``~/.claude/settings.json`` or ``<project>/.claude/settings.json``:
+  ``{"hooks": {"SessionStart": [{"matcher": "...", "hooks": [{"type": "command", "command": "..."}]}]}}``
+- Codex CLI ``~/.codex/hooks.json`` or ``<project>/.codex/hooks.json`` (Claude Code's shape; hooks
+  must also be enabled with ``[features] codex_hooks = true`` in ``~/.codex/config.toml``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from .errors import Refused, UsageError
+from .vaultio import atomic_write_text, read_bytes
+
+HOOK_TIMEOUT = 10  # seconds the agent waits for our hook
+
+# agent -> [(config event key, our hook name, matcher or None)]
+ENTRIES: dict[str, list[tuple[str, str, str | None]]] = {
+    "cursor": [("sessionStart", "cursor-session-start", None), ("sessionEnd", "cursor-session-end", None)],
+    "claude": [
+        ("SessionStart", "claude-session-start", "startup|resume|clear|compact"),
+        ("SessionEnd", "claude-session-end", None),
+    ],
+    # Codex has no SessionEnd; its Stop (end of each turn) carries the transcript.
+    "codex": [("SessionStart", "codex-session-start", "startup|resume|clear|compact"), ("Stop", "codex-stop", None)],
+}
+
+
+def config_path(agent: str, *, project: str | os.PathLike | None = None, home: Path | None = None) -> Path:
+    if agent not in ENTRIES:
+        raise UsageError(f"unknown agent {agent!r}: expected cursor, claude or codex")
+    folder, name = {"cursor": (".cursor", "hooks.json"), "claude": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}[agent]
+    base = Path(project).expanduser().absolute() if project is not None else (home or Path.home())
+    return base / folder / name
+
+
+def agentmem_argv() -> list[str]:
+    """How to start agentmem from an agent's hook: the console script next to this interpreter,
+    else the one on PATH, else ``python -m agentmem_vault`` with this interpreter."""
+    exe_name = "agentmem.exe" if sys.platform == "win32" else "agentmem"
+    here = Path(sys.executable).parent
+    for cand in (here / exe_name, here / "Scripts" / exe_name):
+        if cand.is_file():
+            return [str(cand)]
+    found = shutil.which("agentmem")
+    if found:
+        return [str(Path(found).absolute())]
+    return [sys.executable, "-m", "agentmem_vault"]
+
+
+def _ps_quote(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def hook_command(agent: str, hook_name: str, *, vault: str | None = None, argv: list[str] | None = None,
+                 platform: str = sys.platform) -> str:
+    """The command line for one hook. Cursor on Windows runs hooks through PowerShell, which needs
+    ``& 'path'`` to run a quoted program; everything else gets POSIX shell quoting."""
+    parts = list(argv or agentmem_argv()) + ["hook", hook_name]
+    if vault:
+        parts += ["--vault", str(vault)]
+    if platform == "win32" and agent == "cursor":
+        return "& " + " ".join(_ps_quote(p) for p in parts)
+    return shlex.join(parts)
+
+
+def is_ours(command: object) -> bool:
+    if not isinstance(command, str):
+        return False
+    c = command.lower()
+    return "agentmem" in c and (" hook " in f" {c} " or "agentmem-session-" in c or "agentmem-hook" in c)
+
+
+@dataclass
+class InstallPlan:
+    agent: str
+    path: Path
+    before: dict | None  # None: the file does not exist
+    after: dict
+    actions: list[dict] = field(default_factory=list)  # {"event", "hook", "command", "action"}
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def _parse_existing(path: Path) -> dict | None:
+    data = read_bytes(path)
+    if data is None:
+        return None
+    if not data.strip():
+        return {}
+    try:
+        obj = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Refused(f"{path} is not valid JSON ({exc}); fix or remove it first — it was not changed") from exc
+    if not isinstance(obj, dict):
+        raise Refused(f"{path} is a JSON {type(obj).__name__}, not an object; it was not changed")
+    return obj
+
+
+def merge(agent: str, existing: dict | None, commands: dict[str, str], *, path: Path | str = "<config>") -> tuple[dict, list[dict]]:
+    """Pure merge: ``existing`` config + our ``{hook_name: command}`` -> new config and actions.
+
+    Our entry replaces an older entry of ours for the same event in place (so re-running updates a
+    moved interpreter path), further copies of ours are removed, everything else stays as it was.
+    """
+    doc = copy.deepcopy(existing) if existing else {}
+    if agent == "cursor":
+        doc.setdefault("version", 1)
+    hooks = doc.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise Refused(f"{path}: \"hooks\" is not an object; it was not changed")
+    actions: list[dict] = []
+    for event, hook_name, matcher in ENTRIES[agent]:
+        cmd = commands[hook_name]
+        lst = hooks.setdefault(event, [])
+        if not isinstance(lst, list):
+            raise Refused(f"{path}: \"hooks.{event}\" is not a list; it was not changed")
+        action = _merge_cursor(lst, cmd) if agent == "cursor" else _merge_grouped(lst, cmd, matcher)
+        actions.append({"event": event, "hook": hook_name, "command": cmd, "action": action})
+    return doc, actions
+
+
+def _merge_cursor(lst: list, cmd: str) -> str:
+    found = False
+    action = "added"
+    for item in list(lst):
+        if isinstance(item, dict) and is_ours(item.get("command")):
+            if found:
+                lst.remove(item)  # a duplicate of ours
+                continue
+            found = True
+            action = "unchanged" if item.get("command") == cmd else "updated"
+            item["command"] = cmd
+            item.setdefault("timeout", HOOK_TIMEOUT)
+    if not found:
+        lst.append({"command": cmd, "timeout": HOOK_TIMEOUT})
+    return action
+
+
+def _merge_grouped(lst: list, cmd: str, matcher: str | None) -> str:
+    found = False
+    action = "added"
+    for group in list(lst):
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        inner = group["hooks"]
+        for h in list(inner):
+            if isinstance(h, dict) and is_ours(h.get("command")):
+                if found:
+                    inner.remove(h)
+                    continue
+                found = True
+                action = "unchanged" if h.get("command") == cmd else "updated"
+                h["command"] = cmd
+                h.setdefault("type", "command")
+        if not inner and found:
+            lst.remove(group)  # only held a duplicate of ours
+    if not found:
+        group = {"hooks": [{"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT}]}
+        if matcher:
+            group = {"matcher": matcher, **group}
+        lst.append(group)
+    return action
+
+
+def plan_install(agent: str, *, project: str | os.PathLike | None = None, vault: str | None = None,
+                 argv: list[str] | None = None, home: Path | None = None) -> InstallPlan:
+    path = config_path(agent, project=project, home=home)
+    before = _parse_existing(path)
+    commands = {name: hook_command(agent, name, vault=vault, argv=argv) for _, name, _ in ENTRIES[agent]}
+    after, actions = merge(agent, before, commands, path=path)
+    return InstallPlan(agent, path, before, after, actions)
+
+
+def _backup_path(path: Path) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    cand = path.with_name(f"{path.name}.agentmem-backup-{stamp}")
+    n = 2
+    while cand.exists():
+        cand = path.with_name(f"{path.name}.agentmem-backup-{stamp}-{n}")
+        n += 1
+    return cand
+
+
+def apply_install(plan: InstallPlan) -> dict:
+    """Write the merged config (backing up the previous file); nothing is written when unchanged."""
+    backup: Path | None = None
+    if plan.changed:
+        plan.path.parent.mkdir(parents=True, exist_ok=True)
+        old = read_bytes(plan.path)
+        if old is not None:
+            # Re-check: the file must still be what was planned on (another editor may have saved).
+            if _parse_existing(plan.path) != plan.before:
+                raise Refused(f"{plan.path} changed while installing; run the command again")
+            backup = _backup_path(plan.path)
+            with open(backup, "xb") as fh:
+                fh.write(old)
+        atomic_write_text(plan.path, json.dumps(plan.after, ensure_ascii=False, indent=2) + "\n")
+    notes: list[str] = []
+    if plan.agent == "codex":
+        tomls = [plan.path.parent / "config.toml", Path.home() / ".codex" / "config.toml"]
+        if not any("codex_hooks" in (read_bytes(t) or b"").decode("utf-8", "replace") for t in tomls):
+            notes.append(f"Codex runs hooks only when enabled: add `[features]` / `codex_hooks = true` to {tomls[-1]}")
+    if plan.agent == "cursor":
+        notes.append("Restart Cursor (or open a new chat) to load the hook.")
+    return {
+        "agent": plan.agent,
+        "file": str(plan.path),
+        "created": plan.before is None,
+        "changed": plan.changed,
+        "backup": str(backup) if backup else None,
+        "entries": plan.actions,
+        "notes": notes,
+    }
+
+
+def install_hook(agent: str, *, project: str | os.PathLike | None = None, vault: str | None = None,
+                 argv: list[str] | None = None, dry_run: bool = False) -> dict:
+    plan = plan_install(agent, project=project, vault=vault, argv=argv)
+    if dry_run:
+        return {"agent": agent, "file": str(plan.path), "created": plan.before is None, "changed": plan.changed,
+                "backup": None, "entries": plan.actions, "notes": [], "dry_run": True, "config": plan.after}
+    return apply_install(plan)

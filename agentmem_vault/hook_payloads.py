@@ -1,0 +1,183 @@
+"""Agent hook payloads in, agent hook answers out (pure: text -> HookEvent -> dict).
+
+What each agent sends on stdin (only the fields we use; anything else is ignored):
+
+- Cursor (every hook): ``conversation_id``, ``generation_id``, ``model``, ``hook_event_name``,
+  ``cursor_version``, ``workspace_roots`` (list), ``user_email``, ``transcript_path`` (null at
+  sessionStart). ``sessionStart`` adds ``session_id`` (= conversation_id), ``is_background_agent``,
+  ``composer_mode``; ``sessionEnd`` and ``stop`` carry ``transcript_path``.
+  Answer honoured at sessionStart: ``{"additional_context": str, "env": {name: value}}``.
+- Claude Code: ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``permission_mode``;
+  SessionStart adds ``source`` (startup|resume|clear|compact), SessionEnd adds ``reason``.
+  Answer: ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": str}}``.
+- Codex CLI: the Claude Code shape (``session_id``, ``transcript_path``, ``cwd``, ``model``,
+  ``permission_mode``, ``source``); same answer shape. Codex has no SessionEnd: its ``Stop``
+  (end of a turn) carries the transcript.
+
+All answers are written ASCII-only (``\\uXXXX`` escapes are valid JSON), so the console encoding
+of the shell that runs the hook (PowerShell on Windows) can never garble a CJK vault path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+AGENTS = ("cursor", "claude", "codex")
+
+# hook name -> (agent, event)
+HOOKS: dict[str, tuple[str, str]] = {
+    "cursor-session-start": ("cursor", "session-start"),
+    "claude-session-start": ("claude", "session-start"),
+    "codex-session-start": ("codex", "session-start"),
+    "cursor-session-end": ("cursor", "session-end"),
+    "cursor-stop": ("cursor", "stop"),
+    "claude-session-end": ("claude", "session-end"),
+    "claude-stop": ("claude", "stop"),
+    "codex-stop": ("codex", "stop"),
+}
+
+_MAX_ID = 200
+_CTRL_RE = re.compile(r"[\x00-\x1f\x7f]")
+# Cursor on Windows has been seen to send workspace roots as "/c:/Users/..." (a URI path).
+_WIN_URI_PATH_RE = re.compile(r"^/[A-Za-z]:[/\\]")
+
+
+class PayloadError(ValueError):
+    """stdin was empty or not a JSON object: the hook answers ``{}`` and logs why."""
+
+    code = "bad_payload"
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    agent: str  # cursor | claude | codex
+    event: str  # session-start | session-end | stop
+    conversation_id: str | None  # the agent's own chat/session ID
+    transcript_path: str | None
+    roots: tuple[str, ...] = ()  # folders to search for the vault, in order
+    source: str | None = None  # startup | resume | clear | compact (Claude Code, Codex)
+    background: bool = False  # Cursor background agent
+    extra: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def is_resume(self) -> bool:
+        return (self.source or "") in ("resume", "compact")
+
+
+def _clean_str(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    v = value.strip()
+    if not v or len(v) > 4096:
+        return None
+    return v
+
+
+def _clean_id(value: object) -> str | None:
+    v = _clean_str(value)
+    if v is None or len(v) > _MAX_ID or _CTRL_RE.search(v):
+        return None
+    return v
+
+
+def normalize_root(value: object) -> str | None:
+    v = _clean_str(value)
+    if v is None or _CTRL_RE.search(v):
+        return None
+    if v.startswith("file://"):
+        from urllib.parse import unquote  # rare: only for URI-shaped roots
+
+        v = unquote(v[len("file://"):])
+        if v.startswith("localhost/"):
+            v = v[len("localhost"):]
+    if _WIN_URI_PATH_RE.match(v):
+        v = v[1:]
+    return v
+
+
+def decode_stdin(data: bytes) -> dict:
+    """Bytes from the agent -> JSON object; PayloadError for empty, non-JSON or non-object input."""
+    if not data or not data.strip():
+        raise PayloadError("empty stdin (expected the agent's hook JSON)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # Windows PowerShell 5.1 may re-encode piped text in the ANSI code page or UTF-16.
+        try:
+            text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("mbcs")  # type: ignore[arg-type]
+        except (UnicodeDecodeError, LookupError):
+            raise PayloadError("stdin is not UTF-8 text") from None
+    try:
+        obj = json.loads(text)
+    except ValueError as exc:
+        raise PayloadError(f"stdin is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise PayloadError(f"stdin JSON is a {type(obj).__name__}, expected an object")
+    return obj
+
+
+def parse_event(obj: dict, agent: str, event: str) -> HookEvent:
+    """Read the fields we use from an agent's hook JSON; unknown fields are ignored."""
+    if agent == "cursor":
+        conv = _clean_id(obj.get("conversation_id")) or _clean_id(obj.get("session_id"))
+    else:
+        conv = _clean_id(obj.get("session_id")) or _clean_id(obj.get("conversation_id"))
+    roots: list[str] = []
+    wr = obj.get("workspace_roots")
+    if isinstance(wr, str):
+        wr = [wr]
+    if isinstance(wr, list):
+        for r in wr:
+            n = normalize_root(r)
+            if n and n not in roots:
+                roots.append(n)
+    cwd = normalize_root(obj.get("cwd"))
+    if cwd and cwd not in roots:
+        roots.append(cwd)
+    source = _clean_str(obj.get("source"))
+    bg = obj.get("is_background_agent")
+    return HookEvent(
+        agent=agent,
+        event=event,
+        conversation_id=conv,
+        transcript_path=_clean_str(obj.get("transcript_path")),
+        roots=tuple(roots),
+        source=source.lower() if source else None,
+        background=bg is True or (isinstance(bg, str) and bg.lower() == "true"),
+        extra={k: obj[k] for k in ("composer_mode", "hook_event_name", "reason") if k in obj},
+    )
+
+
+# -- answers --------------------------------------------------------------------------------------
+
+
+def session_start_answer(agent: str, context: str, session_id: str) -> dict:
+    if agent == "cursor":
+        return {"additional_context": context, "env": {"AGENTMEM_SESSION_ID": session_id}}
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+
+
+def render_answer(answer: dict) -> str:
+    return json.dumps(answer, ensure_ascii=True) + "\n"
+
+
+def start_context(session_id: str, vault_root: str, *, resumed: bool = False) -> str:
+    """What the agent reads at the start of the chat: its ID first, then where to go from here."""
+    lines = [
+        f"Your Memory Session ID is: {session_id}",
+        (
+            "(This chat was already registered; it keeps the same Memory Session ID.)"
+            if resumed
+            else "This chat is registered on the Agent Memory board as an idle placeholder."
+        ),
+        f"Vault: {vault_root}",
+        "Use the `agentmem` command for Agent Memory; never edit memory/index.md by hand:",
+        f'- 狀態更新 / update memory session -> agentmem update {session_id} --topic "..." --summary "..." --snapshot -',
+        f"- 接續 memory / continue memory <SOURCE-ID> -> agentmem continue <SOURCE-ID> --session {session_id}",
+        f"- 解除引用 memory -> agentmem release <SOURCE-ID> --session {session_id}",
+        "- 整理 memory -> agentmem organize;  封存 memory session <ID> -> agentmem archive <ID>",
+        '- Any trigger phrase: agentmem say "<phrase>" [IDs]. Lost this ID? agentmem whoami --conversation <chat id>',
+    ]
+    return "\n".join(lines)

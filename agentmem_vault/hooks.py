@@ -1,0 +1,380 @@
+"""``agentmem hook <name>``: the agents' lifecycle hooks (Cursor, Claude Code, Codex CLI).
+
+Hooks:
+  cursor-session-start | claude-session-start | codex-session-start
+      Register the chat as an ``idle`` row (the skill's SessionStart registration), record the
+      conversation ID <-> Session ID pair, and answer in the agent's format with
+      ``Your Memory Session ID is: <id>`` — only after the row verified. A chat that is already
+      registered (Claude Code ``resume``/``compact``, or any repeat of a known conversation ID
+      whose row still exists) gets its existing Session ID back and no new row.
+  cursor-session-end | cursor-stop | claude-session-end | claude-stop | codex-stop
+      Queue the transcript for long-term extraction (``memory/.agentmem/extract-queue.jsonl``,
+      format in ``conversations.py``) and answer ``{}``.
+
+Options (before or after the hook name): ``--vault PATH``, ``--agent NAME``.
+
+Never break the chat: every failure (empty or invalid stdin, no vault, lock timeout, read-only
+vault, a damaged table, anything unexpected) exits 0 with ``{}`` — no Session ID — and leaves one
+line in ``memory/.agentmem/hooks.log`` (or ``<user cache dir>/hooks.log`` when there is no vault).
+
+Fast: this runs on every new chat, so ``entry.py`` dispatches here before click is imported, and
+nothing on this path imports click, PyYAML (except right after the config file changed),
+filelock, anthropic, watchdog or frontmatter. The lock is ``locking.exclusive_lock`` (fcntl /
+msvcrt on the same lock file filelock would use).
+
+Vault for a hook: ``--vault`` > ``AGENTMEM_VAULT`` > user config ``vault:`` > walking up from each
+of the payload's ``workspace_roots`` / ``cwd`` > ``CURSOR_PROJECT_DIR`` / ``CLAUDE_PROJECT_DIR`` >
+the process's current folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from .hook_payloads import HOOKS, HookEvent, PayloadError, decode_stdin, parse_event, render_answer, session_start_answer, start_context
+
+USAGE = (
+    "usage: agentmem hook {" + "|".join(HOOKS) + "} [--vault PATH] [--agent NAME]\n"
+    "Reads the agent's hook JSON on stdin and prints the agent's hook answer (JSON) on stdout.\n"
+)
+
+STDIN_TIMEOUT = 3.0  # seconds; some agents never close stdin
+LOG_MAX_BYTES = 1_000_000
+DEFAULT_AGENT_NAMES = {"claude": "claude-main-agent", "codex": "codex-main-agent"}
+
+
+class HookArgs:
+    __slots__ = ("name", "vault", "agent")
+
+    def __init__(self, name: str | None, vault: str | None, agent: str | None):
+        self.name, self.vault, self.agent = name, vault, agent
+
+
+def parse_args(args: list[str]) -> HookArgs:
+    """``[--vault V] [--agent A] hook NAME [--vault V] [--agent A]`` (global options allowed first)."""
+    name = vault = agent = None
+    i = 0
+    seen_hook = False
+    while i < len(args):
+        a = args[i]
+        if a in ("--vault", "--agent") and i + 1 < len(args):
+            if a == "--vault":
+                vault = args[i + 1]
+            else:
+                agent = args[i + 1]
+            i += 2
+            continue
+        if a.startswith("--vault="):
+            vault = a.split("=", 1)[1]
+        elif a.startswith("--agent="):
+            agent = a.split("=", 1)[1]
+        elif a == "hook" and not seen_hook:
+            seen_hook = True
+        elif not a.startswith("-") and name is None and seen_hook:
+            name = a
+        i += 1
+    return HookArgs(name, vault, agent)
+
+
+# -- stdin ----------------------------------------------------------------------------------------
+
+
+def _complete_json(buf: bytes) -> bool:
+    tail = buf.rstrip()
+    return tail.endswith(b"}")
+
+
+def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
+    """All of stdin, but never wait longer than ``timeout``: an agent that keeps the pipe open
+    must not hang the chat. Stops early once a complete JSON object has arrived."""
+    stream = sys.stdin
+    if stream is None:
+        return b""
+    try:
+        if stream.isatty():
+            return b""
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return b""
+    deadline = time.monotonic() + timeout
+    if sys.platform == "win32":  # pragma: no cover - select() does not work on Windows pipes
+        import threading
+
+        box: list[bytes] = []
+
+        def _reader() -> None:
+            try:
+                box.append(stream.buffer.read())
+            except Exception:  # noqa: BLE001 - a reader thread must not raise
+                box.append(b"")
+
+        t = threading.Thread(target=_reader, daemon=True)
+        t.start()
+        t.join(timeout)
+        return box[0] if box else b""
+    import select
+
+    chunks: list[bytes] = []
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], remaining)
+        except (OSError, ValueError):
+            break
+        if not ready:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        buf = b"".join(chunks)
+        if _complete_json(buf):
+            try:
+                import json
+
+                json.loads(buf.decode("utf-8-sig"))
+                return buf  # a whole object: do not wait for EOF (Claude Code may keep stdin open)
+            except (ValueError, UnicodeDecodeError):
+                pass
+    return b"".join(chunks)
+
+
+# -- logging --------------------------------------------------------------------------------------
+
+
+def _log_paths(vault_root: Path | None) -> list[Path]:
+    from .config import user_cache_dir
+
+    paths = []
+    if vault_root is not None:
+        paths.append(vault_root / "memory" / ".agentmem" / "hooks.log")
+    paths.append(user_cache_dir() / "hooks.log")
+    return paths
+
+
+def log_line(vault_root: Path | None, hook: str, status: str, message: str) -> Path | None:
+    """One line per failure; falls back to the user cache dir when the vault is not writable."""
+    from .conversations import stamp
+    from .vaultio import append_bytes, ensure_writable
+
+    try:
+        ts = stamp()
+    except Exception:  # noqa: BLE001 - a bad AGENTMEM_NOW must not stop the log line
+        ts = time.strftime("%Y-%m-%dT%H:%M:%S")
+    msg = " ".join(str(message).split())
+    line = f"{ts} pid={os.getpid()} {hook or '-'} {status}: {msg}\n".encode("utf-8", "replace")
+    for path in _log_paths(vault_root):
+        try:
+            if vault_root is not None and path.is_relative_to(vault_root):
+                if not (vault_root / "memory").is_dir():
+                    continue  # never create memory/ just to log
+                # A read-only memory/ (or .agentmem/) means "do not touch", even for root.
+                ensure_writable(vault_root / "memory")
+                ensure_writable(path.parent)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                if path.stat().st_size > LOG_MAX_BYTES:
+                    os.replace(path, path.with_name(path.name + ".1"))
+            except FileNotFoundError:
+                pass
+            append_bytes(path, line)
+            return path
+        except Exception:  # noqa: BLE001 - try the next place
+            continue
+    return None
+
+
+# -- vault ----------------------------------------------------------------------------------------
+
+
+def find_vault(explicit: str | None, roots: tuple[str, ...]):
+    """The hook's vault (see the module docstring for the order)."""
+    from .config import resolve_vault, user_config
+    from .errors import VaultNotFound
+
+    if explicit or os.environ.get("AGENTMEM_VAULT") or user_config().get("vault"):
+        return resolve_vault(explicit)
+    cands: list[str] = list(roots)
+    for env in ("CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"):
+        v = os.environ.get(env)
+        if v and v not in cands:
+            cands.append(v)
+    for c in cands:
+        try:
+            p = Path(c).expanduser()
+            if not p.is_absolute():
+                continue
+            return resolve_vault(None, cwd=p)
+        except VaultNotFound:
+            continue
+        except (OSError, ValueError):
+            continue
+    try:
+        return resolve_vault(None)
+    except VaultNotFound:
+        where = ", ".join(cands) if cands else "no workspace in the payload"
+        raise VaultNotFound(
+            f"no vault found (searched up from: {where}; and {os.getcwd()}). Set AGENTMEM_VAULT, "
+            "'vault:' in the user config, or pass --vault in the hook command"
+        ) from None
+
+
+def agent_name(ev: HookEvent, explicit: str | None, cfg: dict) -> str:
+    """``--agent`` > ``AGENTMEM_AGENT`` > config (``background_agent_name`` for Cursor background
+    agents; ``claude_agent_name`` / ``codex_agent_name``; ``agent_name``) > built-in default."""
+    from .config import resolve_agent
+
+    if explicit or os.environ.get("AGENTMEM_AGENT"):
+        return resolve_agent(explicit, cfg)
+    if ev.agent == "cursor":
+        if ev.background and cfg.get("background_agent_name"):
+            return resolve_agent(str(cfg["background_agent_name"]), cfg)
+        return resolve_agent(None, cfg)
+    name = cfg.get(f"{ev.agent}_agent_name") or DEFAULT_AGENT_NAMES[ev.agent]
+    return resolve_agent(str(name), cfg)
+
+
+# -- the hooks ------------------------------------------------------------------------------------
+
+
+def _lock_timeout(cfg: dict) -> float:
+    try:
+        t = min(float(cfg.get("hook_lock_timeout", 5.0)), float(cfg.get("lock_timeout", 10.0)))
+    except (TypeError, ValueError):
+        t = 5.0
+    return max(0.0, t)
+
+
+def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[str, bool]:
+    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed)``.
+
+    The lookup, the registration and the pair are done under one hold of the vault lock, so two
+    hooks for the same conversation cannot both register it.
+    """
+    from .conversations import find_pair, record_pair
+    from .sessions import register_idle
+    from .vaultio import VaultWriter
+
+    with VaultWriter(vault, "hook " + ev.agent + "-session-start", timeout=timeout) as w:
+        if ev.conversation_id:
+            pair = find_pair(vault, ev.conversation_id)
+            if pair is not None:
+                sid = pair["session_id"]
+                if w.index().find(sid) is not None:
+                    return sid, True
+        reg = register_idle(vault, agent, command="hook " + ev.agent + "-session-start")
+        if ev.conversation_id:
+            record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source)
+        return reg.session_id, False
+
+
+def _recall_context(vault, cfg: dict) -> str:
+    """Long-term memories for a new chat, from the recall module when it is there; best effort."""
+    if cfg.get("hook_recall") is False:
+        return ""
+    try:
+        with os.scandir(vault.longterm_dir) as it:
+            if not any(e.name.endswith(".md") for e in it):
+                return ""  # nothing to recall: skip the import entirely
+    except OSError:
+        return ""
+    try:
+        from .recall import session_start_context  # type: ignore[attr-defined]
+
+        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)))
+    except Exception:  # noqa: BLE001 - recall is optional on this path
+        return ""
+    return text.strip() if isinstance(text, str) else ""
+
+
+def _export_for_claude(session_id: str) -> None:
+    """Claude Code: make ``AGENTMEM_SESSION_ID`` visible to the agent's Bash commands."""
+    env_file = os.environ.get("CLAUDE_ENV_FILE")
+    if not env_file:
+        return
+    try:
+        with open(env_file, "a", encoding="utf-8") as fh:
+            fh.write(f"export AGENTMEM_SESSION_ID={session_id}\n")
+    except OSError:
+        pass
+
+
+def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
+    from .config import vault_config
+
+    vault = find_vault(args.vault, ev.roots)
+    cfg = vault_config(vault)
+    agent = agent_name(ev, args.agent, cfg)
+    sid, resumed = session_start(ev, vault, agent, timeout=_lock_timeout(cfg))
+    context = start_context(sid, str(vault.root), resumed=resumed)
+    extra = _recall_context(vault, cfg)
+    if extra:
+        context += "\n\n" + extra
+    if ev.agent == "claude":
+        _export_for_claude(sid)
+    return session_start_answer(ev.agent, context, sid)
+
+
+def run_session_end(ev: HookEvent, args: HookArgs) -> dict:
+    from .config import vault_config
+    from .conversations import find_pair, queue_transcript
+
+    if not ev.transcript_path:
+        raise PayloadError("no transcript_path in the payload; nothing to queue")
+    vault = find_vault(args.vault, ev.roots)
+    cfg = vault_config(vault)
+    pair = find_pair(vault, ev.conversation_id) if ev.conversation_id else None
+    path = os.path.abspath(os.path.expanduser(ev.transcript_path))
+    queue_transcript(
+        vault,
+        path,
+        agent=ev.agent,
+        session_id=pair["session_id"] if pair else None,
+        conversation_id=ev.conversation_id,
+        timeout=_lock_timeout(cfg),
+    )
+    return {}
+
+
+def _vault_root_for_log(args: HookArgs, ev: HookEvent | None) -> Path | None:
+    try:
+        return find_vault(args.vault, ev.roots if ev else ()).root
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def main(argv: list[str]) -> int:
+    """Entry from ``entry.py``. Always returns 0 and always prints one JSON object."""
+    args = parse_args(argv)
+    if "-h" in argv or "--help" in argv:
+        sys.stdout.write(USAGE)
+        return 0
+    answer: dict = {}
+    ev: HookEvent | None = None
+    try:
+        if args.name not in HOOKS:
+            sys.stderr.write(USAGE)
+            raise PayloadError(f"unknown hook {args.name!r}; expected one of: {', '.join(HOOKS)}")
+        agent, event = HOOKS[args.name]
+        ev = parse_event(decode_stdin(read_stdin()), agent, event)
+        answer = run_session_start(ev, args) if event == "session-start" else run_session_end(ev, args)
+    except BaseException as exc:  # noqa: BLE001 - never break the chat, not even on Ctrl-C
+        answer = {}
+        code = getattr(exc, "code", None) if not isinstance(exc, SystemExit) else "exit"
+        status = code if isinstance(code, str) else type(exc).__name__
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        log_line(_vault_root_for_log(args, ev), args.name or "-", status, message)
+    try:
+        sys.stdout.write(render_answer(answer))
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001 - a closed stdout is the agent's business
+        pass
+    return 0
