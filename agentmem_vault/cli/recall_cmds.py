@@ -1,1 +1,83 @@
-"""Commands registered on the agentmem group (placeholder until this area lands)."""
+"""context, memories search, reindex: thin commands over agentmem_vault.recall."""
+
+from __future__ import annotations
+
+import click
+
+from . import cli, common_options, emit, memories, opts_from
+
+
+def _scope_options(f):
+    f = click.option("--module", help="Only memories of this module (and those that name none).")(f)
+    f = click.option("--project", help="Only memories of this project (and those that name none).")(f)
+    return f
+
+
+@cli.command()
+@click.argument("task")
+@click.option("--limit", type=click.IntRange(min=1), default=8, show_default=True, help="Most memories to list (rules not counted).")
+@click.option("--budget", type=click.IntRange(min=1), default=4000, show_default=True, help="Most characters of Markdown.")
+@_scope_options
+@common_options
+@click.pass_context
+def context(ctx: click.Context, task: str, limit: int, budget: int, project: str | None, module: str | None,
+            vault: str | None, as_json: bool) -> None:
+    """Markdown of the memories and sessions relevant to TASK, for the start of a new chat.
+
+    Rules (importance >= 0.9) always come first; then the strongest memories in full, the rest one
+    line each, and the sessions you may continue. The output never exceeds --budget characters."""
+    from ..config import resolve_vault
+    from ..recall.context import build_context
+
+    opts = opts_from(ctx, vault, as_json)
+    res = build_context(resolve_vault(opts.vault), task, limit=limit, budget=budget, project=project, module=module)
+    emit(opts, res.to_dict(), lambda: res.markdown.rstrip("\n"))
+
+
+@memories.command("search")
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Most hits to list.")
+@click.option("--include-deprecated", is_flag=True, help="Also search deprecated memories.")
+@_scope_options
+@common_options
+@click.pass_context
+def memories_search(ctx: click.Context, query: str, limit: int, include_deprecated: bool, project: str | None,
+                    module: str | None, vault: str | None, as_json: bool) -> None:
+    """Long-term memories ranked for QUERY (keywords, recency, importance), with their scores."""
+    from ..config import resolve_vault
+    from ..errors import UsageError
+    from ..recall.rank import search
+
+    opts = opts_from(ctx, vault, as_json)
+    if not query.strip():
+        raise UsageError("QUERY is empty")
+    hits = search(resolve_vault(opts.vault), query, limit=limit, project=project, module=module,
+                  include_deprecated=include_deprecated)
+
+    def human() -> str:
+        if not hits:
+            return "no matching memories"
+        return "\n".join(f"{h.score:.3f}  {h.id or '-':<10}  {h.title}  ({h.rel_path})" for h in hits)
+
+    emit(opts, [h.to_dict(with_content=False) for h in hits], human)
+
+
+@cli.command()
+@common_options
+@click.pass_context
+def reindex(ctx: click.Context, vault: str | None, as_json: bool) -> None:
+    """Rebuild the derived recall index (memory/.agentmem/recall/) from the notes."""
+    from ..config import resolve_vault
+    from ..recall.index import reindex as rebuild
+
+    opts = opts_from(ctx, vault, as_json)
+    stats = rebuild(resolve_vault(opts.vault))
+    d = stats.to_dict()
+
+    def human() -> str:
+        where = "in memory (state folder not writable)" if stats.in_memory else "memory/.agentmem/recall/"
+        lines = [f"indexed {stats.total} notes in {stats.seconds:.2f}s ({where})"]
+        lines += [f"warning: {e['path']}: {e['error']}" for e in stats.errors]
+        return "\n".join(lines)
+
+    emit(opts, d, human)

@@ -1,0 +1,118 @@
+"""``agentmem context "TASK"``: Markdown to paste into, or inject at the start of, a new chat.
+
+Sections, each within its share of the character budget (unused share flows on):
+1. rules that always apply (the rule index: importance >= 0.9), compact, up to 35% of the budget;
+2. the strongest relevant memories in full (content, where it applies, source session);
+3. the other relevant memories as one line each (title, date, category) - ask for details;
+4. "Sessions you may continue": active/stale index rows that speak to the task, with their IDs
+   (15% of the budget is kept for them).
+Rendering is a pure function of the ranked inputs, so the budget is tested without a vault.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..config import Vault, now as clock_now, parse_ts
+from ..index_table import Row, parse_index
+from ..textnorm import tokenize
+from .rank import Hit, query_tokens, rule_notes, search
+from .index import open_index
+from .render import FULL_COUNT, SessionHit, render_context
+
+MIN_COVERAGE = 0.3  # share of the task's (IDF-weighted) tokens a memory must contain to be shown
+MAX_SESSIONS = 5
+
+
+@dataclass
+class ContextResult:
+    task: str
+    markdown: str
+    budget: int
+    rules: list[Hit] = field(default_factory=list)
+    full: list[Hit] = field(default_factory=list)
+    brief: list[Hit] = field(default_factory=list)
+    sessions: list[SessionHit] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "task": self.task, "budget": self.budget, "chars": len(self.markdown), "markdown": self.markdown,
+            "rules": [h.to_dict() for h in self.rules], "memories_full": [h.to_dict() for h in self.full],
+            "memories_brief": [h.to_dict(with_content=False) for h in self.brief],
+            "sessions": [s.to_dict() for s in self.sessions],
+        }
+
+
+# -- sessions from memory/index.md -------------------------------------------------------------------
+
+
+def load_rows(vault: Vault) -> list[Row]:
+    """Rows of memory/index.md; an unreadable board gives none (context must still answer)."""
+    from ..errors import AgentmemError
+    from ..vaultio import read_text
+
+    try:
+        text = read_text(vault.index_path)
+        return parse_index(text).row_list() if text else []
+    except (AgentmemError, OSError):
+        return []
+
+
+def _ts(value: str) -> datetime:
+    return parse_ts(value) or datetime.min
+
+
+def relevant_sessions(rows: list[Row], task: str, *, limit: int = MAX_SESSIONS, recent_fallback: int = 3) -> list[SessionHit]:
+    """Active/stale rows whose topic, summary or keywords share enough of the task's tokens.
+
+    With none relevant, the most recently updated active rows are listed instead (marked so)."""
+    q = set(query_tokens(task))
+    live = [r for r in rows if r.status in ("active", "stale")]
+    scored: list[tuple[float, Row]] = []
+    if q:
+        for r in live:
+            toks = set(tokenize(f"{r.topic} {r.keywords} {r.summary}"))
+            hit = len(q & toks)
+            share = hit / len(q)
+            if hit >= min(2, len(q)) and share >= 0.15:
+                scored.append((share, r))
+    scored.sort(key=lambda x: _ts(x[1].updated_at), reverse=True)
+    scored.sort(key=lambda x: -x[0])  # stable: equal shares stay newest first
+    out = [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, round(s, 3)) for s, r in scored[:limit]]
+    if not out:
+        recent = sorted((r for r in live if r.status == "active"), key=lambda r: _ts(r.updated_at), reverse=True)
+        out = [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in recent[:recent_fallback]]
+    return out
+
+
+# -- assembling ------------------------------------------------------------------------------------------
+
+
+def build_context(vault: Vault, task: str, *, limit: int = 8, budget: int = 4000, project: str | None = None,
+                  module: str | None = None, now: datetime | None = None, full_count: int = FULL_COUNT) -> ContextResult:
+    """Rank memories and sessions for ``task`` and render them within ``budget`` characters."""
+    from ..errors import UsageError
+
+    if budget <= 0:
+        raise UsageError("--budget must be a positive number of characters")
+    if limit <= 0:
+        raise UsageError("--limit must be a positive number")
+    when = now or clock_now()
+    idx = open_index(vault, sync=False)
+    try:
+        idx.sync()
+        rules = rule_notes(idx, project=project, module=module, now=when)
+        hits = search(vault, task, limit=limit + len(rules), project=project, module=module, now=when, index=idx,
+                      sync=False)
+    finally:
+        idx.close()
+    rule_paths = {h.rel_path for h in rules}
+    score_of = {h.rel_path: h.score for h in hits}
+    # Rules that match the task come first among the rules.
+    rules.sort(key=lambda h: (-(score_of.get(h.rel_path, 0.0)), -h.importance))
+    memories = [h for h in hits if h.rel_path not in rule_paths and (h.coverage >= MIN_COVERAGE or not query_tokens(task))]
+    memories = memories[:limit]
+    sessions = relevant_sessions(load_rows(vault), task)
+    md, r, f, b, s = render_context(rules, memories, sessions, budget=budget, full_count=full_count)
+    return ContextResult(task=task, markdown=md, budget=budget, rules=r, full=f, brief=b, sessions=s)

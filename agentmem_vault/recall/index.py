@@ -1,0 +1,400 @@
+"""The derived recall index: SQLite FTS5 over pre-tokenised note fields, in memory/.agentmem/recall/.
+
+Why SQLite FTS5 (see benchmarks/bench_recall.py): a query reads only the postings of its own tokens
+(the C BM25 with per-field weights does the scoring), so a cold CLI process answers from 10,000
+notes without loading the whole index into Python; a pickled/JSON inverted index has to be
+deserialised in full on every invocation. Tokens come from ``agentmem_vault.textnorm`` (folded
+Traditional->Simplified, Latin words, CJK bigrams) and are stored space-separated, so FTS5's own
+tokenizer only splits on the spaces we put there.
+
+The notes are the source of truth. The index is incremental by (mtime, size) and content hash, is
+checked against the folder listing on every query (an edit or delete in Obsidian shows in the very
+next query), and is rebuilt from scratch when it is missing, corrupt, from another schema, or when
+its folder is not writable (then it lives in memory for this process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Vault
+from ..textnorm import fold, tokenize
+from .notefile import NoteDoc, read_note
+
+SCHEMA_VERSION = 3
+# Bump when textnorm's folding/tokens change: every stored token would be stale.
+TOKENIZER_VERSION = "textnorm-bigram-v1"
+DB_NAME = "index.sqlite3"
+FIELDS = ("title", "keywords", "usage", "content")
+TMP_SUFFIX = ".agentmem-tmp"
+
+_SCHEMA = f"""
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE notes(
+    docid INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,          -- relative to memory/long-term, '/' separated
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    sha TEXT NOT NULL,
+    note_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    category TEXT NOT NULL,
+    project TEXT NOT NULL,              -- folded, for scoping
+    module TEXT NOT NULL,               -- folded, for scoping
+    project_raw TEXT NOT NULL,
+    module_raw TEXT NOT NULL,
+    importance REAL NOT NULL,
+    score INTEGER,
+    status TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    keywords TEXT NOT NULL,             -- JSON list
+    usage TEXT NOT NULL,                -- JSON list
+    sources TEXT NOT NULL,              -- JSON list of Session IDs
+    content TEXT NOT NULL,
+    error TEXT
+);
+CREATE INDEX notes_rules ON notes(importance) WHERE status != 'deprecated';
+CREATE VIRTUAL TABLE fts USING fts5({", ".join(FIELDS)}, tokenize="unicode61 tokenchars '.-+#_'");
+CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
+"""
+
+
+def index_dir(vault: Vault) -> Path:
+    return vault.state_dir / "recall"
+
+
+def db_path(vault: Vault) -> Path:
+    return index_dir(vault) / DB_NAME
+
+
+@dataclass
+class SyncStats:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    touched: int = 0  # stamp changed, content identical
+    total: int = 0
+    seconds: float = 0.0
+    rebuilt: bool = False
+    in_memory: bool = False
+    errors: list[dict] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed or self.touched)
+
+    def to_dict(self) -> dict:
+        return {
+            "added": self.added, "updated": self.updated, "removed": self.removed, "touched": self.touched,
+            "total": self.total, "seconds": round(self.seconds, 4), "rebuilt": self.rebuilt,
+            "in_memory": self.in_memory, "errors": self.errors,
+        }
+
+
+def scan_notes(folder: Path) -> dict[str, tuple[int, int]]:
+    """``{relative path: (mtime_ns, size)}`` of every note under ``folder`` (hidden entries skipped)."""
+    out: dict[str, tuple[int, int]] = {}
+    stack: list[tuple[Path, str]] = [(folder, "")]
+    while stack:
+        d, prefix = stack.pop()
+        try:
+            it = os.scandir(d)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            continue
+        with it:
+            for e in it:
+                name = e.name
+                if name[0] == ".":
+                    continue
+                if name.endswith(".md"):
+                    try:
+                        st = e.stat()
+                    except OSError:
+                        continue  # vanished between listing and stat
+                    if e.is_file():
+                        out[prefix + name] = (st.st_mtime_ns, st.st_size)
+                elif e.is_dir(follow_symlinks=False):
+                    stack.append((Path(e.path), f"{prefix}{name}/"))
+    return out
+
+
+def note_tokens(note: NoteDoc) -> tuple[str, str, str, str]:
+    """The four indexed fields as space-joined tokens (what FTS5 stores and matches)."""
+    return (
+        " ".join(tokenize(note.title)),
+        " ".join(tokenize(" ; ".join(note.keywords))),
+        " ".join(tokenize(" ; ".join(note.usage_scenario))),
+        " ".join(tokenize(note.content)),
+    )
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError) or (
+        isinstance(exc, sqlite3.OperationalError) and any(
+            s in str(exc).lower() for s in ("malformed", "not a database", "no such table", "no such column", "unable to open")
+        )
+    )
+
+
+class RecallIndex:
+    """An open recall index for one vault. ``sync()`` before reading; ``rebuild()`` on demand."""
+
+    def __init__(self, vault: Vault, *, path: Path | None = None):
+        self.vault = vault
+        self.folder = vault.longterm_dir
+        self.path = path or db_path(vault)
+        self.in_memory = False
+        self.conn: sqlite3.Connection | None = None
+        self._stamps: dict[str, tuple[int, int, int]] | None = None  # path -> (docid, mtime, size)
+        self._stamps_version: int | None = None
+
+    # -- opening ---------------------------------------------------------------------------------
+    def _connect(self, target: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, timeout=5.0, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        return conn
+
+    def _valid(self, conn: sqlite3.Connection) -> bool:
+        (ver,) = conn.execute("PRAGMA user_version").fetchone()
+        if ver != SCHEMA_VERSION:
+            return False
+        row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()
+        return bool(row) and row[0] == TOKENIZER_VERSION
+
+    def open(self) -> "RecallIndex":
+        """Open the index file, rebuilding it when missing, corrupt or from another version."""
+        if self.conn is not None:
+            return self
+        if self.path.exists():
+            try:
+                conn = self._connect(str(self.path))
+                if self._valid(conn):
+                    self.conn = conn
+                    return self
+                conn.close()
+            except sqlite3.DatabaseError:
+                pass
+        self.rebuild()
+        return self
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        self._stamps = None
+
+    def __enter__(self) -> "RecallIndex":
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- building ----------------------------------------------------------------------------------
+    @staticmethod
+    def _create(conn: sqlite3.Connection) -> None:
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT INTO meta(key, value) VALUES ('tokenizer', ?)", (TOKENIZER_VERSION,))
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def rebuild(self) -> SyncStats:
+        """Build a fresh index beside the old one and swap it in atomically (readers never see half)."""
+        t0 = time.perf_counter()
+        self.close()
+        tmp: Path | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}")
+            conn = self._connect(str(tmp))
+            conn.execute("PRAGMA journal_mode = OFF")
+            conn.execute("PRAGMA synchronous = OFF")
+        except (OSError, sqlite3.Error):
+            # Read-only vault or state folder: still answer, from an index held in memory.
+            conn = self._connect(":memory:")
+            tmp = None
+            self.in_memory = True
+        self._create(conn)
+        stats = SyncStats(rebuilt=True, in_memory=self.in_memory)
+        disk = scan_notes(self.folder)
+        conn.execute("BEGIN")
+        for rel, stamp in sorted(disk.items()):
+            self._upsert(conn, rel, stamp, None, stats)
+        conn.execute("COMMIT")
+        stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+        if tmp is not None:
+            conn.execute("PRAGMA journal_mode = DELETE")
+            conn.close()
+            try:
+                os.replace(tmp, self.path)
+                for extra in ("-journal", "-wal", "-shm"):
+                    try:
+                        os.unlink(str(self.path) + extra)
+                    except FileNotFoundError:
+                        pass
+                conn = self._connect(str(self.path))
+            except OSError:
+                conn = self._connect(str(tmp))  # could not swap (Windows sharing): use the fresh copy
+        self.conn = conn
+        self._stamps = None
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    def _read(self, rel: str) -> tuple[NoteDoc, str] | None:
+        p = self.folder / rel
+        try:
+            data = p.read_bytes()
+        except OSError:
+            return None
+        sha = hashlib.sha1(data).hexdigest()
+        from .notefile import parse_note_text
+
+        try:
+            text = data.decode("utf-8")
+            err = None
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", "replace")
+            err = f"not UTF-8 text (byte {exc.start})"
+        note = parse_note_text(text, p)
+        if err and not note.error:
+            note.error = err
+        return note, sha
+
+    def _upsert(self, conn: sqlite3.Connection, rel: str, stamp: tuple[int, int], old: tuple[int, str] | None,
+                stats: SyncStats) -> None:
+        """Index one file. ``old`` = (docid, sha) of its current entry, if any."""
+        got = self._read(rel)
+        if got is None:  # vanished meanwhile
+            if old is not None:
+                conn.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
+                conn.execute("DELETE FROM notes WHERE docid = ?", (old[0],))
+                stats.removed += 1
+            return
+        note, sha = got
+        if old is not None and old[1] == sha:
+            conn.execute("UPDATE notes SET mtime_ns = ?, size = ? WHERE docid = ?", (stamp[0], stamp[1], old[0]))
+            stats.touched += 1
+            return
+        if note.error:
+            stats.errors.append({"path": rel, "error": note.error})
+        values = (
+            stamp[0], stamp[1], sha, note.id, note.title, note.category, fold(note.project), fold(note.module),
+            note.project, note.module, note.importance, note.score, note.status, note.created, note.updated,
+            json.dumps(note.keywords, ensure_ascii=False), json.dumps(note.usage_scenario, ensure_ascii=False),
+            json.dumps(note.sources, ensure_ascii=False), note.content, note.error,
+        )
+        cols = ("mtime_ns, size, sha, note_id, title, category, project, module, project_raw, module_raw, importance, "
+                "score, status, created, updated, keywords, usage, sources, content, error")
+        if old is not None:
+            docid = old[0]
+            conn.execute("DELETE FROM fts WHERE rowid = ?", (docid,))
+            sets = ", ".join(f"{c.strip()} = ?" for c in cols.split(","))
+            conn.execute(f"UPDATE notes SET {sets} WHERE docid = ?", (*values, docid))
+            stats.updated += 1
+        else:
+            cur = conn.execute(f"INSERT INTO notes(path, {cols}) VALUES (?{', ?' * len(values)})", (rel, *values))
+            docid = cur.lastrowid
+            stats.added += 1
+        conn.execute("INSERT INTO fts(rowid, title, keywords, usage, content) VALUES (?, ?, ?, ?, ?)",
+                     (docid, *note_tokens(note)))
+
+    # -- keeping it fresh ---------------------------------------------------------------------------
+    def _load_stamps(self) -> dict[str, tuple[int, int, int]]:
+        assert self.conn is not None
+        (version,) = self.conn.execute("PRAGMA data_version").fetchone()
+        if self._stamps is None or version != self._stamps_version:
+            self._stamps = {p: (d, m, s) for d, p, m, s in self.conn.execute("SELECT docid, path, mtime_ns, size FROM notes")}
+            self._stamps_version = version
+        return self._stamps
+
+    def sync(self) -> SyncStats:
+        """Bring the index in line with the notes on disk (cheap when nothing changed)."""
+        t0 = time.perf_counter()
+        try:
+            self.open()
+            stats = self._sync()
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise
+            self._discard()
+            stats = self.rebuild()
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    def _discard(self) -> None:
+        self.close()
+        if not self.in_memory:
+            for extra in ("", "-journal", "-wal", "-shm"):
+                try:
+                    os.unlink(str(self.path) + extra)
+                except OSError:
+                    pass
+
+    def _sync(self) -> SyncStats:
+        assert self.conn is not None
+        stats = SyncStats(in_memory=self.in_memory)
+        disk = scan_notes(self.folder)
+        stamps = self._load_stamps()
+        if len(disk) == len(stamps) and all(stamps.get(p, (0, -1, -1))[1:] == st for p, st in disk.items()):
+            stats.total = len(stamps)
+            return stats
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have synced in the meantime.
+            self._stamps = None
+            rows = {p: (d, m, s, sha) for d, p, m, s, sha in conn.execute("SELECT docid, path, mtime_ns, size, sha FROM notes")}
+            for rel, (docid, *_rest) in rows.items():
+                if rel not in disk:
+                    conn.execute("DELETE FROM fts WHERE rowid = ?", (docid,))
+                    conn.execute("DELETE FROM notes WHERE docid = ?", (docid,))
+                    stats.removed += 1
+            for rel, st in disk.items():
+                cur = rows.get(rel)
+                if cur is not None and (cur[1], cur[2]) == st:
+                    continue
+                self._upsert(conn, rel, st, None if cur is None else (cur[0], cur[3]), stats)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self._stamps = None
+        stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+        return stats
+
+    def verify_paths(self, rels: list[str]) -> bool:
+        """True when every given note still has the stamp the index holds (cheap recheck of hits)."""
+        stamps = self._load_stamps()
+        for rel in rels:
+            try:
+                st = os.stat(self.folder / rel)
+            except OSError:
+                return False
+            cur = stamps.get(rel)
+            if cur is None or (cur[1], cur[2]) != (st.st_mtime_ns, st.st_size):
+                return False
+        return True
+
+
+def open_index(vault: Vault, *, sync: bool = True) -> RecallIndex:
+    """Open (building if needed) and, by default, sync the vault's recall index."""
+    idx = RecallIndex(vault)
+    if sync:
+        idx.sync()
+    else:
+        idx.open()
+    return idx
+
+
+def reindex(vault: Vault) -> SyncStats:
+    """Rebuild the derived index from the notes (``agentmem reindex``)."""
+    idx = RecallIndex(vault)
+    try:
+        return idx.rebuild()
+    finally:
+        idx.close()

@@ -1,0 +1,230 @@
+"""Ranking: field-weighted BM25 + query coverage, 90-day half-life recency, importance.
+
+Keyword relevance is FTS5's BM25 over four fields weighted title > keywords > usage_scenario >
+content (a weighted term frequency per note, one length normalisation, as in BM25F), blended with
+the IDF-weighted share of the query's tokens the note contains ("coverage"): BM25 alone is relative
+to the best hit, coverage says how much of the task a note actually speaks to, and is what the
+context builder uses to leave out notes that only share a common bigram with the task.
+
+final = 0.70 * relevance + 0.15 * recency + 0.15 * importance  (no semantic backend, the default)
+final = 0.45 * semantic + 0.30 * relevance + 0.125 * recency + 0.125 * importance  (with one)
+recency = 0.5 ** (age_days / 90): a true half-life (seed 001 wrote exp(-d/90), a 62-day one).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from ..config import Vault, now as clock_now, parse_ts
+from ..textnorm import fold, tokenize
+from .index import RecallIndex, _is_corrupt, open_index
+
+FIELD_WEIGHTS = {"title": 8.0, "keywords": 5.0, "usage": 3.0, "content": 1.0}
+HALF_LIFE_DAYS = 90.0
+WEIGHTS = {"relevance": 0.70, "recency": 0.15, "importance": 0.15}
+WEIGHTS_SEMANTIC = {"semantic": 0.45, "relevance": 0.30, "recency": 0.125, "importance": 0.125}
+CANDIDATES = 200  # BM25 top-N that gets the full score (recency/importance cannot lift a note further)
+MAX_QUERY_TOKENS = 64
+RULE_IMPORTANCE = 0.9
+
+
+@dataclass
+class Hit:
+    id: str
+    title: str
+    path: str
+    score: float
+    relevance: float = 0.0
+    bm25: float = 0.0
+    coverage: float = 0.0
+    recency: float = 0.0
+    importance: float = 0.5
+    semantic: float | None = None
+    category: str = ""
+    project: str = ""
+    module: str = ""
+    status: str = "active"
+    created: str = ""
+    updated: str = ""
+    keywords: list[str] = field(default_factory=list)
+    usage_scenario: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    content: str = ""
+    rel_path: str = ""
+
+    @property
+    def is_rule(self) -> bool:
+        return self.importance >= RULE_IMPORTANCE and self.status != "deprecated"
+
+    def to_dict(self, *, with_content: bool = True) -> dict:
+        d = asdict(self)
+        for k in ("score", "relevance", "bm25", "coverage", "recency", "semantic"):
+            if d[k] is not None:
+                d[k] = round(d[k], 4)
+        if not with_content:
+            d.pop("content")
+        return d
+
+
+def recency_score(updated: str, now: datetime) -> float:
+    """0.5 ** (age in days / 90); undated notes count as half-life old, future dates as new."""
+    dt = parse_ts(updated.replace("T", " ")) if updated else None
+    if dt is None:
+        return 0.5
+    age = (now - dt).total_seconds() / 86400.0
+    return 1.0 if age <= 0 else 0.5 ** (age / HALF_LIFE_DAYS)
+
+
+def query_tokens(text: str) -> list[str]:
+    """Unique tokens in order of first appearance, capped (a pasted essay is not a better query)."""
+    seen: dict[str, None] = {}
+    for t in tokenize(text):
+        seen.setdefault(t, None)
+    return list(seen)[:MAX_QUERY_TOKENS]
+
+
+def match_expr(tokens: list[str]) -> str:
+    # Tokens only hold [0-9a-z_.+#-] or CJK letters (textnorm), so quoting each is enough.
+    return " OR ".join(f'"{t}"' for t in tokens)
+
+
+def _idf(df: int, n: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def combine(relevance: float, recency: float, importance: float, semantic: float | None = None) -> float:
+    if semantic is None:
+        w = WEIGHTS
+        return w["relevance"] * relevance + w["recency"] * recency + w["importance"] * importance
+    w = WEIGHTS_SEMANTIC
+    return (w["semantic"] * semantic + w["relevance"] * relevance + w["recency"] * recency
+            + w["importance"] * importance)
+
+
+def _scope_sql(project: str | None, module: str | None, include_deprecated: bool) -> tuple[str, list]:
+    """Scoping keeps notes of that project/module and notes that name none (they apply everywhere)."""
+    where: list[str] = []
+    args: list = []
+    if not include_deprecated:
+        where.append("n.status != 'deprecated'")
+    if project:
+        where.append("(n.project = '' OR n.project = ?)")
+        args.append(fold(project))
+    if module:
+        where.append("(n.module = '' OR n.module = ?)")
+        args.append(fold(module))
+    return (" AND " + " AND ".join(where)) if where else "", args
+
+
+_NOTE_COLS = ("n.docid, n.path, n.note_id, n.title, n.category, n.project_raw, n.module_raw, n.importance, "
+              "n.status, n.created, n.updated, n.keywords, n.usage, n.sources, n.content")
+
+
+def _hit_from_row(row: tuple, folder: Path) -> Hit:
+    (_docid, rel, nid, title, cat, proj, mod, imp, status, created, updated, kws, usage, sources, content) = row
+    return Hit(
+        id=nid, title=title, path=str(folder / rel), score=0.0, importance=imp, category=cat, project=proj,
+        module=mod, status=status, created=created, updated=updated, keywords=json.loads(kws),
+        usage_scenario=json.loads(usage), sources=json.loads(sources), content=content, rel_path=rel,
+    )
+
+
+def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str | None,
+               include_deprecated: bool, now: datetime, semantic, candidates: int) -> list[Hit]:
+    conn = idx.conn
+    assert conn is not None
+    toks = query_tokens(query)
+    scope, args = _scope_sql(project, module, include_deprecated)
+    folder = idx.folder
+    if not toks:
+        # Nothing to match on: the most important, most recent notes.
+        rows = conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE 1 = 1{scope} "
+                            "ORDER BY n.importance DESC, n.updated DESC LIMIT ?", (*args, candidates)).fetchall()
+        hits = [_hit_from_row(r, folder) for r in rows]
+        for h in hits:
+            h.recency = recency_score(h.updated, now)
+            h.score = combine(0.0, h.recency, h.importance)
+        return sorted(hits, key=lambda h: -h.score)
+    w = FIELD_WEIGHTS
+    sql = (f"SELECT {_NOTE_COLS}, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s, "
+           "fts.title, fts.keywords, fts.usage, fts.content "
+           f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts MATCH ?{scope} ORDER BY s DESC LIMIT ?")
+    rows = conn.execute(sql, (match_expr(toks), *args, candidates)).fetchall()
+    if not rows:
+        return []
+    n_docs = conn.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
+    marks = ",".join("?" * len(toks))
+    df = dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", toks).fetchall())
+    idf = {t: _idf(df[t], n_docs) for t in toks if t in df}
+    idf_total = sum(idf.values()) or 1.0
+    s_max = max(r[15] for r in rows) or 1.0
+    hits: list[Hit] = []
+    for r in rows:
+        h = _hit_from_row(r[:15], folder)
+        h.bm25 = r[15]
+        bag = f" {r[16]} {r[17]} {r[18]} {r[19]} "
+        h.coverage = sum(v for t, v in idf.items() if f" {t} " in bag) / idf_total
+        h.relevance = 0.5 * (h.bm25 / s_max) + 0.5 * h.coverage
+        h.recency = recency_score(h.updated, now)
+        hits.append(h)
+    if semantic is not None:
+        sims = semantic.similarity(query, [(i, f"{h.title}\n{' '.join(h.usage_scenario)}\n{h.content}") for i, h in enumerate(hits)])
+        for i, h in enumerate(hits):
+            h.semantic = float(sims.get(i, 0.0))
+    for h in hits:
+        h.score = combine(h.relevance, h.recency, h.importance, h.semantic)
+    hits.sort(key=lambda h: (-h.score, h.title))
+    return hits
+
+
+def search(vault: Vault, query: str, *, limit: int = 10, project: str | None = None, module: str | None = None,
+           include_deprecated: bool = False, now: datetime | None = None, index: RecallIndex | None = None,
+           semantic: object = "config", sync: bool = True) -> list[Hit]:
+    """Ranked long-term memories for ``query``.
+
+    The index is first synced with the notes on disk (pass ``sync=False`` only right after a sync
+    of the same ``index``). ``semantic``: "config" (vault config / env), None (off) or a backend."""
+    own = index is None
+    idx = index or open_index(vault, sync=False)
+    try:
+        if sync or own:
+            idx.sync()
+        when = now or clock_now()
+        if semantic == "config":
+            from .semantic import configured_backend
+
+            semantic = configured_backend(vault)
+        try:
+            hits = _rank_rows(idx, query, project=project, module=module, include_deprecated=include_deprecated,
+                              now=when, semantic=semantic, candidates=max(CANDIDATES, limit))
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise
+            idx._discard()
+            idx.rebuild()
+            hits = _rank_rows(idx, query, project=project, module=module, include_deprecated=include_deprecated,
+                              now=when, semantic=semantic, candidates=max(CANDIDATES, limit))
+        return hits[:limit] if limit and limit > 0 else hits
+    finally:
+        if own:
+            idx.close()
+
+
+def rule_notes(idx: RecallIndex, *, project: str | None = None, module: str | None = None,
+               now: datetime | None = None) -> list[Hit]:
+    """The rule index: active notes with importance >= 0.9, most important and newest first."""
+    assert idx.conn is not None
+    scope, args = _scope_sql(project, module, False)
+    rows = idx.conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE n.importance >= ?{scope} "
+                            "ORDER BY n.importance DESC, n.updated DESC, n.title", (RULE_IMPORTANCE, *args)).fetchall()
+    when = now or clock_now()
+    hits = [_hit_from_row(r, idx.folder) for r in rows]
+    for h in hits:
+        h.recency = recency_score(h.updated, when)
+        h.score = combine(0.0, h.recency, h.importance)
+    return hits
