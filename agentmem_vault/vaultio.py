@@ -181,6 +181,7 @@ class VaultWriter:
         self.now = now
         self._cm = None
         self.changes: list[dict] = []
+        self._undo: list[tuple[Path, bytes | None]] | None = None
 
     def __enter__(self) -> "VaultWriter":
         self._cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
@@ -190,6 +191,46 @@ class VaultWriter:
     def __exit__(self, *exc: object) -> None:
         assert self._cm is not None
         self._cm.__exit__(*exc)
+
+    # -- all-or-nothing ---------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator["VaultWriter"]:
+        """Everything written inside is undone (files restored byte for byte, new files removed)
+        if the block raises, so a multi-file operation is either fully done or not at all."""
+        if self._undo is not None:  # nested: the outer transaction owns the undo log
+            yield self
+            return
+        self._undo = []
+        try:
+            yield self
+        except BaseException:
+            log, self._undo = self._undo, None
+            self._rollback(log)
+            raise
+        self._undo = None
+
+    def _remember(self, path: Path) -> None:
+        if self._undo is not None and all(p != path for p, _ in self._undo):
+            self._undo.append((path, read_bytes(path)))
+
+    def _rollback(self, log: list[tuple[Path, bytes | None]]) -> None:
+        failed: list[str] = []
+        for path, data in reversed(log):
+            try:
+                if data is None:
+                    if path.exists():
+                        _retry(path.unlink, f"remove {path}")
+                        _remove_empty_parents(path.parent, self.vault.memory)
+                elif read_bytes(path) != data:
+                    atomic_write_bytes(path, data)
+            except (OSError, AgentmemError) as exc:
+                failed.append(f"{path}: {exc}")
+        try:
+            self.journal("rollback", restored=[str(p) for p, _ in log], failed=failed)
+        except AgentmemError:
+            pass
+        if failed:
+            raise WriteFailed("rollback could not restore: " + "; ".join(failed) + " (see memory/.agentmem/journal.jsonl)")
 
     # -- journal ----------------------------------------------------------------------------
     def journal(self, action: str, *, session_id: str | None = None, path: Path | None = None, **data: object) -> None:
@@ -242,6 +283,7 @@ class VaultWriter:
         if it.split_cells(it.render_row(row)) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
             raise WriteFailed(f"row {row.session_id} would not read back as written")
         new_text, tail = it.append_row(doc, row)
+        self._remember(self.vault.index_path)
         self.journal("append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict())
         self.vault.memory.mkdir(parents=True, exist_ok=True)
         if not before:  # missing or empty index: create it with the header
@@ -270,6 +312,7 @@ class VaultWriter:
         if new == old:
             return old, new
         new_text = it.replace_row(doc, session_id, new)
+        self._remember(self.vault.index_path)
         self.journal("update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict())
         atomic_write_text(self.vault.index_path, new_text)
         after = self._verify_index(new_text)
@@ -284,6 +327,7 @@ class VaultWriter:
             doc.check_writable()
         old = doc.get(session_id)
         new_text = it.remove_row(doc, session_id)
+        self._remember(self.vault.index_path)
         self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
         atomic_write_text(self.vault.index_path, new_text)
         after = self._verify_index(new_text)
@@ -297,6 +341,7 @@ class VaultWriter:
         if new_text == before:
             return
         it.parse_index(new_text)  # never write a table we could not read back
+        self._remember(self.vault.index_path)
         self.journal(reason, path=self.vault.index_path, before_text=before, **journal_data)
         atomic_write_text(self.vault.index_path, new_text)
         self._verify_index(new_text)
@@ -308,6 +353,7 @@ class VaultWriter:
         before = read_text(path)
         if before == text:
             return False
+        self._remember(path)
         self.journal(action, session_id=session_id, path=path, before_text=before, after_sha=_sha(text))
         atomic_write_text(path, text)
         if read_text(path) != text:
@@ -323,6 +369,8 @@ class VaultWriter:
         if data is None:
             raise WriteFailed(f"{src} does not exist")
         ensure_writable(src.parent)
+        self._remember(src)
+        self._remember(dst)
         self.journal("move_file", session_id=session_id, path=src, to=str(dst))
         # Copy-then-delete rather than rename: the destination is verified before the source goes,
         # and it works across the folders a sync client may treat as separate.
@@ -340,6 +388,7 @@ class VaultWriter:
         if before is None:
             return
         ensure_writable(path.parent)
+        self._remember(path)
         self.journal("delete_file", session_id=session_id, path=path, before_text=before)
         try:
             _retry(path.unlink, f"remove {path}")
@@ -351,6 +400,16 @@ class VaultWriter:
         p = path.absolute()
         if ".." in p.parts or not p.is_relative_to(mem):
             raise WriteFailed(f"refusing to write outside {mem}: {path}")
+
+
+def _remove_empty_parents(folder: Path, stop: Path) -> None:
+    """Remove folders a rolled-back write created (e.g. archive/<id>/), up to ``stop``."""
+    while folder != stop and folder.is_relative_to(stop):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
 
 
 def _sha(text: str) -> str:

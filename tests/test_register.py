@@ -242,3 +242,18 @@ def test_exclusive_lock_is_reentrant(tmp_path: Path) -> None:
     with exclusive_lock(p, 1):
         with exclusive_lock(p, 1):
             pass
+
+
+def test_transaction_rolls_back_every_file(vault: Vault) -> None:
+    from agentmem_vault.vaultio import VaultWriter
+
+    reg = register_idle(vault, "cursor-main-agent")
+    before = _snapshot(vault)
+    with pytest.raises(RuntimeError):
+        with VaultWriter(vault, "t") as w, w.transaction():
+            w.write_file(vault.session_path(reg.session_id), "# Session\n")
+            w.update_row(reg.session_id, lambda r: r.with_(status="active"))
+            w.write_file(vault.archive_dir / reg.session_id / "index.md", "x")
+            raise RuntimeError("boom")
+    assert _snapshot(vault) == before
+    assert not (vault.archive_dir / reg.session_id).exists()
