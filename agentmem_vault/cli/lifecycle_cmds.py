@@ -1,1 +1,108 @@
-"""Commands registered on the agentmem group (placeholder until this area lands)."""
+"""organize, archive, say, doctor, install-rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..config import resolve_agent, resolve_vault, vault_config
+from . import cli, common_options, emit, opts_from
+
+
+@cli.command()
+@common_options
+@click.option("--stale-days", type=click.IntRange(min=0), default=None,
+              help="Mark active rows stale after this many days without update (default: config stale_days, 14).")
+@click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
+@click.pass_context
+def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: int | None, dry_run: bool) -> None:
+    """整理 memory: delete idle rows, mark overdue active rows stale (never archives)."""
+    from ..lifecycle import organize as run, render_organize
+
+    opts = opts_from(ctx, vault, as_json)
+    plan = run(resolve_vault(opts.vault), stale_days=stale_days, dry_run=dry_run)
+    emit(opts, plan.to_dict(), lambda: render_organize(plan, dry_run=dry_run))
+
+
+@cli.command()
+@common_options
+@click.argument("session_id")
+@click.option("--force", is_flag=True, help="Archive even though other sessions still reference it.")
+@click.option("--dry-run", is_flag=True, help="Print the steps; write nothing.")
+@click.pass_context
+def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: str, force: bool, dry_run: bool) -> None:
+    """封存 memory session: move a session to memory/archive/<ID>/ (all or nothing)."""
+    from ..lifecycle import archive as run, render_archive
+
+    opts = opts_from(ctx, vault, as_json)
+    res = run(resolve_vault(opts.vault), session_id, force=force, dry_run=dry_run)
+    emit(opts, res.to_dict(), lambda: render_archive(res))
+
+
+@cli.command()
+@common_options
+@click.argument("text")
+@click.argument("session_id", required=False)
+@click.option("--session", help="The current session's ID (continue/release/update); default AGENTMEM_SESSION_ID.")
+@click.option("--snapshot", "snapshot_file", type=click.File("r", encoding="utf-8-sig"),
+              help="Snapshot you wrote (FILE, or - for stdin) for register/update.")
+@click.option("--topic", help="Topic (register/update).")
+@click.option("--summary", help="Summary (register/update).")
+@click.option("--keywords", help="Keywords (register/update).")
+@click.option("--agent", help="Agent name for a new registration.")
+@click.option("--stale-days", type=click.IntRange(min=0), default=None, help="organize: days before active → stale.")
+@click.option("--dry-run", is_flag=True, help="organize/archive: print the plan only.")
+@click.option("--force", is_flag=True, help="archive: archive despite references.")
+@click.pass_context
+def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, summary, keywords, agent,
+        stale_days, dry_run, force) -> None:
+    """Run what a trigger phrase means, e.g. `agentmem say "整理 memory"` or `"狀態更新" ID`."""
+    from ..triggers import SayOptions, dispatch, route
+
+    opts = opts_from(ctx, vault, as_json)
+    r = route(text)  # unknown text fails here (exit 2) before anything else is looked at
+    v = resolve_vault(opts.vault)
+    name = None
+    if r.command in ("register", "continue"):
+        name = resolve_agent(agent or ctx.obj.agent, vault_config(v))
+    say_opts = SayOptions(
+        id_arg=session_id, session=session, snapshot_text=snapshot_file.read() if snapshot_file else None,
+        topic=topic, summary=summary, keywords=keywords, agent=name, stale_days=stale_days,
+        dry_run=dry_run, force=force,
+    )
+    result, human = dispatch(v, r, say_opts)
+    emit(opts, result, f"[{r.command}] {human}")
+
+
+@cli.command()
+@common_options
+@click.option("--fix", is_flag=True, help="Repair what is safe (backup under memory/.agentmem/backups/).")
+@click.pass_context
+def doctor(ctx: click.Context, vault: str | None, as_json: bool, fix: bool) -> None:
+    """Check memory/ for damaged rows, missing files, broken references and sync-conflict copies."""
+    from ..doctor import diagnose, render_report, repair
+
+    opts = opts_from(ctx, vault, as_json)
+    v = resolve_vault(opts.vault)
+    report = repair(v) if fix else diagnose(v)
+    emit(opts, report.to_dict(), lambda: render_report(report))
+    if report.left_for_person() and not fix:
+        ctx.exit(1)
+
+
+@cli.command("install-rules")
+@common_options
+@click.option("--project", "project", type=click.Path(file_okay=False), required=True,
+              help="Project folder that gets .cursor/rules/agent-memory.mdc.")
+@click.option("--agents-md", is_flag=True, help="Also add the instructions to AGENTS.md (Codex).")
+@click.option("--claude-md", is_flag=True, help="Also add the instructions to CLAUDE.md (Claude Code).")
+@click.pass_context
+def install_rules(ctx, vault, as_json, project, agents_md, claude_md) -> None:
+    """Install the agent instruction file (Cursor rule; optionally AGENTS.md / CLAUDE.md)."""
+    from ..rules import install_rules as run
+
+    opts = opts_from(ctx, vault, as_json)
+    res = run(Path(project), agents_md=agents_md, claude_md=claude_md)
+    emit(opts, res, lambda: "\n".join(f"{c['status']}: {c['path']}" + (f" (backup: {c['backup']})" if c.get("backup") else "")
+                                     for c in res["files"]))

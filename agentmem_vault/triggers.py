@@ -1,0 +1,232 @@
+"""Trigger phrases: ``agentmem say "<text>"`` → the command the skill means.
+
+The phrase table is data (``templates/triggers.yaml``). Text and phrases are compared after
+``textnorm.fold`` (NFKC, case-fold, Traditional→Simplified, whitespace) with spaces removed, so
+users may type either script, any case, with or without the space between Chinese and ``memory``.
+Session IDs in the text are taken out first (an agent name could contain a phrase word) and become
+arguments. The longest matching phrase wins: ``解除引用 memory`` is release although it contains
+``引用 memory``; ``整理這個 session`` is an update and never ``整理 memory``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from .errors import UsageError
+from .ids import find_ids, validate_session_id
+from .textnorm import fold
+
+COMMANDS = ("register", "update", "continue", "release", "organize", "archive")
+COMMAND_LINES = {
+    "register": "agentmem register --manual",
+    "update": "agentmem update ID",
+    "continue": "agentmem continue SOURCE",
+    "release": "agentmem release SOURCE --session ID",
+    "organize": "agentmem organize",
+    "archive": "agentmem archive ID",
+}
+
+
+@dataclass(frozen=True)
+class Phrase:
+    command: str
+    text: str
+    form: str  # "traditional", "simplified" or "english"
+    key: str
+
+
+class Route(NamedTuple):
+    command: str
+    ids: tuple[str, ...]
+    phrase: str
+
+
+def match_key(text: str) -> str:
+    """The form phrases are compared in: folded, every whitespace removed."""
+    return "".join(fold(text).split())
+
+
+def _load_table() -> dict:
+    from importlib import resources
+
+    import yaml
+
+    raw = resources.files("agentmem_vault.templates").joinpath("triggers.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(raw)
+    if not isinstance(data, dict):
+        raise UsageError("templates/triggers.yaml: expected a mapping of command -> phrases")
+    return data
+
+
+def phrases_from_table(table: dict) -> list[Phrase]:
+    out: list[Phrase] = []
+    for command, entries in table.items():
+        if command not in COMMANDS:
+            raise UsageError(f"templates/triggers.yaml: unknown command {command!r}")
+        for entry in entries or []:
+            forms: list[tuple[str, str]] = []
+            for form in ("traditional", "simplified"):
+                if entry.get(form):
+                    forms.append((form, str(entry[form])))
+            eng = entry.get("english") or []
+            forms += [("english", str(e)) for e in ([eng] if isinstance(eng, str) else eng)]
+            for form, text in forms:
+                out.append(Phrase(command, text, form, match_key(text)))
+    return out
+
+
+@lru_cache(maxsize=1)
+def load_phrases() -> tuple[Phrase, ...]:
+    return tuple(phrases_from_table(_load_table()))
+
+
+def phrase_help() -> str:
+    """The phrase list shown for unknown text, grouped by command."""
+    lines = ["Known phrases (Traditional / Simplified Chinese or English):"]
+    for cmd in COMMANDS:
+        seen: list[str] = []
+        for p in load_phrases():
+            if p.command == cmd and p.text not in seen:
+                seen.append(p.text)
+        lines.append(f"  {COMMAND_LINES[cmd]}: " + " · ".join(seen))
+    return "\n".join(lines)
+
+
+def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
+    """Find the command a trigger text means (pure apart from loading the table once).
+
+    Raises UsageError (exit 2) with the phrase list for unknown text, and for text that names two
+    different commands."""
+    phrases = phrases if phrases is not None else load_phrases()
+    folded = fold(text)
+    ids = find_ids(folded)
+    for sid in ids:
+        folded = folded.replace(sid, " ")
+    key = "".join(folded.split())
+    hits: list[tuple[int, int, Phrase]] = []
+    for p in phrases:
+        if not p.key:
+            continue
+        start = key.find(p.key)
+        while start != -1:
+            hits.append((start, start + len(p.key), p))
+            start = key.find(p.key, start + 1)
+    if not hits:
+        raise UsageError(f"unknown trigger phrase {text!r}.\n{phrase_help()}", code="unknown_phrase")
+    # Longest first; a match overlapping a longer kept match is part of that phrase, not its own.
+    hits.sort(key=lambda h: (-(h[1] - h[0]), h[0]))
+    kept: list[tuple[int, int, Phrase]] = []
+    for h in hits:
+        if all(h[1] <= k[0] or h[0] >= k[1] for k in kept):
+            kept.append(h)
+    commands = []
+    for _, _, p in kept:
+        if p.command not in commands:
+            commands.append(p.command)
+    if len(commands) > 1:
+        found = ", ".join(f"{p.text!r} ({p.command})" for _, _, p in kept)
+        raise UsageError(f"{text!r} names more than one command: {found}; say one thing at a time", code="ambiguous_phrase")
+    return Route(commands[0], tuple(ids), kept[0][2].text)
+
+
+# -- dispatch -----------------------------------------------------------------------------------
+
+
+@dataclass
+class SayOptions:
+    id_arg: str | None = None
+    session: str | None = None
+    snapshot_text: str | None = None
+    topic: str | None = None
+    summary: str | None = None
+    keywords: str | None = None
+    agent: str | None = None
+    stale_days: int | None = None
+    dry_run: bool = False
+    force: bool = False
+
+
+def _current_session(opts: SayOptions, extra: list[str]) -> str | None:
+    cand = opts.session or (extra[0] if extra else None) or os.environ.get("AGENTMEM_SESSION_ID")
+    return validate_session_id(cand) if cand else None
+
+
+def _no_session_hint() -> str:
+    return (
+        "which session is this? Pass it as ID / --session ID. If the hook's context with "
+        "'Your Memory Session ID is: …' is missing, find it with `agentmem whoami --conversation <id>`, "
+        "else register with `agentmem register --manual`"
+    )
+
+
+def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
+    """Run the routed command through the library; returns (JSON result, human summary)."""
+    ids = list(r.ids)
+    if opts.id_arg:
+        sid = validate_session_id(opts.id_arg)
+        if sid not in ids:
+            ids.insert(0, sid)
+    head = {"command": r.command, "phrase": r.phrase}
+
+    if r.command == "register":
+        if ids:
+            raise UsageError(
+                f"registration creates a new Session ID; {ids[0]} already exists in your text — "
+                f"use `agentmem update {ids[0]}` (狀態更新) for a session you know"
+            )
+        from .session_ops import register_manual
+
+        reg = register_manual(vault, opts.agent, topic=opts.topic, summary=opts.summary,
+                              keywords=opts.keywords, snapshot_text=opts.snapshot_text)
+        return ({**head, "session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
+
+    if r.command == "update":
+        sid = ids[0] if ids else _current_session(opts, [])
+        if not sid:
+            raise UsageError(_no_session_hint())
+        from .session_ops import update_session
+
+        res = update_session(vault, sid, snapshot_text=opts.snapshot_text, topic=opts.topic,
+                             summary=opts.summary, keywords=opts.keywords)
+        return ({**head, "session_id": sid, "result": res}, f"updated session {sid} (snapshot and index row)")
+
+    if r.command in ("continue", "release"):
+        if not ids:
+            raise UsageError(f"{r.command}: name the source Session ID, e.g. `agentmem say \"{r.phrase} <SOURCE-ID>\"`")
+        source, rest = ids[0], ids[1:]
+        cur = _current_session(opts, rest)
+        if r.command == "continue":
+            from .session_ops import continue_session
+
+            res = continue_session(vault, source, session_id=cur, agent=opts.agent)
+            now_id = (res or {}).get("session_id", cur) if isinstance(res, dict) else cur
+            return ({**head, "source": source, "session_id": now_id, "result": res},
+                    f"session {now_id} now continues from {source}")
+        if not cur:
+            raise UsageError("release: " + _no_session_hint())
+        from .session_ops import release_reference
+
+        res = release_reference(vault, source, session_id=cur)
+        return ({**head, "source": source, "session_id": cur, "result": res},
+                f"released: {cur} no longer continues from {source}")
+
+    if r.command == "organize":
+        from .lifecycle import organize, render_organize
+
+        plan = organize(vault, stale_days=opts.stale_days, dry_run=opts.dry_run)
+        return ({**head, **plan.to_dict()}, render_organize(plan, dry_run=opts.dry_run))
+
+    if r.command == "archive":
+        if not ids:
+            raise UsageError("archive: name the Session ID to archive, e.g. `agentmem say \"封存 memory session <ID>\"`")
+        if len(ids) > 1:
+            raise UsageError(f"archive one session at a time (the text names {', '.join(ids)})")
+        from .lifecycle import archive, render_archive
+
+        res = archive(vault, ids[0], force=opts.force, dry_run=opts.dry_run)
+        return ({**head, **res.to_dict()}, render_archive(res))
+
+    raise UsageError(f"no dispatch for {r.command}")  # pragma: no cover - COMMANDS is closed
