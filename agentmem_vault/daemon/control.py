@@ -1,0 +1,149 @@
+"""``daemon start`` / ``stop`` / ``status``: the background process seen from outside.
+
+"Running" means: the single-instance lock (in the user cache directory, keyed by the vault) is
+held. The pid and status files in ``memory/.agentmem/`` say which process and what it did; they
+may be stale or even come from another machine through the sync client, so they are trusted only
+together with the lock and the host name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..config import Vault, user_cache_dir
+from ..errors import AgentmemError, Refused
+from . import paths
+
+
+def is_running(vault: Vault) -> bool:
+    from filelock import FileLock, Timeout
+
+    lp = paths.instance_lock_path(vault)
+    if not lp.exists():
+        return False
+    lock = FileLock(str(lp))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_pid(vault: Vault) -> int | None:
+    """The local daemon's pid (None when absent or written by another machine)."""
+    data = _read_json(paths.pid_path(vault))
+    if not data or data.get("host") != socket.gethostname():
+        return None
+    try:
+        return int(data["pid"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def status(vault: Vault) -> dict:
+    running = is_running(vault)
+    data = _read_json(paths.status_path(vault)) or {}
+    out = {
+        "running": running,
+        "vault": str(vault.root),
+        "pid": (read_pid(vault) or data.get("pid")) if running else None,
+        "uptime_seconds": round(time.time() - float(data["started_epoch"]), 1) if running and data.get("started_epoch") else None,
+        "mode": data.get("mode"),
+        "state": data.get("state") if running else "stopped",
+        "started_at": data.get("started_at"),
+        "status_updated_at": data.get("updated_at"),
+        "last_rescan": data.get("last_rescan"),
+        "counters": data.get("counters", {}),
+        "queue": data.get("queue", {}),
+        "queue_length": (data.get("queue") or {}).get("pending", 0),
+        "extractor": data.get("extractor"),
+        "last_events": data.get("last_events", []),
+        "errors": data.get("errors", []),
+        "reports": data.get("reports", []),
+        "log": str(paths.log_path(vault)),
+    }
+    return out
+
+
+def _spawn_kwargs() -> dict:
+    if sys.platform == "win32":  # pragma: no cover - Windows only
+        flags = getattr(subprocess, "DETACHED_PROCESS", 0x00000008) | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x00000200)
+        return {"creationflags": flags}
+    return {"start_new_session": True}
+
+
+def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None, wait: float = 15.0) -> dict:
+    """Launch ``agentmem daemon run`` detached; return once it reports running (or failed)."""
+    if is_running(vault):
+        raise Refused(f"a daemon is already running for {vault.root} (pid {read_pid(vault)})", code="daemon_running")
+    if not vault.memory.is_dir():
+        raise AgentmemError(f"{vault.memory} does not exist; run `agentmem init` first", code="not_a_vault")
+    cmd = [sys.executable, "-m", "agentmem_vault", "--vault", str(vault.root), "daemon", "run", "--background"]
+    if polling:
+        cmd.append("--polling")
+    if rescan_seconds is not None:
+        cmd += ["--rescan", str(rescan_seconds)]
+    err_path = paths.stderr_path(vault)
+    err_path.parent.mkdir(parents=True, exist_ok=True)
+    before = _read_json(paths.status_path(vault)) or {}
+    cwd = user_cache_dir()  # not the vault: a process's working folder blocks renaming it on Windows
+    cwd.mkdir(parents=True, exist_ok=True)
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                cwd=str(cwd), close_fds=True, **_spawn_kwargs())
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            tail = err_path.read_text(encoding="utf-8", errors="replace")[-2000:].strip()
+            raise AgentmemError(f"the daemon exited at start (code {code}): {tail or 'no output'}", code="daemon_failed")
+        data = _read_json(paths.status_path(vault)) or {}
+        if data.get("pid") == proc.pid and data.get("state") == "running" and data != before:
+            return {"started": True, "pid": proc.pid, "vault": str(vault.root), "log": str(paths.log_path(vault))}
+        time.sleep(0.05)
+    raise AgentmemError(f"the daemon (pid {proc.pid}) did not report running within {wait:g} s; see {paths.log_path(vault)}",
+                        code="daemon_failed")
+
+
+def stop(vault: Vault, *, wait: float = 10.0) -> dict:
+    """Ask the local daemon to stop (stop-request file, plus SIGTERM on POSIX) and wait for it."""
+    if not is_running(vault):
+        return {"stopped": False, "running": False, "message": "no daemon is running for this vault"}
+    pid = read_pid(vault)
+    req = paths.stop_request_path(vault)
+    req.parent.mkdir(parents=True, exist_ok=True)
+    req.write_text(str(time.time()), encoding="utf-8")  # Windows has no SIGTERM for a detached process
+    if pid is not None and sys.platform != "win32":
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < wait:
+            if not is_running(vault):
+                return {"stopped": True, "pid": pid, "seconds": round(time.monotonic() - t0, 2)}
+            time.sleep(0.05)
+    finally:
+        if not is_running(vault):
+            try:
+                req.unlink()
+            except OSError:
+                pass
+    raise AgentmemError(f"the daemon (pid {pid}) did not stop within {wait:g} s", code="daemon_stop_failed")

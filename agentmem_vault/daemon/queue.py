@@ -1,0 +1,254 @@
+"""The long-term extraction queue, kept in ``memory/.agentmem/`` so that it survives a restart.
+
+``extract-queue.jsonl`` is append-only and shared: the session-end hooks append
+``{"kind": "transcript", "path": ..., "session_id": ..., "conversation_id": ..., "agent": ..., "time": ...}``
+and the daemon appends ``{"kind": "session", "session_id": ...}`` when a snapshot changes.
+``extract-state.json`` (written only by the daemon) records how far the file has been read, the
+pending items with the wall-clock time they were last touched, failures, and the content hash of
+each snapshot already queued (so that a snapshot changed while the daemon was down is queued on the
+next start, and an unchanged one is not queued again).
+
+An item is handed to extraction once it has been quiet for ``quiet_seconds``: a session still being
+worked on keeps being pushed back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..ids import is_valid_session_id
+from ..vaultio import append_bytes, atomic_write_text, read_bytes
+
+QUEUE_FILE = "extract-queue.jsonl"
+STATE_FILE = "extract-state.json"
+MAX_ATTEMPTS = 5
+
+log = logging.getLogger("agentmem.daemon")
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return fh.read()
+    except FileNotFoundError:
+        return b""
+
+
+def item_key(item: object) -> str | None:
+    """Identity of a queue item (re-queuing the same thing just pushes its quiet period back)."""
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("kind")
+    if kind == "session":
+        sid = item.get("session_id")
+        return f"session:{sid}" if isinstance(sid, str) and is_valid_session_id(sid) else None
+    if kind == "transcript":
+        path = item.get("path")
+        return f"transcript:{path}" if isinstance(path, str) and path.strip() else None
+    return None
+
+
+class ExtractionQueue:
+    def __init__(self, state_dir: Path, *, quiet_seconds: float, clock: Callable[[], float] = time.time,
+                 max_attempts: int = MAX_ATTEMPTS) -> None:
+        self.state_dir = state_dir
+        self.queue_path = state_dir / QUEUE_FILE
+        self.state_path = state_dir / STATE_FILE
+        self.quiet = float(quiet_seconds)
+        self.clock = clock
+        self.max_attempts = max_attempts
+        self.offset = 0
+        self.pending: dict[str, dict] = {}
+        self.failed: dict[str, dict] = {}
+        self.seen: dict[str, str] = {}  # session ID -> sha of the snapshot last queued
+        self.has_state = False
+        self.done_count = 0
+        self.bad_lines = 0
+        self._dirty = False
+
+    # -- persistence ----------------------------------------------------------------------------
+    def load(self) -> None:
+        data = read_bytes(self.state_path)
+        if data is None:
+            return
+        try:
+            st = json.loads(data.decode("utf-8"))
+            self.offset = int(st.get("offset", 0))
+            self.pending = dict(st.get("pending", {}))
+            self.failed = dict(st.get("failed", {}))
+            self.seen = dict(st.get("seen", {}))
+            self.done_count = int(st.get("done_count", 0))
+            self.has_state = True
+        except (ValueError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+            # The queue file itself is the record: re-reading it from the start loses nothing.
+            log.warning("extraction state %s unreadable (%s); re-reading the queue from the start", self.state_path, exc)
+            self.offset = 0
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        state = {"offset": self.offset, "pending": self.pending, "failed": self.failed,
+                 "done_count": self.done_count, "seen": self.seen}
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.state_path, json.dumps(state, ensure_ascii=False, sort_keys=True) + "\n")
+        self.has_state = True
+        self._dirty = False
+
+    # -- intake ---------------------------------------------------------------------------------
+    def poll(self) -> int:
+        """Read lines appended since last time; returns how many items were taken in."""
+        try:
+            size = self.queue_path.stat().st_size
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        if size == self.offset:
+            return 0
+        if size < self.offset:  # truncated or replaced by hand: read it again (keys de-duplicate)
+            self.offset = 0
+        chunk = _read_from(self.queue_path, self.offset)
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return 0  # a line still being written: wait for its newline
+        taken = 0
+        for raw in chunk[: end + 1].splitlines():
+            if not raw.strip():
+                continue
+            try:
+                item = json.loads(raw.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError):
+                item = None
+            key = item_key(item)
+            if key is None:
+                self.bad_lines += 1
+                log.warning("extraction queue: ignoring an unreadable line: %r", raw[:200])
+                continue
+            self._touch(key, item)
+            taken += 1
+        self.offset += end + 1
+        self._dirty = True
+        return taken
+
+    def _touch(self, key: str, item: dict) -> None:
+        now = self.clock()
+        cur = self.pending.get(key)
+        self.failed.pop(key, None)
+        if cur is None:
+            self.pending[key] = {"item": item, "first_seen": now, "last_seen": now, "attempts": 0, "next_try": 0}
+        else:
+            cur["item"] = item
+            cur["last_seen"] = now
+
+    def enqueue(self, item: dict) -> None:
+        """Append to the shared file (so it survives a restart), then take it in."""
+        if item_key(item) is None:
+            raise ValueError(f"not a queue item: {item!r}")
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        append_bytes(self.queue_path, (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8"))
+        self.poll()
+
+    def note_snapshot(self, session_id: str, sha: str | None) -> bool:
+        """Queue a session whose snapshot content is new; returns True when queued."""
+        if sha is None or self.seen.get(session_id) == sha:
+            return False
+        self.seen[session_id] = sha
+        self._dirty = True
+        self.enqueue({"kind": "session", "session_id": session_id, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        return True
+
+    def remember_snapshots(self, shas: dict[str, str]) -> None:
+        """First start ever: take the current snapshots as already seen (no mass back-fill)."""
+        self.seen.update(shas)
+        self._dirty = True
+
+    def file_changed(self) -> bool:
+        """Cheap check (one stat) for lines appended by someone else since the last poll."""
+        try:
+            return self.queue_path.stat().st_size != self.offset
+        except OSError:
+            return False
+
+    # -- hand-off -------------------------------------------------------------------------------
+    def due(self) -> list[tuple[str, dict]]:
+        now = self.clock()
+        return [(k, v["item"]) for k, v in sorted(self.pending.items(), key=lambda kv: kv[1]["last_seen"])
+                if now - v["last_seen"] >= self.quiet and now >= v.get("next_try", 0)]
+
+    def next_due(self) -> float | None:
+        """Wall-clock time of the next item to become due."""
+        times = [max(v["last_seen"] + self.quiet, v.get("next_try", 0)) for v in self.pending.values()]
+        return min(times) if times else None
+
+    def mark_done(self, key: str, touched_at: float | None = None) -> None:
+        cur = self.pending.get(key)
+        if cur is None:
+            return
+        if touched_at is not None and cur["last_seen"] > touched_at:
+            return  # touched again while it was being extracted: extract again after the quiet period
+        del self.pending[key]
+        self.done_count += 1
+        self._dirty = True
+
+    def mark_failed(self, key: str, error: str) -> None:
+        cur = self.pending.get(key)
+        if cur is None:
+            return
+        cur["attempts"] = cur.get("attempts", 0) + 1
+        cur["error"] = error[:500]
+        cur["next_try"] = self.clock() + self.quiet * cur["attempts"]
+        if cur["attempts"] >= self.max_attempts:
+            self.failed[key] = self.pending.pop(key)
+        self._dirty = True
+
+    def summary(self, limit: int = 20) -> dict:
+        items = sorted(self.pending.items(), key=lambda kv: kv[1]["first_seen"])
+        return {
+            "pending": len(self.pending),
+            "due": len(self.due()),
+            "failed": len(self.failed),
+            "done": self.done_count,
+            "bad_lines": self.bad_lines,
+            "quiet_seconds": self.quiet,
+            "items": [{"key": k, "kind": v["item"].get("kind"), "last_change": _iso(v["last_seen"]),
+                       "due_at": _iso(max(v["last_seen"] + self.quiet, v.get("next_try", 0))),
+                       "attempts": v.get("attempts", 0), **({"error": v["error"]} if v.get("error") else {})}
+                      for k, v in items[:limit]],
+            "failed_items": [{"key": k, "error": v.get("error")} for k, v in list(self.failed.items())[:limit]],
+        }
+
+
+def load_extractor(vault: object) -> tuple[Callable[[dict], object] | None, str | None]:
+    """The long-term extraction entry point, or (None, why) while it does not exist yet."""
+    try:
+        from ..longterm import extract as ex  # deferred: heavy, and built by another engineer
+    except ImportError as exc:
+        return None, f"long-term extraction is not available: {exc}"
+    extract_sources = getattr(ex, "extract_sources", None)
+    sfs = getattr(ex, "source_for_session", None)
+    sft = getattr(ex, "source_for_transcript", None)
+    if sfs is None or sft is None:
+        try:
+            from ..longterm import sources as src_mod
+        except ImportError:
+            src_mod = None
+        sfs = sfs or getattr(src_mod, "source_for_session", None)
+        sft = sft or getattr(src_mod, "source_for_transcript", None)
+    if extract_sources is None or sfs is None or sft is None:
+        return None, "long-term extraction is not available: extract_sources/source_for_* missing"
+
+    def run(item: dict) -> object:
+        if item.get("kind") == "session":
+            source = sfs(vault, item["session_id"])
+        else:
+            source = sft(item["path"])
+        return extract_sources(vault, [source])
+
+    return run, None

@@ -1,0 +1,195 @@
+"""A snapshot of the files the daemon cares about, and the comparison of two snapshots.
+
+Watched, relative to ``memory/`` (POSIX separators): ``index.md``, sync-conflict copies of it at the
+top level, and ``sessions/<id>.md``. Everything else (archive/, long-term/, .agentmem/, hidden and
+temporary files) is not the daemon's business.
+
+I/O is injected (``listdir``, ``stat``, ``read``) in the manner of watchdog's
+``DirectorySnapshot`` so that tests can feed a fake tree. A file is read only when its (mtime,
+size) differs from the previous snapshot: an idle rescan of 5,000 snapshots is 5,000 stats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..vaultio import TMP_SUFFIX
+
+INDEX = "index.md"
+SESSIONS = "sessions"
+
+# Google Drive / Dropbox / OneDrive style "index (1).md", "index (Conflict 2026-05-01).md",
+# "index (Ann's conflicted copy 2026-05-01).md", and Syncthing's "index.sync-conflict-…".
+_CONFLICT_RE = re.compile(r"^index(?: \([^/\\]*\)|\.sync-conflict-[^/\\]*)\.md$", re.IGNORECASE)
+
+
+def is_conflict_copy(name: str) -> bool:
+    return bool(_CONFLICT_RE.match(name)) and name != INDEX
+
+
+def is_ignored_name(name: str) -> bool:
+    """Hidden files, editor/sync temporaries and our own atomic-write temporaries."""
+    return (
+        not name
+        or name.startswith((".", "~$"))
+        or name.endswith((TMP_SUFFIX, "~", ".tmp", ".swp", ".part", ".crdownload"))
+    )
+
+
+def classify(rel: str) -> str | None:
+    """'index' | 'conflict' | 'session' for a watched path relative to memory/, else None."""
+    parts = rel.replace("\\", "/").split("/")
+    name = parts[-1]
+    if is_ignored_name(name) or not name.lower().endswith(".md"):
+        return None
+    if len(parts) == 1:
+        if name == INDEX:
+            return "index"
+        return "conflict" if is_conflict_copy(name) else None
+    if len(parts) == 2 and parts[0] == SESSIONS:
+        return "session"
+    return None
+
+
+@dataclass(frozen=True)
+class Entry:
+    mtime_ns: int
+    size: int
+    sha: str | None  # None when the file could not be read
+    meta: tuple[tuple[str, str], ...] = ()  # a session snapshot's Metadata table
+    summary: str = ""  # first line of a snapshot's Current Context (for a new row's Summary)
+    text: str | None = None  # conflict copies only: the whole text, for folding
+    error: str | None = None  # unreadable / not UTF-8
+
+    @property
+    def meta_dict(self) -> dict[str, str]:
+        return dict(self.meta)
+
+
+@dataclass
+class FolderSnapshot:
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+    def sessions(self) -> dict[str, Entry]:
+        """Session ID (file stem) -> entry."""
+        return {rel[len(SESSIONS) + 1 : -3]: e for rel, e in self.entries.items() if classify(rel) == "session"}
+
+    def conflicts(self) -> dict[str, Entry]:
+        return {rel: e for rel, e in self.entries.items() if classify(rel) == "conflict"}
+
+    def index(self) -> Entry | None:
+        return self.entries.get(INDEX)
+
+
+def sha_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _read(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def session_fields(text: str) -> tuple[dict[str, str], str]:
+    """(Metadata table, first line of Current Context) of a snapshot's text."""
+    from ..board import metadata_table  # deferred: pulls in text folding
+
+    meta: dict[str, str] = {}
+    lines = text.lstrip("\ufeff").splitlines()
+    # Only the Metadata section's table: later sections may hold tables of their own.
+    start = next((i for i, ln in enumerate(lines) if ln.strip().lower() == "## metadata"), None)
+    if start is not None:
+        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines))
+        meta = metadata_table("\n".join(lines[start + 1 : end]))
+    summary = ""
+    ctx = next((i for i, ln in enumerate(lines) if ln.strip().lower() == "## current context"), None)
+    if ctx is not None:
+        for ln in lines[ctx + 1 :]:
+            s = ln.strip()
+            if s.startswith("## "):
+                break
+            s = s.lstrip("-*").strip()
+            if s and s.lower() != "none":
+                summary = s[:160]
+                break
+    return meta, summary
+
+
+def read_entry(path: Path, kind: str, st: os.stat_result, read: Callable[[Path], bytes] = _read) -> Entry:
+    try:
+        data = read(path)
+    except OSError as exc:
+        return Entry(st.st_mtime_ns, st.st_size, None, error=f"cannot read: {exc.strerror or exc}")
+    sha = sha_of(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Entry(st.st_mtime_ns, st.st_size, sha, error=f"not UTF-8 text (byte {exc.start})")
+    if kind == "session":
+        meta, summary = session_fields(text)
+        return Entry(st.st_mtime_ns, st.st_size, sha, tuple(meta.items()), summary)
+    if kind == "conflict":
+        return Entry(st.st_mtime_ns, st.st_size, sha, text=text)
+    return Entry(st.st_mtime_ns, st.st_size, sha)
+
+
+def watched_paths(memory: Path, listdir: Callable[[Path], Iterable[str]] = _listdir) -> list[str]:
+    rels = [n for n in listdir(memory) if classify(n) in ("index", "conflict")]
+    rels += [f"{SESSIONS}/{n}" for n in listdir(memory / SESSIONS) if classify(f"{SESSIONS}/{n}") == "session"]
+    return sorted(rels)
+
+
+def scan_file(memory: Path, rel: str, previous: Entry | None = None, *, stat: Callable = os.stat,
+              read: Callable[[Path], bytes] = _read) -> Entry | None:
+    """Entry for one watched file (None when it is gone); reuses ``previous`` when unchanged."""
+    kind = classify(rel)
+    if kind is None:
+        return None
+    path = memory / rel
+    try:
+        st = stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if previous is not None and previous.mtime_ns == st.st_mtime_ns and previous.size == st.st_size and previous.error is None:
+        return previous
+    return read_entry(path, kind, st, read)
+
+
+def scan_memory(memory: Path, previous: FolderSnapshot | None = None, *,
+                listdir: Callable[[Path], Iterable[str]] = _listdir, stat: Callable = os.stat,
+                read: Callable[[Path], bytes] = _read) -> FolderSnapshot:
+    prev = previous.entries if previous else {}
+    out: dict[str, Entry] = {}
+    for rel in watched_paths(memory, listdir):
+        try:
+            e = scan_file(memory, rel, prev.get(rel), stat=stat, read=read)
+        except OSError:
+            continue  # vanished or unreadable between listing and stat: the next pass sees it
+        if e is not None:
+            out[rel] = e
+    return FolderSnapshot(out)
+
+
+def changed(old: FolderSnapshot, new: FolderSnapshot) -> set[str]:
+    """Paths added, removed or whose content changed (pure)."""
+    keys = set(old.entries) | set(new.entries)
+    out: set[str] = set()
+    for k in keys:
+        a, b = old.entries.get(k), new.entries.get(k)
+        if a is None or b is None:
+            out.add(k)
+        elif (a.sha, a.error) != (b.sha, b.error) or (a.sha is None and (a.mtime_ns, a.size) != (b.mtime_ns, b.size)):
+            out.add(k)
+    return out

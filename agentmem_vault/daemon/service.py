@@ -1,0 +1,516 @@
+"""The running daemon: observer threads feed paths, one loop debounces, rescans, plans and applies.
+
+Threads: the watchdog observer (native, or polling with ``--polling``) only filters events and puts
+relative paths on an in-memory queue (STYLE: "the watcher only filters and enqueues"); everything
+else happens on the main thread, so there is one writer and no shared state to lock. An extraction
+worker thread runs long-term extraction so that a slow model call never delays the board.
+
+Its own writes are recognised by content hash, not by a time window: after a write the daemon
+remembers the hash of what it wrote, and an event whose file still has that hash is its own echo.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import os
+import queue as stdlib_queue
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Callable
+
+from ..config import Vault, vault_config
+from ..errors import AgentmemError, Refused
+from ..vaultio import VaultWriter, atomic_write_text, read_text
+from . import paths
+from .apply import apply_plan
+from .debounce import Debouncer
+from .queue import ExtractionQueue, load_extractor
+from .reconcile import Plan, plan
+from .scan import INDEX, SESSIONS, FolderSnapshot, changed, classify, scan_file, scan_memory
+from .status import StatusBook
+
+log = logging.getLogger("agentmem.daemon")
+
+RESCAN = "\x00rescan"  # inbox marker: a directory changed, look at everything
+MAX_WAIT = 1.0  # the loop wakes at least this often (stop requests on Windows, queue file)
+EXTRACTOR_RETRY = 300.0
+
+
+# -- the event handler (observer thread) -----------------------------------------------------------
+
+
+def _event_types() -> list:
+    # Only what can change content. Opened/closed-without-write events would echo every read the
+    # daemon itself makes (5,000 of them on a big vault).
+    from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileClosedEvent,
+                                 FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent)
+
+    return [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent, FileClosedEvent,
+            DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+
+
+class PathFilter:
+    """Turns a watchdog event into the watched paths it concerns (relative to memory/)."""
+
+    def __init__(self, memory: Path, sink: Callable[[str], None]) -> None:
+        self.memory = os.path.normcase(os.path.abspath(memory))
+        self.sink = sink
+
+    def rel(self, path: str | bytes) -> str | None:
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not path:
+            return None
+        p = os.path.normcase(os.path.abspath(path))
+        if p == self.memory or not p.startswith(self.memory + os.sep):
+            return None
+        return p[len(self.memory) + 1 :].replace(os.sep, "/")
+
+    def dispatch(self, event: object) -> None:
+        try:
+            etype = getattr(event, "event_type", "")
+            if etype in ("opened", "closed_no_write", "attrib"):
+                return
+            for raw in (getattr(event, "src_path", ""), getattr(event, "dest_path", "")):
+                rel = self.rel(raw)
+                if rel is None or rel.split("/", 1)[0] == ".agentmem":
+                    continue
+                if getattr(event, "is_directory", False):
+                    if rel == SESSIONS:
+                        self.sink(RESCAN)
+                    continue
+                if classify(rel) is not None:
+                    self.sink(rel)
+        except Exception:  # never let one odd event kill the observer thread
+            log.exception("event handler failed on %r", event)
+
+
+def make_handler(memory: Path, sink: Callable[[str], None]):
+    from watchdog.events import FileSystemEventHandler
+
+    class _Handler(FileSystemEventHandler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.filter = PathFilter(memory, sink)
+
+        def dispatch(self, event) -> None:  # type: ignore[override]
+            self.filter.dispatch(event)
+
+    return _Handler()
+
+
+# -- logging ---------------------------------------------------------------------------------------
+
+
+def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
+    handlers: list[logging.Handler] = []
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    lp = paths.log_path(vault)
+    lp.parent.mkdir(parents=True, exist_ok=True)
+    fh = logging.handlers.RotatingFileHandler(lp, maxBytes=1_000_000, backupCount=3, encoding="utf-8", delay=True)
+    fh.setFormatter(fmt)
+    handlers.append(fh)
+    if to_stderr:
+        sh = logging.StreamHandler(sys.stderr)
+        sh.setFormatter(fmt)
+        handlers.append(sh)
+    for h in handlers:
+        log.addHandler(h)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    return handlers
+
+
+# -- the daemon ------------------------------------------------------------------------------------
+
+
+class Daemon:
+    def __init__(self, vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None,
+                 debounce_seconds: float | None = None, quiet_minutes: float | None = None,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
+                 extractor_loader: Callable = load_extractor) -> None:
+        cfg = vault_config(vault)
+        self.vault = vault
+        self.memory = vault.memory
+        self.polling = polling
+        self.rescan_seconds = float(rescan_seconds if rescan_seconds is not None else cfg.get("rescan_seconds", 30))
+        if self.rescan_seconds <= 0:
+            raise AgentmemError("rescan interval must be positive", code="usage")
+        debounce = float(debounce_seconds if debounce_seconds is not None else cfg.get("debounce_seconds", 0.5))
+        quiet = float(quiet_minutes if quiet_minutes is not None else cfg.get("quiet_minutes", 10)) * 60.0
+        self.clock = clock
+        self.wall = wall
+        self.inbox: stdlib_queue.SimpleQueue[str | None] = stdlib_queue.SimpleQueue()
+        self.stop_event = threading.Event()
+        self.debouncer = Debouncer(debounce, clock)
+        self.folder = FolderSnapshot()
+        self.prev_sessions: set[str] | None = None
+        self.own: dict[str, str | None] = {}
+        self.reported: set[str] = set()
+        self.queue = ExtractionQueue(vault.state_dir, quiet_seconds=quiet, clock=wall)
+        self.status = StatusBook(paths.status_path(vault), vault=str(vault.root),
+                                 mode="polling" if polling else "native", rescan_seconds=self.rescan_seconds, wall=wall)
+        self.extractor_loader = extractor_loader
+        self._extractor: Callable | None = None
+        self._extractor_checked = -1e18
+        self._worker: threading.Thread | None = None
+        self._worker_results: stdlib_queue.SimpleQueue = stdlib_queue.SimpleQueue()
+        self.observer = None
+        self._watched: set[str] = set()
+
+    # -- robustness ---------------------------------------------------------------------------
+    def guard(self, where: str, fn: Callable, *args: object, **kwargs: object) -> object:
+        """Run one handler; an exception is logged and counted, and the daemon goes on."""
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the daemon must survive any handler
+            msg = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, AgentmemError):
+                log.error("%s: %s", where, msg)
+            else:
+                log.error("%s failed: %s\n%s", where, msg, traceback.format_exc())
+            self.status.error(where, msg)
+            return None
+
+    def request_stop(self, *_: object) -> None:
+        self.stop_event.set()
+        self.inbox.put(None)
+
+    # -- observation --------------------------------------------------------------------------
+    def _sink(self, rel: str) -> None:
+        self.inbox.put(rel)
+
+    def start_observer(self) -> None:
+        if self.polling:
+            from watchdog.observers.polling import PollingObserver
+
+            obs = PollingObserver(timeout=self.rescan_seconds)
+        else:
+            from watchdog.observers import Observer
+
+            obs = Observer()
+        self.observer = obs
+        self._handler = make_handler(self.memory, self._sink)
+        self._schedule_missing()
+        obs.start()
+
+    def _schedule_missing(self) -> None:
+        if self.observer is None:
+            return
+        for folder in (self.memory, self.memory / SESSIONS):
+            key = str(folder)
+            if key in self._watched or not folder.is_dir():
+                continue
+            # Not recursive: archive/, long-term/ and .agentmem/ are none of the daemon's business.
+            self.observer.schedule(self._handler, key, recursive=False, event_filter=_event_types())
+            self._watched.add(key)
+
+    def stop_observer(self) -> None:
+        obs, self.observer = self.observer, None
+        if obs is None:
+            return
+        try:
+            obs.stop()
+            obs.join(timeout=1.0)
+        except Exception:  # noqa: BLE001
+            log.exception("stopping the observer failed")
+
+    # -- change handling ----------------------------------------------------------------------
+    def _is_own(self, rel: str, sha: str | None, exists: bool) -> bool:
+        if rel not in self.own:
+            return False
+        mine = self.own[rel]
+        return (mine is None and not exists) or (exists and mine is not None and mine == sha)
+
+    def handle_paths(self, rels: list[str]) -> None:
+        """Debounced paths from events: re-read each, keep what really changed, react."""
+        real: list[str] = []
+        for rel in rels:
+            prev = self.folder.entries.get(rel)
+            entry = scan_file(self.memory, rel, None)
+            if entry is None:
+                if self.folder.entries.pop(rel, None) is not None and not self._is_own(rel, None, False):
+                    real.append(rel)
+                continue
+            self.folder.entries[rel] = entry
+            if self._is_own(rel, entry.sha, True):
+                continue
+            if prev is not None and (prev.sha, prev.error) == (entry.sha, entry.error):
+                continue  # touched, not changed
+            real.append(rel)
+        if real:
+            self.on_changes(real, source="event")
+
+    def rescan(self) -> None:
+        self._schedule_missing()
+        new = scan_memory(self.memory, self.folder)
+        diff = changed(self.folder, new)
+        self.folder = new
+        real = sorted(rel for rel in diff
+                      if not self._is_own(rel, new.entries[rel].sha if rel in new.entries else None, rel in new.entries))
+        self.status.set("last_rescan", time.strftime("%Y-%m-%dT%H:%M:%S"), quiet=True)
+        if real:
+            self.on_changes(real, source="rescan")
+
+    def on_changes(self, rels: list[str], *, source: str) -> None:
+        self.status.count("events", len(rels))
+        for rel in rels[:KEEP_EVENTS]:
+            self.status.event("changed", path=rel, source=source)
+        log.info("%s: %d changed: %s", source, len(rels), ", ".join(rels[:10]) + (" …" if len(rels) > 10 else ""))
+        for rel in rels:
+            if classify(rel) == "session":
+                sid = rel[len(SESSIONS) + 1 : -3]
+                entry = self.folder.entries.get(rel)
+                if entry is not None and entry.error is None:
+                    self.guard("queue", self.queue.note_snapshot, sid, entry.sha)
+        self.reconcile_pass()
+
+    # -- reconcile ----------------------------------------------------------------------------
+    def _index_text(self) -> str | None:
+        return read_text(self.vault.index_path)
+
+    def reconcile_pass(self) -> None:
+        self.status.count("passes")
+        try:
+            text = self._index_text()
+        except AgentmemError as exc:  # not UTF-8: a damaged file, reported once
+            self._report_all(Plan(reports=[_report_unreadable(exc)]))
+            return
+        p = plan(self.folder, text, previous_sessions=self.prev_sessions)
+        if p.writes:
+            with VaultWriter(self.vault, "daemon") as w:
+                # Re-plan on the text read under the lock: an agent may have written meanwhile.
+                p = plan(self.folder, read_text(self.vault.index_path), previous_sessions=self.prev_sessions)
+                applied = apply_plan(w, p)
+            self.own.update(applied.written)
+            for rel, sha in applied.written.items():
+                if sha is None:
+                    self.folder.entries.pop(rel, None)
+                else:
+                    e = scan_file(self.memory, rel, None)
+                    if e is not None:
+                        self.folder.entries[rel] = e
+            for d in applied.done:
+                log.info("applied %s", json.dumps(d, ensure_ascii=False))
+                self.status.event(d["action"], **{k: v for k, v in d.items() if k != "action"})
+                self.status.count({"add_row": "rows_added", "sync_row": "rows_synced",
+                                   "fold_conflict": "conflicts_folded"}.get(d["action"], "other"),
+                                  1 if d["action"] in ("add_row", "sync_row", "fold_conflict") else 0)
+            for e in applied.errors:
+                log.error("could not apply %s: %s", e["action"], e["error"])
+                self.status.error(f"apply {e['action']}", e["error"])
+        self._report_all(p)
+        self.prev_sessions = set(self.folder.sessions())
+
+    def _report_all(self, p: Plan) -> None:
+        for r in p.reports:
+            if r.key in self.reported:
+                continue  # report once
+            self.reported.add(r.key)
+            log.warning("report [%s] %s", r.kind, r.message)
+            self.status.report(r.to_dict())
+
+    # -- extraction queue ---------------------------------------------------------------------
+    def _get_extractor(self) -> Callable | None:
+        if self._extractor is None and self.clock() - self._extractor_checked >= EXTRACTOR_RETRY:
+            self._extractor_checked = self.clock()
+            fn, why = self.extractor_loader(self.vault)
+            self._extractor = fn
+            self.status.set("extractor", "available" if fn else why)
+        return self._extractor
+
+    def tick_queue(self) -> None:
+        self.queue.poll()
+        while True:
+            try:
+                key, touched, err = self._worker_results.get_nowait()
+            except stdlib_queue.Empty:
+                break
+            if err is None:
+                self.queue.mark_done(key, touched)
+                self.status.count("extracted")
+                self.status.event("extracted", key=key)
+            else:
+                self.queue.mark_failed(key, err)
+                self.status.error("extract", f"{key}: {err}")
+        if self._worker is not None and not self._worker.is_alive():
+            self._worker = None
+        due = self.queue.due()
+        if due and self._worker is None:
+            fn = self._get_extractor()
+            if fn is not None:
+                batch = [(k, item, self.queue.pending[k]["last_seen"]) for k, item in due]
+                # A daemon thread: a model call in flight must not hold up a stop; items not marked
+                # done stay queued and are extracted again (extraction is idempotent).
+                self._worker = threading.Thread(target=self._extract_batch, args=(fn, batch),
+                                                name="agentmem-extract", daemon=True)
+                self._worker.start()
+        self.status.set("queue", self.queue.summary())
+        self.queue.save()
+
+    def _extract_batch(self, fn: Callable, batch: list[tuple[str, dict, float]]) -> None:
+        for key, item, touched in batch:
+            if self.stop_event.is_set():
+                return
+            try:
+                fn(item)
+                self._worker_results.put((key, touched, None))
+            except Exception as exc:  # noqa: BLE001
+                log.error("extraction of %s failed: %s", key, exc)
+                self._worker_results.put((key, touched, f"{type(exc).__name__}: {exc}"))
+        self.inbox.put(RESCAN_QUEUE)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def startup(self) -> None:
+        if not self.memory.is_dir():
+            raise AgentmemError(f"{self.memory} does not exist; run `agentmem init` first", code="not_a_vault")
+        self.queue.load()
+        self.queue.poll()
+        self.start_observer()  # before the first scan: nothing changed in between is missed
+        self.folder = scan_memory(self.memory)
+        shas = {sid: e.sha for sid, e in self.folder.sessions().items() if e.sha and e.error is None}
+        if not self.queue.has_state:
+            self.queue.remember_snapshots(shas)  # first start: no mass back-fill of old sessions
+        else:
+            for sid, sha in shas.items():  # changed while the daemon was not running
+                self.guard("queue", self.queue.note_snapshot, sid, sha)
+        self.guard("reconcile", self.reconcile_pass)
+        self.guard("queue", self.tick_queue)
+        self.status.set("state", "running")
+        log.info("daemon running on %s (%s, rescan every %gs, %d snapshots)", self.vault.root,
+                 "polling" if self.polling else "native", self.rescan_seconds, len(shas))
+
+    def loop(self) -> None:
+        stop_file = paths.stop_request_path(self.vault)
+        next_rescan = self.clock() + self.rescan_seconds
+        while not self.stop_event.is_set():
+            now = self.clock()
+            deadline = min(next_rescan, now + MAX_WAIT)
+            d = self.debouncer.next_deadline()
+            if d is not None:
+                deadline = min(deadline, d)
+            items: list[str | None] = []
+            try:
+                items.append(self.inbox.get(timeout=max(0.0, deadline - now)))
+                while True:
+                    items.append(self.inbox.get_nowait())
+            except stdlib_queue.Empty:
+                pass
+            force = False
+            queue_tick = False
+            for it in items:
+                if it is None:
+                    continue
+                if it == RESCAN:
+                    force = True
+                elif it == RESCAN_QUEUE:
+                    queue_tick = True
+                else:
+                    self.debouncer.touch(it)
+            if self.stop_event.is_set() or stop_file.exists():
+                break
+            due = self.debouncer.pop_due()
+            if due:
+                self.guard("events", self.handle_paths, due)
+            if force or self.clock() >= next_rescan:
+                self.guard("rescan", self.rescan)
+                next_rescan = self.clock() + self.rescan_seconds
+                queue_tick = True
+            if queue_tick or self.queue.file_changed():
+                self.guard("queue", self.tick_queue)
+            elif self.queue.pending and (self.queue.next_due() or 0) <= self.wall():
+                self.guard("queue", self.tick_queue)
+            self.guard("status", self.status.flush)
+
+    def shutdown(self) -> None:
+        self.stop_observer()
+        if self._worker is not None:
+            self._worker.join(timeout=0.5)
+        self.guard("queue", self.tick_queue_final)
+        self.status.set("state", "stopped")
+        self.guard("status", self.status.flush, force=True)
+        log.info("daemon stopped")
+
+    def tick_queue_final(self) -> None:
+        while True:
+            try:
+                key, touched, err = self._worker_results.get_nowait()
+            except stdlib_queue.Empty:
+                break
+            if err is None:
+                self.queue.mark_done(key, touched)
+        self.queue.save()
+
+    def run(self) -> None:
+        """Start, loop until asked to stop, stop cleanly (caller owns signals and the instance lock)."""
+        self.startup()
+        try:
+            self.guard("status", self.status.flush, force=True)
+            self.loop()
+        finally:
+            self.shutdown()
+
+
+KEEP_EVENTS = 20
+RESCAN_QUEUE = "\x00queue"
+
+
+def _report_unreadable(exc: AgentmemError):
+    from .reconcile import Report
+
+    return Report(f"unreadable_index:{exc.message}", "index_damaged", exc.message + "; not rewritten")
+
+
+# -- the foreground entry point -------------------------------------------------------------------
+
+
+def run_daemon(vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None,
+               background: bool = False) -> None:
+    """``agentmem daemon run``: one instance per vault, signals, pid file, rotating log."""
+    from filelock import FileLock, Timeout
+
+    lock_path = paths.instance_lock_path(vault)
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise Refused(f"a daemon is already running for {vault.root} (see `agentmem daemon status`)",
+                      code="daemon_running") from None
+    handlers: list[logging.Handler] = []
+    try:
+        try:
+            paths.stop_request_path(vault).unlink()
+        except FileNotFoundError:
+            pass
+        handlers = setup_logging(vault, to_stderr=not background)
+        daemon = Daemon(vault, polling=polling, rescan_seconds=rescan_seconds)
+        old = {}
+        if threading.current_thread() is threading.main_thread():
+            sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])
+            for s in sigs:
+                old[s] = signal.signal(s, daemon.request_stop)
+        pid_file = paths.pid_path(vault)
+        try:
+            vault.state_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(pid_file, json.dumps({"pid": os.getpid(), "host": daemon.status.data["host"],
+                                                    "started_at": daemon.status.data["started_at"]}) + "\n")
+            daemon.run()
+        finally:
+            try:
+                pid_file.unlink()
+            except OSError:
+                pass
+            for s, h in old.items():
+                signal.signal(s, h)
+    finally:
+        for h in handlers:
+            log.removeHandler(h)
+            h.close()
+        lock.release()
