@@ -58,7 +58,7 @@ def register(ctx, vault, as_json, agent, manual, topic, summary, keywords, snaps
         return
     from ..session_ops import register_manual
 
-    text = snapshot_file.read() if snapshot_file else None
+    text = snapshot_file.read() if snapshot_file else None  # click.File("-") reads stdin
     reg = register_manual(v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text)
     emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "snapshot_path": str(v.session_path(reg.session_id)), "message": reg.message}, reg.message)
 

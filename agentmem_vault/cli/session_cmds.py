@@ -1,1 +1,95 @@
-"""Commands registered on the agentmem group (placeholder until this area lands)."""
+"""update, continue, release."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..config import resolve_agent, resolve_vault, vault_config
+from ..errors import SnapshotFormatError
+from . import cli, common_options, emit, opts_from
+
+
+def read_snapshot_arg(snapshot: str | None, *, stdin_default: bool = True) -> str | None:
+    """``--snapshot FILE``, ``--snapshot -`` (stdin), or piped stdin when the option is omitted."""
+    if snapshot == "-":
+        data = sys.stdin.buffer.read()
+        if not data.strip():
+            raise SnapshotFormatError("--snapshot - was given but stdin is empty; nothing was written")
+        return _decode(data, "stdin")
+    if snapshot:
+        try:
+            with open(snapshot, "rb") as fh:
+                return _decode(fh.read(), snapshot)
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read {snapshot}: {exc.strerror}", param_hint="--snapshot")
+    if stdin_default and sys.stdin is not None and not sys.stdin.isatty():
+        try:
+            data = sys.stdin.buffer.read()
+        except (OSError, ValueError):
+            return None
+        return _decode(data, "stdin") if data.strip() else None
+    return None
+
+
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SnapshotFormatError(f"the snapshot from {where} is not UTF-8 text; nothing was written") from exc
+
+
+def _agent(ctx: click.Context, vault) -> str:
+    return resolve_agent(ctx.obj.agent if ctx.obj else None, vault_config(vault))
+
+
+@cli.command()
+@common_options
+@click.argument("session_id")
+@click.option("--snapshot", "snapshot", metavar="FILE|-", help="Incoming snapshot (default: piped stdin).")
+@click.option("--topic", help="New Topic for the row and snapshot.")
+@click.option("--summary", help="New Summary for the row.")
+@click.option("--keywords", help="New Keywords for the row.")
+@click.pass_context
+def update(ctx, vault, as_json, session_id, snapshot, topic, summary, keywords) -> None:
+    """Session status update (狀態更新): merge the snapshot, then update the row."""
+    from ..session_ops import update_session
+
+    opts = opts_from(ctx, vault, as_json)
+    v = resolve_vault(opts.vault)
+    res = update_session(v, session_id, snapshot_text=read_snapshot_arg(snapshot), topic=topic, summary=summary, keywords=keywords)
+    verb = "created" if res.snapshot_created else ("merged" if res.snapshot_changed else "unchanged")
+    emit(opts, res.to_dict(), f"updated {res.session_id}: snapshot {verb}, row active (Updated At {res.row_after.updated_at})")
+
+
+@cli.command("continue")
+@common_options
+@click.argument("source")
+@click.option("--session", "session_id", help="The current session's ID (registered manually when omitted).")
+@click.option("--snapshot", "snapshot", metavar="FILE|-", help="Snapshot of the current session to merge at the same time.")
+@click.pass_context
+def continue_cmd(ctx, vault, as_json, source, session_id, snapshot) -> None:
+    """Continue from SOURCE (接續 memory): Continues From + Referenced By, both verified."""
+    from ..session_ops import continue_session
+
+    opts = opts_from(ctx, vault, as_json)
+    v = resolve_vault(opts.vault)
+    res = continue_session(v, source, session_id=session_id, agent=_agent(ctx, v),
+                           snapshot_text=read_snapshot_arg(snapshot, stdin_default=snapshot is not None))
+    emit(opts, res, res["message"])
+
+
+@cli.command()
+@common_options
+@click.argument("source")
+@click.option("--session", "session_id", required=True, help="The referencing session's ID.")
+@click.pass_context
+def release(ctx, vault, as_json, source, session_id) -> None:
+    """Release a reference (解除引用): remove the link in both directions."""
+    from ..session_ops import release_reference
+
+    opts = opts_from(ctx, vault, as_json)
+    res = release_reference(resolve_vault(opts.vault), source, session_id=session_id)
+    emit(opts, res, res["message"])

@@ -1,0 +1,296 @@
+"""Operations that write a session's snapshot and its index row together: manual registration,
+session status update (狀態更新), continue (接續 memory) and release (解除引用).
+
+Each runs under one vault lock inside ``VaultWriter.transaction()``: both the snapshot and the
+row are written and verified, or the vault is left exactly as it was and the error says the
+operation is incomplete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import index_table as it
+from .config import Vault, format_ts, now as clock_now
+from .errors import AgentmemError, Refused, SessionNotFound, SnapshotFormatError, UsageError
+from .ids import base_session_id, next_free_id, validate_session_id
+from .sessions import (
+    DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC, MANUAL_FALLBACK_SUMMARY, MANUAL_KEYWORDS,
+    Registration, taken_ids,
+)
+from .snapshot import Snapshot, merge_snapshots, new_snapshot, parse_snapshot, render_snapshot, with_continues_from
+from .vaultio import VaultWriter, read_text
+
+SUMMARY_MAX = 160
+
+
+class IncompleteOperation(AgentmemError):
+    code = "incomplete"
+
+
+def _incoming(text: str | None) -> Snapshot | None:
+    if text is None:
+        return None
+    if not text.strip():
+        raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
+    return parse_snapshot(text)
+
+
+def _summary_from(snap: Snapshot) -> str | None:
+    """First sentence(s) of Current Context, for the index Summary (index shorter, same facts)."""
+    paras = [p for p in snap.items("Current Context") if p.strip() and p.strip().lower() != "none"]
+    if not paras:
+        return None
+    s = " ".join(paras[0].split())
+    return s if len(s) <= SUMMARY_MAX else s[: SUMMARY_MAX - 1].rstrip() + "…"
+
+
+def _is_placeholder_topic(topic: str | None) -> bool:
+    return not topic or topic.strip() in ("", DEFAULT_TOPIC, "<topic>")
+
+
+def _check_incoming_id(incoming: Snapshot | None, session_id: str) -> None:
+    if incoming is None:
+        return
+    sid = (incoming.metadata.get("Session ID") or "").strip()
+    if sid and sid not in ("<id>", "-") and sid != session_id:
+        raise SnapshotFormatError(
+            f"the incoming snapshot is for Session ID {sid}, not {session_id}; nothing was written"
+        )
+
+
+def register_manual(
+    vault: Vault, agent: str, *, topic: str | None = None, summary: str | None = None,
+    keywords: str | None = None, snapshot_text: str | None = None,
+) -> Registration:
+    """Manual registration: snapshot first, then the active row; the ID is returned only after both
+    verified (the caller prints it)."""
+    incoming = _incoming(snapshot_text)
+    when = clock_now()
+    ts = format_ts(when)
+    with VaultWriter(vault, "register --manual") as w, w.transaction():
+        text, doc = w.read_index()
+        doc.check_writable()
+        sid = next_free_id(base_session_id(when, agent), taken_ids(vault, doc))
+        use_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or DEFAULT_TOPIC
+        snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
+        w.write_file(vault.session_path(sid), render_snapshot(snap), session_id=sid, action="write_snapshot")
+        row = it.Row(sid, agent, use_topic, summary or _summary_from(snap) or MANUAL_FALLBACK_SUMMARY,
+                     keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
+        w.append_row(row)
+        _verify_snapshot(vault, sid)
+    return Registration(sid, row)
+
+
+def _verify_snapshot(vault: Vault, sid: str) -> Snapshot:
+    text = read_text(vault.session_path(sid))
+    if text is None:
+        raise IncompleteOperation(f"snapshot {sid} is missing after the write")
+    snap = parse_snapshot(text)
+    if snap.session_id != sid:
+        raise IncompleteOperation(f"snapshot {vault.session_path(sid)} names Session ID {snap.session_id!r}")
+    return snap
+
+
+@dataclass
+class UpdateResult:
+    session_id: str
+    snapshot_created: bool
+    snapshot_changed: bool
+    row_before: it.Row
+    row_after: it.Row
+
+    def to_dict(self) -> dict:
+        return {
+            "session_id": self.session_id, "snapshot_created": self.snapshot_created,
+            "snapshot_changed": self.snapshot_changed,
+            "row_before": self.row_before.to_dict(), "row_after": self.row_after.to_dict(),
+        }
+
+
+def _write_session(
+    w: VaultWriter, vault: Vault, sid: str, row: it.Row, *, incoming: Snapshot | None, ts: str,
+    topic: str | None = None, add_sources: list[str] = (), context_note: str | None = None,
+) -> tuple[Snapshot, bool, bool]:
+    """Create or merge the snapshot of ``sid``; returns (snapshot, created, changed)."""
+    path = vault.session_path(sid)
+    existing = read_text(path)
+    if existing is None:
+        if incoming is None and context_note is None:
+            raise UsageError(
+                f"session {sid} has no snapshot yet: pass the snapshot on stdin or with --snapshot FILE "
+                "(a status update always writes memory/sessions/<id>.md as well as the row)"
+            )
+        base_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or row.topic
+        snap = new_snapshot(sid, row.agent_name, base_topic, row.started_at, ts, incoming=incoming)
+        created = True
+    else:
+        try:
+            old = parse_snapshot(existing)
+        except SnapshotFormatError as exc:
+            raise SnapshotFormatError(f"the existing snapshot {path} cannot be read ({exc.message}); fix it by hand first — nothing was written") from exc
+        if old.session_id and old.session_id != sid:
+            raise SnapshotFormatError(f"{path} names Session ID {old.session_id}; refusing to merge into it")
+        snap = merge_snapshots(old, incoming, updated_at=ts) if incoming is not None else old
+        created = False
+    if topic:
+        snap.metadata["Topic"] = topic
+    if add_sources:
+        snap = with_continues_from(snap, add=list(add_sources))
+    if context_note and not any(context_note in p for p in snap.items("Current Context")):
+        snap = merge_snapshots(snap, parse_snapshot(f"## Current Context\n{context_note}\n"), updated_at=ts)
+    snap.metadata["Status"] = "active"
+    new_text = render_snapshot(snap)
+    if existing is not None and _same_but_time(existing, new_text):
+        return snap, False, False  # nothing new: keep the file (and Updated At) as it was
+    snap.metadata["Updated At"] = ts
+    new_text = render_snapshot(snap)
+    changed = w.write_file(path, new_text, session_id=sid, action="write_snapshot")
+    return snap, created, changed
+
+
+def _same_but_time(a: str, b: str) -> bool:
+    def strip(t: str) -> list[str]:
+        return [ln for ln in t.replace("\r\n", "\n").lstrip("\ufeff").split("\n") if not ln.startswith("| Updated At")]
+
+    return strip(a) == strip(b)
+
+
+def update_session(
+    vault: Vault, session_id: str, *, snapshot_text: str | None = None, topic: str | None = None,
+    summary: str | None = None, keywords: str | None = None,
+) -> UpdateResult:
+    """狀態更新: create or merge the snapshot, then update only that row (Status active, Updated At);
+    Started At and Referenced By unchanged."""
+    sid = validate_session_id(session_id)
+    incoming = _incoming(snapshot_text)
+    _check_incoming_id(incoming, sid)
+    ts = format_ts(clock_now())
+    try:
+        with VaultWriter(vault, "update") as w, w.transaction():
+            doc = w.index()
+            doc.check_writable()
+            row = doc.get(sid)
+            snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic)
+            new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else row.topic)
+            # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
+            # (the agent passes --summary when the facts changed).
+            placeholder = row.summary in (DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY) or not row.summary.strip()
+            new_summary = summary or ((_summary_from(snap) or row.summary) if placeholder else row.summary)
+            new_kw = keywords or (row.keywords if row.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
+
+            def change(r: it.Row) -> it.Row:
+                touched = changed or r.status != "active" or topic or summary or keywords
+                return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active",
+                               updated_at=ts if touched else r.updated_at)
+
+            before, after = w.update_row(sid, change)
+            _verify_snapshot(vault, sid)
+    except (SessionNotFound, UsageError, SnapshotFormatError):
+        raise
+    except AgentmemError as exc:
+        raise IncompleteOperation(f"update of {sid} is incomplete: {exc.message} (nothing was changed)", details={"cause": exc.code}) from exc
+    return UpdateResult(sid, created, changed, before, after)
+
+
+def continue_session(
+    vault: Vault, source_id: str, *, session_id: str | None = None, agent: str | None = None,
+    snapshot_text: str | None = None,
+) -> dict:
+    """接續 memory SOURCE: the current session lists SOURCE in Continues From, SOURCE's row lists the
+    current ID in Referenced By (nothing else of SOURCE changes). Registers manually first when the
+    current session has no ID."""
+    src = validate_session_id(source_id)
+    registered = None
+    if session_id is None:
+        if not agent:
+            raise UsageError("continue needs --session ID (or an agent name to register this session manually)")
+        doc = it.parse_index(read_text(vault.index_path) or "")
+        source_row = doc.get(src)
+        registered = register_manual(
+            vault, agent, topic=None, summary=f"接續 {src}：{source_row.topic}",
+            snapshot_text=snapshot_text or f"## Current Context\n接續 {src}（{source_row.topic}）。\n\n## Continues From\n- {src}\n",
+        )
+        session_id = registered.session_id
+        snapshot_text = None
+    cur = validate_session_id(session_id)
+    if cur == src:
+        raise UsageError("a session cannot continue from itself")
+    incoming = _incoming(snapshot_text)
+    _check_incoming_id(incoming, cur)
+    ts = format_ts(clock_now())
+    try:
+        with VaultWriter(vault, "continue") as w, w.transaction():
+            doc = w.index()
+            doc.check_writable()
+            source_row = doc.get(src)
+            cur_row = doc.get(cur)
+            note = f"接續 {src}（{source_row.topic}）。"
+            snap, created, changed = _write_session(
+                w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=[src], context_note=note,
+            )
+            if src not in snap.continues_from:
+                raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")
+            w.update_row(cur, lambda r: r.with_(
+                status="active",
+                summary=(_summary_from(snap) or r.summary) if r.summary == DEFAULT_SUMMARY else r.summary,
+                keywords=r.keywords if r.keywords != DEFAULT_KEYWORDS else "continue-memory, cursor-agent, session-snapshot",
+                updated_at=ts if (changed or r.status != "active") else r.updated_at,
+            ))
+            refs = source_row.referencing_ids
+            if cur not in refs:
+                w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list(r.referencing_ids + [cur])))
+            if cur not in w.index().get(src).referencing_ids:
+                raise IncompleteOperation(f"Referenced By of {src} does not list {cur} after the write")
+    except (SessionNotFound, UsageError, SnapshotFormatError):
+        raise
+    except AgentmemError as exc:
+        raise IncompleteOperation(f"continuation {cur} → {src} is incomplete: {exc.message} (nothing was changed)") from exc
+    return {
+        "session_id": cur, "source": src, "registered": registered.session_id if registered else None,
+        "already_linked": not changed and cur in refs and not created,
+        "message": (registered.message + "\n" if registered else "") + f"{cur} continues from {src}",
+    }
+
+
+def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
+    """解除引用: remove ID from SOURCE's Referenced By (``-`` when empty) and SOURCE from ID's
+    Continues From (``None`` when empty). Idempotent."""
+    src = validate_session_id(source_id)
+    cur = validate_session_id(session_id)
+    ts = format_ts(clock_now())
+    changed_row = changed_snap = False
+    try:
+        with VaultWriter(vault, "release") as w, w.transaction():
+            doc = w.index()
+            doc.check_writable()
+            src_row = doc.find(src)
+            cur_row = doc.find(cur)
+            path = vault.session_path(cur)
+            existing = read_text(path)
+            if src_row is None and existing is None:
+                raise SessionNotFound(f"neither a row for {src} nor a snapshot for {cur} exists")
+            if existing is not None:
+                snap = parse_snapshot(existing)
+                if src in snap.continues_from:
+                    snap = with_continues_from(snap, remove=[src])
+                    snap.metadata["Updated At"] = ts
+                    changed_snap = w.write_file(path, render_snapshot(snap), session_id=cur, action="write_snapshot")
+            if src_row is not None and cur in src_row.referencing_ids:
+                w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur])))
+                changed_row = True
+            if src_row is not None and cur in w.index().get(src).referencing_ids:
+                raise IncompleteOperation(f"{src} still lists {cur} in Referenced By")
+            if existing is not None and src in parse_snapshot(read_text(path) or "").continues_from:
+                raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
+            if cur_row is None and existing is None:
+                pass  # the referencing session is gone (archived): cleaning the source row is enough
+    except (SessionNotFound, UsageError, SnapshotFormatError):
+        raise
+    except AgentmemError as exc:
+        raise IncompleteOperation(f"release of {src} by {cur} is incomplete: {exc.message} (nothing was changed)") from exc
+    return {"source": src, "session_id": cur, "row_changed": changed_row, "snapshot_changed": changed_snap,
+            "message": f"{cur} no longer continues from {src}" if (changed_row or changed_snap) else f"{cur} did not reference {src}; nothing to do"}
+
+
+__all__ = ["register_manual", "update_session", "continue_session", "release_reference", "UpdateResult", "IncompleteOperation", "Refused"]
