@@ -1,1 +1,142 @@
-"""Commands registered on the agentmem group (placeholder until this area lands)."""
+"""Long-term memory commands: ``extract``, ``eval``, ``memories list|show|deprecate``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import cli, common_options, emit, memories, opts_from
+from ..config import resolve_vault, vault_config
+
+
+def _note_row(n) -> dict:
+    return {
+        "id": n.id, "title": n.title, "category": n.category, "score": n.score, "importance": n.importance,
+        "status": n.status, "updated": n.updated, "file": n.path.name if n.path else None,
+    }
+
+
+@cli.command("extract")
+@click.option("--session", "sessions", multiple=True, metavar="ID", help="A session snapshot (repeatable).")
+@click.option("--cursor", is_flag=True, help="All Cursor agent transcripts under ~/.cursor/projects.")
+@click.option("--claude", is_flag=True, help="All Claude Code transcripts under ~/.claude/projects.")
+@click.option("--file", "files", multiple=True, type=click.Path(dir_okay=False), metavar="PATH", help="A transcript or text file (repeatable).")
+@click.option("--offline", is_flag=True, help="Rule-based extraction, no model calls (the default without an API key).")
+@click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
+@click.option("--force", is_flag=True, help="Process sources again even when unchanged since the last run.")
+@common_options
+@click.pass_context
+def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, vault, as_json) -> None:
+    """Extract long-term memories from sessions and transcripts (default: every session snapshot)."""
+    from ..longterm import sources as S
+    from ..longterm.extract import extract_sources, progress_wanted
+
+    opts = opts_from(ctx, vault, as_json)
+    v = resolve_vault(opts.vault)
+    srcs = [S.source_for_session(v, sid) for sid in sessions]
+    srcs += [S.source_for_transcript(f) for f in files]
+    if cursor:
+        srcs += S.discover_cursor()
+    if claude:
+        srcs += S.discover_claude()
+    if not (sessions or files or cursor or claude):
+        srcs = S.discover_sessions(v)
+    if progress_wanted(len(srcs)):
+        with click.progressbar(length=len(srcs), label="extracting", file=sys.stderr) as bar:
+            report = extract_sources(v, srcs, offline=True if offline else None, dry_run=dry_run, force=force, progress=bar.update)
+    else:
+        report = extract_sources(v, srcs, offline=True if offline else None, dry_run=dry_run, force=force)
+    emit(opts, report.to_dict(), report.summary)
+    if report.errors:
+        sys.exit(1)
+
+
+@cli.command("eval")
+@click.argument("folder", type=click.Path(file_okay=False))
+@click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when an API key is set.")
+@common_options
+@click.pass_context
+def eval_cmd(ctx, folder, offline, vault, as_json) -> None:
+    """Precision / recall / F1 of extraction on labelled conversation fixtures (*.json)."""
+    from ..config import DEFAULTS
+    from ..errors import AgentmemError
+    from ..longterm.evaluate import evaluate, load_fixtures
+    from ..longterm.llm import api_key_from, model_from_config
+
+    opts = opts_from(ctx, vault, as_json)
+    try:
+        cfg = vault_config(resolve_vault(opts.vault))
+    except AgentmemError:
+        cfg = dict(DEFAULTS)  # eval needs no vault; config only tunes the model
+    model = None
+    if not offline:
+        key = api_key_from(cfg)
+        if key:
+            model = model_from_config(cfg, key)
+    report = evaluate(load_fixtures(Path(folder)), model=model, min_score=int(cfg.get("min_score", 4)))
+    emit(opts, report.to_dict(), report.table)
+
+
+@memories.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Include deprecated memories.")
+@click.option("--category", help="Only this category.")
+@common_options
+@click.pass_context
+def memories_list(ctx, show_all, category, vault, as_json) -> None:
+    """List long-term memories (newest first)."""
+    from ..longterm.notes import load_notes
+
+    opts = opts_from(ctx, vault, as_json)
+    v = resolve_vault(opts.vault)
+    broken: list = []
+    notes = [n for n in load_notes(v, broken) if (show_all or n.active) and (not category or n.category == category)]
+    notes.sort(key=lambda n: (n.updated, n.title), reverse=True)
+    rows = [_note_row(n) for n in notes]
+
+    def human() -> str:
+        if not rows:
+            return "No long-term memories yet." + (f" ({len(broken)} unreadable note(s))" if broken else "")
+        lines = [f"{r['id']:<9}  {r['score']}  {r['category']:<34}  {r['title']}" + ("  (deprecated)" if r["status"] == "deprecated" else "") for r in rows]
+        if broken:
+            lines.append(f"({len(broken)} note(s) with unreadable frontmatter skipped: {', '.join(p.name for p in broken[:5])})")
+        return "\n".join(lines)
+
+    emit(opts, {"memories": rows, "broken": [p.name for p in broken]}, human)
+
+
+@memories.command("show")
+@click.argument("key")
+@common_options
+@click.pass_context
+def memories_show(ctx, key, vault, as_json) -> None:
+    """Show one memory by ID, title or file name."""
+    from ..errors import UsageError
+    from ..longterm.notes import find_note, frontmatter_dict, load_notes, render_note
+
+    opts = opts_from(ctx, vault, as_json)
+    v = resolve_vault(opts.vault)
+    note = find_note(load_notes(v), key)
+    if note is None:
+        raise UsageError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)")
+    data = {**frontmatter_dict(note), "content": note.content, "history": [h.__dict__ for h in note.history],
+            "file": str(note.path) if note.path else None}
+    emit(opts, data, lambda: render_note(note).rstrip("\n"))
+
+
+@memories.command("deprecate")
+@click.argument("key")
+@click.option("--reason", required=True, help="Why the memory no longer holds.")
+@click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
+@common_options
+@click.pass_context
+def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
+    """Mark a memory deprecated (the file is kept, with the reason)."""
+    from ..longterm.curate import deprecate_memory
+
+    opts = opts_from(ctx, vault, as_json)
+    v = resolve_vault(opts.vault)
+    note = deprecate_memory(v, key, reason, dry_run=dry_run)
+    emit(opts, {**_note_row(note), "deprecated_reason": note.deprecated_reason, "dry_run": dry_run},
+         f"{'Would deprecate' if dry_run else 'Deprecated'} {note.id} {note.title!r}: {note.deprecated_reason}")

@@ -1,0 +1,438 @@
+"""The extraction pipeline: sources -> turns -> candidates -> assessment -> filters -> in-batch
+de-duplication -> curation against existing notes -> notes written.
+
+Library API (used by ``agentmem extract`` and by the daemon's extraction queue)::
+
+    from agentmem_vault.longterm.extract import extract_sources, source_for_session, source_for_transcript
+
+    report = extract_sources(vault, [source_for_session(vault, "2026-05-25-1318-cursor-main-agent"),
+                                     source_for_transcript("~/.claude/projects/x/abc.jsonl")],
+                             offline=None, dry_run=False, force=False)
+    report.to_dict()   # created / updated / deprecated / ignored, skipped (with reasons), errors, tokens, cost
+
+- ``offline=None``: offline rule-based extraction when no ``ANTHROPIC_API_KEY`` (env) or
+  ``anthropic_api_key`` (vault config) is set, the model otherwise; ``True`` forces offline;
+  ``False`` requires a key (ConfigError without one).
+- Incremental: ``memory/.agentmem/extract/state.json`` records, per source, a hash of the file and
+  of the turns already processed. An unchanged source is skipped; a grown transcript is processed
+  from its first new turn (the model also gets about 2,000 characters of earlier turns as
+  context); anything else is processed again (curation then ignores what is already known).
+  ``force=True`` ignores the state. The state is never needed for correctness: deleting it only
+  costs a re-run, which creates nothing new.
+- ``dry_run=True`` computes the full plan (model calls included) and writes nothing.
+- Never raises for bad content: unreadable lines, failed model calls, malformed or schema-violating
+  replies and refused memories are listed in ``report.skipped`` / ``report.errors``; a source whose
+  model call failed keeps its old state so that the next run retries it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..config import Vault, now as clock_now, vault_config
+from ..errors import AgentmemError, ConfigError
+from ..textnorm import tokenize
+from ..vaultio import VaultWriter, atomic_write_text
+from .chunking import CHUNK_CHARS, OVERLAP_CHARS, chunk_turns, render_turns
+from .curate import plan_curation, notes_to_write
+from .dedupe import dedupe_batch
+from .filters import filter_memories
+from .llm import LLMError, MemoryModel, Usage, api_key_from, estimate_cost, model_from_config
+from .noise import strip_noise
+from .notes import Note, format_note_ts, load_notes, write_note
+from .offline import extract_offline
+from .schema import MemoryObject, validate_assessment, validate_memory
+from .sources import Source, Turn, read_source, source_for_session, source_for_transcript  # noqa: F401 (re-exported)
+
+STATE_VERSION = 1
+MAX_EXISTING_TITLES = 30
+
+__all__ = ["extract_sources", "source_for_session", "source_for_transcript", "ExtractReport", "memories_from_turns"]
+
+
+@dataclass
+class ExtractReport:
+    mode: str  # "offline" | "model"
+    dry_run: bool = False
+    sources: list[dict] = field(default_factory=list)
+    actions: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    cost_usd: float = 0.0
+    broken_notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, kind: str) -> int:
+        return sum(1 for a in self.actions if a["action"] == kind)
+
+    @property
+    def written(self) -> int:
+        return 0 if self.dry_run else sum(1 for a in self.actions if a["action"] in ("create", "update", "deprecate"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "model": self.model or None,
+            "dry_run": self.dry_run,
+            "created": self.count("create"),
+            "updated": self.count("update"),
+            "deprecated": self.count("deprecate"),
+            "ignored": self.count("ignore"),
+            "actions": self.actions,
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "sources": self.sources,
+            "usage": self.usage.to_dict(),
+            "estimated_cost_usd": self.cost_usd,
+            "broken_notes": self.broken_notes,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def summary(self) -> str:
+        processed = sum(1 for s in self.sources if s["status"] == "processed")
+        unchanged = sum(1 for s in self.sources if s["status"] == "unchanged")
+        head = "Dry run: would " if self.dry_run else ""
+        lines = [
+            f"{head}{'create' if self.dry_run else 'created'} {self.count('create')}, "
+            f"{'update' if self.dry_run else 'updated'} {self.count('update')}, "
+            f"{'deprecate' if self.dry_run else 'deprecated'} {self.count('deprecate')} long-term memories "
+            f"({self.mode}; {processed} source(s) read, {unchanged} unchanged)."
+        ]
+        for a in self.actions:
+            if a["action"] != "ignore":
+                lines.append(f"  {a['action']:<9} {a['title']}" + (f"  [{a.get('file')}]" if a.get("file") else ""))
+        ignored = self.count("ignore")
+        if ignored:
+            lines.append(f"  ignored {ignored} already-known or rejected candidate(s)")
+        for s in self.skipped:
+            lines.append(f"  skipped   {s.get('title') or '(reply)'}: {s['reason']}")
+        for e in self.errors:
+            lines.append(f"  error     {e.get('source')}: {e['error']}")
+        if self.usage.calls:
+            u = self.usage
+            lines.append(
+                f"  model {self.model}: {u.calls} calls, tokens in {u.input_tokens}, out {u.output_tokens}, "
+                f"cache read {u.cache_read_input_tokens}, cache write {u.cache_creation_input_tokens}; "
+                f"estimated cost ${self.cost_usd:.4f}"
+            )
+        if self.broken_notes:
+            lines.append(f"  {len(self.broken_notes)} note(s) with unreadable frontmatter were left alone: " + ", ".join(self.broken_notes[:5]))
+        return "\n".join(lines)
+
+
+# -- incremental state ----------------------------------------------------------------------------
+
+
+def _state_path(vault: Vault):
+    return vault.state_dir / "extract" / "state.json"
+
+
+def load_state(vault: Vault) -> dict:
+    try:
+        data = json.loads(_state_path(vault).read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("version") == STATE_VERSION and isinstance(data.get("sources"), dict):
+            return data
+    except (OSError, ValueError):
+        pass
+    return {"version": STATE_VERSION, "sources": {}}
+
+
+def _turns_sha(turns: list[Turn]) -> str:
+    h = hashlib.sha256()
+    for t in turns:
+        h.update(t.role.encode() + b"\0" + t.text.encode("utf-8") + b"\0")
+    return h.hexdigest()[:24]
+
+
+def _file_sha(source: Source) -> str:
+    try:
+        return hashlib.sha256(source.path.read_bytes()).hexdigest()[:24]
+    except OSError:
+        return ""
+
+
+def _start_turn(entry: dict | None, turns: list[Turn], file_sha: str) -> int | None:
+    """First turn to process; None = nothing new."""
+    if not entry:
+        return 0
+    if entry.get("sha") == file_sha:
+        return None
+    done = int(entry.get("turns", 0) or 0)
+    if 0 < done <= len(turns) and _turns_sha(turns[:done]) == entry.get("prefix_sha"):
+        return None if done == len(turns) else done
+    return 0
+
+
+# -- candidate generation -------------------------------------------------------------------------
+
+
+def _similar_titles(notes: list[Note], text: str, limit: int = MAX_EXISTING_TITLES) -> list[str]:
+    active = [n for n in notes if n.active and n.title]
+    if len(active) <= limit:
+        return [n.title for n in active]
+    toks = set(tokenize(text[:50_000]))
+    scored = sorted(
+        ((len(toks & set(tokenize(f"{n.title} {' '.join(n.keywords)}"))), n.title) for n in active),
+        key=lambda x: -x[0],
+    )
+    return [t for s, t in scored[:limit] if s > 0]
+
+
+def _context_text(turns: list[Turn], start: int) -> str:
+    if start <= 0:
+        return ""
+    picked: list[Turn] = []
+    size = 0
+    for t in reversed(turns[:start]):
+        picked.insert(0, Turn(t.role, strip_noise(t.text)))
+        size += len(t.text)
+        if size >= OVERLAP_CHARS:
+            break
+    text = render_turns(picked)
+    return text[-OVERLAP_CHARS:]
+
+
+@dataclass
+class _Job:
+    index: int  # source index
+    chunk_text: str
+    context: str
+
+
+@dataclass
+class _JobResult:
+    memories: list[MemoryObject] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles: list[str]) -> _JobResult:
+    res = _JobResult()
+    try:
+        raw, usage = model.extract(job.chunk_text, context=job.context, existing_titles=titles, project=project)
+        res.usage.add(usage)
+    except LLMError as exc:
+        if "usage" in exc.details:  # a reply we could not use was still paid for
+            res.usage.add(Usage(**exc.details["usage"]))
+        res.errors.append(exc.message)
+        return res
+    items = raw.get("memories") if isinstance(raw, dict) else raw if isinstance(raw, list) else None
+    if not isinstance(items, list):
+        res.errors.append("the model's reply does not match the schema (no 'memories' list)")
+        return res
+    for item in items:
+        m, why = validate_memory(item)
+        if m is None:
+            title = item.get("title") if isinstance(item, dict) and isinstance(item.get("title"), str) else ""
+            res.skipped.append({"title": title[:120], "source": ref, "reason": f"schema: {why}"})
+            continue
+        if m.action == "ignore":
+            continue
+        m.sources = [ref] if ref else []
+        m.project = m.project or project
+        try:
+            verdict, usage = model.assess(job.chunk_text, m)
+            res.usage.add(usage)
+        except LLMError as exc:
+            res.skipped.append({"title": m.title, "source": ref, "reason": f"assessment failed: {exc.message}"})
+            continue
+        score, reason = validate_assessment(verdict)
+        if score is None:
+            res.skipped.append({"title": m.title, "source": ref, "reason": f"assessment unusable: {reason}"})
+            continue
+        m.score = score
+        res.memories.append(m)
+    return res
+
+
+def memories_from_turns(
+    turns: list[Turn],
+    *,
+    model: MemoryModel | None = None,
+    ref: str = "",
+    project: str = "",
+    start: int = 0,
+    existing_titles: list[str] | None = None,
+    min_score: int = 4,
+    chunk_chars: int = CHUNK_CHARS,
+) -> tuple[list[MemoryObject], list[dict], list[str], Usage]:
+    """Candidates for one conversation, filtered and de-duplicated (no vault involved).
+
+    Returns (memories, skipped, errors, usage). Used by the evaluation; the vault pipeline does
+    the same steps across many sources at once.
+    """
+    if model is None:
+        cands = extract_offline(turns, sources=[ref] if ref else [], project=project, first_turn=start)
+        res = _JobResult(memories=cands)
+    else:
+        res = _JobResult()
+        ctx = _context_text(turns, start)
+        for ch in chunk_turns(turns[start:], size=chunk_chars):
+            r = _run_model_job(model, _Job(0, ch.text, ctx), ref, project, existing_titles or [])
+            res.memories += r.memories
+            res.skipped += r.skipped
+            res.errors += r.errors
+            res.usage.add(r.usage)
+            ctx = ""
+    kept, dropped = filter_memories(res.memories, min_score=min_score)
+    kept, dups = dedupe_batch(kept)
+    skipped = res.skipped + [{"title": m.title, "source": ref, "reason": why} for m, why in dropped + dups]
+    return kept, skipped, res.errors, res.usage
+
+
+# -- the vault pipeline ----------------------------------------------------------------------------
+
+
+def extract_sources(
+    vault: Vault,
+    sources: list[Source],
+    *,
+    offline: bool | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    model: MemoryModel | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ExtractReport:
+    """Extract long-term memories from ``sources`` into ``memory/long-term/`` (see module doc)."""
+    t0 = time.perf_counter()
+    cfg = vault_config(vault)
+    try:
+        min_score = int(cfg.get("min_score", 4))
+        concurrency = max(1, int(cfg.get("concurrency", 4)))
+        chunk_chars = int(cfg.get("extract_chunk_chars", CHUNK_CHARS))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"bad extraction setting in {vault.config_path}: {exc}") from exc
+    if model is None and offline is not True:
+        key = api_key_from(cfg)
+        if key:
+            model = model_from_config(cfg, key)
+        elif offline is False:
+            raise ConfigError("no API key: set ANTHROPIC_API_KEY (or anthropic_api_key in the vault config), or use --offline")
+    if offline:
+        model = None
+    report = ExtractReport(mode="offline" if model is None else "model", dry_run=dry_run, model=getattr(model, "model", "") if model else "")
+
+    state = load_state(vault)
+    broken: list = []
+    existing = load_notes(vault, broken)
+    report.broken_notes = [p.name for p in broken]
+
+    # 1. read every source and decide what is new
+    work: list[tuple[Source, list[Turn], int, str, dict]] = []
+    for src in sources:
+        info: dict[str, Any] = {"source": src.ref, "kind": src.kind, "path": str(src.path)}
+        try:
+            rr = read_source(src)
+        except AgentmemError as exc:
+            info.update(status="error", error=exc.message)
+            report.errors.append({"source": src.ref, "error": exc.message})
+            report.sources.append(info)
+            if progress:
+                progress(1)
+            continue
+        fsha = _file_sha(src)
+        start = 0 if force else _start_turn(state["sources"].get(src.key), rr.turns, fsha)
+        info.update(turns=len(rr.turns), skipped_lines=rr.skipped)
+        if start is None:
+            info["status"] = "unchanged"
+            report.sources.append(info)
+            if progress:
+                progress(1)
+            continue
+        info.update(status="processed", new_turns=len(rr.turns) - start)
+        report.sources.append(info)
+        work.append((src, rr.turns, start, fsha, info))
+
+    # 2. candidates
+    candidates: list[MemoryObject] = []
+    failed_sources: set[str] = set()
+    if model is None:
+        for src, turns, start, _, info in work:
+            found = extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start)
+            info["candidates"] = len(found)
+            candidates += found
+            if progress:
+                progress(1)
+    else:
+        jobs: list[_Job] = []
+        for i, (src, turns, start, _, info) in enumerate(work):
+            ctx = _context_text(turns, start)
+            chunks = chunk_turns(turns[start:], size=chunk_chars)
+            info["chunks"] = len(chunks)
+            for ch in chunks:
+                jobs.append(_Job(i, ch.text, ctx))
+                ctx = ""
+        remaining = {i: sum(1 for j in jobs if j.index == i) for i in range(len(work))}
+        if progress and any(n == 0 for n in remaining.values()):
+            progress(sum(1 for n in remaining.values() if n == 0))
+
+        def run(job: _Job) -> tuple[_Job, _JobResult]:
+            src = work[job.index][0]
+            return job, _run_model_job(model, job, src.ref, src.project, _similar_titles(existing, job.chunk_text))
+
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            for job, r in pool.map(run, jobs):
+                src, _, _, _, info = work[job.index]
+                report.usage.add(r.usage)
+                report.skipped += r.skipped
+                for e in r.errors:
+                    report.errors.append({"source": src.ref, "error": e})
+                    failed_sources.add(src.ref)
+                info["candidates"] = info.get("candidates", 0) + len(r.memories)
+                candidates += r.memories
+                remaining[job.index] -= 1
+                if remaining[job.index] == 0 and progress:
+                    progress(1)
+        report.cost_usd = estimate_cost(report.usage, report.model, cfg.get("prices"))
+
+    # 3. quality layers
+    kept, dropped = filter_memories(candidates, min_score=min_score)
+    kept, dups = dedupe_batch(kept)
+    for m, why in dropped + dups:
+        report.skipped.append({"title": m.title, "source": ", ".join(m.sources), "reason": why})
+
+    # 4. curate and write (plan under the lock, on the notes as they are now)
+    now = format_note_ts(clock_now())
+    if dry_run:
+        actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
+        report.actions = [a.to_dict() for a in actions]
+    else:
+        with VaultWriter(vault, "extract") as w:
+            broken = []
+            existing = load_notes(vault, broken)
+            actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
+            vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+            for note in notes_to_write(actions):
+                write_note(w, vault, note)
+            report.actions = [a.to_dict() for a in actions]
+            for src, turns, _, fsha, _ in work:
+                if src.ref in failed_sources:
+                    continue  # retried next time
+                state["sources"][src.key] = {
+                    "path": str(src.path), "kind": src.kind, "sha": fsha, "turns": len(turns),
+                    "prefix_sha": _turns_sha(turns), "updated": now,
+                }
+            if work:
+                p = _state_path(vault)
+                p.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def progress_wanted(n_sources: int) -> bool:
+    """A progress bar only for an interactive terminal or a long run."""
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    return (tty and n_sources > 1) or n_sources >= 50

@@ -1,0 +1,151 @@
+"""Quality layers after extraction (seed 001, layers 2-3; seed 000's conservative criteria):
+technical specificity, bilingual vague-phrase lists, generic-principle detection, minimum
+substance, the assessment threshold, and a guard against notes that carry injected instructions.
+
+Every rejection comes with a reason so that a run can say what it skipped and why.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..textnorm import fold
+from .schema import MemoryObject
+
+SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p)
+    for p in (
+        r"[./\\][\w-]+\.\w{1,5}\b",  # file path ./src/auth.ts
+        r"\b[\w-]+\.(?:py|ts|tsx|js|jsx|md|json|ya?ml|toml|sql|sh|ps1|go|rs|java|kt|css|html|lock|cfg|ini)\b",
+        r"(?:function|class|const|def|let|var|interface|type)\s+\w+",  # declarations
+        r"/api/[\w/{}:-]+",  # API route
+        r"`[^`\n]{2,}`",  # inline code
+        r"\bv?\d+\.\d+(?:\.\d+)?\b",  # version
+        r"\b(?:GET|POST|PUT|PATCH|DELETE)\s+/[\w/-]*",  # HTTP method + route
+        r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b",  # camelCase identifier
+        r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b",  # PascalCase identifier
+        r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b",  # snake_case identifier
+        r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b",  # CONSTANT_NAME / ENV_VAR
+        r"--[a-z][\w-]+",  # CLI flag
+        r"\b(?:npm|pnpm|yarn|pip|uv|poetry|cargo|go|git|docker|kubectl|make|pytest|ruff|black|mypy|eslint|prettier|tsc|vite|webpack|node|python)\b",
+        r"\b(?:React|Vue|Svelte|Angular|Next\.js|Django|Flask|FastAPI|Spring|Rails|Tailwind|Redis|Postgres(?:QL)?|MySQL|SQLite|MongoDB|Kafka|OpenSearch|Elasticsearch|GraphQL|gRPC|OAuth|JWT|TypeScript|JavaScript|Python|Rust|Go|Java|Kotlin|Swift|Obsidian|Cursor|Claude)\b",
+        r"\b(?:async|await|Promise|strict\w*|noImplicitAny|type hints?|docstrings?|lint\w*|CI|PR|commit|branch|rebase|migration|schema|index|cache|retry|timeout|env|config)\b",
+        r"\b\d+\s*(?:lines?|chars?|characters|ms|s|seconds|minutes|MB|KB|GB|%|px|spaces?)\b",
+        r"\d+\s*(?:行|字元|字符|秒|分鐘|分钟|个|個|空格)",
+        r"\b[A-Z]{2,}\b",  # acronyms (HTTP, UTF-8, CJK ...)
+        r"[A-Za-z]:\\|~/|\$\{?\w+\}?",  # paths and variables
+        r"(?:繁體|繁体|簡體|简体|中文|英文|英語|英语|日文)",  # language choices are concrete for communication rules
+        r"(?:測試|测试|提交|分支|函數|函数|變數|变量|型別|类型|註解|注释|縮排|缩进|日誌|日志|設定檔|配置文件|資料庫|数据库|介面|接口|依賴|依赖|套件|框架)",
+    )
+)
+
+VAGUE_PHRASES_ZH: tuple[str, ...] = (
+    "影响到整个项目", "优化了用户体验", "提高了代码质量", "符合最佳实践", "实现了功能", "满足了需求",
+    "需要注意", "代码要清晰", "保持代码整洁", "写出好的代码", "提高效率", "提升性能", "更加合理",
+    "更好的体验", "良好的错误处理", "结构清晰", "易于维护", "可读性更好", "注意细节", "认真对待",
+    "保持简单", "不要过度设计", "模块化设计", "遵循规范", "多写测试", "测试很重要", "代码质量很重要",
+    "用户喜欢好的代码", "尽量优化", "做好文档", "有条理", "合理安排", "灵活处理", "视情况而定",
+    "具体问题具体分析", "提高可维护性", "增强稳定性", "完善功能", "进一步优化", "按需调整",
+)
+
+VAGUE_PHRASES_EN: tuple[str, ...] = (
+    "affects the entire project", "improves user experience", "follows best practices", "is a good approach",
+    "best practice", "clean code", "good code", "well organized", "well-organized", "high quality",
+    "code quality", "good error handling", "proper error handling", "is important", "keep it simple",
+    "easy to maintain", "maintainable code", "readable code", "be careful", "pay attention", "as needed",
+    "where appropriate", "when necessary", "it depends", "make it better", "improve performance",
+    "optimize the code", "write good tests", "testing is important", "user likes", "the user prefers good",
+    "robust solution", "scalable solution", "in a clean way", "more efficient", "better structure",
+    "separation of concerns", "modular design", "avoid over-engineering", "follow conventions",
+)
+
+GENERIC_PRINCIPLES: tuple[str, ...] = (
+    "dry", "kiss", "solid", "yagni", "separation of concerns", "single responsibility", "关注点分离",
+    "单一职责", "不要重复自己", "保持简单", "don't repeat yourself", "keep it simple, stupid",
+)
+
+# Instructions smuggled in through a transcript must never become a note (the model or the rules
+# could copy them); file-system verbs next to paths and classic jailbreak lines are refused.
+_INJECTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\.\.[/\\]"), "path traversal ('../')"),
+    (re.compile(r"\b(?:write|create|overwrite|delete|remove|save)\s+(?:to\s+)?(?:the|a|this)?\s*file\b", re.I), "file-system instruction"),
+    (re.compile(r"(?:寫入|写入|建立|創建|创建|刪除|删除|覆蓋|覆盖)(?:檔案|文件)"), "file-system instruction"),
+    (re.compile(r"\bignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+(?:instructions|prompts?|rules)\b", re.I), "prompt injection"),
+    (re.compile(r"(?:忽略|無視|无视)(?:之前|以上|前面|先前)的?(?:指令|指示|規則|规则|提示)"), "prompt injection"),
+    (re.compile(r"\b(?:system prompt|developer message|you are now)\b", re.I), "prompt injection"),
+    (re.compile(r"\b(?:api[_ -]?key|secret|password|passwd|token)\s*[:=]\s*\S{6,}", re.I), "contains a secret"),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), "contains a secret"),
+)
+
+MIN_SUBSTANCE = 8
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]+")
+
+
+def specificity_score(text: str) -> int:
+    """Sum of hits of the technical-specificity patterns (a density, not a yes/no)."""
+    return sum(len(p.findall(text)) for p in SPECIFICITY_PATTERNS)
+
+
+def substance(text: str) -> int:
+    """Rough amount of meaning: CJK characters + 3 per Latin word."""
+    return len(_CJK.findall(text)) + 3 * len(_LATIN_WORD.findall(text))
+
+
+def vague_hits(text: str) -> list[str]:
+    f = fold(text)
+    zh = [p for p in VAGUE_PHRASES_ZH if fold(p) in f]
+    en = [p for p in VAGUE_PHRASES_EN if p in f]
+    return zh + en
+
+
+def _is_generic_principle(text: str) -> bool:
+    f = fold(text)
+    for p in GENERIC_PRINCIPLES:
+        if len(p) <= 5:
+            if re.search(rf"\b{re.escape(p)}\b", f):
+                return True
+        elif p in f:
+            return True
+    return False
+
+
+def injection_reason(m: MemoryObject) -> str | None:
+    blob = "\n".join([m.title, m.content, " ".join(m.keywords), " ".join(m.usage_scenario), m.project, m.module])
+    for pat, why in _INJECTION_PATTERNS:
+        if pat.search(blob):
+            return f"refused: looks like {why}"
+    return None
+
+
+def quality_reason(m: MemoryObject, *, min_score: int = 4) -> str | None:
+    """None when the memory passes every layer, else why it was dropped."""
+    if m.action == "ignore":
+        return "the extractor marked it ignore"
+    bad = injection_reason(m)
+    if bad:
+        return bad
+    body = f"{m.title}\n{m.content}"
+    if substance(m.content) < MIN_SUBSTANCE:
+        return "too little substance"
+    spec = specificity_score(body)
+    hits = vague_hits(body)
+    if hits and spec == 0:
+        return f"vague ({hits[0]!r}) and not specific"
+    if _is_generic_principle(m.content) and spec <= 1:
+        return "a generic engineering principle"
+    if m.action != "delete" and m.score is not None and m.score < min_score:
+        return f"assessed {m.score} < {min_score}"
+    return None
+
+
+def filter_memories(mems: list[MemoryObject], *, min_score: int = 4) -> tuple[list[MemoryObject], list[tuple[MemoryObject, str]]]:
+    kept: list[MemoryObject] = []
+    dropped: list[tuple[MemoryObject, str]] = []
+    for m in mems:
+        why = quality_reason(m, min_score=min_score)
+        if why:
+            dropped.append((m, why))
+        else:
+            kept.append(m)
+    return kept, dropped

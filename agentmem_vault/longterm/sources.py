@@ -1,0 +1,325 @@
+"""Read a source (session snapshot, Cursor / Claude Code transcript, plain text) into turns.
+
+Readers never raise on content: unknown or broken lines are skipped and counted in
+``ReadResult.skipped``. Only a missing/unreadable file is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Vault
+from ..errors import SessionNotFound, UsageError
+from ..ids import validate_session_id
+
+KINDS = ("session", "cursor", "cursor-txt", "claude", "text")
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str  # "user" | "assistant"
+    text: str
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: str  # one of KINDS
+    path: Path
+    ref: str  # what a note lists under ``sources``: "[[session-id]]" or "cursor:<id>" etc.
+    project: str = ""
+
+    @property
+    def key(self) -> str:
+        """Identity for the incremental state (the ref, which is stable when files move)."""
+        return self.ref
+
+
+@dataclass
+class ReadResult:
+    turns: list[Turn] = field(default_factory=list)
+    skipped: int = 0  # lines/blocks that could not be read
+    title: str = ""
+
+
+# -- locating sources ------------------------------------------------------------------------------
+
+
+def source_for_session(vault: Vault, session_id: str) -> Source:
+    """The snapshot of a session (``sessions/<id>.md``, or ``archive/<id>/session.md``)."""
+    sid = validate_session_id(session_id)
+    for p in (vault.session_path(sid), vault.archive_path(sid) / "session.md"):
+        if p.is_file():
+            return Source("session", p, f"[[{sid}]]")
+    raise SessionNotFound(f"no snapshot for session {sid} in {vault.sessions_dir} or the archive")
+
+
+def _sniff_jsonl(path: Path) -> str:
+    try:
+        with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:
+            for _, line in zip(range(50), fh):
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    if obj.get("type") in ("user", "assistant", "summary", "system") and "role" not in obj:
+                        return "claude"
+                    if "role" in obj:
+                        return "cursor"
+    except OSError:
+        pass
+    return "cursor" if "agent-transcripts" in path.parts else "claude"
+
+
+def source_for_transcript(path: str | os.PathLike, *, kind: str | None = None) -> Source:
+    """A transcript file; the kind is guessed from the location and the first lines."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise UsageError(f"transcript not found: {p}")
+    if kind is None:
+        if p.suffix.lower() == ".jsonl":
+            kind = _sniff_jsonl(p)
+        elif p.suffix.lower() == ".txt" and "agent-transcripts" in p.parts:
+            kind = "cursor-txt"
+        else:
+            kind = "text"
+    if kind not in KINDS:
+        raise UsageError(f"unknown source kind {kind!r}")
+    project = ""
+    if "agent-transcripts" in p.parts:  # ~/.cursor/projects/<slug>/agent-transcripts/...
+        i = p.parts.index("agent-transcripts")
+        project = _project_from_slug(p.parts[i - 1]) if i > 0 else ""
+        ref = f"cursor:{p.stem}"
+    elif kind == "claude":
+        ref = f"claude:{p.stem}"
+        project = _project_from_slug(p.parent.name)
+    else:
+        ref = f"file:{p.name}"
+    return Source(kind, p.absolute(), ref, project)
+
+
+def _project_from_slug(slug: str) -> str:
+    # Cursor / Claude Code name a project folder after its path with separators turned into '-'.
+    parts = [s for s in re.split(r"[-_]", slug) if s]
+    return parts[-1][:60] if parts else ""
+
+
+def discover_cursor(home: Path | None = None) -> list[Source]:
+    base = (home or Path.home()) / ".cursor" / "projects"
+    found: list[Path] = []
+    if base.is_dir():
+        found += base.glob("*/agent-transcripts/*/*.jsonl")
+        found += base.glob("*/agent-transcripts/*.jsonl")
+        found += base.glob("*/agent-transcripts/*.txt")
+    return [source_for_transcript(p) for p in sorted(set(found))]
+
+
+def discover_claude(home: Path | None = None) -> list[Source]:
+    base = (home or Path.home()) / ".claude" / "projects"
+    found = sorted(base.glob("*/*.jsonl")) if base.is_dir() else []
+    return [source_for_transcript(p, kind="claude") for p in found]
+
+
+def discover_sessions(vault: Vault) -> list[Source]:
+    out = []
+    if vault.sessions_dir.is_dir():
+        for p in sorted(vault.sessions_dir.glob("*.md")):
+            try:
+                out.append(source_for_session(vault, p.stem))
+            except Exception:  # a stray file with a non-ID name is not a session
+                continue
+    return out
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+
+def read_source(source: Source) -> ReadResult:
+    try:
+        raw = source.path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {source.path}: {exc.strerror or exc}") from exc
+    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    reader = {
+        "session": parse_snapshot,
+        "cursor": parse_cursor_jsonl,
+        "cursor-txt": parse_role_blocks,
+        "claude": parse_claude_jsonl,
+        "text": parse_role_blocks,
+    }[source.kind]
+    return reader(text)
+
+
+_WRAPPER_RE = re.compile(r"</?user_query>", re.I)
+# Context Cursor injects around the real query; it is not something the user said.
+_INJECTED_RE = re.compile(
+    r"<(user_info|attached_files|system_reminder|system-reminder|additional_data|open_and_recently_viewed_files|"
+    r"git_status|rules|project_layout|agent_requestable_workspace_rules)>.*?</\1>",
+    re.S | re.I,
+)
+
+
+def _clean_user_text(text: str) -> str:
+    text = _INJECTED_RE.sub("", text)
+    m = re.search(r"<user_query>(.*?)</user_query>", text, re.S | re.I)
+    if m:
+        text = m.group(1)
+    return _WRAPPER_RE.sub("", text).strip()
+
+
+def _text_of(content: object) -> tuple[str | None, bool]:
+    """Text of a message content (string or blocks); second value: only tool results inside."""
+    if isinstance(content, str):
+        return content, False
+    if not isinstance(content, list):
+        return None, False
+    parts: list[str] = []
+    tool_only = bool(content)
+    for block in content:
+        if isinstance(block, dict):
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+                tool_only = False
+            elif block.get("type") not in ("tool_result",):
+                tool_only = False
+        elif isinstance(block, str):
+            parts.append(block)
+            tool_only = False
+    return "\n".join(parts), tool_only
+
+
+def parse_cursor_jsonl(text: str) -> ReadResult:
+    res = ReadResult()
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            res.skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            res.skipped += 1
+            continue
+        role = obj.get("role")
+        msg = obj.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else obj.get("content")
+        body, _ = _text_of(content)
+        if role not in ("user", "assistant") or body is None:
+            res.skipped += 1
+            continue
+        body = _clean_user_text(body) if role == "user" else body.strip()
+        if body:
+            res.turns.append(Turn(role, body))
+    return res
+
+
+def parse_claude_jsonl(text: str) -> ReadResult:
+    res = ReadResult()
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            res.skipped += 1
+            continue
+        if not isinstance(obj, dict):
+            res.skipped += 1
+            continue
+        typ = obj.get("type")
+        if typ == "summary" and isinstance(obj.get("summary"), str):
+            res.title = res.title or obj["summary"]
+            continue
+        if typ not in ("user", "assistant"):
+            continue  # system/progress/file-history lines carry no conversation; not an error
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            res.skipped += 1
+            continue
+        role = msg.get("role", typ)
+        body, tool_only = _text_of(msg.get("content"))
+        if body is None or role not in ("user", "assistant"):
+            res.skipped += 1
+            continue
+        if tool_only or obj.get("isMeta"):
+            continue  # tool results and meta lines are not things the user said
+        body = body.strip()
+        if role == "user" and re.match(r"^<(command-name|local-command-stdout|command-message)>", body):
+            continue
+        if body:
+            res.turns.append(Turn(role, body))
+    return res
+
+
+_ROLE_LINE_RE = re.compile(
+    r"^\s*(?:\*\*|#{1,4}\s*)?(user|human|me|you|assistant|ai|claude|cursor|agent|用户|用戶|使用者|助手|助理)"
+    r"(?:\*\*)?\s*[:：](?:\*\*)?\s?(.*)$",
+    re.I,
+)
+_USER_NAMES = {"user", "human", "me", "用户", "用戶", "使用者"}
+
+
+def parse_role_blocks(text: str) -> ReadResult:
+    """Plain text / Markdown (``User:`` / ``Assistant:``) and Cursor's legacy ``user:`` blocks."""
+    res = ReadResult()
+    role: str | None = None
+    buf: list[str] = []
+    preamble = 0
+
+    def flush() -> None:
+        if role is not None:
+            body = _clean_user_text("\n".join(buf)) if role == "user" else "\n".join(buf).strip()
+            if body:
+                res.turns.append(Turn(role, body))
+
+    for line in text.split("\n"):
+        m = _ROLE_LINE_RE.match(line)
+        if m:
+            flush()
+            role = "user" if m.group(1).lower() in _USER_NAMES else "assistant"
+            buf = [m.group(2)]
+        elif role is None:
+            if line.strip().startswith("# ") and not res.title:
+                res.title = line.strip()[2:].strip()
+            elif line.strip():
+                preamble += 1
+        else:
+            buf.append(line)
+    flush()
+    res.skipped = preamble if res.turns else 0
+    return res
+
+
+_SNAPSHOT_KEEP = {"current context", "decisions"}
+
+
+def parse_snapshot(text: str) -> ReadResult:
+    """A session snapshot: its Current Context and Decisions items, each as a user-side turn.
+
+    Snapshots hold the user's decisions as recorded by the agent; transient sections (Next
+    Actions, Open Questions, Files) are not durable knowledge and are left out.
+    """
+    res = ReadResult()
+    section = ""
+    for line in text.split("\n"):
+        s = line.strip()
+        if s.startswith("# Session:"):
+            res.title = s[len("# Session:") :].strip()
+        elif s.startswith("## "):
+            section = s[3:].strip().lower()
+        elif section in _SNAPSHOT_KEEP and s and s != "None":
+            item = s[2:].strip() if s.startswith(("- ", "* ")) else s
+            if re.match(r"^\[(superseded|已取代)\]", item, re.I):
+                continue
+            if item:
+                res.turns.append(Turn("user", item))
+        elif section == "metadata" and s.startswith("| Topic |"):
+            cells = [c.strip() for c in s.strip("|").split("|")]
+            if len(cells) >= 2 and not res.title:
+                res.title = cells[1]
+    return res
