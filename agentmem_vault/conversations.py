@@ -115,6 +115,26 @@ def find_pair(vault: Vault, conversation_id: str) -> dict | None:
     return None
 
 
+def session_ids_with_prefix(vault: Vault, prefix: str) -> set[str]:
+    """Session IDs ever recorded that start with ``prefix`` (rows may be gone: never reuse them)."""
+    data = read_bytes(conversations_path(vault))
+    out: set[str] = set()
+    if not data or not prefix:
+        return out
+    needle = prefix.encode("utf-8")
+    for raw in data.splitlines():
+        if needle not in raw:
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        sid = obj.get("session_id") if isinstance(obj, dict) else None
+        if isinstance(sid, str) and sid.startswith(prefix):
+            out.add(sid)
+    return out
+
+
 @contextmanager
 def queue_lock(vault: Vault, timeout: float = 5.0) -> Iterator[None]:
     with exclusive_lock(vault.lock_path("extract-queue"), timeout, what="the extraction queue"):

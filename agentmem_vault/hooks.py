@@ -147,6 +147,13 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
     return b"".join(chunks)
 
 
+def _stdin_timeout() -> float:
+    try:
+        return float(os.environ.get("AGENTMEM_HOOK_STDIN_TIMEOUT") or STDIN_TIMEOUT)
+    except ValueError:
+        return STDIN_TIMEOUT
+
+
 # -- logging --------------------------------------------------------------------------------------
 
 
@@ -259,7 +266,9 @@ def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[
     The lookup, the registration and the pair are done under one hold of the vault lock, so two
     hooks for the same conversation cannot both register it.
     """
-    from .conversations import find_pair, record_pair
+    from .config import now
+    from .conversations import find_pair, record_pair, session_ids_with_prefix
+    from .ids import base_session_id
     from .sessions import register_idle
     from .vaultio import VaultWriter
 
@@ -270,26 +279,23 @@ def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[
                 sid = pair["session_id"]
                 if w.index().find(sid) is not None:
                     return sid, True
-        reg = register_idle(vault, agent, command="hook " + ev.agent + "-session-start")
+        when = now()
+        used = session_ids_with_prefix(vault, base_session_id(when, agent))
+        reg = register_idle(vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used)
         if ev.conversation_id:
             record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source)
         return reg.session_id, False
 
 
-def _recall_context(vault, cfg: dict) -> str:
-    """Long-term memories for a new chat, from the recall module when it is there; best effort."""
+def _recall_context(vault, cfg: dict, session_id: str) -> str:
+    """Long-term rules and recent active sessions for a new chat (the recall module); best effort:
+    an ImportError or any other failure just leaves the context without it."""
     if cfg.get("hook_recall") is False:
         return ""
     try:
-        with os.scandir(vault.longterm_dir) as it:
-            if not any(e.name.endswith(".md") for e in it):
-                return ""  # nothing to recall: skip the import entirely
-    except OSError:
-        return ""
-    try:
-        from .recall import session_start_context  # type: ignore[attr-defined]
+        from .recall import session_start_context
 
-        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)))
+        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,))
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""
     return text.strip() if isinstance(text, str) else ""
@@ -315,7 +321,7 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     agent = agent_name(ev, args.agent, cfg)
     sid, resumed = session_start(ev, vault, agent, timeout=_lock_timeout(cfg))
     context = start_context(sid, str(vault.root), resumed=resumed)
-    extra = _recall_context(vault, cfg)
+    extra = _recall_context(vault, cfg, sid)
     if extra:
         context += "\n\n" + extra
     if ev.agent == "claude":
@@ -364,7 +370,7 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(USAGE)
             raise PayloadError(f"unknown hook {args.name!r}; expected one of: {', '.join(HOOKS)}")
         agent, event = HOOKS[args.name]
-        ev = parse_event(decode_stdin(read_stdin()), agent, event)
+        ev = parse_event(decode_stdin(read_stdin(_stdin_timeout())), agent, event)
         answer = run_session_start(ev, args) if event == "session-start" else run_session_end(ev, args)
     except BaseException as exc:  # noqa: BLE001 - never break the chat, not even on Ctrl-C
         answer = {}

@@ -57,15 +57,19 @@ def idle_row(session_id: str, agent: str, ts: str) -> it.Row:
     return it.Row(session_id, agent, DEFAULT_TOPIC, DEFAULT_SUMMARY, DEFAULT_KEYWORDS, "idle", "-", ts, ts)
 
 
-def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, command: str = "register") -> Registration:
-    """sessionStart registration: append an idle row, verified, under the vault lock."""
+def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, command: str = "register",
+                  also_taken: frozenset[str] | set[str] = frozenset()) -> Registration:
+    """sessionStart registration: append an idle row, verified, under the vault lock.
+
+    ``also_taken``: IDs handed out before whose rows are gone (the hook passes the IDs recorded in
+    ``conversations.jsonl``, so a deleted idle row's ID is never given to another chat)."""
     when = when or clock_now()
     ts = format_ts(when)
     base = base_session_id(when, agent)
     with VaultWriter(vault, command) as w:
         text, doc = w.read_index()
         doc.check_writable()
-        sid = next_free_id(base, taken_ids(vault, doc))
+        sid = next_free_id(base, taken_ids(vault, doc) | set(also_taken))
         row = idle_row(sid, agent, ts)
         w.append_row(row, read=(text, doc))
     return Registration(sid, row)

@@ -1,0 +1,82 @@
+"""The sessionStart hook path stays light: checked through sys.modules in a real subprocess.
+
+Also covers the console script that pip generates (it imports ``agentmem_vault.entry``) via
+``-X importtime``, and the warm config path (PyYAML only right after config.yaml changed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentmem_vault.config import Vault
+
+from hooks_helpers import claude_start, cursor_start, hook_env, id_from
+
+HEAVY = {"click", "yaml", "filelock", "anthropic", "watchdog", "frontmatter", "httpx", "pydantic", "hanziconv"}
+
+PROBE = r"""
+import json, sys
+out = sys.argv[1]
+sys.argv = ["agentmem"] + sys.argv[2:]
+from agentmem_vault import entry
+try:
+    entry.main()
+except SystemExit:
+    pass
+with open(out, "w", encoding="utf-8") as fh:
+    json.dump(sorted(sys.modules), fh)
+"""
+
+
+def _modules(tmp_path: Path, hook: str, payload: dict, cwd: Path) -> tuple[set[str], dict]:
+    out = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(out), "hook", hook], input=json.dumps(payload).encode(),
+                          capture_output=True, cwd=cwd, env=hook_env())
+    assert proc.returncode == 0, proc.stderr
+    mods = set(json.loads(out.read_text(encoding="utf-8")))
+    return {m.split(".")[0] for m in mods}, json.loads(proc.stdout)
+
+
+def test_hook_path_imports_nothing_heavy_cold_and_warm(vault: Vault, tmp_path: Path) -> None:
+    vault.config_path.write_text("stale_days: 14\n", encoding="utf-8")  # changed config: cold path
+    top, ans = _modules(tmp_path, "cursor-session-start", cursor_start(vault.root, conv="a"), tmp_path)
+    assert id_from(ans)
+    assert not (top & (HEAVY - {"yaml"})), top & HEAVY
+    # warm: the parsed config is cached as JSON, so not even PyYAML is imported
+    top, ans = _modules(tmp_path, "claude-session-start", claude_start(vault.root, sid="b"), tmp_path)
+    assert id_from(ans)
+    assert not (top & HEAVY), top & HEAVY
+    top, ans = _modules(tmp_path, "cursor-session-end", {"conversation_id": "a", "transcript_path": "/t.jsonl",
+                                                         "workspace_roots": [str(vault.root)]}, tmp_path)
+    assert ans == {} and not (top & HEAVY)
+
+
+def test_failure_path_imports_nothing_heavy(tmp_path: Path) -> None:
+    top, ans = _modules(tmp_path, "cursor-session-start", {"workspace_roots": [str(tmp_path)]}, tmp_path)
+    assert ans == {} and not (top & HEAVY)
+
+
+def test_console_script_takes_the_fast_path(vault: Vault, tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "agentmem"
+    if not script.is_file():
+        found = shutil.which("agentmem")
+        if not found:
+            pytest.skip("agentmem console script not installed")
+        script = Path(found)
+    run = lambda: subprocess.run([sys.executable, "-X", "importtime", str(script), "hook", "cursor-session-start"],  # noqa: E731
+                                 input=json.dumps(cursor_start(vault.root, conv="s")).encode(), capture_output=True,
+                                 cwd=tmp_path, env=hook_env())
+    run()  # warm the config cache
+    proc = run()
+    assert proc.returncode == 0
+    assert id_from(json.loads(proc.stdout)) == "2026-06-01-0930-cursor-main-agent"
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines() if line.startswith("import time:")}
+    assert "agentmem_vault" in imported
+    assert not (imported & HEAVY), imported & HEAVY

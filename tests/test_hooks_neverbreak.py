@@ -1,0 +1,180 @@
+"""A hook never breaks the chat: every failure is exit 0, `{}` (no Session ID) and one log line."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentmem_vault.config import Vault
+from agentmem_vault.locking import exclusive_lock
+
+from hooks_helpers import answer, cache_log, claude_start, cursor_start, hook_env, hooks_log, id_from, rows, run_hook
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    d = tmp_path / "elsewhere"
+    d.mkdir()
+    return d
+
+
+def _assert_no_id(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode == 0, proc.stderr
+    assert answer(proc) == {}
+    assert b"Session ID" not in proc.stdout
+
+
+@pytest.mark.parametrize("hook", ["cursor-session-start", "claude-session-start", "codex-session-start"])
+@pytest.mark.parametrize("payload,status", [
+    (b"", "bad_payload"),
+    (b"   \n", "bad_payload"),
+    (b"{not json", "bad_payload"),
+    (b"[1, 2]", "bad_payload"),
+    (b'"just a string"', "bad_payload"),
+    (b"\xff\xfe\x00garbage", "bad_payload"),
+])
+def test_bad_stdin(vault: Vault, hook: str, payload: bytes, status: str) -> None:
+    # run inside the vault so the failure is logged there
+    proc = run_hook(hook, payload, cwd=vault.root)
+    _assert_no_id(proc)
+    assert rows(vault) == []
+    log = hooks_log(vault)
+    assert len(log) == 1 and f" {hook} {status}: " in log[0]
+
+
+def test_missing_vault_logs_to_the_user_cache(outside: Path) -> None:
+    proc = run_hook("cursor-session-start", cursor_start(outside), cwd=outside)
+    _assert_no_id(proc)
+    log = cache_log()
+    assert len(log) == 1 and "vault_not_found" in log[0] and str(outside) in log[0]
+
+
+def test_vault_env_pointing_nowhere(tmp_path: Path, outside: Path) -> None:
+    proc = run_hook("claude-session-start", claude_start(outside), cwd=outside, env={"AGENTMEM_VAULT": str(tmp_path / "gone")})
+    _assert_no_id(proc)
+    assert "vault_not_found" in cache_log()[0]
+
+
+def test_lock_timeout(vault: Vault, outside: Path) -> None:
+    vault.config_path.write_text("lock_timeout: 0.3\n", encoding="utf-8")
+    before = vault.index_path.read_bytes()
+    with exclusive_lock(vault.lock_path("index"), 1.0):
+        t0 = time.monotonic()
+        proc = run_hook("cursor-session-start", cursor_start(vault.root), cwd=outside)
+        elapsed = time.monotonic() - t0
+    _assert_no_id(proc)
+    assert elapsed < 5
+    assert vault.index_path.read_bytes() == before
+    assert not (vault.state_dir / "conversations.jsonl").exists()
+    log = hooks_log(vault)
+    assert len(log) == 1 and "lock_timeout" in log[0]
+
+
+def test_read_only_index(vault: Vault, outside: Path) -> None:
+    before = vault.index_path.read_bytes()
+    vault.index_path.chmod(0o444)
+    try:
+        proc = run_hook("cursor-session-start", cursor_start(vault.root), cwd=outside)
+    finally:
+        vault.index_path.chmod(0o644)
+    _assert_no_id(proc)
+    assert vault.index_path.read_bytes() == before
+    log = hooks_log(vault)
+    assert len(log) == 1 and "read_only" in log[0]
+
+
+def test_read_only_memory_folder_logs_to_the_user_cache(vault: Vault, outside: Path) -> None:
+    before = vault.index_path.read_bytes()
+    # chmod -R a-w memory/ (read-only is honoured even for root)
+    paths = sorted(vault.memory.rglob("*"), reverse=True) + [vault.memory]
+    modes = {p: p.stat().st_mode for p in paths}
+    for p in paths:
+        p.chmod(stat.S_IMODE(p.stat().st_mode) & ~0o222)
+    try:
+        proc = run_hook("claude-session-start", claude_start(vault.root), cwd=outside)
+    finally:
+        for p in reversed(paths):
+            p.chmod(stat.S_IMODE(modes[p]))
+    _assert_no_id(proc)
+    assert vault.index_path.read_bytes() == before
+    assert hooks_log(vault) == []
+    log = cache_log()
+    assert len(log) == 1 and "claude-session-start" in log[0]
+
+
+def test_damaged_table_is_not_written(vault: Vault, outside: Path) -> None:
+    with open(vault.index_path, "a", encoding="utf-8") as fh:
+        fh.write("| broken row with | too few cells |\n")
+    before = vault.index_path.read_bytes()
+    proc = run_hook("cursor-session-start", cursor_start(vault.root), cwd=outside)
+    _assert_no_id(proc)
+    assert vault.index_path.read_bytes() == before
+    assert "index_malformed" in hooks_log(vault)[0]
+
+
+def test_unknown_hook_name(vault: Vault) -> None:
+    proc = run_hook("cursor-before-everything", cursor_start(vault.root), cwd=vault.root)
+    _assert_no_id(proc)
+    assert "unknown hook" in hooks_log(vault)[0]
+
+
+def test_bad_agentmem_now_is_logged_not_raised(vault: Vault, outside: Path) -> None:
+    proc = run_hook("cursor-session-start", cursor_start(vault.root), cwd=outside, env={"AGENTMEM_NOW": "yesterday"})
+    _assert_no_id(proc)
+    assert "config_error" in hooks_log(vault)[0]
+
+
+def test_bad_agent_name_is_logged(vault: Vault, outside: Path) -> None:
+    proc = run_hook("cursor-session-start", cursor_start(vault.root), cwd=outside, args=["--agent", "../Evil"])
+    _assert_no_id(proc)
+    assert rows(vault) == []
+    assert "usage" in hooks_log(vault)[0]
+
+
+def _popen_hook(hook: str, cwd: Path, env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "agentmem_vault", "hook", hook], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+
+
+def test_stdin_left_open_after_a_complete_payload(vault: Vault, outside: Path) -> None:
+    """Claude Code has been seen not to close the hook's stdin: answer as soon as the JSON is whole."""
+    p = _popen_hook("claude-session-start", outside, hook_env({"AGENTMEM_HOOK_STDIN_TIMEOUT": "30"}))
+    try:
+        p.stdin.write(json.dumps(claude_start(vault.root)).encode())
+        p.stdin.flush()
+        out = p.stdout.readline()  # would block for 30 s if the hook waited for EOF
+    finally:
+        p.stdin.close()
+        p.wait(timeout=30)
+    assert id_from(json.loads(out)) == "2026-06-01-0930-claude-main-agent"
+
+
+def test_stdin_left_open_with_a_partial_payload_times_out(vault: Vault) -> None:
+    p = _popen_hook("cursor-session-start", vault.root, hook_env({"AGENTMEM_HOOK_STDIN_TIMEOUT": "0.5"}))
+    t0 = time.monotonic()
+    try:
+        p.stdin.write(b'{"conversation_id": "abc", ')
+        p.stdin.flush()
+        out = p.stdout.readline()
+        elapsed = time.monotonic() - t0
+    finally:
+        p.stdin.close()
+        p.wait(timeout=30)
+    assert json.loads(out) == {}
+    assert elapsed < 10
+    assert rows(vault) == [] and "bad_payload" in hooks_log(vault)[0]
+
+
+def test_log_is_capped(vault: Vault) -> None:
+    log = vault.state_dir / "hooks.log"
+    log.write_bytes(b"x" * 1_000_001)
+    run_hook("cursor-session-start", b"", cwd=vault.root)
+    assert (vault.state_dir / "hooks.log.1").stat().st_size == 1_000_001
+    assert len(hooks_log(vault)) == 1
