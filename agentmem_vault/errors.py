@@ -47,6 +47,12 @@ class SnapshotFormatError(AgentmemError):
     code = "snapshot_malformed"
 
 
+class SnapshotMergeError(AgentmemError):
+    """A snapshot merge would lose an item of the existing snapshot; nothing is written."""
+
+    code = "merge_verification_failed"
+
+
 class LockTimeout(AgentmemError):
     code = "lock_timeout"
 
