@@ -86,3 +86,25 @@ def tokenize(text: str, *, fold_first: bool = True) -> list[str]:
         else:
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
     return out
+
+
+# -- Taiwan/Hong Kong vs mainland vocabulary (additive; used by recall) ------------------------------
+# Character folding makes 註冊 == 注册, but some words differ, not just their characters: 欄位/字段,
+# 元件/组件, 資料庫/数据库. Keys are already folded (Simplified characters); longest first.
+_TERMS = {
+    "资料库": "数据库", "资料表": "数据表", "资料夹": "文件夹", "资料": "数据", "栏位": "字段", "元件": "组件",
+    "档案": "文件", "程式码": "代码", "程式": "程序", "预设": "默认", "伺服器": "服务器", "网路": "网络",
+    "记忆体": "内存", "软体": "软件", "硬体": "硬件", "讯息": "消息", "使用者": "用户", "登入": "登录",
+    "简讯": "短信", "萤幕": "屏幕", "视窗": "窗口", "专案": "项目", "函式": "函数",
+    "物件": "对象", "变数": "变量", "执行绪": "线程", "快取": "缓存", "介面": "接口", "帐号": "账号",
+    "帐户": "账户", "帐单": "账单", "连结": "链接", "演算法": "算法", "储存库": "仓库", "回呼": "回调",
+    "除错": "调试", "套件": "包", "汇入": "导入", "汇出": "导出", "列印": "打印", "影片": "视频",
+    "位址": "地址", "原始码": "源码", "工作阶段": "会话", "应用程式": "应用", "行动装置": "移动设备",
+    "资讯": "信息", "最佳化": "优化", "支援": "支持", "相依": "依赖", "逾时": "超时", "叠代": "迭代",
+}
+_TERMS_RE = re.compile("|".join(sorted(map(re.escape, _TERMS), key=len, reverse=True)))
+
+
+def normalize_terms(folded: str) -> str:
+    """Map Taiwan/HK words to their mainland equivalents in text already passed through ``fold``."""
+    return _TERMS_RE.sub(lambda m: _TERMS[m.group(0)], folded)

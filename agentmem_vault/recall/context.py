@@ -16,9 +16,8 @@ from datetime import datetime
 
 from ..config import Vault, now as clock_now, parse_ts
 from ..index_table import Row, parse_index
-from ..textnorm import tokenize
 from .rank import Hit, query_tokens, rule_notes, search
-from .index import open_index
+from .index import open_index, recall_tokens
 from .render import FULL_COUNT, SessionHit, render_context
 
 MIN_COVERAGE = 0.3  # share of the task's (IDF-weighted) tokens a memory must contain to be shown
@@ -72,7 +71,7 @@ def relevant_sessions(rows: list[Row], task: str, *, limit: int = MAX_SESSIONS, 
     scored: list[tuple[float, Row]] = []
     if q:
         for r in live:
-            toks = set(tokenize(f"{r.topic} {r.keywords} {r.summary}"))
+            toks = set(recall_tokens(f"{r.topic} {r.keywords} {r.summary}"))
             hit = len(q & toks)
             share = hit / len(q)
             if hit >= min(2, len(q)) and share >= 0.15:

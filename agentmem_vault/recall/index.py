@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Vault
-from ..textnorm import fold, tokenize
+import re
+
+from ..textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from .notefile import NoteDoc, read_note
 
 SCHEMA_VERSION = 3
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
-TOKENIZER_VERSION = "textnorm-bigram-v1"
+TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 DB_NAME = "index.sqlite3"
 FIELDS = ("title", "keywords", "usage", "content")
 TMP_SUFFIX = ".agentmem-tmp"
@@ -125,13 +127,27 @@ def scan_notes(folder: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+_PARTS_RE = re.compile(r"[._\-+#]")
+
+
+def recall_tokens(text: str) -> list[str]:
+    """textnorm tokens of the folded, term-normalised text; a compound Latin token such as
+    ``sms.verify`` or ``billing_events`` also yields its parts, so "verify the SMS" finds it."""
+    out: list[str] = []
+    for t in tokenize(normalize_terms(fold(text)), fold_first=False):
+        out.append(t)
+        if t.isascii() and _PARTS_RE.search(t):
+            out.extend(p for p in _PARTS_RE.split(t) if len(p) > 1 and p not in _STOPWORDS)
+    return out
+
+
 def note_tokens(note: NoteDoc) -> tuple[str, str, str, str]:
     """The four indexed fields as space-joined tokens (what FTS5 stores and matches)."""
     return (
-        " ".join(tokenize(note.title)),
-        " ".join(tokenize(" ; ".join(note.keywords))),
-        " ".join(tokenize(" ; ".join(note.usage_scenario))),
-        " ".join(tokenize(note.content)),
+        " ".join(recall_tokens(note.title)),
+        " ".join(recall_tokens(" ; ".join(note.keywords))),
+        " ".join(recall_tokens(" ; ".join(note.usage_scenario))),
+        " ".join(recall_tokens(note.content)),
     )
 
 

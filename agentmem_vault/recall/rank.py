@@ -21,8 +21,8 @@ from datetime import datetime
 from pathlib import Path
 
 from ..config import Vault, now as clock_now, parse_ts
-from ..textnorm import fold, tokenize
-from .index import RecallIndex, _is_corrupt, open_index
+from ..textnorm import fold
+from .index import RecallIndex, _is_corrupt, open_index, recall_tokens
 
 FIELD_WEIGHTS = {"title": 8.0, "keywords": 5.0, "usage": 3.0, "content": 1.0}
 HALF_LIFE_DAYS = 90.0
@@ -83,7 +83,7 @@ def recency_score(updated: str, now: datetime) -> float:
 def query_tokens(text: str) -> list[str]:
     """Unique tokens in order of first appearance, capped (a pasted essay is not a better query)."""
     seen: dict[str, None] = {}
-    for t in tokenize(text):
+    for t in recall_tokens(text):
         seen.setdefault(t, None)
     return list(seen)[:MAX_QUERY_TOKENS]
 
