@@ -87,7 +87,7 @@ def doctor(ctx: click.Context, vault: str | None, as_json: bool, fix: bool) -> N
     v = resolve_vault(opts.vault)
     report = repair(v) if fix else diagnose(v)
     emit(opts, report.to_dict(), lambda: render_report(report))
-    if report.left_for_person() and not fix:
+    if report.unresolved_errors():  # exit 1 while errors remain (warnings are advice)
         ctx.exit(1)
 
 

@@ -1,0 +1,438 @@
+"""doctor: find what is wrong in memory/, and with ``--fix`` repair what is safe.
+
+"Safe" means nothing is lost and no judgement is needed: a lost reference is re-recorded, a
+reference to a session that no longer exists anywhere is dropped, a snapshot gets the row it lacks,
+an exact duplicate row goes, ``closed``/``archived`` become ``stale``, a sync-conflict copy of the
+index is folded back row by row (the daemon's rules). Everything else — broken rows, differing
+duplicates, references in snapshots, conflict copies of snapshots — is reported for a person with
+the command that resolves it. Files are backed up under ``memory/.agentmem/backups/`` first.
+
+Diagnosis is pure (``diagnose_state``: the text of the files in, findings out); ``read_state``
+gathers the files and ``repair`` applies the planned fixes through ``VaultWriter``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import index_table as it
+from .config import Vault, parse_ts
+from .errors import AgentmemError, IndexFormatError
+from .ids import is_valid_session_id
+from .lifecycle import continues_from_of, edit_table
+from .vaultio import VaultWriter, atomic_write_bytes, read_bytes
+
+ERROR = "error"
+WARNING = "warning"
+
+
+@dataclass
+class Finding:
+    kind: str
+    severity: str
+    message: str
+    session_id: str | None = None
+    line: int | None = None
+    hint: str | None = None  # what a person should do (when it is not fixed)
+    fix: str | None = None  # what --fix does (None: left for a person)
+    fixed: bool = False
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class VaultState:
+    """The files doctor looks at, as text (None: missing; ``bytes``: not UTF-8)."""
+
+    index_text: str | None
+    snapshots: dict[str, str | bytes]  # valid Session ID -> text
+    other_session_files: list[str]  # names in sessions/ that are not <valid id>.md
+    archived: set[str]
+    conflict_copies: dict[str, str | bytes]  # name in memory/ -> text
+
+
+@dataclass
+class Plan:
+    """The fixes: row edits by line, rows to add, conflict copies folded into ``base_text``."""
+
+    base_text: str
+    edits: dict[int, it.Row | None] = field(default_factory=dict)
+    appends: list[it.Row] = field(default_factory=list)
+    fold_moves: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DoctorReport:
+    findings: list[Finding] = field(default_factory=list)
+    backup: str | None = None
+    fixed_run: bool = False
+
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if not f.fixed]
+
+    def unresolved_errors(self) -> list[Finding]:
+        """Errors still there after this run (the exit status); warnings are advice."""
+        return [f for f in self.findings if not f.fixed and f.severity == ERROR]
+
+    def left_for_person(self) -> list[Finding]:
+        """What ``--fix`` does not repair."""
+        return [f for f in self.findings if not f.fixed and not f.fix]
+
+    def to_dict(self) -> dict:
+        return {
+            "ok": not self.problems(),
+            "findings": [f.to_dict() for f in self.findings],
+            "fixable": [f.to_dict() for f in self.findings if f.fix and not f.fixed],
+            "fixed": [f.to_dict() for f in self.findings if f.fixed],
+            "left_for_person": [f.to_dict() for f in self.left_for_person()],
+            "backup": self.backup,
+        }
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def _decode(data: bytes) -> str | bytes:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+def _is_conflict_copy(name: str) -> bool:
+    from .daemon.scan import is_conflict_copy  # the daemon's rule, so both agree on what a copy is
+
+    return is_conflict_copy(name)
+
+
+def read_state(vault: Vault) -> VaultState:
+    idx = read_bytes(vault.index_path)
+    snapshots: dict[str, str | bytes] = {}
+    others: list[str] = []
+    try:
+        names = sorted(os.listdir(vault.sessions_dir))
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    for n in names:
+        p = vault.sessions_dir / n
+        if n.startswith(".") or not p.is_file():
+            continue
+        if n.endswith(".md") and is_valid_session_id(n[:-3]):
+            snapshots[n[:-3]] = _decode(read_bytes(p) or b"")
+        else:
+            others.append(n)
+    try:
+        archived = {n for n in os.listdir(vault.archive_dir) if (vault.archive_dir / n).is_dir()}
+    except (FileNotFoundError, NotADirectoryError):
+        archived = set()
+    conflicts: dict[str, str | bytes] = {}
+    try:
+        top = sorted(os.listdir(vault.memory))
+    except FileNotFoundError:
+        top = []
+    for n in top:
+        if n != "index.md" and _is_conflict_copy(n) and (vault.memory / n).is_file():
+            conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
+    return VaultState(None if idx is None else _decode(idx), snapshots, others, archived, conflicts)
+
+
+# -- diagnosis (pure) ---------------------------------------------------------------------------
+
+
+def diagnose_state(state: VaultState) -> tuple[list[Finding], Plan | None]:
+    """Findings for this state, and the plan of safe fixes (None when the index cannot be edited)."""
+    out: list[Finding] = []
+    if state.index_text is None:
+        out.append(Finding("index_missing", ERROR, "memory/index.md does not exist", hint="run `agentmem init`"))
+        return out, None
+    if isinstance(state.index_text, bytes):
+        out.append(Finding("index_unreadable", ERROR, "memory/index.md is not UTF-8 text",
+                           hint="restore it from a backup or the journal (memory/.agentmem/journal.jsonl)"))
+        return out, None
+    text = state.index_text
+    plan = Plan(text)
+
+    # Sync-conflict copies of the index: fold readable rows in, as the daemon does.
+    for name, copy_text in state.conflict_copies.items():
+        if isinstance(copy_text, bytes):
+            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy that is not UTF-8 text",
+                               hint=f"compare it with memory/index.md by hand, then delete memory/{name}"))
+            continue
+        try:
+            copy = it.parse_index(copy_text)
+            it.parse_index(text)
+        except IndexFormatError as exc:
+            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy: {exc.message}",
+                               hint=f"compare it with memory/index.md by hand, then delete memory/{name}"))
+            continue
+        from .daemon.reconcile import fold_rows
+
+        new_text, added, updated = fold_rows(text, copy.row_list())
+        detail = f"{len(added)} row(s) only in the copy, {len(updated)} newer in the copy"
+        if copy.bad:
+            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy ({detail})",
+                               fix="fold its readable rows into memory/index.md (the copy stays)"))
+            out.append(Finding("conflict_copy", ERROR,
+                               f"memory/{name}: {len(copy.bad)} row(s) cannot be read (first: line {copy.bad[0].line_no})",
+                               line=copy.bad[0].line_no, hint=f"look at those rows of memory/{name}, then delete it"))
+        else:
+            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy ({detail})",
+                               fix="fold its rows into memory/index.md (newer Updated At wins, references united) "
+                                   "and move the copy to memory/.agentmem/conflicts/"))
+            plan.fold_moves.append(name)
+        text = new_text
+    plan.base_text = text
+
+    try:
+        doc = it.parse_index(text)
+    except IndexFormatError as exc:
+        out.append(Finding("index_unreadable", ERROR, exc.message, hint="repair the table header by hand"))
+        return out, None
+
+    for b in doc.bad:
+        out.append(Finding("malformed_row", ERROR, f"memory/index.md line {b.line_no}: {b.reason}", line=b.line_no,
+                           hint="repair the row by hand (it is kept as it is; no command changes the table until then)"))
+
+    rows = doc.row_list()
+    live = {r.session_id for r in rows}
+    known = live | set(state.snapshots) | state.archived
+    first_line: dict[str, int] = {}
+    current: dict[int, it.Row] = {}  # line -> row as it will be after the fixes
+
+    def row_at(i: int) -> it.Row:
+        return current[i]
+
+    for i, r in doc.rows:
+        current[i] = r
+        sid = r.session_id
+        if sid in first_line:
+            j = first_line[sid]
+            if it.render_row(r) == it.render_row(row_at(j)) and doc.lines[i].rstrip("\r\n") == doc.lines[j].rstrip("\r\n"):
+                out.append(Finding("duplicate_id", ERROR, f"{sid} appears twice with identical rows (lines {j + 1} and {i + 1})",
+                                   session_id=sid, line=i + 1, fix=f"remove the second copy (line {i + 1})"))
+                plan.edits[i] = None
+            else:
+                out.append(Finding("duplicate_id", ERROR, f"{sid} appears in more than one row with different values "
+                                   f"(lines {j + 1} and {i + 1})", session_id=sid, line=i + 1,
+                                   hint="keep the right row and delete the other by hand (the journal lists earlier values)"))
+            continue
+        first_line[sid] = i
+
+    for sid, i in first_line.items():
+        r = current[i]
+        new = r
+        status = r.status.strip()
+        low = status.lower()
+        if low in it.STATUSES and status != low:
+            new = new.with_(status=low)
+            out.append(Finding("bad_status", ERROR, f"{sid}: Status {status!r} is not lower-case", session_id=sid,
+                               line=i + 1, fix=f"write {low!r}"))
+        elif low in ("closed", "archived", "done", "finished"):
+            new = new.with_(status="stale")
+            hint = (f"memory/archive/{sid}/ exists: the archive was not finished; check it and remove the row"
+                    if sid in state.archived else f"archive it with `agentmem archive {sid}`")
+            out.append(Finding("bad_status", ERROR, f"{sid}: Status {status!r} is not used in the index (idle/active/stale)",
+                               session_id=sid, line=i + 1, fix="set it to 'stale' (finished, waiting to be archived)", hint=hint))
+        elif low not in it.STATUSES:
+            out.append(Finding("bad_status", ERROR, f"{sid}: unknown Status {status!r}", session_id=sid, line=i + 1,
+                               hint="set it to idle, active or stale by hand"))
+        low = new.status  # the checks below see the status as it will be after the fixes
+        if low == "idle" and sid in state.snapshots:
+            new = new.with_(status="active")
+            out.append(Finding("idle_with_snapshot", ERROR, f"{sid} is idle but has memory/sessions/{sid}.md",
+                               session_id=sid, line=i + 1, fix="set it to 'active' (the snapshot is real work)"))
+        if low in ("active", "stale") and sid not in state.snapshots:
+            out.append(Finding("row_without_snapshot", WARNING, f"{sid} is {low} but memory/sessions/{sid}.md does not exist",
+                               session_id=sid, line=i + 1,
+                               hint=f"write it with `agentmem update {sid} --snapshot -`, or archive the row"))
+        if sid in state.archived:
+            out.append(Finding("half_archived", ERROR, f"{sid} still has a row but memory/archive/{sid}/ exists",
+                               session_id=sid, line=i + 1,
+                               hint=f"check memory/archive/{sid}/; if it is complete, delete the row by hand"))
+        for col in ("started_at", "updated_at"):
+            v = getattr(r, col)
+            if parse_ts(v) is None:
+                out.append(Finding("bad_timestamp", WARNING, f"{sid}: {col.replace('_', ' ').title()} {v!r} is not a time",
+                                   session_id=sid, line=i + 1, hint="write it as YYYY-MM-DD HH:MM"))
+        # Referenced By: IDs only, of sessions that still exist and are still working.
+        keep: list[str] = []
+        for ref in r.referencing_ids:
+            if ref == sid:
+                out.append(Finding("self_reference", ERROR, f"{sid} lists itself in Referenced By", session_id=sid,
+                                   line=i + 1, fix="remove it"))
+            elif not is_valid_session_id(ref):
+                keep.append(ref)
+                out.append(Finding("unknown_reference", ERROR, f"{sid}: Referenced By holds {ref!r}, which is not a Session ID",
+                                   session_id=sid, line=i + 1,
+                                   hint="Referenced By lists Session IDs, never agent names; correct it by hand"))
+            elif ref in live or ref in state.snapshots:
+                keep.append(ref)
+            elif ref in state.archived:
+                out.append(Finding("unknown_reference", ERROR, f"{sid}: Referenced By lists {ref}, which is archived",
+                                   session_id=sid, line=i + 1, fix=f"remove {ref} (an archived session continues nothing)"))
+            else:
+                out.append(Finding("unknown_reference", ERROR, f"{sid}: Referenced By lists {ref}, which exists nowhere",
+                                   session_id=sid, line=i + 1, fix=f"remove {ref}"))
+        if keep != r.referencing_ids:
+            new = new.with_(referenced_by=it.join_id_list(keep))
+        current[i] = new
+
+    # Snapshots: rows they lack, and their Continues From against the sources' Referenced By.
+    line_of = dict(first_line)
+    for sid, snap in sorted(state.snapshots.items()):
+        if isinstance(snap, bytes):
+            out.append(Finding("snapshot_unreadable", ERROR, f"memory/sessions/{sid}.md is not UTF-8 text", session_id=sid,
+                               hint="re-save it as UTF-8"))
+            continue
+        if sid not in live:
+            if sid in state.archived:
+                out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md has no row and the session is archived",
+                                   session_id=sid, hint=f"compare it with memory/archive/{sid}/session.md and delete one"))
+            else:
+                out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md has no row in memory/index.md",
+                                   session_id=sid, fix="add its row from the snapshot's Metadata (Status active)"))
+                plan.appends.append(_row_from_snapshot(sid, snap))
+        for src in continues_from_of(snap):
+            if src == sid:
+                continue
+            if src not in known:
+                out.append(Finding("unknown_reference", WARNING, f"memory/sessions/{sid}.md continues from {src}, which exists nowhere",
+                                   session_id=sid, hint=f"correct it, or `agentmem release {src} --session {sid}`"))
+                continue
+            if src in line_of and sid not in state.archived:
+                i = line_of[src]
+                refs = current[i].referencing_ids
+                if sid not in refs:
+                    out.append(Finding("one_sided_reference", ERROR,
+                                       f"memory/sessions/{sid}.md continues from {src}, but {src}'s Referenced By lacks {sid}",
+                                       session_id=src, line=i + 1, fix=f"add {sid} to {src}'s Referenced By"))
+                    current[i] = current[i].with_(referenced_by=it.join_id_list(refs + [sid]))
+
+    # The other direction: a Referenced By entry whose session's snapshot does not say so.
+    for src, i in first_line.items():
+        for ref in current[i].referencing_ids:
+            snap = state.snapshots.get(ref)
+            if ref in live and isinstance(snap, str) and src not in continues_from_of(snap):
+                out.append(Finding("one_sided_reference", WARNING,
+                                   f"{src}'s Referenced By lists {ref}, but memory/sessions/{ref}.md does not continue from {src}",
+                                   session_id=src, line=i + 1,
+                                   hint=f"record it with `agentmem continue {src} --session {ref}` or drop it with "
+                                        f"`agentmem release {src} --session {ref}`"))
+            elif ref in live and snap is None:
+                out.append(Finding("one_sided_reference", WARNING,
+                                   f"{src}'s Referenced By lists {ref}, which has no snapshot to say so",
+                                   session_id=src, line=i + 1, hint=f"`agentmem update {ref}` writes its snapshot"))
+
+    for name in state.other_session_files:
+        stem = name[:-3] if name.endswith(".md") else name
+        base = stem.split(" (")[0].split(".sync-conflict")[0]
+        if is_valid_session_id(base) and base != stem:
+            out.append(Finding("conflict_copy", ERROR, f"memory/sessions/{name} is a sync-conflict copy of {base}'s snapshot",
+                               session_id=base, hint=f"merge it with `agentmem update {base} --snapshot \"memory/sessions/{name}\"`, then delete it"))
+        else:
+            out.append(Finding("session_file_name", WARNING, f"memory/sessions/{name}: the name is not <Session ID>.md",
+                               hint="rename or move it; agentmem ignores it"))
+
+    orig = dict(doc.rows)
+    for i, r in current.items():
+        if r != orig[i] and i not in plan.edits:
+            plan.edits[i] = r
+    return out, plan
+
+
+def _row_from_snapshot(sid: str, text: str) -> it.Row:
+    from .daemon.reconcile import row_from_snapshot
+    from .daemon.scan import Entry
+
+    meta: dict[str, str] = {}
+    summary = ""
+    try:
+        from .snapshot import parse_snapshot
+
+        snap = parse_snapshot(text)
+        meta = dict(snap.metadata)
+        ctx = snap.items("Current Context")
+        summary = ctx[0].split("\n")[0][:200] if ctx else ""
+    except (AgentmemError, ImportError, KeyError):
+        pass
+    return row_from_snapshot(sid, Entry(0, 0, None, tuple(meta.items()), summary))
+
+
+def plan_text(plan: Plan) -> str:
+    doc = it.parse_index(plan.base_text)
+    return edit_table(doc, plan.edits, plan.appends)
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def diagnose(vault: Vault) -> DoctorReport:
+    findings, _ = diagnose_state(read_state(vault))
+    return DoctorReport(findings)
+
+
+def repair(vault: Vault) -> DoctorReport:
+    """Diagnose under the lock and apply the safe fixes all or nothing, after a backup."""
+    with VaultWriter(vault, "doctor") as w:
+        state = read_state(vault)
+        findings, plan = diagnose_state(state)
+        report = DoctorReport(findings, fixed_run=True)
+        fixes = [f for f in findings if f.fix]
+        if plan is None or not fixes:
+            return report
+        new_text = plan_text(plan)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        backup = _backup_dir(vault, stamp)
+        changed = [vault.index_path] if new_text != state.index_text else []
+        changed += [vault.memory / n for n in plan.fold_moves]
+        for p in changed:
+            data = read_bytes(p)
+            if data is not None:
+                atomic_write_bytes(backup / p.relative_to(vault.memory), data)
+        report.backup = str(backup.relative_to(vault.root))
+        with w.transaction():
+            if new_text != state.index_text:
+                w.write_index_text(new_text, reason="doctor_fix", fixes=[f.message for f in fixes])
+            if plan.fold_moves:
+                from .daemon.apply import conflict_destination
+
+                for name in plan.fold_moves:
+                    w.move_file(vault.memory / name, conflict_destination(vault.state_dir, name, stamp))
+        for f in fixes:
+            f.fixed = True
+    return report
+
+
+def _backup_dir(vault: Vault, stamp: str) -> Path:
+    base = vault.state_dir / "backups" / f"{stamp}-doctor"
+    p, n = base, 2
+    while p.exists():
+        p = base.with_name(f"{base.name}-{n}")
+        n += 1
+    return p
+
+
+def render_report(report: DoctorReport) -> str:
+    if not report.findings:
+        return "memory/ looks healthy: nothing to fix"
+    lines: list[str] = []
+    fixed = [f for f in report.findings if f.fixed]
+    if fixed:
+        lines.append(f"fixed ({len(fixed)}):")
+        lines += [f"  - {f.message} → {f.fix}" for f in fixed]
+    rest = report.problems()
+    if rest:
+        lines.append("left for a person:" if report.fixed_run else f"problems ({len(rest)}):")
+        for f in rest:
+            tag = "" if f.severity == ERROR else " (warning)"
+            how = f"; --fix will {f.fix}" if f.fix and not report.fixed_run else ""
+            lines.append(f"  - {f.message}{tag}{how}")
+            if f.hint and not (f.fix and not report.fixed_run):
+                lines.append(f"      → {f.hint}")
+    if report.backup:
+        lines.append(f"backup of the changed files: {report.backup}")
+    return "\n".join(lines)
