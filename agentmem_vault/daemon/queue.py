@@ -34,6 +34,19 @@ def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
 
 
+HEAD_BYTES = 256
+
+
+def _head(path: Path, offset: int) -> str:
+    import hashlib
+
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read(min(offset, HEAD_BYTES))).hexdigest()[:16]
+    except OSError:
+        return ""
+
+
 def _read_from(path: Path, offset: int) -> bytes:
     try:
         with open(path, "rb") as fh:
@@ -67,6 +80,7 @@ class ExtractionQueue:
         self.clock = clock
         self.max_attempts = max_attempts
         self.offset = 0
+        self.head = ""  # hash of the file's first bytes: tells an appended file from a replaced one
         self.pending: dict[str, dict] = {}
         self.failed: dict[str, dict] = {}
         self.seen: dict[str, str] = {}  # session ID -> sha of the snapshot last queued
@@ -83,6 +97,7 @@ class ExtractionQueue:
         try:
             st = json.loads(data.decode("utf-8"))
             self.offset = int(st.get("offset", 0))
+            self.head = str(st.get("head", ""))
             self.pending = dict(st.get("pending", {}))
             self.failed = dict(st.get("failed", {}))
             self.seen = dict(st.get("seen", {}))
@@ -96,7 +111,7 @@ class ExtractionQueue:
     def save(self) -> None:
         if not self._dirty:
             return
-        state = {"offset": self.offset, "pending": self.pending, "failed": self.failed,
+        state = {"offset": self.offset, "head": self.head, "pending": self.pending, "failed": self.failed,
                  "done_count": self.done_count, "seen": self.seen}
         self.state_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.state_path, json.dumps(state, ensure_ascii=False, sort_keys=True) + "\n")
@@ -112,7 +127,8 @@ class ExtractionQueue:
             return 0
         if size == self.offset:
             return 0
-        if size < self.offset:  # truncated or replaced by hand: read it again (keys de-duplicate)
+        if size < self.offset or (self.offset and _head(self.queue_path, self.offset) != self.head):
+            # Truncated or replaced (by hand or by a compaction): read it again; keys de-duplicate.
             self.offset = 0
         chunk = _read_from(self.queue_path, self.offset)
         end = chunk.rfind(b"\n")
@@ -134,6 +150,7 @@ class ExtractionQueue:
             self._touch(key, item)
             taken += 1
         self.offset += end + 1
+        self.head = _head(self.queue_path, self.offset)
         self._dirty = True
         return taken
 
