@@ -162,6 +162,10 @@ def _no_session_hint() -> str:
     )
 
 
+def _as_dict(res: Any) -> Any:
+    return res.to_dict() if hasattr(res, "to_dict") else res
+
+
 def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
     """Run the routed command through the library; returns (JSON result, human summary)."""
     ids = list(r.ids)
@@ -191,7 +195,9 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
 
         res = update_session(vault, sid, snapshot_text=opts.snapshot_text, topic=opts.topic,
                              summary=opts.summary, keywords=opts.keywords)
-        return ({**head, "session_id": sid, "result": res}, f"updated session {sid} (snapshot and index row)")
+        done = "created" if getattr(res, "snapshot_created", False) else "merged"
+        return ({**head, "session_id": sid, "result": _as_dict(res)},
+                f"updated session {sid}: snapshot {done}, index row active")
 
     if r.command in ("continue", "release"):
         if not ids:
@@ -201,16 +207,16 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
         if r.command == "continue":
             from .session_ops import continue_session
 
-            res = continue_session(vault, source, session_id=cur, agent=opts.agent)
-            now_id = (res or {}).get("session_id", cur) if isinstance(res, dict) else cur
+            res = continue_session(vault, source, session_id=cur, agent=opts.agent, snapshot_text=opts.snapshot_text)
+            now_id = res.get("session_id", cur)
             return ({**head, "source": source, "session_id": now_id, "result": res},
-                    f"session {now_id} now continues from {source}")
+                    res.get("message") or f"session {now_id} now continues from {source}")
         if not cur:
             raise UsageError("release: " + _no_session_hint())
         from .session_ops import release_reference
 
         res = release_reference(vault, source, session_id=cur)
-        return ({**head, "source": source, "session_id": cur, "result": res},
+        return ({**head, "source": source, "session_id": cur, "result": _as_dict(res)},
                 f"released: {cur} no longer continues from {source}")
 
     if r.command == "organize":

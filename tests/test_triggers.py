@@ -144,7 +144,7 @@ def test_cli_say_organize_and_archive(cli, vault):
     assert out["marked_stale"] == ["2026-05-01-0900-cursor-main-agent"]
     proc = cli("say", "封存 memory session 2026-05-01-0900-cursor-main-agent", vault=vault, env={"AGENTMEM_NOW": NOW})
     assert proc.returncode == 0, proc.stderr
-    assert "[archive]" in proc.stdout
+    assert "→ archive)" in proc.stdout
     assert index_rows(vault) == {}
     assert vault.archive_path("2026-05-01-0900-cursor-main-agent").is_dir()
 
@@ -163,3 +163,31 @@ def test_cli_say_update_without_session_explains_whoami(cli, vault):
 def test_cli_say_register_refuses_known_id(cli, vault):
     proc = cli("say", f"註冊 memory session {SID}", vault=vault)
     assert proc.returncode == 2 and f"agentmem update {SID}" in proc.stderr
+
+
+def test_cli_say_end_to_end_register_update_continue_release(cli, vault):
+    env = {"AGENTMEM_NOW": NOW}
+    snap = "## Current Context\n開始做 say 的端到端測試。\n\n## Decisions\n- 用繁體\n"
+    proc = cli("say", "補註冊 memory", "--snapshot", "-", "--topic", "端到端", vault=vault, input=snap, env=env)
+    assert proc.returncode == 0, proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("Your Memory Session ID is: "))
+    src = line.split(": ", 1)[1].strip()
+    assert index_rows(vault)[src].status == "active" and vault.session_path(src).exists()
+
+    proc = cli("say", "整理這個 session", src, "--snapshot", "-", vault=vault,
+               input="## Decisions\n- 加上 release\n", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "加上 release" in vault.session_path(src).read_text(encoding="utf-8")
+    assert "用繁體" in vault.session_path(src).read_text(encoding="utf-8")
+
+    cur = "2026-06-01-0930-other-agent"
+    write_index(vault, [index_rows(vault)[src], row(cur, "idle")])
+    proc = cli("say", f"接续 memory {src}", "--session", cur, "--json", vault=vault, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["command"] == "continue"
+    assert index_rows(vault)[src].referenced_by == cur
+
+    proc = cli("say", f"解除引用 memory {src}", vault=vault, env={**env, "AGENTMEM_SESSION_ID": cur})
+    assert proc.returncode == 0, proc.stderr
+    assert index_rows(vault)[src].referenced_by == "-"
+    assert src not in vault.session_path(cur).read_text(encoding="utf-8").split("## Continues From")[1]

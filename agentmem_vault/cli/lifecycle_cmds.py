@@ -72,7 +72,8 @@ def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, su
         dry_run=dry_run, force=force,
     )
     result, human = dispatch(v, r, say_opts)
-    emit(opts, result, f"[{r.command}] {human}")
+    # The routed command on its own line, so an ID message stays at the start of its line.
+    emit(opts, result, f"({r.phrase} → {r.command})\n{human}")
 
 
 @cli.command()
