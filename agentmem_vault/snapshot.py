@@ -1,0 +1,421 @@
+"""Session snapshots ``memory/sessions/<id>.md``: parse and render (pure, ``str -> Snapshot -> str``).
+
+The template (SPEC section 4) is a ``# Session: <id>`` title, a ``## Metadata`` Field/Value table and
+seven sections in a fixed order. Agents write these files by hand, so the parser is lenient: BOM,
+CRLF, ``*``/``+``/numbered bullets, headings in any case or spacing, ``None``/``none``/``無`` for an
+empty section, metadata as ``- Key: value`` lines. Whatever it does not understand is kept, never
+dropped: YAML frontmatter (raw text), prose between the title and the first section, unknown
+sections (heading + raw body, anchored after the known section they followed) and stray Metadata
+lines. ``render_snapshot`` always writes the canonical template, so ``parse(render(s)) == s``.
+
+The merge engine lives in ``snapshot_merge.py``; its public functions are re-exported here.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+
+from .errors import SnapshotFormatError
+from .ids import find_ids
+from .index_table import escape_cell, split_cells
+from .textnorm import fold
+
+METADATA = "Metadata"
+CURRENT_CONTEXT = "Current Context"
+DECISIONS = "Decisions"
+FILES = "Files / Artifacts"
+OPEN_QUESTIONS = "Open Questions"
+NEXT_ACTIONS = "Next Actions"
+CONTINUES_FROM = "Continues From"
+RESOLVED = "Superseded / Resolved"
+SECTIONS: tuple[str, ...] = (
+    CURRENT_CONTEXT, DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS, CONTINUES_FROM, RESOLVED,
+)
+METADATA_FIELDS: tuple[str, ...] = ("Session ID", "Agent Name", "Topic", "Status", "Started At", "Updated At")
+
+# Heading spellings agents actually use, keyed by the heading folded down to letters/digits/CJK.
+_HEADING_ALIASES: dict[str, str] = {
+    "metadata": METADATA, "meta": METADATA, "元数据": METADATA,
+    "currentcontext": CURRENT_CONTEXT, "context": CURRENT_CONTEXT, "当前上下文": CURRENT_CONTEXT,
+    "decisions": DECISIONS, "decision": DECISIONS, "决策": DECISIONS, "决定": DECISIONS,
+    "filesartifacts": FILES, "filesandartifacts": FILES, "files": FILES, "artifacts": FILES,
+    "文件": FILES, "档案": FILES,
+    "openquestions": OPEN_QUESTIONS, "openquestion": OPEN_QUESTIONS, "questions": OPEN_QUESTIONS,
+    "待解问题": OPEN_QUESTIONS, "未解问题": OPEN_QUESTIONS,
+    "nextactions": NEXT_ACTIONS, "nextaction": NEXT_ACTIONS, "nextsteps": NEXT_ACTIONS,
+    "nextstep": NEXT_ACTIONS, "todo": NEXT_ACTIONS, "下一步": NEXT_ACTIONS,
+    "continuesfrom": CONTINUES_FROM, "continuefrom": CONTINUES_FROM, "接续": CONTINUES_FROM,
+    "supersededresolved": RESOLVED, "supersededandresolved": RESOLVED, "resolvedsuperseded": RESOLVED,
+}
+_FIELD_ALIASES: dict[str, str] = {re.sub(r"[^0-9a-z]", "", f.lower()): f for f in METADATA_FIELDS}
+
+_NONE_WORDS = frozenset({"none", "无", "n/a", "nil", "null"})
+# The template's instructions; an agent that copies the template verbatim has not said anything.
+_TEMPLATE_HINTS = frozenset(
+    fold(t).rstrip(".") for t in (
+        "Summarize what has happened in this agent session so far.",
+        "List decisions already made.",
+        "List files, folders, hooks, skills, or wiki pages created or changed.",
+        "List unresolved questions, or write `None`.",
+        "List likely next steps, or write `None`.",
+        "List source Memory Session IDs this session continues from, or write `None`.",
+        "List replaced decisions, resolved questions, or completed/abandoned actions, or write `None`.",
+    )
+)
+
+_TITLE_RE = re.compile(r"^#[ \t]+session(?:[ \t]*[:：][ \t]*(.*?)|[ \t]+(\S+))?[ \t]*$", re.IGNORECASE)
+_HEADING_RE = re.compile(r"^##(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")
+_BULLET_RE = re.compile(r"^([ \t]*)([-*+]|\d{1,3}[.)])(?:[ \t]+(.*)|[ \t]*)$")
+_SEPARATOR_RE = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
+_KEY_VALUE_RE = re.compile(r"^(?:[-*+][ \t]+)?\**([^:：|*]{1,40}?)\**[ \t]*[:：][ \t]*(.*)$")
+_LINK_RE = re.compile(r"\[\[([^\[\]|#]+)(?:[#|][^\[\]]*)?\]\]")
+
+
+@dataclass
+class ExtraSection:
+    """A section the template does not know; kept verbatim after the known section it followed."""
+
+    heading: str
+    body: str
+    after: str = ""  # "" = before Metadata, else "Metadata" or one of SECTIONS
+
+
+def _empty_sections() -> dict[str, list[str]]:
+    return {name: [] for name in SECTIONS}
+
+
+@dataclass
+class Snapshot:
+    """A parsed snapshot. ``sections`` maps every name in SECTIONS to its items: list items without
+    the bullet (continuation lines joined with ``\\n``), or paragraphs for Current Context."""
+
+    title: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+    sections: dict[str, list[str]] = field(default_factory=_empty_sections)
+    frontmatter: str | None = None  # raw text between the ``---`` lines
+    preamble: str = ""  # prose between the title and the first section
+    metadata_notes: list[str] = field(default_factory=list)  # Metadata lines that are not fields
+    extras: list[ExtraSection] = field(default_factory=list)
+    # How the source text was encoded; not part of the content (so excluded from ==).
+    crlf: bool = field(default=False, compare=False)
+    bom: bool = field(default=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in SECTIONS:
+            self.sections.setdefault(name, [])
+
+    def items(self, section: str) -> list[str]:
+        """Items of a section (``[]`` when it says ``None``); paragraphs for Current Context."""
+        return list(self.sections[section_name(section, strict=True)])
+
+    @property
+    def session_id(self) -> str:
+        return clean_id(self.metadata.get("Session ID", "")) or clean_id(self.title)
+
+    @property
+    def topic(self) -> str:
+        return self.metadata.get("Topic", "").strip()
+
+    @property
+    def continues_from(self) -> list[str]:
+        """Session IDs in Continues From, plain or as ``[[id]]`` links, in order, without duplicates."""
+        out: list[str] = []
+        for item in self.sections[CONTINUES_FROM]:
+            for sid in continues_ids(item):
+                if sid not in out:
+                    out.append(sid)
+        return out
+
+    def copy(self) -> "Snapshot":
+        return copy.deepcopy(self)
+
+    def to_dict(self) -> dict:
+        return {
+            "session_id": self.session_id,
+            "metadata": dict(self.metadata),
+            "sections": {k: list(v) for k, v in self.sections.items()},
+            "continues_from": self.continues_from,
+            "extra_sections": [e.heading for e in self.extras],
+        }
+
+
+def clean_id(value: str) -> str:
+    """``[[id]]`` / `` `id` `` / `` id `` -> ``id``."""
+    v = (value or "").strip().strip("`").strip()
+    m = _LINK_RE.fullmatch(v)
+    return (m.group(1) if m else v).strip()
+
+
+def continues_ids(item: str) -> list[str]:
+    """Session IDs named by one Continues From item (links first, then plain IDs)."""
+    ids = [clean_id(m.group(1)) for m in _LINK_RE.finditer(item)]
+    for sid in find_ids(_LINK_RE.sub(" ", item)):
+        ids.append(sid)
+    if not ids:
+        v = clean_id(item)
+        if v and " " not in v:  # a non-standard ID is still an ID; prose is not
+            ids.append(v)
+    return [i for n, i in enumerate(ids) if i and i not in ids[:n]]
+
+
+def section_name(heading: str, *, strict: bool = False) -> str | None:
+    """Canonical name (``Metadata`` or one of SECTIONS) for a heading as written, else None."""
+    if heading in SECTIONS or heading == METADATA:
+        return heading
+    key = re.sub(r"[^0-9a-z\u3400-\u9fff]", "", fold(heading))
+    name = _HEADING_ALIASES.get(key)
+    if name is None and strict:
+        raise KeyError(f"unknown snapshot section {heading!r}; known: {', '.join(SECTIONS)}")
+    return name
+
+
+def is_none_word(text: str) -> bool:
+    return re.sub(r"[`*_()（）\[\]。.\s]", "", fold(text)) in _NONE_WORDS
+
+
+def _is_filler(text: str) -> bool:
+    return is_none_word(text) or fold(text).rstrip(".") in _TEMPLATE_HINTS
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+def parse_snapshot(text: str) -> Snapshot:
+    """Parse snapshot text. Raises SnapshotFormatError when the text is empty, binary, or has
+    neither a ``# Session:`` title nor any known section."""
+    if not isinstance(text, str):
+        raise SnapshotFormatError(f"snapshot must be text, got {type(text).__name__}")
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    crlf = "\r\n" in text
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise SnapshotFormatError("the snapshot is empty: expected '# Session: <id>' and sections such as '## Decisions'")
+    if "\x00" in text:
+        raise SnapshotFormatError("the snapshot contains NUL bytes (binary data?); refusing to use it")
+    lines = text.split("\n")
+
+    snap = Snapshot(crlf=crlf, bom=bom)
+    start = 0
+    if lines[0].strip() == "---":
+        for j in range(1, len(lines)):
+            if lines[j].strip() in ("---", "..."):
+                snap.frontmatter = "\n".join(lines[1:j])
+                start = j + 1
+                break
+
+    has_title = False
+    pre: list[str] = []
+    segments: list[tuple[str | None, str, list[str]]] = []  # (canonical name, heading, body)
+    for line in lines[start:]:
+        if not segments and not has_title:
+            m = _TITLE_RE.match(line)
+            if m:
+                has_title = True
+                snap.title = (m.group(1) or m.group(2) or "").strip()
+                continue
+        h = _HEADING_RE.match(line)
+        if h and h.group(1):
+            segments.append((section_name(h.group(1)), h.group(1), []))
+            continue
+        (segments[-1][2] if segments else pre).append(line)
+
+    if not has_title and not any(name for name, _, _ in segments):
+        raise SnapshotFormatError(
+            "not a session snapshot: expected a '# Session: <id>' title or template sections "
+            f"({', '.join('## ' + s for s in (METADATA,) + SECTIONS)})"
+        )
+
+    snap.preamble = _trim_block(pre)
+    anchor = ""
+    for name, heading, body in segments:
+        if name is None:
+            snap.extras.append(ExtraSection(heading=heading, body=_trim_block(body), after=anchor))
+            continue
+        anchor = name
+        if name == METADATA:
+            _parse_metadata(body, snap)
+        elif name == CURRENT_CONTEXT:
+            snap.sections[name].extend(_parse_paragraphs(body))
+        else:
+            snap.sections[name].extend(_parse_list(body))
+    return snap
+
+
+def _trim_block(lines: list[str]) -> str:
+    out = [ln.rstrip() for ln in lines]
+    while out and not out[0]:
+        out.pop(0)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out)
+
+
+def _parse_metadata(body: list[str], snap: Snapshot) -> None:
+    for raw in body:
+        s = raw.strip()
+        if not s:
+            continue
+        key = value = None
+        if s.startswith("|"):
+            if _SEPARATOR_RE.match(s):
+                continue
+            cells = split_cells(s)
+            if len(cells) >= 2 and cells[0]:
+                key, value = cells[0], " | ".join(cells[1:])
+                if fold(key) == "field" and fold(value) == "value":
+                    continue  # the table header
+        else:
+            m = _KEY_VALUE_RE.match(s)
+            if m and re.sub(r"[^0-9a-z]", "", m.group(1).lower()) in _FIELD_ALIASES:
+                key, value = m.group(1), m.group(2)
+        if key is None:
+            snap.metadata_notes.append(raw.rstrip())
+            continue
+        key = _FIELD_ALIASES.get(re.sub(r"[^0-9a-z]", "", key.lower()), key.strip())
+        if key in snap.metadata:
+            snap.metadata_notes.append(raw.rstrip())  # a second row for the same field: keep, don't guess
+        else:
+            snap.metadata[key] = value.strip()
+
+
+def _parse_list(body: list[str]) -> list[str]:
+    items: list[list[str]] = []
+    current: list[str] | None = None
+    content_indent = 2
+    for raw in body:
+        line = raw.rstrip().expandtabs(4)
+        if not line.strip():
+            current = None  # a blank line ends an item's continuation
+            continue
+        ind = len(line) - len(line.lstrip(" "))
+        b = _BULLET_RE.match(line)
+        if b and ind < 2:
+            current = [(b.group(3) or "").strip()]
+            items.append(current)
+            content_indent = len(line) - len(b.group(3) or "") if b.group(3) else ind + len(b.group(2)) + 1
+        elif current is not None and ind >= 1:
+            current.append(line[min(ind, content_indent):])
+        else:
+            current = [line.strip()]  # prose inside a list section is an item too: never dropped
+            items.append(current)
+            content_indent = 2
+    out = []
+    for parts in items:
+        text = "\n".join(parts).strip()
+        if text and not _is_filler(text):
+            out.append(text)
+    return out
+
+
+def _is_bullet_line(line: str) -> bool:
+    b = _BULLET_RE.match(line.split("\n", 1)[0])
+    return bool(b and b.group(3) and len(b.group(1).expandtabs(4)) < 2)
+
+
+def _parse_paragraphs(body: list[str]) -> list[str]:
+    """Blank-line separated paragraphs; a block of top-level bullets gives one unit per bullet
+    (with its marker), so each fact can be merged on its own."""
+    blocks: list[list[str]] = [[]]
+    for raw in body:
+        line = raw.rstrip()
+        if line.strip():
+            blocks[-1].append(line)
+        elif blocks[-1]:
+            blocks.append([])
+    units: list[str] = []
+    for block in blocks:
+        if not block:
+            continue
+        if _is_bullet_line(block[0]):
+            cur: list[str] = []
+            for line in block:
+                if _is_bullet_line(line) and cur:
+                    units.append("\n".join(cur))
+                    cur = []
+                cur.append(line)
+            units.append("\n".join(cur))
+        else:
+            units.append("\n".join(block))
+    out = []
+    for u in units:
+        u = u.strip("\n")
+        if u.strip() and not _is_filler(re.sub(r"^\s*[-*+]\s+", "", u)):
+            out.append(u)
+    return out
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> str:
+    """The canonical template text (SPEC section 4): title, Metadata table, the seven sections in
+    order, ``None`` for an empty section; extras after the section they followed."""
+    out: list[str] = []
+    if s.frontmatter is not None:
+        out += ["---", *s.frontmatter.split("\n"), "---", ""]
+    out += [f"# Session: {s.title}".rstrip(), ""]
+    if s.preamble:
+        out += [s.preamble, ""]
+    placed: set[int] = set()
+
+    def extras_after(anchor: str) -> None:
+        for n, e in enumerate(s.extras):
+            if n not in placed and e.after == anchor:
+                placed.add(n)
+                out.append(f"## {e.heading}")
+                if e.body:
+                    out.append(e.body)
+                out.append("")
+
+    extras_after("")
+    out += [f"## {METADATA}", "| Field | Value |", "|---|---|"]
+    keys = [k for k in METADATA_FIELDS if k in s.metadata] + [k for k in s.metadata if k not in METADATA_FIELDS]
+    out += [f"| {escape_cell(k)} | {escape_cell(s.metadata[k])} |" for k in keys]
+    out.append("")
+    if s.metadata_notes:
+        out += [*s.metadata_notes, ""]
+    extras_after(METADATA)
+    for name in SECTIONS:
+        out.append(f"## {name}")
+        items = s.sections.get(name) or []
+        if not items:
+            out.append("None")
+        elif name == CURRENT_CONTEXT:
+            for n, unit in enumerate(items):
+                if n and not (_is_bullet_line(unit) and _is_bullet_line(items[n - 1])):
+                    out.append("")  # paragraphs are separated by a blank line; bullets stay a tight list
+                out.append(unit)
+        else:
+            for item in items:
+                first, *rest = item.split("\n")
+                out.append(f"- {first}")
+                out += [f"  {line}" for line in rest]
+        out.append("")
+        extras_after(name)
+    for n, e in enumerate(s.extras):  # an anchor we do not know: keep the section at the end
+        if n not in placed:
+            out += [f"## {e.heading}", *([e.body] if e.body else []), ""]
+    text = "\n".join(out).rstrip("\n") + "\n"
+    if newline != "\n":
+        text = text.replace("\n", newline)
+    return ("\ufeff" if bom else "") + text
+
+
+_LAZY = ("merge_snapshots", "verify_merge", "new_snapshot", "with_continues_from", "split_mark", "is_restatement")
+
+
+def __getattr__(name: str):
+    # The merge engine imports this module; re-export it lazily so either import order works.
+    if name in _LAZY:
+        from . import snapshot_merge
+
+        return getattr(snapshot_merge, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "SECTIONS", "METADATA_FIELDS", "Snapshot", "ExtraSection", "parse_snapshot", "render_snapshot",
+    "section_name", "clean_id", "continues_ids", *_LAZY,
+]
