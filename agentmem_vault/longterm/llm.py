@@ -219,7 +219,7 @@ def api_key_from(cfg: dict) -> str | None:
 def model_from_config(cfg: dict, api_key: str) -> AnthropicModel:
     return AnthropicModel(
         api_key=api_key,
-        model=str(cfg.get("model") or "claude-sonnet-4-5"),
+        model=str(cfg.get("model") or "claude-sonnet-4-6"),
         assess_model=cfg.get("assess_model") or None,
         base_url=os.environ.get("ANTHROPIC_BASE_URL") or cfg.get("anthropic_base_url") or None,
         max_retries=int(cfg.get("max_retries", 4)),

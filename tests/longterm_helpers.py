@@ -1,0 +1,106 @@
+"""A local HTTP server that answers like the Anthropic Messages API (POST /v1/messages), so the
+real ``anthropic`` client is exercised without the network."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+def message(content: list[dict], *, usage: dict | None = None, stop_reason: str = "tool_use") -> dict:
+    return {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage or {"input_tokens": 120, "output_tokens": 40, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0},
+    }
+
+
+def tool_reply(name: str, data: Any) -> tuple[int, dict, bytes]:
+    body = message([{"type": "tool_use", "id": "toolu_1", "name": name, "input": data}])
+    return 200, {}, json.dumps(body).encode()
+
+
+def memory(title: str, content: str, **kw: Any) -> dict:
+    d = {
+        "action": "create", "title": title, "content": content, "category": "project_tech_stack",
+        "keywords": ["pnpm"], "usage_scenario": ["installing packages"], "project": "", "module": "",
+        "importance": 0.8, "reason": "the user said so",
+    }
+    d.update(kw)
+    return d
+
+
+class FakeMessagesAPI:
+    """Replies from ``script`` (a list of (status, headers, body) consumed in order), then from
+    ``extract_memories`` / ``assess_score`` by the forced tool's name. Requests are recorded."""
+
+    def __init__(self) -> None:
+        self.script: list[tuple[int, dict, bytes]] = []
+        self.extract_memories: list[dict] = []
+        self.assess_score: int | Callable[[dict], int] = 5
+        self.requests: list[dict] = []
+        self.statuses: list[int] = []
+        self._lock = threading.Lock()
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("content-length", 0))
+                raw = self.rfile.read(n)
+                try:
+                    req = json.loads(raw)
+                except ValueError:
+                    req = {"_raw": raw.decode("utf-8", "replace")}
+                with api._lock:
+                    api.requests.append({"path": self.path, "headers": dict(self.headers), "body": req})
+                    status, headers, body = api.script.pop(0) if api.script else api._default(req)
+                    api.statuses.append(status)
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _default(self, req: dict) -> tuple[int, dict, bytes]:
+        tool = (req.get("tool_choice") or {}).get("name")
+        if tool == "record_assessment":
+            score = self.assess_score(req) if callable(self.assess_score) else self.assess_score
+            return tool_reply(tool, {"reason": "specific and requested by the user", "score": score})
+        return tool_reply("record_memories", {"memories": self.extract_memories})
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "FakeMessagesAPI":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    def calls(self, tool: str) -> list[dict]:
+        return [r["body"] for r in self.requests if (r["body"].get("tool_choice") or {}).get("name") == tool]
+
+
+OVERLOADED = (529, {"retry-after": "0", "retry-after-ms": "1"}, json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).encode())
+RATE_LIMITED = (429, {"retry-after": "0", "retry-after-ms": "1"}, json.dumps({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}).encode())
