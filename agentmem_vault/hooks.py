@@ -260,8 +260,9 @@ def _lock_timeout(cfg: dict) -> float:
     return max(0.0, t)
 
 
-def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[str, bool]:
-    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed)``.
+def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[str, bool, object]:
+    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board)``
+    where ``board`` is the index as read under the lock before any change (for recall).
 
     The lookup, the registration and the pair are done under one hold of the vault lock, so two
     hooks for the same conversation cannot both register it.
@@ -273,21 +274,20 @@ def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[
     from .vaultio import VaultWriter
 
     with VaultWriter(vault, "hook " + ev.agent + "-session-start", timeout=timeout) as w:
+        _, doc = w.read_index()
         if ev.conversation_id:
             pair = find_pair(vault, ev.conversation_id)
-            if pair is not None:
-                sid = pair["session_id"]
-                if w.index().find(sid) is not None:
-                    return sid, True
+            if pair is not None and doc.find(pair["session_id"]) is not None:
+                return pair["session_id"], True, doc
         when = now()
         used = session_ids_with_prefix(vault, base_session_id(when, agent))
         reg = register_idle(vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used)
         if ev.conversation_id:
             record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source)
-        return reg.session_id, False
+        return reg.session_id, False, doc
 
 
-def _recall_context(vault, cfg: dict, session_id: str) -> str:
+def _recall_context(vault, cfg: dict, session_id: str, doc: object = None) -> str:
     """Long-term rules and recent active sessions for a new chat (the recall module); best effort:
     an ImportError or any other failure just leaves the context without it."""
     if cfg.get("hook_recall") is False:
@@ -295,7 +295,8 @@ def _recall_context(vault, cfg: dict, session_id: str) -> str:
     try:
         from .recall import session_start_context
 
-        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,))
+        kw = {"doc": doc} if doc is not None else {}
+        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,), **kw)
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""
     return text.strip() if isinstance(text, str) else ""
@@ -319,9 +320,9 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     vault = find_vault(args.vault, ev.roots)
     cfg = vault_config(vault)
     agent = agent_name(ev, args.agent, cfg)
-    sid, resumed = session_start(ev, vault, agent, timeout=_lock_timeout(cfg))
+    sid, resumed, board = session_start(ev, vault, agent, timeout=_lock_timeout(cfg))
     context = start_context(sid, str(vault.root), resumed=resumed)
-    extra = _recall_context(vault, cfg, sid)
+    extra = _recall_context(vault, cfg, sid, board)
     if extra:
         context += "\n\n" + extra
     if ev.agent == "claude":
