@@ -1,0 +1,92 @@
+"""install-rules: put the agent instruction file into a project.
+
+``.cursor/rules/agent-memory.mdc`` (a Cursor rule, ``alwaysApply: true``) and, on request, the same
+text as a marked block in ``AGENTS.md`` (Codex) / ``CLAUDE.md`` (Claude Code). A file the user
+changed is never lost: it is copied to ``<name>.bak-<time>`` before it is replaced, and in
+AGENTS.md/CLAUDE.md only the text between the agentmem markers is ever rewritten.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .errors import UsageError
+from .vaultio import atomic_write_bytes, atomic_write_text, read_bytes
+
+RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
+BEGIN = "<!-- agentmem:begin -->"
+END = "<!-- agentmem:end -->"
+
+
+def template_text(name: str) -> str:
+    from importlib import resources
+
+    return resources.files("agentmem_vault.templates").joinpath(name).read_text(encoding="utf-8")
+
+
+def _backup(path: Path, data: bytes, stamp: str) -> Path:
+    dst = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 2
+    while dst.exists():
+        dst = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+        n += 1
+    atomic_write_bytes(dst, data)
+    return dst
+
+
+def _install_file(path: Path, text: str, stamp: str) -> dict:
+    old = read_bytes(path)
+    new = text.encode("utf-8")
+    if old == new:
+        return {"path": str(path), "status": "unchanged"}
+    backup = _backup(path, old, stamp) if old is not None else None
+    atomic_write_bytes(path, new)
+    return {"path": str(path), "status": "installed" if old is None else "updated",
+            "backup": str(backup) if backup else None}
+
+
+def merge_block(existing: str | None, block: str) -> str:
+    """``existing`` with the agentmem block replaced (or appended); everything else kept (pure)."""
+    if existing is None or not existing.strip():
+        return f"{BEGIN}\n{block.rstrip()}\n{END}\n"
+    nl = "\r\n" if "\r\n" in existing else "\n"
+    body = (BEGIN + "\n" + block.rstrip() + "\n" + END).replace("\n", nl)
+    start = existing.find(BEGIN)
+    end = existing.find(END, start + 1) if start != -1 else -1
+    if start != -1 and end != -1:
+        return existing[:start] + body + existing[end + len(END):]
+    if start != -1 or existing.find(END) != -1:
+        raise UsageError("found only one of the agentmem markers (<!-- agentmem:begin/end -->); fix the file by hand")
+    sep = "" if existing.endswith(nl + nl) else (nl if existing.endswith(nl) else nl + nl)
+    return existing + sep + body + nl
+
+
+def _install_block(path: Path, block: str, stamp: str) -> dict:
+    raw = read_bytes(path)
+    try:
+        old = None if raw is None else raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 text; not changing it") from exc
+    new = merge_block(old, block)
+    if new == old:
+        return {"path": str(path), "status": "unchanged"}
+    backup = _backup(path, raw, stamp) if raw is not None else None
+    atomic_write_text(path, new)
+    return {"path": str(path), "status": "installed" if raw is None else "updated",
+            "backup": str(backup) if backup else None}
+
+
+def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = False) -> dict:
+    project = Path(project)
+    if not project.is_dir():
+        raise UsageError(f"project folder not found: {project}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    files = [_install_file(project / RULE_PATH, template_text("agent-memory.mdc"), stamp)]
+    if agents_md or claude_md:
+        block = template_text("agents-snippet.md")
+        if agents_md:
+            files.append(_install_block(project / "AGENTS.md", block, stamp))
+        if claude_md:
+            files.append(_install_block(project / "CLAUDE.md", block, stamp))
+    return {"project": str(project), "files": files}
