@@ -250,14 +250,11 @@ def organize(vault: Vault, *, stale_days: int | None = None, dry_run: bool = Fal
             return plan
         doc.check_writable()  # a damaged table is shown to a person before anything is removed
         rows = {r.session_id: r for r in doc.row_list()}
-        # One journal line per row so that a deleted row is found (and restored) by its ID.
-        for sid in plan.deleted:
-            w.journal("remove_row", session_id=sid, path=vault.index_path, before=rows[sid].to_dict(), after=None)
-        for sid in plan.marked_stale:
-            w.journal("update_row", session_id=sid, path=vault.index_path, before=rows[sid].to_dict(),
-                      after=rows[sid].with_(status="stale").to_dict())
+        # One journal entry (one fsync) for the whole run, holding every deleted row in full so a
+        # row is found and restored by its ID; the entry also keeps the whole previous index text.
         w.write_index_text(apply_organize_text(doc, plan), reason="organize",
-                           deleted=plan.deleted, marked_stale=plan.marked_stale)
+                           deleted_rows=[rows[s].to_dict() for s in plan.deleted],
+                           marked_stale=plan.marked_stale)
     return plan
 
 

@@ -95,8 +95,11 @@ def test_deleted_rows_are_recoverable_from_the_journal(board, monkeypatch):
     original = index_rows(board)[A_IDLE]
     organize(board)
     entries = [json.loads(x) for x in board.journal_path.read_text(encoding="utf-8").splitlines()]
-    removed = [e for e in entries if e["action"] == "remove_row" and e["session_id"] == A_IDLE]
-    assert removed and it.Row(**removed[-1]["before"]) == original
+    runs = [e for e in entries if e["action"] == "organize"]
+    assert len(runs) == 1
+    restored = [it.Row(**r) for r in runs[0]["deleted_rows"] if r["session_id"] == A_IDLE]
+    assert restored == [original]
+    assert it.parse_index(runs[0]["before_text"]).find(A_IDLE) == original
 
 
 def test_dry_run_writes_nothing(board, monkeypatch):
