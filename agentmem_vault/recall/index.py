@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import sqlite3
 import time
@@ -29,7 +30,7 @@ import re
 from ..textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from .notefile import NoteDoc, read_note
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 DB_NAME = "index.sqlite3"
@@ -38,6 +39,9 @@ TMP_SUFFIX = ".agentmem-tmp"
 
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- marshal of path -> (mtime_ns, size), rewritten in every write transaction: the per-query
+-- freshness check loads it in one read instead of 10,000 rows
+CREATE TABLE stamps(k INTEGER PRIMARY KEY CHECK (k = 0), data BLOB NOT NULL);
 CREATE TABLE notes(
     docid INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,          -- relative to memory/long-term, '/' separated
@@ -168,7 +172,7 @@ class RecallIndex:
         self.path = path or db_path(vault)
         self.in_memory = False
         self.conn: sqlite3.Connection | None = None
-        self._stamps: dict[str, tuple[int, int, int]] | None = None  # path -> (docid, mtime, size)
+        self._stamps: dict[str, tuple[int, int]] | None = None  # path -> (mtime_ns, size)
         self._stamps_version: int | None = None
 
     # -- opening ---------------------------------------------------------------------------------
@@ -241,6 +245,7 @@ class RecallIndex:
         conn.execute("BEGIN")
         for rel, stamp in sorted(disk.items()):
             self._upsert(conn, rel, stamp, None, stats)
+        self._save_stamps(conn)
         conn.execute("COMMIT")
         stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
         if tmp is not None:
@@ -320,13 +325,26 @@ class RecallIndex:
                      (docid, *note_tokens(note)))
 
     # -- keeping it fresh ---------------------------------------------------------------------------
-    def _load_stamps(self) -> dict[str, tuple[int, int, int]]:
+    def _load_stamps(self) -> dict[str, tuple[int, int]]:
+        """``{path: (mtime_ns, size)}`` as indexed; cached until any connection changes the file."""
         assert self.conn is not None
         (version,) = self.conn.execute("PRAGMA data_version").fetchone()
         if self._stamps is None or version != self._stamps_version:
-            self._stamps = {p: (d, m, s) for d, p, m, s in self.conn.execute("SELECT docid, path, mtime_ns, size FROM notes")}
+            row = self.conn.execute("SELECT data FROM stamps WHERE k = 0").fetchone()
+            try:
+                self._stamps = marshal.loads(row[0]) if row else None
+            except (ValueError, EOFError, TypeError):
+                self._stamps = None
+            if not isinstance(self._stamps, dict):
+                self._stamps = {p: (m, s) for p, m, s in self.conn.execute("SELECT path, mtime_ns, size FROM notes")}
             self._stamps_version = version
         return self._stamps
+
+    @staticmethod
+    def _save_stamps(conn: sqlite3.Connection) -> None:
+        """Call inside the write transaction that changed ``notes``."""
+        snap = {p: (m, s) for p, m, s in conn.execute("SELECT path, mtime_ns, size FROM notes")}
+        conn.execute("INSERT OR REPLACE INTO stamps(k, data) VALUES (0, ?)", (marshal.dumps(snap),))
 
     def sync(self) -> SyncStats:
         """Bring the index in line with the notes on disk (cheap when nothing changed)."""
@@ -356,7 +374,7 @@ class RecallIndex:
         stats = SyncStats(in_memory=self.in_memory)
         disk = scan_notes(self.folder)
         stamps = self._load_stamps()
-        if len(disk) == len(stamps) and all(stamps.get(p, (0, -1, -1))[1:] == st for p, st in disk.items()):
+        if disk == stamps:  # the common case: one C-level comparison
             stats.total = len(stamps)
             return stats
         conn = self.conn
@@ -375,6 +393,7 @@ class RecallIndex:
                 if cur is not None and (cur[1], cur[2]) == st:
                     continue
                 self._upsert(conn, rel, st, None if cur is None else (cur[0], cur[3]), stats)
+            self._save_stamps(conn)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -382,19 +401,6 @@ class RecallIndex:
         self._stamps = None
         stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
         return stats
-
-    def verify_paths(self, rels: list[str]) -> bool:
-        """True when every given note still has the stamp the index holds (cheap recheck of hits)."""
-        stamps = self._load_stamps()
-        for rel in rels:
-            try:
-                st = os.stat(self.folder / rel)
-            except OSError:
-                return False
-            cur = stamps.get(rel)
-            if cur is None or (cur[1], cur[2]) != (st.st_mtime_ns, st.st_size):
-                return False
-        return True
 
 
 def open_index(vault: Vault, *, sync: bool = True) -> RecallIndex:

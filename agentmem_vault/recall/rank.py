@@ -30,6 +30,7 @@ WEIGHTS = {"relevance": 0.70, "recency": 0.15, "importance": 0.15}
 WEIGHTS_SEMANTIC = {"semantic": 0.45, "relevance": 0.30, "recency": 0.125, "importance": 0.125}
 CANDIDATES = 200  # BM25 top-N that gets the full score (recency/importance cannot lift a note further)
 MAX_QUERY_TOKENS = 64
+MAX_POSTINGS = 3000
 RULE_IMPORTANCE = 0.9
 
 
@@ -73,7 +74,14 @@ class Hit:
 
 def recency_score(updated: str, now: datetime) -> float:
     """0.5 ** (age in days / 90); undated notes count as half-life old, future dates as new."""
-    dt = parse_ts(updated.replace("T", " ")) if updated else None
+    if not updated:
+        return 0.5
+    try:
+        dt = datetime.fromisoformat(updated)  # the frontmatter's own form, fast
+        if dt.tzinfo is not None:
+            dt = dt.astimezone().replace(tzinfo=None)
+    except ValueError:
+        dt = parse_ts(updated)
     if dt is None:
         return 0.5
     age = (now - dt).total_seconds() / 86400.0
@@ -91,6 +99,21 @@ def query_tokens(text: str) -> list[str]:
 def match_expr(tokens: list[str]) -> str:
     # Tokens only hold [0-9a-z_.+#-] or CJK letters (textnorm), so quoting each is enough.
     return " OR ".join(f'"{t}"' for t in tokens)
+
+
+def match_tokens(df: dict[str, int]) -> list[str]:
+    """The tokens to MATCH: rarest first, dropping the most common once their postings exceed
+    MAX_POSTINGS (a note that shares only "使用"/"接口" with the task is no candidate anyway; this
+    bounds the BM25 work in a large vault). The three rarest always stay. Coverage still counts all."""
+    ordered = sorted(df, key=lambda t: (df[t], t))
+    keep: list[str] = []
+    total = 0
+    for t in ordered:
+        if len(keep) >= 3 and total + df[t] > MAX_POSTINGS:
+            break
+        keep.append(t)
+        total += df[t]
+    return keep
 
 
 def _idf(df: int, n: int) -> float:
@@ -135,7 +158,7 @@ def _hit_from_row(row: tuple, folder: Path) -> Hit:
 
 
 def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str | None,
-               include_deprecated: bool, now: datetime, semantic, candidates: int) -> list[Hit]:
+               include_deprecated: bool, now: datetime, semantic, candidates: int, limit: int = 0) -> list[Hit]:
     conn = idx.conn
     assert conn is not None
     toks = query_tokens(query)
@@ -150,27 +173,41 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
             h.recency = recency_score(h.updated, now)
             h.score = combine(0.0, h.recency, h.importance)
         return sorted(hits, key=lambda h: -h.score)
+    marks = ",".join("?" * len(toks))
+    df = dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", toks).fetchall())
+    if not df:
+        return []
     w = FIELD_WEIGHTS
-    sql = (f"SELECT {_NOTE_COLS}, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s, "
-           "fts.title, fts.keywords, fts.usage, fts.content "
+    # Phase 1: score the BM25 candidates from their tokens and two light columns only (reading
+    # note bodies for every candidate costs more than the BM25 itself).
+    sql = (f"SELECT fts.rowid, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s, "
+           "n.importance, n.updated, fts.title, fts.keywords, fts.usage, fts.content "
            f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts MATCH ?{scope} ORDER BY s DESC LIMIT ?")
-    rows = conn.execute(sql, (match_expr(toks), *args, candidates)).fetchall()
+    rows = conn.execute(sql, (match_expr(match_tokens(df)), *args, candidates)).fetchall()
     if not rows:
         return []
     n_docs = conn.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
-    marks = ",".join("?" * len(toks))
-    df = dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", toks).fetchall())
     idf = {t: _idf(df[t], n_docs) for t in toks if t in df}
     idf_total = sum(idf.values()) or 1.0
-    s_max = max(r[15] for r in rows) or 1.0
+    s_max = max(r[1] for r in rows) or 1.0
+    scored: dict[int, tuple[float, float, float, float]] = {}  # docid -> (bm25, coverage, relevance, recency)
+    for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
+        bag = f" {t1} {t2} {t3} {t4} "
+        cov = sum(v for t, v in idf.items() if f" {t} " in bag) / idf_total
+        rel = 0.5 * (bm / s_max) + 0.5 * cov
+        scored[docid] = (bm, cov, rel, recency_score(updated, now), imp)
+    if semantic is None:
+        order = sorted(scored, key=lambda d: (-combine(scored[d][2], scored[d][3], scored[d][4]), d))
+        keep = order[:limit] if limit > 0 else order
+    else:
+        keep = list(scored)
+    # Phase 2: full rows for what is returned.
+    marks = ",".join("?" * len(keep))
+    full = {r[0]: r for r in conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE n.docid IN ({marks})", keep)}
     hits: list[Hit] = []
-    for r in rows:
-        h = _hit_from_row(r[:15], folder)
-        h.bm25 = r[15]
-        bag = f" {r[16]} {r[17]} {r[18]} {r[19]} "
-        h.coverage = sum(v for t, v in idf.items() if f" {t} " in bag) / idf_total
-        h.relevance = 0.5 * (h.bm25 / s_max) + 0.5 * h.coverage
-        h.recency = recency_score(h.updated, now)
+    for d in keep:
+        h = _hit_from_row(full[d], folder)
+        h.bm25, h.coverage, h.relevance, h.recency, _imp = scored[d]
         hits.append(h)
     if semantic is not None:
         sims = semantic.similarity(query, [(i, f"{h.title}\n{' '.join(h.usage_scenario)}\n{h.content}") for i, h in enumerate(hits)])
@@ -201,14 +238,14 @@ def search(vault: Vault, query: str, *, limit: int = 10, project: str | None = N
             semantic = configured_backend(vault)
         try:
             hits = _rank_rows(idx, query, project=project, module=module, include_deprecated=include_deprecated,
-                              now=when, semantic=semantic, candidates=max(CANDIDATES, limit))
+                              now=when, semantic=semantic, candidates=max(CANDIDATES, limit), limit=limit)
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
                 raise
             idx._discard()
             idx.rebuild()
             hits = _rank_rows(idx, query, project=project, module=module, include_deprecated=include_deprecated,
-                              now=when, semantic=semantic, candidates=max(CANDIDATES, limit))
+                              now=when, semantic=semantic, candidates=max(CANDIDATES, limit), limit=limit)
         return hits[:limit] if limit and limit > 0 else hits
     finally:
         if own:
