@@ -110,6 +110,13 @@ def _is_generic_principle(text: str) -> bool:
     return False
 
 
+def _without_principles(text: str) -> str:
+    # "Follow DRY and KISS" must not count its own acronyms as technical specificity.
+    for p in GENERIC_PRINCIPLES:
+        text = re.sub(rf"\b{re.escape(p)}\b" if p.isascii() else re.escape(p), " ", text, flags=re.I)
+    return text
+
+
 def injection_reason(m: MemoryObject) -> str | None:
     blob = "\n".join([m.title, m.content, " ".join(m.keywords), " ".join(m.usage_scenario), m.project, m.module])
     for pat, why in _INJECTION_PATTERNS:
@@ -132,7 +139,7 @@ def quality_reason(m: MemoryObject, *, min_score: int = 4) -> str | None:
     hits = vague_hits(body)
     if hits and spec == 0:
         return f"vague ({hits[0]!r}) and not specific"
-    if _is_generic_principle(m.content) and spec <= 1:
+    if _is_generic_principle(m.content) and specificity_score(_without_principles(body)) <= 1:
         return "a generic engineering principle"
     if m.action != "delete" and m.score is not None and m.score < min_score:
         return f"assessed {m.score} < {min_score}"

@@ -11,7 +11,7 @@ _TOOL_BLOCK_RE = re.compile(
     re.S | re.I,
 )
 _FENCED_TOOL_RE = re.compile(r"```(?:tool|tool_call|json tool_call)\n.*?```", re.S)
-_DATA_URI_RE = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=\s]{16,}")
+_DATA_URI_RE = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]{16,}")
 _HASH_RE = re.compile(r"\b[0-9a-f]{32,}\b", re.I)
 _BASE64_RE = re.compile(r"(?<![\w/+])[A-Za-z0-9+/]{40,}={0,2}(?![\w/+])")
 MAX_LINE = 500

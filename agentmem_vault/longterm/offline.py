@@ -64,6 +64,11 @@ _ONE_OFF_SCOPE = re.compile(r"\b(?:this|that) (?:file|function|line|variable|com
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
+def _fold(text: str) -> str:
+    # textnorm's Traditional->Simplified table lacks 採->采 (as of this writing).
+    return fold(text).replace("採", "采")
+
+
 @dataclass(frozen=True)
 class Hit:
     kind: str
@@ -73,7 +78,7 @@ class Hit:
 
 def classify(sentence: str) -> Hit | None:
     """Which rule (if any) makes this user sentence worth remembering."""
-    f = fold(_QUOTED.sub(" ", sentence))
+    f = _fold(_QUOTED.sub(" ", sentence))
     if not f or _NOT_MEMORY.search(f):
         return None
     best: Hit | None = None
@@ -192,7 +197,7 @@ _SCENARIOS = {
 
 
 def category_for(content: str, kind: str) -> str:
-    f = fold(content)
+    f = _fold(content)
     for cat, cues in _CATEGORY_CUES:
         for cue in cues:
             if (re.search(rf"\b{re.escape(cue)}\b", f) if cue.isascii() and len(cue) <= 4 else cue in f):

@@ -1,0 +1,107 @@
+"""Offline extractor quality on our fixtures: baseline guard, precision on explicit/correction/
+preference cases, noise produces nothing; the eval scorer itself; `agentmem eval`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentmem_vault.errors import UsageError
+from agentmem_vault.longterm.evaluate import Fixture, evaluate, load_fixture, load_fixtures, score_fixture
+from agentmem_vault.longterm.offline import classify, extract_offline
+from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
+from agentmem_vault.longterm.sources import Turn
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+
+
+@pytest.fixture(scope="module")
+def offline_report():
+    return evaluate(load_fixtures(FIXTURES))
+
+
+def test_fixture_set_shape():
+    fx = load_fixtures(FIXTURES)
+    assert len(fx) >= 30
+    assert sum(1 for f in fx if not f.expected) >= 6
+    langs = {"zh" if any("\u4e00" <= ch <= "\u9fff" for t in f.turns for ch in t.text) else "en" for f in fx}
+    assert langs == {"zh", "en"}
+    for f in fx:
+        for e in f.expected:
+            assert e["must_contain"] and e.get("category", CATEGORIES[0]) in CATEGORIES
+
+
+def test_offline_score_not_below_recorded_baseline(offline_report):
+    base = json.loads((FIXTURES / "baseline.json").read_text(encoding="utf-8"))["offline"]
+    got = offline_report.to_dict()
+    for k in ("precision", "recall", "f1"):
+        assert got[k] >= base[k] - 1e-4, f"offline {k} dropped: {got[k]} < baseline {base[k]}\n{offline_report.table()}"
+
+
+def test_offline_precision_on_explicit_correction_preference(offline_report):
+    rs = [r for r in offline_report.results if r.id.split("-")[0] in ("explicit", "correction", "preference")]
+    assert len(rs) >= 15
+    tp, fp = sum(r.tp for r in rs), sum(r.fp for r in rs)
+    assert tp / (tp + fp) >= 0.9
+
+
+def test_noise_fixtures_produce_nothing(offline_report):
+    noise = [r for r in offline_report.results if r.noise]
+    assert len(noise) >= 6 and all(r.extracted == 0 for r in noise), [(r.id, r.extracted_titles) for r in noise if r.extracted]
+
+
+@pytest.mark.parametrize("text", [
+    "Do you remember what we did?", "你還記得昨天的修改嗎？", "Should I always use async here?",
+    "For this file only, rename x to y.", "這次先把端口改成 8081。", "The build always fails on CI.",
+    "If we ever move to Go we should always use modules.", "It says 'remember to run migrations' in the log.",
+])
+def test_classify_rejects_look_alikes(text):
+    assert classify(text) is None
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("記住：回答用繁體中文", "explicit"), ("以后都用 pathlib", "explicit"), ("Never edit generated files by hand.", "explicit"),
+    ("不對，應該用 pytest", "correction"), ("No, don't use moment.js.", "correction"),
+    ("I prefer small functions.", "preference"), ("我習慣用 4 個空格縮排", "preference"),
+])
+def test_classify_accepts(text, kind):
+    hit = classify(text)
+    assert hit is not None and hit.kind == kind
+
+
+def test_offline_memories_are_valid_objects_and_skip_assistant_turns():
+    mems = extract_offline([Turn("assistant", "記住：以後都用 pnpm"), Turn("user", "記住：\n以後 commit 訊息用英文。")], sources=["s"])
+    assert len(mems) == 1
+    mo = mems[0]
+    assert mo.content == "以後 commit 訊息用英文。" and mo.score == 5 and mo.category in CATEGORIES
+    assert mo.sources == ["s"] and mo.keywords and mo.usage_scenario
+
+
+def test_scorer_claims_each_extraction_once():
+    fx = Fixture("x", [], [{"must_contain": ["pnpm"]}, {"must_contain": ["pnpm"], "must_not_contain": ["yarn"]}])
+    one = MemoryObject("create", "pnpm", "use pnpm not yarn", "project_tech_stack", keywords=[])
+    r = score_fixture(fx, [one, MemoryObject("create", "PNPM rules", "PNPM only", "project_tech_stack")])
+    assert (r.tp, r.fp, r.fn) == (2, 0, 0)
+    r = score_fixture(fx, [one])
+    assert (r.tp, r.fp, r.fn) == (1, 0, 1)
+    r = score_fixture(Fixture("n", [], []), [one])
+    assert (r.tp, r.fp, r.fn, r.noise) == (0, 1, 0, True)
+
+
+def test_bad_fixture_is_a_usage_error(tmp_path):
+    (tmp_path / "bad.json").write_text('{"conversation": {}}', encoding="utf-8")
+    with pytest.raises(UsageError):
+        load_fixture(tmp_path / "bad.json")
+    with pytest.raises(UsageError):
+        load_fixtures(tmp_path / "missing")
+
+
+def test_eval_cli_json(cli, tmp_path):
+    p = cli("eval", str(FIXTURES), "--offline", "--json", env={"AGENTMEM_VAULT": ""})
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["mode"] == "offline" and out["fixtures"] >= 30 and 0 < out["f1"] <= 1
+    p = cli("eval", str(FIXTURES), "--offline")
+    assert "precision" in p.stdout and "noise-greeting" in p.stdout

@@ -1,0 +1,172 @@
+"""The vault pipeline (offline): notes written through the vault writer, idempotent re-runs,
+incremental growth, dry run, broken notes left alone, and the CLI surface."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+from agentmem_vault.errors import ConfigError
+from agentmem_vault.longterm.extract import extract_sources, load_state
+from agentmem_vault.longterm.notes import load_notes, parse_note
+from agentmem_vault.longterm.sources import source_for_session, source_for_transcript
+
+SID = "2026-05-25-1318-cursor-main-agent"
+
+
+def _transcript(tmp_path, lines: list[str], name: str = "c1.jsonl"):
+    p = tmp_path / ".cursor" / "projects" / "home-me-shop" / "agent-transcripts" / "c1" / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, text in enumerate(lines):
+        role = "user" if i % 2 == 0 else "assistant"
+        body = f"<user_query>\n{text}\n</user_query>" if role == "user" else text
+        rows.append(json.dumps({"role": role, "message": {"content": [{"type": "text", "text": body}]}}, ensure_ascii=False))
+    p.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return p
+
+
+def _snapshot(vault):
+    vault.sessions_dir.mkdir(parents=True, exist_ok=True)
+    vault.session_path(SID).write_text(
+        f"# Session: {SID}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {SID} |\n\n## Current Context\n- 帳單模組\n\n"
+        "## Decisions\n- 決定採用 event sourcing 實作 billing 模組，billing_events 表只允許追加。\n\n## Next Actions\nNone\n",
+        encoding="utf-8",
+    )
+
+
+def test_offline_extract_writes_notes_then_reruns_create_nothing(vault, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTMEM_NOW", "2026-11-29T15:20")
+    t = _transcript(tmp_path, ["記住：以後回答一律用繁體中文。", "好的", "From now on always use pnpm instead of npm in this repo.", "OK"])
+    _snapshot(vault)
+    srcs = [source_for_transcript(t), source_for_session(vault, SID)]
+    rep = extract_sources(vault, srcs)
+    assert rep.mode == "offline" and rep.count("create") == 3 and rep.written == 3
+    notes = {n.title: n for n in load_notes(vault)}
+    zh = notes["以後回答一律用繁體中文"]
+    assert zh.sources == ["cursor:c1"] and zh.project == "shop" and zh.created == "2026-11-29T15:20" and zh.score == 5
+    assert any(n.sources == [f"[[{SID}]]"] for n in notes.values())
+    raw = (vault.longterm_dir / "以後回答一律用繁體中文.md").read_text(encoding="utf-8")
+    assert "title: 以後回答一律用繁體中文\n" in raw  # CJK written unescaped
+    journal = vault.journal_path.read_text(encoding="utf-8")
+    assert journal.count('"action": "write_note"') == 3
+    before = {p.name: p.read_bytes() for p in vault.longterm_dir.iterdir()}
+    # unchanged sources: skipped by the state
+    rep2 = extract_sources(vault, srcs)
+    assert [s["status"] for s in rep2.sources] == ["unchanged", "unchanged"] and rep2.written == 0
+    # forced, and with the state deleted: curation finds everything already known
+    rep3 = extract_sources(vault, srcs, force=True)
+    (vault.state_dir / "extract" / "state.json").unlink()
+    rep4 = extract_sources(vault, srcs)
+    for r in (rep3, rep4):
+        assert r.count("create") == r.count("update") == 0 and r.count("ignore") == 3
+    assert {p.name: p.read_bytes() for p in vault.longterm_dir.iterdir()} == before
+
+
+def test_grown_transcript_processes_only_new_turns(vault, tmp_path):
+    lines = ["記住：以後回答一律用繁體中文。", "好的"]
+    t = _transcript(tmp_path, lines)
+    extract_sources(vault, [source_for_transcript(t)])
+    state = load_state(vault)["sources"]["cursor:c1"]
+    assert state["turns"] == 2
+    t = _transcript(tmp_path, lines + ["Never edit files under src/generated/ by hand; run make codegen.", "OK"])
+    rep = extract_sources(vault, [source_for_transcript(t)])
+    info = rep.sources[0]
+    assert info["status"] == "processed" and info["new_turns"] == 2 and info["candidates"] == 1
+    assert rep.count("create") == 1 and rep.count("ignore") == 0
+    # an edited (not grown) transcript is read again; known knowledge is ignored
+    t = _transcript(tmp_path, ["記住：以後回答一律用繁體中文。", "好的，已記下"] + lines[2:] + ["Never edit files under src/generated/ by hand; run make codegen.", "OK"])
+    rep = extract_sources(vault, [source_for_transcript(t)])
+    assert rep.sources[0]["new_turns"] == 4 and rep.count("create") == 0
+
+
+def test_dry_run_writes_nothing(vault, tmp_path):
+    t = _transcript(tmp_path, ["記住：以後回答一律用繁體中文。", "好的"])
+    rep = extract_sources(vault, [source_for_transcript(t)], dry_run=True)
+    assert rep.count("create") == 1 and rep.written == 0 and "Dry run" in rep.summary()
+    assert not vault.longterm_dir.exists() or not any(vault.longterm_dir.iterdir())
+    assert not (vault.state_dir / "extract").exists()
+
+
+def test_broken_notes_are_reported_and_never_overwritten(vault, tmp_path):
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    bad = vault.longterm_dir / "以後回答一律用繁體中文.md"
+    bad.write_text("---\ntitle: [broken\n---\nhand edit\n", encoding="utf-8")
+    t = _transcript(tmp_path, ["記住：以後回答一律用繁體中文。", "好的"])
+    rep = extract_sources(vault, [source_for_transcript(t)])
+    assert rep.broken_notes == [bad.name]
+    assert bad.read_text(encoding="utf-8") == "---\ntitle: [broken\n---\nhand edit\n"
+    assert rep.actions[0]["file"] == "以後回答一律用繁體中文 2.md"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_read_only_folder_fails_cleanly(vault, tmp_path):
+    from agentmem_vault.errors import WriteFailed
+
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(vault.longterm_dir, stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        t = _transcript(tmp_path, ["記住：以後回答一律用繁體中文。", "好的"])
+        with pytest.raises(WriteFailed):
+            extract_sources(vault, [source_for_transcript(t)])
+        assert list(vault.longterm_dir.iterdir()) == []
+        assert not (vault.state_dir / "extract" / "state.json").exists()  # retried next time
+    finally:
+        os.chmod(vault.longterm_dir, stat.S_IRWXU)
+
+
+def test_online_without_key_is_a_config_error(vault, tmp_path):
+    t = _transcript(tmp_path, ["hi", "hello"])
+    with pytest.raises(ConfigError):
+        extract_sources(vault, [source_for_transcript(t)], offline=False)
+
+
+def test_cli_extract_list_show_deprecate(vault, tmp_path, cli):
+    t = _transcript(tmp_path, ["記住：以後回答一律用繁體中文。", "好的", "From now on always use pnpm instead of npm in this repo.", "OK"])
+    env = {"AGENTMEM_NOW": "2026-11-29T15:20"}
+    p = cli("extract", "--file", str(t), "--dry-run", vault=vault, env=env)
+    assert p.returncode == 0 and "Dry run: would create 2" in p.stdout and not load_notes(vault)
+    p = cli("extract", "--file", str(t), "--json", vault=vault, env=env)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["created"] == 2 and out["mode"] == "offline" and out["sources"][0]["status"] == "processed"
+    p = cli("extract", "--file", str(t), vault=vault)
+    assert p.returncode == 0 and "created 0" in p.stdout and "1 unchanged" in p.stdout
+    p = cli("memories", "list", "--json", vault=vault)
+    rows = json.loads(p.stdout)["memories"]
+    assert {r["title"] for r in rows} == {"以後回答一律用繁體中文", "Always use pnpm instead of npm in this repo"}
+    nid = next(r["id"] for r in rows if r["title"].startswith("Always"))
+    p = cli("memories", "show", nid, vault=vault)
+    assert p.returncode == 0 and p.stdout.startswith("---\nid: " + nid)
+    p = cli("memories", "deprecate", nid, "--reason", "moved to npm workspaces", vault=vault, env={"AGENTMEM_NOW": "2026-11-30T08:00"})
+    assert p.returncode == 0 and "Deprecated" in p.stdout
+    note = parse_note(next(vault.longterm_dir.glob("Always*.md")).read_text(encoding="utf-8"))
+    assert note.status == "deprecated" and note.deprecated_reason == "moved to npm workspaces" and note.updated == "2026-11-30T08:00"
+    p = cli("memories", "list", vault=vault)
+    assert "pnpm" not in p.stdout and "繁體中文" in p.stdout
+    assert "(deprecated)" in cli("memories", "list", "--all", vault=vault).stdout
+    p = cli("memories", "deprecate", nid, "--reason", "again", vault=vault)
+    assert p.returncode == 1 and "already deprecated" in p.stderr
+    p = cli("memories", "show", "nope", "--json", vault=vault)
+    assert p.returncode == 2 and json.loads(p.stdout)["error"]["code"] == "usage"
+    p = cli("extract", "--session", "../../etc", vault=vault)
+    assert p.returncode == 1 and "invalid Session ID" in p.stderr
+
+
+def test_cli_extract_defaults_to_session_snapshots(vault, cli):
+    _snapshot(vault)
+    p = cli("extract", "--json", vault=vault)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["created"] == 1 and out["sources"][0]["source"] == f"[[{SID}]]"
+    assert "event sourcing" in load_notes(vault)[0].content
+
+
+def test_cli_help_texts(cli):
+    for args in (["extract"], ["eval"], ["memories", "list"], ["memories", "show"], ["memories", "deprecate"]):
+        p = cli(*args, "--help")
+        assert p.returncode == 0 and "Usage:" in p.stdout and len(p.stdout.splitlines()) > 4
