@@ -84,8 +84,20 @@ def quality(semantic: str | None) -> dict:
             if rank != 1:
                 misses.append({"q": q["q"], "want": q["relevant"], "rank": rank, "top3": keys[:3]})
         idx.close()
+        # context: does a relevant note make it into `agentmem context` (4000 chars) at all?
+        from agentmem_vault.recall.context import build_context
+
+        in_ctx, listed = [], []
+        if semantic is None:
+            for q in queries:
+                res = build_context(v, q["q"], budget=4000)
+                keys = {key_of.get(h.path) for h in res.rules + res.full + res.brief}
+                in_ctx.append(bool(keys & set(q["relevant"])))
+                listed.append(len(res.full) + len(res.brief))
     return {
         "notes": len(notes), "queries": len(queries), "semantic": semantic or "none",
+        **({"context_recall@4000chars": round(statistics.mean(in_ctx), 4),
+            "context_avg_memories_listed": round(statistics.mean(listed), 2)} if in_ctx else {}),
         "recall@5": round(statistics.mean(r5), 4), "mrr@10": round(statistics.mean(rr), 4),
         "by_kind": {k: {"n": len(v), "recall@5": round(statistics.mean(a for a, _ in v), 3),
                         "mrr": round(statistics.mean(b for _, b in v), 3)} for k, v in sorted(per_kind.items())},

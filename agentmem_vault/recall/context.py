@@ -20,7 +20,7 @@ from .rank import Hit, query_tokens, rule_notes, search
 from .index import open_index, recall_tokens
 from .render import FULL_COUNT, SessionHit, render_context
 
-MIN_COVERAGE = 0.3  # share of the task's (IDF-weighted) tokens a memory must contain to be shown
+MIN_COVERAGE = 0.18  # IDF-weighted share of the task's tokens a memory must contain to be listed (tuned on the labelled set)
 MAX_SESSIONS = 5
 
 

@@ -188,7 +188,9 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
         return []
     n_docs = conn.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
     idf = {t: _idf(df[t], n_docs) for t in toks if t in df}
-    idf_total = sum(idf.values()) or 1.0
+    # Tokens no note contains still count (at the highest IDF): a task about 量子计算 is not covered
+    # by a note that merely shares 计算.
+    idf_total = (sum(idf.values()) + _idf(0, n_docs) * (len(toks) - len(idf))) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
     scored: dict[int, tuple[float, float, float, float]] = {}  # docid -> (bm25, coverage, relevance, recency)
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
