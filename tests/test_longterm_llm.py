@@ -187,3 +187,36 @@ def test_cli_uses_key_from_env_and_base_url(vault, tmp_path, api, cli):
     assert out["mode"] == "model" and out["created"] == 1 and out["usage"]["calls"] == 2
     headers = {k.lower(): v for k, v in api.requests[0]["headers"].items()}
     assert "sk-test" in (headers.get("x-api-key", ""), headers.get("authorization", "").removeprefix("Bearer "))
+
+
+def test_grown_transcript_sends_earlier_context_and_only_new_turns(vault, tmp_path, api):
+    first = "User: Hello there, we are setting up the repo.\n\nAssistant: Great.\n"
+    p = _chat(tmp_path, first)
+    extract_sources(vault, [source_for_transcript(p)], model=_model(api))
+    p.write_text(first + f"\nUser: {PNPM}\n\nAssistant: OK.\n", encoding="utf-8")
+    extract_sources(vault, [source_for_transcript(p)], model=_model(api))
+    content = api.calls("record_memories")[-1]["messages"][0]["content"]
+    conv = content.split("<conversation>")[1]
+    ctx = content.split("<context>")[1].split("</context>")[0]
+    assert PNPM in conv and "setting up the repo" not in conv
+    assert "setting up the repo" in ctx
+
+
+def test_many_sources_run_concurrently_and_dedupe_across_them(vault, tmp_path, api):
+    api.extract_memories = [memory("Use pnpm", "Use pnpm instead of npm for every package operation in this repo.")]
+    srcs = [source_for_transcript(_chat(tmp_path, name=f"c{i}.md")) for i in range(8)]
+    seen: list[int] = []
+    rep = extract_sources(vault, srcs, model=_model(api), progress=seen.append)
+    assert sum(seen) == 8 and rep.count("create") == 1 and len(api.calls("record_memories")) == 8
+    [note] = load_notes(vault)
+    assert sorted(note.sources) == sorted(f"file:c{i}.md" for i in range(8))
+
+
+def test_eval_with_the_model(api):
+    from agentmem_vault.longterm.evaluate import Fixture, evaluate
+    from agentmem_vault.longterm.sources import Turn
+
+    api.extract_memories = [memory("Use pnpm", "Use pnpm instead of npm for every package operation in this repo.")]
+    fx = [Fixture("a", [Turn("user", PNPM)], [{"must_contain": ["pnpm"]}]), Fixture("noise", [Turn("user", "hi")], [])]
+    rep = evaluate(fx, model=_model(api))
+    assert (rep.tp, rep.fp, rep.fn) == (1, 1, 0) and rep.mode == "model claude-sonnet-4-6" and rep.usage.calls == 4

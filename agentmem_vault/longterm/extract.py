@@ -414,6 +414,7 @@ def extract_sources(
             for note in notes_to_write(actions):
                 write_note(w, vault, note)
             report.actions = [a.to_dict() for a in actions]
+            state = load_state(vault)  # re-read under the lock: another run may have recorded sources meanwhile
             for src, turns, _, fsha, _ in work:
                 if src.ref in failed_sources:
                     continue  # retried next time

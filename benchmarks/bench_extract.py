@@ -1,0 +1,147 @@
+"""Offline long-term extraction over 200 generated transcripts of 50 turns.
+
+Prints JSON: interpreter start-up and import baselines measured in the same run, then the time
+and notes written for a first run, an unchanged re-run (incremental state), a forced re-run
+(curation finds everything known), and the same first run through the CLI in a subprocess.
+
+    python benchmarks/bench_extract.py [--transcripts 200] [--turns 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RULES = [
+    "記住：以後回答一律用繁體中文，程式碼註解維持英文。",
+    "From now on always use pnpm instead of npm in this repo.",
+    "以后都用 pathlib 处理路径，不要用 os.path 拼字符串。",
+    "Never edit files under src/generated/ by hand; run make codegen instead.",
+    "不對，時間在資料庫裡一律存 UTC，顯示時再轉成本地時區。",
+    "I prefer small functions: keep them under 40 lines.",
+    "Please use unified diffs when you show me code changes, not whole files.",
+    "下次不要再直接 git push --force 到 main 分支了，一律開 PR。",
+]
+FILLER_USER = [
+    "Can you look at the failing test in test_parser.py?",
+    "幫我看一下這段程式碼為什麼會拋出 KeyError。",
+    "Rename the variable in this function to something clearer.",
+    "好，繼續。",
+    "What does this stack trace mean?\nTraceback (most recent call last):\n  File \"app.py\", line 3\nKeyError: 'user'",
+    "這次先把端口改成 8081 試試。",
+    "Thanks, looks good.",
+]
+FILLER_ASSISTANT = [
+    "I looked at the code: the dictionary lookup fails because the request has no 'user' key. " * 3,
+    "已修改，測試通過。commit 9f2c1e4b7a0d3c5e8f1a2b3c4d5e6f708192a3b4",
+    "Here is the diff:\n```diff\n- a = 1\n+ a = 2\n```",
+]
+
+
+def make_transcripts(folder: Path, n: int, turns: int, seed: int = 7) -> list[Path]:
+    rnd = random.Random(seed)
+    paths = []
+    for i in range(n):
+        lines = []
+        for t in range(turns):
+            if t % 2 == 0:
+                text = rnd.choice(RULES) if rnd.random() < 0.06 else rnd.choice(FILLER_USER)
+                # a unique rule now and then, so that runs create new notes too
+                if rnd.random() < 0.01:
+                    text = f"Remember: service-{i} logs go to /var/log/service-{i}/app.log, rotated daily."
+                lines.append(json.dumps({"role": "user", "message": {"content": [{"type": "text", "text": f"<user_query>\n{text}\n</user_query>"}]}}, ensure_ascii=False))
+            else:
+                lines.append(json.dumps({"role": "assistant", "message": {"content": [{"type": "text", "text": rnd.choice(FILLER_ASSISTANT)}]}}, ensure_ascii=False))
+        p = folder / ".cursor" / "projects" / "home-me-shop" / "agent-transcripts" / f"t{i:04d}" / f"t{i:04d}.jsonl"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+def _median_run(cmd: list[str], env: dict, repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--transcripts", type=int, default=200)
+    ap.add_argument("--turns", type=int, default=50)
+    args = ap.parse_args()
+
+    from agentmem_vault.config import Vault
+    from agentmem_vault.longterm.extract import extract_sources
+    from agentmem_vault.longterm.sources import source_for_transcript
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        env = dict(os.environ, AGENTMEM_CACHE_DIR=str(base / "cache"), AGENTMEM_CONFIG_DIR=str(base / "config"), HOME=str(base))
+        env.pop("ANTHROPIC_API_KEY", None)
+        os.environ.update({k: env[k] for k in ("AGENTMEM_CACHE_DIR", "AGENTMEM_CONFIG_DIR")})
+        os.environ.pop("ANTHROPIC_API_KEY", None)
+        startup = _median_run([sys.executable, "-c", "pass"], env)
+        import_time = _median_run([sys.executable, "-c", "import agentmem_vault.longterm.extract"], env)
+        files = make_transcripts(base, args.transcripts, args.turns)
+        chars = sum(p.stat().st_size for p in files)
+
+        def fresh_vault(name: str) -> Vault:
+            v = Vault(base / name)
+            (v.memory).mkdir(parents=True)
+            (v.memory / "index.md").write_text("", encoding="utf-8")
+            return v
+
+        v = fresh_vault("vault")
+        sources = [source_for_transcript(p) for p in files]
+        runs = {}
+        for label, kw in (("first", {}), ("unchanged", {}), ("forced", {"force": True})):
+            t0 = time.perf_counter()
+            rep = extract_sources(v, sources, offline=True, **kw)
+            runs[label] = {
+                "seconds": round(time.perf_counter() - t0, 3),
+                "notes_written": rep.written,
+                "created": rep.count("create"),
+                "updated": rep.count("update"),
+                "ignored": rep.count("ignore"),
+                "sources_processed": sum(1 for s in rep.sources if s["status"] == "processed"),
+            }
+        notes_on_disk = len(list(v.longterm_dir.glob("*.md")))
+
+        v2 = fresh_vault("vault-cli")
+        cmd = [sys.executable, "-m", "agentmem_vault", "--vault", str(v2.root), "extract", "--offline", "--json"]
+        for p in files:
+            cmd += ["--file", str(p)]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        cli_seconds = time.perf_counter() - t0
+        cli_out = json.loads(proc.stdout) if proc.returncode == 0 else {"error": proc.stderr[-500:]}
+
+    print(json.dumps({
+        "transcripts": args.transcripts,
+        "turns_per_transcript": args.turns,
+        "input_chars": chars,
+        "baseline_interpreter_startup_s": round(startup, 3),
+        "baseline_import_extract_module_s": round(import_time, 3),
+        "in_process": runs,
+        "notes_on_disk": notes_on_disk,
+        "cli_first_run_s": round(cli_seconds, 3),
+        "cli_first_run_minus_startup_s": round(cli_seconds - startup, 3),
+        "cli_created": cli_out.get("created"),
+        "per_transcript_ms": round(1000 * runs["first"]["seconds"] / max(1, args.transcripts), 2),
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()
