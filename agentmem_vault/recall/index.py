@@ -156,11 +156,13 @@ def note_tokens(note: NoteDoc) -> tuple[str, str, str, str]:
 
 
 def _is_corrupt(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError) or (
-        isinstance(exc, sqlite3.OperationalError) and any(
-            s in str(exc).lower() for s in ("malformed", "not a database", "no such table", "no such column", "unable to open")
-        )
-    )
+    """A damaged or foreign database file (rebuild it), as opposed to a busy one (report it)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    if not isinstance(exc, sqlite3.OperationalError):
+        return True  # "file is not a database", "database disk image is malformed", ...
+    msg = str(exc).lower()
+    return any(s in msg for s in ("malformed", "not a database", "no such table", "no such column"))
 
 
 class RecallIndex:

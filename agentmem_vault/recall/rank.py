@@ -192,7 +192,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     # by a note that merely shares 计算.
     idf_total = (sum(idf.values()) + _idf(0, n_docs) * (len(toks) - len(idf))) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
-    scored: dict[int, tuple[float, float, float, float]] = {}  # docid -> (bm25, coverage, relevance, recency)
+    scored: dict[int, tuple[float, float, float, float, float]] = {}  # docid -> (bm25, coverage, relevance, recency, importance)
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
         bag = f" {t1} {t2} {t3} {t4} "
         cov = sum(v for t, v in idf.items() if f" {t} " in bag) / idf_total
