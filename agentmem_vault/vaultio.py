@@ -107,9 +107,15 @@ def _fsync_dir(folder: Path) -> None:
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a crash leaves either the old or the new file."""
     folder = path.parent
-    ensure_writable(folder)
+    existing = folder
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    ensure_writable(existing)  # the folder we would create anything in must be writable
     ensure_writable(path)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(f"could not create {folder}: {exc.strerror or exc}") from exc
     tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}"
     try:
         with open(tmp, "wb") as fh:
@@ -182,6 +188,7 @@ class VaultWriter:
         self._cm = None
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
+        self._created_dirs: list[Path] = []
 
     def __enter__(self) -> "VaultWriter":
         self._cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
@@ -201,6 +208,7 @@ class VaultWriter:
             yield self
             return
         self._undo = []
+        self._created_dirs = []
         try:
             yield self
         except BaseException:
@@ -212,6 +220,12 @@ class VaultWriter:
     def _remember(self, path: Path) -> None:
         if self._undo is not None and all(p != path for p, _ in self._undo):
             self._undo.append((path, read_bytes(path)))
+            # Folders this write will create are removed again on rollback (and only those).
+            missing = path.parent
+            while not missing.exists() and missing != self.vault.memory and missing.parent != missing:
+                if missing not in self._created_dirs:
+                    self._created_dirs.append(missing)
+                missing = missing.parent
 
     def _rollback(self, log: list[tuple[Path, bytes | None]]) -> None:
         failed: list[str] = []
@@ -220,11 +234,16 @@ class VaultWriter:
                 if data is None:
                     if path.exists():
                         _retry(path.unlink, f"remove {path}")
-                        _remove_empty_parents(path.parent, self.vault.memory)
                 elif read_bytes(path) != data:
                     atomic_write_bytes(path, data)
             except (OSError, AgentmemError) as exc:
                 failed.append(f"{path}: {exc}")
+        for folder in sorted(self._created_dirs, key=lambda p: len(p.parts), reverse=True):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass  # not empty or already gone: leave it
+        self._created_dirs = []
         try:
             self.journal("rollback", restored=[str(p) for p, _ in log], failed=failed)
         except AgentmemError:
@@ -400,16 +419,6 @@ class VaultWriter:
         p = path.absolute()
         if ".." in p.parts or not p.is_relative_to(mem):
             raise WriteFailed(f"refusing to write outside {mem}: {path}")
-
-
-def _remove_empty_parents(folder: Path, stop: Path) -> None:
-    """Remove folders a rolled-back write created (e.g. archive/<id>/), up to ``stop``."""
-    while folder != stop and folder.is_relative_to(stop):
-        try:
-            folder.rmdir()
-        except OSError:
-            return
-        folder = folder.parent
 
 
 def _sha(text: str) -> str:

@@ -257,3 +257,28 @@ def test_transaction_rolls_back_every_file(vault: Vault) -> None:
             raise RuntimeError("boom")
     assert _snapshot(vault) == before
     assert not (vault.archive_dir / reg.session_id).exists()
+
+
+def test_rollback_keeps_folders_it_did_not_create(vault: Vault) -> None:
+    from agentmem_vault.vaultio import VaultWriter
+
+    for d in list(vault.archive_dir.iterdir()):
+        d.rmdir()
+    with pytest.raises(RuntimeError):
+        with VaultWriter(vault, "t") as w, w.transaction():
+            w.write_file(vault.archive_dir / "2026-01-01-0000-a" / "deep" / "index.md", "x")
+            raise RuntimeError("boom")
+    assert vault.archive_dir.is_dir() and not any(vault.archive_dir.iterdir())
+
+
+def test_read_only_parent_blocks_new_folders(vault: Vault) -> None:
+    from agentmem_vault.errors import WriteFailed
+    from agentmem_vault.vaultio import atomic_write_text
+
+    vault.archive_dir.chmod(0o555)
+    try:
+        with pytest.raises(WriteFailed, match="read-only"):
+            atomic_write_text(vault.archive_dir / "2026-01-01-0000-a" / "index.md", "x")
+    finally:
+        vault.archive_dir.chmod(0o755)
+    assert not any(vault.archive_dir.iterdir())
