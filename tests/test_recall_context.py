@@ -192,3 +192,20 @@ def test_session_start_never_raises(tmp_path: Path) -> None:
     (tmp_path / "v2" / "memory" / ".agentmem" / "recall" / "index.sqlite3").write_bytes(b"junk" * 100)
     (tmp_path / "v2" / "memory" / "index.md").write_text("| broken", encoding="utf-8")
     assert session_start_context(Vault(tmp_path / "v2")) == ""
+
+
+def test_recall_commands_have_help_text() -> None:
+    from agentmem_vault.cli import cli, memories
+
+    for cmd in (cli.commands["context"], cli.commands["reindex"], memories.commands["search"]):
+        assert cmd.help and len(cmd.help.strip()) > 20
+        for p in cmd.params:
+            if getattr(p, "param_type_name", "") == "option":
+                assert p.help, f"{cmd.name} {p.name} lacks help"
+
+
+def test_cli_project_scoping(filled: Vault) -> None:
+    env = {"AGENTMEM_NOW": NOW}
+    p = run_cli("memories", "search", "限流 驗證碼 登入", "--project", "mobile", "--json", vault=filled, env=env)
+    hits = json.loads(p.stdout)
+    assert hits and all(h["project"] in ("", "mobile") for h in hits)
