@@ -19,16 +19,15 @@ import hashlib
 import json
 import marshal
 import os
+import re
 import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Vault
-import re
-
 from ..textnorm import _STOPWORDS, fold, normalize_terms, tokenize
-from .notefile import NoteDoc, read_note
+from .notefile import NoteDoc, parse_note_bytes
 
 SCHEMA_VERSION = 4
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
@@ -274,19 +273,7 @@ class RecallIndex:
             data = p.read_bytes()
         except OSError:
             return None
-        sha = hashlib.sha1(data).hexdigest()
-        from .notefile import parse_note_text
-
-        try:
-            text = data.decode("utf-8")
-            err = None
-        except UnicodeDecodeError as exc:
-            text = data.decode("utf-8", "replace")
-            err = f"not UTF-8 text (byte {exc.start})"
-        note = parse_note_text(text, p)
-        if err and not note.error:
-            note.error = err
-        return note, sha
+        return parse_note_bytes(data, p), hashlib.sha1(data).hexdigest()
 
     def _upsert(self, conn: sqlite3.Connection, rel: str, stamp: tuple[int, int], old: tuple[int, str] | None,
                 stats: SyncStats) -> None:

@@ -256,9 +256,8 @@ def parse_note_text(text: str, path: Path, *, allow_yaml: bool = True) -> NoteDo
     return note
 
 
-def read_note(path: Path, *, allow_yaml: bool = True) -> NoteDoc:
-    """Read and parse a note file; undecodable bytes are replaced (and reported in ``error``)."""
-    data = path.read_bytes()
+def parse_note_bytes(data: bytes, path: Path, *, allow_yaml: bool = True) -> NoteDoc:
+    """Decode (undecodable bytes replaced and reported in ``error``) and parse."""
     try:
         text = data.decode("utf-8")
         err = None
@@ -269,3 +268,8 @@ def read_note(path: Path, *, allow_yaml: bool = True) -> NoteDoc:
     if err and not note.error:
         note.error = err
     return note
+
+
+def read_note(path: Path, *, allow_yaml: bool = True) -> NoteDoc:
+    """Read and parse a note file."""
+    return parse_note_bytes(path.read_bytes(), path, allow_yaml=allow_yaml)
