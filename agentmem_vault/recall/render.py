@@ -51,6 +51,11 @@ def render_rule(h: Hit, max_content: int = MAX_RULE_CONTENT) -> str:
     return f"- **{_one_line(h.title)}**{ident}: {_clip(_one_line(h.content), max_content)}\n"
 
 
+def render_rule_title(h: Hit) -> str:
+    ident = f" `{h.id}`" if h.id else ""
+    return f"- **{_one_line(h.title)}**{ident}\n"
+
+
 def render_full(h: Hit, max_content: int = MAX_FULL_CONTENT) -> str:
     lines = [f"### {_one_line(h.title)}\n", f"{_clip(h.content, max_content)}\n"]
     if h.usage_scenario:
@@ -109,7 +114,10 @@ def render_context(rules: list[Hit], memories: list[Hit], sessions: list[Session
             if len(line) > room:
                 short = render_rule(h, max_content=max(0, MAX_RULE_CONTENT - (len(line) - room)))
                 if len(short) > room or len(short) - len(render_rule(h, 0)) < 40:
-                    break
+                    # out of room for text: the rule is still named, so the agent can look it up
+                    short = render_rule_title(h)
+                    if len(short) > room:
+                        break
                 line = short
             text += line
             used_rules.append(h)

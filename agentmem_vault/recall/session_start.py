@@ -18,7 +18,7 @@ from types import SimpleNamespace
 from ..config import Vault, parse_ts
 from ..index_table import IndexDoc, Row, parse_index
 from .index import db_path
-from .render import SessionHit, _fit, render_rule, render_session
+from .render import SessionHit, _fit, render_rule, render_rule_title, render_session
 
 RULE_IMPORTANCE = 0.9
 RULES_SHARE = 0.7
@@ -96,9 +96,15 @@ def session_start_context(vault: Vault, *, budget: int = 1500, doc: IndexDoc | N
         used = 0
         if rules:
             cap = int(budget * RULES_SHARE) if sessions else budget
-            text, n = _fit([render_rule(r) for r in rules], "## Long-term rules (agentmem)\n", cap)
-            if n < len(rules) and n == 0 and cap > 120:
-                text, n = _fit([render_rule(rules[0], max_content=max(40, cap - 120))], "## Long-term rules (agentmem)\n", cap)
+            text = "## Long-term rules (agentmem)\n"
+            n = 0
+            for r in rules:
+                # full text while it fits, then the rule's name only (the agent can look it up)
+                for line in (render_rule(r), render_rule_title(r)):
+                    if len(text) + len(line) <= cap:
+                        text += line
+                        n += 1
+                        break
             if n:
                 parts.append(text)
                 used += len(text)
