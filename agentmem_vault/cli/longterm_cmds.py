@@ -29,7 +29,12 @@ def _note_row(n) -> dict:
 @common_options
 @click.pass_context
 def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, vault, as_json) -> None:
-    """Extract long-term memories from sessions and transcripts (default: every session snapshot)."""
+    """Extract long-term memories from sessions and transcripts (default: every session snapshot).
+
+    Uses the Anthropic model when ANTHROPIC_API_KEY is set, the offline rules otherwise. Unchanged
+    sources are skipped. Exit 1 when a source could not be read or a model call failed (what was
+    extracted from the others is still written, and the failed sources are retried next run).
+    """
     from ..longterm import sources as S
     from ..longterm.extract import extract_sources, progress_wanted
 
@@ -59,7 +64,11 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
 @common_options
 @click.pass_context
 def eval_cmd(ctx, folder, offline, vault, as_json) -> None:
-    """Precision / recall / F1 of extraction on labelled conversation fixtures (*.json)."""
+    """Precision / recall / F1 of extraction on labelled conversation fixtures (*.json).
+
+    With ANTHROPIC_API_KEY set (and no --offline) the model pipeline is evaluated, e.g.
+    ANTHROPIC_API_KEY=... agentmem eval tests/fixtures/eval --json
+    """
     from ..config import DEFAULTS
     from ..errors import AgentmemError
     from ..longterm.evaluate import evaluate, load_fixtures

@@ -145,7 +145,9 @@ _EN_STOP = set(
     us it its is are be been was were have has had do does did not no nope never always please use using used
     when then than also only just very more most some any all each every new old before after so as at by in
     on of to up down out over under because since while instead rather keep make sure don't dont go let's lets
-    remember going forward now from heads watch okay ok actually two rules rule one files file code""".split()
+    remember going forward now from heads watch okay ok actually two rules rule one files file code run add put
+    get set see try way yes why how who out off own per via its too got can may must should would could
+    everywhere something anything thing things""".split()
 )
 _ZH_SPLIT = re.compile(r"[，。、；：！？「」『』（）()\s,.;:!?\"'`]+|的|了|和|与|與|及|或|在|把|被|要|用|不|都|是|请|請|也|就|会|會|将|將|再|先|后|後|时|時")
 
@@ -160,7 +162,7 @@ def keywords_for(content: str) -> list[str]:
 
     for m in _TECH.finditer(content):
         add(next(g for g in m.groups() if g))
-    for w in re.findall(r"[A-Za-z][A-Za-z-]{3,}", content):
+    for w in re.findall(r"[A-Za-z][A-Za-z-]{2,}", content):
         if w.lower() not in _EN_STOP and len(out) < 6:
             add(w.lower() if not w.isupper() else w)
     for seg in _ZH_SPLIT.split(content):
