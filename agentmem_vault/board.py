@@ -20,7 +20,7 @@ CONFIG_TEMPLATE = """\
 # background_agent_name: cursor-background-agent
 # stale_days: 14            # organize marks active rows older than this stale
 # lock_timeout: 10          # seconds to wait for another agentmem process
-# model: claude-sonnet-4-5  # long-term extraction (needs ANTHROPIC_API_KEY; offline otherwise)
+# model: claude-sonnet-4-6  # long-term extraction (needs ANTHROPIC_API_KEY; offline otherwise)
 # min_score: 4              # keep extracted memories scored >= this (1-5)
 # concurrency: 4
 # rescan_seconds: 30        # daemon: periodic rescan for cloud drives

@@ -25,7 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "background_agent_name": "cursor-background-agent",
     "stale_days": 14,
     "lock_timeout": 10.0,
-    "model": "claude-sonnet-4-5",
+    "model": "claude-sonnet-4-6",
     "assess_model": None,  # None = same as model
     "min_score": 4,
     "concurrency": 4,
