@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -96,9 +97,51 @@ def query_tokens(text: str) -> list[str]:
     return list(seen)[:MAX_QUERY_TOKENS]
 
 
-def match_expr(tokens: list[str]) -> str:
-    # Tokens only hold [0-9a-z_.+#-] or CJK letters (textnorm), so quoting each is enough.
-    return " OR ".join(f'"{t}"' for t in tokens)
+@dataclass
+class QueryPlan:
+    """What a query asks for: MATCH units (tokens, and glossary phrases "a b") and the concepts
+    coverage is measured over, each ``(alternative units, the query tokens that weigh it)``."""
+
+    tokens: list[str]
+    units: list[str]
+    concepts: list[tuple[tuple[str, ...], tuple[str, ...]]]
+
+
+@lru_cache(maxsize=1)
+def _glossary() -> list[list[tuple[str, ...]]]:
+    from .glossary import GROUPS
+
+    groups = [[tuple(recall_tokens(m)) for m in g] for g in GROUPS]
+    groups = [[m for m in g if m] for g in groups]
+    # longest members first, so "memory leak" claims its words before "memory" does
+    return sorted((g for g in groups if len(g) > 1), key=lambda g: -max(len(m) for m in g))
+
+
+def plan_query(text: str) -> QueryPlan:
+    stream = recall_tokens(text)
+    toks = query_tokens(text)
+    padded = " " + " ".join(stream) + " "
+    consumed: set[str] = set()
+    concepts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    units: dict[str, None] = dict.fromkeys(toks)
+    for group in _glossary():
+        found = [m for m in group if f" {' '.join(m)} " in padded]
+        if not found:
+            continue
+        qt = tuple(sorted({t for m in found for t in m}))
+        if set(qt) <= consumed:
+            continue
+        alts = tuple(" ".join(m) for m in group)
+        concepts.append((alts, qt))
+        consumed.update(qt)
+        units.update(dict.fromkeys(alts))
+    concepts += [((t,), (t,)) for t in toks if t not in consumed]
+    return QueryPlan(toks, list(units), concepts)
+
+
+def match_expr(units: list[str]) -> str:
+    # Units hold only [0-9a-z_.+#-], CJK letters and spaces (a phrase), so quoting is enough.
+    return " OR ".join(f'"{u}"' for u in units)
 
 
 def match_tokens(df: dict[str, int]) -> list[str]:
@@ -173,8 +216,12 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
             h.recency = recency_score(h.updated, now)
             h.score = combine(0.0, h.recency, h.importance)
         return sorted(hits, key=lambda h: -h.score)
-    marks = ",".join("?" * len(toks))
-    df = dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", toks).fetchall())
+    plan = plan_query(query)
+    words = sorted({w for u in plan.units for w in u.split(" ")})
+    marks = ",".join("?" * len(words))
+    tf = dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", words).fetchall())
+    # a phrase can match no more notes than its rarest word; a unit with an unknown word cannot match
+    df = {u: min(tf[w] for w in u.split(" ")) for u in plan.units if all(w in tf for w in u.split(" "))}
     if not df:
         return []
     w = FIELD_WEIGHTS
@@ -187,15 +234,16 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     if not rows:
         return []
     n_docs = conn.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
-    idf = {t: _idf(df[t], n_docs) for t in toks if t in df}
-    # Tokens no note contains still count (at the highest IDF): a task about 量子计算 is not covered
-    # by a note that merely shares 计算.
-    idf_total = (sum(idf.values()) + _idf(0, n_docs) * (len(toks) - len(idf))) or 1.0
+    # Each concept weighs the IDF of its rarest query word; words no note contains still count (at
+    # the highest IDF): a task about 量子计算 is not covered by a note that merely shares 计算.
+    idf_absent = _idf(0, n_docs)
+    concepts = [(alts, max(_idf(tf[t], n_docs) if t in tf else idf_absent for t in qt)) for alts, qt in plan.concepts]
+    idf_total = sum(c[1] for c in concepts) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
     scored: dict[int, tuple[float, float, float, float, float]] = {}  # docid -> (bm25, coverage, relevance, recency, importance)
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
         bag = f" {t1} {t2} {t3} {t4} "
-        cov = sum(v for t, v in idf.items() if f" {t} " in bag) / idf_total
+        cov = sum(v for alts, v in concepts if any(f" {a} " in bag for a in alts)) / idf_total
         rel = 0.5 * (bm / s_max) + 0.5 * cov
         scored[docid] = (bm, cov, rel, recency_score(updated, now), imp)
     if semantic is None:
