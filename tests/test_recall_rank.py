@@ -151,3 +151,20 @@ def test_labelled_set_quality_floor(vault: Vault) -> None:
             assert "reg-sms-old" not in keys  # deprecated never comes back
     assert statistics.mean(r5) >= 0.88
     assert statistics.mean(rr) >= 0.85
+
+
+def test_glossary_expansion_crosses_languages(vault: Vault, lt: Path) -> None:
+    from agentmem_vault.recall.rank import plan_query
+
+    plan = plan_query("fix the memory leak in login")
+    alts = [set(a) for a, _ in plan.concepts]
+    assert {"memory leak", "内存 存泄 泄漏"} in alts  # Chinese alternatives are bigram phrases
+    assert {"memory", "记忆"} not in alts  # "memory" was claimed by "memory leak"
+    assert {"login", "登录"} <= set().union(*alts)  # "memory" was claimed by "memory leak"
+    write_note(lt, _n("zh", "登录接口限流", "按 IP 限流"))
+    write_note(lt, _n("en", "Unrelated english note", "nothing here"))
+    assert _ids(vault, "login rate limit") == ["lt-zh"]
+    hit = search(vault, "login rate limit", now=NOW, semantic=None)[0]
+    assert hit.coverage == pytest.approx(1.0)
+    write_note(lt, _n("en2", "Use sign in with Apple", "sign in flow"))
+    assert set(_ids(vault, "登錄")) == {"lt-zh", "lt-en2"}
