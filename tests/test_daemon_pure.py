@@ -90,13 +90,13 @@ class FakeFS:
         return sorted(out)
 
     def stat(self, path: Path) -> "_st":
-        k = path.as_posix()[len("/m/"):]
+        k = Path(path).as_posix()[len("/m/"):]
         if k not in self.files:
             raise FileNotFoundError(k)
         return _st(len(self.files[k]), self.mtimes[k])
 
     def read(self, path: Path) -> bytes:
-        k = path.as_posix()[len("/m/"):]
+        k = Path(path).as_posix()[len("/m/"):]
         self.reads.append(k)
         return self.files[k]
 

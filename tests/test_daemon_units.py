@@ -224,3 +224,17 @@ def test_due_items_are_handed_to_extraction(vault):
     d.queue.save()
     state = json.loads((vault.state_dir / xq.STATE_FILE).read_text(encoding="utf-8"))
     assert list(state["pending"]) == ["transcript:/bad"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+def test_a_failed_pass_is_retried_at_the_next_rescan(vault):
+    d = _daemon(vault, extractor_loader=lambda v: (None, "not yet"))
+    (vault.sessions_dir / f"{sid(1)}.md").write_text(snapshot_text(sid(1)), encoding="utf-8")
+    os.chmod(vault.index_path, stat.S_IRUSR)
+    try:
+        d.handle_paths([f"sessions/{sid(1)}.md"])
+    finally:
+        os.chmod(vault.index_path, stat.S_IRUSR | stat.S_IWUSR)
+    assert load_index(vault).ids() == [] and d.needs_pass and d.status.data["counters"]["errors"] == 1
+    d.rescan()  # nothing new on disk, but the failed pass is done again
+    assert load_index(vault).ids() == [sid(1)] and not d.needs_pass

@@ -16,6 +16,7 @@ first look). The rules (SPEC section 8):
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -93,7 +94,9 @@ def norm_ts(value: str | None) -> str | None:
     return format_ts(dt) if dt else None
 
 
+@lru_cache(maxsize=16384)
 def _ts(value: str | None) -> datetime | None:
+    # Cached: a pass compares thousands of rows whose timestamps rarely change (strptime is slow).
     return parse_ts(value or "")
 
 
@@ -225,6 +228,7 @@ def plan(folder: FolderSnapshot, index_text: str | None, *, previous_sessions: s
             out.actions.append(FoldConflict(rel, text, new_text, tuple(added), tuple(updated), move, entry.sha))
         text = new_text
     doc = it.parse_index(text)
+    rows = {r.session_id: r for r in doc.row_list()}  # IDs are unique here (duplicates stop above)
 
     sessions = folder.sessions()
     for sid, entry in sorted(sessions.items()):
@@ -240,7 +244,7 @@ def plan(folder: FolderSnapshot, index_text: str | None, *, previous_sessions: s
         if meta_id and meta_id != sid:
             out.reports.append(Report(f"id_mismatch:{sid}:{meta_id}", "session_id_mismatch",
                                       f"memory/sessions/{sid}.md says Session ID {meta_id}; the file name wins", sid))
-        row = doc.find(sid)
+        row = rows.get(sid)
         if row is None:
             out.actions.append(AddRow(row_from_snapshot(sid, entry)))
             continue
@@ -248,7 +252,7 @@ def plan(folder: FolderSnapshot, index_text: str | None, *, previous_sessions: s
         if new is not None:
             out.actions.append(SyncRow(row, new))
 
-    for row in doc.row_list():
+    for row in rows.values():
         if row.session_id in sessions:
             continue
         if previous_sessions is not None and row.session_id in previous_sessions:

@@ -22,6 +22,7 @@ from ..vaultio import TMP_SUFFIX
 
 INDEX = "index.md"
 SESSIONS = "sessions"
+_SESSIONS_PREFIX = SESSIONS + "/"
 
 # Google Drive / Dropbox / OneDrive style "index (1).md", "index (Conflict 2026-05-01).md",
 # "index (Ann's conflicted copy 2026-05-01).md", and Syncthing's "index.sync-conflict-…".
@@ -75,12 +76,14 @@ class Entry:
 class FolderSnapshot:
     entries: dict[str, Entry] = field(default_factory=dict)
 
+    # Entries only ever hold watched paths (see classify), so a prefix tells their kind.
     def sessions(self) -> dict[str, Entry]:
         """Session ID (file stem) -> entry."""
-        return {rel[len(SESSIONS) + 1 : -3]: e for rel, e in self.entries.items() if classify(rel) == "session"}
+        n = len(SESSIONS) + 1
+        return {rel[n:-3]: e for rel, e in self.entries.items() if rel.startswith(_SESSIONS_PREFIX)}
 
     def conflicts(self) -> dict[str, Entry]:
-        return {rel: e for rel, e in self.entries.items() if classify(rel) == "conflict"}
+        return {rel: e for rel, e in self.entries.items() if "/" not in rel and rel != INDEX}
 
     def index(self) -> Entry | None:
         return self.entries.get(INDEX)
@@ -147,8 +150,9 @@ def read_entry(path: Path, kind: str, st: os.stat_result, read: Callable[[Path],
 
 def watched_paths(memory: Path, listdir: Callable[[Path], Iterable[str]] = _listdir) -> list[str]:
     rels = [n for n in listdir(memory) if classify(n) in ("index", "conflict")]
-    rels += [f"{SESSIONS}/{n}" for n in listdir(memory / SESSIONS) if classify(f"{SESSIONS}/{n}") == "session"]
-    return sorted(rels)
+    rels += [_SESSIONS_PREFIX + n for n in listdir(memory / SESSIONS)
+             if n[-3:].lower() == ".md" and not is_ignored_name(n)]
+    return rels
 
 
 def scan_file(memory: Path, rel: str, previous: Entry | None = None, *, stat: Callable = os.stat,
@@ -172,13 +176,19 @@ def scan_memory(memory: Path, previous: FolderSnapshot | None = None, *,
                 read: Callable[[Path], bytes] = _read) -> FolderSnapshot:
     prev = previous.entries if previous else {}
     out: dict[str, Entry] = {}
+    base = str(memory)
     for rel in watched_paths(memory, listdir):
+        # The hot loop of an idle rescan (one stat per file): plain strings, no Path objects.
+        full = os.path.join(base, rel)
         try:
-            e = scan_file(memory, rel, prev.get(rel), stat=stat, read=read)
+            st = stat(full)
         except OSError:
-            continue  # vanished or unreadable between listing and stat: the next pass sees it
-        if e is not None:
-            out[rel] = e
+            continue  # vanished between listing and stat: the next pass sees it
+        old = prev.get(rel)
+        if old is not None and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size and old.error is None:
+            out[rel] = old
+            continue
+        out[rel] = read_entry(Path(full), classify(rel) or "", st, read)
     return FolderSnapshot(out)
 
 

@@ -163,6 +163,8 @@ class Daemon:
         self._worker_results: stdlib_queue.SimpleQueue = stdlib_queue.SimpleQueue()
         self.observer = None
         self._watched: set[str] = set()
+        self.needs_pass = False
+        self._queue_quiet_until = 0.0  # due items but no extractor: do not re-check every second
 
     # -- robustness ---------------------------------------------------------------------------
     def guard(self, where: str, fn: Callable, *args: object, **kwargs: object) -> object:
@@ -257,6 +259,8 @@ class Daemon:
         self.status.set("last_rescan", time.strftime("%Y-%m-%dT%H:%M:%S"), quiet=True)
         if real:
             self.on_changes(real, source="rescan")
+        elif self.needs_pass:
+            self.reconcile_pass()
 
     def on_changes(self, rels: list[str], *, source: str) -> None:
         self.status.count("events", len(rels))
@@ -276,6 +280,9 @@ class Daemon:
         return read_text(self.vault.index_path)
 
     def reconcile_pass(self) -> None:
+        # Until this pass finishes without error, the next rescan runs it again: the folder
+        # snapshot already holds the change, so a failed pass would otherwise be forgotten.
+        self.needs_pass = True
         self.status.count("passes")
         try:
             text = self._index_text()
@@ -285,8 +292,10 @@ class Daemon:
         p = plan(self.folder, text, previous_sessions=self.prev_sessions)
         if p.writes:
             with VaultWriter(self.vault, "daemon") as w:
-                # Re-plan on the text read under the lock: an agent may have written meanwhile.
-                p = plan(self.folder, read_text(self.vault.index_path), previous_sessions=self.prev_sessions)
+                # Re-plan on the text read under the lock when an agent has written meanwhile.
+                locked_text = read_text(self.vault.index_path)
+                if locked_text != text:
+                    p = plan(self.folder, locked_text, previous_sessions=self.prev_sessions)
                 applied = apply_plan(w, p)
             self.own.update(applied.written)
             for rel, sha in applied.written.items():
@@ -305,8 +314,12 @@ class Daemon:
             for e in applied.errors:
                 log.error("could not apply %s: %s", e["action"], e["error"])
                 self.status.error(f"apply {e['action']}", e["error"])
+            if applied.errors:
+                self._report_all(p)
+                return  # retried at the next rescan
         self._report_all(p)
         self.prev_sessions = set(self.folder.sessions())
+        self.needs_pass = False
 
     def _report_all(self, p: Plan) -> None:
         for r in p.reports:
@@ -344,7 +357,9 @@ class Daemon:
         due = self.queue.due()
         if due and self._worker is None:
             fn = self._get_extractor()
-            if fn is not None:
+            if fn is None:
+                self._queue_quiet_until = self.clock() + self.rescan_seconds
+            else:
                 batch = [(k, item, self.queue.pending[k]["last_seen"]) for k, item in due]
                 # A daemon thread: a model call in flight must not hold up a stop; items not marked
                 # done stay queued and are extracted again (extraction is idempotent).
@@ -381,6 +396,7 @@ class Daemon:
             for sid, sha in shas.items():  # changed while the daemon was not running
                 self.guard("queue", self.queue.note_snapshot, sid, sha)
         self.guard("reconcile", self.reconcile_pass)
+        self.guard("queue", self._get_extractor)  # so that `status` says whether extraction exists
         self.guard("queue", self.tick_queue)
         self.status.set("state", "running")
         log.info("daemon running on %s (%s, rescan every %gs, %d snapshots)", self.vault.root,
@@ -424,7 +440,8 @@ class Daemon:
                 queue_tick = True
             if queue_tick or self.queue.file_changed():
                 self.guard("queue", self.tick_queue)
-            elif self.queue.pending and (self.queue.next_due() or 0) <= self.wall():
+            elif (self.queue.pending and self.clock() >= self._queue_quiet_until
+                  and (self.queue.next_due() or 0) <= self.wall()):
                 self.guard("queue", self.tick_queue)
             self.guard("status", self.status.flush)
 
