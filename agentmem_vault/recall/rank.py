@@ -4,7 +4,9 @@ Keyword relevance is FTS5's BM25 over four fields weighted title > keywords > us
 content (a weighted term frequency per note, one length normalisation, as in BM25F), blended with
 the IDF-weighted share of the query's tokens the note contains ("coverage"): BM25 alone is relative
 to the best hit, coverage says how much of the task a note actually speaks to, and is what the
-context builder uses to leave out notes that only share a common bigram with the task.
+context builder uses to leave out notes that only share a common bigram with the task. Terms of
+the task found in the bilingual glossary (``glossary.py``) bring their other-language equivalents
+as alternatives (login ~ 登录), matched as FTS5 phrases.
 
 final = 0.70 * relevance + 0.15 * recency + 0.15 * importance  (no semantic backend, the default)
 final = 0.45 * semantic + 0.30 * relevance + 0.125 * recency + 0.125 * importance  (with one)
@@ -15,10 +17,10 @@ from __future__ import annotations
 
 import json
 import math
-from functools import lru_cache
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 from ..config import Vault, now as clock_now, parse_ts
