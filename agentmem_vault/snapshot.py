@@ -141,6 +141,15 @@ class Snapshot:
         }
 
 
+_ANCHORS = ("", METADATA, *SECTIONS)
+
+
+def in_render_order(extras: list[ExtraSection]) -> list[ExtraSection]:
+    """Extras in the order ``render_snapshot`` writes them (stable by anchor), so that a built
+    snapshot equals its own re-parse."""
+    return sorted(extras, key=lambda e: _ANCHORS.index(e.after) if e.after in _ANCHORS else len(_ANCHORS))
+
+
 def clean_id(value: str) -> str:
     """``[[id]]`` / `` `id` `` / `` id `` -> ``id``."""
     v = (value or "").strip().strip("`").strip()

@@ -20,7 +20,7 @@ that every old item survived. Rules beyond the SPEC table, decided here:
   marked incoming item that equals an old item moves that item (old wording kept); one that
   restates an old item moves it (incoming wording kept: it usually says why). A marked entry sent
   in the incoming Superseded / Resolved section acts on its origin section (or the section its
-  mark implies) the same way.
+  mark implies) the same way. A marked item that matches nothing is recorded there as sent.
 * An unmarked incoming item that is already in Superseded / Resolved is added back to its
   section (it was reopened), unless the same incoming snapshot also marks it.
 * **Topic**: the incoming Topic replaces the old one unless it is empty or a placeholder
@@ -45,7 +45,7 @@ from .errors import SnapshotFormatError, SnapshotMergeError
 from .ids import is_valid_session_id
 from .snapshot import (
     CONTINUES_FROM, CURRENT_CONTEXT, DECISIONS, FILES, METADATA, METADATA_FIELDS, NEXT_ACTIONS,
-    OPEN_QUESTIONS, RESOLVED, SECTIONS, ExtraSection, Snapshot, clean_id, continues_ids, section_name,
+    OPEN_QUESTIONS, RESOLVED, SECTIONS, ExtraSection, Snapshot, clean_id, continues_ids, in_render_order, section_name,
 )
 from .textnorm import fold
 
@@ -218,12 +218,11 @@ class _Restating:
 class _Resolved:
     """The Superseded / Resolved list being built, with lookups by (origin, text)."""
 
-    def __init__(self, entries: list[str], df: Counter):
+    def __init__(self, entries: list[str]):
         self.entries: list[str] = []
         self.whole: set[str] = set()
-        self.origins: dict[str, set[str | None]] = defaultdict(set)
-        self.entry_origin: list[str | None] = []
-        self.index = _Restated(LIST_RULE, df)
+        # text key -> origins; Files / Artifacts entries compare by path key
+        self.origins: dict[tuple[bool, str], set[str | None]] = defaultdict(set)
         for e in entries:
             self._register(e)
 
@@ -231,19 +230,19 @@ class _Resolved:
         _, _, origin, text = parse_resolved(entry)
         self.entries.append(entry)
         self.whole.add(item_key(entry))
-        self.origins[item_key(text)].add(origin)
-        self.entry_origin.append(origin)
-        self.index.add(text)
+        self.origins[(False, item_key(text))].add(origin)
+        self.origins[(True, path_key(text))].add(origin)
+
+    def _origins(self, section: str, text: str) -> set[str | None]:
+        is_path = section == FILES
+        return self.origins.get((is_path, (path_key if is_path else item_key)(text)), set())
 
     def has(self, section: str, text: str) -> bool:
-        o = self.origins.get(item_key(text))
-        return bool(o) and (section in o or None in o)
-
-    def has_restated(self, section: str, text: str) -> bool:
-        return self.index.best(text, lambda i: self.entry_origin[i] in (section, None)) is not None
+        o = self._origins(section, text)
+        return section in o or None in o
 
     def add(self, mark: str, section: str, text: str) -> None:
-        if section not in self.origins.get(item_key(text), ()):
+        if section not in self._origins(section, text):
             self._register(resolved_entry(mark, section, text))
 
     def add_plain(self, entry: str) -> None:
@@ -315,8 +314,6 @@ def _merge_section(
                 res.add(mark, section, text)
                 slots[i] = None
                 continue
-            if res.has_restated(section, text):
-                continue
         res.add(mark, section, text)
 
     replaced: set[int] = set()
@@ -370,7 +367,7 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
         for sec in SECTIONS:
             for it in snap.sections[sec]:
                 df.update(grams(it))
-    res = _Resolved(old.sections[RESOLVED], df)
+    res = _Resolved(old.sections[RESOLVED])
     routed: dict[str, list[tuple[str, str]]] = {s: [] for s in MOVABLE}
     plain_resolved: list[str] = []
     for e in inc.sections[RESOLVED]:
@@ -407,8 +404,10 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
         if target is not None:
             target.body = _union_lines(target.body, e.body)
         else:
-            by_heading[fold(e.heading)] = ExtraSection(e.heading, e.body, e.after)
+            # a new section that led the incoming text goes to the end, not above the Metadata
+            by_heading[fold(e.heading)] = ExtraSection(e.heading, e.body, e.after or RESOLVED)
             out.extras.append(by_heading[fold(e.heading)])
+    out.extras = in_render_order(out.extras)
     return out
 
 
@@ -535,8 +534,10 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
     res_entries = merged.sections[RESOLVED]
     parsed = [parse_resolved(e) for e in res_entries]
     res_origins: dict[str, set[str | None]] = defaultdict(set)
+    res_path_origins: dict[str, set[str | None]] = defaultdict(set)
     for _, _, origin, text in parsed:
         res_origins[item_key(text)].add(origin)
+        res_path_origins[path_key(text)].add(origin)
     res_whole = {item_key(e) for e in res_entries}
     lazy: dict[str, _Restating] = {}
 
@@ -567,7 +568,7 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
             _, _, text = split_mark(it) if sec in MOVABLE else (None, None, it)
             if keyf(it) in new_keys or keyf(text) in new_keys:
                 continue
-            origins = res_origins.get(item_key(text), set())
+            origins = (res_path_origins if sec == FILES else res_origins).get(keyf(text), set())
             if sec in origins or None in origins:
                 continue
             if sec in RESTATABLE:

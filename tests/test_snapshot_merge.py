@@ -327,7 +327,7 @@ def test_unknown_sections_frontmatter_and_preamble_survive_a_merge():
     merged = merge_snapshots(old, inc, updated_at="t")
     assert merged.frontmatter == "tags: [a]"
     assert [(e.heading, e.body, e.after) for e in merged.extras] == [
-        ("My Notes", "line 1\nline 2", "Current Context"), ("Links", "- x", ""),
+        ("My Notes", "line 1\nline 2", "Current Context"), ("Links", "- x", "Superseded / Resolved"),
     ]
     assert merge_snapshots(merged, inc, updated_at="t") == merged
 
