@@ -131,6 +131,18 @@ def path_key(text: str) -> str:
     return t.rstrip("/ ")
 
 
+_BULLET = re.compile(r"^(?:[-*+]|\d{1,3}[.)])[ \t]+")
+
+
+def unit_key(text: str) -> str:
+    """Current Context key: a bullet marker does not make a paragraph different."""
+    return item_key(_BULLET.sub("", text.strip(), count=1))
+
+
+def key_function(section: str) -> Callable[[str], str]:
+    return path_key if section == FILES else unit_key if section == CURRENT_CONTEXT else item_key
+
+
 @lru_cache(maxsize=1 << 16)
 def grams(text: str) -> frozenset[str]:
     s = _GRAM_NOISE.sub("", fold(text))
@@ -148,7 +160,8 @@ def _score(old: frozenset[str], new: frozenset[str], rule: Rule) -> tuple[float,
 
 def is_restatement(old: str, new: str, *, context: bool = False) -> bool:
     """True when ``new`` restates ``old`` (see the module docstring for the thresholds)."""
-    if item_key(old) == item_key(new):
+    key = unit_key if context else item_key
+    if key(old) == key(new):
         return True
     return _score(grams(old), grams(new), CONTEXT_RULE if context else LIST_RULE) is not None
 
@@ -261,7 +274,7 @@ def _merge_section(
     df: Counter,
 ) -> list[str]:
     movable = section in MOVABLE
-    keyf = path_key if section == FILES else item_key
+    keyf = key_function(section)
     rule = CONTEXT_RULE if section == CURRENT_CONTEXT else LIST_RULE
 
     slots: list[str | None] = []
@@ -562,15 +575,16 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
                 if not (all(i in new_ids for i in ids) if ids else item_key(it) in new_keys):
                     missing.append(f"{sec}: {it}")
             continue
-        keyf = path_key if sec == FILES else item_key
+        keyf = key_function(sec)
         new_keys = {keyf(t) for t in new_items}
         for it in old_items:
             _, _, text = split_mark(it) if sec in MOVABLE else (None, None, it)
             if keyf(it) in new_keys or keyf(text) in new_keys:
                 continue
-            origins = (res_path_origins if sec == FILES else res_origins).get(keyf(text), set())
-            if sec in origins or None in origins:
-                continue
+            if sec in MOVABLE:
+                origins = (res_path_origins if sec == FILES else res_origins).get(keyf(text), set())
+                if sec in origins or None in origins:
+                    continue
             if sec in RESTATABLE:
                 if sec not in lazy:
                     lazy[sec] = _Restating(new_items, CONTEXT_RULE if sec == CURRENT_CONTEXT else LIST_RULE)

@@ -397,3 +397,9 @@ def test_new_snapshot_filled_from_incoming_moves_marked_items():
     ]
     assert new_snapshot(SID, "a", "Explicit", "s", "u", incoming=inc).topic == "Explicit"
     assert isinstance(s, Snapshot) and parse_snapshot(render_snapshot(s)) == s
+
+
+def test_context_bullet_and_paragraph_forms_of_the_same_fact_are_one():
+    old = parse_snapshot(snapshot_text(context="- Parser done\n- Locks next"))
+    merged = merge_snapshots(old, parse_snapshot("## Current Context\nParser done\n\n* Locks next.\n"), updated_at="t")
+    assert merged.items("Current Context") == ["- Parser done", "- Locks next"]
