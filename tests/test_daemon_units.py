@@ -238,3 +238,13 @@ def test_a_failed_pass_is_retried_at_the_next_rescan(vault):
     assert load_index(vault).ids() == [] and d.needs_pass and d.status.data["counters"]["errors"] == 1
     d.rescan()  # nothing new on disk, but the failed pass is done again
     assert load_index(vault).ids() == [sid(1)] and not d.needs_pass
+
+
+def test_queue_reads_what_the_session_end_hooks_write(vault):
+    from agentmem_vault.conversations import queue_transcript
+
+    for _ in range(3):  # Cursor's stop hook fires after every turn: one item per path
+        queue_transcript(vault, "/home/u/.cursor/轉錄 a.jsonl", agent="cursor", session_id=sid(1), conversation_id="c-1")
+    d = _daemon(vault, extractor_loader=lambda v: (None, "not yet"))
+    d.queue.enqueue({"kind": "session", "session_id": sid(2)})  # under the same lock as the hooks
+    assert sorted(d.queue.pending) == [f"session:{sid(2)}", "transcript:/home/u/.cursor/轉錄 a.jsonl"]

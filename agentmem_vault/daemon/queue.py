@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ContextManager
 
 from ..ids import is_valid_session_id
 from ..vaultio import append_bytes, atomic_write_text, read_bytes
@@ -72,8 +73,10 @@ def item_key(item: object) -> str | None:
 
 class ExtractionQueue:
     def __init__(self, state_dir: Path, *, quiet_seconds: float, clock: Callable[[], float] = time.time,
-                 max_attempts: int = MAX_ATTEMPTS) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, lock: Callable[[], ContextManager] | None = None) -> None:
         self.state_dir = state_dir
+        # The hooks append under the vault's "extract-queue" lock (conversations.queue_lock): so do we.
+        self.lock = lock or nullcontext
         self.queue_path = state_dir / QUEUE_FILE
         self.state_path = state_dir / STATE_FILE
         self.quiet = float(quiet_seconds)
@@ -139,7 +142,7 @@ class ExtractionQueue:
             if not raw.strip():
                 continue
             try:
-                item = json.loads(raw.decode("utf-8"))
+                item = json.loads(raw.decode("utf-8-sig"))
             except (ValueError, UnicodeDecodeError):
                 item = None
             key = item_key(item)
@@ -169,7 +172,8 @@ class ExtractionQueue:
         if item_key(item) is None:
             raise ValueError(f"not a queue item: {item!r}")
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        append_bytes(self.queue_path, (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8"))
+        with self.lock():
+            append_bytes(self.queue_path, (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8"))
         self.poll()
 
     def note_snapshot(self, session_id: str, sha: str | None) -> bool:

@@ -26,6 +26,7 @@ from typing import Callable
 
 from ..config import Vault, vault_config
 from ..errors import AgentmemError, Refused
+from ..locking import exclusive_lock
 from ..vaultio import VaultWriter, atomic_write_text, read_text
 from . import paths
 from .apply import apply_plan
@@ -153,7 +154,9 @@ class Daemon:
         self.prev_sessions: set[str] | None = None
         self.own: dict[str, str | None] = {}
         self.reported: set[str] = set()
-        self.queue = ExtractionQueue(vault.state_dir, quiet_seconds=quiet, clock=wall)
+        self.queue = ExtractionQueue(vault.state_dir, quiet_seconds=quiet, clock=wall,
+                                     lock=lambda: exclusive_lock(vault.lock_path("extract-queue"), 5.0,
+                                                                 what="the extraction queue"))
         self.status = StatusBook(paths.status_path(vault), vault=str(vault.root),
                                  mode="polling" if polling else "native", rescan_seconds=self.rescan_seconds, wall=wall)
         self.extractor_loader = extractor_loader
