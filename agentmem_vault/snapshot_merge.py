@@ -27,7 +27,9 @@ that every old item survived. Rules beyond the SPEC table, decided here:
   (``未設定``, ``<topic>``, ``-``, ``none``…); a placeholder never overwrites a real topic.
   Extra Metadata rows: incoming non-empty values win; old rows are kept.
 * Unknown sections, frontmatter, preamble and stray Metadata lines: old kept, incoming lines that
-  are not there yet appended.
+  are not there yet appended; a new unknown section that led the incoming text goes to the end.
+* An incoming snapshot that names another session (its Metadata Session ID, or a title that is a
+  valid Session ID; ``<id>`` placeholders are ignored) is refused with SnapshotFormatError.
 * Idempotent: after a merge every incoming item is present verbatim (or recorded in Superseded /
   Resolved), so merging the same incoming snapshot again changes nothing but Updated At.
 """
