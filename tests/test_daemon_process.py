@@ -143,3 +143,18 @@ def test_start_status_stop_and_damaged_index(vault, cli):
     assert json.loads(cli("daemon", "status", "--json", vault=vault).stdout)["running"] is False
     r = cli("daemon", "stop", vault=vault)
     assert r.returncode == 0 and "no daemon" in r.stdout
+
+
+def test_a_quiet_session_is_handed_to_long_term_extraction(vault):
+    with open(vault.config_path, "a", encoding="utf-8") as fh:
+        fh.write("quiet_minutes: 0.02\n")  # 1.2 s instead of 10 minutes
+    with DaemonProc(vault) as d:
+        s = sid(300)
+        (vault.sessions_dir / f"{s}.md").write_text(snapshot_text(
+            s, context="- Remember: every API endpoint in this project is named in snake_case, never camelCase."), encoding="utf-8")
+        notes, secs = wait_for(lambda: [p for p in vault.longterm_dir.glob("*.md")], 15.0, 0.1)
+        assert notes, f"no long-term note after {secs:.1f}s; {d.stderr()}"
+        assert f"[[{s}]]" in notes[0].read_text(encoding="utf-8")
+        st, _ = wait_for(lambda: (lambda s: s if s.get("queue", {}).get("done") == 1 else None)(read_status(vault)), 5.0)
+        assert st and st["queue"]["pending"] == 0 and st["extractor"] == "available", read_status(vault)
+        assert d.stop() < 2.0

@@ -270,6 +270,11 @@ def load_extractor(vault: object) -> tuple[Callable[[dict], object] | None, str 
             source = sfs(vault, item["session_id"])
         else:
             source = sft(item["path"])
-        return extract_sources(vault, [source])
+        report = extract_sources(vault, [source])
+        errors = getattr(report, "errors", None)
+        if errors:  # reported rather than raised by the pipeline: still a failure to retry
+            first = errors[0]
+            raise RuntimeError(first.get("error", str(first)) if isinstance(first, dict) else str(first))
+        return report
 
     return run, None
