@@ -140,13 +140,20 @@ def _write_session(
     if context_note and not any(context_note in p for p in snap.items("Current Context")):
         snap = merge_snapshots(snap, parse_snapshot(f"## Current Context\n{context_note}\n"), updated_at=ts)
     snap.metadata["Status"] = "active"
-    new_text = render_snapshot(snap)
+    new_text = _render_like(snap, existing)
     if existing is not None and _same_but_time(existing, new_text):
         return snap, False, False  # nothing new: keep the file (and Updated At) as it was
     snap.metadata["Updated At"] = ts
-    new_text = render_snapshot(snap)
+    new_text = _render_like(snap, existing)
     changed = w.write_file(path, new_text, session_id=sid, action="write_snapshot")
     return snap, created, changed
+
+
+def _render_like(snap: Snapshot, existing: str | None) -> str:
+    """Render keeping the existing file's line endings and BOM (a CRLF file stays CRLF)."""
+    if not existing:
+        return render_snapshot(snap)
+    return render_snapshot(snap, newline="\r\n" if "\r\n" in existing else "\n", bom=existing.startswith("\ufeff"))
 
 
 def _same_but_time(a: str, b: str) -> bool:
@@ -275,7 +282,7 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
                 if src in snap.continues_from:
                     snap = with_continues_from(snap, remove=[src])
                     snap.metadata["Updated At"] = ts
-                    changed_snap = w.write_file(path, render_snapshot(snap), session_id=cur, action="write_snapshot")
+                    changed_snap = w.write_file(path, _render_like(snap, existing), session_id=cur, action="write_snapshot")
             if src_row is not None and cur in src_row.referencing_ids:
                 w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur])))
                 changed_row = True

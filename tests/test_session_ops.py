@@ -243,3 +243,11 @@ def test_continue_unknown_source_changes_nothing(vault: Vault, idle: str) -> Non
     p = run_cli("continue", "2026-01-01-0000-ghost", "--session", idle, vault=vault)
     assert p.returncode == 1 and "2026-01-01-0000-ghost" in p.stderr
     assert files(vault) == before
+
+
+def test_crlf_snapshot_stays_crlf(vault: Vault, idle: str) -> None:
+    vault.session_path(idle).write_bytes(("\ufeff" + FIRST.format(sid=idle)).replace("\n", "\r\n").encode("utf-8"))
+    assert run_cli("update", idle, vault=vault, input=SECOND, env=T1).returncode == 0
+    data = vault.session_path(idle).read_bytes()
+    assert data.startswith("\ufeff".encode()) and b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert "C: move marked items with their origin" in snap(vault, idle).items("Decisions")
