@@ -14,6 +14,7 @@ worked on keeps being pushed back.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import time
@@ -249,7 +250,8 @@ class ExtractionQueue:
 def load_extractor(vault: object) -> tuple[Callable[[dict], object] | None, str | None]:
     """The long-term extraction entry point, or (None, why) while it does not exist yet."""
     try:
-        from ..longterm import extract as ex  # deferred: heavy, and built by another engineer
+        # Deferred: heavy (the model client), and only needed once something is due.
+        ex = importlib.import_module("agentmem_vault.longterm.extract")
     except ImportError as exc:
         return None, f"long-term extraction is not available: {exc}"
     extract_sources = getattr(ex, "extract_sources", None)
@@ -257,7 +259,7 @@ def load_extractor(vault: object) -> tuple[Callable[[dict], object] | None, str 
     sft = getattr(ex, "source_for_transcript", None)
     if sfs is None or sft is None:
         try:
-            from ..longterm import sources as src_mod
+            src_mod = importlib.import_module("agentmem_vault.longterm.sources")
         except ImportError:
             src_mod = None
         sfs = sfs or getattr(src_mod, "source_for_session", None)
