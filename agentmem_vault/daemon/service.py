@@ -26,6 +26,7 @@ from typing import Callable
 
 from ..config import Vault, vault_config
 from ..errors import AgentmemError, Refused
+from ..ids import is_valid_session_id
 from ..locking import exclusive_lock
 from ..vaultio import VaultWriter, atomic_write_text, read_text
 from . import paths
@@ -39,6 +40,8 @@ from .status import StatusBook
 log = logging.getLogger("agentmem.daemon")
 
 RESCAN = "\x00rescan"  # inbox marker: a directory changed, look at everything
+RESCAN_QUEUE = "\x00queue"  # inbox marker: the extraction worker finished a batch
+KEEP_EVENTS = 20
 MAX_WAIT = 1.0  # the loop wakes at least this often (stop requests on Windows, queue file)
 EXTRACTOR_RETRY = 300.0
 
@@ -274,7 +277,7 @@ class Daemon:
             if classify(rel) == "session":
                 sid = rel[len(SESSIONS) + 1 : -3]
                 entry = self.folder.entries.get(rel)
-                if entry is not None and entry.error is None:
+                if entry is not None and entry.error is None and is_valid_session_id(sid):
                     self.guard("queue", self.queue.note_snapshot, sid, entry.sha)
         self.reconcile_pass()
 
@@ -476,9 +479,6 @@ class Daemon:
         finally:
             self.shutdown()
 
-
-KEEP_EVENTS = 20
-RESCAN_QUEUE = "\x00queue"
 
 
 def _report_unreadable(exc: AgentmemError):
