@@ -8,11 +8,13 @@ operation is incomplete.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 from . import index_table as it
 from .config import Vault, format_ts, now as clock_now
-from .errors import AgentmemError, Refused, SessionNotFound, SnapshotFormatError, UsageError
+from .errors import AgentmemError, InvalidSessionId, Refused, SessionNotFound, SnapshotFormatError, UsageError
 from .ids import base_session_id, next_free_id, validate_session_id
 from .sessions import (
     DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC, MANUAL_FALLBACK_SUMMARY, MANUAL_KEYWORDS,
@@ -26,6 +28,19 @@ SUMMARY_MAX = 160
 
 class IncompleteOperation(AgentmemError):
     code = "incomplete"
+
+
+@contextmanager
+def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWriter]:
+    """One lock, one transaction: a failure after the first write undoes everything and is
+    reported as an incomplete operation (the skill: never claim what did not happen)."""
+    try:
+        with VaultWriter(vault, command) as w, w.transaction():
+            yield w
+    except (SessionNotFound, UsageError, SnapshotFormatError, IncompleteOperation, InvalidSessionId):
+        raise
+    except AgentmemError as exc:
+        raise IncompleteOperation(f"{what} is incomplete: {exc.message} (nothing was changed)", details={"cause": exc.code}) from exc
 
 
 def _incoming(text: str | None) -> Snapshot | None:
@@ -173,30 +188,25 @@ def update_session(
     incoming = _incoming(snapshot_text)
     _check_incoming_id(incoming, sid)
     ts = format_ts(clock_now())
-    try:
-        with VaultWriter(vault, "update") as w, w.transaction():
-            doc = w.index()
-            doc.check_writable()
-            row = doc.get(sid)
-            snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic)
-            new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else row.topic)
-            # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
-            # (the agent passes --summary when the facts changed).
-            placeholder = row.summary in (DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY) or not row.summary.strip()
-            new_summary = summary or ((_summary_from(snap) or row.summary) if placeholder else row.summary)
-            new_kw = keywords or (row.keywords if row.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
+    with _all_or_nothing(vault, "update", f"update of {sid}") as w:
+        doc = w.index()
+        doc.check_writable()
+        row = doc.get(sid)
+        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic)
+        new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else row.topic)
+        # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
+        # (the agent passes --summary when the facts changed).
+        placeholder = row.summary in (DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY) or not row.summary.strip()
+        new_summary = summary or ((_summary_from(snap) or row.summary) if placeholder else row.summary)
+        new_kw = keywords or (row.keywords if row.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
 
-            def change(r: it.Row) -> it.Row:
-                touched = changed or r.status != "active" or topic or summary or keywords
-                return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active",
-                               updated_at=ts if touched else r.updated_at)
+        def change(r: it.Row) -> it.Row:
+            touched = changed or r.status != "active" or topic or summary or keywords
+            return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active",
+                           updated_at=ts if touched else r.updated_at)
 
-            before, after = w.update_row(sid, change)
-            _verify_snapshot(vault, sid)
-    except (SessionNotFound, UsageError, SnapshotFormatError):
-        raise
-    except AgentmemError as exc:
-        raise IncompleteOperation(f"update of {sid} is incomplete: {exc.message} (nothing was changed)", details={"cause": exc.code}) from exc
+        before, after = w.update_row(sid, change)
+        _verify_snapshot(vault, sid)
     return UpdateResult(sid, created, changed, before, after)
 
 
@@ -226,33 +236,28 @@ def continue_session(
     incoming = _incoming(snapshot_text)
     _check_incoming_id(incoming, cur)
     ts = format_ts(clock_now())
-    try:
-        with VaultWriter(vault, "continue") as w, w.transaction():
-            doc = w.index()
-            doc.check_writable()
-            source_row = doc.get(src)
-            cur_row = doc.get(cur)
-            note = f"接續 {src}（{source_row.topic}）。"
-            snap, created, changed = _write_session(
-                w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=[src], context_note=note,
-            )
-            if src not in snap.continues_from:
-                raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")
-            w.update_row(cur, lambda r: r.with_(
-                status="active",
-                summary=(_summary_from(snap) or r.summary) if r.summary == DEFAULT_SUMMARY else r.summary,
-                keywords=r.keywords if r.keywords != DEFAULT_KEYWORDS else "continue-memory, cursor-agent, session-snapshot",
-                updated_at=ts if (changed or r.status != "active") else r.updated_at,
-            ))
-            refs = source_row.referencing_ids
-            if cur not in refs:
-                w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list(r.referencing_ids + [cur])))
-            if cur not in w.index().get(src).referencing_ids:
-                raise IncompleteOperation(f"Referenced By of {src} does not list {cur} after the write")
-    except (SessionNotFound, UsageError, SnapshotFormatError):
-        raise
-    except AgentmemError as exc:
-        raise IncompleteOperation(f"continuation {cur} → {src} is incomplete: {exc.message} (nothing was changed)") from exc
+    with _all_or_nothing(vault, "continue", f"continuation {cur} → {src}") as w:
+        doc = w.index()
+        doc.check_writable()
+        source_row = doc.get(src)
+        cur_row = doc.get(cur)
+        note = f"接續 {src}（{source_row.topic}）。"
+        snap, created, changed = _write_session(
+            w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=[src], context_note=note,
+        )
+        if src not in snap.continues_from:
+            raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")
+        w.update_row(cur, lambda r: r.with_(
+            status="active",
+            summary=(_summary_from(snap) or r.summary) if r.summary == DEFAULT_SUMMARY else r.summary,
+            keywords=r.keywords if r.keywords != DEFAULT_KEYWORDS else "continue-memory, cursor-agent, session-snapshot",
+            updated_at=ts if (changed or r.status != "active") else r.updated_at,
+        ))
+        refs = source_row.referencing_ids
+        if cur not in refs:
+            w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list(r.referencing_ids + [cur])))
+        if cur not in w.index().get(src).referencing_ids:
+            raise IncompleteOperation(f"Referenced By of {src} does not list {cur} after the write")
     return {
         "session_id": cur, "source": src, "registered": registered.session_id if registered else None,
         "already_linked": not changed and cur in refs and not created,
@@ -267,35 +272,30 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
     cur = validate_session_id(session_id)
     ts = format_ts(clock_now())
     changed_row = changed_snap = False
-    try:
-        with VaultWriter(vault, "release") as w, w.transaction():
-            doc = w.index()
-            doc.check_writable()
-            src_row = doc.find(src)
-            cur_row = doc.find(cur)
-            path = vault.session_path(cur)
-            existing = read_text(path)
-            if src_row is None and existing is None:
-                raise SessionNotFound(f"neither a row for {src} nor a snapshot for {cur} exists")
-            if existing is not None:
-                snap = parse_snapshot(existing)
-                if src in snap.continues_from:
-                    snap = with_continues_from(snap, remove=[src])
-                    snap.metadata["Updated At"] = ts
-                    changed_snap = w.write_file(path, _render_like(snap, existing), session_id=cur, action="write_snapshot")
-            if src_row is not None and cur in src_row.referencing_ids:
-                w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur])))
-                changed_row = True
-            if src_row is not None and cur in w.index().get(src).referencing_ids:
-                raise IncompleteOperation(f"{src} still lists {cur} in Referenced By")
-            if existing is not None and src in parse_snapshot(read_text(path) or "").continues_from:
-                raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
-            if cur_row is None and existing is None:
-                pass  # the referencing session is gone (archived): cleaning the source row is enough
-    except (SessionNotFound, UsageError, SnapshotFormatError):
-        raise
-    except AgentmemError as exc:
-        raise IncompleteOperation(f"release of {src} by {cur} is incomplete: {exc.message} (nothing was changed)") from exc
+    with _all_or_nothing(vault, "release", f"release of {src} by {cur}") as w:
+        doc = w.index()
+        doc.check_writable()
+        src_row = doc.find(src)
+        cur_row = doc.find(cur)
+        path = vault.session_path(cur)
+        existing = read_text(path)
+        if src_row is None and existing is None:
+            raise SessionNotFound(f"neither a row for {src} nor a snapshot for {cur} exists")
+        if existing is not None:
+            snap = parse_snapshot(existing)
+            if src in snap.continues_from:
+                snap = with_continues_from(snap, remove=[src])
+                snap.metadata["Updated At"] = ts
+                changed_snap = w.write_file(path, _render_like(snap, existing), session_id=cur, action="write_snapshot")
+        if src_row is not None and cur in src_row.referencing_ids:
+            w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur])))
+            changed_row = True
+        if src_row is not None and cur in w.index().get(src).referencing_ids:
+            raise IncompleteOperation(f"{src} still lists {cur} in Referenced By")
+        if existing is not None and src in parse_snapshot(read_text(path) or "").continues_from:
+            raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
+        if cur_row is None and existing is None:
+            pass  # the referencing session is gone (archived): cleaning the source row is enough
     return {"source": src, "session_id": cur, "row_changed": changed_row, "snapshot_changed": changed_snap,
             "message": f"{cur} no longer continues from {src}" if (changed_row or changed_snap) else f"{cur} did not reference {src}; nothing to do"}
 
