@@ -250,6 +250,8 @@ def parse_snapshot(text: str) -> Snapshot:
             snap.sections[name].extend(_parse_paragraphs(body))
         else:
             snap.sections[name].extend(_parse_list(body))
+    # Sections may come in any order; render writes extras in template order, so list them so.
+    snap.extras = in_render_order(snap.extras)
     return snap
 
 

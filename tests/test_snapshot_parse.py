@@ -187,3 +187,10 @@ def test_duplicate_known_section_is_merged_and_duplicate_metadata_row_kept_as_no
     assert s.items("Decisions") == ["A", "B"]
     assert s.metadata == {"Topic": "a"} and s.metadata_notes == ["| topic | b |"]
     assert parse_snapshot(render_snapshot(s)) == s
+
+
+def test_sections_out_of_template_order_keep_extras_a_render_fixed_point():
+    # Found by hypothesis: an unknown section after Decisions and another after a late Metadata
+    # were listed in text order, but rendered in template order, so parse(render(s)) != s.
+    s = parse_snapshot("## Decisions\n## Notes\n## Metadata\n## Notes\n")
+    assert parse_snapshot(render_snapshot(s)) == s
