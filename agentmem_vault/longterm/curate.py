@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..textnorm import fold
-from .dedupe import is_duplicate, shingles, similarity
+from .dedupe import identifiers, identifiers_conflict, is_duplicate, shingles, similarity
 from .notes import HistoryEntry, Note, TAG, note_id, safe_filename
 from .schema import MemoryObject
 
@@ -56,12 +56,14 @@ def _best_match(m: MemoryObject, notes: list[Note]) -> tuple[Note | None, str]:
         if fold(n.title) == ftitle:
             return n, "title"
     msh = shingles(f"{m.title}\n{m.content}")
+    mids = identifiers(f"{m.title}\n{m.content}")
     tsh = shingles(m.title)
     best: tuple[float, Note | None, str] = (0.0, None, "")
     for n in notes:
         nsh = shingles(f"{n.title}\n{n.content}")
         jac, cont = similarity(msh, nsh)
-        if is_duplicate(msh, nsh) and max(jac, cont) > best[0]:
+        same_thing = not identifiers_conflict(mids, identifiers(f"{n.title}\n{n.content}"))
+        if same_thing and is_duplicate(msh, nsh) and max(jac, cont) > best[0]:
             best = (max(jac, cont), n, "content")
         tj, _ = similarity(tsh, shingles(n.title))
         if m.action in ("update", "delete") and tj >= TITLE_MATCH and tj > best[0]:
@@ -74,6 +76,8 @@ def _adds_nothing(m: MemoryObject, n: Note) -> bool:
     old = shingles(n.content)
     if not new:
         return True
+    if identifiers(m.content) - identifiers(n.content):
+        return False  # names a number/identifier the note does not have: new knowledge
     return fold(m.content) == fold(n.content) or len(new & old) / len(new) >= 0.9
 
 

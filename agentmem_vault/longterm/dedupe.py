@@ -1,7 +1,16 @@
 """In-batch de-duplication by character 3-gram shingles (seed 001, layer 4): Jaccard > 0.55 or
-containment > 0.75 means the same knowledge; the more complete memory is kept, not the first."""
+containment > 0.75 means the same knowledge; the more complete memory is kept, not the first.
+
+Shingles alone cannot tell "service-3 logs go to …" from "service-7 logs go to …": nearly every
+3-gram is shared. Two texts whose identifiers (numbers, code tokens, names) each include one the
+other lacks state different facts and are never merged; one whose identifiers are a subset of the
+other's may still be the same fact said less completely.
+"""
 
 from __future__ import annotations
+
+import re
+import unicodedata
 
 from ..textnorm import fold
 from .schema import MemoryObject
@@ -29,6 +38,36 @@ def similarity(a: set[str], b: set[str]) -> tuple[float, float]:
     return jac, cont
 
 
+_WORD_RE = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-/:@+#]*[A-Za-z0-9_])?")
+_CODE_RE = re.compile(r"[0-9]|[_./:@]|[a-z][A-Z]")
+_SENTENCE_START = frozenset(".!?;:\n-*#>([{\"'`|。！？；：「『（【")
+
+
+def identifiers(text: str) -> set[str]:
+    """The tokens that pin a statement to one thing (case-folded): anything with a digit, code-like
+    tokens (``sms.verify``, ``billing_events``, ``/var/log``, ``camelCase``), and capitalised words
+    in mid-sentence (names such as ``Alice``, ``Postgres``, ``CI``). Plain hyphenated words
+    (``long-term``) and the capitalised first word of a sentence are not identifiers."""
+    text = unicodedata.normalize("NFKC", text)
+    out: set[str] = set()
+    for mt in _WORD_RE.finditer(text):
+        tok = mt.group()
+        if _CODE_RE.search(tok):
+            out.add(tok.casefold())
+            continue
+        if len(tok) < 2 or not tok[0].isupper():
+            continue
+        before = text[: mt.start()].rstrip(" \t")
+        if before and before[-1] not in _SENTENCE_START:
+            out.add(tok.casefold())
+    return out
+
+
+def identifiers_conflict(a: set[str], b: set[str]) -> bool:
+    """Each side names something the other does not: two different facts."""
+    return bool(a - b) and bool(b - a)
+
+
 def is_duplicate(a: set[str], b: set[str]) -> bool:
     jac, cont = similarity(a, b)
     return jac > JACCARD or cont > CONTAINMENT
@@ -44,20 +83,25 @@ def completeness(m: MemoryObject) -> tuple:
 
 def dedupe_batch(mems: list[MemoryObject]) -> tuple[list[MemoryObject], list[tuple[MemoryObject, str]]]:
     """Keep one memory per duplicate group (the more complete), merging the sources."""
-    kept: list[tuple[MemoryObject, set[str]]] = []
+    kept: list[tuple[MemoryObject, set[str], set[str]]] = []
     dropped: list[tuple[MemoryObject, str]] = []
     for m in mems:
-        sh = shingles(memory_text(m))
-        for i, (k, ksh) in enumerate(kept):
+        text = memory_text(m)
+        sh, ids = shingles(text), identifiers(text)
+        for i, (k, ksh, kids) in enumerate(kept):
+            if identifiers_conflict(ids, kids):
+                continue  # "service-3 …" and "service-7 …": both are knowledge
             if (fold(k.title) == fold(m.title) and k.action == m.action) or is_duplicate(sh, ksh):
-                winner, loser = (m, k) if completeness(m) > completeness(k) else (k, m)
+                # The one that names everything the other names wins; then the more complete.
+                m_first = (ids >= kids, completeness(m)) > (kids >= ids, completeness(k))
+                winner, loser = (m, k) if m_first else (k, m)
                 for s in loser.sources:
                     if s not in winner.sources:
                         winner.sources.append(s)
                 winner.score = max(winner.score or 0, loser.score or 0) or None
-                kept[i] = (winner, sh if winner is m else ksh)
+                kept[i] = (winner, sh, ids) if winner is m else (k, ksh, kids)
                 dropped.append((loser, f"duplicate of {winner.title!r} in this run"))
                 break
         else:
-            kept.append((m, sh))
-    return [k for k, _ in kept], dropped
+            kept.append((m, sh, ids))
+    return [k for k, _, _ in kept], dropped
