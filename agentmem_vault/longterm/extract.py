@@ -152,13 +152,6 @@ def _turns_sha(turns: list[Turn]) -> str:
     return h.hexdigest()[:24]
 
 
-def _file_sha(source: Source) -> str:
-    try:
-        return hashlib.sha256(source.path.read_bytes()).hexdigest()[:24]
-    except OSError:
-        return ""
-
-
 def _start_turn(entry: dict | None, turns: list[Turn], file_sha: str) -> int | None:
     """First turn to process; None = nothing new."""
     if not entry:
@@ -339,7 +332,7 @@ def extract_sources(
             if progress:
                 progress(1)
             continue
-        fsha = _file_sha(src)
+        fsha = rr.sha  # what was read: a file that grew since is read again next time
         start = 0 if force else _start_turn(state["sources"].get(src.key), rr.turns, fsha)
         info.update(turns=len(rr.turns), skipped_lines=rr.skipped)
         if start is None:

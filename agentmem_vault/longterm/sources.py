@@ -6,6 +6,7 @@ Readers never raise on content: unknown or broken lines are skipped and counted 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -43,6 +44,7 @@ class ReadResult:
     turns: list[Turn] = field(default_factory=list)
     skipped: int = 0  # lines/blocks that could not be read
     title: str = ""
+    sha: str = ""  # of the bytes these turns were read from (a transcript may grow meanwhile)
 
 
 # -- locating sources ------------------------------------------------------------------------------
@@ -151,7 +153,9 @@ def read_source(source: Source) -> ReadResult:
         "claude": parse_claude_jsonl,
         "text": parse_role_blocks,
     }[source.kind]
-    return reader(text)
+    res = reader(text)
+    res.sha = hashlib.sha256(raw).hexdigest()[:24]
+    return res
 
 
 _WRAPPER_RE = re.compile(r"</?user_query>", re.I)
