@@ -12,6 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from ..config import Vault
 from ..errors import SessionNotFound, UsageError
@@ -196,19 +197,24 @@ def _text_of(content: object) -> tuple[str | None, bool]:
     return "\n".join(parts), tool_only
 
 
-def parse_cursor_jsonl(text: str) -> ReadResult:
-    res = ReadResult()
+def _json_objects(text: str, res: ReadResult) -> Iterator[dict]:
+    """The JSON object of each non-blank line; anything else is counted in ``res.skipped``."""
     for line in text.split("\n"):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            yield obj
+        else:
             res.skipped += 1
-            continue
-        if not isinstance(obj, dict):
-            res.skipped += 1
-            continue
+
+
+def parse_cursor_jsonl(text: str) -> ReadResult:
+    res = ReadResult()
+    for obj in _json_objects(text, res):
         role = obj.get("role")
         msg = obj.get("message")
         content = msg.get("content") if isinstance(msg, dict) else obj.get("content")
@@ -224,17 +230,7 @@ def parse_cursor_jsonl(text: str) -> ReadResult:
 
 def parse_claude_jsonl(text: str) -> ReadResult:
     res = ReadResult()
-    for line in text.split("\n"):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            res.skipped += 1
-            continue
-        if not isinstance(obj, dict):
-            res.skipped += 1
-            continue
+    for obj in _json_objects(text, res):
         typ = obj.get("type")
         if typ == "summary" and isinstance(obj.get("summary"), str):
             res.title = res.title or obj["summary"]
