@@ -10,6 +10,10 @@ next start, and an unchanged one is not queued again).
 
 An item is handed to extraction once it has been quiet for ``quiet_seconds``: a session still being
 worked on keeps being pushed back.
+
+Compaction: Cursor's ``stop`` hook appends a line after every agent turn, so the file only grows.
+Once it passes ``compact_bytes`` the daemon rewrites it, under the same lock as the hooks, with one
+line per item still pending; finished items are dropped (given-up ones stay listed in the state).
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from pathlib import Path
 from typing import Callable, ContextManager
 
 from ..ids import is_valid_session_id
-from ..vaultio import append_bytes, atomic_write_text, read_bytes
+from ..vaultio import append_bytes, atomic_write_bytes, atomic_write_text, read_bytes
 
 QUEUE_FILE = "extract-queue.jsonl"
 STATE_FILE = "extract-state.json"
 MAX_ATTEMPTS = 5
+COMPACT_BYTES = 64 * 1024
 
 log = logging.getLogger("agentmem.daemon")
 
@@ -39,12 +44,16 @@ def _iso(t: float) -> str:
 HEAD_BYTES = 256
 
 
-def _head(path: Path, offset: int) -> str:
+def _head_of(data: bytes) -> str:
     import hashlib
 
+    return hashlib.sha256(data[:HEAD_BYTES]).hexdigest()[:16]
+
+
+def _head(path: Path, offset: int) -> str:
     try:
         with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read(min(offset, HEAD_BYTES))).hexdigest()[:16]
+            return _head_of(fh.read(min(offset, HEAD_BYTES)))
     except OSError:
         return ""
 
@@ -74,7 +83,8 @@ def item_key(item: object) -> str | None:
 
 class ExtractionQueue:
     def __init__(self, state_dir: Path, *, quiet_seconds: float, clock: Callable[[], float] = time.time,
-                 max_attempts: int = MAX_ATTEMPTS, lock: Callable[[], ContextManager] | None = None) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, lock: Callable[[], ContextManager] | None = None,
+                 compact_bytes: int = COMPACT_BYTES) -> None:
         self.state_dir = state_dir
         # The hooks append under the vault's "extract-queue" lock (conversations.queue_lock): so do we.
         self.lock = lock or nullcontext
@@ -91,6 +101,8 @@ class ExtractionQueue:
         self.has_state = False
         self.done_count = 0
         self.bad_lines = 0
+        self.compact_bytes = compact_bytes
+        self._compact_floor = 0  # size after the last compaction (or a pointless attempt)
         self._dirty = False
 
     # -- persistence ----------------------------------------------------------------------------
@@ -197,6 +209,45 @@ class ExtractionQueue:
             return self.queue_path.stat().st_size != self.offset
         except OSError:
             return False
+
+    def compact(self) -> bool:
+        """Drop the lines of finished items from the queue file; True when it was rewritten.
+
+        Cheap (one stat) until the file has grown by ``compact_bytes`` since the last compaction.
+        Under the hooks' lock: everything appended so far is taken in first, and nobody appends
+        while the file is replaced."""
+        try:
+            size = self.queue_path.stat().st_size
+        except OSError:
+            return False
+        if size < self._compact_floor + self.compact_bytes:
+            return False
+        with self.lock():
+            self.poll()
+            data = _read_from(self.queue_path, 0)
+            tail = data[self.offset :]  # a torn last line, if any: kept as it was
+            keep = "".join(json.dumps(v["item"], ensure_ascii=False) + "\n"
+                           for _, v in sorted(self.pending.items(), key=lambda kv: kv[1]["first_seen"]))
+            new = keep.encode("utf-8")
+            if len(new) + len(tail) >= len(data) // 2:
+                self._compact_floor = len(data)  # mostly unfinished items: not worth a rewrite yet
+                return False
+            # State first: a crash between the two writes then re-reads a few lines of the old
+            # file (extraction is idempotent) instead of skipping lines appended later.
+            before = (self.offset, self.head)
+            self.offset, self.head = len(new), _head_of(new)
+            self._dirty = True
+            self.save()
+            try:
+                atomic_write_bytes(self.queue_path, new + tail)
+            except BaseException:
+                self.offset, self.head = before
+                self._dirty = True
+                self.save()
+                raise
+        self._compact_floor = self.offset
+        log.info("extraction queue compacted: %d -> %d bytes", len(data), len(new) + len(tail))
+        return True
 
     # -- hand-off -------------------------------------------------------------------------------
     def due(self) -> list[tuple[str, dict]]:
