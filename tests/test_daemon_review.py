@@ -53,3 +53,103 @@ def test_small_queue_files_are_left_alone(tmp_path):
     q.enqueue({"kind": "transcript", "path": "/t/a.jsonl"})
     q.mark_done("transcript:/t/a.jsonl")
     assert not q.compact() and (tmp_path / xq.QUEUE_FILE).stat().st_size > 0
+
+
+def _daemon(vault, **kw) -> Daemon:
+    d = Daemon(vault, rescan_seconds=30, debounce_seconds=0, quiet_minutes=0, **kw)
+    d.queue.load()
+    d.folder = scan_memory(vault.memory)
+    return d
+
+
+RULE = """---
+id: lt-abc123
+title: 回答語言
+category: user_communication
+keywords: [繁體中文]
+importance: 0.95
+score: 5
+status: active
+updated: 2026-11-29T15:20
+---
+以後回答一律用繁體中文，程式碼註解維持英文。
+"""
+
+
+def test_notes_written_by_queued_extraction_reach_session_start(vault):
+    from agentmem_vault.recall.index import RecallIndex
+    from agentmem_vault.recall.session_start import session_start_context
+
+    RecallIndex(vault).sync()  # an index exists, built before the note
+
+    def loader(v):
+        def run(item):
+            v.longterm_dir.mkdir(parents=True, exist_ok=True)
+            (v.longterm_dir / "回答語言.md").write_text(RULE, encoding="utf-8")
+        return run, None
+
+    d = _daemon(vault, extractor_loader=loader)
+    assert "回答語言" not in session_start_context(vault)
+    d.queue.note_snapshot(sid(1), "x")
+    d.tick_queue()
+    d._worker.join(timeout=5)
+    d.tick_queue()
+    assert d.status.data["queue"]["done"] == 1
+    assert "以後回答一律用繁體中文" in session_start_context(vault)
+
+
+def test_a_note_written_by_hand_reaches_session_start_after_a_rescan(vault):
+    from agentmem_vault.recall.index import RecallIndex
+    from agentmem_vault.recall.session_start import session_start_context
+
+    RecallIndex(vault).sync()
+    d = _daemon(vault, extractor_loader=lambda v: (None, "not yet"))
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    (vault.longterm_dir / "回答語言.md").write_text(RULE, encoding="utf-8")  # Obsidian, no event
+    assert "回答語言" not in session_start_context(vault)
+    d.rescan()
+    assert "以後回答一律用繁體中文" in session_start_context(vault)
+
+
+def test_finished_results_are_recorded_at_shutdown_too(vault):
+    d = _daemon(vault, extractor_loader=lambda v: ((lambda item: None), None))
+    d.queue.note_snapshot(sid(1), "x")
+    d.tick_queue()
+    d._worker.join(timeout=5)
+    d.shutdown()
+    state = json.loads((vault.state_dir / xq.STATE_FILE).read_text(encoding="utf-8"))
+    assert state["pending"] == {} and state["done_count"] == 1
+
+
+def test_the_daemon_log_rotates(vault, monkeypatch):
+    from agentmem_vault.daemon import paths, service
+
+    monkeypatch.setattr(service, "LOG_MAX_BYTES", 2_000)
+    monkeypatch.setattr(service.log, "propagate", service.log.propagate)  # restored for caplog users
+    monkeypatch.setattr(service.log, "level", service.log.level)
+    handlers = service.setup_logging(vault, to_stderr=False)
+    try:
+        for i in range(200):
+            service.log.info("line %d %s", i, "x" * 40)
+    finally:
+        for h in handlers:
+            service.log.removeHandler(h)
+            h.close()
+    lp = paths.log_path(vault)
+    rotated = sorted(p.name for p in lp.parent.glob(lp.name + ".*"))
+    assert rotated == [f"{lp.name}.{i}" for i in range(1, service.LOG_BACKUPS + 1)]
+    assert all(p.stat().st_size <= 2_100 for p in lp.parent.glob(lp.name + "*"))
+    assert "line 199" in lp.read_text(encoding="utf-8")
+
+
+def test_the_hooks_log_rotates(tmp_path, monkeypatch):
+    from agentmem_vault import hooks
+
+    monkeypatch.setattr(hooks, "LOG_MAX_BYTES", 500)
+    (tmp_path / "memory").mkdir()
+    for i in range(40):
+        assert hooks.log_line(tmp_path, "cursor-session-start", "bad_payload", f"message {i} " + "y" * 30)
+    log = tmp_path / "memory" / ".agentmem" / "hooks.log"
+    old = log.with_name("hooks.log.1")
+    assert old.is_file() and log.stat().st_size <= 600 and old.stat().st_size <= 600
+    assert "message 39" in log.read_text(encoding="utf-8")

@@ -41,7 +41,7 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 @click.option("--topic", help="Topic (manual registration).")
 @click.option("--summary", help="Summary (manual registration).")
 @click.option("--keywords", help="Keywords (manual registration).")
-@click.option("--snapshot", "snapshot_file", type=click.File("r", encoding="utf-8-sig"), help="Snapshot to write (FILE or - for stdin), manual registration.")
+@click.option("--snapshot", "snapshot_file", metavar="FILE|-", help="Snapshot to write (FILE or - for stdin), manual registration.")
 @click.pass_context
 def register(ctx, vault, as_json, agent, manual, topic, summary, keywords, snapshot_file) -> None:
     """Register this chat: an idle row (sessionStart) or, with --manual, an active row + snapshot.
@@ -57,8 +57,9 @@ def register(ctx, vault, as_json, agent, manual, topic, summary, keywords, snaps
         emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
         return
     from ..session_ops import register_manual
+    from ..snapshot_input import read_snapshot_source
 
-    text = snapshot_file.read() if snapshot_file else None  # click.File("-") reads stdin
+    text = read_snapshot_source(snapshot_file, implicit_stdin=False)
     reg = register_manual(v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text)
     emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "snapshot_path": str(v.session_path(reg.session_id)), "message": reg.message}, reg.message)
 

@@ -2,43 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import click
 
 from ..config import resolve_agent, resolve_vault, vault_config
-from ..errors import SnapshotFormatError
 from . import cli, common_options, emit, opts_from
 
 
 def read_snapshot_arg(snapshot: str | None, *, stdin_default: bool = True) -> str | None:
     """``--snapshot FILE``, ``--snapshot -`` (stdin), or piped stdin when the option is omitted."""
-    if snapshot == "-":
-        data = sys.stdin.buffer.read()
-        if not data.strip():
-            raise SnapshotFormatError("--snapshot - was given but stdin is empty; nothing was written")
-        return _decode(data, "stdin")
-    if snapshot:
-        try:
-            with open(snapshot, "rb") as fh:
-                return _decode(fh.read(), snapshot)
-        except OSError as exc:
-            raise click.BadParameter(f"cannot read {snapshot}: {exc.strerror}", param_hint="--snapshot")
-    if stdin_default and sys.stdin is not None and not sys.stdin.isatty():
-        try:
-            data = sys.stdin.buffer.read()
-        except (OSError, ValueError):
-            return None
-        return _decode(data, "stdin") if data.strip() else None
-    return None
+    from ..snapshot_input import read_snapshot_source
 
-
-def _decode(data: bytes, where: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SnapshotFormatError(f"the snapshot from {where} is not UTF-8 text; nothing was written") from exc
+    return read_snapshot_source(snapshot, implicit_stdin=stdin_default,
+                                warn=lambda m: click.echo(f"warning: {m}", err=True))
 
 
 def _agent(ctx: click.Context, vault) -> str:

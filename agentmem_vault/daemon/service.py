@@ -44,6 +44,8 @@ RESCAN_QUEUE = "\x00queue"  # inbox marker: the extraction worker finished a bat
 KEEP_EVENTS = 20
 MAX_WAIT = 1.0  # the loop wakes at least this often (stop requests on Windows, queue file)
 EXTRACTOR_RETRY = 300.0
+LOG_MAX_BYTES = 1_000_000  # daemon.log rotates to daemon.log.1 … .3
+LOG_BACKUPS = 3
 
 
 # -- the event handler (observer thread) -----------------------------------------------------------
@@ -117,7 +119,7 @@ def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     lp = paths.log_path(vault)
     lp.parent.mkdir(parents=True, exist_ok=True)
-    fh = logging.handlers.RotatingFileHandler(lp, maxBytes=1_000_000, backupCount=3, encoding="utf-8", delay=True)
+    fh = logging.handlers.RotatingFileHandler(lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True)
     fh.setFormatter(fmt)
     handlers.append(fh)
     if to_stderr:
@@ -171,6 +173,7 @@ class Daemon:
         self._watched: set[str] = set()
         self.needs_pass = False
         self._queue_quiet_until = 0.0  # due items but no extractor: do not re-check every second
+        self._recall_off = False
 
     # -- robustness ---------------------------------------------------------------------------
     def guard(self, where: str, fn: Callable, *args: object, **kwargs: object) -> object:
@@ -267,6 +270,9 @@ class Daemon:
             self.on_changes(real, source="rescan")
         elif self.needs_pass:
             self.reconcile_pass()
+        # long-term/ is not watched (no events); a note created by hand in Obsidian reaches the
+        # session-start context from the next rescan on.
+        self.guard("recall", self.sync_recall)
 
     def on_changes(self, rels: list[str], *, source: str) -> None:
         self.status.count("events", len(rels))
@@ -344,20 +350,48 @@ class Daemon:
             self.status.set("extractor", "available" if fn else why)
         return self._extractor
 
-    def tick_queue(self) -> None:
-        self.queue.poll()
+    def _collect_results(self) -> int:
+        """Record what the extraction worker finished; returns how many items it extracted."""
+        done = 0
         while True:
             try:
                 key, touched, err = self._worker_results.get_nowait()
             except stdlib_queue.Empty:
-                break
+                return done
             if err is None:
                 self.queue.mark_done(key, touched)
                 self.status.count("extracted")
                 self.status.event("extracted", key=key)
+                done += 1
             else:
                 self.queue.mark_failed(key, err)
                 self.status.error("extract", f"{key}: {err}")
+
+    def sync_recall(self) -> None:
+        """Bring the recall index up to date with memory/long-term/, so that notes written by
+        extraction (or by hand) reach the next chat's session-start context without a reindex.
+        Cheap when nothing changed (a folder listing); an index that cannot live on disk (read-only
+        state folder) is not rebuilt in memory over and over."""
+        if self._recall_off or not self.vault.longterm_dir.is_dir():
+            return
+        from ..recall.index import RecallIndex
+
+        idx = RecallIndex(self.vault)
+        try:
+            stats = idx.sync()
+        finally:
+            idx.close()
+        if stats.in_memory:
+            self._recall_off = True
+            log.warning("recall index: %s is not writable; the daemon stops syncing it", idx.path.parent)
+        elif stats.changed or stats.rebuilt:
+            log.info("recall index synced: %s", json.dumps(stats.to_dict(), ensure_ascii=False))
+
+    def tick_queue(self) -> None:
+        self.queue.poll()
+        if self._collect_results():
+            self.guard("recall", self.sync_recall)
+        self.guard("queue", self.queue.compact)
         if self._worker is not None and not self._worker.is_alive():
             self._worker = None
         due = self.queue.due()
@@ -461,13 +495,7 @@ class Daemon:
         log.info("daemon stopped")
 
     def tick_queue_final(self) -> None:
-        while True:
-            try:
-                key, touched, err = self._worker_results.get_nowait()
-            except stdlib_queue.Empty:
-                break
-            if err is None:
-                self.queue.mark_done(key, touched)
+        self._collect_results()
         self.queue.save()
 
     def run(self) -> None:

@@ -1,0 +1,138 @@
+"""Where an incoming snapshot comes from: ``--snapshot FILE``, ``--snapshot -`` or piped stdin.
+
+Read as bytes and decoded here, so that a missing file, a closed stdin or non-UTF-8 bytes are a
+clear AgentmemError, never a traceback. Implicit stdin (no ``--snapshot``) must never hang: agents
+and CI runners often start commands with a stdin pipe that nobody writes to or closes, so a pipe
+that stays silent for ``STDIN_WAIT`` seconds is treated as "no snapshot". ``--snapshot -`` is the
+explicit form and waits for end of input.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import threading
+from pathlib import Path
+from typing import IO, Callable
+
+from .errors import SnapshotFormatError, UsageError
+
+STDIN_WAIT = 3.0
+
+
+def decode_snapshot(data: bytes, where: str) -> str:
+    """UTF-8 with an optional BOM (dropped); CRLF is left to the snapshot parser."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SnapshotFormatError(
+            f"the snapshot from {where} is not UTF-8 text (byte {exc.start}); nothing was written"
+        ) from exc
+
+
+def read_snapshot_source(
+    spec: str | None,
+    *,
+    implicit_stdin: bool = True,
+    stdin: IO | None = None,
+    wait: float = STDIN_WAIT,
+    warn: Callable[[str], None] | None = None,
+) -> str | None:
+    """The incoming snapshot text, or None when none was given.
+
+    ``spec``: a file path, ``-`` (stdin, waits for end of input) or None (piped stdin when
+    ``implicit_stdin`` and stdin is not a terminal; at most ``wait`` seconds for the first byte).
+    ``stdin`` defaults to ``sys.stdin`` (which is None when the process has no stdin at all)."""
+    stream = sys.stdin if stdin is None else stdin
+    if spec == "-":
+        data = _read_stream(stream, None)
+        if data is None:
+            raise SnapshotFormatError("--snapshot - was given but there is no stdin; nothing was written")
+        if not data.strip():
+            raise SnapshotFormatError("--snapshot - was given but stdin is empty; nothing was written")
+        return decode_snapshot(data, "stdin")
+    if spec:
+        try:
+            data = Path(spec).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"--snapshot: cannot read {spec}: {exc.strerror or exc}") from exc
+        return decode_snapshot(data, spec)
+    if not implicit_stdin or stream is None or _is_terminal(stream):
+        return None
+    data = _read_stream(stream, wait)
+    if data is None:
+        if warn is not None:
+            warn(f"stdin is open but sent nothing within {wait:g} s; going on without a snapshot "
+                 "(use --snapshot - to wait for a slow producer)")
+        return None
+    return decode_snapshot(data, "stdin") if data.strip() else None
+
+
+def _is_terminal(stream: IO) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):
+        return True  # closed or unusable: treat as "nothing piped"
+
+
+def _read_stream(stream: IO | None, wait: float | None) -> bytes | None:
+    """All bytes of ``stream``; None when there is no stream, or when ``wait`` is given and the
+    stream sent neither data nor end-of-input within it."""
+    if stream is None:
+        return None
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        fd = None  # an in-memory stream (tests, embedding): reading it cannot block
+    if fd is None:
+        try:
+            return getattr(stream, "buffer", stream).read() or b""
+        except (OSError, ValueError):
+            return None
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return None  # stdin was closed by the caller
+    if wait is None or stat.S_ISREG(mode) or stat.S_ISCHR(mode):
+        return _read_fd(fd)  # a file or /dev/null never blocks; an explicit '-' waits
+    # A pipe or socket: read in a daemon thread so that a silent, never-closed pipe cannot hang
+    # us. os.read on the descriptor (not sys.stdin's buffer) so that an abandoned reader holds no
+    # lock that interpreter shutdown would need.
+    chunks: list[bytes] = []
+    first = threading.Event()
+    done = threading.Event()
+
+    def pump() -> None:
+        try:
+            while True:
+                try:
+                    b = os.read(fd, 1 << 16)
+                except OSError:
+                    b = b""
+                first.set()
+                if not b:
+                    return
+                chunks.append(b)
+        finally:
+            first.set()
+            done.set()
+
+    threading.Thread(target=pump, name="agentmem-stdin", daemon=True).start()
+    if not first.wait(wait):
+        return None
+    done.wait()  # data started to arrive: read to the end, as a pipe reader should
+    return b"".join(chunks)
+
+
+def _read_fd(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        try:
+            b = os.read(fd, 1 << 16)
+        except OSError:
+            break
+        if not b:
+            break
+        chunks.append(b)
+    return b"".join(chunks)
