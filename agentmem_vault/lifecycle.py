@@ -259,16 +259,20 @@ def organize(vault: Vault, *, stale_days: int | None = None, dry_run: bool = Fal
 
 
 def render_organize(plan: OrganizePlan, *, dry_run: bool = False) -> str:
-    head = "organize (dry run, nothing written)" if dry_run else "organize"
+    would = "would " if dry_run else ""
+    head = (f"organize{' (dry run, nothing written)' if dry_run else ''}: {would}delete {len(plan.deleted)} idle "
+            f"row(s), {would}mark {len(plan.marked_stale)} stale, keep {len(plan.kept_active)} active")
     lines = [head]
 
     def part(title: str, ids: list[str], extra: Callable[[str], str] | None = None) -> None:
-        lines.append(f"{title}: {len(ids)}")
+        if not ids:  # an empty list is already in the head line's counts
+            return
+        lines.append(f"{title}:")
         for sid in ids:
             lines.append(f"  - {sid}{extra(sid) if extra else ''}")
 
-    part("deleted idle rows" if not dry_run else "would delete idle rows", plan.deleted)
-    part("marked stale" if not dry_run else "would mark stale", plan.marked_stale)
+    part("would delete (idle)" if dry_run else "deleted (idle)", plan.deleted)
+    part("would mark stale" if dry_run else "marked stale", plan.marked_stale)
     part("kept active", plan.kept_active)
     part("protected (referenced by)", plan.protected, lambda s: f"  ← {', '.join(plan.protected_by.get(s, []))}")
     part("inconsistent (idle row with a snapshot; kept — run `agentmem update ID` or `agentmem doctor`)", plan.inconsistent)

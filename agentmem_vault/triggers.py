@@ -162,6 +162,12 @@ def _no_session_hint() -> str:
     )
 
 
+def update_message(res: Any) -> str:
+    """One line for a session update, honest about whether the snapshot changed."""
+    verb = "created" if res.snapshot_created else ("merged" if res.snapshot_changed else "unchanged")
+    return f"updated {res.session_id}: snapshot {verb}, row active (Updated At {res.row_after.updated_at})"
+
+
 def _as_dict(res: Any) -> Any:
     return res.to_dict() if hasattr(res, "to_dict") else res
 
@@ -195,9 +201,7 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
 
         res = update_session(vault, sid, snapshot_text=opts.snapshot_text, topic=opts.topic,
                              summary=opts.summary, keywords=opts.keywords)
-        done = "created" if getattr(res, "snapshot_created", False) else "merged"
-        return ({**head, "session_id": sid, "result": _as_dict(res)},
-                f"updated session {sid}: snapshot {done}, index row active")
+        return ({**head, "session_id": sid, "result": _as_dict(res)}, update_message(res))
 
     if r.command in ("continue", "release"):
         if not ids:
@@ -216,8 +220,9 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
         from .session_ops import release_reference
 
         res = release_reference(vault, source, session_id=cur)
+        # The library's message says "nothing to do" when there was no link to release.
         return ({**head, "source": source, "session_id": cur, "result": _as_dict(res)},
-                f"released: {cur} no longer continues from {source}")
+                res.get("message") or f"{cur} no longer continues from {source}")
 
     if r.command == "organize":
         from .lifecycle import organize, render_organize

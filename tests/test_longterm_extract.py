@@ -152,7 +152,7 @@ def test_cli_extract_list_show_deprecate(vault, tmp_path, cli):
     p = cli("memories", "deprecate", nid, "--reason", "again", vault=vault)
     assert p.returncode == 1 and "already deprecated" in p.stderr
     p = cli("memories", "show", "nope", "--json", vault=vault)
-    assert p.returncode == 2 and json.loads(p.stdout)["error"]["code"] == "usage"
+    assert p.returncode == 1 and json.loads(p.stdout)["error"]["code"] == "memory_not_found"
     p = cli("extract", "--session", "../../etc", vault=vault)
     assert p.returncode == 1 and "invalid Session ID" in p.stderr
 

@@ -62,18 +62,44 @@ def fail(opts: Options, exc: AgentmemError) -> None:
     sys.exit(exc.exit_code)
 
 
+# The command line of the current run (set by AgentmemGroup.main; sys.argv when called otherwise).
+_ARGV: list[str] | None = None
+
+
+def _json_requested(ctx: click.Context) -> bool:
+    """--json may sit before or after the sub-command; a failing sub-context may not have parsed it."""
+    opts = ctx.find_object(Options)
+    if opts is not None and opts.as_json:
+        return True
+    argv = _ARGV if _ARGV is not None else sys.argv[1:]
+    return "--json" in (argv[: argv.index("--")] if "--" in argv else argv)
+
+
 class AgentmemGroup(click.Group):
     """Turns library errors into messages and exit codes (the only place that does)."""
+
+    def main(self, args: Any = None, *a: Any, **kw: Any) -> Any:
+        global _ARGV
+        _ARGV = list(sys.argv[1:] if args is None else args)
+        return super().main(_ARGV, *a, **kw)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except AgentmemError as exc:
             opts = ctx.find_object(Options) or Options()
-            # --json given after the sub-command is only known to the sub-context
-            if "--json" in sys.argv[1:]:
+            if _json_requested(ctx):
                 opts.as_json = True
             fail(opts, exc)
+        except click.UsageError as exc:
+            # A bad option or argument is still an error object under --json (exit 2, as in text mode).
+            if not _json_requested(ctx):
+                raise
+            msg = exc.format_message()
+            if exc.ctx is not None:
+                msg += f" (see `{exc.ctx.command_path} --help`)"
+            click.echo(json.dumps({"error": {"code": "usage", "message": msg}}, ensure_ascii=False))
+            sys.exit(exc.exit_code)
 
 
 @click.group(cls=AgentmemGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -8,6 +8,7 @@ import click
 
 from .. import board as lib
 from ..config import resolve_agent, resolve_vault, vault_config
+from ..errors import VaultNotFound
 from ..sessions import register_idle
 from . import cli, common_options, emit, opts_from
 
@@ -29,7 +30,11 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     from ..config import Vault
     from pathlib import Path
 
-    v = Vault(Path(opts.vault).absolute()) if opts.vault else resolve_vault(None)
+    try:
+        v = Vault(Path(opts.vault).absolute()) if opts.vault else resolve_vault(None)
+    except VaultNotFound as exc:
+        # `init` is how a vault comes to exist: say how to make one right here.
+        raise VaultNotFound(exc.message + ". To create one in this folder: agentmem init --vault .") from exc
     res = lib.init_vault(v)
     emit(opts, res, lambda: f"vault {res['vault']}: " + (("created " + ", ".join(res["created"])) if res["created"] else "already initialised"))
 
@@ -64,13 +69,14 @@ def register(ctx, vault, as_json, agent, manual, topic, summary, keywords, snaps
     emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "snapshot_path": str(v.session_path(reg.session_id)), "message": reg.message}, reg.message)
 
 
-def _table(rows) -> str:
+def _table(rows, archived: set[str] | None = None) -> str:
     if not rows:
         return "(no sessions)"
     lines = []
     for r in rows:
         ref = f"  ← {r.referenced_by}" if r.referenced_by not in ("-", "") else ""
-        lines.append(f"{r.session_id:<40} {r.status:<6} {r.updated_at:<16} {r.topic}{ref}")
+        status = "archived" if archived and r.session_id in archived else r.status
+        lines.append(f"{r.session_id:<40} {status:<8} {r.updated_at:<16} {r.topic}{ref}")
     return "\n".join(lines)
 
 
@@ -113,10 +119,11 @@ def show(ctx, vault, as_json, session_id) -> None:
 @common_options
 @click.argument("query", nargs=-1, required=True)
 @click.option("--archived", is_flag=True, help="Also search archived sessions.")
-@click.option("--limit", default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most rows to list.")
 @click.pass_context
 def find(ctx, vault, as_json, query, archived, limit) -> None:
     """Find sessions by Topic/Summary/Keywords (Chinese and English)."""
     opts = opts_from(ctx, vault, as_json)
     hits = lib.find_rows(_vault(opts), " ".join(query), archived=archived, limit=limit)
-    emit(opts, {"hits": [h.to_dict() for h in hits]}, lambda: _table([h.row for h in hits]) if hits else "(no match)")
+    emit(opts, {"hits": [h.to_dict() for h in hits]},
+         lambda: _table([h.row for h in hits], {h.row.session_id for h in hits if h.archived}) if hits else "(no match)")

@@ -57,7 +57,11 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 @click.pass_context
 def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, summary, keywords, agent,
         stale_days, dry_run, force) -> None:
-    """Run what a trigger phrase means, e.g. `agentmem say "整理 memory"` or `"狀態更新" ID`."""
+    """Run a trigger phrase typed in Chinese (Traditional or Simplified) or English.
+
+    Examples: `agentmem say "整理 memory"`, `agentmem say "狀態更新" ID --snapshot -`,
+    `agentmem say "接續 memory SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text
+    exits 2 with the list of phrases."""
     from ..triggers import SayOptions, dispatch, route
 
     opts = opts_from(ctx, vault, as_json)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..config import resolve_agent, resolve_vault, vault_config
+from ..triggers import update_message
 from . import cli, common_options, emit, opts_from
 
 
@@ -35,14 +36,15 @@ def update(ctx, vault, as_json, session_id, snapshot, topic, summary, keywords) 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     res = update_session(v, session_id, snapshot_text=read_snapshot_arg(snapshot), topic=topic, summary=summary, keywords=keywords)
-    verb = "created" if res.snapshot_created else ("merged" if res.snapshot_changed else "unchanged")
-    emit(opts, res.to_dict(), f"updated {res.session_id}: snapshot {verb}, row active (Updated At {res.row_after.updated_at})")
+    emit(opts, res.to_dict(), update_message(res))
 
 
 @cli.command("continue")
 @common_options
 @click.argument("source")
-@click.option("--session", "session_id", help="The current session's ID (registered manually when omitted).")
+@click.option("--session", "session_id", envvar="AGENTMEM_SESSION_ID", show_envvar=True,
+              help="The current session's ID (default: AGENTMEM_SESSION_ID, which the Cursor/Claude hook sets; "
+                   "registered manually when neither is given).")
 @click.option("--snapshot", "snapshot", metavar="FILE|-", help="Snapshot of the current session to merge at the same time.")
 @click.pass_context
 def continue_cmd(ctx, vault, as_json, source, session_id, snapshot) -> None:
@@ -59,7 +61,8 @@ def continue_cmd(ctx, vault, as_json, source, session_id, snapshot) -> None:
 @cli.command()
 @common_options
 @click.argument("source")
-@click.option("--session", "session_id", required=True, help="The referencing session's ID.")
+@click.option("--session", "session_id", required=True, envvar="AGENTMEM_SESSION_ID", show_envvar=True,
+              help="The referencing (current) session's ID (default: AGENTMEM_SESSION_ID).")
 @click.pass_context
 def release(ctx, vault, as_json, source, session_id) -> None:
     """Release a reference (解除引用): remove the link in both directions."""
