@@ -171,3 +171,14 @@ def test_fold_joins_common_taiwan_forms() -> None:
 
     assert fold("合併 佈署") == fold("合并 布署") == "合并 布署"
     assert "合并" in tokenize("快照合併規則")
+
+
+def test_say_snapshot_that_is_not_utf8_is_a_clear_error(sample: Path) -> None:
+    from tests.conftest import run_cli
+
+    before = (sample / "memory/sessions" / f"{CUR}.md").read_bytes()
+    p = run_cli("--vault", str(sample), "say", "狀態更新", CUR, "--snapshot", "-", input=b"## Next Actions\n- \xff\xfe x\n")
+    assert p.returncode == 1 and "not UTF-8" in p.stderr and "Traceback" not in p.stderr
+    p = run_cli("--vault", str(sample), "say", "狀態更新", CUR, "--snapshot", str(sample / "missing.md"), "--json")
+    assert p.returncode == 2 and json.loads(p.stdout)["error"]["code"] == "usage"
+    assert (sample / "memory/sessions" / f"{CUR}.md").read_bytes() == before

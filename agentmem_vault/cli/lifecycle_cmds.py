@@ -45,8 +45,8 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 @click.argument("text")
 @click.argument("session_id", required=False)
 @click.option("--session", help="The current session's ID (continue/release/update); default AGENTMEM_SESSION_ID.")
-@click.option("--snapshot", "snapshot_file", type=click.File("r", encoding="utf-8-sig"),
-              help="Snapshot you wrote (FILE, or - for stdin) for register/update.")
+@click.option("--snapshot", "snapshot_file", metavar="FILE|-",
+              help="Snapshot you wrote (FILE, or - for stdin) for register/update/continue.")
 @click.option("--topic", help="Topic (register/update).")
 @click.option("--summary", help="Summary (register/update).")
 @click.option("--keywords", help="Keywords (register/update).")
@@ -62,16 +62,19 @@ def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, su
     Examples: `agentmem say "整理 memory"`, `agentmem say "狀態更新" ID --snapshot -`,
     `agentmem say "接續 memory SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text
     exits 2 with the list of phrases."""
+    from ..snapshot_input import read_snapshot_source
     from ..triggers import SayOptions, dispatch, route
 
     opts = opts_from(ctx, vault, as_json)
     r = route(text)  # unknown text fails here (exit 2) before anything else is looked at
     v = resolve_vault(opts.vault)
+    # Same reader as update/register: non-UTF-8 bytes or an empty `-` are a clear error, not a traceback.
+    snapshot_text = read_snapshot_source(snapshot_file, implicit_stdin=False)
     name = None
     if r.command in ("register", "continue"):
         name = resolve_agent(agent or ctx.obj.agent, vault_config(v))
     say_opts = SayOptions(
-        id_arg=session_id, session=session, snapshot_text=snapshot_file.read() if snapshot_file else None,
+        id_arg=session_id, session=session, snapshot_text=snapshot_text,
         topic=topic, summary=summary, keywords=keywords, agent=name, stale_days=stale_days,
         dry_run=dry_run, force=force,
     )
