@@ -27,12 +27,12 @@ from pathlib import Path
 
 from ..config import Vault
 from ..textnorm import _STOPWORDS, fold, normalize_terms, tokenize
+from .location import DB_NAME, db_path, index_dir  # noqa: F401 (re-exported)
 from .notefile import NoteDoc, parse_note_bytes
 
 SCHEMA_VERSION = 4
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
-DB_NAME = "index.sqlite3"
 FIELDS = ("title", "keywords", "usage", "content")
 TMP_SUFFIX = ".agentmem-tmp"
 
@@ -69,14 +69,6 @@ CREATE INDEX notes_rules ON notes(importance) WHERE status != 'deprecated';
 CREATE VIRTUAL TABLE fts USING fts5({", ".join(FIELDS)}, tokenize="unicode61 tokenchars '.-+#_'");
 CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 """
-
-
-def index_dir(vault: Vault) -> Path:
-    return vault.state_dir / "recall"
-
-
-def db_path(vault: Vault) -> Path:
-    return index_dir(vault) / DB_NAME
 
 
 @dataclass

@@ -11,13 +11,12 @@ the next `agentmem context`/`memories search`/`reindex` (or daemon sync) on. Nev
 from __future__ import annotations
 
 import os
-import sqlite3
 from datetime import datetime
 from types import SimpleNamespace
 
 from ..config import Vault, parse_ts
 from ..index_table import IndexDoc, Row, parse_index
-from .index import db_path
+from .location import db_path  # not .index: the builder's imports cost ~10 ms this path never needs
 from .render import SessionHit, _fit, render_rule, render_rule_title, render_session
 
 RULE_IMPORTANCE = 0.9
@@ -29,7 +28,9 @@ MAX_SESSIONS = 5
 def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
     path = db_path(vault)
     if not path.is_file():
-        return []
+        return []  # no long-term memories indexed yet: not even sqlite3 is imported
+    import sqlite3
+
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=0.2)
     except sqlite3.Error:

@@ -1,0 +1,51 @@
+"""Reviewer's regression tests for the hook path: the recall part of sessionStart reads the prebuilt
+index without importing the index builder, and still shows the rule notes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from agentmem_vault.config import Vault
+
+from hooks_helpers import cursor_start, hook_env, id_from
+from test_hooks_imports import PROBE
+
+RULE = """---
+id: lt-abc123
+title: 回答語言
+category: user_communication
+keywords: [繁體中文]
+importance: 0.95
+score: 5
+status: active
+updated: 2026-11-29T15:20
+---
+以後回答一律用繁體中文，程式碼註解維持英文。
+"""
+
+BUILDER = {"agentmem_vault.recall.index", "agentmem_vault.recall.notefile", "agentmem_vault.textnorm"}
+
+
+def _run(tmp_path: Path, vault: Vault, conv: str) -> tuple[set[str], dict]:
+    out = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(out), "hook", "cursor-session-start"],
+                          input=json.dumps(cursor_start(vault.root, conv=conv)).encode(), capture_output=True,
+                          cwd=tmp_path, env=hook_env())
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(out.read_text(encoding="utf-8"))), json.loads(proc.stdout)
+
+
+def test_session_start_recall_does_not_import_the_index_builder(vault: Vault, tmp_path: Path) -> None:
+    from agentmem_vault.recall.index import RecallIndex
+
+    mods, ans = _run(tmp_path, vault, "no-index")
+    assert id_from(ans) and "sqlite3" not in mods and not (mods & BUILDER), mods & BUILDER
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    (vault.longterm_dir / "回答語言.md").write_text(RULE, encoding="utf-8")
+    RecallIndex(vault).sync()
+    mods, ans = _run(tmp_path, vault, "with-index")
+    assert "以後回答一律用繁體中文" in ans["additional_context"]
+    assert not (mods & BUILDER), mods & BUILDER
