@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import LockTimeout
+from .errors import LockTimeout, WriteFailed
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -76,16 +76,7 @@ def exclusive_lock(path: Path, timeout: float = 10.0, *, what: str = "the memory
         if entry is not None:  # re-entrant use from the same thread
             entry[1] += 1
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(key, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-            delay = 0.002
-            while not _try_lock(fd):
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise LockTimeout(_timeout_message(path, timeout, what))
-                time.sleep(delay)
-                delay = min(delay * 1.5, 0.05)
-            entry = _held[key] = [fd, 1]
+            entry = _held[key] = [_acquire(path, deadline, timeout, what), 1]
         try:
             yield
         finally:
@@ -96,6 +87,47 @@ def exclusive_lock(path: Path, timeout: float = 10.0, *, what: str = "the memory
                 os.close(entry[0])
     finally:
         rlock.release()
+
+
+def _open_busy(exc: OSError) -> bool:
+    # Windows: a lock file that another process has locked, or is deleting (filelock removes it on
+    # release), cannot be opened with truncation; EACCES there means "busy, retry", as in filelock.
+    return sys.platform == "win32" and isinstance(exc, PermissionError)
+
+
+def _acquire(path: Path, deadline: float, timeout: float, what: str) -> int:
+    """Open ``path`` and lock it, retrying until ``deadline``; returns the locked descriptor."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(_unusable_message(path, exc), code="lock_unavailable") from exc
+    fd: int | None = None
+    delay = 0.002
+    try:
+        while True:
+            if fd is None:
+                try:
+                    fd = os.open(str(path), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+                except OSError as exc:
+                    if not _open_busy(exc):
+                        raise WriteFailed(_unusable_message(path, exc), code="lock_unavailable") from exc
+            if fd is not None and _try_lock(fd):
+                return fd
+            if time.monotonic() >= deadline:
+                raise LockTimeout(_timeout_message(path, timeout, what))
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.05)
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        raise
+
+
+def _unusable_message(path: Path, exc: OSError) -> str:
+    return (
+        f"cannot use the lock file {path}: {exc.strerror or exc}. Nothing was written; locks live in the "
+        "user cache folder (set AGENTMEM_CACHE_DIR to a writable local folder)"
+    )
 
 
 def _timeout_message(path: Path, timeout: float, what: str) -> str:

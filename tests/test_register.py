@@ -282,3 +282,44 @@ def test_read_only_parent_blocks_new_folders(vault: Vault) -> None:
     finally:
         vault.archive_dir.chmod(0o755)
     assert not any(vault.archive_dir.iterdir())
+
+
+def test_unusable_lock_folder_is_a_clear_error(vault: Vault, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    before = _snapshot(vault)
+    p = run_cli("register", "--json", vault=vault, env={**NOW, "AGENTMEM_CACHE_DIR": str(blocker / "cache")})
+    assert p.returncode == 1, p.stderr
+    assert "Traceback" not in p.stderr and "Session ID is" not in p.stdout
+    err = json.loads(p.stdout)["error"]
+    assert err["code"] == "lock_unavailable" and "AGENTMEM_CACHE_DIR" in err["message"]
+    assert _snapshot(vault) == before
+
+
+def test_lock_file_busy_on_open_is_waited_for_like_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On Windows, opening (and truncating) a lock file that another process has locked or is
+    # deleting (filelock removes it on release) fails with EACCES: that means "busy", not a crash.
+    import errno
+
+    from agentmem_vault import locking
+    from agentmem_vault.errors import LockTimeout
+
+    real_open = os.open
+    calls = {"n": 0}
+
+    def flaky_open(path, flags, mode=0o777):
+        calls["n"] += 1
+        if calls["n"] <= 3:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(locking, "_open_busy", lambda exc: isinstance(exc, PermissionError))
+    monkeypatch.setattr(locking.os, "open", flaky_open)
+    with exclusive_lock(tmp_path / "a.lock", timeout=5):
+        pass
+    assert calls["n"] == 4
+
+    monkeypatch.setattr(locking.os, "open", lambda *a: (_ for _ in ()).throw(PermissionError(errno.EACCES, "busy")))
+    with pytest.raises(LockTimeout):
+        with exclusive_lock(tmp_path / "b.lock", timeout=0.2):
+            pass
