@@ -6,7 +6,8 @@ Every change follows the skill's safe-write rule, enforced here: take the vault'
 re-read and verify, and journal the change to ``memory/.agentmem/journal.jsonl`` *before* it is
 made, so that anything removed can be recovered from the journal.
 
-Read-only files and folders are honoured even for root (``chmod a-w`` means "do not touch").
+Read-only files and folders are honoured even for root (``chmod a-w`` means "do not touch"); on
+Windows only files, because Windows ignores the read-only attribute of folders.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
 from .locking import exclusive_lock
 
 _RETRY_SECONDS = 3.0
+_WINDOWS = sys.platform == "win32"
 TMP_SUFFIX = ".agentmem-tmp"
 
 
@@ -84,6 +86,8 @@ def ensure_writable(path: Path) -> None:
         return
     except OSError as exc:
         raise WriteFailed(f"cannot access {path}: {exc.strerror or exc}") from exc
+    if stat.S_ISDIR(st.st_mode) and _WINDOWS:
+        return  # Windows ignores the read-only attribute of folders (so does os.access there)
     if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         kind = "folder" if stat.S_ISDIR(st.st_mode) else "file"
         raise WriteFailed(f"{path} is a read-only {kind}; nothing was written", code="read_only")

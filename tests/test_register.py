@@ -323,3 +323,27 @@ def test_lock_file_busy_on_open_is_waited_for_like_windows(tmp_path: Path, monke
     with pytest.raises(LockTimeout):
         with exclusive_lock(tmp_path / "b.lock", timeout=0.2):
             pass
+
+
+def test_windows_read_only_attribute_on_a_folder_does_not_block_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Windows ignores FILE_ATTRIBUTE_READONLY on folders (Explorer sets it on customised folders;
+    # os.access treats such folders as writable), but os.stat reports them without write bits.
+    from agentmem_vault import vaultio
+    from agentmem_vault.errors import WriteFailed
+
+    d = tmp_path / "folder"
+    d.mkdir()
+    f = d / "file.md"
+    f.write_text("x", encoding="utf-8")
+    d.chmod(0o555)
+    f.chmod(0o444)
+    try:
+        with pytest.raises(WriteFailed):
+            vaultio.ensure_writable(d)  # POSIX: a read-only folder means "do not touch"
+        monkeypatch.setattr(vaultio, "_WINDOWS", True)
+        vaultio.ensure_writable(d)
+        with pytest.raises(WriteFailed):
+            vaultio.ensure_writable(f)  # a read-only file is read-only on Windows too
+    finally:
+        d.chmod(0o755)
+        f.chmod(0o644)
