@@ -79,17 +79,27 @@ def record_pair(vault: Vault, conversation_id: str, session_id: str, *, agent: s
     return entry
 
 
-def iter_pairs(vault: Vault) -> Iterator[dict]:
-    """All readable pairs, oldest first; damaged lines (a torn last line, hand edits) are skipped."""
-    data = read_bytes(conversations_path(vault))
+def _json_lines(data: bytes | None, needle: bytes = b"", *, newest_first: bool = False) -> Iterator[dict]:
+    """The JSON objects on the lines of ``data`` that contain ``needle`` (every line when empty).
+    Damaged lines (a torn last line, hand edits) are skipped; only lines with the needle are parsed."""
     if not data:
         return
-    for raw in data.splitlines():
+    lines = data.splitlines()
+    for raw in reversed(lines) if newest_first else lines:
+        if needle and needle not in raw:
+            continue
         try:
             obj = json.loads(raw.decode("utf-8-sig"))
         except (UnicodeDecodeError, ValueError):
             continue
-        if isinstance(obj, dict) and isinstance(obj.get("conversation_id"), str) and isinstance(obj.get("session_id"), str):
+        if isinstance(obj, dict):
+            yield obj
+
+
+def iter_pairs(vault: Vault) -> Iterator[dict]:
+    """All readable pairs, oldest first; damaged lines (a torn last line, hand edits) are skipped."""
+    for obj in _json_lines(read_bytes(conversations_path(vault))):
+        if isinstance(obj.get("conversation_id"), str) and isinstance(obj.get("session_id"), str):
             yield obj
 
 
@@ -99,37 +109,22 @@ def find_pair(vault: Vault, conversation_id: str) -> dict | None:
     Scans from the end and parses only lines that contain the ID, so a long history stays cheap
     on the sessionStart path.
     """
-    data = read_bytes(conversations_path(vault))
-    if not data or not conversation_id:
+    if not conversation_id:
         return None
     needle = json.dumps(conversation_id, ensure_ascii=False)[1:-1].encode("utf-8")
-    for raw in reversed(data.splitlines()):
-        if needle not in raw:
-            continue
-        try:
-            obj = json.loads(raw.decode("utf-8-sig"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if isinstance(obj, dict) and obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
+    for obj in _json_lines(read_bytes(conversations_path(vault)), needle, newest_first=True):
+        if obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
             return obj
     return None
 
 
 def session_ids_with_prefix(vault: Vault, prefix: str) -> set[str]:
     """Session IDs ever recorded that start with ``prefix`` (rows may be gone: never reuse them)."""
-    data = read_bytes(conversations_path(vault))
     out: set[str] = set()
-    if not data or not prefix:
+    if not prefix:
         return out
-    needle = prefix.encode("utf-8")
-    for raw in data.splitlines():
-        if needle not in raw:
-            continue
-        try:
-            obj = json.loads(raw.decode("utf-8-sig"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        sid = obj.get("session_id") if isinstance(obj, dict) else None
+    for obj in _json_lines(read_bytes(conversations_path(vault)), prefix.encode("utf-8")):
+        sid = obj.get("session_id")
         if isinstance(sid, str) and sid.startswith(prefix):
             out.add(sid)
     return out
@@ -166,13 +161,4 @@ def queue_transcript(
 
 def read_queue(vault: Vault) -> list[dict]:
     """Readable queue entries, oldest first (for the daemon and for tests)."""
-    data = read_bytes(extract_queue_path(vault))
-    out: list[dict] = []
-    for raw in (data or b"").splitlines():
-        try:
-            obj = json.loads(raw.decode("utf-8-sig"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if isinstance(obj, dict) and obj.get("kind") == "transcript":
-            out.append(obj)
-    return out
+    return [obj for obj in _json_lines(read_bytes(extract_queue_path(vault))) if obj.get("kind") == "transcript"]
