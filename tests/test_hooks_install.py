@@ -166,11 +166,9 @@ def test_pure_merge_does_not_touch_its_input() -> None:
 
 
 @pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
-@pytest.mark.parametrize("script,hook_payload,expect_id", [
-    ("agentmem-session-start.sh", "start", True),
-    ("agentmem-session-end.sh", "end", False),
-])
-def test_ready_shell_scripts_from_a_cjk_path(vault: Vault, tmp_path: Path, script: str, hook_payload: str, expect_id: bool) -> None:
+@pytest.mark.parametrize("hook_payload,expect_id", [("start", True), ("end", False)])
+def test_ready_shell_scripts_from_a_cjk_path(vault: Vault, tmp_path: Path, hook_payload: str, expect_id: bool) -> None:
+    script = "agentmem-hook.sh"
     src = Path(__file__).resolve().parent.parent / "hooks" / script
     where = tmp_path / "腳本 with space"
     where.mkdir()
@@ -180,7 +178,7 @@ def test_ready_shell_scripts_from_a_cjk_path(vault: Vault, tmp_path: Path, scrip
         "session_id": "00893aaf-19fa-41d2-8238-13269b9b3ca0", "transcript_path": "/t/x.jsonl", "cwd": str(vault.root),
         "hook_event_name": "SessionEnd", "reason": "other"}
     env = hook_env({"AGENTMEM_BIN": str(Path(sys.executable).parent / "agentmem")}) if (Path(sys.executable).parent / "agentmem").exists() else hook_env()
-    proc = subprocess.run(["sh", str(dst), "claude"], input=json.dumps(payload).encode(), capture_output=True, cwd=tmp_path, env=env)
+    proc = subprocess.run(["sh", str(dst), hook_payload, "claude"], input=json.dumps(payload).encode(), capture_output=True, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     obj = json.loads(proc.stdout)
     if expect_id:
@@ -191,10 +189,30 @@ def test_ready_shell_scripts_from_a_cjk_path(vault: Vault, tmp_path: Path, scrip
 
 
 def test_shell_script_without_agentmem_answers_empty(tmp_path: Path) -> None:
-    src = Path(__file__).resolve().parent.parent / "hooks" / "agentmem-session-start.sh"
+    src = Path(__file__).resolve().parent.parent / "hooks" / "agentmem-hook.sh"
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     os.symlink(shutil.which("sh"), empty_bin / "sh")
-    proc = subprocess.run([str(empty_bin / "sh"), str(src), "cursor"], input=b"{}", capture_output=True,
+    proc = subprocess.run([str(empty_bin / "sh"), str(src), "start", "cursor"], input=b"{}", capture_output=True,
                           env={"PATH": str(empty_bin), "HOME": str(tmp_path)})
     assert proc.returncode == 0 and json.loads(proc.stdout) == {}
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="needs a POSIX shell")
+def test_shell_script_with_an_unknown_event_answers_empty_and_registers_nothing(vault: Vault, tmp_path: Path) -> None:
+    src = Path(__file__).resolve().parent.parent / "hooks" / "agentmem-hook.sh"
+    for args in (["cursor"], ["begin", "cursor"], []):  # the event forgotten or misspelt
+        proc = subprocess.run(["sh", str(src), *args], input=json.dumps(claude_start(vault.root)).encode(),
+                              capture_output=True, cwd=tmp_path, env=hook_env())
+        assert proc.returncode == 0 and json.loads(proc.stdout) == {} and b"start or end" in proc.stderr
+    assert "claude-main-agent" not in vault.index_path.read_text(encoding="utf-8")
+
+
+def test_example_configs_name_scripts_that_exist() -> None:
+    import re
+
+    hooks_dir = Path(__file__).resolve().parent.parent / "hooks"
+    for cfg in (hooks_dir / "examples").glob("*.json"):
+        for name, kind in re.findall(r"(agentmem-[a-z-]+\.(?:sh|ps1))\\?\"? (\w+)", cfg.read_text(encoding="utf-8")):
+            assert (hooks_dir / name).is_file(), (cfg.name, name)
+            assert kind in ("start", "end"), (cfg.name, kind)

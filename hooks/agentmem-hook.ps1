@@ -1,19 +1,24 @@
-﻿# agentmem sessionStart hook for Cursor, Claude Code and Codex CLI (Windows PowerShell 5.1 / pwsh 7).
+﻿# agentmem hook for Cursor, Claude Code and Codex CLI (Windows PowerShell 5.1 / pwsh 7); one script
+# for both events.
 #
 #   Cursor (hooks.json) runs commands through PowerShell on Windows:
-#     "command": "powershell -NoProfile -ExecutionPolicy Bypass -File \"C:\\Users\\me\\agentmem hooks\\agentmem-session-start.ps1\" cursor"
+#     "command": "powershell -NoProfile -ExecutionPolicy Bypass -File \"C:\\Users\\me\\agentmem hooks\\agentmem-hook.ps1\" start cursor"
+#   First argument: start | end. Second: cursor | claude | codex.
 #   Further arguments (e.g. -- --vault "G:\我的雲端硬碟\Obsidian\Agent") are passed to agentmem.
 #
-# The agent's JSON is read from stdin as raw bytes and written as raw bytes to
-# `agentmem hook <agent>-session-start`; its answer (ASCII JSON) is copied back byte for byte. No
-# console code page ever touches the payload, so CJK and spaces in paths survive. If agentmem
-# cannot be started the answer is {} (no Session ID): a broken install never breaks the chat.
+#   start -> `agentmem hook <agent>-session-start`: registers the chat, answers with its Session ID
+#   end   -> `agentmem hook <agent>-session-end` (Codex: codex-stop): queues the transcript
+#
+# The agent's JSON is read from stdin as raw bytes and written as raw bytes to agentmem; its answer
+# (ASCII JSON) is copied back byte for byte. No console code page ever touches the payload, so CJK
+# and spaces in paths survive. If agentmem cannot be started (or the event is unknown) the answer is
+# {}: no Session ID, nothing queued, so a broken install never breaks the chat.
 # Set $env:AGENTMEM_BIN to pin the program (agentmem.exe, or python.exe to use -m agentmem_vault).
 param(
+    [string]$HookKind = "",
     [string]$Agent = "cursor",
     [Parameter(ValueFromRemainingArguments = $true)][string[]]$Rest = @()
 )
-$HookKind = "session-start"
 $ErrorActionPreference = "Stop"
 
 function Quote-Arg([string]$a) {
@@ -32,7 +37,8 @@ function Write-Answer([byte[]]$bytes) {
 
 try {
     if (@("cursor", "claude", "codex") -notcontains $Agent) { $Agent = "cursor" }
-    if ($HookKind -eq "session-start") { $hook = "$Agent-session-start" }
+    if (@("start", "session-start") -contains $HookKind) { $hook = "$Agent-session-start" }
+    elseif (@("end", "session-end", "stop") -notcontains $HookKind) { throw "first argument must be start or end" }
     elseif ($Agent -eq "codex") { $hook = "codex-stop" }
     else { $hook = "$Agent-session-end" }
 
