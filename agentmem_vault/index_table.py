@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .errors import IndexFormatError, SessionNotFound
+from .errors import IndexFormatError, SessionNotFound, UsageError
 from .ids import is_valid_session_id
 
 COLUMNS: tuple[str, ...] = (
@@ -22,6 +22,12 @@ STATUSES = ("idle", "active", "stale")
 BOM = "\ufeff"
 
 _CTRL_RE = re.compile(r"[\x00-\x08\x0a-\x1f]")
+# Everything a cell may not hold as is: control characters (a row with one is reported as broken)
+# and what str.splitlines() treats as a line end (NEL, U+2028, U+2029). They become spaces.
+_CELL_BREAK_RE = re.compile("\r\n|[\x00-\x08\x0a-\x1f\x85\u2028\u2029]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+# A Markdown line ends at \n, \r\n or \r, not at the other separators str.splitlines() knows.
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
 _SEP_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
@@ -128,8 +134,22 @@ class IndexDoc:
 
 
 def escape_cell(value: str) -> str:
-    v = str(value).replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
-    return v.replace("|", "\\|").strip()
+    """Cell text for a table row: ``|`` escaped, line breaks and control characters as spaces.
+    Raises UsageError for text that cannot be written as UTF-8 (undecodable bytes in an argument)."""
+    v = str(value)
+    if _SURROGATE_RE.search(v):
+        shown = v.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise UsageError(f"{shown!r} is not UTF-8 text (undecodable bytes in an argument?); nothing was written")
+    return _CELL_BREAK_RE.sub(" ", v).replace("|", "\\|").strip()
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, breaking only at ``\\n``, ``\\r\\n`` and ``\\r``."""
+    lines = text.splitlines(keepends=True)
+    # Fast path: splitlines() agrees unless the text holds NEL, U+2028, VT, FF… (rare).
+    if len(lines) == text.count("\n") + (0 if not text or text.endswith("\n") else 1):
+        return lines
+    return _LINE_RE.findall(text)
 
 
 def split_cells(line: str) -> list[str]:
@@ -202,7 +222,7 @@ def parse_index(text: str) -> IndexDoc:
     bom = text.startswith(BOM)
     if bom:
         text = text[1:]
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     crlf = sum(1 for ln in lines if ln.endswith("\r\n"))
     newline = "\r\n" if crlf and crlf * 2 >= sum(1 for ln in lines if ln.endswith("\n")) else "\n"
 

@@ -109,3 +109,39 @@ def test_id_lists() -> None:
     assert it.split_id_list("a, b,a，c") == ["a", "b", "c"]
     assert it.join_id_list([]) == "-"
     assert it.join_id_list(["a", "b"]) == "a, b"
+
+
+LINE_BREAKERS = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r", "\n", "\x00", "\x07"]
+
+
+@pytest.mark.parametrize("ch", LINE_BREAKERS)
+def test_cells_with_unicode_line_breaks_or_controls_stay_one_valid_row(ch: str) -> None:
+    # str.splitlines() also breaks at U+2028/2029, NEL, VT, FF and FS/GS/RS: a Topic pasted from a
+    # web page used to be written as a row that read back as two broken lines, after which the
+    # whole index refused every write.
+    doc = it.parse_index(it.new_index_text())
+    new_text, _ = it.append_row(doc, row(topic=f"a{ch}b", summary=f"{ch}s{ch}"))
+    again = it.parse_index(new_text)
+    assert not again.bad, again.bad
+    assert again.get(row().session_id).topic == "a b"
+    assert again.render() == new_text
+
+
+@pytest.mark.parametrize("ch", ["\u2028", "\u2029", "\x85"])
+def test_hand_written_cell_with_unicode_line_separator_is_one_row(ch: str) -> None:
+    # Only \n, \r\n and \r end a line of Markdown; a separator a person pasted into a cell in
+    # Obsidian must not split the row (every byte of it is kept).
+    line = f"| 2026-01-01-0000-a | a | t{ch}u | s | k | active | - | x | y |\n"
+    text = HEADER + line
+    doc = it.parse_index(text)
+    assert not doc.bad
+    assert doc.get("2026-01-01-0000-a").topic == f"t{ch}u"
+    new_text, _ = it.append_row(doc, row())
+    assert new_text.startswith(text)
+
+
+def test_undecodable_argument_text_is_a_usage_error() -> None:
+    from agentmem_vault.errors import UsageError
+
+    with pytest.raises(UsageError, match="UTF-8"):
+        it.render_row(row(topic="bad \udc85 byte"))

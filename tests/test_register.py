@@ -347,3 +347,20 @@ def test_windows_read_only_attribute_on_a_folder_does_not_block_writes(tmp_path:
     finally:
         d.chmod(0o755)
         f.chmod(0o644)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX argv carries raw bytes")
+def test_manual_registration_with_line_separator_and_undecodable_argument(vault: Vault) -> None:
+    p = run_cli("register", "--manual", "--topic", "網頁\u2028貼上", "--json", vault=vault, env=NOW)
+    assert p.returncode == 0, p.stderr
+    sid = json.loads(p.stdout)["session_id"]
+    assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).get(sid).topic == "網頁 貼上"
+    assert run_cli("register", vault=vault, env=NOW).returncode == 0  # the index stayed writable
+    before = _snapshot(vault)
+    cmd = [sys.executable.encode(), b"-m", b"agentmem_vault", b"--vault", os.fsencode(vault.root),
+           b"register", b"--manual", b"--summary", b"bad \x85 byte", b"--json"]
+    q = subprocess.run(cmd, capture_output=True, env={**os.environ, **NOW}, timeout=60)
+    assert q.returncode == 2, q.stderr
+    assert b"Traceback" not in q.stderr and b"Session ID is" not in q.stdout
+    assert json.loads(q.stdout)["error"]["code"] == "usage"
+    assert _snapshot(vault) == before
