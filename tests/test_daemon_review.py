@@ -11,6 +11,7 @@ from agentmem_vault.daemon.scan import scan_memory
 from agentmem_vault.daemon.service import Daemon
 
 from daemon_helpers import FakeClock, sid
+from review_helpers import RULE
 
 
 def _lines(path) -> list[dict]:
@@ -60,20 +61,6 @@ def _daemon(vault, **kw) -> Daemon:
     d.queue.load()
     d.folder = scan_memory(vault.memory)
     return d
-
-
-RULE = """---
-id: lt-abc123
-title: 回答語言
-category: user_communication
-keywords: [繁體中文]
-importance: 0.95
-score: 5
-status: active
-updated: 2026-11-29T15:20
----
-以後回答一律用繁體中文，程式碼註解維持英文。
-"""
 
 
 def test_notes_written_by_queued_extraction_reach_session_start(vault):

@@ -11,20 +11,9 @@ from pathlib import Path
 from agentmem_vault.config import Vault
 
 from hooks_helpers import cursor_start, hook_env, id_from
+from review_helpers import RULE
 from test_hooks_imports import PROBE
 
-RULE = """---
-id: lt-abc123
-title: 回答語言
-category: user_communication
-keywords: [繁體中文]
-importance: 0.95
-score: 5
-status: active
-updated: 2026-11-29T15:20
----
-以後回答一律用繁體中文，程式碼註解維持英文。
-"""
 
 BUILDER = {"agentmem_vault.recall.index", "agentmem_vault.recall.notefile", "agentmem_vault.textnorm"}
 
