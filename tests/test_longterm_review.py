@@ -93,3 +93,14 @@ def test_a_transcript_that_grows_while_it_is_read_is_not_marked_done(vault, tmp_
     second = ex.extract_sources(vault, [source_for_transcript(p)])
     assert second.sources[0]["status"] == "processed" and second.sources[0]["new_turns"] == 2
     assert second.count("create") == 1
+
+
+@pytest.mark.parametrize("title", ["CON .x", "nul .txt", "con.txt", "LPT¹", "COM² port notes.md"])
+def test_note_file_names_avoid_every_windows_device_name(title: str) -> None:
+    from agentmem_vault.longterm.notes import safe_filename
+
+    name = safe_filename(title)
+    base = name.split(".")[0].rstrip(" ")
+    import unicodedata
+
+    assert unicodedata.normalize("NFKC", base).lower() not in {"con", "nul", "lpt1", "com2"}, name

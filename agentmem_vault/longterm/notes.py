@@ -231,8 +231,11 @@ def safe_filename(title: str, taken: set[str] | None = None) -> str:
     name = " ".join(name.split()).strip(" .")
     if not name:
         name = "memory"
-    if name.split(".")[0].lower() in _RESERVED:
-        name = f"{name} note"
+    # Windows reads the part before the first dot as the device name, ignoring trailing spaces and
+    # folding superscript digits: "con.txt", "CON .x" and "LPT¹" are all devices.
+    head, dot, rest = name.partition(".")
+    if unicodedata.normalize("NFKC", head.rstrip(" ")).lower() in _RESERVED:
+        name = f"{head.rstrip(' ')} note{dot}{rest}"
     name = name[:MAX_NAME_CHARS]
     while len(name.encode("utf-8")) > MAX_NAME_BYTES:
         name = name[:-1]
