@@ -8,7 +8,7 @@ operation is incomplete.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -76,14 +76,15 @@ def _check_incoming_id(incoming: Snapshot | None, session_id: str) -> None:
 
 def register_manual(
     vault: Vault, agent: str, *, topic: str | None = None, summary: str | None = None,
-    keywords: str | None = None, snapshot_text: str | None = None,
+    keywords: str | None = None, snapshot_text: str | None = None, writer: VaultWriter | None = None,
 ) -> Registration:
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
-    verified (the caller prints it)."""
+    verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
+    so a larger operation (continue) can undo it."""
     incoming = _incoming(snapshot_text)
     when = clock_now()
     ts = format_ts(when)
-    with VaultWriter(vault, "register --manual") as w, w.transaction():
+    with (nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual")) as w, w.transaction():
         text, doc = w.read_index()
         doc.check_writable()
         sid = next_free_id(base_session_id(when, agent), taken_ids(vault, doc))
@@ -218,28 +219,28 @@ def continue_session(
     current ID in Referenced By (nothing else of SOURCE changes). Registers manually first when the
     current session has no ID."""
     src = validate_session_id(source_id)
-    registered = None
-    if session_id is None:
-        if not agent:
-            raise UsageError("continue needs --session ID (or an agent name to register this session manually)")
-        doc = it.parse_index(read_text(vault.index_path) or "")
-        source_row = doc.get(src)
-        registered = register_manual(
-            vault, agent, topic=None, summary=f"接續 {src}：{source_row.topic}",
-            snapshot_text=snapshot_text or f"## Current Context\n接續 {src}（{source_row.topic}）。\n\n## Continues From\n- {src}\n",
-        )
-        session_id = registered.session_id
-        snapshot_text = None
-    cur = validate_session_id(session_id)
+    if session_id is None and not agent:
+        raise UsageError("continue needs --session ID (or an agent name to register this session manually)")
+    cur = validate_session_id(session_id) if session_id is not None else None
     if cur == src:
         raise UsageError("a session cannot continue from itself")
-    incoming = _incoming(snapshot_text)
-    _check_incoming_id(incoming, cur)
+    incoming = _incoming(snapshot_text) if cur is not None else None
+    _check_incoming_id(incoming, cur or "")
     ts = format_ts(clock_now())
-    with _all_or_nothing(vault, "continue", f"continuation {cur} → {src}") as w:
+    registered = None
+    # One lock and one transaction for the registration and the bookkeeping: if the links cannot
+    # be written, the new row and snapshot go too (their ID was never reported).
+    with _all_or_nothing(vault, "continue", f"continuation from {src}") as w:
         doc = w.index()
         doc.check_writable()
         source_row = doc.get(src)
+        if cur is None:
+            registered = register_manual(
+                vault, agent or "", topic=None, summary=f"接續 {src}：{source_row.topic}", writer=w,
+                snapshot_text=snapshot_text or f"## Current Context\n接續 {src}（{source_row.topic}）。\n\n## Continues From\n- {src}\n",
+            )
+            cur = registered.session_id
+            doc = w.index()
         cur_row = doc.get(cur)
         note = f"接續 {src}（{source_row.topic}）。"
         snap, created, changed = _write_session(

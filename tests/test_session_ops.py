@@ -251,3 +251,25 @@ def test_crlf_snapshot_stays_crlf(vault: Vault, idle: str) -> None:
     data = vault.session_path(idle).read_bytes()
     assert data.startswith("\ufeff".encode()) and b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
     assert "C: move marked items with their origin" in snap(vault, idle).items("Decisions")
+
+
+def test_continue_with_registration_is_all_or_nothing(vault: Vault, idle: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `continue SOURCE` without --session registers the current chat first. If the bookkeeping then
+    # fails, the new row and snapshot must go too: their ID was never reported to the agent.
+    from agentmem_vault.errors import WriteFailed
+    from agentmem_vault.session_ops import IncompleteOperation, continue_session
+    from agentmem_vault.vaultio import VaultWriter
+
+    monkeypatch.setenv("AGENTMEM_NOW", T1["AGENTMEM_NOW"])
+    before = files(vault)
+    real = VaultWriter.update_row
+
+    def failing(self, session_id, change, **kw):
+        if session_id == idle:
+            raise WriteFailed("disk full")
+        return real(self, session_id, change, **kw)
+
+    monkeypatch.setattr(VaultWriter, "update_row", failing)
+    with pytest.raises(IncompleteOperation):
+        continue_session(vault, idle, agent="cursor-main-agent")
+    assert files(vault) == before
