@@ -64,16 +64,6 @@ def _is_placeholder_topic(topic: str | None) -> bool:
     return not topic or topic.strip() in ("", DEFAULT_TOPIC, "<topic>")
 
 
-def _check_incoming_id(incoming: Snapshot | None, session_id: str) -> None:
-    if incoming is None:
-        return
-    sid = (incoming.metadata.get("Session ID") or "").strip()
-    if sid and sid not in ("<id>", "-") and sid != session_id:
-        raise SnapshotFormatError(
-            f"the incoming snapshot is for Session ID {sid}, not {session_id}; nothing was written"
-        )
-
-
 def register_manual(
     vault: Vault, agent: str, *, topic: str | None = None, summary: str | None = None,
     keywords: str | None = None, snapshot_text: str | None = None, writer: VaultWriter | None = None,
@@ -187,7 +177,6 @@ def update_session(
     Started At and Referenced By unchanged."""
     sid = validate_session_id(session_id)
     incoming = _incoming(snapshot_text)
-    _check_incoming_id(incoming, sid)
     ts = format_ts(clock_now())
     with _all_or_nothing(vault, "update", f"update of {sid}") as w:
         doc = w.index()
@@ -225,7 +214,6 @@ def continue_session(
     if cur == src:
         raise UsageError("a session cannot continue from itself")
     incoming = _incoming(snapshot_text) if cur is not None else None
-    _check_incoming_id(incoming, cur or "")
     ts = format_ts(clock_now())
     registered = None
     # One lock and one transaction for the registration and the bookkeeping: if the links cannot
@@ -277,7 +265,6 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
         doc = w.index()
         doc.check_writable()
         src_row = doc.find(src)
-        cur_row = doc.find(cur)
         path = vault.session_path(cur)
         existing = read_text(path)
         if src_row is None and existing is None:
@@ -295,8 +282,6 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
             raise IncompleteOperation(f"{src} still lists {cur} in Referenced By")
         if existing is not None and src in parse_snapshot(read_text(path) or "").continues_from:
             raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
-        if cur_row is None and existing is None:
-            pass  # the referencing session is gone (archived): cleaning the source row is enough
     return {"source": src, "session_id": cur, "row_changed": changed_row, "snapshot_changed": changed_snap,
             "message": f"{cur} no longer continues from {src}" if (changed_row or changed_snap) else f"{cur} did not reference {src}; nothing to do"}
 

@@ -273,3 +273,12 @@ def test_continue_with_registration_is_all_or_nothing(vault: Vault, idle: str, m
     with pytest.raises(IncompleteOperation):
         continue_session(vault, idle, agent="cursor-main-agent")
     assert files(vault) == before
+
+
+def test_continue_refuses_a_snapshot_of_another_session(vault: Vault, idle: str) -> None:
+    cur = json.loads(run_cli("register", "--json", vault=vault, env=T1).stdout)["session_id"]
+    before = files(vault)
+    other = FIRST.format(sid="2026-01-01-0000-someone-else")
+    p = run_cli("continue", idle, "--session", cur, "--snapshot", "-", "--json", vault=vault, input=other, env=T1)
+    assert p.returncode == 1 and json.loads(p.stdout)["error"]["code"] == "snapshot_malformed"
+    assert files(vault) == before
