@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import index_table as it
 from .config import Vault, vault_config
-from .errors import SessionNotFound, UsageError
+from .errors import SessionNotFound, UsageError, WriteFailed
 from .ids import validate_session_id
 from .sessions import is_placeholder
 from .textnorm import fold, tokenize
@@ -33,7 +33,11 @@ def init_vault(vault: Vault) -> dict:
     created: list[str] = []
     for d in (vault.memory, vault.sessions_dir, vault.archive_dir, vault.longterm_dir, vault.state_dir):
         if not d.is_dir():
-            d.mkdir(parents=True, exist_ok=True)
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                why = "a file is in the way" if d.exists() else (exc.strerror or str(exc))
+                raise WriteFailed(f"cannot create the folder {d}: {why}") from exc
             created.append(str(d.relative_to(vault.root)))
     with VaultWriter(vault, "init") as w:
         if read_text(vault.index_path) is None:
@@ -44,6 +48,8 @@ def init_vault(vault: Vault) -> dict:
         if not vault.config_path.exists():
             w.write_file(vault.config_path, CONFIG_TEMPLATE, action="create_config")
             created.append(str(vault.config_path.relative_to(vault.root)))
+        else:
+            vault_config(vault)  # an unreadable or invalid config is reported, not left for later
     return {"vault": str(vault.root), "created": created}
 
 

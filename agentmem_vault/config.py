@@ -119,7 +119,7 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
     """Parse a YAML mapping, reusing a JSON copy keyed by (mtime, size) to skip importing PyYAML."""
     try:
         st = path.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return {}
     stamp = [st.st_mtime_ns, st.st_size]
     if cache is not None:
@@ -137,6 +137,8 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:

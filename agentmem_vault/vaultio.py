@@ -57,10 +57,13 @@ def _retry(fn: Callable[[], object], what: str) -> object:
 
 
 def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None when it does not exist."""
     try:
         return _retry(path.read_bytes, f"read {path}")  # type: ignore[return-value]
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a folder where a file belongs, no permission…: say which path
+        raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc
 
 
 def decode_text(data: bytes, path: Path) -> str:

@@ -364,3 +364,24 @@ def test_manual_registration_with_line_separator_and_undecodable_argument(vault:
     assert b"Traceback" not in q.stderr and b"Session ID is" not in q.stdout
     assert json.loads(q.stdout)["error"]["code"] == "usage"
     assert _snapshot(vault) == before
+
+
+@pytest.mark.parametrize("damage", ["memory_is_a_file", "index_is_a_folder", "config_is_a_folder"])
+@pytest.mark.parametrize("command", [("init",), ("register",), ("list",), ("register", "--manual")])
+def test_odd_file_system_states_are_clear_errors(tmp_path: Path, damage: str, command: tuple[str, ...]) -> None:
+    root = tmp_path / "vault"
+    (root / ".obsidian").mkdir(parents=True)
+    if damage == "memory_is_a_file":
+        (root / "memory").write_text("not a folder", encoding="utf-8")
+    elif damage == "index_is_a_folder":
+        (root / "memory" / "index.md").mkdir(parents=True)
+    else:
+        (root / "memory" / ".agentmem" / "config.yaml").mkdir(parents=True)
+    p = run_cli(*command, "--json", vault=root, env=NOW)
+    assert "Traceback" not in p.stderr, p.stderr
+    if command == ("list",) and damage == "config_is_a_folder":
+        assert p.returncode == 0  # reading the board needs no settings
+        return
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    err = json.loads(p.stdout)["error"]
+    assert err["message"] and "Session ID is" not in p.stdout
