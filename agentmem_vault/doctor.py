@@ -169,10 +169,13 @@ def diagnose_state(state: VaultState) -> tuple[list[Finding], Plan | None]:
             out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy: {exc.message}",
                                hint=f"compare it with memory/index.md by hand, then delete memory/{name}"))
             continue
-        from .daemon.reconcile import fold_rows
+        from .daemon.reconcile import archived_in_copy, fold_rows
 
-        new_text, added, updated = fold_rows(text, copy.row_list())
+        gone = archived_in_copy(text, copy.row_list(), state.archived)
+        new_text, added, updated = fold_rows(text, copy.row_list(), archived=state.archived)
         detail = f"{len(added)} row(s) only in the copy, {len(updated)} newer in the copy"
+        if gone:
+            detail += f", {len(gone)} archived since (not put back: {', '.join(gone)})"
         if copy.bad:
             out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy ({detail})",
                                fix="fold its readable rows into memory/index.md (the copy stays)"))

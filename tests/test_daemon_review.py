@@ -140,3 +140,41 @@ def test_the_hooks_log_rotates(tmp_path, monkeypatch):
     old = log.with_name("hooks.log.1")
     assert old.is_file() and log.stat().st_size <= 600 and old.stat().st_size <= 600
     assert "message 39" in log.read_text(encoding="utf-8")
+
+
+def test_a_conflict_copy_does_not_put_an_archived_session_back_on_the_board(vault):
+    """Machine A archives a session while machine B still edits the old board: Google Drive leaves
+    'index (1).md' with the archived row. Folding must not resurrect it (archive is final); the
+    copy is still kept under .agentmem/conflicts/ and other rows are folded as usual."""
+    from agentmem_vault import index_table as it
+    from agentmem_vault.vaultio import read_text
+
+    from daemon_helpers import index_text, row
+
+    gone, other = sid(5), sid(6)
+    vault.index_path.write_text(index_text([]), encoding="utf-8")
+    (vault.archive_dir / gone).mkdir(parents=True)
+    (vault.archive_dir / gone / "index.md").write_text("# Archived Session\n", encoding="utf-8")
+    (vault.memory / "index (1).md").write_text(index_text([row(gone), row(other)]), encoding="utf-8")
+    d = _daemon(vault, extractor_loader=lambda v: (None, "not yet"))
+    d.reconcile_pass()
+    ids = it.parse_index(read_text(vault.index_path)).ids()
+    assert ids == [other]
+    assert not (vault.memory / "index (1).md").exists() and any((vault.state_dir / "conflicts").iterdir())
+    assert any(r["kind"] == "conflict_archived_row" and r["session_id"] == gone for r in d.status.reports)
+
+
+def test_doctor_fix_does_not_put_an_archived_session_back_on_the_board(vault):
+    from agentmem_vault import index_table as it
+    from agentmem_vault.doctor import repair
+    from agentmem_vault.vaultio import read_text
+
+    from daemon_helpers import index_text, row
+
+    gone, other = sid(5), sid(6)
+    vault.index_path.write_text(index_text([]), encoding="utf-8")
+    (vault.archive_dir / gone).mkdir(parents=True)
+    (vault.memory / "index (1).md").write_text(index_text([row(gone), row(other)]), encoding="utf-8")
+    rep = repair(vault)
+    assert it.parse_index(read_text(vault.index_path)).ids() == [other]
+    assert any("archived since" in f.message and gone in f.message for f in rep.findings)

@@ -19,6 +19,7 @@ import hashlib
 from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Collection
 
 from .. import index_table as it
 from ..config import format_ts, parse_ts
@@ -155,10 +156,27 @@ def _union_refs(a: str, b: str) -> str:
     return it.join_id_list(ids)
 
 
-def fold_rows(index_text: str, copy_rows: list[it.Row]) -> tuple[str, list[str], list[str]]:
-    """Fold rows of a conflict copy into the index text: (new text, added IDs, updated IDs)."""
+def archived_in_copy(index_text: str, copy_rows: list[it.Row], archived: Collection[str]) -> list[str]:
+    """IDs only the copy has that were archived meanwhile: the copy predates the archive, and an
+    archived session never goes back on the board (its row lives in archive/<id>/index.md)."""
+    if not archived:
+        return []
+    doc = it.parse_index(index_text)
+    out: list[str] = []
+    for r in copy_rows:
+        if r.session_id in archived and doc.find(r.session_id) is None and r.session_id not in out:
+            out.append(r.session_id)
+    return out
+
+
+def fold_rows(index_text: str, copy_rows: list[it.Row], *, archived: Collection[str] = ()) -> tuple[str, list[str], list[str]]:
+    """Fold rows of a conflict copy into the index text: (new text, added IDs, updated IDs).
+    Rows of ``archived`` sessions that the index no longer has are not added back."""
+    skip = set(archived_in_copy(index_text, copy_rows, archived))
     newest: dict[str, it.Row] = {}
     for r in copy_rows:  # a copy may itself hold a row twice: its newest wins
+        if r.session_id in skip:
+            continue
         cur = newest.get(r.session_id)
         if cur is None or (_ts(r.updated_at) or datetime.min) > (_ts(cur.updated_at) or datetime.min):
             newest[r.session_id] = r
@@ -181,11 +199,13 @@ def fold_rows(index_text: str, copy_rows: list[it.Row]) -> tuple[str, list[str],
     return text, added, updated
 
 
-def plan(folder: FolderSnapshot, index_text: str | None, *, previous_sessions: set[str] | None = None) -> Plan:
+def plan(folder: FolderSnapshot, index_text: str | None, *, previous_sessions: set[str] | None = None,
+         archived: Collection[str] = ()) -> Plan:
     """Everything the daemon should do (and say) for this state of the folder.
 
     ``previous_sessions``: the session IDs that had a file at the previous pass (None on the first
-    pass), to tell a snapshot deleted by hand from a row that never had one.
+    pass), to tell a snapshot deleted by hand from a row that never had one. ``archived``: the IDs
+    with a folder under memory/archive/ (only needed when there are conflict copies to fold).
     """
     out = Plan()
     if index_text is None:
@@ -218,7 +238,11 @@ def plan(folder: FolderSnapshot, index_text: str | None, *, previous_sessions: s
             out.reports.append(Report(f"conflict:{rel}:{entry.sha}", "conflict_unreadable",
                                       f"conflict copy memory/{rel}: {exc.message}; left in place"))
             continue
-        new_text, added, updated = fold_rows(text, copy.row_list())
+        for sid in archived_in_copy(text, copy.row_list(), archived):
+            out.reports.append(Report(f"conflict_archived:{rel}:{sid}", "conflict_archived_row",
+                                      f"conflict copy memory/{rel} still lists {sid}, which was archived since; "
+                                      f"not put back on the board (see memory/archive/{sid}/)", sid))
+        new_text, added, updated = fold_rows(text, copy.row_list(), archived=archived)
         move = not copy.bad
         if not move:
             out.reports.append(Report(f"conflict:{rel}:{entry.sha}", "conflict_partial",

@@ -301,13 +301,15 @@ class Daemon:
         except AgentmemError as exc:  # not UTF-8: a damaged file, reported once
             self._report_all(Plan(reports=[_report_unreadable(exc)]))
             return
-        p = plan(self.folder, text, previous_sessions=self.prev_sessions)
+        archived = self._archived_ids() if self.folder.conflicts() else ()
+        p = plan(self.folder, text, previous_sessions=self.prev_sessions, archived=archived)
         if p.writes:
             with VaultWriter(self.vault, "daemon") as w:
                 # Re-plan on the text read under the lock when an agent has written meanwhile.
                 locked_text = read_text(self.vault.index_path)
                 if locked_text != text:
-                    p = plan(self.folder, locked_text, previous_sessions=self.prev_sessions)
+                    archived = self._archived_ids() if self.folder.conflicts() else ()
+                    p = plan(self.folder, locked_text, previous_sessions=self.prev_sessions, archived=archived)
                 applied = apply_plan(w, p)
             self.own.update(applied.written)
             for rel, sha in applied.written.items():
@@ -332,6 +334,13 @@ class Daemon:
         self._report_all(p)
         self.prev_sessions = set(self.folder.sessions())
         self.needs_pass = False
+
+    def _archived_ids(self) -> set[str]:
+        try:
+            names = os.listdir(self.vault.archive_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return set()
+        return {n for n in names if is_valid_session_id(n)}
 
     def _report_all(self, p: Plan) -> None:
         for r in p.reports:
