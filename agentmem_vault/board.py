@@ -180,7 +180,3 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
     order = {"active": 0, "stale": 0, "idle": 1}
     hits.sort(key=lambda h: (1 if is_placeholder(h.row) else order.get(h.row.status, 2), h.archived, -h.score))
     return hits[:limit]
-
-
-def stale_days(vault: Vault) -> int:
-    return int(vault_config(vault).get("stale_days", 14))

@@ -75,28 +75,11 @@ def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, com
     return Registration(sid, row)
 
 
-def sort_for_reading(rows: list[it.Row]) -> list[it.Row]:
-    """The skill's reading order: active and stale before idle placeholders, newest first."""
-    rank = {"active": 0, "stale": 1, "idle": 2}
-    return sorted(rows, key=lambda r: (rank.get(r.status, 3), _neg_ts(r.updated_at)))
-
-
-def _neg_ts(v: str) -> str:
-    # Sort newest first with a string key: invert digits.
-    return "".join(chr(ord("9") - ord(c) + ord("0")) if c.isdigit() else c for c in v)
-
-
 def is_placeholder(row: it.Row) -> bool:
     return row.status == "idle" and row.topic.strip() in ("", DEFAULT_TOPIC)
 
 
-def check_id(session_id: str) -> str:
-    from .ids import validate_session_id
-
-    return validate_session_id(session_id)
-
-
 __all__ = [
-    "Registration", "register_idle", "taken_ids", "idle_row", "sort_for_reading", "is_placeholder",
+    "Registration", "register_idle", "taken_ids", "idle_row", "is_placeholder",
     "is_valid_session_id", "DEFAULT_TOPIC", "DEFAULT_SUMMARY", "DEFAULT_KEYWORDS", "MANUAL_KEYWORDS",
 ]

@@ -12,7 +12,6 @@ Windows only files, because Windows ignores the read-only attribute of folders.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import stat
@@ -432,9 +431,3 @@ def _sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-@contextmanager
-def writer(vault: Vault, command: str, **kw: object) -> Iterator[VaultWriter]:
-    with VaultWriter(vault, command, **kw) as w:  # type: ignore[arg-type]
-        yield w
