@@ -83,8 +83,16 @@ def parse_args(args: list[str]) -> HookArgs:
 
 
 def _complete_json(buf: bytes) -> bool:
-    tail = buf.rstrip()
-    return tail.endswith(b"}")
+    """True once ``buf`` holds one whole JSON object (the agent may never close stdin)."""
+    if not buf.rstrip().endswith(b"}"):
+        return False
+    import json
+
+    try:
+        json.loads(buf.decode("utf-8-sig"))
+        return True
+    except (ValueError, UnicodeDecodeError):
+        return False
 
 
 def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
@@ -100,21 +108,29 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
     except (OSError, ValueError, AttributeError):
         return b""
     deadline = time.monotonic() + timeout
-    if sys.platform == "win32":  # pragma: no cover - select() does not work on Windows pipes
+    if sys.platform == "win32":  # select() does not work on Windows pipes: read in a thread
         import threading
 
-        box: list[bytes] = []
+        got: list[bytes] = []
+        finished = threading.Event()
 
         def _reader() -> None:
             try:
-                box.append(stream.buffer.read())
+                while True:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        break
+                    got.append(chunk)
+                    if _complete_json(b"".join(got)):
+                        break  # a whole object: do not wait for EOF
             except Exception:  # noqa: BLE001 - a reader thread must not raise
-                box.append(b"")
+                pass
+            finally:
+                finished.set()
 
-        t = threading.Thread(target=_reader, daemon=True)
-        t.start()
-        t.join(timeout)
-        return box[0] if box else b""
+        threading.Thread(target=_reader, daemon=True).start()
+        finished.wait(timeout)
+        return b"".join(list(got))
     import select
 
     chunks: list[bytes] = []
@@ -137,13 +153,7 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         chunks.append(chunk)
         buf = b"".join(chunks)
         if _complete_json(buf):
-            try:
-                import json
-
-                json.loads(buf.decode("utf-8-sig"))
-                return buf  # a whole object: do not wait for EOF (Claude Code may keep stdin open)
-            except (ValueError, UnicodeDecodeError):
-                pass
+            return buf  # a whole object: do not wait for EOF (Claude Code may keep stdin open)
     return b"".join(chunks)
 
 

@@ -38,3 +38,29 @@ def test_session_start_recall_does_not_import_the_index_builder(vault: Vault, tm
     mods, ans = _run(tmp_path, vault, "with-index")
     assert "以後回答一律用繁體中文" in ans["additional_context"]
     assert not (mods & BUILDER), mods & BUILDER
+
+
+def test_windows_stdin_reader_returns_a_complete_payload_without_waiting_for_eof(monkeypatch) -> None:
+    """Windows has no select() on pipes, so stdin is read in a thread. An agent that sends its JSON
+    and keeps the pipe open (Claude Code may) must still get its Session ID, not '{}' after 3 s."""
+    import io
+    import os
+    import time
+
+    from agentmem_vault import hooks
+
+    payload = json.dumps({"session_id": "c-1", "hook_event_name": "SessionStart", "cwd": "/v/我的"}).encode()
+    r, w = os.pipe()
+    stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(r, "rb")), encoding="utf-8")
+    try:
+        os.write(w, payload)  # and the write end stays open
+        monkeypatch.setattr(sys, "platform", "win32")
+        monkeypatch.setattr(sys, "stdin", stdin)
+        t0 = time.monotonic()
+        got = hooks.read_stdin(timeout=2.0)
+        elapsed = time.monotonic() - t0
+    finally:
+        os.close(w)
+    monkeypatch.undo()
+    stdin.close()
+    assert got == payload and elapsed < 1.0
