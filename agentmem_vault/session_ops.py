@@ -40,7 +40,9 @@ def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWrit
     except (SessionNotFound, UsageError, SnapshotFormatError, IncompleteOperation, InvalidSessionId):
         raise
     except AgentmemError as exc:
-        raise IncompleteOperation(f"{what} is incomplete: {exc.message} (nothing was changed)", details={"cause": exc.code}) from exc
+        said = "nothing was" in exc.message  # the cause may already say so; say it once
+        raise IncompleteOperation(f"{what} is incomplete: {exc.message}" + ("" if said else " (nothing was changed)"),
+                                  details={"cause": exc.code}) from exc
 
 
 def _incoming(text: str | None) -> Snapshot | None:

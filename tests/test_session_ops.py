@@ -182,6 +182,7 @@ def test_update_rolls_back_snapshot_when_row_write_fails(vault: Vault, idle: str
     finally:
         vault.index_path.chmod(mode)
     assert p.returncode == 1 and "incomplete" in p.stderr
+    assert p.stderr.count("nothing was") == 1, p.stderr  # said once, not "nothing was written (nothing was changed)"
     assert files(vault) == before
 
 
