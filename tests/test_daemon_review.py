@@ -4,14 +4,12 @@ extraction, the rotating log, and one code path for collecting extraction result
 from __future__ import annotations
 
 import json
-import logging
 
 from agentmem_vault.daemon import queue as xq
-from agentmem_vault.daemon.scan import scan_memory
-from agentmem_vault.daemon.service import Daemon
 
 from daemon_helpers import FakeClock, sid
 from review_helpers import RULE
+from test_daemon_units import _daemon
 
 
 def _lines(path) -> list[dict]:
@@ -54,13 +52,6 @@ def test_small_queue_files_are_left_alone(tmp_path):
     q.enqueue({"kind": "transcript", "path": "/t/a.jsonl"})
     q.mark_done("transcript:/t/a.jsonl")
     assert not q.compact() and (tmp_path / xq.QUEUE_FILE).stat().st_size > 0
-
-
-def _daemon(vault, **kw) -> Daemon:
-    d = Daemon(vault, rescan_seconds=30, debounce_seconds=0, quiet_minutes=0, **kw)
-    d.queue.load()
-    d.folder = scan_memory(vault.memory)
-    return d
 
 
 def test_notes_written_by_queued_extraction_reach_session_start(vault):
