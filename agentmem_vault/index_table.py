@@ -28,7 +28,7 @@ _CELL_BREAK_RE = re.compile("\r\n|[\x00-\x08\x0a-\x1f\x85\u2028\u2029]")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 # A Markdown line ends at \n, \r\n or \r, not at the other separators str.splitlines() knows.
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
-_SEP_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_SEP_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 class Row(NamedTuple):

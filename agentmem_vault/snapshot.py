@@ -68,7 +68,7 @@ _TEMPLATE_HINTS = frozenset(
 _TITLE_RE = re.compile(r"^#[ \t]+session(?:[ \t]*[:：][ \t]*(.*?)|[ \t]+(\S+))?[ \t]*$", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^##(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")
 _BULLET_RE = re.compile(r"^([ \t]*)([-*+]|\d{1,3}[.)])(?:[ \t]+(.*)|[ \t]*)$")
-_SEPARATOR_RE = re.compile(r"^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$")
+_SEPARATOR_RE = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _KEY_VALUE_RE = re.compile(r"^(?:[-*+][ \t]+)?\**([^:：|*]{1,40}?)\**[ \t]*[:：][ \t]*(.*)$")
 _LINK_RE = re.compile(r"\[\[([^\[\]|#]+)(?:[#|][^\[\]]*)?\]\]")
 

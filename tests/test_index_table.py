@@ -145,3 +145,11 @@ def test_undecodable_argument_text_is_a_usage_error() -> None:
 
     with pytest.raises(UsageError, match="UTF-8"):
         it.render_row(row(topic="bad \udc85 byte"))
+
+
+def test_separator_with_single_hyphens_is_a_table_header() -> None:
+    # GFM (and Obsidian) accept one hyphen per delimiter cell; a hand-typed `|-|-|…|` must not
+    # make the whole index unreadable.
+    text = "| " + " | ".join(it.COLUMNS) + " |\n|" + "-|" * len(it.COLUMNS) + "\n" + it.render_row(row()) + "\n"
+    doc = it.parse_index(text)
+    assert [r.session_id for r in doc.row_list()] == [row().session_id] and not doc.bad

@@ -194,3 +194,8 @@ def test_sections_out_of_template_order_keep_extras_a_render_fixed_point():
     # were listed in text order, but rendered in template order, so parse(render(s)) != s.
     s = parse_snapshot("## Decisions\n## Notes\n## Metadata\n## Notes\n")
     assert parse_snapshot(render_snapshot(s)) == s
+
+
+def test_metadata_table_with_single_hyphen_separator():
+    s = parse_snapshot("# Session: 2026-06-01-0930-a\n\n## Metadata\n| Field | Value |\n|-|-|\n| Topic | T |\n")
+    assert s.metadata == {"Topic": "T"} and not s.metadata_notes
