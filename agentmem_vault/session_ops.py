@@ -119,8 +119,12 @@ class UpdateResult:
 def _write_session(
     w: VaultWriter, vault: Vault, sid: str, row: it.Row, *, incoming: Snapshot | None, ts: str,
     topic: str | None = None, add_sources: list[str] = (), context_note: str | None = None,
+    touch: bool = False,
 ) -> tuple[Snapshot, bool, bool]:
-    """Create or merge the snapshot of ``sid``; returns (snapshot, created, changed)."""
+    """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
+
+    ``touch``: a status update always records its time (the skill: Updated At matches the
+    update), even when the merge added nothing; continue/release leave an unchanged file alone."""
     path = vault.session_path(sid)
     existing = read_text(path)
     if existing is None:
@@ -149,12 +153,12 @@ def _write_session(
         snap = merge_snapshots(snap, parse_snapshot(f"## Current Context\n{context_note}\n"), updated_at=ts)
     snap.metadata["Status"] = "active"
     new_text = _render_like(snap, existing)
-    if existing is not None and _same_but_time(existing, new_text):
+    same = existing is not None and _same_but_time(existing, new_text)
+    if same and not touch:
         return snap, False, False  # nothing new: keep the file (and Updated At) as it was
     snap.metadata["Updated At"] = ts
-    new_text = _render_like(snap, existing)
-    changed = w.write_file(path, new_text, session_id=sid, action="write_snapshot")
-    return snap, created, changed
+    w.write_file(path, _render_like(snap, existing), session_id=sid, action="write_snapshot")
+    return snap, created, not same
 
 
 def _render_like(snap: Snapshot, existing: str | None) -> str:
@@ -184,7 +188,7 @@ def update_session(
         doc = w.index()
         doc.check_writable()
         row = doc.get(sid)
-        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic)
+        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True)
         new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else row.topic)
         # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
         # (the agent passes --summary when the facts changed).
@@ -192,13 +196,11 @@ def update_session(
         new_summary = summary or ((_summary_from(snap) or row.summary) if placeholder else row.summary)
         new_kw = keywords or (row.keywords if row.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
 
-        def change(r: it.Row) -> it.Row:
-            touched = changed or r.status != "active" or topic or summary or keywords
-            return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active",
-                           updated_at=ts if touched else r.updated_at)
-
-        before, after = w.update_row(sid, change)
-        _verify_snapshot(vault, sid)
+        before, after = w.update_row(sid, lambda r: r.with_(
+            topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts))
+        written = _verify_snapshot(vault, sid)
+        if written.metadata.get("Updated At") != ts or after.updated_at != ts:
+            raise IncompleteOperation(f"Updated At of {sid} does not match {ts} after the write")
     return UpdateResult(sid, created, changed, before, after)
 
 

@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 
 from . import index_table as it
 from .config import Vault, vault_config
-from .errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
+from .errors import AgentmemError, IndexFormatError, SnapshotFormatError, VerifyFailed, WriteFailed
 from .locking import exclusive_lock
 
 _RETRY_SECONDS = 3.0
@@ -70,7 +70,13 @@ def decode_text(data: bytes, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise IndexFormatError(
+        if path.name == "index.md" and path.parent.name == "memory":
+            error: type[AgentmemError] = IndexFormatError
+        elif "sessions" in path.parts or "archive" in path.parts:
+            error = SnapshotFormatError
+        else:
+            error = AgentmemError
+        raise error(
             f"{path} is not UTF-8 text (byte {exc.start}); refusing to read or change it"
         ) from exc
 

@@ -118,10 +118,15 @@ def test_update_creates_then_merges(vault: Vault, idle: str) -> None:
     r = row(vault, idle)
     assert (r.status, r.started_at, r.updated_at, r.referenced_by) == ("active", "2026-06-01 09:30", "2026-06-02 10:00", "-")
 
-    # the same input again: nothing changes, not even Updated At
+    # the same input again: nothing changes but Updated At (the update is recorded)
     before = files(vault)
-    p = run_cli("update", idle, vault=vault, input=SECOND, env=T2)
-    assert p.returncode == 0 and files(vault) == before
+    p = run_cli("update", idle, "--json", vault=vault, input=SECOND, env=T2)
+    assert p.returncode == 0 and json.loads(p.stdout)["snapshot_changed"] is False
+    after = files(vault)
+    key = f"memory/sessions/{idle}.md"
+    assert after[key] == before[key].replace(b"| Updated At | 2026-06-02 10:00 |", b"| Updated At | 2026-06-03 11:00 |")
+    assert row(vault, idle).updated_at == "2026-06-03 11:00"
+    assert after["memory/index.md"] == before["memory/index.md"].replace(b"2026-06-02 10:00 |", b"2026-06-03 11:00 |")
 
 
 def test_update_chinese_marks(vault: Vault, idle: str) -> None:
