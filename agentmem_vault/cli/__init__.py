@@ -126,3 +126,4 @@ from . import hook_cmds  # noqa: E402,F401
 from . import daemon_cmds  # noqa: E402,F401
 from . import longterm_cmds  # noqa: E402,F401
 from . import recall_cmds  # noqa: E402,F401
+from . import journal_cmds  # noqa: E402,F401

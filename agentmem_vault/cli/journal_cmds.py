@@ -1,0 +1,41 @@
+"""journal, restore."""
+
+from __future__ import annotations
+
+import click
+
+from .. import journal as lib
+from ..config import resolve_vault
+from . import cli, common_options, emit, opts_from
+
+
+def _line(e: dict) -> str:
+    removed = lib._removed_rows(e)
+    extra = f" ({len(removed)} rows removed)" if removed and e.get("action") != "remove_row" else ""
+    return f"{e.get('time', '?'):<19} {e.get('command', '?'):<18} {e.get('action', '?'):<16} {e.get('session_id') or e.get('path') or ''}{extra}"
+
+
+@cli.command()
+@common_options
+@click.option("--session", "session_id", help="Only entries about this Session ID.")
+@click.option("--limit", default=50, show_default=True, help="Newest entries to show (0 = all).")
+@click.pass_context
+def journal(ctx: click.Context, vault: str | None, as_json: bool, session_id: str | None, limit: int) -> None:
+    """Show the change journal (memory/.agentmem/journal.jsonl), newest last."""
+    opts = opts_from(ctx, vault, as_json)
+    j = lib.history(resolve_vault(opts.vault), session_id, limit)
+    human = "\n".join(_line(e) for e in j.entries) or "(no entries)"
+    if j.broken_lines:
+        human += f"\n({j.broken_lines} unreadable journal lines skipped)"
+    emit(opts, {"entries": j.entries, "broken_lines": j.broken_lines}, human)
+
+
+@cli.command()
+@common_options
+@click.argument("session_id")
+@click.pass_context
+def restore(ctx: click.Context, vault: str | None, as_json: bool, session_id: str) -> None:
+    """Put a row that organize/archive/delete removed back on the board, from the journal."""
+    opts = opts_from(ctx, vault, as_json)
+    row = lib.restore_row(resolve_vault(opts.vault), session_id)
+    emit(opts, {"restored": row.to_dict()}, f"restored {row.session_id} ({row.status}, {row.topic}) to memory/index.md")

@@ -1,0 +1,40 @@
+"""The journal makes every removed row recoverable: organize deletes idle rows, restore brings one back."""
+
+from __future__ import annotations
+
+import json
+
+from agentmem_vault import index_table as it
+from agentmem_vault.config import Vault
+
+from conftest import run_cli
+
+NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
+
+
+def ids(v: Vault) -> list[str]:
+    return it.parse_index(v.index_path.read_text(encoding="utf-8")).ids()
+
+
+def test_organize_then_restore(vault: Vault) -> None:
+    sid = json.loads(run_cli("register", "--json", vault=vault, env=NOW).stdout)["session_id"]
+    assert run_cli("organize", vault=vault, env=NOW).returncode == 0
+    assert sid not in ids(vault)
+    hist = json.loads(run_cli("journal", "--session", sid, "--json", vault=vault).stdout)["entries"]
+    assert [e["action"] for e in hist] == ["append_row", "organize"]
+    p = run_cli("restore", sid, vault=vault)
+    assert p.returncode == 0, p.stderr
+    row = it.parse_index(vault.index_path.read_text(encoding="utf-8")).get(sid)
+    assert (row.status, row.summary) == ("idle", "sessionStart 自動註冊，尚未整理主題。")
+    again = run_cli("restore", sid, "--json", vault=vault)
+    assert again.returncode == 1 and json.loads(again.stdout)["error"]["code"] == "refused"
+
+
+def test_restore_unknown_and_bad_ids_and_torn_journal(vault: Vault) -> None:
+    with vault.journal_path.open("a", encoding="utf-8") as fh:
+        fh.write('{"action": "remove_row", "session_id": "2026-01-01-0000-a", "bef')  # torn by a crash
+    p = run_cli("restore", "2026-01-01-0000-a", vault=vault)
+    assert p.returncode == 1 and "no removed row" in p.stderr
+    assert run_cli("restore", "../../x", vault=vault).returncode == 1
+    out = json.loads(run_cli("journal", "--json", vault=vault).stdout)
+    assert out["broken_lines"] == 1
