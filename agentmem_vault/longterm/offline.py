@@ -6,6 +6,10 @@ is not a memory) and keeps sentences that carry an explicit request ("記住", "
 ("I prefer", "我習慣", "請用"), plus stated decisions and pitfalls. Questions, one-off task details
 ("for this file only", "這次先") and chit-chat are left out. The output is the same Memory Objects
 the model would produce, with an assessment score already set (explicit = 5, others = 4).
+
+A correction is stored rule first ("Don't use moment. Use date-fns." -> "Use date-fns (instead of
+moment)."); titles are cut only between words or CJK characters, never inside an identifier, and
+identifiers keep their case; the category is the best-scoring set of cues in seed 003's list.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ _TRIGGERS: tuple[tuple[str, int, float, re.Pattern[str]], ...] = tuple(
     (kind, score, imp, re.compile(p))
     for kind, score, imp, p in (
         ("explicit", 5, 0.9, r"(?:请|帮我|要)?(?:记住|记得|牢记|备忘)(?!吗|不|了吗)"),
-        ("explicit", 5, 0.9, r"以后(?:都|一律|请|要|不要|别|也|统一|默认|的)|今后|往后|从现在(?:开始|起)|下次(?:不要|别|记得|请|要)|不要再|别再|永远(?:不要|要)|一律"),
+        ("explicit", 5, 0.9, r"以后(?:[^,;。?]{0,30}?(?:都|一律|请|要(?!是)|不要|别|统一|必须)|也|默认|的)|今后|往后|从现在(?:开始|起)|下次(?:不要|别|记得|请|要)|不要再|别再|永远(?:不要|要)|一律"),
         ("explicit", 5, 0.9, r"\b(?:please\s+)?remember(?:\s+that|\s+to|\s*:|,)|\bnote for (?:the )?future\b|\bfrom now on\b|\bgoing forward\b|\bin (?:the )?future,"),
         ("explicit", 5, 0.85, rf"(?:^|please\s+|you\s+(?:should|must)\s+|we\s+(?:should|must)\s+|make sure (?:to|you)\s+|so\s+|and\s+)(?:always|never)\b|\b(?:always|never)\s+(?:{_EN_VERBS})\b"),
         ("correction", 4, 0.8, r"^(?:不对|错了|不是这样|搞错了|不行|不要这样)|应该(?:是|用|要)|而不是|不要用|别用|改用|换成|不能(?:用|直接)"),
@@ -54,7 +58,7 @@ _QUOTED = re.compile(r"'[^'\n]{3,}'|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\
 _QUESTION = re.compile(r"[?？]\s*$|(?:吗|么|呢)\s*[。.!！]?\s*$|^(?:should|can|could|would|is|are|do|does|did|why|what|how|which|where|when)\b")
 _EXPLICIT_LEAD = re.compile(
     r"^(?:(?:ok|okay|好|好的|嗯)[,，]?\s*)?(?:(?:请|帮我)?(?:记住|记得|牢记|备忘)|please remember(?: that)?|remember(?: that)?|note for (?:the )?future|"
-    r"from now on|going forward|in (?:the )?future|heads up|watch out|踩坑记录|踩坑|注意|另外|also|and|"
+    r"from now on|going forward|in (?:the )?future|heads up|watch out|踩坑记录|踩坑|注意|另外|also\b|and\b|"
     r"(?:no|nope|actually|wrong|不对|错了|不是这样|搞错了)(?=[,，:：;；.\s—-]))[\s,，:：;；.—-]*",
     re.I,
 )
@@ -76,8 +80,25 @@ class Hit:
     importance: float
 
 
-def classify(sentence: str) -> Hit | None:
-    """Which rule (if any) makes this user sentence worth remembering."""
+# A sentence that is only "No, ..." / "不對，..." is a correction of *something*, but it is a rule
+# only if the rest says what to do ("No, it was my network." is not a memory).
+_CORRECTION_LEAD = re.compile(
+    r"^(?:不对|错了|不是这样|搞错了|不行|不要这样|(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|actually)\b)[\s,:;.!—-]*"
+)
+_DIRECTIVE = re.compile(
+    r"用|要|应该|应当|不要|别|不能|不可|一律|统一|必须|只能|改成|换成|"
+    r"\b(?:use|using|should|must|always|never|don'?t|do not|instead|prefer|we|our|need|needs|has to|have to|only)\b"
+)
+# "不是用 npm，是用 pnpm" is a correction on its own; the bare "不是 A，是 B" only when the
+# assistant had just said A ("這不是 bug，是 feature 啦" is chit-chat).
+_NOT_A_BUT_B_VERB = re.compile(r"^(?:这里|这边)?不是(用|要用|使用|写|存|放|叫)\s*[^,;。]{1,40}[,;]\s*(?:而)?是\1")
+_NOT_A_BUT_B = re.compile(r"^(?:这里|这边)?不是\s*(?P<old>[^,;。]{1,40}?)\s*[,;]\s*(?:而)?是\s*\S")
+
+
+def classify(sentence: str, context: str = "") -> Hit | None:
+    """Which rule (if any) makes this user sentence worth remembering.
+
+    ``context`` is what the assistant said just before (for "不是 A，是 B": A must be in it)."""
     f = _fold(_QUOTED.sub(" ", sentence))
     if not f or _NOT_MEMORY.search(f):
         return None
@@ -87,7 +108,18 @@ def classify(sentence: str) -> Hit | None:
             if best is None or score > best.score:
                 best = Hit(kind, score, imp)
     if best is None:
+        m = _NOT_A_BUT_B.match(f)
+        if _NOT_A_BUT_B_VERB.match(f) or (m and len(m["old"].strip()) >= 2 and m["old"].strip() in _fold(context)):
+            best = Hit("correction", 4, 0.8)
+    if best is None:
         return None
+    if best.kind == "correction":
+        rest = _CORRECTION_LEAD.sub("", f, count=1)
+        if rest != f and not any(p.search(rest) for _, _, _, p in _TRIGGERS) and not _DIRECTIVE.search(rest):
+            # "No, it was my network." / "不是這樣，是我的網路斷了" (unless A was just said: 不是A，是B)
+            m = _NOT_A_BUT_B.match(f)
+            if not (m and len(m["old"].strip()) >= 2 and m["old"].strip() in _fold(context)):
+                return None
     if _QUESTION.search(f) and best.kind != "explicit":
         return None
     if _QUESTION.search(f) and re.search(r"[?？]\s*$", f):
@@ -109,6 +141,32 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+# Lowercase names that are identifiers even without digits or punctuation ("pnpm is our ...").
+_LOWER_NAMES = frozenset(
+    """npm pnpm npx yarn bun deno pip pipx uv poetry conda cargo rustup git gh docker kubectl helm pytest ruff mypy
+    pyright eslint prettier tsc vite webpack esbuild rollup node python python3 bash zsh pwsh brew apt sudo curl wget
+    jq sed awk grep rg fzf tmux vim nvim make cmake gradle mvn go gofmt rustfmt black isort tox nox hatch pdm""".split()
+)
+# An identifier keeps its exact spelling: camelCase, digits, -_./\ or backticks, or a known tool name.
+_IDENT_WORD = re.compile(r"[a-z][A-Z]|[\d_./\\`-]")
+
+
+def _is_identifier(word: str) -> bool:
+    w = word.rstrip(",:;.!?)")
+    return bool(_IDENT_WORD.search(w)) or w.lower() in _LOWER_NAMES
+
+
+def _capitalise(s: str) -> str:
+    """Sentence case for Latin prose only: never for CJK text and never when the first word is an
+    identifier ("sessionStart", "npm-run-all", "os.path", "pnpm" keep their spelling)."""
+    if not s or _CJK.search(s) or not (s[0].isalpha() and s[0].islower()):
+        return s
+    first = s.split(maxsplit=1)[0]
+    if _is_identifier(first):
+        return s
+    return s[0].upper() + s[1:]
+
+
 def _clean(sentence: str) -> str:
     s = sentence.strip()
     prev = None
@@ -116,22 +174,157 @@ def _clean(sentence: str) -> str:
         prev = s
         s = _EXPLICIT_LEAD.sub("", s, count=1).strip()
         # The lead regex works on folded text semantics; try the Traditional forms too.
-        s = re.sub(r"^(?:請?記住|記得|不對|錯了|踩坑記錄|另外)[\s,，:：;；.—-]*", "", s).strip()
-    if s and s[0].isalpha() and s[0].islower() and not _CJK.match(s[0]):
-        s = s[0].upper() + s[1:]
-    return s
+        s = re.sub(r"^(?:請?記住|記得|不對|錯了|踩坑記錄|記錄|另外)[\s,，:：;；.—-]*", "", s).strip()
+    return _capitalise(s)
 
 
-def _title(content: str) -> str:
-    first = re.split(r"[。.;；!！\n]", content, maxsplit=1)[0].strip()
-    if _CJK.search(first):
-        first = re.split(r"[，,：:]", first)[0] if len(first) > 28 else first
-        t = first[:28]
-    else:
-        words = first.split()
-        t = " ".join(words[:10])
-    t = t.strip(" ,，:：—-`'\"")
-    return t or content[:28]
+# -- corrections: the rule is what comes after the marker --------------------------------------------
+
+# "No, don't use moment. Use date-fns." / "not `print`; use structlog" / "it's not A, it's B"
+_EN_NEG_FIRST = re.compile(
+    r"^(?:(?:please\s+|we\s+)?(?:don'?t|do not|never|stop)\s+(?:use|using|call|calling|write|writing|add|adding|import|importing|put|putting)\s+|"
+    r"(?:it'?s\s+|that'?s\s+)?not\s+)"
+    r"(?P<old>.+?)\s*(?:[,;:—–]+|\s-\s|\.(?=\s))\s*(?:but\s+|instead[,:]?\s+|rather[,:]?\s+)?"
+    r"(?P<rule>(?:use|using|prefer|switch to|go with|stick with|call|import|write|run|always|it'?s|"
+    r"we (?:use|prefer|always|standardi[sz]e on|(?:'re|are) on|go with|stick with))\b.+)$",
+    re.I | re.S,
+)
+# "不要用 requests，應該用 httpx" / "不是 moment，是 date-fns" / "别用 A；改用 B"
+_ZH_NEG_FIRST = re.compile(
+    r"^(?:這裡|这里|這邊|这边)?(?:不是|不要再?|別再?|别再?|不能|不可以|不應該|不应该|不用)\s*(?P<old>[^，,；;。]+?)\s*[，,；;。]\s*"
+    r"(?P<rule>(?:而是|是|應該|应该|要|請|请|改用|改成|換成|换成|一律|統一|统一|都|得|必須|必须|用|使用)\s*\S.*)$",
+    re.S,
+)
+_CLAUSE_END_EN = re.compile(r"[;:!?]|\.(?=\s|$)|\s[—–]\s")
+_CLAUSE_END_ZH = re.compile(r"[，,；;。！!？?]|\.(?=\s|$)")
+
+
+def _insert_after_first_clause(rule: str, note: str, ends: re.Pattern[str]) -> str:
+    m = ends.search(rule)
+    if m is None:
+        return rule.rstrip() + note
+    return rule[: m.start()].rstrip() + note + rule[m.start():]
+
+
+def restructure_correction(content: str) -> str:
+    """Put the corrected rule first and say what it replaces.
+
+    "Don't use moment. Use date-fns." -> "Use date-fns (instead of moment)."; "不是用 npm，是用 pnpm。"
+    -> "用 pnpm（而不是用 npm）。". Rule-first sentences ("use X instead of Y") come back unchanged."""
+    m = _ZH_NEG_FIRST.match(content)
+    if m:
+        old = m["old"].strip().rstrip("了").strip()
+        rule = re.sub(r"^(?:而是|是)\s*", "", m["rule"]).strip()
+        if not old or not rule or old in rule:
+            return content
+        sp = " " if old[0].isascii() else ""
+        return _insert_after_first_clause(rule, f"（而不是{sp}{old}）", _CLAUSE_END_ZH)
+    m = _EN_NEG_FIRST.match(content)
+    if m:
+        old = m["old"].strip().rstrip(".,;:")
+        rule = m["rule"].strip()
+        if not old or not rule or old.lower() in rule.lower():
+            return content
+        return _capitalise(_insert_after_first_clause(rule, f" (instead of {old})", _CLAUSE_END_EN))
+    return content
+
+
+_NEG_START = re.compile(r"^(?:don'?t|do not|never|stop|not)\b|^(?:不要|别|別|不是|不能|不用)", re.I)
+_POS_START = re.compile(
+    r"^(?:use|prefer|switch to|go with|we use|we're on|we are on|stick with|always)\b|"
+    r"^(?:用|使用|改用|换成|換成|应该|應該|要用|请用|請用|一律|统一|統一|都用|而是|是用)",
+    re.I,
+)
+
+
+# -- titles ------------------------------------------------------------------------------------------
+
+_TITLE_MAX = 70.0  # in Latin characters; a CJK character counts 1.75 (so about 40 of them)
+_CJK_WIDTH = 1.75
+_CJK_PUNCT = "，。、；：！？「」『』（）【】《》〈〉"
+# Tokens: one CJK character, one CJK punctuation mark, whitespace, or a run of anything else (a
+# Latin word or identifier such as Join-Path, gemini-2.5-flash-lite, src/generated/, `make x`).
+_TOKEN = re.compile(rf"[\u3400-\u9fff\uf900-\ufaff]|[{_CJK_PUNCT}]|\s+|`[^`\s]*(?:\s[^`\s]+)*`|[^\s\u3400-\u9fff\uf900-\ufaff{_CJK_PUNCT}]+")
+_SENTENCE_END = re.compile(r"[。！？；;\n]|(?<=\S)[.!?](?=\s|$)")
+_CLAUSE_BREAK = re.compile(r"[，,：:、]|\s[—–-]\s|\s(?=(?:so|because|since|which|unless|otherwise|but)\s)", re.I)
+_TITLE_SOFT = 42.0  # a CJK sentence longer than this (about 24 characters) keeps only its first clause
+_TITLE_LEAD = re.compile(
+    r"^(?:(?:ok(?:ay)?|fyi|so|well|好|好的|嗯|那就这样|那就這樣)[,，:：]?\s+|"
+    r"(?:we(?:'ve)? decided|decision|決定了?|决定了?|定案|拍板)\s*[,，:：]\s*|"
+    r"(?:two|three|some|a few|\d+) rules?(?: for [^:：]{1,30})?[:：]\s*)",
+    re.I,
+)
+_DANGLING_WORDS = re.compile(
+    r"(?:\s+(?:a|an|the|and|or|but|to|of|for|with|in|on|at|by|from|into|as|so|than|that|which|when|if|because|"
+    r"instead of|rather than|instead|rather|not|is|are|be|your|our|my|this|these|those))+$",
+    re.I,
+)
+_DANGLING_CHARS = " ,，:：;；、—–-(（[「『\"'.…"
+_OPENERS = {"(": ")", "（": "）", "[": "]", "「": "」", "『": "』", "【": "】", "《": "》"}
+
+
+def _width(s: str) -> float:
+    return sum(_CJK_WIDTH if _CJK.match(ch) else 1.0 for ch in s)
+
+
+def _tidy_end(t: str) -> str:
+    prev = None
+    while prev != t:
+        prev = t
+        # an opening bracket or quote that the cut left unclosed: drop it and what follows
+        for o, c in _OPENERS.items():
+            i = t.rfind(o)
+            if i >= 0 and t.find(c, i) < 0:
+                t = t[:i]
+        if t.count("`") % 2:
+            i = t.rfind("`")
+            t = t[:i] + t[i + 1:]
+        t = t.rstrip(_DANGLING_CHARS)
+        t = _DANGLING_WORDS.sub("", t)
+        t = re.sub(r"(?<=[\u3400-\u9fff])[的和或與与及把被在]$", "", t)
+    return t
+
+
+def title_for(content: str) -> str:
+    """A short title cut from the start of ``content``.
+
+    Cuts only between tokens: a Latin word or identifier is never split (CJK may be cut between
+    characters), about 40 CJK / 70 Latin characters at most, preferring a clause boundary, and no
+    dangling punctuation, connective or unclosed bracket at the end."""
+    text = " ".join(content.split())
+    m = _SENTENCE_END.search(text)
+    first = text[: m.start()] if m else text
+    lead = None
+    while lead != first:
+        lead = first
+        first = _TITLE_LEAD.sub("", first.strip(), count=1).strip() or first.strip()
+    if _CJK.search(first) and _width(first) > _TITLE_SOFT:
+        # CJK rules run on with commas; the first clause is usually the rule itself
+        for b in _CLAUSE_BREAK.finditer(first):
+            if 14 <= _width(first[: b.start()]) <= _TITLE_MAX:
+                first = first[: b.start()]
+                break
+    if _width(first) > _TITLE_MAX:
+        out: list[str] = []
+        used = 0.0
+        for tok in _TOKEN.findall(first):
+            w = _width(tok)
+            if used + w > _TITLE_MAX:
+                break
+            out.append(tok)
+            used += w
+        cut = "".join(out)
+        # prefer the last clause boundary if it keeps at least 40% of the budget
+        best = None
+        for b in _CLAUSE_BREAK.finditer(cut):
+            if _width(cut[: b.start()]) >= 0.4 * _TITLE_MAX:
+                best = b.start()
+        first = cut[:best] if best is not None else cut
+    t = _tidy_end(first.strip(_DANGLING_CHARS)).strip()
+    if not t:
+        # nothing but punctuation at the start: fall back to the first tokens of the content
+        t = _tidy_end("".join(_TOKEN.findall(text)[:12]).strip(_DANGLING_CHARS)).strip()
+    return _capitalise(t)
 
 
 _TECH = re.compile(
@@ -172,17 +365,81 @@ def keywords_for(content: str) -> list[str]:
     return out[:8]
 
 
-# category -> (folded cue words); the first category with a cue wins, in this order.
-_CATEGORY_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("development_test_specification", ("test", "pytest", "jest", "unittest", "fixture", "mock", "coverage", "测试", "单元测")),
-    ("user_communication", ("回答", "回复", "答复", "繁体", "简体", "中文", "英文", "语言", "answer", "reply", "respond", "explain", "language", "结论", "段", "diff", "show me", "emoji")),
-    ("common_pitfalls_experience", ("踩坑", "坑", "注意", "会导致", "watch out", "heads up", "gotcha", "pitfall", "beware", "caveat", "warns", "breaks", "弄坏")),
-    ("important_decision_experience", ("decided", "decision", "go with", "决定", "定案", "采用", "选用", "改用 redis")),
-    ("development_practice_specification", ("commit", "push", "pr", "branch", "merge", "rebase", "review", "git", "提交", "分支", "run ", "before", "codegen", "ci", "ruff", "lint", "文档", "document")),
-    ("project_build_configuration", ("build", "webpack", "vite", "pyproject", "package.json", "dockerfile", "makefile", "构建", "打包")),
-    ("project_environment_configuration", ("env", "port", "config", "环境", "配置", "端口", "utc", "时区", "timezone", "lock", "cache")),
-    ("project_tech_stack", ("pnpm", "npm", "yarn", "react", "svelte", "vue", "framework", "library", "python 3", "date-fns", "moment", "redis", "structlog", "框架", "库", "pydantic")),
-    ("development_code_specification", ("function", "type hint", "docstring", "naming", "snake_case", "camelcase", "pascalcase", "async", "await", "indent", "空格", "缩进", "命名", "函数", "变量", "注释", "pathlib", "sql", "lines", "style")),
+def _w(alts: str) -> str:
+    # a whole word or identifier: "test" must not fire inside "Test-Path", "env" not inside "venv"
+    return rf"(?<![\w.-])(?:{alts})(?![\w-])"
+
+
+# Category cues over the folded text (lower case, Simplified Chinese). Each category scores the sum
+# of the weights of its cues that occur; the highest score wins and ties go to the earlier category.
+# Seed 003 has no "tools" category: shell, command, path, encoding and settings rules belong to the
+# environment configuration; user_communication is about how the assistant talks, so language names
+# ("中文", "English") count there only next to a verb of answering.
+_CATEGORY_CUES: tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...] = tuple(
+    (cat, tuple((wgt, re.compile(p)) for wgt, p in cues))
+    for cat, cues in (
+        ("user_communication", (
+            (2, _w(r"answers?|answering|repl(?:y|ies|ying)|respond(?:s|ing)?|responses?")),
+            (2, r"回答|回复|答复|回应|跟我说|对我说|告诉我|给我看|问我|称呼我|语气|口吻"),
+            (1, _w(r"talk to me|tell me|show me|ask me|explain\w*|summar(?:y|ies|ise|ize)|concise|verbose|bullet points?|tl;?dr|diffs?|emojis?")),
+            (1, r"结论|解释|啰嗦|简洁|(?:超过|最多|不超过).{0,3}段|分段|条列"),
+            (1, r"(?:回答|回复|说|讲|交流|沟通|答|写给我).{0,8}(?:繁体|简体|中文|英文|日文)|(?:繁体|简体|中文|英文|日文).{0,4}(?:回答|回复|说|讲|交流|沟通)"),
+            (1, _w(r"(?:in|into) (?:plain )?(?:english|chinese|japanese|traditional chinese|simplified chinese)")),
+        )),
+        ("common_pitfalls_experience", (
+            (2, r"踩坑|坑[:：]|陷阱|会导致|会被.{0,12}(?:弄坏|覆盖|删除|吃掉)|弄坏"),
+            (2, _w(r"watch out|heads up|gotcha|pitfall|beware|caveat")),
+            (2, _w(r"fyi|resets?|gets? wiped")),
+            (1, _w(r"warns?|breaks?|silently")),
+            (1, r"注意|小心|否则"),
+        )),
+        ("important_decision_experience", (
+            (2, _w(r"we(?:'ve)? decided|decision|let'?s go with|we(?:'ll| will) go with")),
+            (2, r"决定|定案|拍板"),
+            (1, _w(r"architecture|trade-?offs?|adopt\w*")),
+            (1, r"采用|选用|架构|方案"),
+        )),
+        ("development_test_specification", (
+            (2, _w(r"tests?|testing|pytest|jest|vitest|unittest|mocha|fixtures?|mock(?:s|ing|ed)?|coverage|tdd|e2e|respx|hypothesis")),
+            (2, r"测试|单元测|单测"),
+        )),
+        ("development_practice_specification", (
+            (2, _w(r"commit\w*|pull requests?|prs?|branch(?:es)?|rebas\w*|git|conventional commits|pre-commit|code review|changelog")),
+            (2, r"提交|分支|合并|审查|审核|发布流程|开 ?pr"),
+            (1, _w(r"push(?:ed|ing)?|merg\w+|reviews?|ci|releases?|codegen|generated|lint\w*|ruff|eslint|prettier|flake8|readme|docs?|documentation|workflow")),
+            (1, r"文档|说明文件|流程|版本号|审"),
+        )),
+        ("project_build_configuration", (
+            (2, _w(r"webpack|vite|rollup|esbuild|tsconfig(?:\.json)?|pyproject(?:\.toml)?|package\.json|dockerfile|makefile|cmake|gradle|maven|setup\.py|[\w-]+\.config\.(?:js|ts|mjs|cjs)")),
+            (2, r"构建|建置|打包|编译"),
+            (1, _w(r"build(?:s|ing)?|bundl\w+|compil\w+|alias(?:es)?")),
+        )),
+        ("project_environment_configuration", (
+            (2, _w(r"powershell|pwsh|bash|zsh|cmd(?:\.exe)?|shell|terminal|command line|cli|environment variables?|env vars?|\.env[\w.]*|proxy|docker|venv|virtualenv|conda|wsl|encoding|utf-8(?: with bom)?|bom")),
+            (2, _w(r"(?:get|set|new|remove|test|join|invoke|start|stop|copy|move|write|read|out|select|where|import|export|add|clear|resolve|split)-[a-z]+")),
+            (2, r"(?<![\w.-])[a-z][a-z0-9_]*=\S"),  # PYTHONUTF8=1
+            (2, r"终端|命令行|指令|脚本|环境变|编码|乱码|端口|时区|代理"),
+            (1, _w(r"scripts?|env|environment|paths?|config(?:uration)?|settings?|ports?|install\w*|windows|macos|linux|hooks?|timezone|utc|cache|locale|uv|pip|brew|apt|nvm|pyenv|sudo|cron|quote[ds]?")),
+            (1, r"环境|配置|设定|设置|路径|安装|快取|缓存|权限"),
+        )),
+        ("project_tech_stack", (
+            (2, _w(r"pnpm|npm|yarn|bun|react|svelte|vue|angular|next\.js|nuxt|django|flask|fastapi|express|spring|rails|tailwind(?: ?css)?|redis|postgres(?:ql)?|mysql|sqlite|mongo(?:db)?|kafka|rabbitmq|elasticsearch|opensearch|graphql|grpc|date-fns|moment(?:\.js)?|lodash[\w-]*|structlog|pydantic|httpx|requests|axios|sqlalchemy|prisma|jwt")),
+            (2, _w(r"(?:python|node|java|go|rust|typescript) \d[\d.]*")),
+            (1, _w(r"frameworks?|librar(?:y|ies)|packages?|dependenc(?:y|ies)|sdk|orm|typescript|stack")),
+            (1, r"框架|函式库|套件|(?<!数据)库(?!存)|技术栈|选型|依赖"),
+        )),
+        ("development_code_specification", (
+            (2, _w(r"functions?|methods?|class(?:es)?|variables?|constants?|type hints?|typing|docstrings?|comments?|naming|snake_case|camelcase|pascalcase|kebab-case|async/await|async|await|promises?|indent\w*|f-strings?|parameteri[sz]ed|pathlib|os\.path|subprocess(?:\.run)?|os\.system")),
+            (2, r"函数|变数|变量|类别|类名|常数|常量|型别|类型|注解|注释|命名|缩进|缩排|语法|写法|字符串|字串|程式码|代码|异常|回传|返回值"),
+            (1, _w(r"names?|imports?|exceptions?|errors?|logging|logger|print|sql|quer(?:y|ies)|lines|style|syntax|return|null|strict\w*|code|const|var")),
+            (2, _w(r"(?:\d+ )?(?:spaces|tabs)")),
+            (1, r"空格|数据库|格式"),
+        )),
+        ("project_introduction", (
+            (2, _w(r"(?:this|the|our) (?:project|repo|repository|service|app) is (?:a|an|the)")),
+            (2, r"(?:这个|本)(?:项目|专案)是|项目定位|专案定位"),
+        )),
+    )
 )
 _SCENARIOS = {
     "development_test_specification": ("writing or reviewing tests", "撰寫或審查測試"),
@@ -199,16 +456,18 @@ _SCENARIOS = {
 
 
 def category_for(content: str, kind: str) -> str:
-    f = _fold(content)
-    for cat, cues in _CATEGORY_CUES:
-        for cue in cues:
-            if (re.search(rf"\b{re.escape(cue)}\b", f) if cue.isascii() and len(cue) <= 4 else cue in f):
-                return cat
+    """Seed 003's category for a user rule; pitfalls and decisions the user flagged keep their kind."""
     if kind == "decision":
         return "important_decision_experience"
     if kind == "pitfall":
         return "common_pitfalls_experience"
-    return "user_behavior"
+    f = _fold(content)
+    best, best_score = "user_behavior", 0
+    for cat, cues in _CATEGORY_CUES:
+        score = sum(wgt for wgt, pat in cues if pat.search(f))
+        if score > best_score:
+            best, best_score = cat, score
+    return best
 
 
 _REASONS = {
@@ -223,42 +482,56 @@ _REASONS = {
 def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, project: str = "", first_turn: int = 0) -> list[MemoryObject]:
     """Memory Objects from the user turns at index >= ``first_turn`` (earlier turns are context)."""
     out: list[MemoryObject] = []
+    said = ""  # what the assistant said last: "不是 A，是 B" corrects it
     for idx, turn in enumerate(turns):
-        if idx < first_turn or turn.role != "user":
+        if turn.role != "user":
+            said = turn.text
+            continue
+        if idx < first_turn:
             continue
         sentences = split_sentences(turn.text)
         i = 0
         while i < len(sentences):
             s = sentences[i]
-            hit = classify(s)
+            hit = classify(s, said)
             if hit is None:
                 i += 1
                 continue
+            raw = [s]
             content = _clean(s)
             # "記住：" / "Remember:" alone -> the rule is the next sentence.
             if len(content) < 4 and i + 1 < len(sentences):
                 i += 1
+                raw.append(sentences[i])
                 content = _clean(sentences[i])
             if i + 1 < len(sentences) and _REASON_NEXT.search(sentences[i + 1]):
                 i += 1
+                raw.append(sentences[i])
                 content = f"{content} {sentences[i]}"
-            elif hit.kind == "correction" and i + 1 < len(sentences):
+            elif hit.kind in ("correction", "explicit") and i + 1 < len(sentences):
                 # "No, don't use X. We use Y everywhere." is one correction: what not to do and
                 # what to do instead belong in the same memory.
-                nxt = classify(sentences[i + 1])
-                if nxt is not None and nxt.kind in ("correction", "preference") and len(content) + len(sentences[i + 1]) <= 240:
+                nxt = sentences[i + 1]
+                nhit = classify(nxt, said)
+                follows = (nhit is not None and nhit.kind in ("correction", "preference") and hit.kind == "correction") or (
+                    _NEG_START.search(content) is not None and _POS_START.search(_clean(nxt)) is not None
+                )
+                if follows and len(content) + len(nxt) <= 240:
                     i += 1
-                    content = f"{content} {_clean(sentences[i])}"
+                    raw.append(nxt)
+                    content = f"{content} {_clean(nxt)}"
             i += 1
+            if hit.kind in ("correction", "explicit"):
+                content = restructure_correction(content)
             if not content:
                 continue
             cjk = bool(_CJK.search(content))
-            category = category_for(content, hit.kind)
+            category = category_for(f"{' '.join(raw)} {content}", hit.kind)
             scenario = _SCENARIOS.get(category, _SCENARIOS["user_behavior"])[1 if cjk else 0]
             out.append(
                 MemoryObject(
                     action="create",
-                    title=_title(content),
+                    title=title_for(content),
                     content=content,
                     category=category,
                     keywords=keywords_for(content),
