@@ -5,17 +5,17 @@ from __future__ import annotations
 import click
 
 from .. import board as lib
-from ..config import resolve_agent, resolve_vault, vault_config
+from ..config import Vault, resolve_agent, resolve_vault, vault_config
 from ..errors import VaultNotFound
 from ..sessions import register_idle
-from . import cli, common_options, emit, opts_from
+from . import Options, cli, common_options, emit, opts_from
 
 
-def _vault(opts):
+def _vault(opts: Options) -> Vault:
     return resolve_vault(opts.vault)
 
 
-def _agent(ctx: click.Context, agent: str | None, vault) -> str:
+def _agent(ctx: click.Context, agent: str | None, vault: Vault) -> str:
     return resolve_agent(agent or ctx.obj.agent, vault_config(vault))
 
 
@@ -46,7 +46,8 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 @click.option("--keywords", help="Keywords (manual registration).")
 @click.option("--snapshot", "snapshot_file", metavar="FILE|-", help="Snapshot to write (FILE or - for stdin), manual registration.")
 @click.pass_context
-def register(ctx, vault, as_json, agent, manual, topic, summary, keywords, snapshot_file) -> None:
+def register(ctx: click.Context, vault: str | None, as_json: bool, agent: str | None, manual: bool, topic: str | None,
+             summary: str | None, keywords: str | None, snapshot_file: str | None) -> None:
     """Register this chat: an idle row (sessionStart) or, with --manual, an active row + snapshot.
 
     Prints `Your Memory Session ID is: <id>` only after the write verified."""
@@ -82,7 +83,7 @@ def _table(rows, archived: set[str] | None = None) -> str:
 @common_options
 @click.option("--status", type=click.Choice(["idle", "active", "stale"]), help="Only rows with this status.")
 @click.pass_context
-def list_cmd(ctx, vault, as_json, status) -> None:
+def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str | None) -> None:
     """List the rows of memory/index.md."""
     opts = opts_from(ctx, vault, as_json)
     rows, bad = lib.list_rows(_vault(opts), status)
@@ -95,7 +96,7 @@ def list_cmd(ctx, vault, as_json, status) -> None:
 @common_options
 @click.argument("session_id")
 @click.pass_context
-def show(ctx, vault, as_json, session_id) -> None:
+def show(ctx: click.Context, vault: str | None, as_json: bool, session_id: str) -> None:
     """Show a session's row and snapshot (also archived sessions)."""
     opts = opts_from(ctx, vault, as_json)
     view = lib.show_session(_vault(opts), session_id)
@@ -119,7 +120,7 @@ def show(ctx, vault, as_json, session_id) -> None:
 @click.option("--archived", is_flag=True, help="Also search archived sessions.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most rows to list.")
 @click.pass_context
-def find(ctx, vault, as_json, query, archived, limit) -> None:
+def find(ctx: click.Context, vault: str | None, as_json: bool, query: tuple[str, ...], archived: bool, limit: int) -> None:
     """Find sessions by Topic/Summary/Keywords (Chinese and English)."""
     opts = opts_from(ctx, vault, as_json)
     hits = lib.find_rows(_vault(opts), " ".join(query), archived=archived, limit=limit)

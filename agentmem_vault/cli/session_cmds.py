@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..config import resolve_agent, resolve_vault, vault_config
+from ..config import Vault, resolve_agent, resolve_vault, vault_config
 from ..triggers import update_message
 from . import cli, common_options, emit, opts_from
 
@@ -17,7 +17,7 @@ def read_snapshot_arg(snapshot: str | None, *, stdin_default: bool = True) -> st
                                 warn=lambda m: click.echo(f"warning: {m}", err=True))
 
 
-def _agent(ctx: click.Context, vault) -> str:
+def _agent(ctx: click.Context, vault: Vault) -> str:
     return resolve_agent(ctx.obj.agent if ctx.obj else None, vault_config(vault))
 
 
@@ -29,7 +29,8 @@ def _agent(ctx: click.Context, vault) -> str:
 @click.option("--summary", help="New Summary for the row.")
 @click.option("--keywords", help="New Keywords for the row.")
 @click.pass_context
-def update(ctx, vault, as_json, session_id, snapshot, topic, summary, keywords) -> None:
+def update(ctx: click.Context, vault: str | None, as_json: bool, session_id: str, snapshot: str | None, topic: str | None,
+           summary: str | None, keywords: str | None) -> None:
     """Session status update (狀態更新): merge the snapshot, then update the row."""
     from ..session_ops import update_session
 
@@ -47,7 +48,7 @@ def update(ctx, vault, as_json, session_id, snapshot, topic, summary, keywords) 
                    "registered manually when neither is given).")
 @click.option("--snapshot", "snapshot", metavar="FILE|-", help="Snapshot of the current session to merge at the same time.")
 @click.pass_context
-def continue_cmd(ctx, vault, as_json, source, session_id, snapshot) -> None:
+def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str | None, snapshot: str | None) -> None:
     """Continue from SOURCE (接續 memory): Continues From + Referenced By, both verified."""
     from ..session_ops import continue_session
 
@@ -64,7 +65,7 @@ def continue_cmd(ctx, vault, as_json, source, session_id, snapshot) -> None:
 @click.option("--session", "session_id", required=True, envvar="AGENTMEM_SESSION_ID", show_envvar=True,
               help="The referencing (current) session's ID (default: AGENTMEM_SESSION_ID).")
 @click.pass_context
-def release(ctx, vault, as_json, source, session_id) -> None:
+def release(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str | None) -> None:
     """Release a reference (解除引用): remove the link in both directions."""
     from ..session_ops import release_reference
 
