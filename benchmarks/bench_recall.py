@@ -5,7 +5,10 @@
     python benchmarks/bench_recall.py --quality-only
 
 Quality: tests/fixtures/recall (notes.jsonl + queries.json): recall@5 and MRR (over the first 10),
-overall and per query kind, plus the misses. Scale: a deterministic synthetic vault of N notes
+overall and per query kind, plus the misses; then which memories `agentmem context` lists: for the
+labelled queries, the same with a filler sentence before or after, two of them in one task, the long wordy tasks of long_tasks.json (their note must be listed, and the top
+search hit is never left out while a weaker one is shown) and its off-topic tasks (nothing may be
+listed). Scale: a deterministic synthetic vault of N notes
 (sentences recombined from the labelled corpus, Chinese and English): full index build, no-change
 sync, in-process query latency (with and without the per-query freshness scan), CLI `context` wall
 time with a warm index against `python -c pass` and `python -c "import click"` measured in the same
@@ -30,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from recall_helpers import load_corpus, load_queries, note_text, write_corpus  # noqa: E402
+from recall_helpers import load_corpus, load_long_tasks, load_queries, note_text, write_corpus  # noqa: E402
 
 from agentmem_vault.config import Vault  # noqa: E402
 from agentmem_vault.recall.index import RecallIndex, note_tokens, reindex  # noqa: E402
@@ -87,17 +90,46 @@ def quality(semantic: str | None) -> dict:
         # context: does a relevant note make it into `agentmem context` (4000 chars) at all?
         from agentmem_vault.recall.context import build_context
 
-        in_ctx, listed = [], []
-        if semantic is None:
-            for q in queries:
+        def ctx(qs: list[dict]) -> dict:
+            found, listed, other, top_left_out, r5, rr = [], [], [], 0, [], []
+            for q in qs:
                 res = build_context(v, q["q"], budget=4000)
-                keys = {key_of.get(h.path) for h in res.rules + res.full + res.brief}
-                in_ctx.append(bool(keys & set(q["relevant"])))
-                listed.append(len(res.full) + len(res.brief))
+                mems = [key_of.get(h.path) for h in res.full + res.brief]
+                keys = set(mems) | {key_of.get(h.path) for h in res.rules}
+                rel = set(q["relevant"])
+                found.append(bool(keys & rel))
+                listed.append(len(mems))
+                other.append(len([k for k in mems if k not in rel]))
+                ranked = [key_of.get(h.path, "?") for h in search(v, q["q"], limit=10, semantic=None)]
+                if ranked and mems and ranked[0] not in keys:
+                    top_left_out += 1  # the strongest hit left out while a weaker one is listed
+                if rel:
+                    r5.append(len(rel & set(ranked[:5])) / len(rel))
+                    rank = next((i + 1 for i, k in enumerate(ranked) if k in rel), None)
+                    rr.append(1.0 / rank if rank else 0.0)
+            out = {"n": len(qs), "avg_memories_listed": round(statistics.mean(listed), 2),
+                   "avg_unlabelled_listed": round(statistics.mean(other), 2), "top_hit_left_out": top_left_out}
+            if r5:
+                out = {"n": len(qs), "recall@5": round(statistics.mean(r5), 4), "mrr@10": round(statistics.mean(rr), 4),
+                       "context_recall@4000chars": round(statistics.mean(found), 4), **{k: v for k, v in out.items() if k != "n"}}
+            return out
+
+        context: dict = {}
+        if semantic is None:
+            long_tasks = load_long_tasks()
+            fillers = long_tasks["fillers"]
+            wordy = [{**q, "q": (q["q"] + " " + fillers[i % len(fillers)]) if i % 2 else (fillers[i % len(fillers)] + " " + q["q"])}
+                     for i, q in enumerate(queries)]
+            # two topics in one wordy task: query i and query i+37 (deterministic pairs)
+            two = [{"q": f"{q['q']}，还有 {queries[(i + 37) % len(queries)]['q']}。{fillers[i % len(fillers)]}",
+                    "relevant": q["relevant"] + queries[(i + 37) % len(queries)]["relevant"]} for i, q in enumerate(queries)]
+            context = {"labelled": ctx(queries), "labelled_plus_filler": ctx(wordy), "two_topics_plus_filler": ctx(two),
+                       "long_tasks": ctx(long_tasks["long"]),
+                       "offtopic": ctx([{"q": q, "relevant": []} for q in long_tasks["offtopic"]])}
     return {
         "notes": len(notes), "queries": len(queries), "semantic": semantic or "none",
-        **({"context_recall@4000chars": round(statistics.mean(in_ctx), 4),
-            "context_avg_memories_listed": round(statistics.mean(listed), 2)} if in_ctx else {}),
+        **({"context_recall@4000chars": context["labelled"]["context_recall@4000chars"],
+            "context_avg_memories_listed": context["labelled"]["avg_memories_listed"], "context": context} if context else {}),
         "recall@5": round(statistics.mean(r5), 4), "mrr@10": round(statistics.mean(rr), 4),
         "by_kind": {k: {"n": len(v), "recall@5": round(statistics.mean(a for a, _ in v), 3),
                         "mrr": round(statistics.mean(b for _, b in v), 3)} for k, v in sorted(per_kind.items())},

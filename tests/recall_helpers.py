@@ -51,6 +51,11 @@ def load_queries() -> list[dict]:
     return json.loads((FIXTURES / "queries.json").read_text(encoding="utf-8"))
 
 
+def load_long_tasks() -> dict:
+    """{"long": [{"q", "relevant", "kind"}], "offtopic": [task, ...]}: wordy tasks for the context cutoff."""
+    return json.loads((FIXTURES / "long_tasks.json").read_text(encoding="utf-8"))
+
+
 def write_corpus(longterm: Path, notes: list[dict] | None = None) -> dict[str, Path]:
     """Write every corpus note; returns {key: path}."""
     return {n["key"]: write_note(longterm, n) for n in (notes if notes is not None else load_corpus())}

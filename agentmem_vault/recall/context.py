@@ -20,7 +20,15 @@ from .rank import Hit, query_tokens, rule_notes, search
 from .index import open_index, recall_tokens
 from .render import FULL_COUNT, SessionHit, render_context
 
-MIN_COVERAGE = 0.18  # IDF-weighted share of the task's tokens a memory must contain to be listed (tuned on the labelled set)
+# Which ranked memories `context` lists (tuned on tests/fixtures/recall: queries.json, long_tasks.json,
+# and at 10,000 notes by benchmarks/bench_recall.py). Absolute floor: a memory must contain informative
+# tokens of the task worth MIN_EVIDENCE tokens that no note has (Hit.evidence), or MIN_COVERAGE of the
+# whole task (IDF-weighted) - whichever is less, so a short task keeps the old share rule. The share
+# alone dropped the right note for a long, wordy task: 3-4 sentences leave the note they are about
+# at 7-15% coverage. Relative cutoff: keyword relevance within RELATIVE_CUTOFF of the top hit's.
+MIN_COVERAGE = 0.18
+MIN_EVIDENCE = 2.0
+RELATIVE_CUTOFF = 0.5
 MAX_SESSIONS = 5
 
 
@@ -85,6 +93,36 @@ def relevant_sessions(rows: list[Row], task: str, *, limit: int = MAX_SESSIONS, 
     return out
 
 
+# -- which memories -------------------------------------------------------------------------------------
+
+
+def passes_floor(h: Hit) -> bool:
+    """Enough of the task's informative tokens: MIN_EVIDENCE tokens' worth, or MIN_COVERAGE of a short task."""
+    return h.evidence >= MIN_EVIDENCE or h.coverage >= MIN_COVERAGE
+
+
+def select_memories(hits: list[Hit], *, limit: int, matchable: bool = True) -> list[Hit]:
+    """The memories to list, in search order. Nothing unless the top hit passes the floor; then the
+    top hit and the lower ones that pass it, down to the first whose keyword relevance is below
+    RELATIVE_CUTOFF of the top hit's. So the strongest memory is never left out while a weaker one
+    is listed. A task with nothing to match on (``matchable`` false) lists the notes as ranked
+    (most important, most recent)."""
+    if not matchable:
+        return hits[:limit]
+    if not hits or not passes_floor(hits[0]):
+        return []
+    out = [hits[0]]
+    for h in hits[1:]:
+        if len(out) >= limit:
+            break
+        if not passes_floor(h):
+            continue
+        if h.relevance < RELATIVE_CUTOFF * out[0].relevance:
+            break
+        out.append(h)
+    return out
+
+
 # -- assembling ------------------------------------------------------------------------------------------
 
 
@@ -110,8 +148,8 @@ def build_context(vault: Vault, task: str, *, limit: int = 8, budget: int = 4000
     score_of = {h.rel_path: h.score for h in hits}
     # Rules that match the task come first among the rules.
     rules.sort(key=lambda h: (-(score_of.get(h.rel_path, 0.0)), -h.importance))
-    memories = [h for h in hits if h.rel_path not in rule_paths and (h.coverage >= MIN_COVERAGE or not query_tokens(task))]
-    memories = memories[:limit]
+    memories = select_memories([h for h in hits if h.rel_path not in rule_paths], limit=limit,
+                               matchable=bool(query_tokens(task)))
     sessions = relevant_sessions(load_rows(vault), task)
     md, r, f, b, s = render_context(rules, memories, sessions, budget=budget, full_count=full_count)
     return ContextResult(task=task, markdown=md, budget=budget, rules=r, full=f, brief=b, sessions=s)

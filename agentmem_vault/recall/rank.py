@@ -3,8 +3,11 @@
 Keyword relevance is FTS5's BM25 over four fields weighted title > keywords > usage_scenario >
 content (a weighted term frequency per note, one length normalisation, as in BM25F), blended with
 the IDF-weighted share of the query's tokens the note contains ("coverage"): BM25 alone is relative
-to the best hit, coverage says how much of the task a note actually speaks to, and is what the
-context builder uses to leave out notes that only share a common bigram with the task. Terms of
+to the best hit, coverage says how much of the task a note actually speaks to. "evidence" is the
+same IDF-weighted sum not divided by the task's total but counted in tokens no note contains (a
+token only one note has is worth 0.8-0.9): an absolute amount, so a long task does not dilute it. The context
+builder uses both to leave out notes that only share a common bigram with the task. A task longer
+than MAX_QUERY_TOKENS keeps its most informative tokens (rarest in the vault), not its first. Terms of
 the task found in the bilingual glossary (``glossary.py``) bring their other-language equivalents
 as alternatives (login ~ 登录), matched as FTS5 phrases.
 
@@ -33,6 +36,7 @@ WEIGHTS = {"relevance": 0.70, "recency": 0.15, "importance": 0.15}
 WEIGHTS_SEMANTIC = {"semantic": 0.45, "relevance": 0.30, "recency": 0.125, "importance": 0.125}
 CANDIDATES = 200  # BM25 top-N that gets the full score (recency/importance cannot lift a note further)
 MAX_QUERY_TOKENS = 64
+MAX_SCAN_TOKENS = 512  # a long task is read this far; its MAX_QUERY_TOKENS most informative tokens are kept
 MAX_POSTINGS = 3000
 RULE_IMPORTANCE = 0.9
 
@@ -46,6 +50,7 @@ class Hit:
     relevance: float = 0.0
     bm25: float = 0.0
     coverage: float = 0.0
+    evidence: float = 0.0
     recency: float = 0.0
     importance: float = 0.5
     semantic: float | None = None
@@ -67,7 +72,7 @@ class Hit:
 
     def to_dict(self, *, with_content: bool = True) -> dict:
         d = asdict(self)
-        for k in ("score", "relevance", "bm25", "coverage", "recency", "semantic"):
+        for k in ("score", "relevance", "bm25", "coverage", "evidence", "recency", "semantic"):
             if d[k] is not None:
                 d[k] = round(d[k], 4)
         if not with_content:
@@ -91,12 +96,26 @@ def recency_score(updated: str, now: datetime) -> float:
     return 1.0 if age <= 0 else 0.5 ** (age / HALF_LIFE_DAYS)
 
 
-def query_tokens(text: str) -> list[str]:
+def query_tokens(text: str, cap: int = MAX_QUERY_TOKENS) -> list[str]:
     """Unique tokens in order of first appearance, capped (a pasted essay is not a better query)."""
     seen: dict[str, None] = {}
     for t in recall_tokens(text):
         seen.setdefault(t, None)
-    return list(seen)[:MAX_QUERY_TOKENS]
+    return list(seen)[:cap]
+
+
+def informative_tokens(tokens: list[str], df: dict[str, int], cap: int = MAX_QUERY_TOKENS) -> list[str]:
+    """The ``cap`` tokens of a long task that say the most about it, in task order.
+
+    Taking the first ``cap`` tokens lost what a wordy task is about whenever it came after a
+    sentence or two of preamble. Tokens some note contains come first, rarest first (ties in task
+    order); tokens no note contains (they can match nothing) fill what is left."""
+    if len(tokens) <= cap:
+        return list(tokens)
+    pos = {t: i for i, t in enumerate(tokens)}
+    present = sorted((t for t in tokens if df.get(t)), key=lambda t: (df[t], pos[t]))
+    absent = [t for t in tokens if not df.get(t)]
+    return sorted((present + absent)[:cap], key=pos.__getitem__)
 
 
 @dataclass
@@ -119,9 +138,9 @@ def _glossary() -> list[list[tuple[str, ...]]]:
     return sorted((g for g in groups if len(g) > 1), key=lambda g: -max(len(m) for m in g))
 
 
-def plan_query(text: str) -> QueryPlan:
+def plan_query(text: str, tokens: list[str] | None = None) -> QueryPlan:
     stream = recall_tokens(text)
-    toks = query_tokens(text)
+    toks = query_tokens(text) if tokens is None else tokens
     padded = " " + " ".join(stream) + " "
     consumed: set[str] = set()
     concepts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
@@ -206,7 +225,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
                include_deprecated: bool, now: datetime, semantic, candidates: int, limit: int = 0) -> list[Hit]:
     conn = idx.conn
     assert conn is not None
-    toks = query_tokens(query)
+    toks = query_tokens(query, MAX_SCAN_TOKENS)
     scope, args = _scope_sql(project, module, include_deprecated)
     folder = idx.folder
     if not toks:
@@ -218,7 +237,10 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
             h.recency = recency_score(h.updated, now)
             h.score = combine(0.0, h.recency, h.importance)
         return sorted(hits, key=lambda h: -h.score)
-    plan = plan_query(query)
+    if len(toks) > MAX_QUERY_TOKENS:
+        marks = ",".join("?" * len(toks))
+        toks = informative_tokens(toks, dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", toks).fetchall()))
+    plan = plan_query(query, toks)
     words = sorted({w for u in plan.units for w in u.split(" ")})
     marks = ",".join("?" * len(words))
     tf = dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", words).fetchall())
@@ -242,14 +264,15 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     concepts = [(alts, max(_idf(tf[t], n_docs) if t in tf else idf_absent for t in qt)) for alts, qt in plan.concepts]
     idf_total = sum(c[1] for c in concepts) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
-    scored: dict[int, tuple[float, float, float, float, float]] = {}  # docid -> (bm25, coverage, relevance, recency, importance)
+    scored: dict[int, tuple[float, float, float, float, float, float]] = {}  # docid -> (bm25, coverage, evidence, relevance, recency, importance)
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
         bag = f" {t1} {t2} {t3} {t4} "
-        cov = sum(v for alts, v in concepts if any(f" {a} " in bag for a in alts)) / idf_total
+        matched = sum(v for alts, v in concepts if any(f" {a} " in bag for a in alts))
+        cov = matched / idf_total
         rel = 0.5 * (bm / s_max) + 0.5 * cov
-        scored[docid] = (bm, cov, rel, recency_score(updated, now), imp)
+        scored[docid] = (bm, cov, matched / idf_absent, rel, recency_score(updated, now), imp)
     if semantic is None:
-        order = sorted(scored, key=lambda d: (-combine(scored[d][2], scored[d][3], scored[d][4]), d))
+        order = sorted(scored, key=lambda d: (-combine(*scored[d][3:]), d))
         keep = order[:limit] if limit > 0 else order
     else:
         keep = list(scored)
@@ -259,7 +282,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     hits: list[Hit] = []
     for d in keep:
         h = _hit_from_row(full[d], folder)
-        h.bm25, h.coverage, h.relevance, h.recency, _imp = scored[d]
+        h.bm25, h.coverage, h.evidence, h.relevance, h.recency, _imp = scored[d]
         hits.append(h)
     if semantic is not None:
         sims = semantic.similarity(query, [(i, f"{h.title}\n{' '.join(h.usage_scenario)}\n{h.content}") for i, h in enumerate(hits)])
