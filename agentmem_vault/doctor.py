@@ -7,6 +7,12 @@ index is folded back row by row (the daemon's rules). Everything else — broken
 duplicates, references in snapshots, conflict copies of snapshots — is reported for a person with
 the command that resolves it. Files are backed up under ``memory/.agentmem/backups/`` first.
 
+A process killed in the middle of an atomic write leaves its temporary file
+(``.<name>.<pid>.<n>.agentmem-tmp``, see ``vaultio.TMP_SUFFIX``) next to the file it was writing.
+Those are reported anywhere under ``memory/``; ``--fix`` removes the ones last modified more than
+STALE_TEMP_SECONDS ago (a write takes milliseconds, so their writer is gone), under the vault lock.
+Younger ones may belong to a write in progress and are only reported.
+
 Diagnosis is pure (``diagnose_state``: the text of the files in, findings out); ``read_state``
 gathers the files and ``repair`` applies the planned fixes through ``VaultWriter``.
 """
@@ -14,6 +20,8 @@ gathers the files and ``repair`` applies the planned fixes through ``VaultWriter
 from __future__ import annotations
 
 import os
+import re
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +31,14 @@ from .config import Vault, parse_ts
 from .errors import AgentmemError, IndexFormatError
 from .ids import is_valid_session_id
 from .lifecycle import continues_from_of, edit_table
-from .vaultio import VaultWriter, atomic_write_bytes, read_bytes
+from .vaultio import TMP_SUFFIX, VaultWriter, atomic_write_bytes, read_bytes
 
 ERROR = "error"
 WARNING = "warning"
+TEMP_KIND = "temp_file"
+STALE_TEMP_SECONDS = 5 * 60
+# What atomic_write_bytes (and the recall index) name their temporaries: .<name>.<pid>.<n>.agentmem-tmp
+_TEMP_RE = re.compile(r"^\.(?P<target>.+)\.(?P<pid>\d+)\.(?P<n>\d+)" + re.escape(TMP_SUFFIX) + "$")
 
 
 @dataclass
@@ -39,6 +51,7 @@ class Finding:
     hint: str | None = None  # what a person should do (when it is not fixed)
     fix: str | None = None  # what --fix does (None: left for a person)
     fixed: bool = False
+    path: str | None = None  # the file concerned, relative to the vault (temporary files)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -53,6 +66,14 @@ class VaultState:
     other_session_files: list[str]  # names in sessions/ that are not <valid id>.md
     archived: set[str]
     conflict_copies: dict[str, str | bytes]  # name in memory/ -> text
+    temp_files: list[TempFile] = field(default_factory=list)  # leftovers of interrupted writes
+
+
+@dataclass(frozen=True)
+class TempFile:
+    rel: str  # relative to memory/, "/" separators
+    age: float  # seconds since it was last modified when read (negative: dated in the future)
+    size: int
 
 
 @dataclass
@@ -109,7 +130,34 @@ def _is_conflict_copy(name: str) -> bool:
     return is_conflict_copy(name)
 
 
-def read_state(vault: Vault) -> VaultState:
+def is_temp_name(name: str) -> bool:
+    return bool(_TEMP_RE.match(name))
+
+
+def find_temp_files(vault: Vault, now: float | None = None) -> list[TempFile]:
+    """Atomic-write temporaries anywhere under memory/, except in doctor's own backups (the copies
+    of removed temporaries live there under their old names)."""
+    when = time.time() if now is None else now
+    backups = os.path.normcase(str(vault.state_dir / "backups"))
+    out: list[TempFile] = []
+    for dirpath, dirnames, filenames in os.walk(vault.memory):
+        dirnames[:] = sorted(d for d in dirnames if os.path.normcase(os.path.join(dirpath, d)) != backups)
+        for name in sorted(filenames):
+            if not is_temp_name(name):
+                continue
+            full = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                continue  # gone since the listing
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a symlink or something odd: not ours
+            rel = Path(full).relative_to(vault.memory).as_posix()
+            out.append(TempFile(rel, when - st.st_mtime, st.st_size))
+    return out
+
+
+def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     idx = read_bytes(vault.index_path)
     snapshots: dict[str, str | bytes] = {}
     others: list[str] = []
@@ -137,14 +185,50 @@ def read_state(vault: Vault) -> VaultState:
     for n in top:
         if n != "index.md" and _is_conflict_copy(n) and (vault.memory / n).is_file():
             conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
-    return VaultState(None if idx is None else _decode(idx), snapshots, others, archived, conflicts)
+    return VaultState(None if idx is None else _decode(idx), snapshots, others, archived, conflicts,
+                      find_temp_files(vault, now))
 
 
 # -- diagnosis (pure) ---------------------------------------------------------------------------
 
 
 def diagnose_state(state: VaultState) -> tuple[list[Finding], Plan | None]:
-    """Findings for this state, and the plan of safe fixes (None when the index cannot be edited)."""
+    """Findings for this state, and the plan of safe fixes to the index (None when it cannot be
+    edited). Temporary files are reported whatever state the index is in."""
+    out, plan = _diagnose_index(state)
+    return out + temp_findings(state.temp_files), plan
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{max(0, int(seconds))} seconds"
+    if seconds < 7200:
+        return f"{int(seconds // 60)} minutes"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} hours"
+    return f"{int(seconds // 86400)} days"
+
+
+def temp_findings(temps: list[TempFile]) -> list[Finding]:
+    out: list[Finding] = []
+    for t in temps:
+        m = _TEMP_RE.match(t.rel.rsplit("/", 1)[-1])
+        target = m.group("target") if m else "?"
+        where = f"memory/{t.rel}"
+        if t.age >= STALE_TEMP_SECONDS:
+            out.append(Finding(TEMP_KIND, WARNING, f"{where} is left over from an interrupted write of {target} "
+                               f"({t.size} bytes, last modified {_age(t.age)} ago)", path=where,
+                               fix="remove it (a copy goes to the backup)"))
+        else:
+            when = "with a modification time in the future" if t.age < 0 else f"modified {_age(t.age)} ago"
+            out.append(Finding(TEMP_KIND, WARNING, f"{where} is a temporary file of a write of {target} {when}; "
+                               "it may belong to a write in progress", path=where,
+                               hint=f"nothing to do if it goes away; --fix removes it once it is {STALE_TEMP_SECONDS // 60} "
+                                    "minutes old"))
+    return out
+
+
+def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
     out: list[Finding] = []
     if state.index_text is None:
         out.append(Finding("index_missing", ERROR, "memory/index.md does not exist", hint="run `agentmem init`"))
@@ -378,36 +462,71 @@ def diagnose(vault: Vault) -> DoctorReport:
     return DoctorReport(findings)
 
 
-def repair(vault: Vault) -> DoctorReport:
-    """Diagnose under the lock and apply the safe fixes all or nothing, after a backup."""
+def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
+    """Diagnose under the lock and apply the safe fixes to the index all or nothing, after a
+    backup; then remove the stale temporary files (each on its own: one that cannot be removed
+    stays reported). ``now``: the time temporaries' ages are measured against (tests)."""
     with VaultWriter(vault, "doctor") as w:
-        state = read_state(vault)
+        state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)
         report = DoctorReport(findings, fixed_run=True)
-        fixes = [f for f in findings if f.fix]
-        if plan is None or not fixes:
+        temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
+        fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND]
+        if plan is None:
+            fixes = []  # the index cannot be edited: its fixes wait (temporaries can still go)
+        if not fixes and not temp_fixes:
             return report
-        new_text = plan_text(plan)
+        new_text = plan_text(plan) if plan is not None and fixes else state.index_text
         stamp = time.strftime("%Y%m%d-%H%M%S")
         backup = _backup_dir(vault, stamp)
-        changed = [vault.index_path] if new_text != state.index_text else []
-        changed += [vault.memory / n for n in plan.fold_moves]
+        changed = [vault.index_path] if fixes and new_text != state.index_text else []
+        changed += [vault.memory / n for n in plan.fold_moves] if plan is not None and fixes else []
+        changed += [vault.root / f.path for f in temp_fixes if f.path]
         for p in changed:
             data = read_bytes(p)
             if data is not None:
                 atomic_write_bytes(backup / p.relative_to(vault.memory), data)
         report.backup = str(backup.relative_to(vault.root))
-        with w.transaction():
-            if new_text != state.index_text:
-                w.write_index_text(new_text, reason="doctor_fix", fixes=[f.message for f in fixes])
-            if plan.fold_moves:
-                from .daemon.apply import conflict_destination
+        if fixes:
+            assert plan is not None
+            with w.transaction():
+                if new_text != state.index_text:
+                    w.write_index_text(new_text, reason="doctor_fix", fixes=[f.message for f in fixes])
+                if plan.fold_moves:
+                    from .daemon.apply import conflict_destination
 
-                for name in plan.fold_moves:
-                    w.move_file(vault.memory / name, conflict_destination(vault.state_dir, name, stamp))
-        for f in fixes:
-            f.fixed = True
+                    for name in plan.fold_moves:
+                        w.move_file(vault.memory / name, conflict_destination(vault.state_dir, name, stamp))
+            for f in fixes:
+                f.fixed = True
+        for f in temp_fixes:
+            _remove_temp(w, vault, f, now)
     return report
+
+
+def _remove_temp(w: VaultWriter, vault: Vault, f: Finding, now: float | None) -> None:
+    """Remove one stale temporary, checking again under the lock that it is still one."""
+    assert f.path
+    path = vault.root / f.path
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        f.fixed = True  # gone meanwhile (its writer finished after all, or a sync removed it)
+        return
+    except OSError as exc:
+        f.hint = f"could not look at it: {exc.strerror or exc}; remove it by hand"
+        return
+    age = (time.time() if now is None else now) - st.st_mtime
+    if not stat.S_ISREG(st.st_mode) or age < STALE_TEMP_SECONDS:
+        f.fix = None
+        f.hint = "it was written to again just now; left alone"
+        return
+    try:
+        w.remove_temp_file(path)
+    except AgentmemError as exc:
+        f.hint = f"{exc.message}; remove it by hand"
+        return
+    f.fixed = True
 
 
 def _backup_dir(vault: Vault, stamp: str) -> Path:

@@ -426,6 +426,29 @@ class VaultWriter:
         except OSError as exc:
             raise WriteFailed(f"could not remove {path}: {exc}") from exc
 
+    def remove_temp_file(self, path: Path) -> bool:
+        """Remove a leftover atomic-write temporary (``.<name>.<pid>.<n>.agentmem-tmp``). Its bytes
+        may be anything, even cut short, so it is journaled by size and hash, not text. False: it
+        was already gone."""
+        import hashlib
+
+        self._check_inside(path)
+        if not path.name.endswith(TMP_SUFFIX):
+            raise WriteFailed(f"{path} is not an agentmem temporary file; refusing to remove it")
+        data = read_bytes(path)
+        if data is None:
+            return False
+        ensure_writable(path.parent)
+        self._remember(path)
+        self.journal("remove_temp_file", path=path, bytes=len(data), sha=hashlib.sha256(data).hexdigest()[:16])
+        try:
+            _retry(path.unlink, f"remove {path}")
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise WriteFailed(f"could not remove {path}: {exc.strerror or exc}") from exc
+        return True
+
     def _check_inside(self, path: Path) -> None:
         mem = self.vault.memory.absolute()
         p = path.absolute()
