@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from agentmem_vault.cli import cli
-from agentmem_vault.config import Vault
 from agentmem_vault.lifecycle import OrganizePlan, render_organize
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"

@@ -8,14 +8,12 @@ writes (the index's mtime stays put for 10 s); SIGTERM/SIGINT stop it within 2 s
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import time
 
 import pytest
 
-from agentmem_vault import index_table as it
 from agentmem_vault.board import load_index
 from daemon_helpers import DaemonProc, index_text, read_status, row, sid, snapshot_text, wait_for
 

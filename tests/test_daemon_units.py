@@ -6,14 +6,11 @@ import json
 import os
 import stat
 import sys
-import time
-from pathlib import Path
 
 import pytest
 from watchdog.events import (DirMovedEvent, FileClosedEvent, FileClosedNoWriteEvent, FileCreatedEvent,
                              FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileOpenedEvent)
 
-from agentmem_vault import index_table as it
 from agentmem_vault.board import load_index
 from agentmem_vault.daemon import queue as xq
 from agentmem_vault.daemon.apply import apply_plan, conflict_destination

@@ -7,7 +7,6 @@ Also covers the console script that pip generates (it imports ``agentmem_vault.e
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys

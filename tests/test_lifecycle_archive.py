@@ -8,7 +8,6 @@ from datetime import datetime
 
 import pytest
 
-from agentmem_vault import index_table as it
 from agentmem_vault import lifecycle
 from agentmem_vault.errors import InvalidSessionId, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.lifecycle import archive, render_archive_index

@@ -16,7 +16,7 @@ from agentmem_vault.recall.rank import Hit
 from agentmem_vault.recall.render import SessionHit, render_context
 from agentmem_vault.recall.session_start import session_start_context
 from agentmem_vault.index_table import Row
-from recall_helpers import write_corpus, write_note
+from recall_helpers import write_corpus
 from conftest import run_cli
 
 NOW = "2026-06-01T09:30"

@@ -97,7 +97,7 @@ def test_update_with_a_silent_never_closed_stdin_pipe_does_not_hang(vault: Vault
         p.kill()
         p.communicate()
         pytest.fail("agentmem update hung on an open, silent stdin pipe")
-    out, err = p.stdout.read(), p.stderr.read()
+    err = p.stderr.read()
     p.stdin.close()
     p.stdout.close()
     p.stderr.close()

@@ -34,7 +34,7 @@ from .apply import apply_plan
 from .debounce import Debouncer
 from .queue import ExtractionQueue, load_extractor
 from .reconcile import Plan, plan
-from .scan import INDEX, SESSIONS, FolderSnapshot, changed, classify, scan_file, scan_memory
+from .scan import SESSIONS, FolderSnapshot, changed, classify, scan_file, scan_memory
 from .status import StatusBook
 
 log = logging.getLogger("agentmem.daemon")

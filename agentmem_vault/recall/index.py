@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..config import Vault
 from ..textnorm import _STOPWORDS, fold, normalize_terms, tokenize
-from .location import DB_NAME, db_path, index_dir  # noqa: F401 (re-exported)
+from .location import db_path
 from .notefile import NoteDoc, parse_note_bytes
 
 SCHEMA_VERSION = 4
