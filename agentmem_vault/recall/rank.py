@@ -29,6 +29,7 @@ from pathlib import Path
 from ..config import Vault, now as clock_now, parse_ts
 from ..textnorm import fold
 from .index import RecallIndex, _is_corrupt, open_index, recall_tokens
+from .render import RULE_IMPORTANCE
 
 FIELD_WEIGHTS = {"title": 8.0, "keywords": 5.0, "usage": 3.0, "content": 1.0}
 HALF_LIFE_DAYS = 90.0
@@ -38,7 +39,6 @@ CANDIDATES = 200  # BM25 top-N that gets the full score (recency/importance cann
 MAX_QUERY_TOKENS = 64
 MAX_SCAN_TOKENS = 512  # a long task is read this far; its MAX_QUERY_TOKENS most informative tokens are kept
 MAX_POSTINGS = 3000
-RULE_IMPORTANCE = 0.9
 
 
 @dataclass
@@ -65,10 +65,6 @@ class Hit:
     sources: list[str] = field(default_factory=list)
     content: str = ""
     rel_path: str = ""
-
-    @property
-    def is_rule(self) -> bool:
-        return self.importance >= RULE_IMPORTANCE and self.status != "deprecated"
 
     def to_dict(self, *, with_content: bool = True) -> dict:
         d = asdict(self)

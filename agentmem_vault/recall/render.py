@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .rank import Hit
 
+# A note at least this important is a rule: always injected, ahead of relevance-ranked notes.
+RULE_IMPORTANCE = 0.9
 RULES_SHARE = 0.35
 SESSIONS_SHARE = 0.15
 FULL_COUNT = 3

@@ -17,9 +17,8 @@ from types import SimpleNamespace
 from ..config import Vault, parse_ts
 from ..index_table import IndexDoc, Row, parse_index
 from .location import db_path  # not .index: the builder's imports cost ~10 ms this path never needs
-from .render import SessionHit, _fit, render_rule, render_rule_title, render_session
+from .render import RULE_IMPORTANCE, SessionHit, _fit, render_rule, render_rule_title, render_session
 
-RULE_IMPORTANCE = 0.9
 RULES_SHARE = 0.7
 MAX_RULES = 12
 MAX_SESSIONS = 5
