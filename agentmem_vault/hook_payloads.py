@@ -24,8 +24,6 @@ import json
 import re
 from dataclasses import dataclass, field
 
-AGENTS = ("cursor", "claude", "codex")
-
 # hook name -> (agent, event)
 HOOKS: dict[str, tuple[str, str]] = {
     "cursor-session-start": ("cursor", "session-start"),
@@ -60,10 +58,6 @@ class HookEvent:
     source: str | None = None  # startup | resume | clear | compact (Claude Code, Codex)
     background: bool = False  # Cursor background agent
     extra: dict = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def is_resume(self) -> bool:
-        return (self.source or "") in ("resume", "compact")
 
 
 def _clean_str(value: object) -> str | None:

@@ -41,10 +41,8 @@ def snapshot_ids(vault: Vault) -> set[str]:
 
 def continues_from_of(text: str) -> list[str]:
     """Session IDs listed in a snapshot's ``## Continues From`` section (plain or ``[[id]]``)."""
-    try:
-        from .snapshot import parse_snapshot  # the shared parser, once it exists
-    except ImportError:
-        return _continues_from_local(text)
+    from .snapshot import parse_snapshot
+
     try:
         return list(parse_snapshot(text).continues_from)
     except AgentmemError:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 from dataclasses import asdict, dataclass
 from importlib import resources
 from string import Template
@@ -160,7 +159,6 @@ class AnthropicModel:
         self._assess_system = load_prompt("assess_system.md")
         self._extract_user = Template(load_prompt("extract_user.md"))
         self._assess_user = Template(load_prompt("assess_user.md"))
-        self._lock = threading.Lock()
 
     def _call(self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str) -> tuple[Any, Usage]:
         a = self._anthropic
