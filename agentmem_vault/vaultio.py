@@ -240,6 +240,8 @@ class VaultWriter:
                 missing = missing.parent
 
     def _rollback(self, log: list[tuple[Path, bytes | None]]) -> None:
+        if not log:
+            return  # refused before its first write (unknown ID, bad input): nothing to undo or journal
         failed: list[str] = []
         for path, data in reversed(log):
             try:
