@@ -40,7 +40,7 @@ def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWrit
     except (SessionNotFound, UsageError, SnapshotFormatError, IncompleteOperation, InvalidSessionId):
         raise
     except AgentmemError as exc:
-        said = "nothing was" in exc.message  # the cause may already say so; say it once
+        said = "nothing was" in exc.message.lower()  # the cause may already say so ("Nothing was written"); say it once
         raise IncompleteOperation(f"{what} is incomplete: {exc.message}" + ("" if said else " (nothing was changed)"),
                                   details={"cause": exc.code}) from exc
 

@@ -288,3 +288,13 @@ def test_continue_refuses_a_snapshot_of_another_session(vault: Vault, idle: str)
     p = run_cli("continue", idle, "--session", cur, "--snapshot", "-", "--json", vault=vault, input=other, env=T1)
     assert p.returncode == 1 and json.loads(p.stdout)["error"]["code"] == "snapshot_malformed"
     assert files(vault) == before
+
+
+def test_update_on_damaged_index_says_nothing_was_written_once(vault: Vault, idle: str) -> None:
+    with vault.index_path.open("a", encoding="utf-8") as f:
+        f.write("| 2026-05-25-1318-x | x | t |\n")  # a short row: no command changes the table until repaired
+    before = files(vault)
+    p = run_cli("update", idle, vault=vault, input=FIRST.format(sid=idle), env=T0)
+    assert p.returncode == 1 and "row has 3 cells" in p.stderr
+    assert p.stderr.lower().count("nothing was") == 1, p.stderr
+    assert files(vault) == before
