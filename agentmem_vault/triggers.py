@@ -235,7 +235,7 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
             raise UsageError("archive: name the Session ID to archive, e.g. `agentmem say \"封存 memory session <ID>\"`")
         if len(ids) > 1:
             raise UsageError(f"archive one session at a time (the text names {', '.join(ids)})")
-        from .lifecycle import archive, render_archive
+        from .archive import archive, render_archive
 
         res = archive(vault, ids[0], force=opts.force, dry_run=opts.dry_run)
         return ({**head, **res.to_dict()}, render_archive(res))

@@ -8,9 +8,9 @@ from datetime import datetime
 
 import pytest
 
-from agentmem_vault import lifecycle
+from agentmem_vault import archive as archive_module
 from agentmem_vault.errors import InvalidSessionId, Refused, SessionNotFound, WriteFailed
-from agentmem_vault.lifecycle import archive, render_archive_index
+from agentmem_vault.archive import archive, render_archive_index
 from agentmem_vault.sessions import DEFAULT_SUMMARY
 from agentmem_vault.vaultio import VaultWriter
 
@@ -173,7 +173,7 @@ def test_read_only_archive_folder_leaves_vault_unchanged(board, cli):
 @pytest.mark.parametrize("read_only", ["sessions", "index"])
 def test_failure_after_earlier_steps_rolls_back(board, monkeypatch, read_only):
     """Skip the up-front check so the read-only target fails mid-way and the undo has work to do."""
-    monkeypatch.setattr(lifecycle, "_preflight", lambda vault, plan: None)
+    monkeypatch.setattr(archive_module, "_preflight", lambda vault, plan: None)
     target = board.sessions_dir if read_only == "sessions" else board.index_path
     pic = picture(board)
     target.chmod(0o555 if read_only == "sessions" else 0o444)

@@ -33,7 +33,7 @@ def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: i
 @click.pass_context
 def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: str, force: bool, dry_run: bool) -> None:
     """封存 memory session: move a session to memory/archive/<ID>/ (all or nothing)."""
-    from ..lifecycle import archive as run, render_archive
+    from ..archive import archive as run, render_archive
 
     opts = opts_from(ctx, vault, as_json)
     res = run(resolve_vault(opts.vault), session_id, force=force, dry_run=dry_run)

@@ -1,0 +1,332 @@
+"""Archive: the skill's "封存 memory session" procedure (steps 1–14).
+
+A pure plan (``plan_archive``: board + snapshot facts in, decisions out) and an apply step that
+performs it through ``VaultWriter`` under the vault lock; ``--dry-run`` prints the plan and writes
+nothing.
+
+Archive is all-or-nothing: its steps run in the skill's order (archive index, move the snapshot,
+release the sources' Referenced By, remove the row last) and every step registers an undo before it
+runs, so a failure at any step puts the vault back exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Mapping
+
+from . import index_table as it
+from .config import Vault, format_ts, now as clock_now
+from .errors import AgentmemError, Refused, SessionNotFound, WriteFailed
+from .ids import validate_session_id
+from .lifecycle import (
+    collect_continues_from,
+    continues_from_of,
+    has_meaningful_summary,
+    read_snapshot_text,
+    referencers_by_snapshot,
+    snapshot_ids,
+)
+from .vaultio import VaultWriter, ensure_writable
+
+ARCHIVE = "archive"
+DELETE_ROW = "delete_row"
+
+
+@dataclass
+class ArchivePlan:
+    session_id: str
+    action: str  # "archive" or "delete_row"
+    reason: str
+    row: it.Row
+    has_snapshot: bool
+    sources: list[str] = field(default_factory=list)  # Continues From of the archived snapshot
+    release_from: list[str] = field(default_factory=list)  # sources whose Referenced By lists this ID
+    referenced_by: list[str] = field(default_factory=list)
+    forced: bool = False
+    archive_index_text: str | None = None
+
+    def steps(self) -> list[str]:
+        sid = self.session_id
+        if self.action == DELETE_ROW:
+            return [f"remove the row {sid} from memory/index.md ({self.reason})"]
+        out = [f"create memory/archive/{sid}/index.md"]
+        if self.has_snapshot:
+            out.append(f"move memory/sessions/{sid}.md to memory/archive/{sid}/session.md")
+        out += [f"remove {sid} from the Referenced By of {src}" for src in self.release_from]
+        out.append(f"remove the row {sid} from memory/index.md")
+        return out
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["row"] = self.row.to_dict()
+        d["steps"] = self.steps()
+        d.pop("archive_index_text")
+        return d
+
+
+def render_archive_index(row: it.Row, archived_at: str, *, has_snapshot: bool) -> str:
+    """The skill's Archive Index Template, filled from the row."""
+    e = it.escape_cell
+    fields = [
+        ("Session ID", row.session_id), ("Agent Name", row.agent_name), ("Topic", row.topic),
+        ("Summary", row.summary), ("Keywords", row.keywords), ("Original Status", row.status),
+        ("Referenced By", row.referenced_by or "-"), ("Started At", row.started_at),
+        ("Updated At", row.updated_at), ("Archived At", archived_at),
+    ]
+    table = "\n".join(f"| {k} | {e(v)} |" for k, v in fields)
+    files = "- Session: ./session.md" if has_snapshot else "- Session: None (no snapshot was written for this session)"
+    return (
+        f"# Archived Session: {row.session_id}\n\n## Metadata\n| Field | Value |\n|---|---|\n{table}\n\n"
+        f"## Files\n{files}\n"
+    )
+
+
+def plan_archive(
+    doc: it.IndexDoc,
+    session_id: str,
+    *,
+    snapshot_text: str | None,
+    archive_exists: bool,
+    continues_from: Mapping[str, list[str]],
+    now: datetime,
+    force: bool = False,
+) -> ArchivePlan:
+    """Decide what ``archive ID`` does (pure). Raises SessionNotFound / Refused.
+
+    Order of the skill's checks: a referenced row is refused first (the Delete-vs-archive table:
+    never delete *or* archive while referenced) unless forced; an idle row without snapshot, or a
+    row with neither snapshot nor meaningful Summary, is deleted instead of archived (no empty
+    archive folders); otherwise the row is archived, with its snapshot when it has one.
+    """
+    sid = validate_session_id(session_id)
+    row = doc.find(sid)
+    if row is None:
+        if archive_exists:
+            raise SessionNotFound(f"{sid} is already archived (memory/archive/{sid}/); nothing to do")
+        if snapshot_text is not None:
+            raise SessionNotFound(
+                f"{sid} has a snapshot but no row in memory/index.md; run `agentmem doctor --fix` to add the row first"
+            )
+        raise SessionNotFound(f"no row for Session ID {sid} in memory/index.md")
+    if sid in doc.duplicate_ids():
+        raise Refused(f"{sid} appears in more than one row of memory/index.md; run `agentmem doctor` first")
+    refs = [r for r in row.referencing_ids if r != sid]
+    by_snapshot = referencers_by_snapshot({k: v for k, v in continues_from.items() if k != sid})
+    refs += [r for r in by_snapshot.get(sid, []) if r not in refs]
+    if refs and not force:
+        raise Refused(
+            f"{sid} is still referenced by {', '.join(refs)}; release those references first "
+            f"(`agentmem release {sid} --session <ID>`) or archive with --force",
+            code="referenced",
+            details={"referenced_by": refs},
+        )
+    has_snapshot = snapshot_text is not None
+    base = ArchivePlan(sid, ARCHIVE, "", row, has_snapshot, referenced_by=refs, forced=bool(refs))
+    if not has_snapshot and (row.status.strip() == "idle" or not has_meaningful_summary(row)):
+        base.action = DELETE_ROW
+        base.reason = "idle placeholder without a snapshot" if row.status.strip() == "idle" else "no snapshot and no meaningful Summary"
+        return base
+    if archive_exists:
+        raise Refused(f"memory/archive/{sid}/ already exists; refusing to overwrite an archive")
+    sources = continues_from.get(sid, []) if has_snapshot else []
+    base.sources = list(sources)
+    base.release_from = [
+        s for s in sources if s != sid and (src := doc.find(s)) is not None and sid in src.referencing_ids
+    ]
+    base.reason = "archived with its snapshot" if has_snapshot else "archived (metadata only: no snapshot, meaningful Summary)"
+    base.archive_index_text = render_archive_index(row, format_ts(now), has_snapshot=has_snapshot)
+    return base
+
+
+@dataclass
+class ArchiveResult:
+    plan: ArchivePlan
+    done: bool
+    dry_run: bool
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        p = self.plan
+        return {
+            "session_id": p.session_id,
+            "action": "archived" if p.action == ARCHIVE else "deleted",
+            "dry_run": self.dry_run,
+            "archive_dir": f"memory/archive/{p.session_id}" if p.action == ARCHIVE else None,
+            "moved_snapshot": p.action == ARCHIVE and p.has_snapshot,
+            "released_from": list(p.release_from),
+            "forced_past_references": list(p.referenced_by) if p.forced else [],
+            "steps": p.steps(),
+            "notes": list(self.notes),
+        }
+
+
+def _preflight(vault: Vault, plan: ArchivePlan) -> None:
+    """Refuse up front what would certainly fail (read-only targets), before any write."""
+    ensure_writable(vault.index_path)
+    ensure_writable(vault.memory)
+    if plan.action == ARCHIVE and plan.has_snapshot:
+        ensure_writable(vault.sessions_dir)
+
+
+def _ensure_can_create(folder: Path) -> list[Path]:
+    """The folders that would be created for ``folder`` (outermost first), after checking that the
+    nearest existing ancestor is writable — mode bits are honoured even for root."""
+    missing: list[Path] = []
+    p = folder
+    while not p.exists():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    ensure_writable(p)
+    if not p.is_dir():
+        raise WriteFailed(f"{p} is not a folder; cannot create {folder}")
+    return list(reversed(missing))
+
+
+def archive(vault: Vault, session_id: str, *, force: bool = False, dry_run: bool = False, now: datetime | None = None) -> ArchiveResult:
+    sid = validate_session_id(session_id)
+    when = now or clock_now()
+    with VaultWriter(vault, "archive") as w:
+        doc = w.index()
+        snap_path = vault.session_path(sid)
+        snap_text = read_snapshot_text(snap_path)
+        snaps = snapshot_ids(vault)
+        cf = collect_continues_from(vault, snaps)
+        if snap_text is not None:
+            cf[sid] = continues_from_of(snap_text)
+        plan = plan_archive(
+            doc, sid, snapshot_text=snap_text, archive_exists=vault.archive_path(sid).exists(),
+            continues_from=cf, now=when, force=force,
+        )
+        result = ArchiveResult(plan, done=False, dry_run=dry_run)
+        skipped = [s for s in plan.sources if s not in plan.release_from]
+        for s in skipped:
+            result.notes.append(f"source {s} has no row listing {sid} in Referenced By (nothing to release)")
+        if dry_run:
+            return result
+        doc.check_writable()
+        _preflight(vault, plan)
+        if plan.action == DELETE_ROW:
+            w.remove_row(sid)
+        else:
+            _apply_archive(vault, w, plan, snap_path, snap_text, result)
+        result.done = True
+    return result
+
+
+def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: Path,
+                   snap_text: str | None, result: ArchiveResult) -> None:
+    sid = plan.session_id
+    folder = vault.archive_path(sid)
+    index_path = folder / "index.md"
+    session_dst = folder / "session.md"
+    undo: list[tuple[str, Callable[[], None]]] = []
+
+    try:
+        # Step 6: create the archive folder (checked by hand: root ignores a read-only parent).
+        created = _ensure_can_create(folder)
+
+        def undo_dirs() -> None:
+            for d in reversed(created):
+                try:
+                    os.rmdir(d)  # only folders this run created, and only when empty again
+                except FileNotFoundError:
+                    pass
+
+        undo.append(("remove the archive folder", undo_dirs))
+        for d in created:
+            d.mkdir()
+
+        # Step 7: the archive index.
+        undo.append(("remove the archive index", lambda: w.delete_file(index_path, session_id=sid)))
+        w.write_file(index_path, plan.archive_index_text or "", session_id=sid, action="archive_index")
+
+        # Steps 8-9: move the snapshot.
+        if plan.has_snapshot:
+            assert snap_text is not None
+
+            def undo_move() -> None:
+                if not snap_path.exists():
+                    w.write_file(snap_path, snap_text, session_id=sid, action="rollback_restore_snapshot")
+                if session_dst.exists():
+                    w.delete_file(session_dst, session_id=sid)
+
+            undo.append(("put the snapshot back", undo_move))
+            w.move_file(snap_path, session_dst, session_id=sid)
+
+        # Step 11: release this ID from each source's Referenced By.
+        for src in plan.release_from:
+            old_row = w.index().get(src)
+
+            def undo_src(src: str = src, old: it.Row = old_row) -> None:
+                w.update_row(src, lambda r: r.with_(referenced_by=old.referenced_by), strict=False)
+
+            undo.append((f"restore Referenced By of {src}", undo_src))
+            w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != sid])))
+
+        # Step 12: confirm the archive is complete before the row goes.
+        if w.index().find(sid) is None:
+            raise WriteFailed(f"the row {sid} disappeared from memory/index.md during the archive")
+        if not index_path.is_file() or (plan.has_snapshot and (not session_dst.is_file() or snap_path.exists())):
+            raise WriteFailed(f"memory/archive/{sid}/ did not verify; the archive was not completed")
+    except BaseException as exc:
+        _rollback(w, sid, undo, exc)
+        raise
+
+    # Steps 13-14: remove the row last; its write verifies that the ID is gone.
+    try:
+        w.remove_row(sid)
+    except BaseException as exc:
+        try:
+            gone = w.index().find(sid) is None
+        except AgentmemError:
+            gone = False
+        if gone:
+            # The row was removed but the re-read differed (a hand edit at the same moment):
+            # the archive is complete, say so rather than undoing finished work.
+            result.notes.append(f"memory/index.md changed while the row was removed: {exc}")
+            return
+        _rollback(w, sid, undo, exc)
+        raise
+
+
+def _rollback(w: VaultWriter, sid: str, undo: list[tuple[str, Callable[[], None]]], cause: BaseException) -> None:
+    failed: list[str] = []
+    for what, fn in reversed(undo):
+        try:
+            fn()
+        except Exception as exc:  # keep undoing the rest; report what could not be undone
+            failed.append(f"{what}: {exc}")
+    try:
+        w.journal("rollback", session_id=sid, cause=str(cause), failed=failed)
+    except AgentmemError:
+        pass
+    if failed and isinstance(cause, AgentmemError):
+        cause.details = {**cause.details, "rollback_failed": failed}
+        cause.message += (
+            "; ROLLBACK INCOMPLETE (" + "; ".join(failed) + ") — see memory/.agentmem/journal.jsonl"
+        )
+        cause.args = (cause.message,)
+    elif isinstance(cause, AgentmemError):
+        cause.message += "; the vault was left exactly as before"
+        cause.args = (cause.message,)
+
+
+def render_archive(result: ArchiveResult) -> str:
+    p = result.plan
+    if result.dry_run:
+        head = f"archive {p.session_id} (dry run, nothing written):"
+    elif p.action == DELETE_ROW:
+        head = f"deleted the row {p.session_id} ({p.reason}); no archive folder created"
+        return "\n".join([head, *[f"note: {n}" for n in result.notes]])
+    else:
+        head = f"archived {p.session_id} to memory/archive/{p.session_id}/"
+    lines = [head] + [f"  {i}. {s}" for i, s in enumerate(p.steps(), 1)]
+    if p.forced:
+        lines.append(f"note: archived despite references from {', '.join(p.referenced_by)} (--force)")
+    lines += [f"note: {n}" for n in result.notes]
+    return "\n".join(lines)
