@@ -32,9 +32,11 @@ def run(*args: str, input: str | None = None, env: dict | None = None):
 
 
 def _walk(group: click.Group, path: tuple[str, ...] = ()):
-    for name, cmd in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
         yield path + (name,), cmd
-        if isinstance(cmd, click.Group):
+        if isinstance(cmd, click.Group):  # sub-groups walked the same way
             yield from _walk(cmd, path + (name,))
 
 
@@ -49,6 +51,19 @@ def test_every_command_and_group_has_help_text() -> None:
         for p in cmd.params:
             if isinstance(p, click.Option) and not p.hidden:
                 assert (p.help or "").strip(), f"`agentmem {' '.join(path)}` option {p.opts} has no help"
+
+
+def test_lazy_command_table_matches_the_modules() -> None:
+    """Every command a module registers is in the lazy table, and every table entry resolves."""
+    import importlib
+
+    from agentmem_vault import cli as cli_pkg
+
+    mods = {m for ms in cli_pkg._COMMANDS.values() for m in ms} | {m for ms in cli_pkg._MEMORIES.values() for m in ms}
+    for m in mods:
+        importlib.import_module(f"agentmem_vault.cli.{m}")
+    assert set(cli.commands) == set(cli_pkg._COMMANDS) | {"memories"}
+    assert set(cli_pkg.memories.commands) == set(cli_pkg._MEMORIES)
 
 
 def test_help_option_works_for_every_command_but_hook() -> None:

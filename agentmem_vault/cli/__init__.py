@@ -7,6 +7,7 @@ and nowhere else: 0 done, 1 refused or failed (nothing half-written), 2 usage er
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from dataclasses import dataclass
@@ -76,7 +77,26 @@ def _json_requested(ctx: click.Context) -> bool:
 
 
 class AgentmemGroup(click.Group):
-    """Turns library errors into messages and exit codes (the only place that does)."""
+    """Turns library errors into messages and exit codes (the only place that does), and imports
+    a command's module only when that command runs: `agentmem register` on a big board should not
+    pay for loading the daemon, extraction and recall commands."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def _load(self, modules: Any) -> None:
+        for m in modules:
+            importlib.import_module(f"{__name__}.{m}")
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            self._load(self.lazy[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load(sorted({m for mods in self.lazy.values() for m in mods}))
+        return super().list_commands(ctx)
 
     def main(self, args: Any = None, *a: Any, **kw: Any) -> Any:
         global _ARGV
@@ -102,7 +122,24 @@ class AgentmemGroup(click.Group):
             sys.exit(exc.exit_code)
 
 
-@click.group(cls=AgentmemGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# Which cli/ module registers each command (a module registers its commands when imported).
+_COMMANDS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("init", "register", "list", "show", "find"), ("board",)),
+    **dict.fromkeys(("update", "continue", "release"), ("session_cmds",)),
+    **dict.fromkeys(("organize", "archive", "say", "doctor", "install-rules"), ("lifecycle_cmds",)),
+    **dict.fromkeys(("hook", "whoami", "install-hook"), ("hook_cmds",)),
+    "daemon": ("daemon_cmds",),
+    **dict.fromkeys(("extract", "eval"), ("longterm_cmds",)),
+    **dict.fromkeys(("context", "reindex"), ("recall_cmds",)),
+    **dict.fromkeys(("journal", "restore"), ("journal_cmds",)),
+}
+_MEMORIES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("list", "show", "deprecate"), ("longterm_cmds",)),
+    "search": ("recall_cmds",),
+}
+
+
+@click.group(cls=AgentmemGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--agent", help="Agent name (default: AGENTMEM_AGENT, config, cursor-main-agent).")
@@ -113,17 +150,6 @@ def cli(ctx: click.Context, vault: str | None, as_json: bool, agent: str | None)
     ctx.obj = Options(vault=vault, as_json=as_json, agent=agent)
 
 
-@cli.group(cls=AgentmemGroup)
+@cli.group(cls=AgentmemGroup, lazy=_MEMORIES)
 def memories() -> None:
     """Long-term memory notes in memory/long-term/."""
-
-
-# Command modules register themselves on `cli` / `memories` when imported.
-from . import board  # noqa: E402,F401
-from . import session_cmds  # noqa: E402,F401
-from . import lifecycle_cmds  # noqa: E402,F401
-from . import hook_cmds  # noqa: E402,F401
-from . import daemon_cmds  # noqa: E402,F401
-from . import longterm_cmds  # noqa: E402,F401
-from . import recall_cmds  # noqa: E402,F401
-from . import journal_cmds  # noqa: E402,F401
