@@ -350,7 +350,8 @@ def extract_sources(
     failed_sources: set[str] = set()
     if model is None:
         for src, turns, start, _, info in work:
-            found = extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start)
+            found = extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start,
+                                    recorded=src.kind == "session")
             info["candidates"] = len(found)
             candidates += found
             if progress:

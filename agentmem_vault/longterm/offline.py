@@ -69,8 +69,7 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def _fold(text: str) -> str:
-    # textnorm's Traditional->Simplified table lacks 採->采 (as of this writing).
-    return fold(text).replace("採", "采")
+    return fold(text)
 
 
 @dataclass(frozen=True)
@@ -479,8 +478,17 @@ _REASONS = {
 }
 
 
-def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, project: str = "", first_turn: int = 0) -> list[MemoryObject]:
-    """Memory Objects from the user turns at index >= ``first_turn`` (earlier turns are context)."""
+# A session snapshot is the agent's record of the work, not the user's own words: what it says
+# can be an important decision, but only something the user asked for in a chat becomes a rule
+# that is injected into every new chat (importance >= 0.9, see recall's rule index).
+RECORDED_MAX_IMPORTANCE = 0.8
+
+
+def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, project: str = "", first_turn: int = 0,
+                    recorded: bool = False) -> list[MemoryObject]:
+    """Memory Objects from the user turns at index >= ``first_turn`` (earlier turns are context).
+
+    ``recorded``: the turns come from a session snapshot (see RECORDED_MAX_IMPORTANCE)."""
     out: list[MemoryObject] = []
     said = ""  # what the assistant said last: "不是 A，是 B" corrects it
     for idx, turn in enumerate(turns):
@@ -538,7 +546,7 @@ def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, proj
                     usage_scenario=[scenario],
                     project=project,
                     module="",
-                    importance=hit.importance,
+                    importance=min(hit.importance, RECORDED_MAX_IMPORTANCE) if recorded else hit.importance,
                     reason=_REASONS[hit.kind],
                     score=hit.score,
                     sources=list(sources or []),

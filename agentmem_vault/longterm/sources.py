@@ -295,31 +295,27 @@ def parse_role_blocks(text: str) -> ReadResult:
     return res
 
 
-_SNAPSHOT_KEEP = {"current context", "decisions"}
-
-
 def parse_snapshot(text: str) -> ReadResult:
-    """A session snapshot: its Current Context and Decisions items, each as a user-side turn.
+    """A session snapshot: its Current Context paragraphs and Decisions items, each as a turn.
 
-    Snapshots hold the user's decisions as recorded by the agent; transient sections (Next
-    Actions, Open Questions, Files) are not durable knowledge and are left out.
+    Read with the snapshot model (``agentmem_vault.snapshot``) so extraction sees exactly what
+    update/merge wrote. Transient sections (Next Actions, Open Questions, Files) are not durable
+    knowledge and are left out; a superseded decision is no longer true.
     """
+    from ..errors import SnapshotFormatError
+    from ..snapshot import parse_snapshot as parse_session_snapshot
+
     res = ReadResult()
-    section = ""
-    for line in text.split("\n"):
-        s = line.strip()
-        if s.startswith("# Session:"):
-            res.title = s[len("# Session:") :].strip()
-        elif s.startswith("## "):
-            section = s[3:].strip().lower()
-        elif section in _SNAPSHOT_KEEP and s and s != "None":
-            item = s[2:].strip() if s.startswith(("- ", "* ")) else s
-            if re.match(r"^\[(superseded|已取代)\]", item, re.I):
-                continue
-            if item:
-                res.turns.append(Turn("user", item))
-        elif section == "metadata" and s.startswith("| Topic |"):
-            cells = [c.strip() for c in s.strip("|").split("|")]
-            if len(cells) >= 2 and not res.title:
-                res.title = cells[1]
+    try:
+        snap = parse_session_snapshot(text)
+    except SnapshotFormatError:
+        res.skipped = 1
+        return res
+    res.title = snap.topic or snap.session_id
+    for section in ("Current Context", "Decisions"):
+        for item in snap.items(section):
+            # Current Context is paragraphs, and agents often write them as bullet lines.
+            text = "\n".join(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", ln) for ln in item.strip().splitlines()).strip()
+            if text and not re.match(r"^\[(superseded|已取代)\]", text, re.I):
+                res.turns.append(Turn("user", text))
     return res
