@@ -106,28 +106,21 @@ def _read(path: Path) -> bytes:
 
 
 def session_fields(text: str) -> tuple[dict[str, str], str]:
-    """(Metadata table, first line of Current Context) of a snapshot's text."""
-    from ..board import metadata_table  # deferred: pulls in text folding
+    """(Metadata table, first line of Current Context) of a snapshot's text, read with the
+    snapshot model; a file it cannot read yields no fields (the planner reports it)."""
+    from ..errors import SnapshotFormatError
+    from ..snapshot import parse_snapshot  # deferred: only when a snapshot changed
 
-    meta: dict[str, str] = {}
-    lines = text.lstrip("\ufeff").splitlines()
-    # Only the Metadata section's table: later sections may hold tables of their own.
-    start = next((i for i, ln in enumerate(lines) if ln.strip().lower() == "## metadata"), None)
-    if start is not None:
-        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("## ")), len(lines))
-        meta = metadata_table("\n".join(lines[start + 1 : end]))
-    summary = ""
-    ctx = next((i for i, ln in enumerate(lines) if ln.strip().lower() == "## current context"), None)
-    if ctx is not None:
-        for ln in lines[ctx + 1 :]:
-            s = ln.strip()
-            if s.startswith("## "):
-                break
-            s = s.lstrip("-*").strip()
+    try:
+        snap = parse_snapshot(text)
+    except SnapshotFormatError:
+        return {}, ""
+    for para in snap.items("Current Context"):
+        for ln in para.splitlines():
+            s = ln.strip().lstrip("-*").strip()
             if s and s.lower() != "none":
-                summary = s[:160]
-                break
-    return meta, summary
+                return dict(snap.metadata), s[:160]
+    return dict(snap.metadata), ""
 
 
 def read_entry(path: Path, kind: str, st: os.stat_result, read: Callable[[Path], bytes] = _read) -> Entry:
