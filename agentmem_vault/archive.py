@@ -25,11 +25,10 @@ from .lifecycle import (
     collect_continues_from,
     continues_from_of,
     has_meaningful_summary,
-    read_snapshot_text,
     referencers_by_snapshot,
     snapshot_ids,
 )
-from .vaultio import VaultWriter, ensure_writable
+from .vaultio import VaultWriter, ensure_writable, read_text
 
 ARCHIVE = "archive"
 DELETE_ROW = "delete_row"
@@ -193,7 +192,7 @@ def archive(vault: Vault, session_id: str, *, force: bool = False, dry_run: bool
     with VaultWriter(vault, "archive") as w:
         doc = w.index()
         snap_path = vault.session_path(sid)
-        snap_text = read_snapshot_text(snap_path)
+        snap_text = read_text(snap_path)
         snaps = snapshot_ids(vault)
         cf = collect_continues_from(vault, snaps)
         if snap_text is not None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from . import index_table as it
@@ -19,7 +18,7 @@ from .config import Vault, now as clock_now, parse_ts, vault_config
 from .errors import AgentmemError, SnapshotFormatError, WriteFailed
 from .ids import find_ids, is_valid_session_id
 from .sessions import DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY
-from .vaultio import VaultWriter, read_bytes
+from .vaultio import VaultWriter, read_text
 
 PLACEHOLDER_SUMMARIES = frozenset({"", "-", DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY})
 
@@ -65,22 +64,12 @@ def _continues_from_local(text: str) -> list[str]:
     return out
 
 
-def read_snapshot_text(path: Path) -> str | None:
-    data = read_bytes(path)
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SnapshotFormatError(f"{path} is not UTF-8 text (byte {exc.start}); refusing to touch it") from exc
-
-
 def collect_continues_from(vault: Vault, ids: Iterable[str]) -> dict[str, list[str]]:
     """``{session_id: [source ids]}`` for the snapshots given (only non-empty lists are kept)."""
     out: dict[str, list[str]] = {}
     for sid in ids:
         try:
-            text = read_snapshot_text(vault.session_path(sid))
+            text = read_text(vault.session_path(sid))
         except SnapshotFormatError:
             continue  # reported by doctor; an unreadable file names no sources
         if text:
