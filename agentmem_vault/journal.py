@@ -14,7 +14,7 @@ from . import index_table as it
 from .config import Vault
 from .errors import Refused, SessionNotFound
 from .ids import validate_session_id
-from .vaultio import VaultWriter, read_text
+from .vaultio import VaultWriter, journal_files, read_text
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Journal:
 def read_journal(vault: Vault) -> Journal:
     """All entries in order; unreadable lines (a torn last line after a crash) are counted, not fatal."""
     j = Journal()
-    text = read_text(vault.journal_path) or ""
+    text = "".join((read_text(f) or "") for f in journal_files(vault.journal_path))
     for line in text.splitlines():
         if not line.strip():
             continue

@@ -280,6 +280,7 @@ class VaultWriter:
         jp = self.vault.journal_path
         try:
             jp.parent.mkdir(parents=True, exist_ok=True)
+            _rotate_journal(jp)
             append_bytes(jp, line)
         except (OSError, WriteFailed) as exc:
             raise WriteFailed(f"could not write the journal {jp}: {exc}; nothing was changed") from exc
@@ -456,6 +457,31 @@ class VaultWriter:
         p = path.absolute()
         if ".." in p.parts or not p.is_relative_to(mem):
             raise WriteFailed(f"refusing to write outside {mem}: {path}")
+
+
+JOURNAL_ROTATE_BYTES = 8 * 1024 * 1024
+
+
+def _rotate_journal(jp: Path, limit: int | None = None) -> None:
+    """Start a new journal file past ``limit`` bytes. The old one is renamed, never deleted, so
+    every removed row stays recoverable (``journal.read_journal`` reads all of them in order).
+    Called under the vault lock, so two writers never rotate at once."""
+    try:
+        if jp.stat().st_size < (JOURNAL_ROTATE_BYTES if limit is None else limit):
+            return
+    except FileNotFoundError:
+        return
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    n = 1  # a fixed-width counter keeps name order = rotation order within one second
+    while (target := jp.with_name(f"{jp.stem}-{stamp}-{n:03d}{jp.suffix}")).exists():
+        n += 1
+    _retry(lambda: os.replace(jp, target), f"rotate {jp}")
+
+
+def journal_files(jp: Path) -> list[Path]:
+    """Rotated journals oldest first, then the current one."""
+    rotated = sorted(jp.parent.glob(f"{jp.stem}-*{jp.suffix}")) if jp.parent.is_dir() else []
+    return rotated + [jp]
 
 
 def _sha(text: str) -> str:

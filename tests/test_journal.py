@@ -48,3 +48,20 @@ def test_refused_commands_leave_the_journal_alone(vault: Vault) -> None:
                  ("release", "2026-01-01-0000-zz", "--session", "2026-06-01-0930-x")):
         assert run_cli(*args, vault=vault, env=NOW).returncode == 1
     assert journal.read_bytes() == before  # no empty "rollback" entries for writes that never happened
+
+
+def test_journal_rotates_without_losing_rows(vault: Vault, monkeypatch) -> None:
+    from agentmem_vault import vaultio
+    from agentmem_vault.journal import last_removed_row
+    from agentmem_vault.sessions import register_idle
+    from agentmem_vault.vaultio import VaultWriter
+
+    monkeypatch.setattr(vaultio, "JOURNAL_ROTATE_BYTES", 400)
+    ids_ = [register_idle(vault, "cursor-main-agent").session_id for _ in range(6)]
+    with VaultWriter(vault, "t") as w:
+        w.remove_row(ids_[0])
+    rotated = sorted(vault.state_dir.glob("journal-*.jsonl"))
+    assert rotated, "the journal should have rotated"
+    assert last_removed_row(vault, ids_[0]) is not None
+    out = json.loads(run_cli("journal", "--limit", "0", "--json", vault=vault).stdout)
+    assert [e["session_id"] for e in out["entries"] if e["action"] == "append_row"][-6:] == ids_
