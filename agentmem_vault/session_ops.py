@@ -14,7 +14,7 @@ from typing import Iterator
 
 from . import index_table as it
 from .config import Vault, format_ts, now as clock_now
-from .errors import AgentmemError, InvalidSessionId, Refused, SessionNotFound, SnapshotFormatError, UsageError
+from .errors import AgentmemError, InvalidSessionId, SessionNotFound, SnapshotFormatError, UsageError
 from .ids import base_session_id, next_free_id, validate_session_id
 from .sessions import (
     DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC, MANUAL_FALLBACK_SUMMARY, MANUAL_KEYWORDS,
@@ -290,4 +290,4 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
             "message": f"{cur} no longer continues from {src}" if (changed_row or changed_snap) else f"{cur} did not reference {src}; nothing to do"}
 
 
-__all__ = ["register_manual", "update_session", "continue_session", "release_reference", "UpdateResult", "IncompleteOperation", "Refused"]
+__all__ = ["register_manual", "update_session", "continue_session", "release_reference", "UpdateResult", "IncompleteOperation"]
