@@ -1,3 +1,3 @@
-from .entry import main
+from agentmem_vault.entry import main
 
 main()

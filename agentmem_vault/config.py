@@ -15,8 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, VaultNotFound
-from .ids import validate_agent_name, validate_session_id
+from agentmem_vault.errors import ConfigError, VaultNotFound
+from agentmem_vault.model.ids import validate_agent_name, validate_session_id
 
 DEFAULT_AGENT = "cursor-main-agent"
 

@@ -26,10 +26,10 @@ def is_hook_call(args: list[str]) -> bool:
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if is_hook_call(args):
-        from .hooks import main as hook_main  # fast path: no click, no heavy imports
+        from agentmem_vault.hooks.run import main as hook_main
 
         sys.exit(hook_main(args))
-    from .cli import cli
+    from agentmem_vault.cli import cli
 
     cli.main(args=args, prog_name="agentmem")
 

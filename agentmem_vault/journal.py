@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from . import index_table as it
-from .config import Vault
-from .errors import Refused, SessionNotFound
-from .ids import validate_session_id
-from .vaultio import VaultWriter, journal_files, read_text
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import Vault
+from agentmem_vault.errors import Refused, SessionNotFound
+from agentmem_vault.model.ids import validate_session_id
+from agentmem_vault.vaultio import VaultWriter, journal_files, read_text
 
 
 @dataclass

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import LockTimeout, WriteFailed
+from agentmem_vault.errors import LockTimeout, WriteFailed
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt

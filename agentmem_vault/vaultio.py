@@ -21,10 +21,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from . import index_table as it
-from .config import Vault, vault_config
-from .errors import AgentmemError, IndexFormatError, SnapshotFormatError, VerifyFailed, WriteFailed
-from .locking import exclusive_lock
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.errors import (
+    AgentmemError,
+    IndexFormatError,
+    SnapshotFormatError,
+    VerifyFailed,
+    WriteFailed,
+)
+from agentmem_vault.locking import exclusive_lock
 
 _RETRY_SECONDS = 3.0
 _WINDOWS = sys.platform == "win32"

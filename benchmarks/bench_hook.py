@@ -32,9 +32,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agentmem_vault import index_table as it  # noqa: E402
-from agentmem_vault.board import init_vault  # noqa: E402
-from agentmem_vault.config import Vault  # noqa: E402
+from agentmem_vault.model import index_table as it
+from agentmem_vault.ops.board import init_vault
+from agentmem_vault.config import Vault
 
 
 def build_vault(root: Path, n_rows: int) -> Vault:

@@ -35,10 +35,10 @@ sys.path.insert(0, str(ROOT))
 
 from recall_helpers import load_corpus, load_long_tasks, load_queries, note_text, write_corpus  # noqa: E402
 
-from agentmem_vault.config import Vault  # noqa: E402
-from agentmem_vault.recall.index import RecallIndex, note_tokens, reindex  # noqa: E402
-from agentmem_vault.recall.notefile import read_note  # noqa: E402
-from agentmem_vault.recall.rank import search  # noqa: E402
+from agentmem_vault.config import Vault
+from agentmem_vault.recall.index import RecallIndex, note_tokens, reindex
+from agentmem_vault.recall.notefile import read_note
+from agentmem_vault.recall.rank import search
 
 NOW = "2026-06-01T09:30"
 HEADER = ("| Session ID | Agent Name | Topic | Summary | Keywords | Status | Referenced By | Started At | Updated At |\n"

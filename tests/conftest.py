@@ -39,7 +39,7 @@ def _no_thread_leaks():
 @pytest.fixture
 def vault(tmp_path: Path) -> Vault:
     """A fresh initialised vault with a CJK name and a space in its path."""
-    from agentmem_vault.board import init_vault
+    from agentmem_vault.ops.board import init_vault
 
     v = Vault(tmp_path / "我的雲端硬碟 Agent")
     v.root.mkdir()

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentmem_vault import index_table as it
+from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault
 
 NOW = "2026-06-01T09:30"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentmem_vault.cli import cli
-from agentmem_vault.lifecycle import OrganizePlan, render_organize
+from agentmem_vault.ops.lifecycle import OrganizePlan, render_organize
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_vault"
 SRC = "2026-05-25-1318-cursor-main-agent"  # active, referenced by CUR
@@ -181,7 +181,7 @@ def test_sample_vault_is_healthy_and_readable(sample: Path) -> None:
 
 
 def test_fold_joins_common_taiwan_forms() -> None:
-    from agentmem_vault.textnorm import fold, tokenize
+    from agentmem_vault.model.textnorm import fold, tokenize
 
     assert fold("合併 佈署") == fold("合并 布署") == "合并 布署"
     assert "合并" in tokenize("快照合併規則")

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from agentmem_vault.board import load_index
+from agentmem_vault.ops.board import load_index
 from daemon_helpers import DaemonProc, index_text, read_status, row, sid, snapshot_text, wait_for
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="signals are POSIX; Windows uses the stop file")

@@ -8,10 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault import index_table as it
+from agentmem_vault.model import index_table as it
 from agentmem_vault.daemon.debounce import Debouncer
 from agentmem_vault.daemon.reconcile import AddRow, FoldConflict, SyncRow, fold_rows, plan
-from agentmem_vault.daemon.scan import Entry, FolderSnapshot, changed, classify, is_conflict_copy, read_entry, scan_memory
+from agentmem_vault.daemon.scan import (
+    Entry,
+    FolderSnapshot,
+    changed,
+    classify,
+    is_conflict_copy,
+    read_entry,
+    scan_memory,
+)
 from daemon_helpers import FakeClock, index_text, row, sid, snapshot_text
 
 # -- debounce ----------------------------------------------------------------------------------

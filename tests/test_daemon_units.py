@@ -11,7 +11,7 @@ import pytest
 from watchdog.events import (DirMovedEvent, FileClosedEvent, FileClosedNoWriteEvent, FileCreatedEvent,
                              FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileOpenedEvent)
 
-from agentmem_vault.board import load_index
+from agentmem_vault.ops.board import load_index
 from agentmem_vault.daemon import queue as xq
 from agentmem_vault.daemon.apply import apply_plan, conflict_destination
 from agentmem_vault.daemon.reconcile import plan
@@ -238,7 +238,7 @@ def test_a_failed_pass_is_retried_at_the_next_rescan(vault):
 
 
 def test_queue_reads_what_the_session_end_hooks_write(vault):
-    from agentmem_vault.conversations import queue_transcript
+    from agentmem_vault.ops.conversations import queue_transcript
 
     for _ in range(3):  # Cursor's stop hook fires after every turn: one item per path
         queue_transcript(vault, "/home/u/.cursor/轉錄 a.jsonl", agent="cursor", session_id=sid(1), conversation_id="c-1")

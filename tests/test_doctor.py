@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from agentmem_vault import index_table as it
-from agentmem_vault.doctor import diagnose, diagnose_state, read_state, repair
+from agentmem_vault.model import index_table as it
+from agentmem_vault.ops.doctor import diagnose, diagnose_state, read_state, repair
 
 from lifecycle_helpers import index_rows, picture, row, write_index, write_snapshot
 

@@ -15,7 +15,7 @@ import pytest
 
 from agentmem_vault.config import Vault
 from agentmem_vault.daemon.scan import classify, scan_memory
-from agentmem_vault.doctor import STALE_TEMP_SECONDS, TEMP_KIND, diagnose, repair
+from agentmem_vault.ops.doctor import STALE_TEMP_SECONDS, TEMP_KIND, diagnose, repair
 from agentmem_vault.errors import LockTimeout
 from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, atomic_write_text
 

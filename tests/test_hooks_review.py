@@ -15,7 +15,7 @@ from review_helpers import RULE
 from test_hooks_imports import PROBE
 
 
-BUILDER = {"agentmem_vault.recall.index", "agentmem_vault.recall.notefile", "agentmem_vault.textnorm"}
+BUILDER = {"agentmem_vault.recall.index", "agentmem_vault.recall.notefile", "agentmem_vault.model.textnorm"}
 
 
 def _run(tmp_path: Path, vault: Vault, conv: str) -> tuple[set[str], dict]:
@@ -47,7 +47,7 @@ def test_windows_stdin_reader_returns_a_complete_payload_without_waiting_for_eof
     import os
     import time
 
-    from agentmem_vault import hooks
+    from agentmem_vault.hooks import run as hooks
 
     payload = json.dumps({"session_id": "c-1", "hook_event_name": "SessionStart", "cwd": "/v/我的"}).encode()
     r, w = os.pipe()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentmem_vault.config import Vault
-from agentmem_vault.conversations import find_pair, iter_pairs
-from agentmem_vault.sessions import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
+from agentmem_vault.ops.conversations import find_pair, iter_pairs
+from agentmem_vault.ops.register import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
 from agentmem_vault.vaultio import VaultWriter
 
 from hooks_helpers import (
@@ -130,7 +130,7 @@ def test_agent_name_from_option_env_and_config(vault: Vault, outside: Path) -> N
 
 
 def test_vault_resolution_order(vault: Vault, tmp_path: Path, outside: Path) -> None:
-    from agentmem_vault.board import init_vault
+    from agentmem_vault.ops.board import init_vault
 
     other = Vault(tmp_path / "other vault 二")
     other.root.mkdir()

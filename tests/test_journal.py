@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentmem_vault import index_table as it
+from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault
 
 from conftest import run_cli
@@ -53,7 +53,7 @@ def test_refused_commands_leave_the_journal_alone(vault: Vault) -> None:
 def test_journal_rotates_without_losing_rows(vault: Vault, monkeypatch) -> None:
     from agentmem_vault import vaultio
     from agentmem_vault.journal import last_removed_row
-    from agentmem_vault.sessions import register_idle
+    from agentmem_vault.ops.register import register_idle
     from agentmem_vault.vaultio import VaultWriter
 
     monkeypatch.setattr(vaultio, "JOURNAL_ROTATE_BYTES", 400)

@@ -8,10 +8,10 @@ from datetime import datetime
 
 import pytest
 
-from agentmem_vault import archive as archive_module
+from agentmem_vault.ops import archive as archive_module
 from agentmem_vault.errors import InvalidSessionId, Refused, SessionNotFound, WriteFailed
-from agentmem_vault.archive import archive, render_archive_index
-from agentmem_vault.sessions import DEFAULT_SUMMARY
+from agentmem_vault.ops.archive import archive, render_archive_index
+from agentmem_vault.ops.register import DEFAULT_SUMMARY
 from agentmem_vault.vaultio import VaultWriter
 
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot
@@ -59,7 +59,7 @@ def test_full_archive(board):
     assert res.plan.release_from == [S1, S2]
     assert any(S3 in n for n in res.notes)
     # The board's show/find read archived metadata back.
-    from agentmem_vault.board import show_session
+    from agentmem_vault.ops.board import show_session
 
     view = show_session(board, X)
     assert view.archived and view.row.topic == "封存 | 測試"

@@ -7,12 +7,16 @@ from datetime import datetime
 
 import pytest
 
-from agentmem_vault import index_table as it
+from agentmem_vault.model import index_table as it
 from agentmem_vault.errors import IndexFormatError, UsageError
-from agentmem_vault.lifecycle import (
-    apply_organize_text, continues_from_of, edit_table, organize, plan_organize,
+from agentmem_vault.ops.lifecycle import (
+    apply_organize_text,
+    continues_from_of,
+    edit_table,
+    organize,
+    plan_organize,
 )
-from agentmem_vault.sessions import DEFAULT_SUMMARY
+from agentmem_vault.ops.register import DEFAULT_SUMMARY
 
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot
 

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.rules import BEGIN, END, merge_block, template_text
-from agentmem_vault.triggers import load_phrases, route
+from agentmem_vault.integrations.rules import BEGIN, END, merge_block, template_text
+from agentmem_vault.model.triggers import load_phrases, route
 
 
 def test_mdc_frontmatter_and_content():

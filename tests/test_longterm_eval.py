@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.longterm.evaluate import Fixture, evaluate, load_fixture, load_fixtures, score_fixture
+from agentmem_vault.longterm.evaluate import (
+    Fixture,
+    evaluate,
+    load_fixture,
+    load_fixtures,
+    score_fixture,
+)
 from agentmem_vault.longterm.offline import classify, extract_offline
 from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
 from agentmem_vault.longterm.sources import Turn

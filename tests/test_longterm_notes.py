@@ -9,7 +9,15 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from agentmem_vault.longterm.notes import (
-    KEY_ORDER, HistoryEntry, Note, NoteFormatError, find_note, load_notes, note_id, parse_note, render_note,
+    KEY_ORDER,
+    HistoryEntry,
+    Note,
+    NoteFormatError,
+    find_note,
+    load_notes,
+    note_id,
+    parse_note,
+    render_note,
     safe_filename,
 )
 

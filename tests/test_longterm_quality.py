@@ -6,7 +6,11 @@ from __future__ import annotations
 from agentmem_vault.longterm.curate import notes_to_write, plan_curation
 from agentmem_vault.longterm.dedupe import dedupe_batch, shingles, similarity
 from agentmem_vault.longterm.filters import (
-    VAGUE_PHRASES_EN, VAGUE_PHRASES_ZH, filter_memories, quality_reason, specificity_score,
+    VAGUE_PHRASES_EN,
+    VAGUE_PHRASES_ZH,
+    filter_memories,
+    quality_reason,
+    specificity_score,
 )
 from agentmem_vault.longterm.notes import Note
 from agentmem_vault.longterm.schema import MemoryObject, validate_memory

@@ -10,7 +10,12 @@ from agentmem_vault.errors import InvalidSessionId, SessionNotFound, UsageError
 from agentmem_vault.longterm.chunking import chunk_turns
 from agentmem_vault.longterm.noise import strip_noise
 from agentmem_vault.longterm.sources import (
-    Turn, discover_claude, discover_cursor, read_source, source_for_session, source_for_transcript,
+    Turn,
+    discover_claude,
+    discover_cursor,
+    read_source,
+    source_for_session,
+    source_for_transcript,
 )
 
 

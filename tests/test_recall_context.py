@@ -15,7 +15,7 @@ from agentmem_vault.recall.context import build_context, relevant_sessions
 from agentmem_vault.recall.rank import Hit
 from agentmem_vault.recall.render import SessionHit, render_context
 from agentmem_vault.recall.session_start import session_start_context
-from agentmem_vault.index_table import Row
+from agentmem_vault.model.index_table import Row
 from recall_helpers import write_corpus
 from conftest import run_cli
 

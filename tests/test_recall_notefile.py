@@ -7,7 +7,12 @@ from pathlib import Path
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from agentmem_vault.recall.notefile import parse_flat_yaml, parse_note_text, read_note, strip_history
+from agentmem_vault.recall.notefile import (
+    parse_flat_yaml,
+    parse_note_text,
+    read_note,
+    strip_history,
+)
 
 NOTE = """---
 id: lt-7f3a9c

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault import index_table as it
-from agentmem_vault.board import init_vault
+from agentmem_vault.model import index_table as it
+from agentmem_vault.ops.board import init_vault
 from agentmem_vault.config import Vault, resolve_vault
 from agentmem_vault.errors import VaultNotFound
 from agentmem_vault.locking import exclusive_lock
-from agentmem_vault.sessions import DEFAULT_SUMMARY, register_idle
+from agentmem_vault.ops.register import DEFAULT_SUMMARY, register_idle
 
 from conftest import run_cli
 
@@ -66,7 +66,7 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
         """
         import sys
         from agentmem_vault.config import Vault
-        from agentmem_vault.sessions import register_idle
+        from agentmem_vault.ops.register import register_idle
         v = Vault(__import__('pathlib').Path(sys.argv[1]))
         for _ in range(25):
             print(register_idle(v, 'cursor-main-agent').session_id, flush=True)

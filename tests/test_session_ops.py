@@ -7,10 +7,10 @@ import stat
 
 import pytest
 
-from agentmem_vault import index_table as it
+from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault
-from agentmem_vault.sessions import register_idle
-from agentmem_vault.snapshot import parse_snapshot
+from agentmem_vault.ops.register import register_idle
+from agentmem_vault.model.snapshot import parse_snapshot
 
 from conftest import run_cli
 
@@ -263,7 +263,7 @@ def test_continue_with_registration_is_all_or_nothing(vault: Vault, idle: str, m
     # `continue SOURCE` without --session registers the current chat first. If the bookkeeping then
     # fails, the new row and snapshot must go too: their ID was never reported to the agent.
     from agentmem_vault.errors import WriteFailed
-    from agentmem_vault.session_ops import IncompleteOperation, continue_session
+    from agentmem_vault.ops.sessions import IncompleteOperation, continue_session
     from agentmem_vault.vaultio import VaultWriter
 
     monkeypatch.setenv("AGENTMEM_NOW", T1["AGENTMEM_NOW"])

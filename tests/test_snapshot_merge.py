@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from agentmem_vault import snapshot_merge
+from agentmem_vault.model import snapshot_merge
 from agentmem_vault.errors import SnapshotFormatError, SnapshotMergeError
-from agentmem_vault.snapshot import (
-    Snapshot, merge_snapshots, new_snapshot, parse_snapshot, render_snapshot, verify_merge,
+from agentmem_vault.model.snapshot import (
+    Snapshot,
+    merge_snapshots,
+    new_snapshot,
+    parse_snapshot,
+    render_snapshot,
+    verify_merge,
     with_continues_from,
 )
-from agentmem_vault.snapshot_merge import is_restatement, split_mark
+from agentmem_vault.model.snapshot_merge import is_restatement, split_mark
 
 SID = "2026-06-01-0930-cursor-main-agent"
 SRC = "2026-05-25-1318-cursor-main-agent"

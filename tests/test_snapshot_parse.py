@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError
-from agentmem_vault.snapshot import (
-    SECTIONS, ExtraSection, Snapshot, parse_snapshot, render_snapshot,
+from agentmem_vault.model.snapshot import (
+    SECTIONS,
+    ExtraSection,
+    Snapshot,
+    parse_snapshot,
+    render_snapshot,
 )
 
 SID = "2026-06-01-0930-cursor-main-agent"

@@ -8,12 +8,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentmem_vault.errors import SnapshotFormatError
-from agentmem_vault.snapshot import (
-    METADATA_FIELDS, SECTIONS, ExtraSection, Snapshot, in_render_order, merge_snapshots, parse_snapshot, render_snapshot,
+from agentmem_vault.model.snapshot import (
+    METADATA_FIELDS,
+    SECTIONS,
+    ExtraSection,
+    Snapshot,
+    in_render_order,
+    merge_snapshots,
+    parse_snapshot,
+    render_snapshot,
     section_name,
 )
-from agentmem_vault.snapshot import _FIELD_ALIASES, _is_filler  # the parser's own notion of filler
-from agentmem_vault.snapshot_merge import MOVABLE, is_restatement, item_key, parse_resolved, path_key, split_mark
+from agentmem_vault.model.snapshot import _FIELD_ALIASES, _is_filler
+from agentmem_vault.model.snapshot_merge import (
+    MOVABLE,
+    is_restatement,
+    item_key,
+    parse_resolved,
+    path_key,
+    split_mark,
+)
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.textnorm import fold
-from agentmem_vault.triggers import load_phrases, phrase_help, route
+from agentmem_vault.model.textnorm import fold
+from agentmem_vault.model.triggers import load_phrases, phrase_help, route
 
 from lifecycle_helpers import NOW, index_rows, row, write_index
 

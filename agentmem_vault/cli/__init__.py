@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import click
 
-from ..errors import AgentmemError
+from agentmem_vault.errors import AgentmemError
 
 
 @dataclass

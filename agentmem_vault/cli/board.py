@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from .. import board as lib
-from ..config import Vault, resolve_agent, resolve_vault, vault_config
-from ..errors import VaultNotFound
-from ..sessions import register_idle
-from . import Options, cli, common_options, emit, opts_from
+from agentmem_vault.ops import board as lib
+from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
+from agentmem_vault.errors import VaultNotFound
+from agentmem_vault.ops.register import register_idle
+from agentmem_vault.cli import Options, cli, common_options, emit, opts_from
 
 
 def _vault(opts: Options) -> Vault:
@@ -25,7 +25,7 @@ def _agent(ctx: click.Context, agent: str | None, vault: Vault) -> str:
 def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """Create the memory/ layout (index, sessions/, archive/, long-term/, config); idempotent."""
     opts = opts_from(ctx, vault, as_json)
-    from ..config import Vault
+    from agentmem_vault.config import Vault
     from pathlib import Path
 
     try:
@@ -60,8 +60,8 @@ def register(ctx: click.Context, vault: str | None, as_json: bool, agent: str | 
         reg = register_idle(v, name)
         emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
         return
-    from ..session_ops import register_manual
-    from ..snapshot_input import read_snapshot_source
+    from agentmem_vault.ops.sessions import register_manual
+    from agentmem_vault.cli.snapshot_input import read_snapshot_source
 
     text = read_snapshot_source(snapshot_file, implicit_stdin=False)
     reg = register_manual(v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text)

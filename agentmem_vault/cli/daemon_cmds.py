@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..config import resolve_vault
-from . import AgentmemGroup, cli, common_options, emit, opts_from
+from agentmem_vault.config import resolve_vault
+from agentmem_vault.cli import AgentmemGroup, cli, common_options, emit, opts_from
 
 
 @cli.group(cls=AgentmemGroup)
@@ -27,7 +27,7 @@ def _rescan_option(f):
 @click.pass_context
 def run_cmd(ctx: click.Context, polling: bool, rescan: float | None, background: bool, vault: str | None, as_json: bool) -> None:
     """Run the daemon in the foreground until Ctrl+C / SIGTERM."""
-    from ..daemon.service import run_daemon
+    from agentmem_vault.daemon.service import run_daemon
 
     opts = opts_from(ctx, vault, as_json)
     run_daemon(resolve_vault(opts.vault), polling=polling, rescan_seconds=rescan, background=background)
@@ -40,7 +40,7 @@ def run_cmd(ctx: click.Context, polling: bool, rescan: float | None, background:
 @click.pass_context
 def start_cmd(ctx: click.Context, polling: bool, rescan: float | None, vault: str | None, as_json: bool) -> None:
     """Start the daemon in the background (one per vault)."""
-    from ..daemon import control
+    from agentmem_vault.daemon import control
 
     opts = opts_from(ctx, vault, as_json)
     res = control.start(resolve_vault(opts.vault), polling=polling, rescan_seconds=rescan)
@@ -52,7 +52,7 @@ def start_cmd(ctx: click.Context, polling: bool, rescan: float | None, vault: st
 @click.pass_context
 def stop_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """Stop the background daemon of this vault."""
-    from ..daemon import control
+    from agentmem_vault.daemon import control
 
     opts = opts_from(ctx, vault, as_json)
     res = control.stop(resolve_vault(opts.vault))
@@ -64,7 +64,7 @@ def stop_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 @click.pass_context
 def status_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """Show pid, uptime, last events, extraction queue and errors."""
-    from ..daemon import control
+    from agentmem_vault.daemon import control
 
     opts = opts_from(ctx, vault, as_json)
     st = control.status(resolve_vault(opts.vault))

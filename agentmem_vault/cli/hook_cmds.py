@@ -7,9 +7,9 @@ import os
 
 import click
 
-from . import cli, common_options, emit, opts_from
-from ..config import resolve_vault
-from ..errors import SessionNotFound, UsageError
+from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.config import resolve_vault
+from agentmem_vault.errors import SessionNotFound, UsageError
 
 # Environment variables an agent's shell may carry, in order of trust.
 SESSION_ENV = "AGENTMEM_SESSION_ID"  # set by our Cursor hook (env) and Claude hook (CLAUDE_ENV_FILE)
@@ -21,7 +21,7 @@ CONVERSATION_ENVS = ("AGENTMEM_CONVERSATION_ID", "CLAUDE_CODE_SESSION_ID")
 def hook_cmd(args: tuple[str, ...]) -> None:
     """Agent lifecycle hooks (stdin JSON -> stdout JSON): cursor-session-start, claude-session-start,
     codex-session-start, cursor-session-end, cursor-stop, claude-session-end, codex-stop."""
-    from ..hooks import main as hook_main
+    from agentmem_vault.hooks.run import main as hook_main
 
     raise SystemExit(hook_main(["hook", *args]))
 
@@ -29,9 +29,9 @@ def hook_cmd(args: tuple[str, ...]) -> None:
 def whoami(vault, conversation: str | None) -> dict:
     """The Session ID of this chat: from ``--conversation`` (the recorded pairs), else
     ``AGENTMEM_SESSION_ID``, else a conversation ID the agent put in the environment."""
-    from ..board import load_index
-    from ..conversations import find_pair
-    from ..ids import is_valid_session_id
+    from agentmem_vault.ops.board import load_index
+    from agentmem_vault.ops.conversations import find_pair
+    from agentmem_vault.model.ids import is_valid_session_id
 
     sid = None
     source = None
@@ -97,7 +97,7 @@ def install_hook_cmd(ctx: click.Context, agent: str, scope: str, project: str | 
     any workspace; without it the hook finds the vault from AGENTMEM_VAULT, the user config or the
     workspace folder.
     """
-    from ..hook_install import install_hook
+    from agentmem_vault.integrations.hook_install import install_hook
 
     opts = opts_from(ctx, vault, as_json)
     vault_arg = None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from .. import journal as lib
-from ..config import resolve_vault
-from . import cli, common_options, emit, opts_from
+from agentmem_vault import journal as lib
+from agentmem_vault.config import resolve_vault
+from agentmem_vault.cli import cli, common_options, emit, opts_from
 
 
 def _line(e: dict) -> str:

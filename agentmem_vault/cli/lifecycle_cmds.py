@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..config import resolve_agent, resolve_vault, vault_config
-from . import cli, common_options, emit, opts_from
+from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
+from agentmem_vault.cli import cli, common_options, emit, opts_from
 
 
 @cli.command()
@@ -18,7 +18,7 @@ from . import cli, common_options, emit, opts_from
 @click.pass_context
 def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: int | None, dry_run: bool) -> None:
     """整理 memory: delete idle rows, mark overdue active rows stale (never archives)."""
-    from ..lifecycle import organize as run, render_organize
+    from agentmem_vault.ops.lifecycle import organize as run, render_organize
 
     opts = opts_from(ctx, vault, as_json)
     plan = run(resolve_vault(opts.vault), stale_days=stale_days, dry_run=dry_run)
@@ -33,7 +33,7 @@ def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: i
 @click.pass_context
 def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: str, force: bool, dry_run: bool) -> None:
     """封存 memory session: move a session to memory/archive/<ID>/ (all or nothing)."""
-    from ..archive import archive as run, render_archive
+    from agentmem_vault.ops.archive import archive as run, render_archive
 
     opts = opts_from(ctx, vault, as_json)
     res = run(resolve_vault(opts.vault), session_id, force=force, dry_run=dry_run)
@@ -62,8 +62,8 @@ def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, su
     Examples: `agentmem say "整理 memory"`, `agentmem say "狀態更新" ID --snapshot -`,
     `agentmem say "接續 memory SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text
     exits 2 with the list of phrases."""
-    from ..snapshot_input import read_snapshot_source
-    from ..triggers import SayOptions, dispatch, route
+    from agentmem_vault.cli.snapshot_input import read_snapshot_source
+    from agentmem_vault.model.triggers import SayOptions, dispatch, route
 
     opts = opts_from(ctx, vault, as_json)
     r = route(text)  # unknown text fails here (exit 2) before anything else is looked at
@@ -89,7 +89,7 @@ def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, su
 @click.pass_context
 def doctor(ctx: click.Context, vault: str | None, as_json: bool, fix: bool) -> None:
     """Check memory/ for damaged rows, missing files, broken references and sync-conflict copies."""
-    from ..doctor import diagnose, render_report, repair
+    from agentmem_vault.ops.doctor import diagnose, render_report, repair
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
@@ -108,7 +108,7 @@ def doctor(ctx: click.Context, vault: str | None, as_json: bool, fix: bool) -> N
 @click.pass_context
 def install_rules(ctx, vault, as_json, project, agents_md, claude_md) -> None:
     """Install the agent instruction file (Cursor rule; optionally AGENTS.md / CLAUDE.md)."""
-    from ..rules import install_rules as run
+    from agentmem_vault.integrations.rules import install_rules as run
 
     opts = opts_from(ctx, vault, as_json)
     res = run(Path(project), agents_md=agents_md, claude_md=claude_md)

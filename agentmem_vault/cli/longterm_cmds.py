@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from . import cli, common_options, emit, memories, opts_from
-from ..config import resolve_vault, vault_config
+from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
+from agentmem_vault.config import resolve_vault, vault_config
 
 
 def _note_row(n) -> dict:
@@ -35,8 +35,8 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
     sources are skipped. Exit 1 when a source could not be read or a model call failed (what was
     extracted from the others is still written, and the failed sources are retried next run).
     """
-    from ..longterm import sources as S
-    from ..longterm.extract import extract_sources, progress_wanted
+    from agentmem_vault.longterm import sources as S
+    from agentmem_vault.longterm.extract import extract_sources, progress_wanted
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
@@ -69,10 +69,10 @@ def eval_cmd(ctx, folder, offline, vault, as_json) -> None:
     With ANTHROPIC_API_KEY set (and no --offline) the model pipeline is evaluated, e.g.
     ANTHROPIC_API_KEY=... agentmem eval tests/fixtures/eval --json
     """
-    from ..config import DEFAULTS
-    from ..errors import AgentmemError
-    from ..longterm.evaluate import evaluate, load_fixtures
-    from ..longterm.llm import api_key_from, model_from_config
+    from agentmem_vault.config import DEFAULTS
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.longterm.evaluate import evaluate, load_fixtures
+    from agentmem_vault.longterm.llm import api_key_from, model_from_config
 
     opts = opts_from(ctx, vault, as_json)
     try:
@@ -95,7 +95,7 @@ def eval_cmd(ctx, folder, offline, vault, as_json) -> None:
 @click.pass_context
 def memories_list(ctx, show_all, category, vault, as_json) -> None:
     """List long-term memories (newest first)."""
-    from ..longterm.notes import load_notes
+    from agentmem_vault.longterm.notes import load_notes
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
@@ -121,8 +121,8 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
 @click.pass_context
 def memories_show(ctx, key, vault, as_json) -> None:
     """Show one memory by ID, title or file name."""
-    from ..errors import AgentmemError
-    from ..longterm.notes import find_note, frontmatter_dict, load_notes, render_note
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.longterm.notes import find_note, frontmatter_dict, load_notes, render_note
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
@@ -143,7 +143,7 @@ def memories_show(ctx, key, vault, as_json) -> None:
 @click.pass_context
 def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
     """Mark a memory deprecated (the file is kept, with the reason)."""
-    from ..longterm.curate import deprecate_memory
+    from agentmem_vault.longterm.curate import deprecate_memory
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)

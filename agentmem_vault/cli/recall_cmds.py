@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from . import cli, common_options, emit, memories, opts_from
+from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
 
 
 def _scope_options(f):
@@ -26,8 +26,8 @@ def context(ctx: click.Context, task: str, limit: int, budget: int, project: str
 
     Rules (importance >= 0.9) always come first; then the strongest memories in full, the rest one
     line each, and the sessions you may continue. The output never exceeds --budget characters."""
-    from ..config import resolve_vault
-    from ..recall.context import build_context
+    from agentmem_vault.config import resolve_vault
+    from agentmem_vault.recall.context import build_context
 
     opts = opts_from(ctx, vault, as_json)
     res = build_context(resolve_vault(opts.vault), task, limit=limit, budget=budget, project=project, module=module)
@@ -44,9 +44,9 @@ def context(ctx: click.Context, task: str, limit: int, budget: int, project: str
 def memories_search(ctx: click.Context, query: str, limit: int, include_deprecated: bool, project: str | None,
                     module: str | None, vault: str | None, as_json: bool) -> None:
     """Long-term memories ranked for QUERY (keywords, recency, importance), with their scores."""
-    from ..config import resolve_vault
-    from ..errors import UsageError
-    from ..recall.rank import search
+    from agentmem_vault.config import resolve_vault
+    from agentmem_vault.errors import UsageError
+    from agentmem_vault.recall.rank import search
 
     opts = opts_from(ctx, vault, as_json)
     if not query.strip():
@@ -67,8 +67,8 @@ def memories_search(ctx: click.Context, query: str, limit: int, include_deprecat
 @click.pass_context
 def reindex(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """Rebuild the derived recall index (memory/.agentmem/recall/) from the notes."""
-    from ..config import resolve_vault
-    from ..recall.index import reindex as rebuild
+    from agentmem_vault.config import resolve_vault
+    from agentmem_vault.recall.index import reindex as rebuild
 
     opts = opts_from(ctx, vault, as_json)
     stats = rebuild(resolve_vault(opts.vault))

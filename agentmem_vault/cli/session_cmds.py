@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from ..config import Vault, resolve_agent, resolve_vault, vault_config
-from ..triggers import update_message
-from . import cli, common_options, emit, opts_from
+from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
+from agentmem_vault.model.triggers import update_message
+from agentmem_vault.cli import cli, common_options, emit, opts_from
 
 
 def read_snapshot_arg(snapshot: str | None, *, stdin_default: bool = True) -> str | None:
     """``--snapshot FILE``, ``--snapshot -`` (stdin), or piped stdin when the option is omitted."""
-    from ..snapshot_input import read_snapshot_source
+    from agentmem_vault.cli.snapshot_input import read_snapshot_source
 
     return read_snapshot_source(snapshot, implicit_stdin=stdin_default,
                                 warn=lambda m: click.echo(f"warning: {m}", err=True))
@@ -32,7 +32,7 @@ def _agent(ctx: click.Context, vault: Vault) -> str:
 def update(ctx: click.Context, vault: str | None, as_json: bool, session_id: str, snapshot: str | None, topic: str | None,
            summary: str | None, keywords: str | None) -> None:
     """Session status update (狀態更新): merge the snapshot, then update the row."""
-    from ..session_ops import update_session
+    from agentmem_vault.ops.sessions import update_session
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
@@ -50,7 +50,7 @@ def update(ctx: click.Context, vault: str | None, as_json: bool, session_id: str
 @click.pass_context
 def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str | None, snapshot: str | None) -> None:
     """Continue from SOURCE (接續 memory): Continues From + Referenced By, both verified."""
-    from ..session_ops import continue_session
+    from agentmem_vault.ops.sessions import continue_session
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
@@ -67,7 +67,7 @@ def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: s
 @click.pass_context
 def release(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str | None) -> None:
     """Release a reference (解除引用): remove the link in both directions."""
-    from ..session_ops import release_reference
+    from agentmem_vault.ops.sessions import release_reference
 
     opts = opts_from(ctx, vault, as_json)
     res = release_reference(resolve_vault(opts.vault), source, session_id=session_id)

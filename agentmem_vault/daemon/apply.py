@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import AgentmemError
-from ..vaultio import VaultWriter, read_bytes
-from .reconcile import AddRow, FoldConflict, Plan, SyncRow
-from .scan import INDEX, sha_of
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.vaultio import VaultWriter, read_bytes
+from agentmem_vault.daemon.reconcile import AddRow, FoldConflict, Plan, SyncRow
+from agentmem_vault.daemon.scan import INDEX, sha_of
 
 CONFLICTS_DIR = "conflicts"
 

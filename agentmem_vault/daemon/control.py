@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..config import Vault, user_cache_dir
-from ..errors import AgentmemError, Refused
-from . import paths
+from agentmem_vault.config import Vault, user_cache_dir
+from agentmem_vault.errors import AgentmemError, Refused
+from agentmem_vault.daemon import paths
 
 
 def is_running(vault: Vault) -> bool:

@@ -26,8 +26,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable, ContextManager
 
-from ..ids import is_valid_session_id
-from ..vaultio import append_bytes, atomic_write_bytes, atomic_write_text, read_bytes
+from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.vaultio import append_bytes, atomic_write_bytes, atomic_write_text, read_bytes
 
 QUEUE_FILE = "extract-queue.jsonl"
 STATE_FILE = "extract-state.json"

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Collection
 
-from .. import index_table as it
-from ..config import format_ts, parse_ts
-from ..errors import IndexFormatError
-from ..ids import SESSION_ID_RE, is_valid_session_id
-from .scan import Entry, FolderSnapshot
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import format_ts, parse_ts
+from agentmem_vault.errors import IndexFormatError
+from agentmem_vault.model.ids import SESSION_ID_RE, is_valid_session_id
+from agentmem_vault.daemon.scan import Entry, FolderSnapshot
 
 ADDED_KEYWORDS = "session-snapshot, daemon-reconcile"
 ADDED_SUMMARY = "由 watcher daemon 依 session snapshot 補登。"

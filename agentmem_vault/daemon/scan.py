@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..vaultio import TMP_SUFFIX
+from agentmem_vault.vaultio import TMP_SUFFIX
 
 INDEX = "index.md"
 SESSIONS = "sessions"
@@ -108,8 +108,8 @@ def _read(path: Path) -> bytes:
 def session_fields(text: str) -> tuple[dict[str, str], str]:
     """(Metadata table, first line of Current Context) of a snapshot's text, read with the
     snapshot model; a file it cannot read yields no fields (the planner reports it)."""
-    from ..errors import SnapshotFormatError
-    from ..snapshot import parse_snapshot  # deferred: only when a snapshot changed
+    from agentmem_vault.errors import SnapshotFormatError
+    from agentmem_vault.model.snapshot import parse_snapshot
 
     try:
         snap = parse_snapshot(text)

@@ -24,18 +24,25 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from ..config import Vault, vault_config
-from ..errors import AgentmemError, Refused
-from ..ids import is_valid_session_id
-from ..locking import exclusive_lock
-from ..vaultio import VaultWriter, atomic_write_text, read_text
-from . import paths
-from .apply import apply_plan
-from .debounce import Debouncer
-from .queue import ExtractionQueue, load_extractor
-from .reconcile import Plan, plan
-from .scan import SESSIONS, FolderSnapshot, changed, classify, scan_file, scan_memory
-from .status import StatusBook
+from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.errors import AgentmemError, Refused
+from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.locking import exclusive_lock
+from agentmem_vault.vaultio import VaultWriter, atomic_write_text, read_text
+from agentmem_vault.daemon import paths
+from agentmem_vault.daemon.apply import apply_plan
+from agentmem_vault.daemon.debounce import Debouncer
+from agentmem_vault.daemon.queue import ExtractionQueue, load_extractor
+from agentmem_vault.daemon.reconcile import Plan, plan
+from agentmem_vault.daemon.scan import (
+    SESSIONS,
+    FolderSnapshot,
+    changed,
+    classify,
+    scan_file,
+    scan_memory,
+)
+from agentmem_vault.daemon.status import StatusBook
 
 log = logging.getLogger("agentmem.daemon")
 
@@ -383,7 +390,7 @@ class Daemon:
         state folder) is not rebuilt in memory over and over."""
         if self._recall_off or not self.vault.longterm_dir.is_dir():
             return
-        from ..recall.index import RecallIndex
+        from agentmem_vault.recall.index import RecallIndex
 
         idx = RecallIndex(self.vault)
         try:
@@ -519,7 +526,7 @@ class Daemon:
 
 
 def _report_unreadable(exc: AgentmemError):
-    from .reconcile import Report
+    from agentmem_vault.daemon.reconcile import Report
 
     return Report(f"unreadable_index:{exc.message}", "index_damaged", exc.message + "; not rewritten")
 

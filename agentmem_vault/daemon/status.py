@@ -13,7 +13,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from ..vaultio import atomic_write_text
+from agentmem_vault.vaultio import atomic_write_text
 
 KEEP = 20
 HEARTBEAT_SECONDS = 300.0

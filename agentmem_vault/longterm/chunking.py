@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .noise import strip_noise
-from .sources import Turn
+from agentmem_vault.longterm.noise import strip_noise
+from agentmem_vault.longterm.sources import Turn
 
 CHUNK_CHARS = 20_000
 OVERLAP_CHARS = 2_000

@@ -11,10 +11,16 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..textnorm import fold
-from .dedupe import identifiers, identifiers_conflict, is_duplicate, shingles, similarity
-from .notes import HistoryEntry, Note, TAG, note_id, safe_filename
-from .schema import MemoryObject
+from agentmem_vault.model.textnorm import fold
+from agentmem_vault.longterm.dedupe import (
+    identifiers,
+    identifiers_conflict,
+    is_duplicate,
+    shingles,
+    similarity,
+)
+from agentmem_vault.longterm.notes import HistoryEntry, Note, TAG, note_id, safe_filename
+from agentmem_vault.longterm.schema import MemoryObject
 
 TITLE_MATCH = 0.5  # Jaccard of title shingles for "this names the same note"
 MAX_KEYWORDS = 12
@@ -200,10 +206,10 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
-    from ..config import now as clock_now
-    from ..errors import Refused, UsageError
-    from ..vaultio import VaultWriter
-    from .notes import format_note_ts, find_note, load_notes, write_note
+    from agentmem_vault.config import now as clock_now
+    from agentmem_vault.errors import Refused, UsageError
+    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.longterm.notes import format_note_ts, find_note, load_notes, write_note
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")

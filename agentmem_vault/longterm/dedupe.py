@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..textnorm import fold
-from .schema import MemoryObject
+from agentmem_vault.model.textnorm import fold
+from agentmem_vault.longterm.schema import MemoryObject
 
 JACCARD = 0.55
 CONTAINMENT = 0.75

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from .extract import memories_from_turns
-from .llm import MemoryModel, Usage
-from .schema import MemoryObject
-from .sources import Turn
+from agentmem_vault.errors import UsageError
+from agentmem_vault.longterm.extract import memories_from_turns
+from agentmem_vault.longterm.llm import MemoryModel, Usage
+from agentmem_vault.longterm.schema import MemoryObject
+from agentmem_vault.longterm.sources import Turn
 
 
 @dataclass

@@ -35,20 +35,33 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..config import Vault, now as clock_now, vault_config
-from ..errors import AgentmemError, ConfigError
-from ..textnorm import tokenize
-from ..vaultio import VaultWriter, atomic_write_text
-from .chunking import CHUNK_CHARS, OVERLAP_CHARS, chunk_turns, render_turns
-from .curate import plan_curation, notes_to_write
-from .dedupe import dedupe_batch
-from .filters import filter_memories
-from .llm import LLMError, MemoryModel, Usage, api_key_from, estimate_cost, model_from_config
-from .noise import strip_noise
-from .notes import Note, format_note_ts, load_notes, write_note
-from .offline import extract_offline
-from .schema import MemoryObject, validate_assessment, validate_memory
-from .sources import Source, Turn, read_source, source_for_session, source_for_transcript  # noqa: F401 (re-exported)
+from agentmem_vault.config import Vault, now as clock_now, vault_config
+from agentmem_vault.errors import AgentmemError, ConfigError
+from agentmem_vault.model.textnorm import tokenize
+from agentmem_vault.vaultio import VaultWriter, atomic_write_text
+from agentmem_vault.longterm.chunking import CHUNK_CHARS, OVERLAP_CHARS, chunk_turns, render_turns
+from agentmem_vault.longterm.curate import plan_curation, notes_to_write
+from agentmem_vault.longterm.dedupe import dedupe_batch
+from agentmem_vault.longterm.filters import filter_memories
+from agentmem_vault.longterm.llm import (
+    LLMError,
+    MemoryModel,
+    Usage,
+    api_key_from,
+    estimate_cost,
+    model_from_config,
+)
+from agentmem_vault.longterm.noise import strip_noise
+from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, write_note
+from agentmem_vault.longterm.offline import extract_offline
+from agentmem_vault.longterm.schema import MemoryObject, validate_assessment, validate_memory
+from agentmem_vault.longterm.sources import (
+    Source,
+    Turn,
+    read_source,
+    source_for_session,
+    source_for_transcript,
+)
 
 STATE_VERSION = 1
 MAX_EXISTING_TITLES = 30

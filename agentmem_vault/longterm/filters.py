@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ..textnorm import fold
-from .schema import MemoryObject
+from agentmem_vault.model.textnorm import fold
+from agentmem_vault.longterm.schema import MemoryObject
 
 SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p)

@@ -17,8 +17,8 @@ from importlib import resources
 from string import Template
 from typing import Any, Protocol
 
-from ..errors import AgentmemError
-from .schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
 
 EXTRACT_TOOL = "record_memories"
 ASSESS_TOOL = "record_assessment"

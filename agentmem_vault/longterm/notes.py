@@ -25,9 +25,9 @@ from typing import Any
 
 import yaml
 
-from ..config import Vault
-from ..errors import AgentmemError
-from ..textnorm import fold
+from agentmem_vault.config import Vault
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.model.textnorm import fold
 
 TAG = "agent-memory/long-term"
 NOTE_TS = "%Y-%m-%dT%H:%M"

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..textnorm import fold
-from .schema import MemoryObject
-from .sources import Turn
+from agentmem_vault.model.textnorm import fold
+from agentmem_vault.longterm.schema import MemoryObject
+from agentmem_vault.longterm.sources import Turn
 
 # (kind, score, importance, pattern over the folded sentence). Folding makes Traditional and
 # Simplified Chinese one case, so patterns are written in Simplified only.

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ..config import Vault
-from ..errors import SessionNotFound, UsageError
-from ..ids import validate_session_id
+from agentmem_vault.config import Vault
+from agentmem_vault.errors import SessionNotFound, UsageError
+from agentmem_vault.model.ids import validate_session_id
 
 KINDS = ("session", "cursor", "cursor-txt", "claude", "text")
 
@@ -298,12 +298,12 @@ def parse_role_blocks(text: str) -> ReadResult:
 def parse_snapshot(text: str) -> ReadResult:
     """A session snapshot: its Current Context paragraphs and Decisions items, each as a turn.
 
-    Read with the snapshot model (``agentmem_vault.snapshot``) so extraction sees exactly what
+    Read with the snapshot model (``agentmem_vault.model.snapshot``) so extraction sees exactly what
     update/merge wrote. Transient sections (Next Actions, Open Questions, Files) are not durable
     knowledge and are left out; a superseded decision is no longer true.
     """
-    from ..errors import SnapshotFormatError
-    from ..snapshot import parse_snapshot as parse_session_snapshot
+    from agentmem_vault.errors import SnapshotFormatError
+    from agentmem_vault.model.snapshot import parse_snapshot as parse_session_snapshot
 
     res = ReadResult()
     try:

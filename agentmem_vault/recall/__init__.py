@@ -14,6 +14,6 @@ from __future__ import annotations
 
 def session_start_context(vault, *, budget: int = 1500, **kw):  # type: ignore[no-untyped-def]
     """See :func:`agentmem_vault.recall.session_start.session_start_context`."""
-    from .session_start import session_start_context as impl
+    from agentmem_vault.recall.session_start import session_start_context as impl
 
     return impl(vault, budget=budget, **kw)

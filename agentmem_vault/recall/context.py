@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..config import Vault, now as clock_now, parse_ts
-from ..index_table import Row, parse_index
-from .rank import Hit, query_tokens, rule_notes, search
-from .index import open_index, recall_tokens
-from .render import FULL_COUNT, SessionHit, render_context
+from agentmem_vault.config import Vault, now as clock_now, parse_ts
+from agentmem_vault.model.index_table import Row, parse_index
+from agentmem_vault.recall.rank import Hit, query_tokens, rule_notes, search
+from agentmem_vault.recall.index import open_index, recall_tokens
+from agentmem_vault.recall.render import FULL_COUNT, SessionHit, render_context
 
 # Which ranked memories `context` lists (tuned on tests/fixtures/recall: queries.json, long_tasks.json,
 # and at 10,000 notes by benchmarks/bench_recall.py). Absolute floor: a memory must contain informative
@@ -56,8 +56,8 @@ class ContextResult:
 
 def load_rows(vault: Vault) -> list[Row]:
     """Rows of memory/index.md; an unreadable board gives none (context must still answer)."""
-    from ..errors import AgentmemError
-    from ..vaultio import read_text
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.vaultio import read_text
 
     try:
         text = read_text(vault.index_path)
@@ -129,7 +129,7 @@ def select_memories(hits: list[Hit], *, limit: int, matchable: bool = True) -> l
 def build_context(vault: Vault, task: str, *, limit: int = 8, budget: int = 4000, project: str | None = None,
                   module: str | None = None, now: datetime | None = None, full_count: int = FULL_COUNT) -> ContextResult:
     """Rank memories and sessions for ``task`` and render them within ``budget`` characters."""
-    from ..errors import UsageError
+    from agentmem_vault.errors import UsageError
 
     if budget <= 0:
         raise UsageError("--budget must be a positive number of characters")

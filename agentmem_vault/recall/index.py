@@ -3,7 +3,7 @@
 Why SQLite FTS5 (see benchmarks/bench_recall.py): a query reads only the postings of its own tokens
 (the C BM25 with per-field weights does the scoring), so a cold CLI process answers from 10,000
 notes without loading the whole index into Python; a pickled/JSON inverted index has to be
-deserialised in full on every invocation. Tokens come from ``agentmem_vault.textnorm`` (folded
+deserialised in full on every invocation. Tokens come from ``agentmem_vault.model.textnorm`` (folded
 Traditional->Simplified, Latin words, CJK bigrams) and are stored space-separated, so FTS5's own
 tokenizer only splits on the spaces we put there.
 
@@ -25,10 +25,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Vault
-from ..textnorm import _STOPWORDS, fold, normalize_terms, tokenize
-from .location import db_path
-from .notefile import NoteDoc, parse_note_bytes
+from agentmem_vault.config import Vault
+from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
+from agentmem_vault.recall.location import db_path
+from agentmem_vault.recall.notefile import NoteDoc, parse_note_bytes
 
 SCHEMA_VERSION = 4
 # Bump when textnorm's folding/tokens change: every stored token would be stale.

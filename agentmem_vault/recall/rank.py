@@ -26,10 +26,10 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
-from ..config import Vault, now as clock_now, parse_ts
-from ..textnorm import fold
-from .index import RecallIndex, _is_corrupt, open_index, recall_tokens
-from .render import RULE_IMPORTANCE
+from agentmem_vault.config import Vault, now as clock_now, parse_ts
+from agentmem_vault.model.textnorm import fold
+from agentmem_vault.recall.index import RecallIndex, _is_corrupt, open_index, recall_tokens
+from agentmem_vault.recall.render import RULE_IMPORTANCE
 
 FIELD_WEIGHTS = {"title": 8.0, "keywords": 5.0, "usage": 3.0, "content": 1.0}
 HALF_LIFE_DAYS = 90.0
@@ -126,7 +126,7 @@ class QueryPlan:
 
 @lru_cache(maxsize=1)
 def _glossary() -> list[list[tuple[str, ...]]]:
-    from .glossary import GROUPS
+    from agentmem_vault.recall.glossary import GROUPS
 
     groups = [[tuple(recall_tokens(m)) for m in g] for g in GROUPS]
     groups = [[m for m in g if m] for g in groups]
@@ -304,7 +304,7 @@ def search(vault: Vault, query: str, *, limit: int = 10, project: str | None = N
             idx.sync()
         when = now or clock_now()
         if semantic == "config":
-            from .semantic import configured_backend
+            from agentmem_vault.recall.semantic import configured_backend
 
             semantic = configured_backend(vault)
         try:

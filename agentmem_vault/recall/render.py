@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .rank import Hit
+    from agentmem_vault.recall.rank import Hit
 
 # A note at least this important is a rule: always injected, ahead of relevance-ranked notes.
 RULE_IMPORTANCE = 0.9

@@ -14,8 +14,8 @@ import os
 from collections import Counter
 from typing import Callable, Protocol, Sequence
 
-from ..config import Vault
-from ..textnorm import fold
+from agentmem_vault.config import Vault
+from agentmem_vault.model.textnorm import fold
 
 
 class SemanticBackend(Protocol):
@@ -64,7 +64,7 @@ def get_backend(name: str | None) -> SemanticBackend | None:
         return None
     factory = BACKENDS.get(key)
     if factory is None:
-        from ..errors import ConfigError
+        from agentmem_vault.errors import ConfigError
 
         raise ConfigError(f"unknown recall_semantic backend {name!r}; choose one of: none, {', '.join(BACKENDS)}")
     return factory()
@@ -76,6 +76,6 @@ def configured_backend(vault: Vault) -> SemanticBackend | None:
         return get_backend(env)
     if not vault.config_path.exists():  # skip the config reader (and PyYAML) in the common case
         return None
-    from ..config import vault_config
+    from agentmem_vault.config import vault_config
 
     return get_backend(vault_config(vault).get("recall_semantic"))

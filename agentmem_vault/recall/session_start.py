@@ -14,10 +14,17 @@ import os
 from datetime import datetime
 from types import SimpleNamespace
 
-from ..config import Vault, parse_ts
-from ..index_table import IndexDoc, Row, parse_index
-from .location import db_path  # not .index: the builder's imports cost ~10 ms this path never needs
-from .render import RULE_IMPORTANCE, SessionHit, _fit, render_rule, render_rule_title, render_session
+from agentmem_vault.config import Vault, parse_ts
+from agentmem_vault.model.index_table import IndexDoc, Row, parse_index
+from agentmem_vault.recall.location import db_path
+from agentmem_vault.recall.render import (
+    RULE_IMPORTANCE,
+    SessionHit,
+    _fit,
+    render_rule,
+    render_rule_title,
+    render_session,
+)
 
 RULES_SHARE = 0.7
 MAX_RULES = 12
@@ -54,7 +61,7 @@ def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
             continue  # deleted since the index was synced
         if (st.st_mtime_ns, st.st_size) != (mtime, size):
             try:
-                from .notefile import read_note
+                from agentmem_vault.recall.notefile import read_note
 
                 note = read_note(p, allow_yaml=False)
             except OSError:

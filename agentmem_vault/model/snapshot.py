@@ -17,10 +17,10 @@ import copy
 import re
 from dataclasses import dataclass, field
 
-from .errors import SnapshotFormatError
-from .ids import find_ids
-from .index_table import escape_cell, split_cells
-from .textnorm import fold
+from agentmem_vault.errors import SnapshotFormatError
+from agentmem_vault.model.ids import find_ids
+from agentmem_vault.model.index_table import escape_cell, split_cells
+from agentmem_vault.model.textnorm import fold
 
 METADATA = "Metadata"
 CURRENT_CONTEXT = "Current Context"
@@ -420,7 +420,7 @@ _LAZY = ("merge_snapshots", "verify_merge", "new_snapshot", "with_continues_from
 def __getattr__(name: str):
     # The merge engine imports this module; re-export it lazily so either import order works.
     if name in _LAZY:
-        from . import snapshot_merge
+        from agentmem_vault.model import snapshot_merge
 
         return getattr(snapshot_merge, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -34,7 +34,16 @@ import sys
 import time
 from pathlib import Path
 
-from .hook_payloads import HOOKS, HookEvent, PayloadError, decode_stdin, parse_event, render_answer, session_start_answer, start_context
+from agentmem_vault.hooks.payloads import (
+    HOOKS,
+    HookEvent,
+    PayloadError,
+    decode_stdin,
+    parse_event,
+    render_answer,
+    session_start_answer,
+    start_context,
+)
 
 USAGE = (
     "usage: agentmem hook {" + "|".join(HOOKS) + "} [--vault PATH] [--agent NAME]\n"
@@ -168,7 +177,7 @@ def _stdin_timeout() -> float:
 
 
 def _log_paths(vault_root: Path | None) -> list[Path]:
-    from .config import user_cache_dir
+    from agentmem_vault.config import user_cache_dir
 
     paths = []
     if vault_root is not None:
@@ -179,8 +188,8 @@ def _log_paths(vault_root: Path | None) -> list[Path]:
 
 def log_line(vault_root: Path | None, hook: str, status: str, message: str) -> Path | None:
     """One line per failure; falls back to the user cache dir when the vault is not writable."""
-    from .conversations import stamp
-    from .vaultio import append_bytes, ensure_writable
+    from agentmem_vault.ops.conversations import stamp
+    from agentmem_vault.vaultio import append_bytes, ensure_writable
 
     try:
         ts = stamp()
@@ -214,8 +223,8 @@ def log_line(vault_root: Path | None, hook: str, status: str, message: str) -> P
 
 def find_vault(explicit: str | None, roots: tuple[str, ...]):
     """The hook's vault (see the module docstring for the order)."""
-    from .config import resolve_vault, user_config
-    from .errors import VaultNotFound
+    from agentmem_vault.config import resolve_vault, user_config
+    from agentmem_vault.errors import VaultNotFound
 
     if explicit or os.environ.get("AGENTMEM_VAULT") or user_config().get("vault"):
         return resolve_vault(explicit)
@@ -247,7 +256,7 @@ def find_vault(explicit: str | None, roots: tuple[str, ...]):
 def agent_name(ev: HookEvent, explicit: str | None, cfg: dict) -> str:
     """``--agent`` > ``AGENTMEM_AGENT`` > config (``background_agent_name`` for Cursor background
     agents; ``claude_agent_name`` / ``codex_agent_name``; ``agent_name``) > built-in default."""
-    from .config import resolve_agent
+    from agentmem_vault.config import resolve_agent
 
     if explicit or os.environ.get("AGENTMEM_AGENT"):
         return resolve_agent(explicit, cfg)
@@ -277,11 +286,11 @@ def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[
     The lookup, the registration and the pair are done under one hold of the vault lock, so two
     hooks for the same conversation cannot both register it.
     """
-    from .config import now
-    from .conversations import find_pair, record_pair, session_ids_with_prefix
-    from .ids import base_session_id
-    from .sessions import register_idle
-    from .vaultio import VaultWriter
+    from agentmem_vault.config import now
+    from agentmem_vault.ops.conversations import find_pair, record_pair, session_ids_with_prefix
+    from agentmem_vault.model.ids import base_session_id
+    from agentmem_vault.ops.register import register_idle
+    from agentmem_vault.vaultio import VaultWriter
 
     with VaultWriter(vault, "hook " + ev.agent + "-session-start", timeout=timeout) as w:
         _, doc = w.read_index()
@@ -303,7 +312,7 @@ def _recall_context(vault, cfg: dict, session_id: str, doc: object = None) -> st
     if cfg.get("hook_recall") is False:
         return ""
     try:
-        from .recall import session_start_context
+        from agentmem_vault.recall import session_start_context
 
         kw = {"doc": doc} if doc is not None else {}
         text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,), **kw)
@@ -325,7 +334,7 @@ def _export_for_claude(session_id: str) -> None:
 
 
 def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
-    from .config import vault_config
+    from agentmem_vault.config import vault_config
 
     vault = find_vault(args.vault, ev.roots)
     cfg = vault_config(vault)
@@ -341,8 +350,8 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
 
 
 def run_session_end(ev: HookEvent, args: HookArgs) -> dict:
-    from .config import vault_config
-    from .conversations import find_pair, queue_transcript
+    from agentmem_vault.config import vault_config
+    from agentmem_vault.ops.conversations import find_pair, queue_transcript
 
     if not ev.transcript_path:
         raise PayloadError("no transcript_path in the payload; nothing to queue")

@@ -17,18 +17,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Mapping
 
-from . import index_table as it
-from .config import Vault, format_ts, now as clock_now
-from .errors import AgentmemError, Refused, SessionNotFound, WriteFailed
-from .ids import validate_session_id
-from .lifecycle import (
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import Vault, format_ts, now as clock_now
+from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, WriteFailed
+from agentmem_vault.model.ids import validate_session_id
+from agentmem_vault.ops.lifecycle import (
     collect_continues_from,
     continues_from_of,
     has_meaningful_summary,
     referencers_by_snapshot,
     snapshot_ids,
 )
-from .vaultio import VaultWriter, ensure_writable, read_text
+from agentmem_vault.vaultio import VaultWriter, ensure_writable, read_text
 
 ARCHIVE = "archive"
 DELETE_ROW = "delete_row"

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from .errors import UsageError
-from .ids import find_ids, validate_session_id
-from .textnorm import fold
+from agentmem_vault.errors import UsageError
+from agentmem_vault.model.ids import find_ids, validate_session_id
+from agentmem_vault.model.textnorm import fold
 
 COMMANDS = ("register", "update", "continue", "release", "organize", "archive")
 COMMAND_LINES = {
@@ -187,7 +187,7 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
                 f"registration creates a new Session ID; {ids[0]} already exists in your text — "
                 f"use `agentmem update {ids[0]}` (狀態更新) for a session you know"
             )
-        from .session_ops import register_manual
+        from agentmem_vault.ops.sessions import register_manual
 
         reg = register_manual(vault, opts.agent, topic=opts.topic, summary=opts.summary,
                               keywords=opts.keywords, snapshot_text=opts.snapshot_text)
@@ -197,7 +197,7 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
         sid = ids[0] if ids else _current_session(opts, [])
         if not sid:
             raise UsageError(_no_session_hint())
-        from .session_ops import update_session
+        from agentmem_vault.ops.sessions import update_session
 
         res = update_session(vault, sid, snapshot_text=opts.snapshot_text, topic=opts.topic,
                              summary=opts.summary, keywords=opts.keywords)
@@ -209,7 +209,7 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
         source, rest = ids[0], ids[1:]
         cur = _current_session(opts, rest)
         if r.command == "continue":
-            from .session_ops import continue_session
+            from agentmem_vault.ops.sessions import continue_session
 
             res = continue_session(vault, source, session_id=cur, agent=opts.agent, snapshot_text=opts.snapshot_text)
             now_id = res.get("session_id", cur)
@@ -217,7 +217,7 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
                     res.get("message") or f"session {now_id} now continues from {source}")
         if not cur:
             raise UsageError("release: " + _no_session_hint())
-        from .session_ops import release_reference
+        from agentmem_vault.ops.sessions import release_reference
 
         res = release_reference(vault, source, session_id=cur)
         # The library's message says "nothing to do" when there was no link to release.
@@ -225,7 +225,7 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
                 res.get("message") or f"{cur} no longer continues from {source}")
 
     if r.command == "organize":
-        from .lifecycle import organize, render_organize
+        from agentmem_vault.ops.lifecycle import organize, render_organize
 
         plan = organize(vault, stale_days=opts.stale_days, dry_run=opts.dry_run)
         return ({**head, **plan.to_dict()}, render_organize(plan, dry_run=opts.dry_run))
@@ -235,7 +235,7 @@ def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
             raise UsageError("archive: name the Session ID to archive, e.g. `agentmem say \"封存 memory session <ID>\"`")
         if len(ids) > 1:
             raise UsageError(f"archive one session at a time (the text names {', '.join(ids)})")
-        from .archive import archive, render_archive
+        from agentmem_vault.ops.archive import archive, render_archive
 
         res = archive(vault, ids[0], force=opts.force, dry_run=opts.dry_run)
         return ({**head, **res.to_dict()}, render_archive(res))

@@ -26,12 +26,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import index_table as it
-from .config import Vault, parse_ts
-from .errors import AgentmemError, IndexFormatError
-from .ids import is_valid_session_id
-from .lifecycle import continues_from_of, edit_table
-from .vaultio import TMP_SUFFIX, VaultWriter, atomic_write_bytes, read_bytes
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import Vault, parse_ts
+from agentmem_vault.errors import AgentmemError, IndexFormatError
+from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.ops.lifecycle import continues_from_of, edit_table
+from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, atomic_write_bytes, read_bytes
 
 ERROR = "error"
 WARNING = "warning"
@@ -125,7 +125,7 @@ def _decode(data: bytes) -> str | bytes:
 
 
 def _is_conflict_copy(name: str) -> bool:
-    from .daemon.scan import is_conflict_copy  # the daemon's rule, so both agree on what a copy is
+    from agentmem_vault.daemon.scan import is_conflict_copy
 
     return is_conflict_copy(name)
 
@@ -253,7 +253,7 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
             out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy: {exc.message}",
                                hint=f"compare it with memory/index.md by hand, then delete memory/{name}"))
             continue
-        from .daemon.reconcile import archived_in_copy, fold_rows
+        from agentmem_vault.daemon.reconcile import archived_in_copy, fold_rows
 
         gone = archived_in_copy(text, copy.row_list(), state.archived)
         new_text, added, updated = fold_rows(text, copy.row_list(), archived=state.archived)
@@ -432,13 +432,13 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
 
 
 def _row_from_snapshot(sid: str, text: str) -> it.Row:
-    from .daemon.reconcile import row_from_snapshot
-    from .daemon.scan import Entry
+    from agentmem_vault.daemon.reconcile import row_from_snapshot
+    from agentmem_vault.daemon.scan import Entry
 
     meta: dict[str, str] = {}
     summary = ""
     try:
-        from .snapshot import parse_snapshot
+        from agentmem_vault.model.snapshot import parse_snapshot
 
         snap = parse_snapshot(text)
         meta = dict(snap.metadata)
@@ -493,7 +493,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
                 if new_text != state.index_text:
                     w.write_index_text(new_text, reason="doctor_fix", fixes=[f.message for f in fixes])
                 if plan.fold_moves:
-                    from .daemon.apply import conflict_destination
+                    from agentmem_vault.daemon.apply import conflict_destination
 
                     for name in plan.fold_moves:
                         w.move_file(vault.memory / name, conflict_destination(vault.state_dir, name, stamp))

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .errors import IndexFormatError, SessionNotFound, UsageError
-from .ids import is_valid_session_id
+from agentmem_vault.errors import IndexFormatError, SessionNotFound, UsageError
+from agentmem_vault.model.ids import is_valid_session_id
 
 COLUMNS: tuple[str, ...] = (
     "Session ID", "Agent Name", "Topic", "Summary", "Keywords",

@@ -6,13 +6,13 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import index_table as it
-from .config import Vault, vault_config
-from .errors import SessionNotFound, UsageError, WriteFailed
-from .ids import validate_session_id
-from .sessions import is_placeholder
-from .textnorm import fold, tokenize
-from .vaultio import VaultWriter, read_text
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.errors import SessionNotFound, UsageError, WriteFailed
+from agentmem_vault.model.ids import validate_session_id
+from agentmem_vault.ops.register import is_placeholder
+from agentmem_vault.model.textnorm import fold, tokenize
+from agentmem_vault.vaultio import VaultWriter, read_text
 
 CONFIG_TEMPLATE = """\
 # agentmem settings for this vault (all optional; defaults shown)

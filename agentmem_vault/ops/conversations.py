@@ -33,9 +33,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 
-from .config import Vault
-from .locking import exclusive_lock
-from .vaultio import append_bytes, read_bytes
+from agentmem_vault.config import Vault
+from agentmem_vault.locking import exclusive_lock
+from agentmem_vault.vaultio import append_bytes, read_bytes
 
 CONVERSATIONS = "conversations.jsonl"
 EXTRACT_QUEUE = "extract-queue.jsonl"
@@ -53,7 +53,7 @@ def stamp(when: datetime | None = None) -> str:
     """Local time with seconds; ``AGENTMEM_NOW`` (if set) for deterministic runs."""
     if when is None:
         if os.environ.get("AGENTMEM_NOW"):
-            from .config import now
+            from agentmem_vault.config import now
 
             when = now()
         else:

@@ -10,10 +10,10 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 
-from . import index_table as it
-from .config import Vault, format_ts, now as clock_now
-from .ids import base_session_id, is_valid_session_id, next_free_id
-from .vaultio import VaultWriter
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import Vault, format_ts, now as clock_now
+from agentmem_vault.model.ids import base_session_id, is_valid_session_id, next_free_id
+from agentmem_vault.vaultio import VaultWriter
 
 DEFAULT_TOPIC = "未設定"
 DEFAULT_SUMMARY = "sessionStart 自動註冊，尚未整理主題。"

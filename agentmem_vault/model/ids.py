@@ -10,7 +10,7 @@ import re
 from datetime import datetime
 from typing import Iterable
 
-from .errors import InvalidSessionId, UsageError
+from agentmem_vault.errors import InvalidSessionId, UsageError
 
 AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 SESSION_ID_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})-([a-z0-9][a-z0-9-]{0,79})$")

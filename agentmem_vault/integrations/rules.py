@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .errors import UsageError
-from .vaultio import atomic_write_bytes, atomic_write_text, read_bytes
+from agentmem_vault.errors import UsageError
+from agentmem_vault.vaultio import atomic_write_bytes, atomic_write_text, read_bytes
 
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"

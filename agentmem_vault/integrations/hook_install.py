@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .errors import Refused, UsageError
-from .vaultio import atomic_write_text, read_bytes
+from agentmem_vault.errors import Refused, UsageError
+from agentmem_vault.vaultio import atomic_write_text, read_bytes
 
 HOOK_TIMEOUT = 10  # seconds the agent waits for our hook
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable, Iterable, Mapping
 
-from . import index_table as it
-from .config import Vault, now as clock_now, parse_ts, vault_config
-from .errors import AgentmemError, SnapshotFormatError, WriteFailed
-from .ids import find_ids, is_valid_session_id
-from .sessions import DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY
-from .vaultio import VaultWriter, read_text
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import Vault, now as clock_now, parse_ts, vault_config
+from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
+from agentmem_vault.model.ids import find_ids, is_valid_session_id
+from agentmem_vault.ops.register import DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY
+from agentmem_vault.vaultio import VaultWriter, read_text
 
 PLACEHOLDER_SUMMARIES = frozenset({"", "-", DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY})
 
@@ -37,7 +37,7 @@ def snapshot_ids(vault: Vault) -> set[str]:
 
 def continues_from_of(text: str) -> list[str]:
     """Session IDs listed in a snapshot's ``## Continues From`` section (plain or ``[[id]]``)."""
-    from .snapshot import parse_snapshot
+    from agentmem_vault.model.snapshot import parse_snapshot
 
     try:
         return list(parse_snapshot(text).continues_from)
@@ -222,7 +222,7 @@ def organize(vault: Vault, *, stale_days: int | None = None, dry_run: bool = Fal
     if stale_days is None:
         stale_days = int(vault_config(vault).get("stale_days", 14))
     if stale_days < 0:
-        from .errors import UsageError
+        from agentmem_vault.errors import UsageError
 
         raise UsageError("--stale-days must be 0 or more")
     when = now or clock_now()

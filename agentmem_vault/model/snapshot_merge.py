@@ -43,13 +43,27 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable
 
-from .errors import SnapshotFormatError, SnapshotMergeError
-from .ids import is_valid_session_id
-from .snapshot import (
-    CONTINUES_FROM, CURRENT_CONTEXT, DECISIONS, FILES, METADATA, METADATA_FIELDS, NEXT_ACTIONS,
-    OPEN_QUESTIONS, RESOLVED, SECTIONS, ExtraSection, Snapshot, clean_id, continues_ids, in_render_order, section_name,
+from agentmem_vault.errors import SnapshotFormatError, SnapshotMergeError
+from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.model.snapshot import (
+    CONTINUES_FROM,
+    CURRENT_CONTEXT,
+    DECISIONS,
+    FILES,
+    METADATA,
+    METADATA_FIELDS,
+    NEXT_ACTIONS,
+    OPEN_QUESTIONS,
+    RESOLVED,
+    SECTIONS,
+    ExtraSection,
+    Snapshot,
+    clean_id,
+    continues_ids,
+    in_render_order,
+    section_name,
 )
-from .textnorm import fold
+from agentmem_vault.model.textnorm import fold
 
 MOVABLE: tuple[str, ...] = (DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS)
 RESTATABLE: tuple[str, ...] = (CURRENT_CONTEXT, DECISIONS, OPEN_QUESTIONS, NEXT_ACTIONS)

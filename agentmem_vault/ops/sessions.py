@@ -12,16 +12,34 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Iterator
 
-from . import index_table as it
-from .config import Vault, format_ts, now as clock_now
-from .errors import AgentmemError, InvalidSessionId, SessionNotFound, SnapshotFormatError, UsageError
-from .ids import base_session_id, next_free_id, validate_session_id
-from .sessions import (
-    DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC, MANUAL_FALLBACK_SUMMARY, MANUAL_KEYWORDS,
-    Registration, taken_ids,
+from agentmem_vault.model import index_table as it
+from agentmem_vault.config import Vault, format_ts, now as clock_now
+from agentmem_vault.errors import (
+    AgentmemError,
+    InvalidSessionId,
+    SessionNotFound,
+    SnapshotFormatError,
+    UsageError,
 )
-from .snapshot import Snapshot, merge_snapshots, new_snapshot, parse_snapshot, render_snapshot, with_continues_from
-from .vaultio import VaultWriter, read_text
+from agentmem_vault.model.ids import base_session_id, next_free_id, validate_session_id
+from agentmem_vault.ops.register import (
+    DEFAULT_KEYWORDS,
+    DEFAULT_SUMMARY,
+    DEFAULT_TOPIC,
+    MANUAL_FALLBACK_SUMMARY,
+    MANUAL_KEYWORDS,
+    Registration,
+    taken_ids,
+)
+from agentmem_vault.model.snapshot import (
+    Snapshot,
+    merge_snapshots,
+    new_snapshot,
+    parse_snapshot,
+    render_snapshot,
+    with_continues_from,
+)
+from agentmem_vault.vaultio import VaultWriter, read_text
 
 SUMMARY_MAX = 160
 

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import IO, Callable
 
-from .errors import SnapshotFormatError, UsageError
+from agentmem_vault.errors import SnapshotFormatError, UsageError
 
 STDIN_WAIT = 3.0
 
