@@ -90,7 +90,7 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
 
 def test_killed_rewrite_leaves_old_or_new_file(vault: Vault) -> None:
     base = it.new_index_text() + "".join(
-        it.render_row(it.Row(f"2026-05-01-{i // 60:02d}{i % 60:02d}-agent", "agent", "主題" * 20, "摘要" * 40, "k", "active", "-", "x", "y")) + "\n"
+        it.render_row(it.Row(f"2026-05-{1 + i // 1440:02d}-{i // 60 % 24:02d}{i % 60:02d}-agent", "agent", "主題" * 20, "摘要" * 40, "k", "active", "-", "x", "y")) + "\n"
         for i in range(1500)
     )
     vault.index_path.write_text(base, encoding="utf-8")
