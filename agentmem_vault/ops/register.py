@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from agentmem_vault.config import Vault, format_ts
+from agentmem_vault.config import Vault, format_ts, machine_id
 from agentmem_vault.config import now as clock_now
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import (
@@ -118,7 +118,7 @@ def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, com
     ``conversations.jsonl``, so a deleted idle row's ID is never given to another chat)."""
     when = when or clock_now()
     ts = format_ts(when)
-    base = base_session_id(when, agent)
+    base = base_session_id(when, agent, machine_id())
     with VaultWriter(vault, command) as w:
         text, doc = w.read_index()
         doc.check_writable()
