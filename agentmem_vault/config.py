@@ -132,8 +132,15 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
             pass
     import yaml  # deferred: only when the config file changed
 
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.vaultio import read_bytes  # refuses a FIFO or an outside link, never hangs
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+        raw = read_bytes(path)
+    except AgentmemError as exc:
+        raise ConfigError(f"{path}: {exc.message}") from exc
+    try:
+        data = yaml.safe_load((raw or b"").decode("utf-8-sig")) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     except UnicodeDecodeError as exc:
@@ -144,9 +151,11 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:
         try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps({"stamp": stamp, "data": data}, default=str), encoding="utf-8")
-        except OSError:
+            from agentmem_vault.vaultio import atomic_write_text, make_dirs
+
+            make_dirs(cache.parent)  # a read-only vault stays untouched, even for root
+            atomic_write_text(cache, json.dumps({"stamp": stamp, "data": data}, default=str))
+        except (OSError, AgentmemError):
             pass  # a cache is never required
     return data
 

@@ -70,11 +70,17 @@ class WriteFailed(AgentmemError):
     code = "write_failed"
 
 
-class NotRegularFile(WriteFailed):
+class NotRegularFile(AgentmemError):
     """A FIFO, socket, device or folder where the vault keeps a file: never read or written
     (reading a FIFO would hang while holding the vault lock)."""
 
     code = "not_a_regular_file"
+
+
+class OutsideVault(AgentmemError):
+    """A symlink (or a linked folder) in the vault resolves outside it: never read or written."""
+
+    code = "outside_vault"
 
 
 class VerifyFailed(WriteFailed):

@@ -27,6 +27,8 @@ from agentmem_vault.errors import (
     AgentmemError,
     IndexFormatError,
     NotRegularFile,
+    OutsideVault,
+    Refused,
     SnapshotFormatError,
     VerifyFailed,
     WriteFailed,
@@ -71,13 +73,75 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None when it does not exist."""
+def _vault_root_of(path: Path) -> Path | None:
+    """The vault folder of a path under ``<vault>/memory/``; None for paths elsewhere (user config,
+    caches, transcripts), which the symlink rule does not cover."""
+    for parent in path.absolute().parents:
+        if parent.name == "memory":
+            return parent.parent
+    return None
+
+
+def check_inside_vault(path: Path) -> None:
+    """The symlink rule (docs/reliability.md): a vault path may be a link, or lie in a linked
+    folder, only if it resolves inside the vault. Otherwise a link could make the tool append to
+    a file outside the vault, or copy one (``/etc/passwd``) into the archive."""
+    root = _vault_root_of(path)
+    if root is None:
+        return
+    real = os.path.realpath(path)
+    root_real = os.path.realpath(root)
+    if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
+        raise OutsideVault(
+            f"{path} resolves outside the vault (to {real}) through a symbolic link; refusing to read or "
+            "write it. Nothing was written; replace the link with the file itself"
+        )
+
+
+def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` that never blocks on a FIFO and refuses anything but a regular file."""
     try:
-        return _retry(path.read_bytes, f"read {path}")  # type: ignore[return-value]
-    except FileNotFoundError:
+        fd = os.open(str(path), flags | O_BINARY | O_NONBLOCK, mode)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except OSError:
+        # A socket cannot be opened at all (ENXIO), a folder not for writing: name what it is.
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(
+                f"{path} is {_kind(st.st_mode)}, not a regular file; refusing to read or write it (nothing was written)"
+            ) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(
+                f"{path} is {_kind(st.st_mode)}, not a regular file; refusing to read or write it (nothing was written)"
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None when it does not exist. Every read of a vault file goes through
+    here: a FIFO, socket or device is refused (never waited on), a link outside the vault too."""
+    check_inside_vault(path)
+
+    def _do() -> bytes:
+        fd = _open_regular(path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as fh:
+            return fh.read()
+
+    try:
+        return _retry(_do, f"read {path}")  # type: ignore[return-value]
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    except OSError as exc:  # a folder where a file belongs, no permission…: say which path
+    except OSError as exc:  # no permission, a folder on Windows…: say which path
         raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc
 
 
@@ -132,14 +196,37 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _write_target(path: Path) -> Path:
+    """Where a whole-file write of ``path`` goes: the link's target when ``path`` is a symlink
+    inside the vault (the link stays a link, never silently replaced by a copy)."""
+    check_inside_vault(path)
+    try:
+        st = path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return path
+    target = path
+    if stat.S_ISLNK(st.st_mode):
+        target = Path(os.path.realpath(path))
+        try:
+            st = target.stat()
+        except FileNotFoundError:
+            return target  # a dangling link inside the vault: create its target
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(f"{path} is {_kind(st.st_mode)}, not a regular file; refusing to replace it (nothing was written)")
+    return target
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a crash leaves either the old or the new file."""
+    path = _write_target(path)
     folder = path.parent
     existing = folder
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
     ensure_writable(existing)  # the folder we would create anything in must be writable
     ensure_writable(path)
+    if existing == folder:
+        ensure_writable(folder)  # the temporary file is created there (root would ignore the mode)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -196,16 +283,14 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False) -> None:
     back to its exact old length and fsynced before the error is raised, so a failed append never
     leaves half a line (docs/reliability.md). ``fresh_line``: start on a new line if the file ends
     without one (a line cut off by a crash must not swallow this one)."""
+    check_inside_vault(path)
     ensure_writable(path)
     undo_failed: list[str] = []
 
     def _do() -> None:
-        fd = os.open(str(path), os.O_RDWR | os.O_APPEND | os.O_CREAT | O_BINARY | O_NONBLOCK, 0o644)
+        fd = _open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise NotRegularFile(f"{path} is not a regular file ({_kind(st.st_mode)}); refusing to write to it")
-            old = st.st_size
+            old = os.fstat(fd).st_size
             payload = data
             if fresh_line and old:
                 os.lseek(fd, old - 1, os.SEEK_SET)  # O_APPEND: the write still goes to the end
@@ -470,6 +555,8 @@ class VaultWriter:
         self._check_inside(dst)
         if dst.exists():
             raise WriteFailed(f"{dst} already exists; refusing to overwrite it")
+        if src.is_symlink():
+            raise Refused(f"{src} is a symbolic link; only regular files are moved (replace the link with the file itself)")
         data = read_bytes(src)
         if data is None:
             raise WriteFailed(f"{src} does not exist")
@@ -528,6 +615,7 @@ class VaultWriter:
         p = path.absolute()
         if ".." in p.parts or not p.is_relative_to(mem):
             raise WriteFailed(f"refusing to write outside {mem}: {path}")
+        check_inside_vault(path)
 
 
 JOURNAL_ROTATE_BYTES = 8 * 1024 * 1024

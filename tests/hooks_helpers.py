@@ -59,7 +59,7 @@ def cursor_end(root: Path | str, conv: str, transcript: str, event: str = "sessi
 def claude_start(cwd: Path | str, sid: str = "00893aaf-19fa-41d2-8238-13269b9b3ca0", source: str = "startup", **extra) -> dict:
     p = {
         "session_id": sid,
-        "transcript_path": f"/home/dev/.claude/projects/-work-app/{sid}.jsonl",
+        "transcript_path": str(Path.home() / ".claude" / "projects" / "-work-app" / f"{sid}.jsonl"),
         "cwd": str(cwd),
         "permission_mode": "default",
         "hook_event_name": "SessionStart",

@@ -25,7 +25,7 @@ def outside(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("event,hook", [("sessionEnd", "cursor-session-end"), ("stop", "cursor-stop")])
 def test_cursor_end_queues_the_transcript_with_the_session_id(vault: Vault, outside: Path, event: str, hook: str) -> None:
     sid = id_from(answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="c-1"), cwd=outside)))
-    transcript = str(outside / "projects" / "我的 proj" / "agent-transcripts" / "c-1" / "c-1.jsonl")
+    transcript = str(Path.home() / ".cursor" / "projects" / "我的 proj" / "agent-transcripts" / "c-1" / "c-1.jsonl")
     proc = run_hook(hook, cursor_end(vault.root, "c-1", transcript, event), cwd=outside)
     assert proc.returncode == 0 and answer(proc) == {}
     lines = extract_queue_path(vault).read_text(encoding="utf-8").splitlines()
@@ -70,7 +70,7 @@ def test_queue_lock_timeout_never_blocks(vault: Vault, outside: Path) -> None:
 
     vault.config_path.write_text("lock_timeout: 0.2\n", encoding="utf-8")
     with exclusive_lock(vault.lock_path("extract-queue"), 1.0):
-        proc = run_hook("cursor-session-end", cursor_end(vault.root, "c-3", "/tmp/t.jsonl"), cwd=outside)
+        proc = run_hook("cursor-session-end", cursor_end(vault.root, "c-3", str(Path.home() / ".cursor/projects/p/agent-transcripts/t.jsonl")), cwd=outside)
     assert proc.returncode == 0 and answer(proc) == {}
     assert not extract_queue_path(vault).exists()
     assert "lock_timeout" in hooks_log(vault)[0]
@@ -79,6 +79,7 @@ def test_queue_lock_timeout_never_blocks(vault: Vault, outside: Path) -> None:
 def test_daemon_queue_reader_accepts_our_lines(vault: Vault, outside: Path) -> None:
     """The daemon's queue (agentmem_vault.daemon.queue) identifies our items by kind and path."""
     queue = pytest.importorskip("agentmem_vault.daemon.queue")
-    run_hook("cursor-session-end", cursor_end(vault.root, "c-4", "/tmp/a b/t.jsonl"), cwd=outside)
+    t = str(Path.home() / ".cursor/projects/a b/agent-transcripts/t.jsonl")
+    run_hook("cursor-session-end", cursor_end(vault.root, "c-4", t), cwd=outside)
     item = read_queue(vault)[0]
-    assert queue.item_key(item) == "transcript:/tmp/a b/t.jsonl"
+    assert queue.item_key(item) == f"transcript:{t}"

@@ -53,11 +53,16 @@ def read_snapshot_source(
             raise SnapshotFormatError("--snapshot - was given but stdin is empty; nothing was written")
         return decode_snapshot(data, "stdin")
     if spec:
-        try:
-            data = Path(spec).read_bytes()
-        except OSError as exc:
-            raise UsageError(f"--snapshot: cannot read {spec}: {exc.strerror or exc}") from exc
-        return decode_snapshot(data, spec)
+        from agentmem_vault.errors import AgentmemError
+        from agentmem_vault.vaultio import read_bytes
+
+        try:  # a regular file only: a FIFO would hang (pipe it with --snapshot - instead)
+            got = read_bytes(Path(spec))
+        except AgentmemError as exc:
+            raise UsageError(f"--snapshot: {exc.message}; to pipe a snapshot use --snapshot - and stdin") from exc
+        if got is None:
+            raise UsageError(f"--snapshot: cannot read {spec}: No such file or directory")
+        return decode_snapshot(got, spec)
     if not implicit_stdin or stream is None or _is_terminal(stream):
         return None
     data = _read_stream(stream, wait)

@@ -101,8 +101,18 @@ def _listdir(path: Path) -> list[str]:
 
 
 def _read(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+    """vaultio's read: a FIFO, socket or device, or a link leading outside the vault, is refused
+    (an OSError here, so it is reported as unreadable), never waited on (docs/reliability.md)."""
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.vaultio import read_bytes
+
+    try:
+        data = read_bytes(path)
+    except AgentmemError as exc:
+        raise OSError(exc.message) from exc
+    if data is None:
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    return data
 
 
 def session_fields(text: str) -> tuple[dict[str, str], str]:

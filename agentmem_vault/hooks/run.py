@@ -351,14 +351,17 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
 
 def run_session_end(ev: HookEvent, args: HookArgs) -> dict:
     from agentmem_vault.config import vault_config
-    from agentmem_vault.ops.conversations import find_pair, queue_transcript
+    from agentmem_vault.ops.conversations import checked_transcript_path, find_pair, queue_transcript
 
     if not ev.transcript_path:
         raise PayloadError("no transcript_path in the payload; nothing to queue")
     vault = find_vault(args.vault, ev.roots)
     cfg = vault_config(vault)
+    try:  # only the agent's own transcript folders: never ../../etc/shadow or /dev/zero
+        path = checked_transcript_path(ev.agent, ev.transcript_path, cfg.get("transcript_dirs"))
+    except ValueError as exc:
+        raise PayloadError(str(exc)) from None
     pair = find_pair(vault, ev.conversation_id) if ev.conversation_id else None
-    path = os.path.abspath(os.path.expanduser(ev.transcript_path))
     queue_transcript(
         vault,
         path,

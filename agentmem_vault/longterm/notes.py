@@ -27,6 +27,7 @@ import yaml
 
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError
+from agentmem_vault.vaultio import read_bytes
 from agentmem_vault.model.textnorm import fold
 
 TAG = "agent-memory/long-term"
@@ -270,9 +271,9 @@ def load_notes(vault: Vault, broken: list[Path] | None = None) -> list[Note]:
     if not folder.is_dir():
         return notes
     for p in sorted(folder.glob("*.md")):
-        try:
-            note = parse_note(p.read_bytes().decode("utf-8"))
-        except (NoteFormatError, UnicodeDecodeError, OSError):
+        try:  # vaultio's read: no FIFO waits, no link outside the vault (docs/reliability.md)
+            note = parse_note((read_bytes(p) or b"").decode("utf-8"))
+        except (NoteFormatError, UnicodeDecodeError, OSError, AgentmemError):
             if broken is not None:
                 broken.append(p)
             continue

@@ -12,7 +12,7 @@ from agentmem_vault.errors import SessionNotFound, UsageError, WriteFailed
 from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.ops.register import is_placeholder
 from agentmem_vault.model.textnorm import fold, tokenize
-from agentmem_vault.vaultio import VaultWriter, read_text
+from agentmem_vault.vaultio import VaultWriter, make_dirs, read_text
 
 CONFIG_TEMPLATE = """\
 # agentmem settings for this vault (all optional; defaults shown)
@@ -33,11 +33,9 @@ def init_vault(vault: Vault) -> dict:
     created: list[str] = []
     for d in (vault.memory, vault.sessions_dir, vault.archive_dir, vault.longterm_dir, vault.state_dir):
         if not d.is_dir():
-            try:
-                d.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                why = "a file is in the way" if d.exists() else (exc.strerror or str(exc))
-                raise WriteFailed(f"cannot create the folder {d}: {why}") from exc
+            if d.exists():
+                raise WriteFailed(f"cannot create the folder {d}: a file is in the way")
+            make_dirs(d)  # honours a read-only parent even for root (docs/reliability.md)
             created.append(str(d.relative_to(vault.root)))
     with VaultWriter(vault, "init") as w:
         if read_text(vault.index_path) is None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -128,6 +129,45 @@ def session_ids_with_prefix(vault: Vault, prefix: str) -> set[str]:
         if isinstance(sid, str) and sid.startswith(prefix):
             out.add(sid)
     return out
+
+
+def transcript_roots(agent: str, extra: object = None) -> list[Path]:
+    """The folders an agent keeps its transcripts in (docs/reliability.md): Cursor
+    ``~/.cursor/projects``, Claude Code ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` ``/projects``,
+    Codex ``$CODEX_HOME`` or ``~/.codex`` ``/sessions``; plus ``transcript_dirs`` from the config."""
+    home = Path.home()
+    roots = {
+        "cursor": [home / ".cursor" / "projects"],
+        "claude": [Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects"],
+        "codex": [Path(os.environ.get("CODEX_HOME") or home / ".codex") / "sessions"],
+    }.get(agent, [])
+    if isinstance(extra, str):
+        extra = [extra]
+    if isinstance(extra, list):
+        roots += [Path(str(x)).expanduser() for x in extra if str(x).strip()]
+    return roots
+
+
+def checked_transcript_path(agent: str, raw: str, extra: object = None) -> str:
+    """The absolute transcript path a session-end hook may queue, or ValueError saying why not:
+    it must be absolute (``~`` expanded), resolve inside one of the agent's transcript folders
+    (no ``..`` escapes, no link out) and, when it exists, be a regular file (not ``/dev/zero``)."""
+    p = Path(os.path.expanduser(raw))
+    if not p.is_absolute():
+        raise ValueError(f"transcript_path {raw!r} is not an absolute path; not queued")
+    real = os.path.realpath(p)
+    roots = transcript_roots(agent, extra)
+    if not any(real.startswith(os.path.realpath(r).rstrip(os.sep) + os.sep) for r in roots):
+        where = ", ".join(str(r) for r in roots) or "none known"
+        raise ValueError(f"transcript_path {raw!r} is not inside {agent}'s transcript folders ({where}); not queued "
+                         "(add its folder to transcript_dirs in memory/.agentmem/config.yaml if it is one)")
+    try:
+        st = os.stat(real)
+    except OSError:
+        return os.path.abspath(p)  # not written yet: the extractor checks it again when it reads it
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"transcript_path {raw!r} is not a regular file; not queued")
+    return os.path.abspath(p)
 
 
 @contextmanager

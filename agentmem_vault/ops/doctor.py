@@ -31,7 +31,7 @@ from agentmem_vault.config import Vault, parse_ts
 from agentmem_vault.errors import AgentmemError, IndexFormatError
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.ops.lifecycle import continues_from_of, edit_table
-from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, atomic_write_bytes, read_bytes
+from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, _kind, atomic_write_bytes, check_inside_vault, read_bytes
 
 ERROR = "error"
 WARNING = "warning"
@@ -67,6 +67,9 @@ class VaultState:
     archived: set[str]
     conflict_copies: dict[str, str | bytes]  # name in memory/ -> text
     temp_files: list[TempFile] = field(default_factory=list)  # leftovers of interrupted writes
+    # (path relative to the vault, why): FIFOs, sockets, devices, links leading outside the vault,
+    # a file where a folder belongs. Never read, never "fixed" (docs/reliability.md).
+    unsafe: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -157,17 +160,49 @@ def find_temp_files(vault: Vault, now: float | None = None) -> list[TempFile]:
     return out
 
 
+def _unsafe_entry(path: Path) -> str | None:
+    """Why ``path`` must not be read (a FIFO, socket, device, or a link leading outside the vault),
+    or None for a regular file, a folder or nothing."""
+    try:
+        check_inside_vault(path)
+        st = path.stat()
+    except AgentmemError as exc:
+        return exc.message
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    return f"{path.name} is {_kind(st.st_mode)}, not a regular file; it is never read or written"
+
+
 def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
-    idx = read_bytes(vault.index_path)
+    unsafe: list[tuple[str, str]] = []
+    idx: bytes | None = None
+    why = _unsafe_entry(vault.index_path)
+    if why:
+        unsafe.append(("memory/index.md", why))
+    else:
+        idx = read_bytes(vault.index_path)
+    for folder in (vault.sessions_dir, vault.archive_dir, vault.state_dir):
+        if folder.exists() and not folder.is_dir():
+            unsafe.append((f"memory/{folder.name}", f"memory/{folder.name} is a file, not a folder; commands that "
+                           "write there refuse until it is moved away"))
+        elif why := _unsafe_entry(folder):
+            unsafe.append((f"memory/{folder.name}", why))
     snapshots: dict[str, str | bytes] = {}
     others: list[str] = []
     try:
-        names = sorted(os.listdir(vault.sessions_dir))
+        names = sorted(os.listdir(vault.sessions_dir)) if not any(u[0] == "memory/sessions" for u in unsafe) else []
     except (FileNotFoundError, NotADirectoryError):
         names = []
     for n in names:
         p = vault.sessions_dir / n
-        if n.startswith(".") or not p.is_file():
+        if n.startswith("."):
+            continue
+        if why := _unsafe_entry(p):
+            unsafe.append((f"memory/sessions/{n}", why))
+            continue
+        if not p.is_file():
             continue
         if n.endswith(".md") and is_valid_session_id(n[:-3]):
             snapshots[n[:-3]] = _decode(read_bytes(p) or b"")
@@ -186,7 +221,7 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
         if n != "index.md" and _is_conflict_copy(n) and (vault.memory / n).is_file():
             conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
     return VaultState(None if idx is None else _decode(idx), snapshots, others, archived, conflicts,
-                      find_temp_files(vault, now))
+                      find_temp_files(vault, now), unsafe)
 
 
 # -- diagnosis (pure) ---------------------------------------------------------------------------
@@ -195,8 +230,13 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
 def diagnose_state(state: VaultState) -> tuple[list[Finding], Plan | None]:
     """Findings for this state, and the plan of safe fixes to the index (None when it cannot be
     edited). Temporary files are reported whatever state the index is in."""
+    unsafe = [Finding("not_a_regular_file" if "regular file" in why else "unsafe_path", ERROR, f"{rel}: {why}",
+                      path=rel, hint="move it away and put the real file (or folder) back; nothing reads or writes it until then")
+              for rel, why in state.unsafe]
+    if any(rel == "memory/index.md" for rel, _ in state.unsafe):
+        return unsafe + temp_findings(state.temp_files), None  # the board cannot be read: no index fixes
     out, plan = _diagnose_index(state)
-    return out + temp_findings(state.temp_files), plan
+    return unsafe + out + temp_findings(state.temp_files), plan
 
 
 def _age(seconds: float) -> str:

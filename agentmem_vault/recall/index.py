@@ -261,9 +261,14 @@ class RecallIndex:
 
     def _read(self, rel: str) -> tuple[NoteDoc, str] | None:
         p = self.folder / rel
-        try:
-            data = p.read_bytes()
-        except OSError:
+        from agentmem_vault.errors import AgentmemError
+        from agentmem_vault.vaultio import read_bytes
+
+        try:  # vaultio's read: no FIFO waits, no link outside the vault (docs/reliability.md)
+            data = read_bytes(p)
+        except (OSError, AgentmemError):
+            return None
+        if data is None:
             return None
         return parse_note_bytes(data, p), hashlib.sha1(data).hexdigest()
 

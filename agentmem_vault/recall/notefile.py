@@ -271,5 +271,11 @@ def parse_note_bytes(data: bytes, path: Path, *, allow_yaml: bool = True) -> Not
 
 
 def read_note(path: Path, *, allow_yaml: bool = True) -> NoteDoc:
-    """Read and parse a note file."""
-    return parse_note_bytes(path.read_bytes(), path, allow_yaml=allow_yaml)
+    """Read and parse a note file (through vaultio: a FIFO or a link outside the vault raises
+    AgentmemError, a missing file FileNotFoundError)."""
+    from agentmem_vault.vaultio import read_bytes
+
+    data = read_bytes(path)
+    if data is None:
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    return parse_note_bytes(data, path, allow_yaml=allow_yaml)

@@ -15,6 +15,7 @@ from datetime import datetime
 from types import SimpleNamespace
 
 from agentmem_vault.config import Vault, parse_ts
+from agentmem_vault.errors import AgentmemError
 from agentmem_vault.model.index_table import IndexDoc, Row, parse_index
 from agentmem_vault.recall.location import db_path
 from agentmem_vault.recall.render import (
@@ -64,7 +65,7 @@ def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
                 from agentmem_vault.recall.notefile import read_note
 
                 note = read_note(p, allow_yaml=False)
-            except OSError:
+            except (OSError, AgentmemError):  # a FIFO or a link outside the vault: skipped
                 continue
             if note.error or note.importance < RULE_IMPORTANCE or note.status == "deprecated":
                 continue
