@@ -52,7 +52,7 @@ def test_hook_path_imports_nothing_heavy_cold_and_warm(vault: Vault, tmp_path: P
     top, ans = _modules(tmp_path, "claude-session-start", claude_start(vault.root, sid="b"), tmp_path)
     assert id_from(ans)
     assert not (top & HEAVY), top & HEAVY
-    top, ans = _modules(tmp_path, "cursor-session-end", {"conversation_id": "a", "transcript_path": "/t.jsonl",
+    top, ans = _modules(tmp_path, "cursor-session-end", {"conversation_id": "a", "transcript_path": str(Path.home() / ".cursor/projects/p/agent-transcripts/t.jsonl"),
                                                          "workspace_roots": [str(vault.root)]}, tmp_path)
     assert ans == {} and not (top & HEAVY)
 

@@ -175,7 +175,7 @@ def test_ready_shell_scripts_from_a_cjk_path(vault: Vault, tmp_path: Path, hook_
     dst = where / script
     shutil.copy(src, dst)
     payload = claude_start(vault.root) if hook_payload == "start" else {
-        "session_id": "00893aaf-19fa-41d2-8238-13269b9b3ca0", "transcript_path": "/t/x.jsonl", "cwd": str(vault.root),
+        "session_id": "00893aaf-19fa-41d2-8238-13269b9b3ca0", "transcript_path": str(Path.home() / ".claude" / "projects" / "p" / "x.jsonl"), "cwd": str(vault.root),
         "hook_event_name": "SessionEnd", "reason": "other"}
     env = hook_env({"AGENTMEM_BIN": str(Path(sys.executable).parent / "agentmem")}) if (Path(sys.executable).parent / "agentmem").exists() else hook_env()
     proc = subprocess.run(["sh", str(dst), hook_payload, "claude"], input=json.dumps(payload).encode(), capture_output=True, cwd=tmp_path, env=env)
