@@ -419,7 +419,8 @@ class VaultWriter:
         except AgentmemError:
             pass
         if failed:
-            raise WriteFailed("rollback could not restore: " + "; ".join(failed) + " (see memory/.agentmem/journal.jsonl)")
+            raise WriteFailed("rollback could not restore: " + "; ".join(failed) + " (see memory/.agentmem/journal.jsonl)",
+                              code="rollback_incomplete")
 
     # -- journal ----------------------------------------------------------------------------
     def journal(self, action: str, *, session_id: str | None = None, path: Path | None = None, **data: object) -> None:

@@ -184,7 +184,8 @@ def test_failure_after_earlier_steps_rolls_back(board, monkeypatch, read_only):
         target.chmod(0o755 if read_only == "sessions" else 0o644)
     assert picture(board) == pic
     entries = [json.loads(x) for x in board.journal_path.read_text(encoding="utf-8").splitlines()]
-    assert entries[-1]["action"] == "rollback" and entries[-1]["failed"] == []
+    assert entries[-2]["action"] == "rollback" and entries[-2]["failed"] == []
+    assert entries[-1]["action"] == "archive_resolved" and entries[-1]["outcome"] == "rolled_back"  # intent closed
 
 
 @pytest.mark.parametrize("fail_at", ["write_file", "move_file", "update_row:1", "update_row:2", "remove_row"])
@@ -199,6 +200,8 @@ def test_injected_failure_at_every_step_rolls_back(board, monkeypatch, fail_at):
         if calls["n"] == nth:
             if name == "move_file":  # fail after the copy, before the original is removed
                 self._check_inside(a[0])
+                self._remember(a[0])  # as the real move_file does before it copies
+                self._remember(a[1])
                 a[1].write_bytes(a[0].read_bytes())
             raise WriteFailed(f"injected failure in {name}")
         return real(self, *a, **kw)

@@ -5,22 +5,26 @@ performs it through ``VaultWriter`` under the vault lock; ``--dry-run`` prints t
 nothing.
 
 Archive is all-or-nothing: its steps run in the skill's order (archive index, move the snapshot,
-release the sources' Referenced By, remove the row last) and every step registers an undo before it
-runs, so a failure at any step puts the vault back exactly as it was.
+release the sources' Referenced By, remove the row last) inside one ``VaultWriter.transaction()``,
+so a failure at any step puts the vault back exactly as it was; and a write-ahead intent in the
+journal lets the next ``archive`` or ``doctor --fix`` finish or undo an archive whose process was
+killed halfway (docs/reliability.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Mapping
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, format_ts, now as clock_now
+from agentmem_vault.config import Vault, format_ts
+from agentmem_vault.config import now as clock_now
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, WriteFailed
-from agentmem_vault.model.ids import validate_session_id
+from agentmem_vault.model import index_table as it
+from agentmem_vault.model.ids import is_valid_session_id, validate_session_id
 from agentmem_vault.ops.lifecycle import (
     collect_continues_from,
     continues_from_of,
@@ -28,7 +32,7 @@ from agentmem_vault.ops.lifecycle import (
     referencers_by_snapshot,
     snapshot_ids,
 )
-from agentmem_vault.vaultio import VaultWriter, ensure_writable, read_text
+from agentmem_vault.vaultio import VaultWriter, ensure_writable, read_bytes, read_text
 
 ARCHIVE = "archive"
 DELETE_ROW = "delete_row"
@@ -170,28 +174,18 @@ def _preflight(vault: Vault, plan: ArchivePlan) -> None:
         ensure_writable(vault.sessions_dir)
 
 
-def _ensure_can_create(folder: Path) -> list[Path]:
-    """The folders that would be created for ``folder`` (outermost first), after checking that the
-    nearest existing ancestor is writable — mode bits are honoured even for root."""
-    missing: list[Path] = []
-    p = folder
-    while not p.exists():
-        missing.append(p)
-        if p.parent == p:
-            break
-        p = p.parent
-    ensure_writable(p)
-    if not p.is_dir():
-        raise WriteFailed(f"{p} is not a folder; cannot create {folder}")
-    return list(reversed(missing))
-
-
 def archive(vault: Vault, session_id: str, *, force: bool = False, dry_run: bool = False, now: datetime | None = None) -> ArchiveResult:
     sid = validate_session_id(session_id)
     when = now or clock_now()
     with VaultWriter(vault, "archive") as w:
+        resumed = {} if dry_run else resume_archives(vault, w)
         doc = w.index()
         snap_path = vault.session_path(sid)
+        if resumed.get(sid) == "completed" and doc.find(sid) is None:
+            plan = ArchivePlan(sid, ARCHIVE, "an interrupted archive was completed", it.Row(sid, *[""] * 8),
+                               vault.archive_path(sid).joinpath("session.md").exists())
+            return ArchiveResult(plan, done=True, dry_run=False,
+                                 notes=[f"completed the interrupted archive of {sid} (from the journal's intent)"])
         snap_text = read_text(snap_path)
         snaps = snapshot_ids(vault)
         cf = collect_continues_from(vault, snaps)
@@ -202,6 +196,7 @@ def archive(vault: Vault, session_id: str, *, force: bool = False, dry_run: bool
             continues_from=cf, now=when, force=force,
         )
         result = ArchiveResult(plan, done=False, dry_run=dry_run)
+        result.notes += [f"interrupted archive of {k}: {v.replace('_', ' ')}" for k, v in resumed.items()]
         skipped = [s for s in plan.sources if s not in plan.release_from]
         for s in skipped:
             result.notes.append(f"source {s} has no row listing {sid} in Referenced By (nothing to release)")
@@ -212,107 +207,165 @@ def archive(vault: Vault, session_id: str, *, force: bool = False, dry_run: bool
         if plan.action == DELETE_ROW:
             w.remove_row(sid)
         else:
-            _apply_archive(vault, w, plan, snap_path, snap_text, result)
+            _apply_archive(vault, w, plan, snap_path, result)
         result.done = True
     return result
 
 
-def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: Path,
-                   snap_text: str | None, result: ArchiveResult) -> None:
+# ---- write-ahead intent, apply, resume (docs/reliability.md) --------------------------------------
+
+INTENT = "archive_intent"
+RESOLVED = "archive_resolved"
+CRASH_ENV = "AGENTMEM_CRASH_AT"  # "archive:N": os._exit at step N (crash tests and benchmarks/crash_loop.py)
+
+
+def _crash_point(step: int) -> None:
+    """Die at step ``step`` as a SIGKILL would, when ``AGENTMEM_CRASH_AT=archive:<step>`` is set:
+    the crash tests use it to stop an archive at every step deterministically."""
+    if os.environ.get(CRASH_ENV) == f"archive:{step}":
+        os._exit(137)
+
+
+def _digest(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _set_refs(value: str) -> Callable[[it.Row], it.Row]:
+    return lambda r: r.with_(referenced_by=value)
+
+
+def _without(refs: str, sid: str) -> str:
+    return it.join_id_list([x for x in it.split_id_list(refs) if x != sid])
+
+
+def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: Path, result: ArchiveResult) -> None:
+    """The archive's steps in the skill's order (archive index, move the snapshot, release the
+    sources' Referenced By, remove the row last) inside one ``VaultWriter.transaction()``: an error
+    at any step puts every file back byte for byte. Before the first step a write-ahead intent is
+    journaled, so that a process killed halfway (no chance to roll back) is finished or undone by
+    the next ``archive`` or ``doctor --fix`` (``resume_archives``)."""
     sid = plan.session_id
     folder = vault.archive_path(sid)
     index_path = folder / "index.md"
     session_dst = folder / "session.md"
-    undo: list[tuple[str, Callable[[], None]]] = []
-
+    doc = w.index()
+    old_refs = {src: doc.get(src).referenced_by for src in plan.release_from}
+    w.journal(INTENT, session_id=sid, path=folder, row=plan.row.to_dict(), has_snapshot=plan.has_snapshot,
+              snapshot_sha=_digest(read_bytes(snap_path)) if plan.has_snapshot else None,
+              archive_index=plan.archive_index_text, release_from=old_refs)
+    _crash_point(1)
     try:
-        # Step 6: create the archive folder (checked by hand: root ignores a read-only parent).
-        created = _ensure_can_create(folder)
-
-        def undo_dirs() -> None:
-            for d in reversed(created):
-                try:
-                    os.rmdir(d)  # only folders this run created, and only when empty again
-                except FileNotFoundError:
-                    pass
-
-        undo.append(("remove the archive folder", undo_dirs))
-        for d in created:
-            d.mkdir()
-
-        # Step 7: the archive index.
-        undo.append(("remove the archive index", lambda: w.delete_file(index_path, session_id=sid)))
-        w.write_file(index_path, plan.archive_index_text or "", session_id=sid, action="archive_index")
-
-        # Steps 8-9: move the snapshot.
-        if plan.has_snapshot:
-            assert snap_text is not None
-
-            def undo_move() -> None:
-                if not snap_path.exists():
-                    w.write_file(snap_path, snap_text, session_id=sid, action="rollback_restore_snapshot")
-                if session_dst.exists():
-                    w.delete_file(session_dst, session_id=sid)
-
-            undo.append(("put the snapshot back", undo_move))
-            w.move_file(snap_path, session_dst, session_id=sid)
-
-        # Step 11: release this ID from each source's Referenced By.
-        for src in plan.release_from:
-            old_row = w.index().get(src)
-
-            def undo_src(src: str = src, old: it.Row = old_row) -> None:
-                w.update_row(src, lambda r: r.with_(referenced_by=old.referenced_by), strict=False)
-
-            undo.append((f"restore Referenced By of {src}", undo_src))
-            w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != sid])))
-
-        # Step 12: confirm the archive is complete before the row goes.
-        if w.index().find(sid) is None:
-            raise WriteFailed(f"the row {sid} disappeared from memory/index.md during the archive")
-        if not index_path.is_file() or (plan.has_snapshot and (not session_dst.is_file() or snap_path.exists())):
-            raise WriteFailed(f"memory/archive/{sid}/ did not verify; the archive was not completed")
+        with w.transaction():
+            w.write_file(index_path, plan.archive_index_text or "", session_id=sid, action="archive_index")
+            _crash_point(2)
+            if plan.has_snapshot:
+                w.move_file(snap_path, session_dst, session_id=sid)
+                _crash_point(3)
+            for src in plan.release_from:
+                w.update_row(src, lambda r: r.with_(referenced_by=_without(r.referenced_by, sid)))
+                _crash_point(4)
+            # Confirm the archive is complete before the row goes.
+            if not index_path.is_file() or (plan.has_snapshot and (not session_dst.is_file() or snap_path.exists())):
+                raise WriteFailed(f"memory/archive/{sid}/ did not verify; the archive was not completed")
+            w.remove_row(sid)
+            _crash_point(5)
     except BaseException as exc:
-        _rollback(w, sid, undo, exc)
+        if getattr(exc, "code", None) != "rollback_incomplete":
+            _resolve(w, sid, "rolled_back", cause=str(exc))
+            if isinstance(exc, AgentmemError):
+                exc.message += "; the vault was left exactly as before"
+                exc.args = (exc.message,)
         raise
+    _resolve(w, sid, "completed")
 
-    # Steps 13-14: remove the row last; its write verifies that the ID is gone.
+
+def _resolve(w: VaultWriter, sid: str, outcome: str, **data: object) -> None:
     try:
-        w.remove_row(sid)
-    except BaseException as exc:
-        try:
-            gone = w.index().find(sid) is None
-        except AgentmemError:
-            gone = False
-        if gone:
-            # The row was removed but the re-read differed (a hand edit at the same moment):
-            # the archive is complete, say so rather than undoing finished work.
-            result.notes.append(f"memory/index.md changed while the row was removed: {exc}")
-            return
-        _rollback(w, sid, undo, exc)
-        raise
-
-
-def _rollback(w: VaultWriter, sid: str, undo: list[tuple[str, Callable[[], None]]], cause: BaseException) -> None:
-    failed: list[str] = []
-    for what, fn in reversed(undo):
-        try:
-            fn()
-        except Exception as exc:  # keep undoing the rest; report what could not be undone
-            failed.append(f"{what}: {exc}")
-    try:
-        w.journal("rollback", session_id=sid, cause=str(cause), failed=failed)
+        w.journal(RESOLVED, session_id=sid, outcome=outcome, **data)  # type: ignore[arg-type]
     except AgentmemError:
-        pass
-    if failed and isinstance(cause, AgentmemError):
-        cause.details = {**cause.details, "rollback_failed": failed}
-        cause.message += (
-            "; ROLLBACK INCOMPLETE (" + "; ".join(failed) + ") — see memory/.agentmem/journal.jsonl"
-        )
-        cause.args = (cause.message,)
-    elif isinstance(cause, AgentmemError):
-        cause.message += "; the vault was left exactly as before"
-        cause.args = (cause.message,)
+        pass  # the intent stays open: the next archive or doctor --fix closes it (idempotently)
+
+
+def pending_archives(vault: Vault) -> dict[str, dict]:
+    """Archives whose intent was journaled but never resolved (the process was killed)."""
+    from agentmem_vault.journal import read_journal
+    from agentmem_vault.vaultio import journal_files
+
+    if not any(b'"archive_intent"' in (read_bytes(f) or b"") for f in journal_files(vault.journal_path)):
+        return {}
+    open_: dict[str, dict] = {}
+    for e in read_journal(vault).entries:
+        sid = e.get("session_id")
+        if not isinstance(sid, str) or not is_valid_session_id(sid):
+            continue
+        if e.get("action") == INTENT:
+            open_[sid] = e
+        elif e.get("action") == RESOLVED:
+            open_.pop(sid, None)
+    return open_
+
+
+def resume_archives(vault: Vault, w: VaultWriter) -> dict[str, str]:
+    """Finish or undo every interrupted archive (call under the vault lock): ``{id: outcome}``.
+
+    The point of no return is the snapshot's move (or, without a snapshot, the archive index):
+    once the archive holds the snapshot the journaled intent is completed (sources released, row
+    removed); before that every step already done is undone (copy and archive index removed,
+    Referenced By put back). Each step checks what is there first, so resuming twice is harmless.
+    An archive that cannot be decided safely is left open and reported."""
+    out: dict[str, str] = {}
+    for sid, e in pending_archives(vault).items():
+        try:
+            out[sid] = _resume_one(vault, w, sid, e)
+        except AgentmemError as exc:
+            out[sid] = f"left for a person: {exc.message}"
+    return out
+
+
+def _resume_one(vault: Vault, w: VaultWriter, sid: str, e: dict) -> str:
+    folder = vault.archive_path(sid)
+    index_path = folder / "index.md"
+    dst = folder / "session.md"
+    src = vault.session_path(sid)
+    index_text = e.get("archive_index") if isinstance(e.get("archive_index"), str) else None
+    raw_refs = e.get("release_from")
+    refs: dict[str, object] = raw_refs if isinstance(raw_refs, dict) else {}
+    has_snapshot = bool(e.get("has_snapshot"))
+    dst_bytes = read_bytes(dst)
+    src_bytes = read_bytes(src)
+    if has_snapshot:
+        forward = src_bytes is None and dst_bytes is not None and _digest(dst_bytes) == e.get("snapshot_sha")
+    else:
+        forward = index_text is not None and read_text(index_path) == index_text
+    with w.transaction():
+        if forward:
+            if read_text(index_path) is None and index_text is not None:
+                w.write_file(index_path, index_text, session_id=sid, action="archive_index")
+            for s in refs:
+                row = w.index().find(s)
+                if row is not None and sid in row.referencing_ids:
+                    w.update_row(s, lambda r: r.with_(referenced_by=_without(r.referenced_by, sid)))
+            if w.index().find(sid) is not None:
+                w.remove_row(sid)
+        else:
+            if dst_bytes is not None:
+                if src_bytes is None or src_bytes != dst_bytes:
+                    raise Refused(f"memory/archive/{sid}/session.md differs from memory/sessions/{sid}.md; compare them by hand")
+                w.delete_file(dst, session_id=sid)
+            if index_text is not None and read_text(index_path) == index_text:
+                w.delete_file(index_path, session_id=sid)
+            for s, old in refs.items():
+                row = w.index().find(s)
+                if isinstance(old, str) and row is not None and row.referenced_by == _without(old, sid) and row.referenced_by != old:
+                    w.update_row(s, _set_refs(old))
+    if not forward:
+        try:
+            folder.rmdir()  # only when empty: whatever else is there stays
+        except OSError:
+            pass
+    outcome = "completed" if forward else "rolled_back"
+    _resolve(w, sid, outcome, resumed=True)
+    return outcome
 
 
 def render_archive(result: ArchiveResult) -> str:

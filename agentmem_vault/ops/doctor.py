@@ -510,19 +510,34 @@ def sync_findings(vault: Vault) -> list[Finding]:
     return [Finding("merge_driver_missing", WARNING, problem, hint="agentmem install-merge-driver")]
 
 
+def archive_findings(vault: Vault) -> list[Finding]:
+    """Archives killed halfway: their write-ahead intent is in the journal (docs/reliability.md)."""
+    from agentmem_vault.ops.archive import pending_archives
+
+    return [Finding("archive_interrupted", ERROR, f"the interrupted archive of {sid} is not finished", session_id=sid,
+                    fix="finish it (the snapshot had moved) or undo it, from the journal's intent")
+            for sid in pending_archives(vault)]
+
+
 def diagnose(vault: Vault) -> DoctorReport:
     findings, _ = diagnose_state(read_state(vault))
-    return DoctorReport(findings + sync_findings(vault))
+    return DoctorReport(archive_findings(vault) + findings + sync_findings(vault))
 
 
 def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     """Diagnose under the lock and apply the safe fixes to the index all or nothing, after a
     backup; then remove the stale temporary files (each on its own: one that cannot be removed
     stays reported). ``now``: the time temporaries' ages are measured against (tests)."""
+    from agentmem_vault.ops.archive import resume_archives
+
     with VaultWriter(vault, "doctor") as w:
+        resumed = [Finding("archive_interrupted", ERROR, f"interrupted archive of {sid}: {outcome.replace('_', ' ')}",
+                           session_id=sid, fix="finish or undo it from the journal's intent",
+                           fixed=outcome in ("completed", "rolled_back"))
+                   for sid, outcome in resume_archives(vault, w).items()]
         state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)
-        report = DoctorReport(findings + sync_findings(vault), fixed_run=True)
+        report = DoctorReport(resumed + findings + sync_findings(vault), fixed_run=True)
         temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
         fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND]
         if plan is None:

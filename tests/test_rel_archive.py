@@ -1,0 +1,135 @@
+"""Reliability: an archive killed at any step is finished or undone by the next ``archive`` or
+``doctor --fix`` (docs/reliability.md). Real subprocesses: a crash hook (``AGENTMEM_CRASH_AT``)
+exits the process at step N as a SIGKILL would; another test SIGKILLs at random moments."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentmem_vault.config import Vault
+from agentmem_vault.model import index_table as it
+
+from conftest import run_cli
+
+NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
+
+
+def _build(root: Path) -> tuple[Vault, str, str]:
+    """A vault where T continues from S (S's Referenced By lists T); archiving T releases S."""
+    from agentmem_vault.ops.board import init_vault
+
+    v = Vault(root)
+    root.mkdir(parents=True)
+    init_vault(v)
+    snap = "# Session: x\\n\\n## Current Context\\n- working on {t}\\n"
+    s = json.loads(run_cli("register", "--manual", "--topic", "source", "--json", vault=v, env=NOW, input=b"").stdout)["session_id"]
+    t = json.loads(run_cli("register", "--manual", "--topic", "target", "--agent", "other-agent", "--json", vault=v, env=NOW,
+                           input=b"").stdout)["session_id"]
+    p = run_cli("continue", s, "--session", t, vault=v, env=NOW)
+    assert p.returncode == 0, p.stderr
+    del snap
+    return v, s, t
+
+
+def _state(v: Vault) -> dict[str, bytes]:
+    out = {}
+    for p in sorted(v.memory.rglob("*")):
+        rel = p.relative_to(v.memory).as_posix()
+        if rel.startswith(".agentmem") or p.is_dir() or p.name.endswith(".agentmem-tmp"):
+            continue
+        out[rel] = p.read_bytes()
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("arch")
+    v, s, t = _build(base / "before")
+    before = _state(v)
+    after_v = Vault(base / "after")
+    shutil.copytree(v.root, after_v.root)
+    p = run_cli("archive", t, vault=after_v, env=NOW)
+    assert p.returncode == 0, p.stderr
+    return {"vault": v, "s": s, "t": t, "before": before, "after": _state(after_v)}
+
+
+def _copy(built: dict, tmp_path: Path) -> Vault:
+    v = Vault(tmp_path / "v")
+    shutil.copytree(built["vault"].root, v.root)
+    return v
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("resolver", ["archive", "doctor"])
+def test_archive_killed_at_each_step_is_finished_or_undone(built: dict, tmp_path: Path, step: int, resolver: str) -> None:
+    v = _copy(built, tmp_path)
+    t = built["t"]
+    killed = run_cli("archive", t, vault=v, env={**NOW, "AGENTMEM_CRASH_AT": f"archive:{step}"})
+    assert killed.returncode == 137, killed.stderr
+    if resolver == "archive":
+        p = run_cli("archive", t, vault=v, env=NOW)
+    else:
+        p = run_cli("doctor", "--fix", vault=v, env=NOW)
+        assert "interrupted archive" in p.stdout, p.stdout
+    assert "Traceback" not in p.stderr
+    state = _state(v)
+    if step >= 3 or resolver == "archive":
+        # the snapshot had moved: completed; or the user asked to archive again: archived anew
+        assert state == built["after"], (step, resolver, p.stdout, p.stderr)
+        assert p.returncode == 0, p.stderr
+    else:
+        assert state == built["before"], (step, resolver, p.stdout)
+    # resolved for good: a second doctor run finds nothing interrupted
+    again = run_cli("doctor", vault=v, env=NOW)
+    assert "interrupted archive" not in again.stdout
+
+
+def test_archive_sigkilled_at_random_moments(built: dict, tmp_path: Path) -> None:
+    rng = random.Random(11)
+    outcomes = {"before": 0, "after": 0}
+    for i in range(6):
+        v = Vault(tmp_path / f"v{i}")
+        shutil.copytree(built["vault"].root, v.root)
+        proc = subprocess.Popen([sys.executable, "-m", "agentmem_vault", "--vault", str(v.root), "archive", built["t"]],
+                                env={**os.environ, **NOW}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, 1.5))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        fix = run_cli("doctor", "--fix", vault=v, env=NOW)
+        assert "Traceback" not in fix.stderr
+        state = _state(v)
+        assert state in (built["before"], built["after"]), fix.stdout
+        outcomes["before" if state == built["before"] else "after"] += 1
+    assert sum(outcomes.values()) == 6
+
+
+def test_in_process_failure_rolls_back_through_the_transaction(built: dict, tmp_path: Path, monkeypatch) -> None:
+    from agentmem_vault import vaultio
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.ops.archive import archive, pending_archives
+
+    v = _copy(built, tmp_path)
+    real = vaultio.VaultWriter.remove_row
+
+    def boom(self, sid, **kw):
+        raise vaultio.WriteFailed("disk went away")
+
+    monkeypatch.setattr(vaultio.VaultWriter, "remove_row", boom)
+    with pytest.raises(AgentmemError, match="left exactly as before"):
+        archive(v, built["t"])
+    monkeypatch.setattr(vaultio.VaultWriter, "remove_row", real)
+    assert _state(v) == built["before"]
+    assert pending_archives(v) == {}
+    entries = [json.loads(x) for x in v.journal_path.read_text(encoding="utf-8").splitlines()]
+    assert [e["outcome"] for e in entries if e["action"] == "archive_resolved"] == ["rolled_back"]
+    assert it.parse_index(v.index_path.read_text(encoding="utf-8")).find(built["t"]) is not None
