@@ -139,7 +139,7 @@ def read_bytes(path: Path) -> bytes | None:
 
     try:
         return _retry(_do, f"read {path}")  # type: ignore[return-value]
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:
         return None
     except OSError as exc:  # no permission, a folder on Windows…: say which path
         raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc

@@ -44,12 +44,14 @@ from agentmem_vault.longterm.curate import plan_curation, notes_to_write
 from agentmem_vault.longterm.dedupe import dedupe_batch
 from agentmem_vault.longterm.filters import filter_memories
 from agentmem_vault.longterm.llm import (
+    DEFAULT_SOURCE_DEADLINE,
     LLMError,
     MemoryModel,
     Usage,
     api_key_from,
     estimate_cost,
     model_from_config,
+    source_deadline,
 )
 from agentmem_vault.longterm.noise import strip_noise
 from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, write_note
@@ -382,9 +384,15 @@ def extract_sources(
         if progress and any(n == 0 for n in remaining.values()):
             progress(sum(1 for n in remaining.values() if n == 0))
 
+        total = float(getattr(model, "deadline_seconds", DEFAULT_SOURCE_DEADLINE))
+        deadlines: dict[int, float] = {}
+
         def run(job: _Job) -> tuple[_Job, _JobResult]:
             src = work[job.index][0]
-            return job, _run_model_job(model, job, src.ref, src.project, _similar_titles(existing, job.chunk_text))
+            # One total deadline per source, from its first model call (docs/reliability.md).
+            dl = deadlines.setdefault(job.index, time.monotonic() + total)
+            with source_deadline(dl, total, src.ref):
+                return job, _run_model_job(model, job, src.ref, src.project, _similar_titles(existing, job.chunk_text))
 
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             for job, r in pool.map(run, jobs):

@@ -12,6 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from importlib import resources
 from string import Template
@@ -33,6 +38,47 @@ _PRICES: tuple[tuple[str, tuple[float, float, float, float]], ...] = (
     ("haiku", (0.80, 4.0, 0.08, 1.0)),
     ("sonnet", (3.0, 15.0, 0.30, 3.75)),
 )
+
+
+DEFAULT_SOURCE_DEADLINE = 45.0  # seconds of model calls per source (config llm_source_deadline)
+
+_scope = threading.local()  # the current source's deadline, per worker thread
+
+
+@contextmanager
+def source_deadline(deadline: float, total: float, label: str) -> Iterator[None]:
+    """Model calls made inside (on this thread) stop at ``deadline`` (``time.monotonic()``)."""
+    old = (getattr(_scope, "deadline", None), getattr(_scope, "total", None), getattr(_scope, "label", None))
+    _scope.deadline, _scope.total, _scope.label = deadline, total, label
+    try:
+        yield
+    finally:
+        _scope.deadline, _scope.total, _scope.label = old
+
+
+class _Progress:
+    """While a request waits, one stderr line every ``every`` seconds: a silent server is visible."""
+
+    def __init__(self, label: str, deadline: float, total: float, every: float) -> None:
+        self.label, self.deadline, self.total, self.every = label, deadline, total, every
+        self._stop = threading.Event()
+
+    def __enter__(self) -> "_Progress":
+        if self.every > 0:
+            threading.Thread(target=self._run, name="agentmem-llm-progress", daemon=True).start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            used = self.total - max(0.0, self.deadline - time.monotonic())
+            try:
+                sys.stderr.write(f"agentmem: waiting for the model on {self.label} ({used:.0f} s of {self.total:g} s)\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                return
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
 
 
 class LLMError(AgentmemError):
@@ -147,10 +193,16 @@ class AnthropicModel:
         max_retries: int = 4,
         timeout: float = 120.0,
         max_tokens: int = 4096,
+        deadline_seconds: float = DEFAULT_SOURCE_DEADLINE,
+        progress_seconds: float = 10.0,
     ) -> None:
         import anthropic  # deferred: the offline path never pays for it
 
         self._anthropic = anthropic
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.deadline_seconds = deadline_seconds
+        self.progress_seconds = progress_seconds
         self.model = model
         self.assess_model = assess_model or model
         self.max_tokens = max_tokens
@@ -160,10 +212,44 @@ class AnthropicModel:
         self._extract_user = Template(load_prompt("extract_user.md"))
         self._assess_user = Template(load_prompt("assess_user.md"))
 
+    def _create(self, **kw: Any) -> Any:
+        """One request, retried (429, 5xx, 529, connection errors; ``retry-after`` honoured) but
+        never past the current source's deadline (docs/reliability.md): each attempt's timeout is
+        what is left of it, and a server that accepts and never answers costs at most the
+        deadline, not timeout x retries. Progress goes to stderr while a request is waiting."""
+        a = self._anthropic
+        deadline = _scope.deadline if getattr(_scope, "deadline", None) is not None else time.monotonic() + self.deadline_seconds
+        label = getattr(_scope, "label", None) or "the model call"
+        total = getattr(_scope, "total", None) or self.deadline_seconds
+        attempt = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0.05:
+                raise LLMError(f"no answer from the model for {label} within the {total:g} s deadline "
+                               "(llm_source_deadline); it is retried next run", code="llm_timeout")
+            with _Progress(label, deadline, total, self.progress_seconds):
+                try:
+                    return self.client.with_options(timeout=min(self.timeout, left), max_retries=0).messages.create(**kw)
+                except a.APIStatusError as exc:
+                    if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
+                        raise
+                    err: Exception = exc
+                except a.APIConnectionError as exc:  # includes timeouts
+                    err = exc
+            attempt += 1
+            if attempt > self.max_retries:
+                raise err
+            wait = min(8.0, 0.5 * 2 ** (attempt - 1))
+            try:
+                wait = float(getattr(getattr(err, "response", None), "headers", {}).get("retry-after") or wait)
+            except (TypeError, ValueError):
+                pass
+            time.sleep(max(0.0, min(wait, deadline - time.monotonic() - 0.1)))
+
     def _call(self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str) -> tuple[Any, Usage]:
         a = self._anthropic
         try:
-            resp = self.client.messages.create(
+            resp = self._create(
                 model=model,
                 max_tokens=self.max_tokens,
                 system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
@@ -222,4 +308,6 @@ def model_from_config(cfg: dict, api_key: str) -> AnthropicModel:
         base_url=os.environ.get("ANTHROPIC_BASE_URL") or cfg.get("anthropic_base_url") or None,
         max_retries=int(cfg.get("max_retries", 4)),
         timeout=float(cfg.get("llm_timeout", 120.0)),
+        deadline_seconds=float(cfg.get("llm_source_deadline", DEFAULT_SOURCE_DEADLINE)),
+        progress_seconds=float(cfg.get("llm_progress_seconds", 10.0)),
     )

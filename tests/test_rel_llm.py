@@ -1,0 +1,81 @@
+"""Reliability: model calls have a bounded total time per source (docs/reliability.md). The real
+anthropic client talks to a local socket server that accepts connections and never answers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from agentmem_vault.config import Vault
+
+from conftest import run_cli
+
+
+class SilentServer:
+    """Accepts every connection, reads nothing back, never answers."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.conns: list[socket.socket] = []
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.conns.append(c)
+            self.accepted += 1
+
+    def __enter__(self) -> "SilentServer":
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._t.join(timeout=5)
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+
+
+def test_silent_server_extract_stops_at_the_deadline_and_retries_next_run(vault: Vault, tmp_path: Path) -> None:
+    chat = tmp_path / "chat.md"
+    chat.write_text("User: From now on use pnpm instead of npm in this repo.\n\nAssistant: OK.\n", encoding="utf-8")
+    vault.config_path.write_text("llm_source_deadline: 3\nllm_timeout: 120\nmax_retries: 4\nllm_progress_seconds: 0.5\n",
+                                 encoding="utf-8")
+    with SilentServer() as srv:
+        env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.url}
+        # without a deadline this would take 120 s x 5 attempts: the subprocess timeout catches a hang
+        p = run_cli("extract", "--file", str(chat), "--json", vault=vault, env=env, timeout=100)
+        assert "Traceback" not in p.stderr
+        out = json.loads(p.stdout)
+        assert any("deadline" in e["error"] and "retried next run" in e["error"] for e in out["errors"]), out["errors"]
+        assert "waiting for the model on file:chat.md" in p.stderr
+        assert srv.accepted >= 1
+        again = run_cli("extract", "--file", str(chat), "--json", vault=vault, env=env, timeout=100)
+        again_out = json.loads(again.stdout)
+        assert [s["status"] for s in again_out["sources"]] == ["processed"]  # not recorded as done: retried
+
+
+def test_deadline_setting_is_validated(vault: Vault, tmp_path: Path) -> None:
+    chat = tmp_path / "chat.md"
+    chat.write_text("User: hi\n", encoding="utf-8")
+    vault.config_path.write_text("llm_source_deadline: soon\n", encoding="utf-8")
+    p = run_cli("extract", "--file", str(chat), vault=vault, env={"ANTHROPIC_API_KEY": "sk-test",
+                                                                    "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    assert p.returncode != 0 and "Traceback" not in p.stderr and "llm_source_deadline" in p.stderr
