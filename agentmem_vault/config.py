@@ -61,6 +61,19 @@ def user_cache_dir() -> Path:
     return Path(base) / "agentmem"
 
 
+def ensure_cache_folder(folder: Path) -> Path:
+    """Create a folder under the user cache dir, or a clear ConfigError (a cache dir that is a
+    file, no permission) naming AGENTMEM_CACHE_DIR, never a traceback."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot use the cache folder {folder}: {exc.strerror or exc} (is {user_cache_dir()} a file?). "
+            "Set AGENTMEM_CACHE_DIR to a writable local folder"
+        ) from exc
+    return folder
+
+
 @dataclass(frozen=True)
 class Vault:
     root: Path
@@ -230,10 +243,62 @@ def resolve_vault(explicit: str | os.PathLike | None = None, *, cwd: Path | None
     )
 
 
+# Settings checked once, when the config is read: (kind, low, high). A wrong value is a clear
+# ConfigError naming the key, never a traceback in whatever command uses it (docs/reliability.md).
+_NUM, _INT, _STR, _BOOL, _STRS = "number", "whole number", "text", "true or false", "text or a list of text"
+SETTINGS: dict[str, tuple[str, float | None, float | None]] = {
+    "stale_days": (_INT, 0, 36500),
+    "lock_timeout": (_NUM, 0, 3600),
+    "hook_lock_timeout": (_NUM, 0, 3600),
+    "llm_timeout": (_NUM, 0.1, 3600),
+    "llm_source_deadline": (_NUM, 0.1, 3600),
+    "llm_progress_seconds": (_NUM, 0, 3600),
+    "max_retries": (_INT, 0, 20),
+    "concurrency": (_INT, 1, 64),
+    "min_score": (_INT, 1, 5),
+    "extract_chunk_chars": (_INT, 500, 10_000_000),
+    "rescan_seconds": (_NUM, 0.05, 86400),
+    "debounce_seconds": (_NUM, 0, 3600),
+    "quiet_minutes": (_NUM, 0, 100000),
+    "hook_recall_budget": (_INT, 0, 1_000_000),
+    "max_snapshot_bytes": (_INT, 1024, 1 << 31),
+    "hook_recall": (_BOOL, None, None),
+    "model": (_STR, None, None),
+    "agent_name": (_STR, None, None),
+    "background_agent_name": (_STR, None, None),
+    "transcript_dirs": (_STRS, None, None),
+}
+
+
+def validate_settings(data: dict, where: Path | str) -> dict:
+    """Check the known settings (unknown keys are left alone: other tools may share the file)."""
+    import math
+
+    for key, (kind, low, high) in SETTINGS.items():
+        if key not in data or data[key] is None:
+            continue
+        v = data[key]
+        bad = f"{where}: {key}: expected a {kind}"
+        if kind in (_NUM, _INT):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ConfigError(f"{bad}, got {v!r}")
+            if kind == _INT and v != int(v):
+                raise ConfigError(f"{bad}, got {v!r}")
+            if (low is not None and v < low) or (high is not None and v > high):
+                raise ConfigError(f"{bad} between {low:g} and {high:g}, got {v!r}")
+        elif kind == _BOOL and not isinstance(v, bool):
+            raise ConfigError(f"{bad}, got {v!r}")
+        elif kind == _STR and not isinstance(v, str):
+            raise ConfigError(f"{bad}, got {v!r}")
+        elif kind == _STRS and not (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))):
+            raise ConfigError(f"{bad}, got {v!r}")
+    return data
+
+
 def vault_config(vault: Vault) -> dict:
     data = dict(DEFAULTS)
     data.update(_read_yaml_cached(vault.config_path, vault.state_dir / "cache" / "config.json"))
-    return data
+    return validate_settings(data, vault.config_path)
 
 
 def resolve_agent(explicit: str | None, cfg: dict | None = None) -> str:

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from agentmem_vault.config import Vault, user_cache_dir
+from agentmem_vault.config import Vault, user_cache_dir, ensure_cache_folder
 from agentmem_vault.errors import AgentmemError, Refused
 from agentmem_vault.daemon import paths
 
@@ -100,10 +100,9 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
     if rescan_seconds is not None:
         cmd += ["--rescan", str(rescan_seconds)]
     err_path = paths.stderr_path(vault)
-    err_path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_cache_folder(err_path.parent)
     before = _read_json(paths.status_path(vault)) or {}
-    cwd = user_cache_dir()  # not the vault: a process's working folder blocks renaming it on Windows
-    cwd.mkdir(parents=True, exist_ok=True)
+    cwd = ensure_cache_folder(user_cache_dir())  # not the vault: a working folder blocks renaming it on Windows
     with open(err_path, "wb") as err:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 cwd=str(cwd), close_fds=True, **_spawn_kwargs())

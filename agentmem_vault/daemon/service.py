@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.config import Vault, vault_config, ensure_cache_folder
 from agentmem_vault.errors import AgentmemError, Refused
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.locking import exclusive_lock
@@ -125,7 +125,7 @@ def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
     handlers: list[logging.Handler] = []
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     lp = paths.log_path(vault)
-    lp.parent.mkdir(parents=True, exist_ok=True)
+    ensure_cache_folder(lp.parent)
     fh = logging.handlers.RotatingFileHandler(lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True)
     fh.setFormatter(fmt)
     handlers.append(fh)
@@ -540,7 +540,7 @@ def run_daemon(vault: Vault, *, polling: bool = False, rescan_seconds: float | N
     from filelock import FileLock, Timeout
 
     lock_path = paths.instance_lock_path(vault)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_cache_folder(lock_path.parent)
     lock = FileLock(str(lock_path))
     try:
         lock.acquire(timeout=0)

@@ -333,11 +333,24 @@ def _export_for_claude(session_id: str) -> None:
         pass
 
 
+def _hook_config(vault, ev: HookEvent) -> dict:
+    """The vault's settings; a bad one is logged and the defaults used: a typo in config.yaml
+    must not cost every new chat its Session ID."""
+    from agentmem_vault.config import DEFAULTS, vault_config
+    from agentmem_vault.errors import ConfigError
+
+    try:
+        return vault_config(vault)
+    except ConfigError as exc:
+        log_line(vault.root, f"{ev.agent}-{ev.event}", "config_error", exc.message + " (defaults used)")
+        return dict(DEFAULTS)
+
+
 def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     from agentmem_vault.config import vault_config
 
     vault = find_vault(args.vault, ev.roots)
-    cfg = vault_config(vault)
+    cfg = _hook_config(vault, ev)
     agent = agent_name(ev, args.agent, cfg)
     sid, resumed, board = session_start(ev, vault, agent, timeout=_lock_timeout(cfg))
     context = start_context(sid, str(vault.root), resumed=resumed)
@@ -356,7 +369,7 @@ def run_session_end(ev: HookEvent, args: HookArgs) -> dict:
     if not ev.transcript_path:
         raise PayloadError("no transcript_path in the payload; nothing to queue")
     vault = find_vault(args.vault, ev.roots)
-    cfg = vault_config(vault)
+    cfg = _hook_config(vault, ev)
     try:  # only the agent's own transcript folders: never ../../etc/shadow or /dev/zero
         path = checked_transcript_path(ev.agent, ev.transcript_path, cfg.get("transcript_dirs"))
     except ValueError as exc:
