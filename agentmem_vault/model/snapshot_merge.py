@@ -189,6 +189,18 @@ def _prefix(g: frozenset[str], floor: float, df: Counter) -> list[str]:
     return sorted(g, key=lambda x: (df.get(x, 0), x))[:p]
 
 
+MAX_CANDIDATES = 48  # texts scored per lookup: keeps a merge near-linear on near-identical items
+
+
+def _top(hits: Counter) -> list[int]:
+    """The candidates sharing the most grams with the query. Scoring every candidate made a merge
+    of many near-identical items quadratic (minutes under the vault lock); a restatement shares
+    the most grams, and a match missed here only keeps both items, never loses one."""
+    if len(hits) <= MAX_CANDIDATES:
+        return list(hits)
+    return [i for i, _ in hits.most_common(MAX_CANDIDATES)]
+
+
 class _Restated:
     """Targets (old texts) indexed so that a query finds the targets it restates."""
 
@@ -207,13 +219,13 @@ class _Restated:
 
     def best(self, text: str, ok: Callable[[int], bool]) -> int | None:
         q = grams(text)
-        cands: set[int] = set()
+        hits: Counter = Counter()
         for x in q:
             hit = self.post.get(x)
             if hit:
-                cands.update(hit)
+                hits.update(hit)
         best, best_score = None, None
-        for i in sorted(cands):
+        for i in sorted(_top(hits)):
             if ok(i):
                 sc = _score(self.grams[i], q, self.rule)
                 if sc is not None and (best_score is None or sc > best_score):
@@ -238,10 +250,10 @@ class _Restating:
         q = grams(text)
         if len(q) < MIN_GRAMS:
             return False
-        cands: set[int] = set()
+        hits: Counter = Counter()
         for x in _prefix(q, self.rule.floor, self.df):
-            cands.update(self.post.get(x, ()))
-        return any(ok(i) and _score(q, self.grams[i], self.rule) is not None for i in cands)
+            hits.update(self.post.get(x, ()))
+        return any(ok(i) and _score(q, self.grams[i], self.rule) is not None for i in sorted(_top(hits)))
 
 
 class _Resolved:

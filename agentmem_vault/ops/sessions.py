@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, format_ts, machine_id, now as clock_now
+from agentmem_vault.config import Vault, format_ts, machine_id, now as clock_now, vault_config
 from agentmem_vault.errors import (
     AgentmemError,
     InvalidSessionId,
@@ -63,9 +63,22 @@ def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWrit
                                   details={"cause": exc.code}) from exc
 
 
-def _incoming(text: str | None) -> Snapshot | None:
+DEFAULT_MAX_SNAPSHOT_BYTES = 1_000_000
+
+
+def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
+    """The incoming snapshot, checked before the vault lock is taken: empty and oversized input
+    is refused up front, so a huge paste never holds the lock while other writers time out."""
     if text is None:
         return None
+    limit = int(vault_config(vault).get("max_snapshot_bytes") or DEFAULT_MAX_SNAPSHOT_BYTES)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise SnapshotFormatError(
+            f"the incoming snapshot is {size:,} bytes, over the limit of {limit:,} (max_snapshot_bytes in "
+            "memory/.agentmem/config.yaml); nothing was written",
+            code="snapshot_too_large",
+        )
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
     return parse_snapshot(text)
@@ -91,7 +104,7 @@ def register_manual(
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
     so a larger operation (continue) can undo it."""
-    incoming = _incoming(snapshot_text)
+    incoming = _incoming(snapshot_text, vault)
     when = clock_now()
     ts = format_ts(when)
     with (nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual")) as w, w.transaction():
@@ -200,7 +213,7 @@ def update_session(
     """狀態更新: create or merge the snapshot, then update only that row (Status active, Updated At);
     Started At and Referenced By unchanged."""
     sid = validate_session_id(session_id)
-    incoming = _incoming(snapshot_text)
+    incoming = _incoming(snapshot_text, vault)
     ts = format_ts(clock_now())
     with _all_or_nothing(vault, "update", f"update of {sid}") as w:
         doc = w.index()
@@ -235,7 +248,7 @@ def continue_session(
     cur = validate_session_id(session_id) if session_id is not None else None
     if cur == src:
         raise UsageError("a session cannot continue from itself")
-    incoming = _incoming(snapshot_text) if cur is not None else None
+    incoming = _incoming(snapshot_text, vault) if cur is not None else None
     ts = format_ts(clock_now())
     registered = None
     # One lock and one transaction for the registration and the bookkeeping: if the links cannot
