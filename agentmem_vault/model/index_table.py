@@ -214,6 +214,27 @@ def _strip_eol(line: str) -> str:
     return line.rstrip("\r\n")
 
 
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def fenced_lines(lines: list[str]) -> set[int]:
+    """Indices of lines inside fenced code blocks (fence lines included): an example table in a
+    code fence is text, never the board (docs/reliability.md). An unclosed fence runs to the end."""
+    out: set[int] = set()
+    open_: str | None = None
+    for i, ln in enumerate(lines):
+        m = _FENCE_RE.match(ln)
+        if open_ is None:
+            if m:
+                open_ = m.group(1)
+                out.add(i)
+        else:
+            out.add(i)
+            if m and m.group(1)[0] == open_[0] and len(m.group(1)) >= len(open_) and not ln.strip()[len(m.group(1)):].strip():
+                open_ = None
+    return out
+
+
 def parse_index(text: str) -> IndexDoc:
     """Parse the whole file. Raises IndexFormatError only when the text is not a text file or its
     table header is not the index header; broken rows are kept in ``bad``."""
@@ -226,14 +247,15 @@ def parse_index(text: str) -> IndexDoc:
     crlf = sum(1 for ln in lines if ln.endswith("\r\n"))
     newline = "\r\n" if crlf and crlf * 2 >= sum(1 for ln in lines if ln.endswith("\n")) else "\n"
 
+    fenced = fenced_lines(lines) if ("```" in text or "~~~" in text) else set()
     header_at = None
     for i, ln in enumerate(lines):
         s = _strip_eol(ln).strip()
-        if s.startswith("|") and i + 1 < len(lines) and _SEP_RE.match(_strip_eol(lines[i + 1])):
+        if s.startswith("|") and i not in fenced and i + 1 < len(lines) and _SEP_RE.match(_strip_eol(lines[i + 1])):
             header_at = i
             break
     if header_at is None:
-        stray = [i for i, ln in enumerate(lines) if _strip_eol(ln).strip().startswith("|")]
+        stray = [i for i, ln in enumerate(lines) if i not in fenced and _strip_eol(ln).strip().startswith("|")]
         doc = IndexDoc(bom, lines, None, len(lines), newline=newline)
         if stray:
             raise IndexFormatError(
@@ -257,7 +279,7 @@ def parse_index(text: str) -> IndexDoc:
     doc.table_end = i
     # Table-like lines after a break in the table: stray text split the table. Keep and report.
     for j in range(i, len(lines)):
-        if _strip_eol(lines[j]).strip().startswith("|"):
+        if j not in fenced and _strip_eol(lines[j]).strip().startswith("|"):
             doc.bad.append(BadRow(j + 1, _strip_eol(lines[j]), "table row after a break in the table (stray text or blank line inside the table)"))
     return doc
 

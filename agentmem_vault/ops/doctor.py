@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 import stat
 import time
 from dataclasses import dataclass, field
@@ -326,6 +327,9 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
 
     rows = doc.row_list()
     live = {r.session_id for r in rows}
+    # A row that cannot be parsed (an extra cell, a broken ID…) still names its session: never add
+    # a second row for it (docs/reliability.md).
+    bad_ids = {cells[0] for b in doc.bad if (cells := it.split_cells(b.raw))}
     known = live | set(state.snapshots) | state.archived
     first_line: dict[str, int] = {}
     current: dict[int, it.Row] = {}  # line -> row as it will be after the fixes
@@ -419,6 +423,10 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
             if sid in state.archived:
                 out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md has no row and the session is archived",
                                    session_id=sid, hint=f"compare it with memory/archive/{sid}/session.md and delete one"))
+            elif sid in bad_ids:
+                out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md: its row in memory/index.md "
+                                   "cannot be read; not adding a second one", session_id=sid,
+                                   hint="repair that row by hand (see the malformed-row finding)"))
             else:
                 out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md has no row in memory/index.md",
                                    session_id=sid, fix="add its row from the snapshot's Metadata (Status active)"))
@@ -494,6 +502,40 @@ def plan_text(plan: Plan) -> str:
     return edit_table(doc, plan.edits, plan.appends)
 
 
+def unproven_fix(old_text: str, new_text: str, plan: Plan) -> str | None:
+    """Why the planned text cannot be shown to keep every row, or None when it can: every row line
+    of the old board (readable or not) that the plan does not edit is still there, exactly; a row
+    the plan edits is there once with its new value; only the planned rows are new; and every line
+    outside the board is kept (docs/reliability.md)."""
+    try:
+        old, new = it.parse_index(old_text), it.parse_index(new_text)
+    except AgentmemError as exc:
+        return f"the fixed table would not read back ({exc.message})"
+    if old.header_at is None:
+        return None if not old.bad else "the board has rows without a header"
+    new_lines = Counter(ln.rstrip("\r\n") for ln in new.lines)
+    old_rows = {i for i, _ in old.rows} | {b.line_no - 1 for b in old.bad}
+    for i in sorted(old_rows):
+        if i in plan.edits:
+            continue
+        raw = old.lines[i].rstrip("\r\n")
+        if new_lines[raw] < 1:
+            return f"line {i + 1} ({raw[:60]}…) would be lost"
+        new_lines[raw] -= 1
+    expected = len(old_rows) - sum(1 for i in plan.edits if plan.edits[i] is None) + len(plan.appends)
+    got = len(new.rows) + len(new.bad)
+    if got != expected:
+        return f"the board would have {got} rows, not the {expected} the fixes call for"
+    outside = [ln for i, ln in enumerate(old.lines) if i not in old_rows]
+    kept = Counter(ln.rstrip("\r\n") for ln in new.lines)
+    for ln in outside:
+        k = ln.rstrip("\r\n")
+        if kept[k] < 1:
+            return f"the text {k[:60]!r} outside the table would be lost"
+        kept[k] -= 1
+    return None
+
+
 # -- running ------------------------------------------------------------------------------------
 
 
@@ -545,6 +587,15 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
         if not fixes and not temp_fixes:
             return report
         new_text = plan_text(plan) if plan is not None and fixes else state.index_text
+        why = unproven_fix(plan.base_text, new_text, plan) if plan is not None and fixes and isinstance(new_text, str) else None
+        if why:
+            report.findings.append(Finding("fix_refused", ERROR, f"doctor cannot prove its fix keeps every row: {why}; "
+                                           "nothing in memory/index.md was changed", hint="repair the board by hand"))
+            for f in fixes:
+                f.fix = None
+            fixes, new_text = [], state.index_text
+            if not temp_fixes:
+                return report
         stamp = time.strftime("%Y%m%d-%H%M%S")
         backup = _backup_dir(vault, stamp)
         changed = [vault.index_path] if fixes and new_text != state.index_text else []
