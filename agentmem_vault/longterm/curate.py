@@ -209,14 +209,13 @@ def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> 
     from agentmem_vault.config import now as clock_now
     from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.vaultio import VaultWriter
-    from agentmem_vault.longterm.notes import format_note_ts, find_note, load_notes, write_note
+    from agentmem_vault.longterm.memories import get_memory
+    from agentmem_vault.longterm.notes import format_note_ts, write_note
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
     with VaultWriter(vault, "memories-deprecate") as w:
-        note = find_note(load_notes(vault), key)
-        if note is None:
-            raise UsageError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)")
+        note = get_memory(vault, key)
         if not note.active:
             raise Refused(f"{note.title!r} is already deprecated ({note.deprecated_reason})")
         out = deprecated_note(note, reason, now=format_note_ts(clock_now()))
