@@ -11,6 +11,17 @@ from agentmem_vault.cli import cli, common_options, emit, opts_from
 from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import UsageError
 
+
+@cli.command("hook", context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_cmd(args: tuple[str, ...]) -> None:
+    """Agent lifecycle hooks (stdin JSON -> stdout JSON): cursor-session-start, claude-session-start,
+    codex-session-start, cursor-session-end, cursor-stop, claude-session-end, codex-stop."""
+    from agentmem_vault.hooks.run import main as hook_main
+
+    raise SystemExit(hook_main(["hook", *args]))
+
+
 @cli.command("whoami")
 @click.option("--conversation", help="The agent's conversation / session ID (Cursor conversation_id, Claude Code session_id).")
 @common_options
