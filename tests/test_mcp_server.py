@@ -119,7 +119,7 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
         assert a is not None and a.read_only_hint is (name in READ_ONLY), name
         if name not in READ_ONLY:
             assert a.destructive_hint is (name in DESTRUCTIVE), name
-        assert len(t.description or "") > 60, name  # written for a model: when to call it, what it changes
+        assert len(t.description or "") > 60 and t.title, name  # written for a model: when to call it, what it changes
     assert set(tools["memory_update"].input_schema["properties"]) == {"session_id", "snapshot", "topic", "summary", "keywords"}
     assert tools["memory_update"].input_schema["required"] == ["session_id"]
     assert set(tools["memory_archive"].input_schema["properties"]) == {"session_id", "dry_run", "force"}
@@ -298,3 +298,15 @@ def test_package_name_does_not_shadow_the_sdk() -> None:
 
     assert Path(mcp.__file__).parent.name == "mcp" and "agentmem_vault" not in mcp.__file__
     assert srv.MCPServer.__module__.startswith("mcp.server")
+
+
+@pytest.mark.parametrize("name", ["agent-memory.mdc", "agents-snippet.md", "mcp-instructions.md"])
+def test_instruction_texts_name_only_tools_that_exist(name: str) -> None:
+    import re
+
+    from agentmem_vault.integrations.rules import template_text
+
+    named = set(re.findall(r"`(memory_[a-z]+)`", template_text(name)))
+    assert named <= TOOLS
+    if name != "mcp-instructions.md":
+        assert named == TOOLS  # every tool is mentioned

@@ -106,7 +106,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
     # -- working board ------------------------------------------------------------------------------
 
-    @server.tool(annotations=READ)
+    @server.tool(title="Find this chat's Memory Session ID", annotations=READ)
     def memory_whoami(
         conversation_id: Annotated[str | None, Field(description="This chat's conversation / session ID as the agent knows it (Cursor conversation_id, Claude Code session_id).")] = None,
     ) -> CallToolResult:
@@ -119,7 +119,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return front.call(lambda v: whoami(v, conversation_id))
 
-    @server.tool(annotations=_writes(destructive=False, idempotent=False))
+    @server.tool(title="Register this chat (manual)", annotations=_writes(destructive=False, idempotent=False))
     def memory_register(topic: Topic = None, summary: Summary = None, keywords: Keywords = None,
                         snapshot: Snapshot = None) -> CallToolResult:
         """Register this chat by hand (註冊 memory session): a new active row on the board plus a
@@ -134,7 +134,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return front.call(run)
 
-    @server.tool(annotations=_writes(destructive=False, idempotent=True))
+    @server.tool(title="Update this session (snapshot + row)", annotations=_writes(destructive=False, idempotent=True))
     def memory_update(session_id: SessionId, snapshot: Snapshot = None, topic: Topic = None, summary: Summary = None,
                       keywords: Keywords = None) -> CallToolResult:
         """Session status update (狀態更新 / 整理這個 session): merge your snapshot into the session's
@@ -146,7 +146,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         return front.call(lambda v: update_session(v, session_id, snapshot_text=snapshot, topic=topic, summary=summary,
                                                    keywords=keywords).to_dict())
 
-    @server.tool(annotations=_writes(destructive=False, idempotent=False))
+    @server.tool(title="Continue from an earlier session", annotations=_writes(destructive=False, idempotent=False))
     def memory_continue(
         source_id: Annotated[str, Field(description="The Session ID to continue from (the earlier session).")],
         session_id: Annotated[str | None, Field(description="Your (current) Session ID. Omit only when this chat has none: it is then registered first and the new ID returned.")] = None,
@@ -160,7 +160,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         return front.call(lambda v: continue_session(v, source_id, session_id=session_id, agent=front.agent(v),
                                                      snapshot_text=snapshot if session_id else None))
 
-    @server.tool(annotations=_writes(destructive=True, idempotent=True))
+    @server.tool(title="Release a session reference", annotations=_writes(destructive=True, idempotent=True))
     def memory_release(
         source_id: Annotated[str, Field(description="The Session ID you continued from and want to let go.")],
         session_id: Annotated[str, Field(description="Your (current) Session ID.")],
@@ -171,7 +171,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return front.call(lambda v: release_reference(v, source_id, session_id=session_id))
 
-    @server.tool(annotations=_writes(destructive=True, idempotent=True))
+    @server.tool(title="Organize the board", annotations=_writes(destructive=True, idempotent=True))
     def memory_organize(
         dry_run: DryRun = False,
         stale_days: Annotated[int | None, Field(ge=0, description="Mark active sessions stale after this many days without update (default: vault config, 14).")] = None,
@@ -184,7 +184,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return front.call(lambda v: {**organize(v, stale_days=stale_days, dry_run=dry_run).to_dict(), "dry_run": dry_run})
 
-    @server.tool(annotations=_writes(destructive=True, idempotent=False))
+    @server.tool(title="Archive a session", annotations=_writes(destructive=True, idempotent=False))
     def memory_archive(
         session_id: SessionId,
         dry_run: DryRun = False,
@@ -197,7 +197,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return front.call(lambda v: archive(v, session_id, force=force, dry_run=dry_run).to_dict())
 
-    @server.tool(annotations=READ)
+    @server.tool(title="List sessions on the board", annotations=READ)
     def memory_list(
         status: Annotated[Literal["idle", "active", "stale"] | None, Field(description="Only rows with this status.")] = None,
     ) -> CallToolResult:
@@ -211,7 +211,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return front.call(run)
 
-    @server.tool(annotations=READ)
+    @server.tool(title="Find sessions", annotations=READ)
     def memory_find(
         query: Annotated[str, Field(description="Words to look for in Topic / Summary / Keywords (Chinese or English).")],
         limit: Annotated[int, Field(ge=1, le=200, description="Most sessions to return.")] = 20,
@@ -223,7 +223,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return front.call(lambda v: {"hits": [h.to_dict() for h in find_rows(v, query, archived=archived, limit=limit)]})
 
-    @server.tool(annotations=READ)
+    @server.tool(title="Show a session", annotations=READ)
     def memory_show(session_id: SessionId) -> CallToolResult:
         """Show one session: its board row and its snapshot Markdown (also for archived sessions).
         Read-only."""
@@ -233,7 +233,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
     # -- long-term memory ---------------------------------------------------------------------------
 
-    @server.tool(annotations=READ)
+    @server.tool(title="Memory context for a task", annotations=READ)
     def memory_context(
         task: Annotated[str, Field(description="What you are about to do, in a sentence or two.")],
         limit: Annotated[int, Field(ge=1, le=100, description="Most memories to list (rules not counted).")] = 8,
@@ -248,7 +248,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         return front.call(lambda v: build_context(v, task, limit=limit, budget=budget, project=project or front.project).to_dict(),
                           lambda d: d["markdown"])
 
-    @server.tool(annotations=READ)
+    @server.tool(title="Search long-term memories", annotations=READ)
     def memory_search(
         query: Annotated[str, Field(description="Words to rank long-term memories by (keywords, Chinese or English).")],
         limit: Annotated[int, Field(ge=1, le=200, description="Most memories to return.")] = 10,
@@ -268,7 +268,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return front.call(run)
 
-    @server.tool(annotations=_writes(destructive=False, idempotent=True, open_world=True))
+    @server.tool(title="Remember this (long-term)", annotations=_writes(destructive=False, idempotent=True, open_world=True))
     def memory_remember(
         text: Annotated[str, Field(description="What to remember, in the user's words: one rule, preference, decision or fact.")],
         project: Project = None,
@@ -285,7 +285,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         return front.call(lambda v: remember(v, text, project=project or front.project or "", session_id=session_id,
                                              dry_run=dry_run).to_dict())
 
-    @server.tool(annotations=_writes(destructive=True, idempotent=True))
+    @server.tool(title="Deprecate a long-term memory", annotations=_writes(destructive=True, idempotent=True))
     def memory_deprecate(
         memory_id: Annotated[str, Field(description="The memory's ID (lt-...), title or file name.")],
         reason: Annotated[str, Field(description="Why it no longer holds.")],
