@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from _common import agentmem_cmd, bench_env, time_cmd  # noqa: E402
-from bench_recall import NOW, make_vault, synth_notes  # noqa: E402
-from recall_helpers import note_text  # noqa: E402
+from _common import agentmem_cmd, bench_env, time_cmd
+from bench_recall import NOW, make_vault, synth_notes
+from recall_helpers import note_text
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}

@@ -13,7 +13,12 @@ import pytest
 
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import Refused, UsageError
-from agentmem_vault.integrations.mcp_install import config_path, install_mcp, merge_toml, server_entry
+from agentmem_vault.integrations.mcp_install import (
+    config_path,
+    install_mcp,
+    merge_toml,
+    server_entry,
+)
 
 ARGV = ["/opt/agentmem env/bin/agentmem"]
 
