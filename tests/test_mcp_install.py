@@ -44,6 +44,7 @@ def test_json_clients_merge_backup_and_stay_idempotent(client: str, rel: str, ke
     ours = doc[key]["agentmem"]
     assert ours["command"] == ARGV[0]
     assert ours["args"][:3] == ["mcp", "--vault", str(vault.root)]
+    assert ours["args"][-2:] == ["--project", "我的 project"]  # recall scoped to the project
     assert ("type" in ours) is (client == "claude")
     [bak] = backups(path)
     assert bak.read_bytes() == before

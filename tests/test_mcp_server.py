@@ -155,14 +155,28 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
     assert (vault.archive_path(src) / "index.md").is_file()
 
 
-def test_whoami_finds_a_recorded_conversation(vault: Vault) -> None:
+def test_whoami_and_the_callers_project(vault: Vault, tmp_path: Path) -> None:
+    from agentmem_vault.longterm.remember import remember
     from agentmem_vault.ops.conversations import record_pair
     from agentmem_vault.ops.register import register_idle
 
     sid = register_idle(vault, "cursor-main-agent").session_id
     record_pair(vault, "conv-一", sid, agent="cursor")
-    r = drive(vault, lambda c: call(c, "memory_whoami", {"conversation_id": "conv-一"}))
-    assert r == {"error": False, "session_id": sid, "conversation_id": "conv-一", "source": "conversation_id", "on_board": True}
+    assert remember(vault, "Always run pnpm install with --frozen-lockfile in CI.", project="shop").outcome == "create"
+    assert remember(vault, "Always run pnpm dedupe before a release branch is cut.", project="billing").outcome == "create"
+
+    async def scenario(c: Client) -> dict:
+        return {
+            "whoami": await call(c, "memory_whoami", {"conversation_id": "conv-一"}),
+            "context": await call(c, "memory_context", {"task": "pnpm in CI and releases"}),
+            "other": await call(c, "memory_context", {"task": "pnpm in CI and releases", "project": "billing"}),
+        }
+
+    # Claude Code starts servers with CLAUDE_PROJECT_DIR: recall defaults to that project.
+    g = drive(vault, scenario, env={"CLAUDE_PROJECT_DIR": str(tmp_path / "code" / "shop")})
+    assert g["whoami"] == {"error": False, "session_id": sid, "conversation_id": "conv-一", "source": "conversation_id", "on_board": True}
+    assert "frozen-lockfile" in g["context"]["markdown"] and "dedupe" not in g["context"]["markdown"]
+    assert "dedupe" in g["other"]["markdown"] and "frozen-lockfile" not in g["other"]["markdown"]
 
 
 def _tree(root: Path, skip: Path) -> set[Path]:

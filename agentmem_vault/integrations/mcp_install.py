@@ -64,14 +64,18 @@ def config_path(client: str, *, project: str | os.PathLike | None = None, home: 
     raise UsageError(f"unknown MCP client {client!r}: expected one of {', '.join(CLIENTS)}")
 
 
-def server_entry(client: str, *, vault: str | os.PathLike, agent: str | None = None, argv: list[str] | None = None) -> dict:
+def server_entry(client: str, *, vault: str | os.PathLike, agent: str | None = None, argv: list[str] | None = None,
+                 project: str | None = None) -> dict:
     """Our server as the client starts it: an absolute command (clients start servers with a
-    minimal PATH), ``mcp`` and the pinned vault (and agent name)."""
+    minimal PATH), ``mcp`` and the pinned vault (and agent name; and, for a project's config, the
+    project that recall is scoped to)."""
     cmd = list(argv or agentmem_argv())
     args = [*cmd[1:], "mcp", "--vault", str(Path(vault).absolute())]
     name = agent or DEFAULT_AGENTS.get(client)
     if name:
         args += ["--agent", name]
+    if project:
+        args += ["--project", project]
     entry: dict = {"command": cmd[0], "args": args}
     if client == "claude":
         entry = {"type": "stdio", **entry}
@@ -235,7 +239,10 @@ def plan_mcp_install(client: str, *, vault: str | os.PathLike, project: str | os
     path = config_path(client, project=project, home=home, platform=platform, environ=environ)
     before = read_bytes(path)
     text = _decode(before, path)
-    entry = server_entry(client, vault=vault, agent=agent, argv=argv)
+    from agentmem_vault.longterm.sources import project_of_folder
+
+    entry = server_entry(client, vault=vault, agent=agent, argv=argv,
+                         project=project_of_folder(project) if project is not None else None)
     new = merge_toml(text, entry, path=path) if client == "codex" else merge_json(text, entry, path=path)
     bom = b"\xef\xbb\xbf" if before and before.startswith(b"\xef\xbb\xbf") else b""
     after = bom + new.encode("utf-8")

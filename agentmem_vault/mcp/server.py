@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
@@ -70,6 +71,12 @@ class _Front:
 
     def __init__(self, vault: str | None, agent: str | None, project: str | None) -> None:
         self.vault_arg, self.agent_arg, self.project = vault, agent, project
+        if not project and os.environ.get("CLAUDE_PROJECT_DIR"):
+            # Claude Code starts servers with the project folder in the environment: recall is
+            # scoped to it the way notes extracted from that project's transcripts are.
+            from agentmem_vault.longterm.sources import project_of_folder
+
+            self.project = project_of_folder(os.environ["CLAUDE_PROJECT_DIR"]) or None
 
     def vault(self) -> Vault:
         return resolve_vault(self.vault_arg)
