@@ -120,6 +120,9 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
         if name not in READ_ONLY:
             assert a.destructive_hint is (name in DESTRUCTIVE), name
         assert len(t.description or "") > 60 and t.title, name  # written for a model: when to call it, what it changes
+        assert t.output_schema and t.output_schema["type"] == "object", name
+    for name in ("memory_whoami", "memory_register", "memory_update", "memory_continue", "memory_release", "memory_archive", "memory_show"):
+        assert tools[name].output_schema["required"] == ["session_id"], name
     assert set(tools["memory_update"].input_schema["properties"]) == {"session_id", "snapshot", "topic", "summary", "keywords"}
     assert tools["memory_update"].input_schema["required"] == ["session_id"]
     assert set(tools["memory_archive"].input_schema["properties"]) == {"session_id", "dry_run", "force"}

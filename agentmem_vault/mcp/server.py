@@ -22,6 +22,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
 from agentmem_vault.errors import AgentmemError, MemoryNotFound, SessionNotFound
@@ -49,6 +50,43 @@ Summary = Annotated[str | None, Field(description="One or two factual sentences 
 Keywords = Annotated[str | None, Field(description="Comma-separated keywords for the board, e.g. 'mcp, installer'.")]
 Project = Annotated[str | None, Field(description="Project name to scope long-term memories to (notes of other projects are left out; notes without a project always count).")]
 DryRun = Annotated[bool, Field(description="True: compute and return the plan, write nothing.")]
+
+
+# Output schemas: the keys a caller can rely on (results carry more; errors are {"error": ...}).
+class SessionOut(TypedDict):
+    session_id: str
+
+
+class OrganizeOut(TypedDict):
+    deleted: list[str]
+    marked_stale: list[str]
+    kept_active: list[str]
+    protected: list[str]
+    inconsistent: list[str]
+    dry_run: bool
+
+
+class RowsOut(TypedDict):
+    rows: list[dict[str, Any]]
+
+
+class HitsOut(TypedDict):
+    hits: list[dict[str, Any]]
+
+
+class ContextOut(TypedDict):
+    task: str
+    markdown: str
+
+
+class RememberOut(TypedDict):
+    outcome: Literal["create", "update", "ignore"]
+    actions: list[dict[str, Any]]
+
+
+class DeprecateOut(TypedDict):
+    id: str
+    status: str
 
 
 def _ok(data: Any, text: str | None = None) -> CallToolResult:
@@ -116,7 +154,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
     @server.tool(title="Find this chat's Memory Session ID", annotations=READ)
     def memory_whoami(
         conversation_id: Annotated[str | None, Field(description="This chat's conversation / session ID as the agent knows it (Cursor conversation_id, Claude Code session_id).")] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, SessionOut]:
         """Find this chat's Memory Session ID (registered by the agent's sessionStart hook).
 
         Call it when you do not know your Session ID. Pass your conversation ID; without one the
@@ -128,7 +166,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
     @server.tool(title="Register this chat (manual)", annotations=_writes(destructive=False, idempotent=False))
     def memory_register(topic: Topic = None, summary: Summary = None, keywords: Keywords = None,
-                        snapshot: Snapshot = None) -> CallToolResult:
+                        snapshot: Snapshot = None) -> Annotated[CallToolResult, SessionOut]:
         """Register this chat by hand (註冊 memory session): a new active row on the board plus a
         session snapshot. Call it only when memory_whoami finds no Session ID. Returns the new
         session_id; use it for every later call of this chat. Never reuse another chat's ID."""
@@ -143,7 +181,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
     @server.tool(title="Update this session (snapshot + row)", annotations=_writes(destructive=False, idempotent=True))
     def memory_update(session_id: SessionId, snapshot: Snapshot = None, topic: Topic = None, summary: Summary = None,
-                      keywords: Keywords = None) -> CallToolResult:
+                      keywords: Keywords = None) -> Annotated[CallToolResult, SessionOut]:
         """Session status update (狀態更新 / 整理這個 session): merge your snapshot into the session's
         snapshot file (creating it if needed) and update only this session's row (status active,
         Updated At now). Old decisions, files, questions and actions are never dropped. Call it
@@ -158,7 +196,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         source_id: Annotated[str, Field(description="The Session ID to continue from (the earlier session).")],
         session_id: Annotated[str | None, Field(description="Your (current) Session ID. Omit only when this chat has none: it is then registered first and the new ID returned.")] = None,
         snapshot: Snapshot = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, SessionOut]:
         """Continue from an earlier session (接續 / 引用 / 沿用 memory): your snapshot lists the source in
         Continues From and the source's row lists you in Referenced By. Records the link both ways;
         to only read a session use memory_show. Returns session_id (yours)."""
@@ -171,7 +209,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
     def memory_release(
         source_id: Annotated[str, Field(description="The Session ID you continued from and want to let go.")],
         session_id: Annotated[str, Field(description="Your (current) Session ID.")],
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, SessionOut]:
         """Release a reference (解除引用 memory): remove your session from the source's Referenced By
         and the source from your Continues From. Needed before the source can be archived."""
         from agentmem_vault.ops.sessions import release_reference
@@ -182,7 +220,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
     def memory_organize(
         dry_run: DryRun = False,
         stale_days: Annotated[int | None, Field(ge=0, description="Mark active sessions stale after this many days without update (default: vault config, 14).")] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, OrganizeOut]:
         """Organize the board (整理 / 清理 memory): delete idle placeholder rows (except referenced
         ones), mark long-unchanged active sessions stale. Never archives. Only when the user asks;
         preview with dry_run=true. Returns the lists deleted / marked_stale / kept_active /
@@ -196,7 +234,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         session_id: SessionId,
         dry_run: DryRun = False,
         force: Annotated[bool, Field(description="Archive even though other sessions still reference it. Only when the user explicitly says so.")] = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, SessionOut]:
         """Archive a session (封存 memory session): move its snapshot to memory/archive/<ID>/ and remove
         its row, all or nothing. Refused (code refused) while other sessions reference it: tell
         the user, release those first. Only when the user asks; preview with dry_run=true."""
@@ -207,7 +245,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
     @server.tool(title="List sessions on the board", annotations=READ)
     def memory_list(
         status: Annotated[Literal["idle", "active", "stale"] | None, Field(description="Only rows with this status.")] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, RowsOut]:
         """List the sessions on the board (memory/index.md): ID, agent, topic, summary, keywords,
         status, references, times. Read-only."""
         from agentmem_vault.ops.board import list_rows
@@ -223,7 +261,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         query: Annotated[str, Field(description="Words to look for in Topic / Summary / Keywords (Chinese or English).")],
         limit: Annotated[int, Field(ge=1, le=200, description="Most sessions to return.")] = 20,
         archived: Annotated[bool, Field(description="Also search archived sessions.")] = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, HitsOut]:
         """Find earlier sessions by topic, summary or keywords, best first (active before idle).
         Use it to pick a session to continue from or show. Read-only."""
         from agentmem_vault.ops.board import find_rows
@@ -231,7 +269,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         return front.call(lambda v: {"hits": [h.to_dict() for h in find_rows(v, query, archived=archived, limit=limit)]})
 
     @server.tool(title="Show a session", annotations=READ)
-    def memory_show(session_id: SessionId) -> CallToolResult:
+    def memory_show(session_id: SessionId) -> Annotated[CallToolResult, SessionOut]:
         """Show one session: its board row and its snapshot Markdown (also for archived sessions).
         Read-only."""
         from agentmem_vault.ops.board import show_session
@@ -246,7 +284,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         limit: Annotated[int, Field(ge=1, le=100, description="Most memories to list (rules not counted).")] = 8,
         budget: Annotated[int, Field(ge=200, le=100_000, description="Most characters of Markdown to return.")] = 4000,
         project: Project = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ContextOut]:
         """The long-term memories and earlier sessions relevant to a task, as Markdown (the same as
         `agentmem context`): rules first, then the strongest memories, then sessions you may
         continue. Call it at the start of a task. Read-only."""
@@ -261,7 +299,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         limit: Annotated[int, Field(ge=1, le=200, description="Most memories to return.")] = 10,
         project: Project = None,
         include_deprecated: Annotated[bool, Field(description="Also return deprecated memories.")] = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, HitsOut]:
         """Search long-term memories (keywords + recency + importance), with scores and IDs.
         Read-only."""
         from agentmem_vault.errors import UsageError
@@ -281,7 +319,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         project: Project = None,
         session_id: Annotated[str | None, Field(description="Your Session ID, recorded as the memory's source.")] = None,
         dry_run: DryRun = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, RememberOut]:
         """Keep something as a long-term memory, only when the user explicitly asks you to
         remember it. It passes the same assessment, filters, de-duplication and curation as
         extraction: outcome create (new note), update (an existing note extended, old text kept)
@@ -297,7 +335,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         memory_id: Annotated[str, Field(description="The memory's ID (lt-...), title or file name.")],
         reason: Annotated[str, Field(description="Why it no longer holds.")],
         dry_run: DryRun = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, DeprecateOut]:
         """Mark a long-term memory deprecated (it no longer holds); the note is kept with the
         reason and is left out of context and search. Only when the user says it is wrong or
         outdated."""
