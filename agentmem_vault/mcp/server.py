@@ -203,7 +203,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         from agentmem_vault.ops.sessions import continue_session
 
         return front.call(lambda v: continue_session(v, source_id, session_id=session_id, agent=front.agent(v),
-                                                     snapshot_text=snapshot if session_id else None))
+                                                     snapshot_text=snapshot))
 
     @server.tool(title="Release a session reference", annotations=_writes(destructive=True, idempotent=True))
     def memory_release(
