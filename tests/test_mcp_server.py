@@ -173,6 +173,8 @@ def test_whoami_and_the_callers_project(vault: Vault, tmp_path: Path) -> None:
             "whoami": await call(c, "memory_whoami", {"conversation_id": "conv-一"}),
             "context": await call(c, "memory_context", {"task": "pnpm in CI and releases"}),
             "other": await call(c, "memory_context", {"task": "pnpm in CI and releases", "project": "billing"}),
+            # No session yet: continuing registers one (with the snapshot given) and returns its ID.
+            "continue": await call(c, "memory_continue", {"source_id": sid, "snapshot": "## Current Context\nPicking up the pnpm work.\n"}),
         }
 
     # Claude Code starts servers with CLAUDE_PROJECT_DIR: recall defaults to that project.
@@ -180,6 +182,11 @@ def test_whoami_and_the_callers_project(vault: Vault, tmp_path: Path) -> None:
     assert g["whoami"] == {"error": False, "session_id": sid, "conversation_id": "conv-一", "source": "conversation_id", "on_board": True}
     assert "frozen-lockfile" in g["context"]["markdown"] and "dedupe" not in g["context"]["markdown"]
     assert "dedupe" in g["other"]["markdown"] and "frozen-lockfile" not in g["other"]["markdown"]
+    new = g["continue"]["session_id"]
+    assert g["continue"]["registered"] == new != sid and g["continue"]["source"] == sid
+    snap = vault.session_path(new).read_text(encoding="utf-8")
+    assert "Picking up the pnpm work." in snap and sid in snap.split("## Continues From", 1)[1]
+    assert board(vault)[sid].referenced_by == new
 
 
 def _tree(root: Path, skip: Path) -> set[Path]:
