@@ -176,3 +176,16 @@ def test_cli_install_then_the_written_entry_starts_the_server(vault: Vault, tmp_
     anyio.run(main)
     assert "memory_context" in names
     assert sys.executable  # the entry used this environment's agentmem (console script or -m)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
+def test_a_symlinked_config_is_written_through_the_link(vault: Vault, tmp_path: Path) -> None:
+    home = Path(os.environ["HOME"])
+    target = tmp_path / "dotfiles" / "mcp.json"
+    target.parent.mkdir()
+    target.write_text('{"mcpServers": {}}', encoding="utf-8")
+    (home / ".cursor").mkdir()
+    (home / ".cursor" / "mcp.json").symlink_to(target)
+    install_mcp("cursor", vault=vault.root, argv=ARGV)
+    assert (home / ".cursor" / "mcp.json").is_symlink()
+    assert "agentmem" in json.loads(target.read_text(encoding="utf-8"))["mcpServers"]

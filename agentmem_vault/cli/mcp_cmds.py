@@ -40,9 +40,10 @@ def install_mcp_cmd(ctx: click.Context, client: str, project: str | None, dry_ru
     The server entry pins the vault (--vault here or before the command, else the vault found
     from AGENTMEM_VAULT / user config / this folder), so it works from any workspace."""
     from agentmem_vault.config import resolve_vault
-    from agentmem_vault.integrations.mcp_install import install_mcp
+    from agentmem_vault.integrations.mcp_install import config_path, install_mcp
 
     opts = opts_from(ctx, vault, as_json)
+    config_path(client, project=project)  # a client/scope mistake is named before the vault is looked for
     v = resolve_vault(opts.vault)
     res = install_mcp(client, vault=v.root, project=project, agent=ctx.obj.agent, dry_run=dry_run)
 

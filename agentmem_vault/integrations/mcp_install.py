@@ -237,6 +237,9 @@ def plan_mcp_install(client: str, *, vault: str | os.PathLike, project: str | os
     if project is not None and not Path(project).expanduser().is_dir():
         raise UsageError(f"--project {project}: no such folder")
     path = config_path(client, project=project, home=home, platform=platform, environ=environ)
+    if path.is_symlink():
+        # Dotfiles managers link these files: write the target, do not replace the link by a copy.
+        path = path.resolve()
     before = read_bytes(path)
     text = _decode(before, path)
     from agentmem_vault.longterm.sources import project_of_folder
