@@ -16,6 +16,7 @@ from agentmem_vault.longterm.evaluate import (
     load_fixtures,
     score_fixture,
 )
+from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.offline import classify, extract_offline
 from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
 from agentmem_vault.longterm.sources import Turn
@@ -81,7 +82,10 @@ def test_offline_memories_are_valid_objects_and_skip_assistant_turns():
     mems = extract_offline([Turn("assistant", "記住：以後都用 pnpm"), Turn("user", "記住：\n以後 commit 訊息用英文。")], sources=["s"])
     assert len(mems) == 1
     mo = mems[0]
+    assert mo.score is None  # extraction proposes; the assessment stage scores
+    assess_all_offline(mems)
     assert mo.content == "以後 commit 訊息用英文。" and mo.score == 5 and mo.category in CATEGORIES
+    assert "explicitly" in mo.assessment_reason
     assert mo.sources == ["s"] and mo.keywords and mo.usage_scenario
 
 
