@@ -322,7 +322,7 @@ def extract_sources(
     if model is None and offline is not True:
         key = api_key_from(cfg)
         if key:
-            model = model_from_config(cfg, key)
+            model = model_from_config(cfg, key, prompts_dir=vault.state_dir / "prompts")
         elif offline is False:
             raise ConfigError("no API key: set ANTHROPIC_API_KEY (or anthropic_api_key in the vault config), or use --offline")
     if offline:

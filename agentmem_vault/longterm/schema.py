@@ -80,7 +80,11 @@ _ITEM_SCHEMA: dict[str, Any] = {
 # The forced tool's input: a list of memories (possibly empty = nothing worth remembering).
 EXTRACT_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"memories": {"type": "array", "items": _ITEM_SCHEMA, "maxItems": 20}},
+    "properties": {
+        # first, as the extraction prompt asks: why each memory violates none of the negative criteria
+        "explanation": {"type": "string", "maxLength": 4000},
+        "memories": {"type": "array", "items": _ITEM_SCHEMA, "maxItems": 20},
+    },
     "required": ["memories"],
     "additionalProperties": False,
 }
