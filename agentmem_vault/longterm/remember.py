@@ -72,7 +72,7 @@ def remember(
         raise ConfigError(f"bad min_score in {vault.config_path}: {exc}") from exc
     if model is None and offline is not True:
         key = api_key_from(cfg)
-        model = model_from_config(cfg, key) if key else None
+        model = model_from_config(cfg, key, prompts_dir=vault.state_dir / "prompts") if key else None
     kept, skipped, errors, _usage = memories_from_turns(
         [Turn("user", as_request(text))], model=model, ref=ref, project=project, min_score=min_score)
     result = RememberResult(dry_run=dry_run, mode="offline" if model is None else "model", skipped=skipped, errors=errors)
