@@ -5,7 +5,8 @@
 
 - start: wall time from spawning `agentmem mcp --vault V` to the answer of `initialize` (raw
   JSON-RPC over the pipes, as a client sends it), against `python -c "import mcp"` (the SDK's own
-  import) and `python -c pass`, all measured in this run.
+  import) and `python -c pass`, interleaved in this run. The baselines include interpreter exit
+  (tearing down the SDK's modules), the server figure stops when the answer arrives.
 - context: `memory_context` over the server on a vault of N synthetic notes (bench_recall's
   generator): the first call (index build) and warm calls, against the same `build_context` call
   in-process, so the difference is the protocol's cost.
