@@ -205,10 +205,17 @@ def test_twenty_chats_in_the_same_second(vault: Vault, outside: Path) -> None:
         hook = "cursor-session-start" if i % 2 else "claude-session-start"
         p = subprocess.Popen([sys.executable, "-m", "agentmem_vault", "hook", hook], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=outside, env=env)
-        procs.append((p, json.dumps(payload).encode()))
+        # Feed every stdin at once (small payloads fit the pipe buffer): a hook gives up on a
+        # stdin that stays silent for AGENTMEM_HOOK_STDIN_TIMEOUT, and a loaded machine must not
+        # make the last of twenty wait for the first nineteen.
+        assert p.stdin is not None
+        p.stdin.write(json.dumps(payload).encode())
+        p.stdin.close()
+        procs.append(p)
     printed = []
-    for p, data in procs:
-        out, err = p.communicate(data, timeout=120)
+    for p in procs:
+        out, err = p.stdout.read(), p.stderr.read()  # type: ignore[union-attr]
+        p.wait(timeout=120)
         assert p.returncode == 0, err
         printed.append(id_from(json.loads(out)))
     board = [r.session_id for r in rows(vault)]

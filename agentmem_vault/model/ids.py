@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Iterable
+from collections.abc import Iterable
 
 from agentmem_vault.errors import InvalidSessionId, UsageError
 

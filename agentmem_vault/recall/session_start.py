@@ -11,11 +11,12 @@ the next `agentmem context`/`memories search`/`reindex` (or daemon sync) on. Nev
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from types import SimpleNamespace
 
-from agentmem_vault.config import Vault, parse_ts
+from agentmem_vault.config import Vault
 from agentmem_vault.model.index_table import IndexDoc, Row, parse_index
+from agentmem_vault.ops import board_cache
+from agentmem_vault.ops.board_cache import ts_key
 from agentmem_vault.recall.location import db_path
 from agentmem_vault.recall.render import (
     RULE_IMPORTANCE,
@@ -73,31 +74,47 @@ def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
     return out[:MAX_RULES]
 
 
-def _ts(value: str) -> datetime:
-    return parse_ts(value) or datetime.min
-
-
 def recent_active_sessions(rows: list[Row], *, exclude: tuple[str, ...] = (), limit: int = MAX_SESSIONS) -> list[SessionHit]:
+    """Active rows, most recently updated first (timestamps compared as strings: ``ts_key``)."""
     active = [r for r in rows if r.status == "active" and r.session_id not in exclude]
-    active.sort(key=lambda r: _ts(r.updated_at), reverse=True)
+    active.sort(key=lambda r: ts_key(r.updated_at), reverse=True)
     return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in active[:limit]]
 
 
-def session_start_context(vault: Vault, *, budget: int = 1500, doc: IndexDoc | None = None,
+def _recent_from_board(vault: Vault, doc: object, exclude: tuple[str, ...]) -> list[SessionHit]:
+    """From the hook's board summary (no row parsed), a parsed board, or else the summary of the
+    board on disk (``board_cache``: kept current by every writer)."""
+    if doc is None:
+        try:
+            from agentmem_vault.vaultio import read_bytes
+
+            doc = board_cache.load(vault, read_bytes(vault.index_path))
+        except Exception:  # noqa: BLE001 - unreadable board: list no sessions, never raise
+            return []
+        if doc is None:
+            return []
+    if isinstance(doc, board_cache.BoardState):
+        if doc.writable:
+            rows = doc.recent_active(exclude, MAX_SESSIONS)
+            return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in rows]
+        try:
+            from agentmem_vault.vaultio import decode_text
+
+            doc = parse_index(decode_text(doc.data, vault.index_path))
+        except Exception:  # noqa: BLE001
+            return []
+    return recent_active_sessions(doc.row_list(), exclude=exclude)  # type: ignore[attr-defined]
+
+
+def session_start_context(vault: Vault, *, budget: int = 1500, doc: IndexDoc | board_cache.BoardState | None = None,
                           exclude: tuple[str, ...] | list[str] = ()) -> str:
     """Markdown (at most ``budget`` characters, "" when there is nothing to say) for additional_context.
 
-    ``doc``: the already parsed memory/index.md, if the hook has it (saves a read); ``exclude``:
-    Session IDs not to list (the chat's own)."""
+    ``doc``: memory/index.md as the hook read it (its ``board_cache.BoardState``, or a parsed
+    ``IndexDoc``), saving a read; ``exclude``: Session IDs not to list (the chat's own)."""
     try:
         rules = _rules_from_index(vault)
-        if doc is None:
-            try:
-                text = vault.index_path.read_text(encoding="utf-8-sig")
-                doc = parse_index(text)
-            except Exception:  # noqa: BLE001 - unreadable board: list no sessions, never raise
-                doc = None
-        sessions = recent_active_sessions(doc.row_list() if doc else [], exclude=tuple(exclude))
+        sessions = _recent_from_board(vault, doc, tuple(exclude))
         budget = max(0, int(budget))
         parts: list[str] = []
         used = 0
