@@ -27,7 +27,8 @@ from pathlib import Path
 
 from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
-from agentmem_vault.recall.location import db_path
+from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
+from agentmem_vault.recall.render import RULE_IMPORTANCE
 from agentmem_vault.recall.notefile import NoteDoc, parse_note_bytes
 
 SCHEMA_VERSION = 4
@@ -256,8 +257,27 @@ class RecallIndex:
                 conn = self._connect(str(tmp))  # could not swap (Windows sharing): use the fresh copy
         self.conn = conn
         self._stamps = None
+        self._save_rules()
         stats.seconds = time.perf_counter() - t0
         return stats
+
+    def _save_rules(self) -> None:
+        """Write rules.json (recall/location.py) after a write transaction; best effort (without it
+        the hook reads the rules from the index itself)."""
+        if self.in_memory or self.conn is None:
+            return
+        try:
+            rows = self.conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
+            st = os.stat(self.path)
+            data = json.dumps({"index": [st.st_mtime_ns, st.st_size], "rules": rows}, ensure_ascii=False)
+            from agentmem_vault.vaultio import write_cache_file
+
+            write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
+        except Exception:  # noqa: BLE001 - an optimisation only; never fail a sync for it
+            try:
+                os.unlink(self.path.with_name(RULES_NAME))
+            except OSError:
+                pass
 
     def _read(self, rel: str) -> tuple[NoteDoc, str] | None:
         p = self.folder / rel
@@ -380,6 +400,7 @@ class RecallIndex:
             conn.execute("ROLLBACK")
             raise
         self._stamps = None
+        self._save_rules()
         stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
         return stats
 

@@ -17,7 +17,7 @@ from agentmem_vault.config import Vault
 from agentmem_vault.model.index_table import IndexDoc, Row, parse_index
 from agentmem_vault.ops import board_cache
 from agentmem_vault.ops.board_cache import ts_key
-from agentmem_vault.recall.location import db_path
+from agentmem_vault.recall.location import RULES_LIMIT, RULES_SQL, db_path, rules_path
 from agentmem_vault.recall.render import (
     RULE_IMPORTANCE,
     SessionHit,
@@ -32,26 +32,40 @@ MAX_RULES = 12
 MAX_SESSIONS = 5
 
 
-def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
-    path = db_path(vault)
-    if not path.is_file():
-        return []  # no long-term memories indexed yet: not even sqlite3 is imported
-    import sqlite3
+def _rules_summary(vault: Vault, index_stat: os.stat_result) -> list | None:
+    """The rule rows from rules.json when it was written for the index file as it is now."""
+    import json
 
     try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=0.2)
-    except sqlite3.Error:
-        return []
+        with open(rules_path(vault), "rb") as fh:
+            data = json.loads(fh.read())
+        if data["index"] == [index_stat.st_mtime_ns, index_stat.st_size] and isinstance(data["rules"], list):
+            return data["rules"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
+    path = db_path(vault)
     try:
-        rows = conn.execute(
-            "SELECT path, mtime_ns, size, note_id, title, content, importance, updated FROM notes "
-            "WHERE importance >= ? AND status != 'deprecated' ORDER BY importance DESC, updated DESC, title LIMIT ?",
-            (RULE_IMPORTANCE, MAX_RULES * 2),
-        ).fetchall()
-    except sqlite3.Error:
-        return []
-    finally:
-        conn.close()
+        index_stat = os.stat(path)
+    except OSError:
+        return []  # no long-term memories indexed yet: not even sqlite3 is imported
+    rows = _rules_summary(vault, index_stat)
+    if rows is None:  # no summary, or one older than the index: ask the index (imports sqlite3)
+        import sqlite3
+
+        try:
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=0.2)
+        except sqlite3.Error:
+            return []
+        try:
+            rows = conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
+        except sqlite3.Error:
+            return []
+        finally:
+            conn.close()
     out: list[SimpleNamespace] = []
     folder = vault.longterm_dir
     for rel, mtime, size, nid, title, content, imp, updated in rows:
