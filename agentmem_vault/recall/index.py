@@ -27,6 +27,7 @@ from pathlib import Path
 
 from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
+from agentmem_vault.recall.freshness import daemon_vouches
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
 from agentmem_vault.recall.notefile import NoteDoc, parse_note_bytes
@@ -82,6 +83,7 @@ class SyncStats:
     seconds: float = 0.0
     rebuilt: bool = False
     in_memory: bool = False
+    trusted: bool = False  # not checked here: a running daemon vouched for the index
     errors: list[dict] = field(default_factory=list)
 
     @property
@@ -92,7 +94,7 @@ class SyncStats:
         return {
             "added": self.added, "updated": self.updated, "removed": self.removed, "touched": self.touched,
             "total": self.total, "seconds": round(self.seconds, 4), "rebuilt": self.rebuilt,
-            "in_memory": self.in_memory, "errors": self.errors,
+            "in_memory": self.in_memory, "trusted": self.trusted, "errors": self.errors,
         }
 
 
@@ -347,11 +349,19 @@ class RecallIndex:
         snap = {p: (m, s) for p, m, s in conn.execute("SELECT path, mtime_ns, size FROM notes")}
         conn.execute("INSERT OR REPLACE INTO stamps(k, data) VALUES (0, ?)", (marshal.dumps(snap),))
 
-    def sync(self) -> SyncStats:
-        """Bring the index in line with the notes on disk (cheap when nothing changed)."""
+    def sync(self, *, trust_daemon: bool = True) -> SyncStats:
+        """Bring the index in line with the notes on disk (cheap when nothing changed).
+
+        With ``trust_daemon`` a clean, recent heartbeat of a running daemon (recall/freshness.py)
+        stands for the check: the daemon has already applied every change it was told about.
+        Otherwise every note is stat'ed, so an edit written in place shows in the next query."""
         t0 = time.perf_counter()
         try:
             self.open()
+            if trust_daemon and not self.in_memory and daemon_vouches(self.vault):
+                stats = SyncStats(total=len(self._load_stamps()), trusted=True)
+                stats.seconds = time.perf_counter() - t0
+                return stats
             stats = self._sync()
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
