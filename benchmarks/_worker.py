@@ -7,6 +7,8 @@ installed (non-editable) package and never the source tree. Prints one JSON obje
                                          a small recall index with rule notes): the hook / register vault
     _worker.py notes DIR NOTES           a vault with NOTES long-term notes, index built
     _worker.py query DIR REPEAT          in-process recall query latency on that vault (freshness check on)
+    _worker.py daemon-query DIR REPEAT   the same while a real daemon runs on the vault and vouches for the index
+    _worker.py daemon-start DIR 0        start a daemon on DIR, wait until it vouches, print its pid
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -122,6 +125,7 @@ def time_queries(root: Path, repeat: int) -> dict:
     queries = [q["q"] for q in load_queries()]
     idx = RecallIndex(v)
     idx.sync()
+    trusted = idx.sync().trusted
     ts: list[float] = []
     for _ in range(repeat):
         for q in queries:
@@ -130,7 +134,23 @@ def time_queries(root: Path, repeat: int) -> dict:
             ts.append((time.perf_counter() - t) * 1000)
     idx.close()
     return {"p50_ms": round(_pct(ts, 50), 2), "p95_ms": round(_pct(ts, 95), 2), "max_ms": round(max(ts), 2),
-            "n": len(ts), "median_ms": round(statistics.median(ts), 2)}
+            "n": len(ts), "median_ms": round(statistics.median(ts), 2), "daemon_vouched": trusted}
+
+
+def start_daemon(root: Path) -> subprocess.Popen:
+    from agentmem_vault.config import Vault
+    from agentmem_vault.recall.freshness import daemon_vouches
+
+    proc = subprocess.Popen([sys.executable, "-m", "agentmem_vault", "--vault", str(root), "daemon", "run", "--background"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not daemon_vouches(Vault(root)):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit("the daemon did not start vouching for the recall index")
+        time.sleep(0.05)
+    return proc
 
 
 def main() -> None:
@@ -142,6 +162,15 @@ def main() -> None:
         out = build_notes(folder, n)
     elif what == "query":
         out = time_queries(folder, n)
+    elif what == "daemon-query":
+        proc = start_daemon(folder)
+        try:
+            out = time_queries(folder, n)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+    elif what == "daemon-start":
+        out = {"pid": start_daemon(folder).pid}
     else:
         raise SystemExit(f"unknown worker task {what!r}")
     print(json.dumps(out))
