@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 VERSION = 1
 CACHE_NAME = "board-cache.json"
+SAVE_EVERY = 64  # rows appended since the summary was written before it is rewritten
 KEEP_ACTIVE = 12  # the hook lists 5; more kept so that excluding the chat's own row still leaves 5
 
 
@@ -80,11 +81,12 @@ def _fast_status(line: str) -> str | None:
 class BoardState:
     """What the hook needs to know about the board, without the parsed rows."""
 
-    __slots__ = ("data", "table_start", "writable", "appendable", "crlf", "lf", "rows", "active", "bom")
+    __slots__ = ("data", "table_start", "writable", "appendable", "crlf", "lf", "rows", "active", "bom", "crc")
 
     def __init__(self, data: bytes, table_start: int, writable: bool, appendable: bool, crlf: int, lf: int,
-                 rows: int, active: list[list], bom: bool) -> None:
+                 rows: int, active: list[list], bom: bool, crc: int | None = None) -> None:
         self.data = data
+        self.crc = crc  # zlib.crc32 of data, when known (carried over appends: crc32(tail, crc))
         self.table_start = table_start  # byte offset of the first row line
         self.writable = writable  # no broken rows anywhere (doc.bad is empty)
         self.appendable = appendable  # the table runs to the end of the file
@@ -116,8 +118,10 @@ class BoardState:
         return [it.Row(*e[2:]) for e in self.active if e[2] not in exclude][:limit]
 
     def to_json(self) -> bytes:
+        if self.crc is None:
+            self.crc = zlib.crc32(self.data)
         return json.dumps({
-            "v": VERSION, "size": len(self.data), "crc": zlib.crc32(self.data), "table_start": self.table_start,
+            "v": VERSION, "size": len(self.data), "crc": self.crc, "table_start": self.table_start,
             "writable": self.writable, "appendable": self.appendable, "crlf": self.crlf, "lf": self.lf,
             "rows": self.rows, "active": self.active, "bom": self.bom,
         }, ensure_ascii=False).encode("utf-8")
@@ -193,13 +197,17 @@ def load(vault: Vault, data: bytes | None) -> BoardState | None:
     if isinstance(cached, dict) and cached.get("v") == VERSION:
         try:
             size = cached["size"]
-            if len(data) >= size and zlib.crc32(data[:size] if len(data) != size else data) == cached["crc"]:
+            prefix_crc = zlib.crc32(data[:size] if len(data) != size else data)
+            if len(data) >= size and prefix_crc == cached["crc"]:
                 if len(data) == size:
                     return BoardState(data, cached["table_start"], cached["writable"], cached["appendable"],
-                                      cached["crlf"], cached["lf"], cached["rows"], cached["active"], cached["bom"])
+                                      cached["crlf"], cached["lf"], cached["rows"], cached["active"], cached["bom"],
+                                      prefix_crc)
                 state = _extend(cached, data)
                 if state is not None:
-                    save(vault, state)
+                    state.crc = zlib.crc32(data[size:], prefix_crc)
+                    if state.rows - cached["rows"] >= SAVE_EVERY:
+                        save(vault, state)  # else the few appended rows are parsed again next time (cheaper than a write)
                     return state
         except (KeyError, TypeError, ValueError):
             pass
@@ -239,7 +247,9 @@ def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:
 
 
 def after_append(vault: Vault, state: BoardState, new_data: bytes, row: it.Row) -> BoardState:
-    """The state once ``row`` was appended (verified) to the board described by ``state``."""
+    """The state once ``row`` was appended (verified) to the board described by ``state``. Not
+    written: the summary on disk still describes a prefix, and the next ``load`` parses just the
+    appended rows (rewriting the summary every ``SAVE_EVERY`` rows)."""
     active = [list(e) for e in state.active]
     if row.status == "active":
         active.append(_active_entry(row, state.rows))
@@ -247,8 +257,8 @@ def after_append(vault: Vault, state: BoardState, new_data: bytes, row: it.Row) 
     new = BoardState(new_data, state.table_start, state.writable, state.appendable,
                      state.crlf + (nl == "\r\n") + (0 if state.data.endswith((b"\n", b"\r")) else nl == "\r\n"),
                      state.lf + 1 + (0 if state.data.endswith((b"\n", b"\r")) else 1),
-                     state.rows + 1, _top(active), state.bom)
-    save(vault, new)
+                     state.rows + 1, _top(active), state.bom,
+                     None if state.crc is None else zlib.crc32(new_data[len(state.data):], state.crc))
     return new
 
 
