@@ -83,7 +83,8 @@ def test_console_script_takes_the_fast_path(vault: Vault, tmp_path: Path) -> Non
 
 # Not heavy, but each costs the hook more than its own work (docs/performance.md): the session-start
 # path (new chat and known chat, recall index present, board summary warm) never imports them.
-SLOW_STDLIB = {"dataclasses", "typing", "hashlib", "_hashlib", "inspect", "_strptime", "sqlite3", "locale", "ast"}
+SLOW_STDLIB = {"dataclasses", "typing", "hashlib", "_hashlib", "inspect", "_strptime", "sqlite3", "locale", "ast",
+               "threading"}
 
 
 def test_session_start_path_imports_no_slow_stdlib(vault: Vault, tmp_path: Path) -> None:
