@@ -10,13 +10,13 @@ Re-entrant within a process (nested operations share one OS lock) and thread-saf
 
 from __future__ import annotations
 
+import _thread  # not threading: its import costs the sessionStart hook ~1 ms (docs/performance.md)
 import os
 import sys
-import _thread  # not threading: its import costs the sessionStart hook ~1 ms (docs/performance.md)
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from collections.abc import Iterator
 
 from agentmem_vault.errors import LockTimeout, WriteFailed
 

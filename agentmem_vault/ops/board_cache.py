@@ -81,7 +81,7 @@ def _fast_status(line: str) -> str | None:
 class BoardState:
     """What the hook needs to know about the board, without the parsed rows."""
 
-    __slots__ = ("data", "table_start", "writable", "appendable", "crlf", "lf", "rows", "active", "bom", "crc")
+    __slots__ = ("active", "appendable", "bom", "crc", "crlf", "data", "lf", "rows", "table_start", "writable")
 
     def __init__(self, data: bytes, table_start: int, writable: bool, appendable: bool, crlf: int, lf: int,
                  rows: int, active: list[list], bom: bool, crc: int | None = None) -> None:
@@ -226,7 +226,7 @@ def save(vault: Vault, state: BoardState) -> None:
 
     try:
         write_cache_file(cache_path(vault), state.to_json())
-    except Exception:  # noqa: BLE001 - read-only or full disk: the hook just parses next time
+    except Exception:
         pass
 
 
@@ -235,7 +235,7 @@ def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:
     try:
         # read_text keeps a BOM as U+FEFF, which encodes back to the same three bytes
         state = from_doc(text.encode("utf-8"), doc if doc is not None else it.parse_index(text))
-    except Exception:  # noqa: BLE001 - the cache is an optimisation; the write itself succeeded
+    except Exception:
         return
     if state is None:
         try:
@@ -262,4 +262,4 @@ def after_append(vault: Vault, state: BoardState, new_data: bytes, row: it.Row) 
     return new
 
 
-__all__ = ["BoardState", "load", "refresh", "after_append", "ts_key", "cache_path"]
+__all__ = ["BoardState", "after_append", "cache_path", "load", "refresh", "ts_key"]

@@ -20,6 +20,8 @@ from agentmem_vault.model.ids import (
     is_valid_session_id,
     next_free_id,
 )
+from agentmem_vault.ops import board_cache
+from agentmem_vault.ops.board_cache import BoardState
 from agentmem_vault.vaultio import (
     VaultWriter,
     append_line,
@@ -28,8 +30,6 @@ from agentmem_vault.vaultio import (
     make_dirs,
     read_bytes,
 )
-from agentmem_vault.ops import board_cache
-from agentmem_vault.ops.board_cache import BoardState
 
 DEFAULT_TOPIC = "未設定"
 DEFAULT_SUMMARY = "sessionStart 自動註冊，尚未整理主題。"
@@ -42,7 +42,7 @@ class Registration:
     """The registered Session ID and its row (plain class: this module is on the hook path, which
     does not import ``dataclasses``; docs/performance.md)."""
 
-    __slots__ = ("session_id", "row")
+    __slots__ = ("row", "session_id")
 
     def __init__(self, session_id: str, row: it.Row) -> None:
         self.session_id = session_id

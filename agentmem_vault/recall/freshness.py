@@ -86,7 +86,7 @@ class Heartbeat:
         body = {"pid": os.getpid(), "host": _host(), "state": state, "generation": self.generation}
         try:
             write_cache_file(self.path, json.dumps(body).encode("utf-8"))
-        except Exception:  # noqa: BLE001 - without a heartbeat, queries just check the notes themselves
+        except Exception:
             self.remove()
             return
         self.state = state
@@ -126,4 +126,4 @@ class Heartbeat:
         self.state = "dirty"
 
 
-__all__ = ["Heartbeat", "daemon_vouches", "heartbeat_path", "HEARTBEAT_SECONDS", "MAX_AGE_SECONDS"]
+__all__ = ["HEARTBEAT_SECONDS", "MAX_AGE_SECONDS", "Heartbeat", "daemon_vouches", "heartbeat_path"]

@@ -29,8 +29,8 @@ from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.recall.freshness import daemon_vouches
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
-from agentmem_vault.recall.render import RULE_IMPORTANCE
 from agentmem_vault.recall.notefile import NoteDoc, parse_note_bytes
+from agentmem_vault.recall.render import RULE_IMPORTANCE
 
 SCHEMA_VERSION = 4
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
@@ -184,7 +184,7 @@ class RecallIndex:
         row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()
         return bool(row) and row[0] == TOKENIZER_VERSION
 
-    def open(self) -> "RecallIndex":
+    def open(self) -> RecallIndex:
         """Open the index file, rebuilding it when missing, corrupt or from another version."""
         if self.conn is not None:
             return self
@@ -206,7 +206,7 @@ class RecallIndex:
             self.conn = None
         self._stamps = None
 
-    def __enter__(self) -> "RecallIndex":
+    def __enter__(self) -> RecallIndex:
         return self.open()
 
     def __exit__(self, *exc: object) -> None:
@@ -275,7 +275,7 @@ class RecallIndex:
             from agentmem_vault.vaultio import write_cache_file
 
             write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
-        except Exception:  # noqa: BLE001 - an optimisation only; never fail a sync for it
+        except Exception:
             try:
                 os.unlink(self.path.with_name(RULES_NAME))
             except OSError:
