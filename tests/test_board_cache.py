@@ -224,3 +224,20 @@ def test_any_sequence_of_changes_agrees_with_a_full_parse(tmp_path: Path, ops: l
         except IndexFormatError:
             assert full(v)[0].bad  # refused only because of a broken row
         assert_agrees(v)
+
+
+def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Path) -> None:
+    import zlib
+
+    from daemon_helpers import DaemonProc, wait_for
+
+    v = make_vault(tmp_path / "v", 10)
+    assert_agrees(v)
+    with DaemonProc(v, "--rescan", "600") as d:
+        data = v.index_path.read_bytes().replace(b"| active |", b"| stale  |", 1)  # Obsidian: in place
+        with open(v.index_path, "r+b") as fh:
+            fh.write(data)
+        ok, _ = wait_for(lambda: (lambda c: c.get("size") == len(data) and c.get("crc") == zlib.crc32(data))(
+            json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))), 30)
+        assert ok, d.stderr()
+    assert_agrees(v)

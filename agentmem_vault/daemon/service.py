@@ -403,6 +403,10 @@ class Daemon:
         self._report_all(p)
         self.prev_sessions = set(self.folder.sessions())
         self.needs_pass = False
+        if not p.writes and text:
+            # A hand edit of the board: bring the hook's board summary up to date now, so that the
+            # next chat does not pay the full parse (docs/performance.md). Our own writes refresh it.
+            self.guard("board summary", _refresh_board_summary, self.vault, text)
 
     def _archived_ids(self) -> set[str]:
         try:
@@ -609,6 +613,15 @@ class Daemon:
         finally:
             self.shutdown()
 
+
+
+def _refresh_board_summary(vault: Vault, text: str) -> None:
+    from agentmem_vault.ops import board_cache
+
+    try:
+        board_cache.load(vault, text.encode("utf-8"))
+    except AgentmemError:
+        pass  # a board that cannot be read is reported by the reconcile pass itself
 
 
 def _report_unreadable(exc: AgentmemError):
