@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
 from agentmem_vault.config import Vault
+from agentmem_vault.errors import SessionNotFound, UsageError
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vaultio import append_line, make_dirs, read_bytes
 
@@ -148,6 +149,52 @@ def find_pair(vault: Vault, conversation_id: str, *, data: bytes | None = None) 
         if obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
             return obj
     return None
+
+
+# Environment variables an agent's shell may carry, in order of trust.
+SESSION_ENV = "AGENTMEM_SESSION_ID"  # set by our Cursor hook (env) and Claude hook (CLAUDE_ENV_FILE)
+CONVERSATION_ENVS = ("AGENTMEM_CONVERSATION_ID", "CLAUDE_CODE_SESSION_ID")
+
+
+def whoami(vault: Vault, conversation_id: str | None, env: Mapping[str, str] | None = None) -> dict:
+    """The Session ID of this chat: from ``conversation_id`` (the recorded pairs), else
+    ``AGENTMEM_SESSION_ID``, else a conversation ID the agent put in the environment.
+
+    Returns ``{"session_id", "conversation_id", "source", "on_board"}``; SessionNotFound when the
+    conversation has no recorded pair, UsageError when there is nothing to look up."""
+    from agentmem_vault.model.ids import is_valid_session_id
+    from agentmem_vault.ops.board import load_index
+
+    env = os.environ if env is None else env
+    sid = None
+    source = None
+    conv = conversation_id.strip() if conversation_id and conversation_id.strip() else None
+    if conv is None and env.get(SESSION_ENV, "").strip():
+        cand = env[SESSION_ENV].strip()
+        if is_valid_session_id(cand):
+            sid, source = cand, SESSION_ENV
+    if sid is None:
+        if conv is None:
+            for name in CONVERSATION_ENVS:
+                if env.get(name, "").strip():
+                    conv, source = env[name].strip(), name
+                    break
+        else:
+            source = "conversation_id"
+        if conv is None:
+            raise UsageError(
+                "no conversation to look up: pass the agent's conversation ID (--conversation / conversation_id), "
+                f"or run inside a chat whose hook set {SESSION_ENV}"
+            )
+        pair = find_pair(vault, conv)
+        if pair is None:
+            raise SessionNotFound(
+                f"no Memory Session ID recorded for conversation {conv!r}. Register this chat by hand: "
+                "agentmem register --manual (trigger phrase: 註冊 memory session)"
+            )
+        sid = pair["session_id"]
+    on_board = load_index(vault).find(sid) is not None
+    return {"session_id": sid, "conversation_id": conv, "source": source, "on_board": on_board}
 
 
 def session_ids_with_prefix(vault: Vault, prefix: str, *, data: bytes | None = None) -> set[str]:
