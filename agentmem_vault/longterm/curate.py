@@ -109,13 +109,9 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         tags=[TAG],
         content=m.content.strip(),
         path=folder / name,
-        extra=_assessment_extra(m),
+        # The assessor's reason for ``score``, in the frontmatter (docs/extraction.md, docs/notes.md).
+        assessment_reason=m.assessment_reason,
     )
-
-
-def _assessment_extra(m: MemoryObject) -> dict:
-    # The assessor's reason sits next to ``score`` in the frontmatter (docs/extraction.md).
-    return {"assessment_reason": m.assessment_reason} if m.assessment_reason else {}
 
 
 def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
@@ -128,7 +124,7 @@ def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out.sources = _union(n.sources, m.sources, cap=1000)
     out.importance = max(n.importance, m.importance)
     if (m.score or 0) >= n.score and m.assessment_reason:
-        out.extra.update(_assessment_extra(m))
+        out.assessment_reason = m.assessment_reason
     out.score = max(n.score, m.score or 0)
     out.project = n.project or m.project
     out.module = n.module or m.module
