@@ -37,6 +37,12 @@ class SessionNotFound(AgentmemError):
     code = "session_not_found"
 
 
+class MemoryNotFound(AgentmemError):
+    """No long-term memory has that ID, title or file name."""
+
+    code = "memory_not_found"
+
+
 class IndexFormatError(AgentmemError):
     """memory/index.md cannot be safely changed (wrong header, broken rows, binary junk)."""
 
@@ -45,6 +51,13 @@ class IndexFormatError(AgentmemError):
 
 class SnapshotFormatError(AgentmemError):
     code = "snapshot_malformed"
+
+
+class NoteFormatError(AgentmemError):
+    """A long-term note whose frontmatter cannot be read (docs/notes.md); readers skip and report
+    it, writers refuse to rewrite it."""
+
+    code = "note_malformed"
 
 
 class SnapshotMergeError(AgentmemError):
@@ -95,3 +108,9 @@ class Refused(AgentmemError):
 
 class ConfigError(AgentmemError):
     code = "config_error"
+
+
+class MissingExtra(AgentmemError):
+    """An optional extra (e.g. ``agentmem-vault[mcp]``) is needed for this command."""
+
+    code = "missing_extra"

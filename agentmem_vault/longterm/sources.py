@@ -111,6 +111,12 @@ def _project_from_slug(slug: str) -> str:
     return parts[-1][:60] if parts else ""
 
 
+def project_of_folder(folder: str | os.PathLike) -> str:
+    """The project name notes extracted from this folder's transcripts carry, so that a front end
+    that knows the caller's folder (MCP server, installer) scopes recall the same way."""
+    return _project_from_slug(Path(folder).expanduser().absolute().name)
+
+
 def discover_cursor(home: Path | None = None) -> list[Source]:
     base = (home or Path.home()) / ".cursor" / "projects"
     found: list[Path] = []
@@ -142,10 +148,16 @@ def discover_sessions(vault: Vault) -> list[Source]:
 
 
 def read_source(source: Source) -> ReadResult:
-    try:
-        raw = source.path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read {source.path}: {exc.strerror or exc}") from exc
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.vaultio import read_bytes
+
+    try:  # regular files only: /dev/zero or a FIFO would never end (docs/reliability.md)
+        got = read_bytes(source.path)
+    except (OSError, AgentmemError) as exc:
+        raise UsageError(f"cannot read {source.path}: {getattr(exc, 'message', None) or exc}") from exc
+    if got is None:
+        raise UsageError(f"cannot read {source.path}: No such file or directory")
+    raw = got
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     reader = {
         "session": parse_snapshot,
