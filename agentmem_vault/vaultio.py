@@ -336,7 +336,8 @@ def append_line(path: Path, data: bytes) -> None:
 
 def write_cache_file(path: Path, data: bytes) -> None:
     """Derived state that can be rebuilt at any time (docs/performance.md): temp file + rename, no
-    fsync. Read-only folders are honoured as for vault files."""
+    fsync. Read-only folders are honoured as for vault files, and so is the symlink rule."""
+    check_inside_vault(path)
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -189,10 +189,12 @@ def load(vault: Vault, data: bytes | None) -> BoardState | None:
         return None
     path = cache_path(vault)
     cached = None
-    try:
-        with open(path, "rb") as fh:
-            cached = json.loads(fh.read())
-    except (OSError, ValueError):
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.vaultio import read_bytes
+
+    try:  # vaultio's read: a FIFO here is refused, never waited on (docs/reliability.md)
+        cached = json.loads(read_bytes(path) or b"null")
+    except (OSError, ValueError, AgentmemError):
         cached = None
     if isinstance(cached, dict) and cached.get("v") == VERSION:
         try:
