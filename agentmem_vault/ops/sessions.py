@@ -39,6 +39,7 @@ from agentmem_vault.model.snapshot import (
     render_snapshot,
     with_continues_from,
 )
+from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.vaultio import VaultWriter, read_text
 
 SUMMARY_MAX = 160
@@ -100,10 +101,11 @@ def register_manual(
         sid = next_free_id(base_session_id(when, agent), taken_ids(vault, doc))
         use_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or DEFAULT_TOPIC
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
-        w.write_file(vault.session_path(sid), render_snapshot(snap), session_id=sid, action="write_snapshot")
+        write_session_file(w, vault.session_path(sid), render_snapshot(snap), session_id=sid)
         row = it.Row(sid, agent, use_topic, summary or _summary_from(snap) or MANUAL_FALLBACK_SUMMARY,
                      keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
         w.append_row(row)
+        resync_session(w, sid)  # the row's Summary/Keywords now exist: same transaction
         _verify_snapshot(vault, sid)
     return Registration(sid, row)
 
@@ -175,7 +177,7 @@ def _write_session(
     if same and not touch:
         return snap, False, False  # nothing new: keep the file (and Updated At) as it was
     snap.metadata["Updated At"] = ts
-    w.write_file(path, _render_like(snap, existing), session_id=sid, action="write_snapshot")
+    write_session_file(w, path, _render_like(snap, existing), session_id=sid)
     return snap, created, not same
 
 
@@ -216,6 +218,7 @@ def update_session(
 
         before, after = w.update_row(sid, lambda r: r.with_(
             topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts))
+        resync_session(w, sid)
         written = _verify_snapshot(vault, sid)
         if written.metadata.get("Updated At") != ts or after.updated_at != ts:
             raise IncompleteOperation(f"Updated At of {sid} does not match {ts} after the write")
@@ -269,6 +272,8 @@ def continue_session(
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list(r.referencing_ids + [cur])))
         if cur not in w.index().get(src).referencing_ids:
             raise IncompleteOperation(f"Referenced By of {src} does not list {cur} after the write")
+        resync_session(w, cur)
+        resync_session(w, src)
     return {
         "session_id": cur, "source": src, "registered": registered.session_id if registered else None,
         "already_linked": not changed and cur in refs and not created,
@@ -296,7 +301,7 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
             if src in snap.continues_from:
                 snap = with_continues_from(snap, remove=[src])
                 snap.metadata["Updated At"] = ts
-                changed_snap = w.write_file(path, _render_like(snap, existing), session_id=cur, action="write_snapshot")
+                changed_snap = write_session_file(w, path, _render_like(snap, existing), session_id=cur)
         if src_row is not None and cur in src_row.referencing_ids:
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur])))
             changed_row = True
@@ -304,6 +309,7 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
             raise IncompleteOperation(f"{src} still lists {cur} in Referenced By")
         if existing is not None and src in parse_snapshot(read_text(path) or "").continues_from:
             raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
+        resync_session(w, src)
     return {"source": src, "session_id": cur, "row_changed": changed_row, "snapshot_changed": changed_snap,
             "message": f"{cur} no longer continues from {src}" if (changed_row or changed_snap) else f"{cur} did not reference {src}; nothing to do"}
 

@@ -1,0 +1,94 @@
+"""Writes of session snapshots and archive files, with their Obsidian properties in step.
+
+Every writer of ``memory/sessions/<id>.md`` and ``memory/archive/<id>/{session,index}.md`` goes
+through ``write_session_file``: the frontmatter is computed from the text being written and the
+board row (or archive index) read under the same lock, so it lands in the same verified write as
+the table it mirrors (docs/obsidian.md). ``resync`` brings an existing frontmatter in step after a
+change that touched only the board (a source's Referenced By, organize's stale mark, a restore);
+a file without frontmatter is left alone there: old snapshots are upgraded on their next real
+write, never rewritten for properties alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentmem_vault.config import Vault
+from agentmem_vault.errors import AgentmemError, SnapshotFormatError
+from agentmem_vault.model import session_props as sp
+from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.vaultio import VaultWriter, read_text
+
+
+def kind_of(vault: Vault, path: Path) -> tuple[str, str] | None:
+    """(kind, session id) for a snapshot or archive file path, else None."""
+    p = path.absolute()
+    if p.parent == vault.sessions_dir.absolute() and p.suffix == ".md" and is_valid_session_id(p.stem):
+        return sp.LIVE, p.stem
+    if p.parent.parent == vault.archive_dir.absolute() and is_valid_session_id(p.parent.name):
+        if p.name == "session.md":
+            return sp.ARCHIVED, p.parent.name
+        if p.name == "index.md":
+            return sp.ARCHIVE_INDEX, p.parent.name
+    return None
+
+
+def board_facts(w: VaultWriter, kind: str, sid: str) -> sp.BoardFacts | None:
+    """What the board (or the archive index) says about ``sid`` now, under the writer's lock."""
+    if kind == sp.LIVE:
+        try:
+            row = w.index().find(sid)
+        except AgentmemError:
+            return None  # a damaged board: keep what the file says (doctor reports the board)
+        return sp.BoardFacts.from_row(row) if row is not None else None
+    if kind == sp.ARCHIVED:
+        text = read_text(w.vault.archive_path(sid) / "index.md")
+        if text is None:
+            return None
+        from agentmem_vault.model.snapshot import parse_snapshot
+
+        try:
+            return sp.BoardFacts.from_archive_index(parse_snapshot(text).metadata)
+        except SnapshotFormatError:
+            return None
+    return None
+
+
+def with_props(w: VaultWriter, path: Path, text: str) -> str:
+    """``text`` with its frontmatter in step (unchanged for paths that are not session files)."""
+    found = kind_of(w.vault, path)
+    if found is None:
+        return text
+    kind, sid = found
+    try:
+        return sp.sync_props(text, kind=kind, board=board_facts(w, kind, sid), session_id=sid)
+    except SnapshotFormatError as exc:
+        rel = path.relative_to(w.vault.root) if path.is_relative_to(w.vault.root) else path
+        raise SnapshotFormatError(f"{rel}: {exc.message}; fix it by hand first — nothing was written",
+                                  details={"path": str(rel)}) from exc
+
+
+def write_session_file(w: VaultWriter, path: Path, text: str, *, session_id: str | None = None,
+                       action: str = "write_snapshot") -> bool:
+    """``VaultWriter.write_file`` of a session or archive file with its properties in step."""
+    return w.write_file(path, with_props(w, path, text), session_id=session_id, action=action)
+
+
+def resync(w: VaultWriter, path: Path) -> bool:
+    """Bring an existing frontmatter in step with the tables; False when nothing changed or the
+    file has none (it is then not rewritten)."""
+    text = read_text(path)
+    if text is None or not sp.has_frontmatter(text):
+        return False
+    new = with_props(w, path, text)
+    if new == text:
+        return False
+    found = kind_of(w.vault, path)
+    return w.write_file(path, new, session_id=found[1] if found else None, action="sync_properties")
+
+
+def resync_session(w: VaultWriter, sid: str) -> bool:
+    return resync(w, w.vault.session_path(sid))
+
+
+__all__ = ["kind_of", "board_facts", "with_props", "write_session_file", "resync", "resync_session"]
