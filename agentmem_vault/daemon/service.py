@@ -181,6 +181,10 @@ class Daemon:
         self.needs_pass = False
         self._queue_quiet_until = 0.0  # due items but no extractor: do not re-check every second
         self._recall_off = False
+        # Obsidian Properties (docs/obsidian.md): snapshots edited since the last pass, and the
+        # board rows last seen, to bring only the files concerned back in step with their tables.
+        self._props_pending: set[str] = set()
+        self._rows_seen: dict[str, tuple] | None = None
 
     # -- robustness ---------------------------------------------------------------------------
     def guard(self, where: str, fn: Callable, *args: object, **kwargs: object) -> object:
@@ -292,6 +296,7 @@ class Daemon:
                 entry = self.folder.entries.get(rel)
                 if entry is not None and entry.error is None and is_valid_session_id(sid):
                     self.guard("queue", self.queue.note_snapshot, sid, entry.sha)
+                    self._props_pending.add(sid)
         self.reconcile_pass()
 
     # -- reconcile ----------------------------------------------------------------------------
@@ -340,7 +345,48 @@ class Daemon:
                 return  # retried at the next rescan
         self._report_all(p)
         self.prev_sessions = set(self.folder.sessions())
+        self.guard("properties", self.sync_properties)
         self.needs_pass = False
+
+    def sync_properties(self) -> None:
+        """Resolve a frontmatter that disagrees with its tables toward the tables, for snapshots
+        edited since the last pass and those whose board row changed. Files without frontmatter
+        are never rewritten for it (docs/obsidian.md)."""
+        from agentmem_vault.model import index_table as it
+        from agentmem_vault.ops.session_files import resync_session
+
+        try:
+            rows = {r.session_id: tuple(r) for r in it.parse_index(read_text(self.vault.index_path) or "").row_list()}
+        except AgentmemError:
+            return  # a damaged board is reported by the pass; the tables cannot be trusted now
+        sessions = set(self.folder.sessions())
+        todo = set(self._props_pending)
+        if self._rows_seen is None:
+            todo |= sessions  # first pass: look at every snapshot once
+        else:
+            todo |= {sid for sid, r in rows.items() if self._rows_seen.get(sid) != r}
+        todo &= {s for s in sessions if is_valid_session_id(s)}
+        if todo:
+            with VaultWriter(self.vault, "daemon") as w:
+                for sid in sorted(todo):
+                    try:
+                        changed = resync_session(w, sid)
+                    except AgentmemError as exc:
+                        key = f"properties:{sid}:{exc.message}"
+                        if key not in self.reported:
+                            self.reported.add(key)
+                            log.warning("memory/sessions/%s.md: %s", sid, exc.message)
+                        continue
+                    if changed:
+                        rel = f"{SESSIONS}/{sid}.md"
+                        e = scan_file(self.memory, rel, None)
+                        if e is not None:
+                            self.folder.entries[rel] = e
+                            self.own[rel] = e.sha
+                        log.info("applied %s", json.dumps({"action": "sync_properties", "session_id": sid}))
+                        self.status.event("sync_properties", session_id=sid)
+        self._props_pending.clear()
+        self._rows_seen = rows
 
     def _archived_ids(self) -> set[str]:
         try:

@@ -60,6 +60,7 @@ PROPERTY_TYPES: dict[str, str] = {
     "score": "number",
     "created": "datetime",
     "sources": "multitext",
+    "deprecated_reason": "text",
 }
 
 # The order keys are written in when a file gets its frontmatter for the first time.
@@ -110,11 +111,11 @@ def link(session_id: str) -> str:
     return f"[[{session_id}]]"
 
 
-def _split_list(value: str) -> list[str]:
+def _split_list(value: str, empty: tuple[str, ...] = ("-",)) -> list[str]:
     out: list[str] = []
     for part in re.split(r"[,，、;]", value or ""):
         p = part.strip()
-        if p and p not in ("-", "None", "none") and p not in out:
+        if p and p not in empty and p not in out:
             out.append(p)
     return out
 
@@ -122,7 +123,7 @@ def _split_list(value: str) -> list[str]:
 def _ids(value: str | Iterable[str]) -> list[str]:
     from agentmem_vault.model.snapshot import clean_id  # snapshot imports nothing from here
 
-    parts = _split_list(value) if isinstance(value, str) else list(value)
+    parts = _split_list(value, ("-", "None", "none")) if isinstance(value, str) else list(value)
     out: list[str] = []
     for p in parts:
         sid = clean_id(p)
