@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,8 +20,6 @@ from agentmem_vault.model import index_table as it
 from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.snapshot import parse_snapshot, render_snapshot
 from agentmem_vault.ops.register import register_idle
-
-from conftest import run_cli
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 SID = "2026-06-01-0930-cursor-main-agent"
@@ -177,7 +176,12 @@ def test_every_session_operation_keeps_properties_equal_to_the_tables(vault, clo
     from agentmem_vault.journal import restore_row
     from agentmem_vault.ops.archive import archive
     from agentmem_vault.ops.lifecycle import organize
-    from agentmem_vault.ops.sessions import continue_session, register_manual, release_reference, update_session
+    from agentmem_vault.ops.sessions import (
+        continue_session,
+        register_manual,
+        release_reference,
+        update_session,
+    )
 
     a = register_manual(vault, "cursor-main-agent", topic="來源 A", snapshot_text="## Decisions\n- d1\n").session_id
     assert_in_step(vault)
@@ -305,7 +309,11 @@ def links_in(vault_root: Path) -> dict[Path, list[str]]:
 
 def test_every_link_to_a_session_resolves_before_and_after_archive(vault, clock):
     from agentmem_vault.ops.archive import archive
-    from agentmem_vault.ops.sessions import continue_session, register_manual, release_reference
+    from agentmem_vault.ops.sessions import (
+        continue_session,
+        register_manual,
+        release_reference,
+    )
 
     src = register_manual(vault, "cursor-main-agent", topic="來源").session_id
     clock("2026-06-01T10:00")

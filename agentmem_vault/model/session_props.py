@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from agentmem_vault.errors import SnapshotFormatError
 
@@ -121,7 +122,9 @@ def _split_list(value: str, empty: tuple[str, ...] = ("-",)) -> list[str]:
 
 
 def _ids(value: str | Iterable[str]) -> list[str]:
-    from agentmem_vault.model.snapshot import clean_id  # snapshot imports nothing from here
+    from agentmem_vault.model.snapshot import (
+        clean_id,  # snapshot imports nothing from here
+    )
 
     parts = _split_list(value, ("-", "None", "none")) if isinstance(value, str) else list(value)
     out: list[str] = []
@@ -148,11 +151,11 @@ class BoardFacts:
     archived_at: str = ""  # archives only
 
     @classmethod
-    def from_row(cls, row: Any) -> "BoardFacts":
+    def from_row(cls, row: Any) -> BoardFacts:
         return cls(row.status, row.summary, row.keywords, row.referenced_by or "-")
 
     @classmethod
-    def from_archive_index(cls, meta: Mapping[str, str]) -> "BoardFacts":
+    def from_archive_index(cls, meta: Mapping[str, str]) -> BoardFacts:
         return cls(meta.get("Original Status", ""), meta.get("Summary", ""), meta.get("Keywords", ""),
                    meta.get("Referenced By", "-"), meta.get("Archived At", ""))
 
@@ -411,7 +414,7 @@ def split_text(text: str) -> SplitText:
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom):]
     newline = "\r\n" if "\r\n" in rest else "\n"
-    first, sep, after = rest.partition("\n")
+    first, _, after = rest.partition("\n")
     if first.rstrip("\r").strip() != "---":
         return SplitText(bom, newline, None, "---", rest)
     lines = after.split("\n")
@@ -484,17 +487,17 @@ def props_of(text: str) -> dict[str, Any]:
 
 def merge_types_json(existing: str | None) -> tuple[str, list[str]]:
     """``types.json`` with our property types merged in: (new text, keys added or changed). Other
-    keys and settings are kept. Raises SnapshotFormatError-free ValueError for unreadable JSON."""
+    keys and settings are kept. Raises ValueError (bad JSON) or TypeError (not the expected shape)."""
     data: dict[str, Any] = {}
     if existing is not None and existing.strip():
         data = json.loads(existing.lstrip("\ufeff"))
         if not isinstance(data, dict):
-            raise ValueError("types.json is not a JSON object")
+            raise TypeError("types.json is not a JSON object")
     types = data.get("types")
     if types is None:
         types = {}
     if not isinstance(types, dict):
-        raise ValueError("the 'types' entry of types.json is not an object")
+        raise TypeError("the 'types' entry of types.json is not an object")
     changed = [k for k, t in PROPERTY_TYPES.items() if types.get(k) != t]
     if not changed and existing is not None:
         return existing, []
@@ -505,8 +508,24 @@ def merge_types_json(existing: str | None) -> tuple[str, list[str]]:
 
 
 __all__ = [
-    "SESSION_TAG", "ARCHIVE_TAG", "LIVE", "ARCHIVED", "ARCHIVE_INDEX", "PROPERTY_TYPES", "BoardFacts",
-    "expected_props", "sync_props", "sync_frontmatter", "parse_frontmatter", "render_frontmatter",
-    "disagreements", "has_frontmatter", "props_of", "split_text", "obsidian_datetime", "merge_types_json",
-    "yaml_scalar", "render_entry",
+    "ARCHIVED",
+    "ARCHIVE_INDEX",
+    "ARCHIVE_TAG",
+    "LIVE",
+    "PROPERTY_TYPES",
+    "SESSION_TAG",
+    "BoardFacts",
+    "disagreements",
+    "expected_props",
+    "has_frontmatter",
+    "merge_types_json",
+    "obsidian_datetime",
+    "parse_frontmatter",
+    "props_of",
+    "render_entry",
+    "render_frontmatter",
+    "split_text",
+    "sync_frontmatter",
+    "sync_props",
+    "yaml_scalar",
 ]

@@ -51,7 +51,7 @@ def types_needing_merge(vault: Vault) -> list[str]:
         return []
     try:
         _, changed = sp.merge_types_json(read_text(types_path(vault)))
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise AgentmemError(f".obsidian/types.json cannot be read ({exc}); left as it is", code="obsidian_types") from exc
     return changed
 
@@ -66,7 +66,7 @@ def merge_types(vault: Vault, w: VaultWriter) -> dict:
     old = read_text(path)
     try:
         new, changed = sp.merge_types_json(old)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise AgentmemError(f".obsidian/types.json cannot be read ({exc}); fix or remove it, nothing was written",
                             code="obsidian_types") from exc
     if not changed:
@@ -175,5 +175,13 @@ def types_json_text(vault: Vault) -> str:
     return sp.merge_types_json(read_text(types_path(vault)))[0]
 
 
-__all__ = ["BASES", "install_bases", "merge_types", "types_needing_merge", "property_problems", "fix_properties",
-           "base_template", "session_files"]
+__all__ = [
+    "BASES",
+    "base_template",
+    "fix_properties",
+    "install_bases",
+    "merge_types",
+    "property_problems",
+    "session_files",
+    "types_needing_merge",
+]

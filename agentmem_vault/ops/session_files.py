@@ -91,4 +91,4 @@ def resync_session(w: VaultWriter, sid: str) -> bool:
     return resync(w, w.vault.session_path(sid))
 
 
-__all__ = ["kind_of", "board_facts", "with_props", "write_session_file", "resync", "resync_session"]
+__all__ = ["board_facts", "kind_of", "resync", "resync_session", "with_props", "write_session_file"]
