@@ -353,10 +353,12 @@ class Daemon:
         edited since the last pass and those whose board row changed. Files without frontmatter
         are never rewritten for it (docs/obsidian.md)."""
         from agentmem_vault.model import index_table as it
+        from agentmem_vault.model.session_props import BoardFacts
         from agentmem_vault.ops.session_files import resync_session
 
         try:
-            rows = {r.session_id: tuple(r) for r in it.parse_index(read_text(self.vault.index_path) or "").row_list()}
+            board = {r.session_id: r for r in it.parse_index(read_text(self.vault.index_path) or "").row_list()}
+            rows = {sid: tuple(r) for sid, r in board.items()}
         except AgentmemError:
             return  # a damaged board is reported by the pass; the tables cannot be trusted now
         sessions = set(self.folder.sessions())
@@ -368,9 +370,14 @@ class Daemon:
         todo &= {s for s in sessions if is_valid_session_id(s)}
         if todo:
             with VaultWriter(self.vault, "daemon") as w:
+                try:  # the rows as they are under the lock (a command may have written meanwhile)
+                    board = {r.session_id: r for r in w.index().row_list()}
+                except AgentmemError:
+                    return
                 for sid in sorted(todo):
                     try:
-                        changed = resync_session(w, sid)
+                        row = board.get(sid)
+                        changed = resync_session(w, sid, BoardFacts.from_row(row) if row is not None else None)
                     except AgentmemError as exc:
                         key = f"properties:{sid}:{exc.message}"
                         if key not in self.reported:

@@ -269,11 +269,14 @@ def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: P
 
             undo.append((f"restore Referenced By of {src}", undo_src))
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != sid])))
-            src_path, src_text = vault.session_path(src), read_text(vault.session_path(src))
+            src_path = vault.session_path(src)
+            src_text = read_text(src_path)
             if src_text is not None:
-                undo.append((f"restore the properties of {src}",
-                             lambda p=src_path, t=src_text: w.write_file(p, t, session_id=None, action="rollback_restore_snapshot")))
-            resync_session(w, src)
+                def undo_props(path: Path = src_path, text: str = src_text) -> None:
+                    w.write_file(path, text, action="rollback_restore_snapshot")
+
+                undo.append((f"restore the properties of {src}", undo_props))
+            resync_session(w, src)  # its referenced_by property follows the row (docs/obsidian.md)
 
         # Step 12: confirm the archive is complete before the row goes.
         if w.index().find(sid) is None:

@@ -242,10 +242,11 @@ def organize(vault: Vault, *, stale_days: int | None = None, dry_run: bool = Fal
                                marked_stale=plan.marked_stale)
             # A snapshot's Properties show its board status (docs/obsidian.md); only files that
             # already have them are touched.
+            from agentmem_vault.model.session_props import BoardFacts
             from agentmem_vault.ops.session_files import resync_session
 
             for sid in plan.marked_stale:
-                resync_session(w, sid)
+                resync_session(w, sid, BoardFacts.from_row(rows[sid].with_(status="stale")))
     return plan
 
 

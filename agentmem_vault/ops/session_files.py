@@ -54,14 +54,20 @@ def board_facts(w: VaultWriter, kind: str, sid: str) -> sp.BoardFacts | None:
     return None
 
 
-def with_props(w: VaultWriter, path: Path, text: str) -> str:
-    """``text`` with its frontmatter in step (unchanged for paths that are not session files)."""
+_UNSET = sp.BoardFacts(status="\x00unset")
+
+
+def with_props(w: VaultWriter, path: Path, text: str, board: sp.BoardFacts | None = _UNSET) -> str:
+    """``text`` with its frontmatter in step (unchanged for paths that are not session files).
+    ``board``: the board facts when the caller already has them (else read under the lock)."""
     found = kind_of(w.vault, path)
     if found is None:
         return text
     kind, sid = found
+    if board is _UNSET:
+        board = board_facts(w, kind, sid)
     try:
-        return sp.sync_props(text, kind=kind, board=board_facts(w, kind, sid), session_id=sid)
+        return sp.sync_props(text, kind=kind, board=board, session_id=sid)
     except SnapshotFormatError as exc:
         rel = path.relative_to(w.vault.root) if path.is_relative_to(w.vault.root) else path
         raise SnapshotFormatError(f"{rel}: {exc.message}; fix it by hand first — nothing was written",
@@ -74,21 +80,21 @@ def write_session_file(w: VaultWriter, path: Path, text: str, *, session_id: str
     return w.write_file(path, with_props(w, path, text), session_id=session_id, action=action)
 
 
-def resync(w: VaultWriter, path: Path) -> bool:
+def resync(w: VaultWriter, path: Path, board: sp.BoardFacts | None = _UNSET) -> bool:
     """Bring an existing frontmatter in step with the tables; False when nothing changed or the
     file has none (it is then not rewritten)."""
     text = read_text(path)
     if text is None or not sp.has_frontmatter(text):
         return False
-    new = with_props(w, path, text)
+    new = with_props(w, path, text, board)
     if new == text:
         return False
     found = kind_of(w.vault, path)
     return w.write_file(path, new, session_id=found[1] if found else None, action="sync_properties")
 
 
-def resync_session(w: VaultWriter, sid: str) -> bool:
-    return resync(w, w.vault.session_path(sid))
+def resync_session(w: VaultWriter, sid: str, board: sp.BoardFacts | None = _UNSET) -> bool:
+    return resync(w, w.vault.session_path(sid), board)
 
 
 __all__ = ["board_facts", "kind_of", "resync", "resync_session", "with_props", "write_session_file"]
