@@ -249,6 +249,13 @@ def test_malformed_frontmatter_refuses_writers_and_doctor_reports_it(vault, cloc
     d = run_cli("doctor", "--json", vault=vault)
     found = [f for f in json.loads(d.stdout)["findings"] if f["kind"] == "properties_malformed"]
     assert d.returncode == 1 and found and found[0]["session_id"] == sid
+    # Another session continuing from it only changes its row: that succeeds, the file is left alone.
+    from agentmem_vault.ops.sessions import continue_session, register_manual
+
+    other = register_manual(vault, "cursor-main-agent", topic="接續").session_id
+    continue_session(vault, sid, session_id=other)
+    assert vault.session_path(sid).read_text(encoding="utf-8") == bad
+    assert other in it.parse_index(vault.index_path.read_text(encoding="utf-8")).get(sid).referencing_ids
 
 
 def test_doctor_fix_and_the_daemon_resolve_a_hand_edit_toward_the_table(vault, clock):

@@ -377,7 +377,7 @@ class Daemon:
                 for sid in sorted(todo):
                     try:
                         row = board.get(sid)
-                        changed = resync_session(w, sid, BoardFacts.from_row(row) if row is not None else None)
+                        changed = resync_session(w, sid, BoardFacts.from_row(row) if row is not None else None, strict=True)
                     except AgentmemError as exc:
                         key = f"properties:{sid}:{exc.message}"
                         if key not in self.reported:

@@ -80,21 +80,28 @@ def write_session_file(w: VaultWriter, path: Path, text: str, *, session_id: str
     return w.write_file(path, with_props(w, path, text), session_id=session_id, action=action)
 
 
-def resync(w: VaultWriter, path: Path, board: sp.BoardFacts | None = _UNSET) -> bool:
+def resync(w: VaultWriter, path: Path, board: sp.BoardFacts | None = _UNSET, *, strict: bool = False) -> bool:
     """Bring an existing frontmatter in step with the tables; False when nothing changed or the
-    file has none (it is then not rewritten)."""
-    text = read_text(path)
-    if text is None or not sp.has_frontmatter(text):
+    file has none (it is then not rewritten). A file that cannot be read (malformed frontmatter,
+    not UTF-8) is left as it is for doctor to report, unless ``strict``: an operation that only
+    changed the board must not fail because of another file's hand edit."""
+    try:
+        text = read_text(path)
+        if text is None or not sp.has_frontmatter(text):
+            return False
+        new = with_props(w, path, text, board)
+    except SnapshotFormatError:
+        if strict:
+            raise
         return False
-    new = with_props(w, path, text, board)
     if new == text:
         return False
     found = kind_of(w.vault, path)
     return w.write_file(path, new, session_id=found[1] if found else None, action="sync_properties")
 
 
-def resync_session(w: VaultWriter, sid: str, board: sp.BoardFacts | None = _UNSET) -> bool:
-    return resync(w, w.vault.session_path(sid), board)
+def resync_session(w: VaultWriter, sid: str, board: sp.BoardFacts | None = _UNSET, *, strict: bool = False) -> bool:
+    return resync(w, w.vault.session_path(sid), board, strict=strict)
 
 
 __all__ = ["board_facts", "kind_of", "resync", "resync_session", "with_props", "write_session_file"]
