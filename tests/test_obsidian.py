@@ -86,7 +86,7 @@ def test_parse_render_frontmatter_is_byte_identical(data, style, comment):
 
 def test_cjk_quotes_colons_and_yaml_words_read_back_as_strings():
     for s in ["未設定", "a: b", "yes", "No", "0o17", "1.5", "-x", "[[x]]", "#tag", 'say "hi"', "a #b", "~", "",
-              "2026-06-01", "tab\there", "nel\x85x", "\u2028", "trailing "]:
+              "2026-06-01", "tab\there", "nel\x85x", "\u2028", "trailing ", "=", "<<", "a=b", "null"]:
         line = sp.render_entry("topic", s)
         assert yaml.safe_load(line) == {"topic": s}, line
 

@@ -246,8 +246,17 @@ def yaml_scalar(value: Any) -> str:
     if _TS_RE.match(s) and "T" in s:
         return s  # a datetime as Obsidian's documentation writes it
     plain = (_PLAIN_RE.match(s) and s == s.strip() and ": " not in s and not s.endswith(":")
-             and s.lower() not in _YAML_WORDS and not _ESCAPE_RE.search(s))
+             and s.lower() not in _YAML_WORDS and not _ESCAPE_RE.search(s) and _reads_back(s))
     return s if plain else _quoted(s)
+
+
+def _reads_back(s: str) -> bool:
+    """Whether ``s`` written plain loads back as the same string (YAML 1.1 resolves odd plain
+    scalars such as ``=`` or ``<<`` to tags of their own)."""
+    try:
+        return _load(f"k: {s}") == {"k": s}
+    except SnapshotFormatError:
+        return False
 
 
 def render_entry(key: str, value: Any) -> str:
@@ -285,7 +294,8 @@ def _load(raw: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(raw) if raw.strip() else {}
+        # libyaml when present: the same safe constructor, ten times faster than pure Python
+        return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
