@@ -483,3 +483,22 @@ def test_sample_vault_shows_it_all():
     assert list(v.archive_dir.glob("*/session.md")) and all(sp.has_frontmatter(p.read_text(encoding="utf-8"))
                                                              for p in all_session_files(v))
     assert_in_step(v)
+
+
+def test_a_git_merge_of_two_snapshots_merges_their_properties_key_by_key():
+    from agentmem_vault.model.merge3 import merge_snapshot_texts
+
+    base = sp.sync_props(snapshot(), kind=sp.LIVE, board=sp.BoardFacts("active", "s", "k", "-"), session_id=SID)
+    ours = sp.sync_props(
+        base.replace("- use Properties", "- use Properties\n- ours").replace("| Updated At | 2026-06-01 09:30 |", "| Updated At | 2026-06-02 10:00 |"),
+        kind=sp.LIVE, board=None, session_id=SID).replace("tags:\n", "mine: 1\ntags:\n")
+    theirs = sp.sync_props(
+        base.replace("- use Properties", "- use Properties\n- theirs").replace("| Topic | Obsidian 瀏覽 |", "| Topic | 新主題 |")
+        .replace("| Updated At | 2026-06-01 09:30 |", "| Updated At | 2026-06-01 12:00 |"),
+        kind=sp.LIVE, board=None, session_id=SID).replace("  - agent-memory/session", "  - agent-memory/session\n  - theirs-tag")
+    out = merge_snapshot_texts(base, ours, theirs)
+    assert out.clean
+    props = sp.props_of(out.text)
+    assert props["mine"] == 1 and "theirs-tag" in props["tags"] and props["topic"] == "新主題"
+    assert props["updated"].strftime("%Y-%m-%d %H:%M") == "2026-06-02 10:00" and props["summary"] == "s"
+    assert sp.disagreements(out.text, kind=sp.LIVE, board=sp.BoardFacts("active", "s", "k", "-"), session_id=SID) == []

@@ -406,6 +406,39 @@ def _append(entries: list[Entry], entry: Entry) -> None:
     entries.append(entry)
 
 
+def merge_frontmatter(base: str | None, ours: str | None, theirs: str | None, *, later_is_ours: bool,
+                      expected: Mapping[str, Any]) -> str | None:
+    """Three-way merge of two frontmatters (a git merge of a snapshot, docs/sync.md): a key changed
+    on one side takes that side's value, lists changed on both are united, other values changed on
+    both take the later side's; ours' layout is kept. The managed keys in ``expected`` are then put
+    in step with the merged tables. Raises SnapshotFormatError for malformed frontmatter."""
+    if ours is None and theirs is None:
+        return None
+    fo = parse_frontmatter(base).data if base is not None else {}
+    fa = parse_frontmatter(ours).data if ours is not None else {}
+    fb = parse_frontmatter(theirs).data if theirs is not None else {}
+    missing = object()
+    changes: dict[str, Any] = {}
+    for key in fb:
+        av, bv, ov = fa.get(key, missing), fb[key], fo.get(key, missing)
+        if av is missing:
+            if ov is missing:
+                changes[str(key)] = bv  # added on their side
+            continue  # removed on ours
+        if av == bv or bv == ov:
+            continue
+        if av == ov:
+            changes[str(key)] = bv
+        elif isinstance(av, list) and isinstance(bv, list):
+            changes[str(key)] = list(dict.fromkeys([*av, *bv]))
+        elif not later_is_ours:
+            changes[str(key)] = bv
+    changes = {k: _normal(k, v) if isinstance(v, (date, datetime)) or k in LIST_KEYS else v
+               for k, v in changes.items() if not isinstance(v, dict)}
+    merged = sync_frontmatter(ours, changes) if changes or ours is not None else ""
+    return sync_frontmatter(merged, expected)
+
+
 # -- whole files -------------------------------------------------------------------------------
 
 
