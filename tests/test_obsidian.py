@@ -345,14 +345,26 @@ def test_every_link_to_a_session_resolves_before_and_after_archive(vault, clock)
 
 
 def test_long_term_notes_link_their_source_sessions(vault, clock):
-    from agentmem_vault.longterm import notes as ltn
+    """The one note model (model/notes.py) writes a session source as a quoted [[id]] link, which
+    resolves to the snapshot before archive and by alias after it."""
+    from agentmem_vault.model.notes import Note, as_link, parse_note, render_note
+    from agentmem_vault.ops.archive import archive
+    from agentmem_vault.ops.sessions import register_manual
 
-    fields = {f.name for f in __import__("dataclasses").fields(ltn.Note)}
-    assert "sources" in fields
+    sid = register_manual(vault, "cursor-main-agent", topic="來源").session_id
+    text = render_note(Note(id="lt-1", title="規則", category="project_introduction", created="2026-06-01T09:30",
+                            updated="2026-06-01T09:30", sources=[as_link(sid)], content="內容"))
+    assert sp.props_of(text)["sources"] == [f"[[{sid}]]"] and parse_note(text).source_ids == [sid]
+    (vault.longterm_dir / "規則.md").write_text(text, encoding="utf-8")
+    assert resolve(vault.root, sid) == [vault.session_path(sid)]
+    archive(vault, sid)
+    assert resolve(vault.root, sid) == [vault.archive_path(sid) / "session.md"]
     sample = Path(__file__).resolve().parents[1] / "sample_vault" / "memory" / "long-term"
     for p in sample.glob("*.md"):
-        props = sp.props_of(p.read_text(encoding="utf-8"))
-        assert props["sources"] and all(re.fullmatch(r"\[\[[^\[\]]+\]\]", s) for s in props["sources"])
+        sources = parse_note(p.read_text(encoding="utf-8")).sources
+        assert sources and all(re.fullmatch(r"\[\[[^\[\]]+\]\]", s) for s in sources)
+        for s in sources:
+            assert len(resolve(sample.parents[1], s[2:-2])) == 1, s
 
 
 # -- property types and Bases ------------------------------------------------------------------------
@@ -453,9 +465,9 @@ def test_bases_are_valid_and_reference_only_properties_we_write(vault, clock):
     notes: set[str] = set()
     for p in sample.glob("*.md"):
         notes |= set(sp.props_of(p.read_text(encoding="utf-8")))
-    from agentmem_vault.longterm.notes import KEY_ORDER
+    from agentmem_vault.model.notes import KNOWN_KEYS
 
-    notes |= set(KEY_ORDER) | {"deprecated_reason"}
+    notes |= set(KNOWN_KEYS)  # what the note model writes (optional keys only when set)
     for name, props in zip(BASES, (written, notes)):
         data = yaml.safe_load(base_template(name))
         assert set(data) <= {"filters", "formulas", "properties", "views", "summaries"}

@@ -52,7 +52,7 @@ PROPERTY_TYPES: dict[str, str] = {
     "archived": "datetime",
     "continues_from": "multitext",
     "referenced_by": "multitext",
-    # long-term notes (docs/notes.md)
+    # long-term notes (model/notes.py, docs/notes.md)
     "title": "text",
     "category": "text",
     "usage_scenario": "multitext",
@@ -62,6 +62,9 @@ PROPERTY_TYPES: dict[str, str] = {
     "created": "datetime",
     "sources": "multitext",
     "deprecated_reason": "text",
+    "scope": "text",
+    "assessment_score": "number",
+    "assessment_reason": "text",
 }
 
 # The order keys are written in when a file gets its frontmatter for the first time.
