@@ -75,9 +75,10 @@ def with_props(w: VaultWriter, path: Path, text: str, board: sp.BoardFacts | Non
 
 
 def write_session_file(w: VaultWriter, path: Path, text: str, *, session_id: str | None = None,
-                       action: str = "write_snapshot") -> bool:
-    """``VaultWriter.write_file`` of a session or archive file with its properties in step."""
-    return w.write_file(path, with_props(w, path, text), session_id=session_id, action=action)
+                       action: str = "write_snapshot", board: sp.BoardFacts | None = _UNSET) -> bool:
+    """``VaultWriter.write_file`` of a session or archive file with its properties in step.
+    ``board``: the row's facts when the caller is about to write that row (else read now)."""
+    return w.write_file(path, with_props(w, path, text, board), session_id=session_id, action=action)
 
 
 def resync(w: VaultWriter, path: Path, board: sp.BoardFacts | None = _UNSET, *, strict: bool = False) -> bool:

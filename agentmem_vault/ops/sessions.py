@@ -39,6 +39,7 @@ from agentmem_vault.model.snapshot import (
     render_snapshot,
     with_continues_from,
 )
+from agentmem_vault.model.session_props import BoardFacts
 from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.vaultio import VaultWriter, read_text
 
@@ -101,11 +102,12 @@ def register_manual(
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or DEFAULT_TOPIC
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
-        write_session_file(w, vault.session_path(sid), render_snapshot(snap), session_id=sid)
         row = it.Row(sid, agent, use_topic, summary or _summary_from(snap) or MANUAL_FALLBACK_SUMMARY,
                      keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
+        # the snapshot first (the skill's order), its Properties already from the row written next
+        write_session_file(w, vault.session_path(sid), render_snapshot(snap), session_id=sid,
+                           board=BoardFacts.from_row(row))
         w.append_row(row)
-        resync_session(w, sid)  # the row's Summary/Keywords now exist: same transaction
         _verify_snapshot(vault, sid)
     return Registration(sid, row)
 
