@@ -285,6 +285,13 @@ def test_doctor_fix_and_the_daemon_resolve_a_hand_edit_toward_the_table(vault, c
     vault.index_path.write_text(vault.index_path.read_text(encoding="utf-8").replace("| active |", "| stale |"), encoding="utf-8")
     d.handle_paths(["index.md"])
     assert sp.props_of(path.read_text(encoding="utf-8"))["status"] == "stale"
+    # a snapshot copied in with Properties but no row: the daemon adds the row, the Properties follow it
+    new = "2026-05-20-0800-cursor-main-agent"
+    vault.session_path(new).write_text(sp.sync_props(snapshot(new), kind=sp.LIVE, board=None, session_id=new), encoding="utf-8")
+    d.handle_paths([f"sessions/{new}.md"])
+    assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).find(new) is not None
+    assert sp.props_of(vault.session_path(new).read_text(encoding="utf-8"))["summary"]
+    assert_in_step(vault)
 
 
 # -- links resolve by Obsidian's rules, before and after archive -----------------------------------
@@ -514,3 +521,16 @@ def test_a_git_merge_of_two_snapshots_merges_their_properties_key_by_key():
     assert props["mine"] == 1 and "theirs-tag" in props["tags"] and props["topic"] == "新主題"
     assert props["updated"].strftime("%Y-%m-%d %H:%M") == "2026-06-02 10:00" and props["summary"] == "s"
     assert sp.disagreements(out.text, kind=sp.LIVE, board=sp.BoardFacts("active", "s", "k", "-"), session_id=SID) == []
+
+
+def test_doctor_fix_merges_the_property_types(vault):
+    from agentmem_vault.ops.doctor import diagnose, repair
+
+    (vault.root / ".obsidian").mkdir()
+    (vault.root / ".obsidian" / "app.json").write_text("{}", encoding="utf-8")
+    assert [f.kind for f in diagnose(vault).findings] == ["obsidian_types"]
+    report = repair(vault)
+    assert all(f.fixed for f in report.findings)
+    types = json.loads((vault.root / ".obsidian" / "types.json").read_text(encoding="utf-8"))["types"]
+    assert types == sp.PROPERTY_TYPES and diagnose(vault).findings == []
+    assert (vault.root / ".obsidian" / "app.json").read_text(encoding="utf-8") == "{}"
