@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from agentmem_vault.errors import SnapshotFormatError
+from agentmem_vault.errors import SnapshotFormatError, UsageError
 
 SESSION_TAG = "agent-memory/session"
 ARCHIVE_TAG = "agent-memory/archive"
@@ -228,6 +228,7 @@ def _normal(key: str, value: Any) -> Any:
 # Characters PyYAML refuses in a stream, or that a reader may take as a line break.
 _ESCAPE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 _PLAIN_RE = re.compile(r"^[^\s\-?:,\[\]{}#&*!|>'\"%@`0-9+.~][^#\n]*$")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~"})
 
 
@@ -246,6 +247,9 @@ def yaml_scalar(value: Any) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     s = str(value)
+    if _SURROGATE_RE.search(s):  # undecodable bytes of an argument: the same refusal as a table cell
+        shown = s.encode("utf-8", "backslashreplace").decode("utf-8")
+        raise UsageError(f"{shown!r} is not UTF-8 text (undecodable bytes in an argument?); nothing was written")
     if _TS_RE.match(s) and "T" in s:
         return s  # a datetime as Obsidian's documentation writes it
     plain = (_PLAIN_RE.match(s) and s == s.strip() and ": " not in s and not s.endswith(":")
