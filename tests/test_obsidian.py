@@ -115,6 +115,9 @@ def test_user_keys_and_formatting_are_kept_and_only_stale_keys_change():
     ("---\n- a list\n---\n", "not a list of properties"),
     ("---\ntopic: a\ntopic: b\n---\n", "more than once"),
     ("---\ntopic: a\n", "no closing"),
+    ("---\nupdated: 2026-13-45T10:00:00\n---\n", "month must be"),
+    ("---\n\"\\x41\": 1\n\"\\x41\": 2\n---\n", "malformed|more than once"),
+    ("---\n" + "[" * 2000 + "\n---\n", "malformed"),
 ])
 def test_malformed_frontmatter_is_a_clear_error(bad, why):
     with pytest.raises(SnapshotFormatError, match=why):
@@ -534,3 +537,22 @@ def test_doctor_fix_merges_the_property_types(vault):
     types = json.loads((vault.root / ".obsidian" / "types.json").read_text(encoding="utf-8"))["types"]
     assert types == sp.PROPERTY_TYPES and diagnose(vault).findings == []
     assert (vault.root / ".obsidian" / "app.json").read_text(encoding="utf-8") == "{}"
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["a: 1", "b:", "  - x", "- y", "# c", "", "'q': 2", '"k\\x41": 3', "c: [1, 2",
+                                 "d: {e: 1}", "? f", ": g", "h: |", "  text", "i: 2026-06-01T09:30:00", "j: *k",
+                                 "k: &k v", "l: !!binary aGk=", "m: 日本語", "\t", "n: 'it''s'"]) | st.text(max_size=8),
+                max_size=8))
+def test_any_frontmatter_text_is_read_exactly_or_refused_clearly(lines):
+    raw = "\n".join(lines)
+    try:
+        fm = sp.parse_frontmatter(raw)
+    except SnapshotFormatError:
+        return
+    assert sp.render_frontmatter(fm) == raw
+    try:
+        out = sp.sync_frontmatter(raw, {"topic": "t", "tags": [sp.SESSION_TAG]})
+    except SnapshotFormatError:
+        return  # e.g. a value that cannot be written back as it was read: refused, nothing written
+    assert sp.parse_frontmatter(out).data["topic"] == "t"

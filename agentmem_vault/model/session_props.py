@@ -307,6 +307,8 @@ def _load(raw: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         raise SnapshotFormatError(f"the YAML frontmatter is malformed{where}: {getattr(exc, 'problem', None) or exc}") from exc
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # e.g. a date 2026-13-45
+        raise SnapshotFormatError(f"the YAML frontmatter is malformed: {exc}") from exc
 
 
 def parse_frontmatter(raw: str) -> Frontmatter:
@@ -322,7 +324,10 @@ def parse_frontmatter(raw: str) -> Frontmatter:
         if m:
             key = m.group(1) if m.group(1) is not None else (m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3).strip())
             if m.group(1) is not None:
-                key = json.loads(f'"{m.group(1)}"')
+                try:
+                    key = json.loads(f'"{m.group(1)}"')
+                except ValueError:
+                    key = m.group(1)  # a YAML-only escape: the key check below then falls back
             entries.append(Entry(key, line))
         elif entries:
             entries[-1].text += "\n" + line
