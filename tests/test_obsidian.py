@@ -60,7 +60,8 @@ def test_frontmatter_equals_the_tables_and_the_rest_of_the_file_is_kept(topic, s
     assert props["summary"] == (summary.strip() or None)
     assert props["keywords"] == list(dict.fromkeys(k.strip() for k in keywords if k.strip()))  # a list, deduplicated
     assert props["status"] == "stale" and props["aliases"][-1] == SID and sp.SESSION_TAG in props["tags"]
-    for k, v in user.items():  # the user's keys and values survive
+    said = yaml.safe_load(yaml.safe_dump(user, allow_unicode=True)) if user else {}  # what the user's file says
+    for k, v in said.items():  # the user's keys and values survive
         assert props[k] == v
     assert sp.disagreements(out, kind=sp.LIVE, board=board, session_id=SID) == []
     assert sp.sync_props(out, kind=sp.LIVE, board=board, session_id=SID) == out  # idempotent

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError
+from agentmem_vault.model import index_table as it
 from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.vaultio import VaultWriter, read_text
@@ -37,9 +38,9 @@ def board_facts(w: VaultWriter, kind: str, sid: str) -> sp.BoardFacts | None:
     """What the board (or the archive index) says about ``sid`` now, under the writer's lock."""
     if kind == sp.LIVE:
         try:
-            row = w.index().find(sid)
+            row = board_row(w.index_text(), sid)
         except AgentmemError:
-            return None  # a damaged board: keep what the file says (doctor reports the board)
+            return None  # an unreadable board: keep what the file says (doctor reports the board)
         return sp.BoardFacts.from_row(row) if row is not None else None
     if kind == sp.ARCHIVED:
         text = read_text(w.vault.archive_path(sid) / "index.md")
@@ -55,6 +56,21 @@ def board_facts(w: VaultWriter, kind: str, sid: str) -> sp.BoardFacts | None:
 
 
 _UNSET = sp.BoardFacts(status="\x00unset")
+
+
+def board_row(index_text: str, sid: str) -> it.Row | None:
+    """The row of ``sid``, parsing only the lines that name it (a whole-board parse costs ~100 ms
+    on 10,000 rows, and a write path asks once or twice). None when missing or not unique."""
+    hit: it.Row | None = None
+    for line in index_text.split("\n"):
+        if sid not in line or not line.lstrip().startswith("|"):
+            continue
+        cells = it.split_cells(line.rstrip("\r"))
+        if len(cells) == len(it.COLUMNS) and cells[0] == sid:
+            if hit is not None:
+                return None  # a duplicate ID: doctor's business, the file is left as it says
+            hit = it.Row(*cells)
+    return hit
 
 
 def with_props(w: VaultWriter, path: Path, text: str, board: sp.BoardFacts | None = _UNSET) -> str:
@@ -105,4 +121,4 @@ def resync_session(w: VaultWriter, sid: str, board: sp.BoardFacts | None = _UNSE
     return resync(w, w.vault.session_path(sid), board, strict=strict)
 
 
-__all__ = ["board_facts", "kind_of", "resync", "resync_session", "with_props", "write_session_file"]
+__all__ = ["board_row", "board_facts", "kind_of", "resync", "resync_session", "with_props", "write_session_file"]

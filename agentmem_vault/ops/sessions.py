@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault, format_ts, machine_id, now as clock_now
@@ -148,7 +148,7 @@ class UpdateResult:
 def _write_session(
     w: VaultWriter, vault: Vault, sid: str, row: it.Row, *, incoming: Snapshot | None, ts: str,
     topic: str | None = None, add_sources: list[str] = (), context_note: str | None = None,
-    touch: bool = False,
+    touch: bool = False, board: Callable[[Snapshot], BoardFacts] | None = None,
 ) -> tuple[Snapshot, bool, bool]:
     """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
 
@@ -186,7 +186,10 @@ def _write_session(
     if same and not touch:
         return snap, False, False  # nothing new: keep the file (and Updated At) as it was
     snap.metadata["Updated At"] = ts
-    write_session_file(w, path, _render_like(snap, existing), session_id=sid)
+    if board is not None:  # the row the caller writes next: its Properties land in this write
+        write_session_file(w, path, _render_like(snap, existing), session_id=sid, board=board(snap))
+    else:
+        write_session_file(w, path, _render_like(snap, existing), session_id=sid)
     return snap, created, not same
 
 
@@ -217,17 +220,19 @@ def update_session(
         doc = w.index()
         doc.check_writable()
         row = doc.get(sid)
-        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True)
-        new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else row.topic)
-        # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
-        # (the agent passes --summary when the facts changed).
-        placeholder = row.summary in (DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY) or not row.summary.strip()
-        new_summary = summary or ((_summary_from(snap) or row.summary) if placeholder else row.summary)
-        new_kw = keywords or (row.keywords if row.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
 
-        before, after = w.update_row(sid, lambda r: r.with_(
-            topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts))
-        resync_session(w, sid)
+        def updated(r: it.Row, snap: Snapshot) -> it.Row:
+            new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else r.topic)
+            # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
+            # (the agent passes --summary when the facts changed).
+            placeholder = r.summary in (DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY) or not r.summary.strip()
+            new_summary = summary or ((_summary_from(snap) or r.summary) if placeholder else r.summary)
+            new_kw = keywords or (r.keywords if r.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
+            return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
+
+        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True,
+                                                board=lambda s: BoardFacts.from_row(updated(row, s)))
+        before, after = w.update_row(sid, lambda r: updated(r, snap))
         written = _verify_snapshot(vault, sid)
         if written.metadata.get("Updated At") != ts or after.updated_at != ts:
             raise IncompleteOperation(f"Updated At of {sid} does not match {ts} after the write")
