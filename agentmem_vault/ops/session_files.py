@@ -121,4 +121,4 @@ def resync_session(w: VaultWriter, sid: str, board: sp.BoardFacts | None = _UNSE
     return resync(w, w.vault.session_path(sid), board, strict=strict)
 
 
-__all__ = ["board_row", "board_facts", "kind_of", "resync", "resync_session", "with_props", "write_session_file"]
+__all__ = ["board_facts", "board_row", "kind_of", "resync", "resync_session", "with_props", "write_session_file"]
