@@ -104,16 +104,48 @@ def iter_pairs(vault: Vault) -> Iterator[dict]:
             yield obj
 
 
-def find_pair(vault: Vault, conversation_id: str) -> dict | None:
+def _lines_with(data: bytes | None, needle: bytes, *, newest_first: bool) -> Iterator[dict]:
+    """The JSON objects on the lines of ``data`` that contain ``needle`` (non-empty), found with
+    ``bytes.find``/``rfind`` so that only those lines are ever split out and parsed."""
+    if not data or not needle:
+        return
+    if newest_first:
+        end = len(data)
+        while True:
+            pos = data.rfind(needle, 0, end)
+            if pos == -1:
+                return
+            start = data.rfind(b"\n", 0, pos) + 1
+            stop = data.find(b"\n", pos)
+            yield from _json_lines(data[start : len(data) if stop == -1 else stop])
+            end = start
+    else:
+        pos = data.find(needle)
+        while pos != -1:
+            start = data.rfind(b"\n", 0, pos) + 1
+            stop = data.find(b"\n", pos)
+            stop = len(data) if stop == -1 else stop
+            yield from _json_lines(data[start:stop])
+            pos = data.find(needle, stop)
+
+
+def read_pairs(vault: Vault) -> bytes | None:
+    """The raw ``conversations.jsonl`` (for callers that look up several things in one read)."""
+    return read_bytes(conversations_path(vault))
+
+
+def find_pair(vault: Vault, conversation_id: str, *, data: bytes | None = None) -> dict | None:
     """The latest pair recorded for ``conversation_id``, or None.
 
-    Scans from the end and parses only lines that contain the ID, so a long history stays cheap
-    on the sessionStart path.
+    Searches from the end and parses only lines that contain the ID, so a long history stays cheap
+    on the sessionStart path. ``data``: the file's bytes when the caller has read them already.
     """
     if not conversation_id:
         return None
     needle = json.dumps(conversation_id, ensure_ascii=False)[1:-1].encode("utf-8")
-    for obj in _json_lines(read_bytes(conversations_path(vault)), needle, newest_first=True):
+    if data is None:
+        data = read_pairs(vault)
+    for obj in _lines_with(data, needle, newest_first=True):
         if obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
             return obj
     return None
@@ -165,12 +197,14 @@ def whoami(vault: Vault, conversation_id: str | None, env: Mapping[str, str] | N
     return {"session_id": sid, "conversation_id": conv, "source": source, "on_board": on_board}
 
 
-def session_ids_with_prefix(vault: Vault, prefix: str) -> set[str]:
+def session_ids_with_prefix(vault: Vault, prefix: str, *, data: bytes | None = None) -> set[str]:
     """Session IDs ever recorded that start with ``prefix`` (rows may be gone: never reuse them)."""
     out: set[str] = set()
     if not prefix:
         return out
-    for obj in _json_lines(read_bytes(conversations_path(vault)), prefix.encode("utf-8")):
+    if data is None:
+        data = read_pairs(vault)
+    for obj in _lines_with(data, prefix.encode("utf-8"), newest_first=False):
         sid = obj.get("session_id")
         if isinstance(sid, str) and sid.startswith(prefix):
             out.add(sid)
