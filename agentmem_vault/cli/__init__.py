@@ -98,6 +98,11 @@ class AgentmemGroup(click.Group):
         self._load(sorted({m for mods in self.lazy.values() for m in mods}))
         return super().list_commands(ctx)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from agentmem_vault.cli.help import format_commands
+
+        format_commands(self, ctx, formatter, grouped=ctx.parent is None)
+
     def main(self, args: Any = None, *a: Any, **kw: Any) -> Any:
         global _ARGV
         _ARGV = list(sys.argv[1:] if args is None else args)
@@ -139,7 +144,7 @@ _MEMORIES: dict[str, tuple[str, ...]] = {
 }
 
 
-@click.group(cls=AgentmemGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=AgentmemGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})
 @click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--agent", help="Agent name (default: AGENTMEM_AGENT, config, cursor-main-agent).")
