@@ -30,9 +30,10 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 
     try:
         v = Vault(Path(opts.vault).absolute()) if opts.vault else resolve_vault(None)
-    except VaultNotFound as exc:
-        # `init` is how a vault comes to exist: say how to make one right here.
-        raise VaultNotFound(exc.message + ". To create one in this folder: agentmem init --vault .") from exc
+    except VaultNotFound:
+        # `init` is how a vault comes to exist: with none configured, like `git init`, the current
+        # folder becomes one (the folder given by --vault is created when missing).
+        v = Vault(Path.cwd().absolute())
     res = lib.init_vault(v)
     emit(opts, res, lambda: f"vault {res['vault']}: " + (("created " + ", ".join(res["created"])) if res["created"] else "already initialised"))
 
