@@ -254,7 +254,7 @@ def install(vault: Vault, *, dry_run: bool = False, runner: Runner = run_command
             argv: list[str] | None = None, home: Path | None = None) -> dict:
     """Write the service definition and register it with the service manager; idempotent (an
     unchanged definition is not rewritten, only made sure to be enabled)."""
-    if not vault.index_path.is_file():
+    if not dry_run and not vault.index_path.is_file():
         raise AgentmemError(f"{vault.root} has no memory/index.md; run `agentmem init --vault {vault.root}` first",
                             code="not_a_vault")
     sd = service_definition(vault, platform=platform, argv=argv, home=home)
