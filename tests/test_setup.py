@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_user_service import FakeRunner
 
 from agentmem_vault.config import Vault, resolve_vault, user_config_dir
 from agentmem_vault.integrations.setup import SetupOptions, render, run_setup
 from agentmem_vault.ops.board import load_index
-
-from test_user_service import FakeRunner
 
 
 @pytest.fixture(autouse=True)
@@ -158,5 +157,5 @@ def test_cli_yes_json(cli, home: Path, tmp_path: Path) -> None:
 
 
 def test_setup_is_listed_and_documented() -> None:
-    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", "--help"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", "--help"], check=False, capture_output=True, text=True)
     assert "setup" in proc.stdout and "Hooks and integrations" in proc.stdout

@@ -7,8 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.model.triggers import (COMMANDS, Phrase, load_phrases, match_key, phrase_groups,
-                                           phrases_from_table, route)
+from agentmem_vault.model.triggers import (
+    COMMANDS,
+    Phrase,
+    load_phrases,
+    match_key,
+    phrase_groups,
+    phrases_from_table,
+    route,
+)
 
 SID = "2026-05-25-1318-cursor-main-agent"
 PHRASES = load_phrases()

@@ -74,7 +74,7 @@ def test_systemd_accepts_the_unit(odd_vault: Vault, tmp_path: Path) -> None:
     unit = tmp_path / "units" / sd.name
     unit.parent.mkdir()
     unit.write_bytes(sd.content)
-    proc = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(["systemd-analyze", "verify", str(unit)], check=False, capture_output=True, text=True, timeout=60)
     if proc.returncode != 0 and "Failed to initialize manager" in proc.stderr:
         pytest.skip(f"systemd-analyze cannot run here: {proc.stderr.strip()}")
     assert proc.returncode == 0, proc.stderr

@@ -204,14 +204,14 @@ def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> l
 def _mcp_step(vault: Vault, agents: list[str], dry_run: bool) -> Change:
     """The MCP server config, through integrations/mcp_install.py when it exists and the MCP extra
     (the ``mcp`` package) is installed; otherwise a note, never a failure."""
+    import importlib
     import importlib.util
 
     if importlib.util.find_spec("agentmem_vault.integrations.mcp_install") is None:
         return Change("mcp", "-", "skip", "this version has no MCP installer")
     if importlib.util.find_spec("mcp") is None:
         return Change("mcp", "-", "skip", "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)")
-    from agentmem_vault.integrations import mcp_install
-
+    mcp_install = importlib.import_module("agentmem_vault.integrations.mcp_install")
     fn = getattr(mcp_install, "install_mcp", None)
     if fn is None:
         return Change("mcp", "-", "skip", "the MCP installer has no install_mcp()")
