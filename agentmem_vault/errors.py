@@ -53,6 +53,13 @@ class SnapshotMergeError(AgentmemError):
     code = "merge_verification_failed"
 
 
+class Unmergeable(AgentmemError):
+    """A three-way merge (git merge driver) cannot merge by key: a side does not parse, holds
+    duplicate Session IDs, or would lose an item. The driver falls back to git's line merge."""
+
+    code = "unmergeable"
+
+
 class LockTimeout(AgentmemError):
     code = "lock_timeout"
 

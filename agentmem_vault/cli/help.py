@@ -16,7 +16,8 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Sessions", ("update", "continue", "release", "say")),
     ("Lifecycle", ("organize", "archive", "journal", "restore")),
     ("Long-term memory", ("memories", "extract", "eval", "context", "reindex")),
-    ("Hooks and integrations", ("setup", "install-hook", "install-rules", "install-mcp", "mcp", "hook")),
+    ("Hooks and integrations", ("setup", "install-hook", "install-rules", "install-mcp", "mcp",
+                                "install-merge-driver", "hook", "merge-driver")),
     ("Daemon", ("daemon",)),
     ("Maintenance", ("doctor", "completion")),
 )

@@ -40,8 +40,12 @@ def validate_agent_name(value: str) -> str:
     return value
 
 
-def base_session_id(now: datetime, agent: str) -> str:
-    return f"{now:%Y-%m-%d-%H%M}-{validate_agent_name(agent)}"
+def base_session_id(now: datetime, agent: str, machine: str = "") -> str:
+    """``YYYY-MM-DD-HHMM-<agent>``; with a machine id (set only on vaults shared by several machines
+    through git, docs/sync.md) ``YYYY-MM-DD-HHMM-<agent>-<machine>``, so two machines registering
+    in the same minute never hand out the same ID."""
+    base = f"{now:%Y-%m-%d-%H%M}-{validate_agent_name(agent)}"
+    return f"{base}-{machine}" if machine else base
 
 
 def next_free_id(base: str, taken: Iterable[str] | set[str]) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, format_ts, now as clock_now
+from agentmem_vault.config import Vault, format_ts, machine_id, now as clock_now
 from agentmem_vault.model.ids import base_session_id, is_valid_session_id, next_free_id
 from agentmem_vault.vaultio import VaultWriter
 
@@ -65,7 +65,7 @@ def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, com
     ``conversations.jsonl``, so a deleted idle row's ID is never given to another chat)."""
     when = when or clock_now()
     ts = format_ts(when)
-    base = base_session_id(when, agent)
+    base = base_session_id(when, agent, machine_id())
     with VaultWriter(vault, command) as w:
         text, doc = w.read_index()
         doc.check_writable()

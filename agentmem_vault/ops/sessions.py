@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, format_ts, now as clock_now
+from agentmem_vault.config import Vault, format_ts, machine_id, now as clock_now
 from agentmem_vault.errors import (
     AgentmemError,
     InvalidSessionId,
@@ -97,7 +97,7 @@ def register_manual(
     with (nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual")) as w, w.transaction():
         text, doc = w.read_index()
         doc.check_writable()
-        sid = next_free_id(base_session_id(when, agent), taken_ids(vault, doc))
+        sid = next_free_id(base_session_id(when, agent, machine_id()), taken_ids(vault, doc))
         use_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or DEFAULT_TOPIC
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
         w.write_file(vault.session_path(sid), render_snapshot(snap), session_id=sid, action="write_snapshot")
