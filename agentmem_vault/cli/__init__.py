@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -106,6 +107,10 @@ class AgentmemGroup(click.Group):
     def main(self, args: Any = None, *a: Any, **kw: Any) -> Any:
         global _ARGV
         _ARGV = list(sys.argv[1:] if args is None else args)
+        if os.environ.get("_AGENTMEM_COMPLETE", "").startswith("powershell"):
+            from agentmem_vault.cli.completion import register_powershell  # click has no PowerShell completion
+
+            register_powershell()
         return super().main(_ARGV, *a, **kw)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -137,7 +142,8 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("extract", "eval"), ("longterm_cmds",)),
     **dict.fromkeys(("context", "reindex"), ("recall_cmds",)),
     **dict.fromkeys(("journal", "restore"), ("journal_cmds",)),
-    **dict.fromkeys(("setup", "completion"), ("setup_cmds",)),
+    "setup": ("setup_cmds",),
+    "completion": ("completion",),
     **dict.fromkeys(("merge-driver", "install-merge-driver"), ("sync_cmds",)),
 }
 _MEMORIES: dict[str, tuple[str, ...]] = {

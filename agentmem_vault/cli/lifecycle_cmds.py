@@ -8,6 +8,7 @@ import click
 
 from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
 from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli.complete_ids import complete_session_id
 from agentmem_vault.cli.help import SayCommand
 
 
@@ -28,7 +29,7 @@ def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: i
 
 @cli.command()
 @common_options
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--force", is_flag=True, help="Archive even though other sessions still reference it.")
 @click.option("--dry-run", is_flag=True, help="Print the steps; write nothing.")
 @click.pass_context
@@ -44,7 +45,7 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 @cli.command(cls=SayCommand)
 @common_options
 @click.argument("text")
-@click.argument("session_id", required=False)
+@click.argument("session_id", required=False, shell_complete=complete_session_id)
 @click.option("--session", help="The current session's ID (continue/release/update); default AGENTMEM_SESSION_ID.")
 @click.option("--snapshot", "snapshot_file", metavar="FILE|-",
               help="Snapshot you wrote (FILE, or - for stdin) for register/update/continue.")
