@@ -135,7 +135,8 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        # PyYAML's message spans several lines; a user needs one line and what to do.
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())}); fix or remove that file") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
     except OSError as exc:
