@@ -70,6 +70,13 @@ class WriteFailed(AgentmemError):
     code = "write_failed"
 
 
+class NotRegularFile(WriteFailed):
+    """A FIFO, socket, device or folder where the vault keeps a file: never read or written
+    (reading a FIFO would hang while holding the vault lock)."""
+
+    code = "not_a_regular_file"
+
+
 class VerifyFailed(WriteFailed):
     code = "verify_failed"
 

@@ -69,8 +69,9 @@ def attributes_block(memory_rel: str) -> str:
         f"{_pattern(m + '/sessions/*.md')} merge=agentmem-snapshot",
         f"{_pattern(m + '/archive/*/session.md')} merge=agentmem-snapshot",
         f"{_pattern(m + '/long-term/*.md')} merge=agentmem-note",
-        # Append-only logs (journal, conversation pairs, issued IDs): keep both sides' lines.
+        # Append-only logs (journal, conversation pairs, the issued-IDs ledger): keep both sides' lines.
         f"{_pattern(m + '/.agentmem/*.jsonl')} merge=union",
+        f"{_pattern(m + '/.agentmem/issued-ids.txt')} merge=union",
         END,
     ]
     return "\n".join(lines) + "\n"
@@ -83,6 +84,7 @@ STATE_GITIGNORE = """# agentmem: machine-local tool state stays out of git (agen
 !.gitignore
 !config.yaml
 !*.jsonl
+!issued-ids.txt
 !prompts/
 !prompts/**
 """

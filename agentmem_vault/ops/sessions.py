@@ -21,7 +21,7 @@ from agentmem_vault.errors import (
     SnapshotFormatError,
     UsageError,
 )
-from agentmem_vault.model.ids import base_session_id, next_free_id, validate_session_id
+from agentmem_vault.model.ids import base_session_id, validate_session_id
 from agentmem_vault.ops.register import (
     DEFAULT_KEYWORDS,
     DEFAULT_SUMMARY,
@@ -29,7 +29,7 @@ from agentmem_vault.ops.register import (
     MANUAL_FALLBACK_SUMMARY,
     MANUAL_KEYWORDS,
     Registration,
-    taken_ids,
+    issue_session_id,
 )
 from agentmem_vault.model.snapshot import (
     Snapshot,
@@ -97,7 +97,7 @@ def register_manual(
     with (nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual")) as w, w.transaction():
         text, doc = w.read_index()
         doc.check_writable()
-        sid = next_free_id(base_session_id(when, agent, machine_id()), taken_ids(vault, doc))
+        sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or DEFAULT_TOPIC
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
         w.write_file(vault.session_path(sid), render_snapshot(snap), session_id=sid, action="write_snapshot")
