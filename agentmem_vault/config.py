@@ -218,7 +218,7 @@ def resolve_vault(explicit: str | os.PathLike | None = None, *, cwd: Path | None
             return Vault(cand)
     raise VaultNotFound(
         "no vault found: run `agentmem setup` (creates one and remembers it), or pass --vault PATH, set "
-        f"AGENTMEM_VAULT, put 'vault: PATH' in {user_config_dir() / 'config.yaml'}, or run inside the vault folder"
+        f"AGENTMEM_VAULT, put 'vault: PATH' in {user_config_dir() / 'config.yaml'}, or run inside a folder holding memory/index.md or .obsidian/"
     )
 
 
