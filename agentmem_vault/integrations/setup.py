@@ -259,8 +259,8 @@ def hook_check(vault: Vault, command: str | None, home: Path) -> tuple[str | Non
     (Session ID or None, what happened)."""
     payload = {"conversation_id": CHECK_CONVERSATION, "workspace_roots": [], "hook_event_name": "sessionStart",
                "is_background_agent": False}
+    # The cache and config folders stay: they say where this user's locks and settings are.
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTMEM_") or k in ("AGENTMEM_CACHE_DIR", "AGENTMEM_CONFIG_DIR")}
-    env.pop("AGENTMEM_NOW", None)
     if command is None or sys.platform == "win32":
         argv = hook_install.agentmem_argv() + ["hook", "cursor-session-start", "--vault", str(vault.root)]
         run_args: dict = {"args": argv}
