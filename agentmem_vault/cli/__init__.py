@@ -145,6 +145,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "setup": ("setup_cmds",),
     "completion": ("completion",),
     **dict.fromkeys(("merge-driver", "install-merge-driver"), ("sync_cmds",)),
+    **dict.fromkeys(("mcp", "install-mcp"), ("mcp_cmds",)),
 }
 _MEMORIES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("list", "show", "deprecate"), ("longterm_cmds",)),
