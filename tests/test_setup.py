@@ -74,6 +74,8 @@ def test_dry_run_writes_nothing_and_shows_every_change(home: Path, tmp_path: Pat
     run = FakeRunner()
     res = run_setup(SetupOptions(vault=tmp_path / "v"), dry_run=True, runner=run)
     assert _tree(home) == before and not (tmp_path / "v").exists() and run.calls == []
+    if any(c.step == "mcp" and c.action == "create" for c in res.changes):  # the MCP extra is installed
+        assert "mcp --vault" in render(res)
     text = render(res)
     assert "would create" in text and "cursor-session-start --vault" in text and "claude-session-start" in text
     assert "[Service]" in text or "<key>KeepAlive</key>" in text or "<Task" in text
@@ -105,7 +107,7 @@ def test_codex_hooks_switched_off_by_the_user_is_left_alone(home: Path, tmp_path
     toml = home / ".codex" / "config.toml"
     toml.write_text("[features]\ncodex_hooks = false\n", encoding="utf-8")
     res = run_setup(SetupOptions(vault=tmp_path / "v", agents=("codex",), daemon=False, check=False, home=home))
-    assert toml.read_text(encoding="utf-8") == "[features]\ncodex_hooks = false\n"
+    assert tomllib.loads(toml.read_text(encoding="utf-8"))["features"] == {"codex_hooks": False}
     assert any(c.action == "skip" and "codex_hooks" in c.detail for c in res.changes)
 
 
@@ -159,3 +161,18 @@ def test_cli_yes_json(cli, home: Path, tmp_path: Path) -> None:
 def test_setup_is_listed_and_documented() -> None:
     proc = subprocess.run([sys.executable, "-m", "agentmem_vault", "--help"], check=False, capture_output=True, text=True)
     assert "setup" in proc.stdout and "Hooks and integrations" in proc.stdout
+
+
+def test_mcp_configs_for_the_agents_found(home: Path, tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    res = run_setup(SetupOptions(vault=tmp_path / "v", daemon=False, check=False, home=home))
+    mcp = {c.target: c.action for c in res.changes if c.step == "mcp"}
+    assert mcp == {str(home / ".cursor" / "mcp.json"): "create", str(home / ".claude.json"): "create",
+                   str(home / ".codex" / "config.toml"): "update"}
+    cfg = json.loads((home / ".cursor" / "mcp.json").read_text(encoding="utf-8"))
+    args = cfg["mcpServers"]["agentmem"]["args"]
+    assert "mcp" in args and args[args.index("--vault") + 1] == str(tmp_path / "v")
+    parsed = tomllib.loads((home / ".codex" / "config.toml").read_text(encoding="utf-8"))
+    assert parsed["features"]["codex_hooks"] is True and "agentmem" in parsed["mcp_servers"]
+    again = run_setup(SetupOptions(vault=tmp_path / "v", daemon=False, check=False, home=home))
+    assert not again.changed, render(again)

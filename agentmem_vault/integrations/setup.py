@@ -5,7 +5,7 @@ Steps, each reported as a ``Change`` (create / update / unchanged / skip / fail)
   2. config    pin it as ``vault:`` in the user config, so every agent and shell finds it
   3. hooks     for each agent found under the home folder (~/.cursor, ~/.claude, ~/.codex), the
                session hooks with the vault pinned in the command (and Codex's ``codex_hooks``)
-  4. mcp       the MCP server config, when the MCP extra and its installer are present
+  4. mcp       the MCP server in each found agent's MCP config, when the MCP extra is installed
   5. rules     the agent rules into a project, when one is given
   6. daemon    the daemon as a user service (integrations/user_service.py)
   7. check     ``doctor`` plus a simulated sessionStart through the installed hook command, from
@@ -201,35 +201,30 @@ def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> l
     return out
 
 
-def _mcp_step(vault: Vault, agents: list[str], dry_run: bool) -> Change:
-    """The MCP server config, through integrations/mcp_install.py when it exists and the MCP extra
-    (the ``mcp`` package) is installed; otherwise a note, never a failure."""
-    import importlib
+def _mcp_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> list[Change]:
+    """The MCP server in each found agent's MCP config (integrations/mcp_install.py), when the MCP
+    extra (the ``mcp`` package) is installed; otherwise one note, never a failure."""
     import importlib.util
 
-    if importlib.util.find_spec("agentmem_vault.integrations.mcp_install") is None:
-        return Change("mcp", "-", "skip", "this version has no MCP installer")
     if importlib.util.find_spec("mcp") is None:
-        return Change("mcp", "-", "skip", "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)")
-    mcp_install = importlib.import_module("agentmem_vault.integrations.mcp_install")
-    fn = getattr(mcp_install, "install_mcp", None)
-    if fn is None:
-        return Change("mcp", "-", "skip", "the MCP installer has no install_mcp()")
-    changes = []
+        return [Change("mcp", "-", "skip", "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)")]
+    if not agents:
+        return [Change("mcp", "-", "skip", "no agent found to configure")]
+    from agentmem_vault.integrations import mcp_install
+
+    out: list[Change] = []
     for agent in agents:
         try:
-            res = fn(agent, vault=str(vault.root), dry_run=dry_run)
-        except TypeError:
-            return Change("mcp", "-", "skip", "the MCP installer's interface is not the expected one; run `agentmem install-mcp`")
+            plan = mcp_install.plan_mcp_install(agent, vault=vault.root, home=home)
+            if not dry_run and plan.changed:
+                mcp_install.apply_mcp_install(plan)
         except AgentmemError as exc:
-            changes.append(f"{AGENT_NAMES[agent]}: failed ({exc.message})")
+            out.append(Change("mcp", AGENT_NAMES[agent], "fail", f"{exc.message}; or run `agentmem install-mcp {agent}` later"))
             continue
-        changes.append(f"{AGENT_NAMES[agent]}: {res.get('action') or ('changed' if res.get('changed') else 'unchanged')}"
-                       if isinstance(res, dict) else f"{AGENT_NAMES[agent]}: done")
-    if not changes:
-        return Change("mcp", "-", "skip", "no agent to configure")
-    action = "update" if any("changed" in c or "create" in c or "update" in c or "added" in c for c in changes) else "unchanged"
-    return Change("mcp", ", ".join(AGENT_NAMES[a] for a in agents), action, "; ".join(changes))
+        action = "create" if plan.before is None else ("update" if plan.changed else "unchanged")
+        out.append(Change("mcp", str(plan.path), action, f"{AGENT_NAMES[agent]}: server '{mcp_install.SERVER_NAME}'",
+                          preview=f"{plan.entry['command']} {' '.join(plan.entry['args'])}"))
+    return out
 
 
 def _rules_step(opts: SetupOptions, dry_run: bool) -> list[Change]:
@@ -322,7 +317,7 @@ def run_setup(opts: SetupOptions, *, dry_run: bool = False, runner: user_service
     else:
         ch.extend(_hook_steps(vault, agents, home, dry_run))
     if opts.mcp:
-        ch.append(_mcp_step(vault, agents, dry_run))
+        ch.extend(_mcp_steps(vault, agents if opts.hooks else [], home, dry_run))
     if opts.project is not None:
         ch.extend(_rules_step(opts, dry_run))
     if opts.daemon:
