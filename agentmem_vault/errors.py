@@ -47,6 +47,13 @@ class SnapshotFormatError(AgentmemError):
     code = "snapshot_malformed"
 
 
+class NoteFormatError(AgentmemError):
+    """A long-term note whose frontmatter cannot be read (docs/notes.md); readers skip and report
+    it, writers refuse to rewrite it."""
+
+    code = "note_malformed"
+
+
 class SnapshotMergeError(AgentmemError):
     """A snapshot merge would lose an item of the existing snapshot; nothing is written."""
 

@@ -13,7 +13,7 @@ from agentmem_vault.config import resolve_vault, vault_config
 
 def _note_row(n) -> dict:
     return {
-        "id": n.id, "title": n.title, "category": n.category, "score": n.score, "importance": n.importance,
+        "id": n.id, "title": n.name, "category": n.category, "score": n.score, "importance": n.importance,
         "status": n.status, "updated": n.updated, "file": n.path.name if n.path else None,
     }
 
@@ -124,7 +124,7 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     broken: list = []
-    notes = [n for n in load_notes(v, broken) if (show_all or n.active) and (not category or n.category == category)]
+    notes = [n for n in load_notes(v, broken) if (show_all or n.active) and (not category or n.category == category.strip().lower())]
     notes.sort(key=lambda n: (n.updated, n.title), reverse=True)
     rows = [_note_row(n) for n in notes]
 
@@ -146,7 +146,7 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
 def memories_show(ctx, key, vault, as_json) -> None:
     """Show one memory by ID, title or file name."""
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.longterm.notes import find_note, frontmatter_dict, load_notes, render_note
+    from agentmem_vault.longterm.notes import find_note, load_notes, properties, render_note
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
@@ -154,7 +154,7 @@ def memories_show(ctx, key, vault, as_json) -> None:
     if note is None:  # not found is a failure (exit 1), like `agentmem show` of an unknown Session ID
         raise AgentmemError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)",
                             code="memory_not_found")
-    data = {**frontmatter_dict(note), "content": note.content, "history": [h.__dict__ for h in note.history],
+    data = {**properties(note), "content": note.content, "history": [h.__dict__ for h in note.history],
             "file": str(note.path) if note.path else None}
     emit(opts, data, lambda: render_note(note).rstrip("\n"))
 

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import re
 
-from agentmem_vault.model.textnorm import fold, tokenize
 from agentmem_vault.longterm.dedupe import (
     identifiers,
     identifiers_conflict,
@@ -29,8 +28,10 @@ from agentmem_vault.longterm.dedupe import (
     shingles,
     similarity,
 )
-from agentmem_vault.longterm.notes import HistoryEntry, Note, TAG, note_id, safe_filename
+from agentmem_vault.longterm.notes import note_id, safe_filename
 from agentmem_vault.longterm.schema import MemoryObject
+from agentmem_vault.model.notes import TAG, HistoryEntry, Note
+from agentmem_vault.model.textnorm import fold, tokenize
 
 TITLE_MATCH = 0.5  # Jaccard of title shingles for "this names the same note"
 MAX_KEYWORDS = 12
@@ -144,19 +145,10 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         tags=[TAG],
         content=m.content.strip(),
         path=folder / name,
-        extra=_assessment_extra(m),
+        assessment_score=m.score,
+        assessment_reason=m.assessment_reason,
+        extra={"source_time": m.source_time} if m.source_time else {},
     )
-
-
-def _assessment_extra(m: MemoryObject) -> dict:
-    # The assessor's reason sits next to ``score`` in the frontmatter, and the time of the source
-    # that said the current text next to ``updated`` (docs/extraction.md).
-    out: dict = {}
-    if m.assessment_reason:
-        out["assessment_reason"] = m.assessment_reason
-    if m.source_time:
-        out["source_time"] = m.source_time
-    return out
 
 
 def content_time(n: Note) -> str:
@@ -207,8 +199,10 @@ def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out.usage_scenario = _union(n.usage_scenario, m.usage_scenario)
     out.sources = _union(n.sources, m.sources, cap=1000)
     out.importance = max(n.importance, m.importance)
-    if (m.score or 0) >= n.score and m.assessment_reason:
-        out.extra["assessment_reason"] = m.assessment_reason
+    if m.score is not None and (n.assessment_score is None or m.score >= n.assessment_score):
+        # the assessment of the text that is now current (docs/extraction.md)
+        out.assessment_score = m.score
+        out.assessment_reason = m.assessment_reason
     out.score = max(n.score, m.score or 0)
     out.project = n.project or m.project
     out.module = n.module or m.module
@@ -324,15 +318,25 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
     from agentmem_vault.config import now as clock_now
-    from agentmem_vault.errors import Refused, UsageError
+    from agentmem_vault.errors import NoteFormatError, Refused, UsageError
+    from agentmem_vault.longterm.notes import (
+        find_note,
+        format_note_ts,
+        load_notes,
+        write_note,
+    )
     from agentmem_vault.vaultio import VaultWriter
-    from agentmem_vault.longterm.notes import format_note_ts, find_note, load_notes, write_note
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
     with VaultWriter(vault, "memories-deprecate") as w:
-        note = find_note(load_notes(vault), key)
+        broken: list[Path] = []
+        reasons: dict[Path, str] = {}
+        note = find_note(load_notes(vault, broken, reasons), key)
         if note is None:
+            hit = next((p for p in broken if key.strip() in (p.stem, p.name)), None)
+            if hit is not None:  # writers refuse a note they cannot read (docs/notes.md)
+                raise NoteFormatError(f"{hit.name}: {reasons.get(hit, 'unreadable')}; fix its frontmatter first, nothing was written")
             raise UsageError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)")
         if not note.active:
             raise Refused(f"{note.title!r} is already deprecated ({note.deprecated_reason})")
