@@ -37,6 +37,12 @@ class SessionNotFound(AgentmemError):
     code = "session_not_found"
 
 
+class MemoryNotFound(AgentmemError):
+    """No long-term memory has that ID, title or file name."""
+
+    code = "memory_not_found"
+
+
 class IndexFormatError(AgentmemError):
     """memory/index.md cannot be safely changed (wrong header, broken rows, binary junk)."""
 
@@ -96,3 +102,9 @@ class Refused(AgentmemError):
 
 class ConfigError(AgentmemError):
     code = "config_error"
+
+
+class MissingExtra(AgentmemError):
+    """An optional extra (e.g. ``agentmem-vault[mcp]``) is needed for this command."""
+
+    code = "missing_extra"

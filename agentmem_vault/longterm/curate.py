@@ -318,26 +318,15 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
     from agentmem_vault.config import now as clock_now
-    from agentmem_vault.errors import NoteFormatError, Refused, UsageError
-    from agentmem_vault.longterm.notes import (
-        find_note,
-        format_note_ts,
-        load_notes,
-        write_note,
-    )
+    from agentmem_vault.errors import Refused, UsageError
+    from agentmem_vault.longterm.memories import get_memory
+    from agentmem_vault.longterm.notes import format_note_ts, write_note
     from agentmem_vault.vaultio import VaultWriter
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
     with VaultWriter(vault, "memories-deprecate") as w:
-        broken: list[Path] = []
-        reasons: dict[Path, str] = {}
-        note = find_note(load_notes(vault, broken, reasons), key)
-        if note is None:
-            hit = next((p for p in broken if key.strip() in (p.stem, p.name)), None)
-            if hit is not None:  # writers refuse a note they cannot read (docs/notes.md)
-                raise NoteFormatError(f"{hit.name}: {reasons.get(hit, 'unreadable')}; fix its frontmatter first, nothing was written")
-            raise UsageError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)")
+        note = get_memory(vault, key)
         if not note.active:
             raise Refused(f"{note.title!r} is already deprecated ({note.deprecated_reason})")
         out = deprecated_note(note, reason, now=format_note_ts(clock_now()))

@@ -42,6 +42,9 @@ from agentmem_vault.model.snapshot import (
 from agentmem_vault.vaultio import VaultWriter, read_text
 
 SUMMARY_MAX = 160
+# A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
+# tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input).
+MAX_SNAPSHOT_BYTES = 1_000_000
 
 
 class IncompleteOperation(AgentmemError):
@@ -68,6 +71,10 @@ def _incoming(text: str | None) -> Snapshot | None:
         return None
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_SNAPSHOT_BYTES:
+        raise SnapshotFormatError(f"the incoming snapshot is {size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte limit "
+                                  "(keep it to the session's summary, not logs or file contents); nothing was written")
     return parse_snapshot(text)
 
 
