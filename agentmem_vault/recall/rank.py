@@ -261,9 +261,10 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     idf_total = sum(c[1] for c in concepts) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
     scored: dict[int, tuple[float, float, float, float, float, float]] = {}  # docid -> (bm25, coverage, evidence, relevance, recency, importance)
+    padded = [(tuple(f" {a} " for a in alts), v) for alts, v in concepts]  # built once, not per candidate
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
         bag = f" {t1} {t2} {t3} {t4} "
-        matched = sum(v for alts, v in concepts if any(f" {a} " in bag for a in alts))
+        matched = sum(v for alts, v in padded if any(a in bag for a in alts))
         cov = matched / idf_total
         rel = 0.5 * (bm / s_max) + 0.5 * cov
         scored[docid] = (bm, cov, matched / idf_absent, rel, recency_score(updated, now), imp)
