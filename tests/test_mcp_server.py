@@ -243,6 +243,8 @@ def test_bad_input_gives_error_results_and_the_server_survives(vault: Vault, tmp
     assert codes["10:memory_remember"] == codes["11:memory_search"] == codes["12:memory_find"] == "usage"
     assert g["schema"] is True
     assert all(v != "read" for k, v in g.items() if k.startswith("agentmem://"))
+    assert "[memory_not_found]" in g["agentmem://memory/nothing-here"]
+    assert "[session_not_found]" in g["agentmem://session/2026-01-01-0000-nobody"]
     assert codes["locked"] == "lock_timeout"
     assert not g["after"]["error"]  # the same server process answers after every error
     rows = board(vault)
@@ -334,3 +336,27 @@ def test_instruction_texts_name_only_tools_that_exist(name: str) -> None:
     assert named <= TOOLS
     if name != "mcp-instructions.md":
         assert named == TOOLS  # every tool is mentioned
+
+
+def test_a_missing_vault_is_an_error_result_not_a_dead_server(tmp_path: Path) -> None:
+    """In process (the SDK's in-memory transport): the server starts without a vault and says so
+    on every call; it serves once the vault exists."""
+    from agentmem_vault.mcp.server import build_server
+    from agentmem_vault.ops.board import init_vault
+
+    root = tmp_path / "not yet"
+    server = build_server(str(root))
+    got: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with Client(server) as c:
+            got["before"] = await call(c, "memory_list")
+            root.mkdir()
+            init_vault(Vault(root))
+            got["after"] = await call(c, "memory_list")
+            got["prompt"] = await c.get_prompt("memory-start", {"task": "anything"})
+
+    anyio.run(main)
+    assert got["before"]["error"]["code"] == "vault_not_found"
+    assert got["after"] == {"error": False, "rows": [], "malformed": []}
+    assert "memory_register" in got["prompt"].messages[0].content.text
