@@ -238,8 +238,8 @@ def _item(value: Any, key: str) -> list[str]:
         return []
     if isinstance(value, (list, tuple)):
         # `- [[a]]` loaded without the pre-pass: [['a']]; the link text is the inner items
-        inner = [_text(v, key) for v in value]
-        return [as_link(", ".join(x for x in inner if x))] if any(inner) else []
+        inner = _nested_text(value, key, 1)
+        return [as_link(inner)] if inner else []
     if isinstance(value, dict):
         raise NoteFormatError(f"{_where(key)} holds a mapping, expected a list of text")
     s = _text(value, key)
@@ -256,11 +256,25 @@ def _item(value: Any, key: str) -> list[str]:
     return [s]
 
 
+MAX_NESTING = 3  # [[[a]]] at most: deeper lists are not links but YAML alias tricks
+MAX_ITEMS = 10_000
+
+
+def _nested_text(value: Any, key: str, depth: int) -> str:
+    if not isinstance(value, (list, tuple)):
+        return _text(value, key)
+    if depth > MAX_NESTING or len(value) > MAX_ITEMS:
+        raise NoteFormatError(f"{_where(key)} is nested too deeply to be a list of text or links")
+    return ", ".join(x for x in (_nested_text(v, key, depth + 1) for v in value) if x)
+
+
 def _list(value: Any, key: str) -> list[str]:
     """A list property from a list, a scalar ("a, b", "a，b"), a link or a nested-list artefact."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
+        if len(value) > MAX_ITEMS:
+            raise NoteFormatError(f"{_where(key)} has more than {MAX_ITEMS} items")
         out: list[str] = []
         for v in value:
             out.extend(_item(v, key))
