@@ -100,6 +100,7 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         usage_scenario=list(m.usage_scenario),
         project=m.project,
         module=m.module,
+        scope=m.scope,
         importance=m.importance,
         score=m.score if m.score is not None else 3,
         status="active",
