@@ -208,17 +208,28 @@ def identify_roots(roots: list[str] | tuple[str, ...], aliases: Aliases | None =
 
 # -- transcripts ------------------------------------------------------------------------------------
 
-_JOINERS = ("-", "_", ".", " ")
-
-
-def decode_slug(slug: str, *, exists=os.path.isdir, max_candidates: int = 4) -> list[str]:  # type: ignore[no-untyped-def]
+def decode_slug(slug: str, *, listdir=None, max_candidates: int = 4) -> list[str]:  # type: ignore[no-untyped-def]
     """The existing folders an agent's project-folder slug can stand for.
 
     Cursor (``Users-alice-code-my-app``) and Claude Code (``-home-alice-code-my-app``) turn every
     path separator (and Claude Code also ``.``, ``_`` and spaces) into ``-``, so ``my-app`` and
-    ``my/app`` look alike: each ``-`` is tried as a separator or as a literal joiner, keeping only
-    folders that exist. More than one candidate means the slug is ambiguous."""
-    tokens = slug.split("-")
+    ``my/app`` look alike: each ``-`` is tried as a separator or as a literal character, following
+    only names that exist (each folder is listed once), so the search stays small. More than one
+    candidate means the slug is ambiguous."""
+    listing: dict[str, list[str]] = {}
+
+    def names(folder: str) -> list[str]:
+        if folder not in listing:
+            try:
+                listing[folder] = (listdir or os.listdir)(folder)
+            except OSError:
+                listing[folder] = []
+        return listing[folder]
+
+    def canon(name: str) -> str:
+        return re.sub(r"[-_. ]", "-", name)
+
+    tokens = canon(slug).split("-")  # a slug may keep '_' or '.' (Cursor): compare in one form
     if not any(tokens):
         return []
     plans: list[tuple[str, list[str]]] = []
@@ -230,26 +241,25 @@ def decode_slug(slug: str, *, exists=os.path.isdir, max_candidates: int = 4) -> 
         plans.append(("/", tokens))
     found: list[str] = []
 
-    def walk(toks: list[str], base: str, i: int, comp: str) -> None:
-        if len(found) > max_candidates:
-            return
-        if i == len(toks):
-            full = base + comp
-            if comp and exists(full) and full not in found:
-                found.append(full)
-            return
-        tok = toks[i]
-        if not comp:
-            walk(toks, base, i + 1, tok)
-            return
-        if exists(base + comp):  # the '-' before tok was a separator ...
-            walk(toks, base + comp + "/", i + 1, tok)
-        for j in _JOINERS:  # ... or a character inside one folder name
-            walk(toks, base, i + 1, comp + j + tok)
+    def walk(folder: str, toks: list[str]) -> None:
+        # the next folder name is made of toks[0..k] joined by '-', '_', '.' or ' ' (all written '-')
+        for entry in names(folder):
+            parts = canon(entry).split("-")
+            k = len(parts)
+            if k > len(toks) or [t.casefold() for t in parts] != [t.casefold() for t in toks[:k]]:
+                continue
+            full = os.path.join(folder, entry)
+            if k == len(toks):
+                if os.path.isdir(full) and full not in found:
+                    found.append(full)
+            elif os.path.isdir(full):
+                walk(full, toks[k:])
+            if len(found) > max_candidates:
+                return
 
     for start, toks in plans:
-        if toks:
-            walk(toks, start, 0, "")
+        if toks and any(toks):
+            walk(start, [t for t in toks])
     return found
 
 
@@ -275,7 +285,7 @@ def _transcript_cwd(path: Path, max_lines: int = 50) -> str:
     return ""
 
 
-def for_transcript(path: str | os.PathLike, aliases: Aliases | None = None, *, exists=os.path.isdir) -> ProjectIdentity:  # type: ignore[no-untyped-def]
+def for_transcript(path: str | os.PathLike, aliases: Aliases | None = None, *, listdir=None) -> ProjectIdentity:  # type: ignore[no-untyped-def]
     """The project of an agent transcript: its recorded ``cwd`` when it has one, else its
     project-folder slug decoded against existing folders; unknown when neither decides."""
     p = Path(path)
@@ -291,7 +301,7 @@ def for_transcript(path: str | os.PathLike, aliases: Aliases | None = None, *, e
         slug = parts[-2]
     if not slug:
         return ProjectIdentity("", "unknown", "", "the transcript names no workspace folder")
-    cands = decode_slug(slug, exists=exists)
+    cands = decode_slug(slug, listdir=listdir)
     if len(cands) == 1:
         return identify(cands[0], aliases)
     why = "matches no folder on this machine" if not cands else f"could be {len(cands)} folders ({', '.join(cands[:3])})"
