@@ -28,7 +28,10 @@ from pathlib import Path
 from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.errors import NoteFormatError
-from agentmem_vault.model.notes import Note, note_file_problem, read_note_bytes, salvage_body
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentmem_vault.model.notes import Note
 from agentmem_vault.recall.freshness import daemon_vouches
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
@@ -294,6 +297,10 @@ class RecallIndex:
     def _read(self, rel: str) -> tuple[Note, str | None, str] | None:
         """(note, error, sha). A note whose frontmatter cannot be read is reported in ``error`` and
         still indexed by its file name and body: a hand-written note in Obsidian is a memory too."""
+        # The note reader (python-frontmatter, PyYAML: ~50 ms to import) only when a note is
+        # (re)indexed: a query on a fresh index never parses a note (docs/performance.md).
+        from agentmem_vault.model.notes import Note, note_file_problem, read_note_bytes, salvage_body
+
         p = self.folder / rel
         try:
             st = p.stat()
