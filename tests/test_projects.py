@@ -183,6 +183,13 @@ def test_session_start_shows_the_chats_own_project_rules_and_records_its_project
     pairs = (projects_vault.state_dir / "conversations.jsonl").read_text(encoding="utf-8")
     pair = json.loads(pairs.strip().splitlines()[-1])
     assert pair["project"] == "web-frontend" and pair["workspace"] == str(ws)
+    # the session's snapshot records the project (Metadata row and Property) on its first write
+    sid = pair["session_id"]
+    snap = "## Decisions\n- use pnpm for the date picker\n"
+    upd = run_cli("update", sid, "--snapshot", "-", vault=projects_vault, input=snap)
+    assert upd.returncode == 0, upd.stderr
+    text = projects_vault.session_path(sid).read_text(encoding="utf-8")
+    assert "| Project | web-frontend |" in text and "project: web-frontend" in text
 
 
 def test_memories_move_rescopes_and_doctor_reports_orphans(projects_vault: Vault) -> None:

@@ -325,13 +325,25 @@ def memories_from_turns(
 # -- the vault pipeline ----------------------------------------------------------------------------
 
 
+def _snapshot_project(path) -> str:  # type: ignore[no-untyped-def]
+    """The ``Project`` row of a snapshot's Metadata table ("" when absent or unreadable)."""
+    from agentmem_vault.model.snapshot import parse_snapshot
+    from agentmem_vault.vaultio import read_text
+
+    try:
+        text = read_text(path)
+        return parse_snapshot(text).metadata.get("Project", "").strip() if text else ""
+    except AgentmemError:
+        return ""
+
+
 def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
     """``src`` with the project its memories belong to (docs/projects.md): a session's from the
     chat it was registered in, a transcript's from its workspace folder, through the aliases of
     config.yaml; "" (global) with a note saying why when it is unknown."""
     if src.kind == "session":
         sid = src.ref.strip("[]")
-        proj = project_of_session(vault, sid)
+        proj = project_of_session(vault, sid) or _snapshot_project(src.path)
         if proj:
             return dataclasses.replace(src, project=aliases.canonical(proj), project_note="")
         return dataclasses.replace(src, project="", project_note=(
