@@ -249,6 +249,8 @@ def test_refuses_without_a_vault_and_says_what_to_do(cli, monkeypatch: pytest.Mo
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "--vault PATH" in proc.stderr and "agentmem setup" in proc.stderr
     assert not (Path.home() / ".cursor" / "hooks.json").exists()
+    r = cli("install-hook", "cursor", vault=tmp_path / "typo")
+    assert r.returncode == 1 and "vault folder not found" in r.stderr and "(from --vault)" in r.stderr
     bare = tmp_path / "not yet a vault"
     bare.mkdir()
     r = cli("install-hook", "cursor", vault=bare)

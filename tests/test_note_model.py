@@ -424,3 +424,36 @@ def test_memories_deprecate_refuses_a_malformed_note(vault: Vault, cli) -> None:
     r = cli("memories", "deprecate", "broken", "--reason", "x", vault=vault)
     assert r.returncode == 1 and "broken.md" in r.stderr and "not valid YAML" in r.stderr and "Traceback" not in r.stderr
     assert p.read_text(encoding="utf-8") == "---\ntitle: [oops\n---\nbody\n"
+
+
+# -- files that are not notes -------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_among_the_notes_is_reported_not_read(vault: Vault) -> None:
+    import os
+
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    (vault.longterm_dir / "ok.md").write_text(LINKED, encoding="utf-8")
+    os.mkfifo(vault.longterm_dir / "pipe.md")  # reading it would block every reader for ever
+    broken: list[Path] = []
+    reasons: dict[Path, str] = {}
+    assert [n.id for n in load_notes(vault, broken, reasons)] == ["lt-5e5e5e"]
+    assert "not a regular file" in reasons[vault.longterm_dir / "pipe.md"]
+    idx = RecallIndex(vault)
+    try:
+        assert idx.sync().total == 1
+    finally:
+        idx.close()
+
+
+def test_an_oversized_note_is_reported_by_every_reader(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentmem_vault.model import notes as model
+
+    monkeypatch.setattr(model, "MAX_NOTE_BYTES", 4096)
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    (vault.longterm_dir / "dump.md").write_text(LINKED + "x" * 5000, encoding="utf-8")
+    reasons: dict[Path, str] = {}
+    assert load_notes(vault, [], reasons) == [] and "larger than" in reasons[vault.longterm_dir / "dump.md"]
+    row = _index_row(vault, "dump.md")
+    assert "larger than" in row["error"] and row["content"] == "" and row["title"] == "dump"

@@ -57,6 +57,8 @@ def pinned_vault(explicit: str | os.PathLike | None) -> Vault:
     try:
         vault = resolve_vault(explicit)
     except VaultNotFound as exc:
+        if explicit or os.environ.get("AGENTMEM_VAULT"):
+            raise  # a named folder that is missing: its own message says which and what to do
         raise VaultNotFound(
             "no vault to write into the hook command: pass --vault PATH (e.g. `agentmem --vault ~/Obsidian/Agent "
             "install-hook cursor`), or run `agentmem setup` to create one and install everything"

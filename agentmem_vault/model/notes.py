@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -470,6 +471,19 @@ def decode_note(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NoteFormatError(f"not UTF-8 text (byte {exc.start})") from exc
+
+
+MAX_NOTE_BYTES = 8 * 1024 * 1024  # a knowledge point is a paragraph; 8 MB is a pasted dump or a mistake
+
+
+def note_file_problem(mode: int, size: int) -> str | None:
+    """Why a file's stat (``st_mode``, ``st_size``) rules it out as a note, or None. Checked before
+    reading: a FIFO would block the reader and a huge file would hold every reader up."""
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a FIFO, socket or device); left alone"
+    if size > MAX_NOTE_BYTES:
+        return f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MB; left alone"
+    return None
 
 
 def read_note_bytes(data: bytes, path: Path | None = None) -> Note:
