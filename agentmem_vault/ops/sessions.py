@@ -181,6 +181,14 @@ def _write_session(
     if context_note and not any(context_note in p for p in snap.items("Current Context")):
         snap = merge_snapshots(snap, parse_snapshot(f"## Current Context\n{context_note}\n"), updated_at=ts)
     snap.metadata["Status"] = "active"
+    if not snap.metadata.get("Project", "").strip():
+        # The project the chat was registered in (docs/projects.md), kept in the snapshot itself so
+        # that it survives without tool state; shown as the `project` Property (docs/obsidian.md).
+        from agentmem_vault.ops.conversations import project_of_session
+
+        proj = project_of_session(vault, sid)
+        if proj:
+            snap.metadata["Project"] = proj
     new_text = _render_like(snap, existing)
     same = existing is not None and _same_but_time(existing, new_text)
     if same and not touch:
