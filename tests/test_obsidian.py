@@ -569,3 +569,13 @@ def test_any_frontmatter_text_is_read_exactly_or_refused_clearly(lines):
     except SnapshotFormatError:
         return  # e.g. a value that cannot be written back as it was read: refused, nothing written
     assert sp.parse_frontmatter(out).data["topic"] == "t"
+
+
+def test_project_comes_from_a_project_row_else_it_is_the_users():
+    with_row = snapshot().replace("| Status | active |", "| Project | shop |\n| Status | active |")
+    assert sp.props_of(sp.sync_props(with_row, kind=sp.LIVE, board=None, session_id=SID))["project"] == "shop"
+    mine = sp.sync_props(snapshot(), kind=sp.LIVE, board=None, session_id=SID).replace("project:\n", "project: 私人\n")
+    assert sp.sync_props(mine, kind=sp.LIVE, board=None, session_id=SID) == mine  # kept, not a disagreement
+    fixed = sp.sync_props(mine.replace("| Status | active |", "| Project | shop |\n| Status | active |"),
+                          kind=sp.LIVE, board=None, session_id=SID)
+    assert sp.props_of(fixed)["project"] == "shop"  # once the table says, the table wins
