@@ -14,8 +14,10 @@ Hooks:
 Options (before or after the hook name): ``--vault PATH``, ``--agent NAME``.
 
 Never break the chat: every failure (empty or invalid stdin, no vault, lock timeout, read-only
-vault, a damaged table, anything unexpected) exits 0 with ``{}`` — no Session ID — and leaves one
-line in ``memory/.agentmem/hooks.log`` (or ``<user cache dir>/hooks.log`` when there is no vault).
+vault, a damaged table, anything unexpected) exits 0 with no Session ID and leaves one line in
+``memory/.agentmem/hooks.log`` (or ``<user cache dir>/hooks.log`` when there is no vault). A
+session-start answer then carries that line for the user (``payloads.failure_answer``); the others
+answer ``{}``.
 
 Fast: this runs on every new chat, so ``entry.py`` dispatches here before click is imported, and
 nothing on this path imports click, PyYAML (except right after the config file changed),
@@ -39,6 +41,7 @@ from agentmem_vault.hooks.payloads import (
     HookEvent,
     PayloadError,
     decode_stdin,
+    failure_answer,
     parse_event,
     render_answer,
     session_start_answer,
@@ -248,8 +251,8 @@ def find_vault(explicit: str | None, roots: tuple[str, ...]):
     except VaultNotFound:
         where = ", ".join(cands) if cands else "no workspace in the payload"
         raise VaultNotFound(
-            f"no vault found (searched up from: {where}; and {os.getcwd()}). Set AGENTMEM_VAULT, "
-            "'vault:' in the user config, or pass --vault in the hook command"
+            f"no vault found (searched up from: {where}; and {os.getcwd()}). Fix: run `agentmem setup`, "
+            "or reinstall the hook with `agentmem --vault PATH install-hook <agent>`"
         ) from None
 
 
@@ -279,7 +282,8 @@ def _lock_timeout(cfg: dict) -> float:
     return max(0.0, t)
 
 
-def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[str, bool, object]:
+def session_start(ev: HookEvent, vault, agent: str, *, timeout: float, project: str = "",
+                  workspace: str = "") -> tuple[str, bool, object]:
     """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board)``
     where ``board`` describes the index as read under the lock before any change (for recall).
 
@@ -318,11 +322,12 @@ def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[
         reg = register_idle(vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used,
                             state=state)
         if ev.conversation_id:
-            record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source)
+            record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source,
+                        project=project, workspace=workspace)
         return reg.session_id, False, board
 
 
-def _recall_context(vault, cfg: dict, session_id: str, doc: object = None) -> str:
+def _recall_context(vault, cfg: dict, session_id: str, doc: object = None, project_names: tuple[str, ...] = ()) -> str:
     """Long-term rules and recent active sessions for a new chat (the recall module); best effort:
     an ImportError or any other failure just leaves the context without it."""
     if cfg.get("hook_recall") is False:
@@ -330,8 +335,13 @@ def _recall_context(vault, cfg: dict, session_id: str, doc: object = None) -> st
     try:
         from agentmem_vault.recall import session_start_context
 
+        from agentmem_vault.ops.conversations import PairProjects, read_pairs
+
         kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a board_cache.BoardState
-        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,), **kw)
+        # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
+        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,),
+                                     project_names=project_names,
+                                     project_of=PairProjects(read_pairs(vault)) if project_names else None, **kw)
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""
     return text.strip() if isinstance(text, str) else ""
@@ -367,10 +377,15 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
 
     vault = find_vault(args.vault, ev.roots)
     cfg = _hook_config(vault, ev)
+    from agentmem_vault.ops.projects import aliases_from_config, identify_roots
+
     agent = agent_name(ev, args.agent, cfg)
-    sid, resumed, board = session_start(ev, vault, agent, timeout=_lock_timeout(cfg))
+    aliases = aliases_from_config(cfg)
+    ident = identify_roots(ev.roots, aliases)
+    sid, resumed, board = session_start(ev, vault, agent, timeout=_lock_timeout(cfg), project=ident.name,
+                                        workspace=ident.root)
     context = start_context(sid, str(vault.root), resumed=resumed)
-    extra = _recall_context(vault, cfg, sid, board)
+    extra = _recall_context(vault, cfg, sid, board, tuple(aliases.names_for(ident.name)) if ident.name else ())
     if extra:
         context += "\n\n" + extra
     if ev.agent == "claude":
@@ -429,7 +444,9 @@ def main(argv: list[str]) -> int:
         code = getattr(exc, "code", None) if not isinstance(exc, SystemExit) else "exit"
         status = code if isinstance(code, str) else type(exc).__name__
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        log_line(_vault_root_for_log(args, ev), args.name or "-", status, message)
+        logged = log_line(_vault_root_for_log(args, ev), args.name or "-", status, message)
+        if args.name in HOOKS:
+            answer = failure_answer(*HOOKS[args.name], f"{message} (log: {logged})" if logged else message)
     try:
         sys.stdout.write(render_answer(answer))
         sys.stdout.flush()

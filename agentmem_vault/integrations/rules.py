@@ -35,11 +35,13 @@ def _backup(path: Path, data: bytes, stamp: str) -> Path:
     return dst
 
 
-def _install_file(path: Path, text: str, stamp: str) -> dict:
+def _install_file(path: Path, text: str, stamp: str, dry_run: bool = False) -> dict:
     old = read_bytes(path)
     new = text.encode("utf-8")
     if old == new:
         return {"path": str(path), "status": "unchanged"}
+    if dry_run:
+        return {"path": str(path), "status": "would install" if old is None else "would update"}
     backup = _backup(path, old, stamp) if old is not None else None
     atomic_write_bytes(path, new)
     return {"path": str(path), "status": "installed" if old is None else "updated",
@@ -62,7 +64,7 @@ def merge_block(existing: str | None, block: str) -> str:
     return existing + sep + body + nl
 
 
-def _install_block(path: Path, block: str, stamp: str) -> dict:
+def _install_block(path: Path, block: str, stamp: str, dry_run: bool = False) -> dict:
     raw = read_bytes(path)
     try:
         old = None if raw is None else raw.decode("utf-8")
@@ -71,22 +73,24 @@ def _install_block(path: Path, block: str, stamp: str) -> dict:
     new = merge_block(old, block)
     if new == old:
         return {"path": str(path), "status": "unchanged"}
+    if dry_run:
+        return {"path": str(path), "status": "would install" if raw is None else "would update"}
     backup = _backup(path, raw, stamp) if raw is not None else None
     atomic_write_text(path, new)
     return {"path": str(path), "status": "installed" if raw is None else "updated",
             "backup": str(backup) if backup else None}
 
 
-def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = False) -> dict:
+def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = False, dry_run: bool = False) -> dict:
     project = Path(project)
     if not project.is_dir():
-        raise UsageError(f"project folder not found: {project}")
+        raise UsageError(f"project folder not found: {project}; pass the project's existing folder")
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    files = [_install_file(project / RULE_PATH, template_text("agent-memory.mdc"), stamp)]
+    files = [_install_file(project / RULE_PATH, template_text("agent-memory.mdc"), stamp, dry_run)]
     if agents_md or claude_md:
         block = template_text("agents-snippet.md")
         if agents_md:
-            files.append(_install_block(project / "AGENTS.md", block, stamp))
+            files.append(_install_block(project / "AGENTS.md", block, stamp, dry_run))
         if claude_md:
-            files.append(_install_block(project / "CLAUDE.md", block, stamp))
+            files.append(_install_block(project / "CLAUDE.md", block, stamp, dry_run))
     return {"project": str(project), "files": files}

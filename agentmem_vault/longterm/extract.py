@@ -27,10 +27,13 @@ Library API (used by ``agentmem extract`` and by the daemon's extraction queue):
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import json
 import sys
 import time
+from datetime import datetime
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -40,6 +43,9 @@ from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
 from agentmem_vault.vaultio import VaultWriter, atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
+from agentmem_vault.longterm.scope import apply_scope
+from agentmem_vault.ops.conversations import project_of_session
+from agentmem_vault.ops.projects import Aliases, aliases_from_config, identify
 from agentmem_vault.longterm.chunking import CHUNK_CHARS, OVERLAP_CHARS, chunk_turns, render_turns
 from agentmem_vault.longterm.curate import plan_curation, notes_to_write
 from agentmem_vault.longterm.dedupe import dedupe_batch
@@ -216,6 +222,21 @@ class _Job:
     index: int  # source index
     chunk_text: str
     context: str
+    user_words: str = ""  # what the user said in the source: only that can retract a rule note
+
+
+def _user_words(turns: list[Turn]) -> str:
+    return "\n".join(t.text for t in turns if t.role == "user")
+
+
+def source_time(src: Source) -> str:
+    """When the source was last written (its file's modification time), as a note timestamp.
+    Curation compares it with the note's ``source_time`` so that an older source never
+    overwrites newer text (docs/extraction.md)."""
+    try:
+        return format_note_ts(datetime.fromtimestamp(src.path.stat().st_mtime))
+    except (OSError, ValueError, OverflowError):
+        return ""
 
 
 @dataclass
@@ -243,12 +264,14 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
     for item in items:
         m, why = validate_memory(item)
         if m is None:
-            title = item.get("title") if isinstance(item, dict) and isinstance(item.get("title"), str) else ""
+            title = str(item["title"]) if isinstance(item, dict) and isinstance(item.get("title"), str) else ""
             res.skipped.append({"title": title[:120], "source": ref, "reason": f"schema: {why}"})
             continue
         if m.action == "ignore":
             continue
         m.sources = [ref] if ref else []
+        if m.action == "delete":
+            m.evidence = job.user_words
         m.project = m.project or project
         try:
             verdict, usage = model.assess(job.chunk_text, m)
@@ -289,12 +312,14 @@ def memories_from_turns(
         res = _JobResult()
         ctx = _context_text(turns, start)
         for ch in chunk_turns(turns[start:], size=chunk_chars):
-            r = _run_model_job(model, _Job(0, ch.text, ctx), ref, project, existing_titles or [])
+            r = _run_model_job(model, _Job(0, ch.text, ctx, _user_words(turns[start:])), ref, project, existing_titles or [])
             res.memories += r.memories
             res.skipped += r.skipped
             res.errors += r.errors
             res.usage.add(r.usage)
             ctx = ""
+    for m in res.memories:
+        apply_scope(m, project)
     kept, dropped = filter_memories(res.memories, min_score=min_score)
     kept, dups = dedupe_batch(kept)
     skipped = res.skipped + [{"title": m.title, "source": ref, "reason": why} for m, why in dropped + dups]
@@ -302,6 +327,37 @@ def memories_from_turns(
 
 
 # -- the vault pipeline ----------------------------------------------------------------------------
+
+
+def _snapshot_project(path) -> str:  # type: ignore[no-untyped-def]
+    """The ``Project`` row of a snapshot's Metadata table ("" when absent or unreadable)."""
+    from agentmem_vault.model.snapshot import parse_snapshot
+    from agentmem_vault.vaultio import read_text
+
+    try:
+        text = read_text(path)
+        return parse_snapshot(text).metadata.get("Project", "").strip() if text else ""
+    except AgentmemError:
+        return ""
+
+
+def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
+    """``src`` with the project its memories belong to (docs/projects.md): a session's from the
+    chat it was registered in, a transcript's from its workspace folder, through the aliases of
+    config.yaml; "" (global) with a note saying why when it is unknown."""
+    if src.kind == "session":
+        sid = src.ref.strip("[]")
+        proj = project_of_session(vault, sid) or _snapshot_project(src.path)
+        if proj:
+            return dataclasses.replace(src, project=aliases.canonical(proj), project_note="")
+        return dataclasses.replace(src, project="", project_note=(
+            "the chat's workspace was not recorded for this session (registered by hand or before projects "
+            "were recorded): its memories are global; `agentmem memories move ID --project NAME` re-scopes one"))
+    if src.workspace:
+        return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
+    if src.project:
+        return dataclasses.replace(src, project=aliases.canonical(src.project))
+    return src
 
 
 def extract_sources(
@@ -340,8 +396,12 @@ def extract_sources(
 
     # 1. read every source and decide what is new
     work: list[tuple[Source, list[Turn], int, str, dict]] = []
+    aliases = aliases_from_config(cfg)
     for src in sources:
-        info: dict[str, Any] = {"source": src.ref, "kind": src.kind, "path": str(src.path)}
+        src = source_project(vault, src, aliases)
+        info: dict[str, Any] = {"source": src.ref, "kind": src.kind, "path": str(src.path), "project": src.project or None}
+        if src.project_note:
+            info["project_note"] = src.project_note
         try:
             rr = read_source(src)
         except AgentmemError as exc:
@@ -371,7 +431,12 @@ def extract_sources(
         for src, turns, start, _, info in work:
             found = assess_all_offline(extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start,
                                                        recorded=src.kind == "session"))
+            for m in found:
+                apply_scope(m, src.project)
             info["candidates"] = len(found)
+            when = source_time(src)
+            for m in found:
+                m.source_time = when
             candidates += found
             if progress:
                 progress(1)
@@ -382,7 +447,7 @@ def extract_sources(
             chunks = chunk_turns(turns[start:], size=chunk_chars)
             info["chunks"] = len(chunks)
             for ch in chunks:
-                jobs.append(_Job(i, ch.text, ctx))
+                jobs.append(_Job(i, ch.text, ctx, _user_words(turns[start:])))
                 ctx = ""
         remaining = {i: sum(1 for j in jobs if j.index == i) for i in range(len(work))}
         if progress and any(n == 0 for n in remaining.values()):
@@ -406,7 +471,12 @@ def extract_sources(
                 for e in r.errors:
                     report.errors.append({"source": src.ref, "error": e})
                     failed_sources.add(src.ref)
+                for m in r.memories:
+                    apply_scope(m, src.project)
                 info["candidates"] = info.get("candidates", 0) + len(r.memories)
+                when = source_time(src)
+                for m in r.memories:
+                    m.source_time = when
                 candidates += r.memories
                 remaining[job.index] -= 1
                 if remaining[job.index] == 0 and progress:

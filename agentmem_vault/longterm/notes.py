@@ -24,6 +24,7 @@ from agentmem_vault.model.notes import (
     HistoryEntry,
     Note,
     format_note_ts,
+    note_file_problem,
     parse_note,
     properties,
     read_note_bytes,
@@ -112,6 +113,10 @@ def load_notes(vault: Vault, broken: list[Path] | None = None,
     paths = [p for p in folder.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(folder).parts)]
     for p in sorted(paths, key=lambda q: q.relative_to(folder).as_posix()):
         try:  # vaultio's read: no FIFO waits, no link outside the vault (docs/reliability.md)
+            st = p.stat()
+            problem = note_file_problem(st.st_mode, st.st_size)
+            if problem:
+                raise NoteFormatError(problem)
             data = read_bytes(p)
             if data is None:
                 continue  # deleted meanwhile

@@ -1,15 +1,18 @@
-"""Rule-based extractor used when there is no API key (or with ``--offline``).
+"""Rule-based extractor used when there is no model (or with ``--offline``); docs/extraction.md.
 
-It reads only what the *user* said (seed 000: information that comes purely from the assistant
-is not a memory) and keeps sentences that carry an explicit request ("記住", "from now on", "以後都",
-"下次不要", "always use ..."), a correction ("不對，...", "No, don't use ...") or a stated preference
-("I prefer", "我習慣", "請用"), plus stated decisions and pitfalls. Questions, one-off task details
-("for this file only", "這次先") and chit-chat are left out. The output is the same Memory Objects
-the model would produce, with an assessment score already set (explicit = 5, others = 4).
+It reads only what the *user* said (information that comes purely from the assistant is not a
+memory) and keeps sentences that carry an explicit request ("記住", "from now on", "以後都",
+"下次不要", "always use ..."), a correction ("不對，...", "No, don't use ..."), a stated preference
+or dissatisfaction ("I prefer", "我習慣", "請用", "我不喜歡"), plus stated decisions and pitfalls.
+Questions, one-off task details ("for this file only", "這次先") and chit-chat are left out. A
+continuation ("以後都照這樣做") joins the statement it points at; an enumerated request ("記住三點：
+…、…、…") gives one candidate per item. The output is the same Memory Objects the model would
+produce, with ``signal`` and ``evidence`` but no score: the assessment stage scores them.
 
 A correction is stored rule first ("Don't use moment. Use date-fns." -> "Use date-fns (instead of
 moment)."); titles are cut only between words or CJK characters, never inside an identifier, and
-identifiers keep their case; the category is the best-scoring set of cues in seed 003's list.
+identifiers keep their case; the category is the best-scoring set of cues in the Memory Object's
+category list.
 """
 
 from __future__ import annotations
@@ -42,8 +45,11 @@ _TRIGGERS: tuple[tuple[str, int, float, re.Pattern[str]], ...] = tuple(
         # dissatisfaction is a preference too ("需要避免的痛点或用户不满点"): what to stop doing
         ("preference", 4, 0.7, r"我(?:很|真的|实在)?(?:不喜欢|讨厌|受不了|不想再?看到)|烦死了|很烦|\bi (?:really )?(?:hate|dislike|can'?t stand)\b|\bi don'?t like\b|\bi'?m tired of\b"),
         ("preference", 4, 0.7, r"我(?:比较)?(?:喜欢|偏好|偏爱|习惯|倾向)|请(?:用|使用|改用|统一)|统一(?:用|使用)|预设|默认(?:用|使用|是)|命名请"),
-        ("preference", 4, 0.7, r"\bi(?:'d| would)? prefer\b|\bi like (?:to|it when|my|our)\b|\bplease (?:use|write|keep|show|answer|reply|format|put|prefer)\b|\bour convention\b|\bthe convention is\b|\bby default\b|\bwe (?:always )?use\b"),
+        ("preference", 4, 0.7, r"\bi(?:'d| would)? prefer\b|\bi like (?:to|it when|my|our)\b|\bplease (?:use|write|keep|show|answer|reply|format|put|prefer)\b|\bour convention\b|\bthe convention is\b|\bby default\b|\bwe (?:always )?use\b|"
+                             r"\bwe(?:'re| are) on [\w.+#-]+(?: \d[\w.]*)? (?:in|for|across) (?:this|the|our|all) (?:project|repo|codebase|services?|apps?)\b"),
         ("decision", 4, 0.8, r"(?:决定|定案|拍板)(?:了|用|采用|:|：|，|,)|采用|选用|\bwe(?:'ve)? decided\b|\bdecision:|\blet'?s go with\b|\bwe(?:'ll| will) go with\b"),
+        # "那就這樣定了：…" / "Settled then: …": what follows the colon is the decision
+        ("decision", 4, 0.8, r"^(?:那就|就)?(?:这样|这么)(?:定了?|决定了?|办)\s*[:：]|^(?:settled(?: then)?|that'?s settled|final decision)\s*[:：,]"),
         ("pitfall", 4, 0.75, r"踩坑|坑[:：]|注意[:：]|会导致|会被.*(?:弄坏|覆盖|删除)|\bwatch out\b|\bheads up\b|\bgotcha\b|\bpitfall\b|\bbeware\b|\bcaveat\b"),
     )
 )
@@ -176,6 +182,9 @@ def _clean(sentence: str) -> str:
         s = _EXPLICIT_LEAD.sub("", s, count=1).strip()
         # The lead regex works on folded text semantics; try the Traditional forms too.
         s = re.sub(r"^(?:請?記住|記得|不對|錯了|踩坑記錄|記錄|另外)[\s,，:：;；.—-]*", "", s).strip()
+        # the "settled" lead of a decision ("那就這樣定了：", "Settled then:") is not part of it
+        s = re.sub(r"^(?:(?:那就|就)?(?:這樣|这样|這麼|这么)(?:定了?|決定了?|决定了?|辦|办)|settled(?: then)?|that'?s settled|final decision)\s*[:：,，]\s*",
+                   "", s, flags=re.I).strip()
     return _capitalise(s)
 
 

@@ -32,6 +32,7 @@ from agentmem_vault.ops.lifecycle import (
     referencers_by_snapshot,
     snapshot_ids,
 )
+from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.vaultio import VaultWriter, ensure_writable, read_bytes, read_text
 
 ARCHIVE = "archive"
@@ -256,13 +257,16 @@ def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: P
     _crash_point(1)
     try:
         with w.transaction():
-            w.write_file(index_path, plan.archive_index_text or "", session_id=sid, action="archive_index")
+            write_session_file(w, index_path, plan.archive_index_text or "", session_id=sid, action="archive_index")
             _crash_point(2)
             if plan.has_snapshot:
                 w.move_file(snap_path, session_dst, session_id=sid)
+                # Its properties now say archived (and the archive index's facts): docs/obsidian.md.
+                write_session_file(w, session_dst, read_text(session_dst) or "", session_id=sid, action="archive_properties")
                 _crash_point(3)
             for src in plan.release_from:
                 w.update_row(src, lambda r: r.with_(referenced_by=_without(r.referenced_by, sid)))
+                resync_session(w, src)  # its referenced_by property follows the row (docs/obsidian.md)
                 _crash_point(4)
             # Confirm the archive is complete before the row goes.
             if not index_path.is_file() or (plan.has_snapshot and (not session_dst.is_file() or snap_path.exists())):
@@ -333,18 +337,24 @@ def _resume_one(vault: Vault, w: VaultWriter, sid: str, e: dict) -> str:
     has_snapshot = bool(e.get("has_snapshot"))
     dst_bytes = read_bytes(dst)
     src_bytes = read_bytes(src)
+    # archive/<id>/ did not exist when the intent was written (the plan refuses an existing one),
+    # so whatever is in it now was written by this archive. The move verifies the copy before it
+    # removes the original: no original and a copy means the snapshot has moved.
     if has_snapshot:
-        forward = src_bytes is None and dst_bytes is not None and _digest(dst_bytes) == e.get("snapshot_sha")
+        forward = src_bytes is None and dst_bytes is not None
     else:
-        forward = index_text is not None and read_text(index_path) == index_text
+        forward = index_path.is_file()
     with w.transaction():
         if forward:
             if read_text(index_path) is None and index_text is not None:
-                w.write_file(index_path, index_text, session_id=sid, action="archive_index")
+                write_session_file(w, index_path, index_text, session_id=sid, action="archive_index")
+            if has_snapshot:
+                write_session_file(w, dst, read_text(dst) or "", session_id=sid, action="archive_properties")
             for s in refs:
                 row = w.index().find(s)
                 if row is not None and sid in row.referencing_ids:
                     w.update_row(s, lambda r: r.with_(referenced_by=_without(r.referenced_by, sid)))
+                    resync_session(w, s)
             if w.index().find(sid) is not None:
                 w.remove_row(sid)
         else:
@@ -352,12 +362,13 @@ def _resume_one(vault: Vault, w: VaultWriter, sid: str, e: dict) -> str:
                 if src_bytes is None or src_bytes != dst_bytes:
                     raise Refused(f"memory/archive/{sid}/session.md differs from memory/sessions/{sid}.md; compare them by hand")
                 w.delete_file(dst, session_id=sid)
-            if index_text is not None and read_text(index_path) == index_text:
+            if index_path.is_file():
                 w.delete_file(index_path, session_id=sid)
             for s, old in refs.items():
                 row = w.index().find(s)
                 if isinstance(old, str) and row is not None and row.referenced_by == _without(old, sid) and row.referenced_by != old:
                     w.update_row(s, _set_refs(old))
+                    resync_session(w, s)
     if not forward:
         try:
             folder.rmdir()  # only when empty: whatever else is there stays

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault, format_ts, machine_id, now as clock_now, vault_config
@@ -39,6 +39,8 @@ from agentmem_vault.model.snapshot import (
     render_snapshot,
     with_continues_from,
 )
+from agentmem_vault.model.session_props import BoardFacts
+from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.vaultio import VaultWriter, read_text
 
 SUMMARY_MAX = 160
@@ -120,9 +122,11 @@ def register_manual(
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or DEFAULT_TOPIC
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
-        w.write_file(vault.session_path(sid), render_snapshot(snap), session_id=sid, action="write_snapshot")
         row = it.Row(sid, agent, use_topic, summary or _summary_from(snap) or MANUAL_FALLBACK_SUMMARY,
                      keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
+        # the snapshot first (the skill's order), its Properties already from the row written next
+        write_session_file(w, vault.session_path(sid), render_snapshot(snap), session_id=sid,
+                           board=BoardFacts.from_row(row))
         w.append_row(row)
         _verify_snapshot(vault, sid)
     return Registration(sid, row)
@@ -157,7 +161,7 @@ class UpdateResult:
 def _write_session(
     w: VaultWriter, vault: Vault, sid: str, row: it.Row, *, incoming: Snapshot | None, ts: str,
     topic: str | None = None, add_sources: list[str] = (), context_note: str | None = None,
-    touch: bool = False,
+    touch: bool = False, board: Callable[[Snapshot], BoardFacts] | None = None,
 ) -> tuple[Snapshot, bool, bool]:
     """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
 
@@ -190,12 +194,23 @@ def _write_session(
     if context_note and not any(context_note in p for p in snap.items("Current Context")):
         snap = merge_snapshots(snap, parse_snapshot(f"## Current Context\n{context_note}\n"), updated_at=ts)
     snap.metadata["Status"] = "active"
+    if not snap.metadata.get("Project", "").strip():
+        # The project the chat was registered in (docs/projects.md), kept in the snapshot itself so
+        # that it survives without tool state; shown as the `project` Property (docs/obsidian.md).
+        from agentmem_vault.ops.conversations import project_of_session
+
+        proj = project_of_session(vault, sid)
+        if proj:
+            snap.metadata["Project"] = proj
     new_text = _render_like(snap, existing)
     same = existing is not None and _same_but_time(existing, new_text)
     if same and not touch:
         return snap, False, False  # nothing new: keep the file (and Updated At) as it was
     snap.metadata["Updated At"] = ts
-    w.write_file(path, _render_like(snap, existing), session_id=sid, action="write_snapshot")
+    if board is not None:  # the row the caller writes next: its Properties land in this write
+        write_session_file(w, path, _render_like(snap, existing), session_id=sid, board=board(snap))
+    else:
+        write_session_file(w, path, _render_like(snap, existing), session_id=sid)
     return snap, created, not same
 
 
@@ -226,16 +241,19 @@ def update_session(
         doc = w.index()
         doc.check_writable()
         row = doc.get(sid)
-        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True)
-        new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else row.topic)
-        # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
-        # (the agent passes --summary when the facts changed).
-        placeholder = row.summary in (DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY) or not row.summary.strip()
-        new_summary = summary or ((_summary_from(snap) or row.summary) if placeholder else row.summary)
-        new_kw = keywords or (row.keywords if row.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
 
-        before, after = w.update_row(sid, lambda r: r.with_(
-            topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts))
+        def updated(r: it.Row, snap: Snapshot) -> it.Row:
+            new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else r.topic)
+            # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
+            # (the agent passes --summary when the facts changed).
+            placeholder = r.summary in (DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY) or not r.summary.strip()
+            new_summary = summary or ((_summary_from(snap) or r.summary) if placeholder else r.summary)
+            new_kw = keywords or (r.keywords if r.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
+            return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
+
+        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True,
+                                                board=lambda s: BoardFacts.from_row(updated(row, s)))
+        before, after = w.update_row(sid, lambda r: updated(r, snap))
         written = _verify_snapshot(vault, sid)
         if written.metadata.get("Updated At") != ts or after.updated_at != ts:
             raise IncompleteOperation(f"Updated At of {sid} does not match {ts} after the write")
@@ -273,22 +291,30 @@ def continue_session(
             doc = w.index()
         cur_row = doc.get(cur)
         note = f"接續 {src}（{source_row.topic}）。"
+
+        def updated(r: it.Row, snap: Snapshot, changed: bool) -> it.Row:
+            return r.with_(
+                status="active",
+                summary=(_summary_from(snap) or r.summary) if r.summary == DEFAULT_SUMMARY else r.summary,
+                keywords=r.keywords if r.keywords != DEFAULT_KEYWORDS else "continue-memory, cursor-agent, session-snapshot",
+                updated_at=ts if (changed or r.status != "active") else r.updated_at,
+            )
+
+        # the snapshot is only written when its content changed: its Properties from that row
         snap, created, changed = _write_session(
             w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=[src], context_note=note,
+            board=lambda s: BoardFacts.from_row(updated(cur_row, s, True)),
         )
         if src not in snap.continues_from:
             raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")
-        w.update_row(cur, lambda r: r.with_(
-            status="active",
-            summary=(_summary_from(snap) or r.summary) if r.summary == DEFAULT_SUMMARY else r.summary,
-            keywords=r.keywords if r.keywords != DEFAULT_KEYWORDS else "continue-memory, cursor-agent, session-snapshot",
-            updated_at=ts if (changed or r.status != "active") else r.updated_at,
-        ))
+        w.update_row(cur, lambda r: updated(r, snap, changed))
         refs = source_row.referencing_ids
         if cur not in refs:
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list(r.referencing_ids + [cur])))
         if cur not in w.index().get(src).referencing_ids:
             raise IncompleteOperation(f"Referenced By of {src} does not list {cur} after the write")
+        resync_session(w, cur)
+        resync_session(w, src)
     return {
         "session_id": cur, "source": src, "registered": registered.session_id if registered else None,
         "already_linked": not changed and cur in refs and not created,
@@ -316,7 +342,7 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
             if src in snap.continues_from:
                 snap = with_continues_from(snap, remove=[src])
                 snap.metadata["Updated At"] = ts
-                changed_snap = w.write_file(path, _render_like(snap, existing), session_id=cur, action="write_snapshot")
+                changed_snap = write_session_file(w, path, _render_like(snap, existing), session_id=cur)
         if src_row is not None and cur in src_row.referencing_ids:
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur])))
             changed_row = True
@@ -324,6 +350,7 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
             raise IncompleteOperation(f"{src} still lists {cur} in Referenced By")
         if existing is not None and src in parse_snapshot(read_text(path) or "").continues_from:
             raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
+        resync_session(w, src)
     return {"source": src, "session_id": cur, "row_changed": changed_row, "snapshot_changed": changed_snap,
             "message": f"{cur} no longer continues from {src}" if (changed_row or changed_snap) else f"{cur} did not reference {src}; nothing to do"}
 

@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from agentmem_vault.config import Vault, now as clock_now, parse_ts
+from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.recall.index import RecallIndex, _is_corrupt, open_index, recall_tokens
 from agentmem_vault.recall.render import RULE_IMPORTANCE
@@ -189,15 +190,22 @@ def combine(relevance: float, recency: float, importance: float, semantic: float
             + w["importance"] * importance)
 
 
-def _scope_sql(project: str | None, module: str | None, include_deprecated: bool) -> tuple[str, list]:
-    """Scoping keeps notes of that project/module and notes that name none (they apply everywhere)."""
+def _scope_sql(project: str | list[str] | tuple[str, ...] | None, module: str | None,
+               include_deprecated: bool) -> tuple[str, list]:
+    """Scoping keeps the notes of that project (any of its names: ops/projects.py aliases) and the
+    global ones (docs/projects.md); ``None`` keeps every project's notes."""
     where: list[str] = []
     args: list = []
     if not include_deprecated:
         where.append("n.status != 'deprecated'")
-    if project:
-        where.append("(n.project = '' OR n.project = ?)")
-        args.append(fold(project))
+    if project is not None:
+        names = [project] if isinstance(project, str) else list(project)
+        names = [fold_name(x) for x in names if x and x.strip()]
+        if names:
+            where.append(f"(n.project = '' OR n.project IN ({', '.join('?' * len(names))}))")
+            args += names
+        else:
+            where.append("n.project = ''")  # an unknown project: the global notes only
     if module:
         where.append("(n.module = '' OR n.module = ?)")
         args.append(fold(module))
@@ -217,7 +225,7 @@ def _hit_from_row(row: tuple, folder: Path) -> Hit:
     )
 
 
-def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str | None,
+def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None, module: str | None,
                include_deprecated: bool, now: datetime, semantic, candidates: int, limit: int = 0) -> list[Hit]:
     conn = idx.conn
     assert conn is not None
@@ -247,12 +255,18 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     w = FIELD_WEIGHTS
     # Phase 1: score the BM25 candidates from their tokens and two light columns only (reading
     # note bodies for every candidate costs more than the BM25 itself).
-    sql = (f"SELECT fts.rowid, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s, "
-           "n.importance, n.updated, fts.title, fts.keywords, fts.usage, fts.content "
+    # The ranking query carries no token columns: SQLite would read them for every match before
+    # sorting; they are fetched for the top candidates only, in the ranking's order.
+    sql = (f"SELECT fts.rowid, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s "
            f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts MATCH ?{scope} ORDER BY s DESC LIMIT ?")
-    rows = conn.execute(sql, (match_expr(match_tokens(df)), *args, candidates)).fetchall()
-    if not rows:
+    ranked = conn.execute(sql, (match_expr(match_tokens(df)), *args, candidates)).fetchall()
+    if not ranked:
         return []
+    marks = ",".join("?" * len(ranked))
+    cols = {r[0]: r[1:] for r in conn.execute(
+        "SELECT fts.rowid, n.importance, n.updated, fts.title, fts.keywords, fts.usage, fts.content "
+        f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts.rowid IN ({marks})", [r[0] for r in ranked])}
+    rows = [(docid, s, *cols[docid]) for docid, s in ranked if docid in cols]
     n_docs = conn.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
     # Each concept weighs the IDF of its rarest query word; words no note contains still count (at
     # the highest IDF): a task about 量子计算 is not covered by a note that merely shares 计算.
@@ -261,9 +275,10 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     idf_total = sum(c[1] for c in concepts) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
     scored: dict[int, tuple[float, float, float, float, float, float]] = {}  # docid -> (bm25, coverage, evidence, relevance, recency, importance)
+    padded = [(tuple(f" {a} " for a in alts), v) for alts, v in concepts]  # built once, not per candidate
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
         bag = f" {t1} {t2} {t3} {t4} "
-        matched = sum(v for alts, v in concepts if any(f" {a} " in bag for a in alts))
+        matched = sum(v for alts, v in padded if any(a in bag for a in alts))
         cov = matched / idf_total
         rel = 0.5 * (bm / s_max) + 0.5 * cov
         scored[docid] = (bm, cov, matched / idf_absent, rel, recency_score(updated, now), imp)
@@ -290,7 +305,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     return hits
 
 
-def search(vault: Vault, query: str, *, limit: int = 10, project: str | None = None, module: str | None = None,
+def search(vault: Vault, query: str, *, limit: int = 10, project: str | list[str] | None = None, module: str | None = None,
            include_deprecated: bool = False, now: datetime | None = None, index: RecallIndex | None = None,
            semantic: object = "config", sync: bool = True) -> list[Hit]:
     """Ranked long-term memories for ``query``.
@@ -323,7 +338,7 @@ def search(vault: Vault, query: str, *, limit: int = 10, project: str | None = N
             idx.close()
 
 
-def rule_notes(idx: RecallIndex, *, project: str | None = None, module: str | None = None,
+def rule_notes(idx: RecallIndex, *, project: str | list[str] | None = None, module: str | None = None,
                now: datetime | None = None) -> list[Hit]:
     """The rule index: active notes with importance >= 0.9, most important and newest first."""
     assert idx.conn is not None
