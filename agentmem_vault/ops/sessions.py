@@ -82,7 +82,6 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
         raise SnapshotFormatError(
             f"the incoming snapshot is {size:,} bytes, over the limit of {limit:,} (max_snapshot_bytes in "
             "memory/.agentmem/config.yaml); nothing was written",
-            code="snapshot_too_large",
         )
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
