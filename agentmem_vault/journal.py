@@ -42,7 +42,8 @@ def read_journal(vault: Vault) -> Journal:
     return j
 
 
-def _removed_rows(entry: dict) -> list[dict]:
+def removed_rows(entry: dict) -> list[dict]:
+    """The rows an entry took off the board (one remove_row, or all of an organize run)."""
     if entry.get("action") == "remove_row" and isinstance(entry.get("before"), dict):
         return [entry["before"]]
     rows = entry.get("deleted_rows")  # organize: one entry for the whole run
@@ -50,7 +51,7 @@ def _removed_rows(entry: dict) -> list[dict]:
 
 
 def mentions(entry: dict, session_id: str) -> bool:
-    return entry.get("session_id") == session_id or any(r.get("session_id") == session_id for r in _removed_rows(entry))
+    return entry.get("session_id") == session_id or any(r.get("session_id") == session_id for r in removed_rows(entry))
 
 
 def history(vault: Vault, session_id: str | None = None, limit: int = 50) -> Journal:
@@ -65,7 +66,7 @@ def history(vault: Vault, session_id: str | None = None, limit: int = 50) -> Jou
 def last_removed_row(vault: Vault, session_id: str) -> it.Row | None:
     found: it.Row | None = None
     for e in read_journal(vault).entries:
-        for r in _removed_rows(e):
+        for r in removed_rows(e):
             if r.get("session_id") == session_id:
                 try:
                     found = it.Row(**{k: str(r.get(k, "")) for k in it.FIELD_NAMES})

@@ -19,8 +19,9 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
+from agentmem_vault import clock
 from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import (
@@ -122,6 +123,12 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def temp_path(path: Path) -> Path:
+    """Where an atomic write of ``path`` puts its bytes first: ``.<name>.<pid>.<n>.agentmem-tmp``
+    next to it (doctor recognises and cleans up leftovers of killed writers by this name)."""
+    return path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}"
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a crash leaves either the old or the new file."""
     folder = path.parent
@@ -134,7 +141,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise WriteFailed(f"could not create {folder}: {exc.strerror or exc}") from exc
-    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}"
+    tmp = temp_path(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
@@ -274,7 +281,7 @@ class VaultWriter:
     # -- journal ----------------------------------------------------------------------------
     def journal(self, action: str, *, session_id: str | None = None, path: Path | None = None, **data: object) -> None:
         entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "time": clock.iso_now(),
             "command": self.command,
             "action": action,
             "session_id": session_id,
@@ -477,7 +484,7 @@ def _rotate_journal(jp: Path, limit: int | None = None) -> None:
             return
     except FileNotFoundError:
         return
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = clock.stamp()
     n = 1  # a fixed-width counter keeps name order = rotation order within one second
     while (target := jp.with_name(f"{jp.stem}-{stamp}-{n:03d}{jp.suffix}")).exists():
         n += 1
@@ -494,3 +501,66 @@ def _sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# -- backups and set-aside copies (one naming scheme: <what>-<YYYYMMDD-HHMMSS>[-N]) -------------
+
+BACKUP_TAG = "agentmem-backup"
+
+
+def free_path(candidate: Callable[[int], Path]) -> Path:
+    """``candidate(1)``, else ``candidate(2)``… : the first that does not exist (nothing is overwritten)."""
+    n = 1
+    while (p := candidate(n)).exists():
+        n += 1
+    return p
+
+
+def _numbered(base: str, n: int) -> str:
+    return base if n == 1 else f"{base}-{n}"
+
+
+def backup_file(path: Path, data: bytes | None = None) -> Path | None:
+    """Copy ``path`` (or ``data``, its bytes as read earlier) to ``<name>.agentmem-backup-<stamp>``
+    next to it before it is replaced; None when there is nothing to back up. For files outside
+    the vault (agent rules, hook configs) that a person may want back."""
+    if data is None:
+        data = read_bytes(path)
+        if data is None:
+            return None
+    stamp = clock.stamp()
+    dst = free_path(lambda n: path.with_name(_numbered(f"{path.name}.{BACKUP_TAG}-{stamp}", n)))
+    atomic_write_bytes(dst, data)
+    return dst
+
+
+def backup_files(paths: Iterable[Path], *, root: Path, into: Path, label: str) -> Path:
+    """Copy several files into one new folder ``<into>/<stamp>-<label>`` at their paths relative
+    to ``root`` (doctor's backups under memory/.agentmem/backups/); returns that folder."""
+    stamp = clock.stamp()
+    folder = free_path(lambda n: into / _numbered(f"{stamp}-{label}", n))
+    for p in paths:
+        data = read_bytes(p)
+        if data is not None:
+            atomic_write_bytes(folder / p.relative_to(root), data)
+    return folder
+
+
+CONFLICTS_DIR = "conflicts"  # under memory/.agentmem/: index conflict copies after they were folded
+
+
+def conflict_destination(state_dir: Path, name: str) -> Path:
+    return set_aside_path(state_dir / CONFLICTS_DIR, name)
+
+
+def set_aside_path(folder: Path, name: str) -> Path:
+    """Where a file moved out of the way goes (a folded conflict copy into .agentmem/conflicts/):
+    ``<folder>/<name>``, or ``<stem>.<stamp>[-N].md`` when that is taken."""
+    dst = folder / name
+    if not dst.exists():
+        return dst
+    stem, dot, ext = name.rpartition(".")
+    if not dot:
+        stem, ext = name, ""
+    stamp = clock.stamp()
+    return free_path(lambda n: folder / (_numbered(f"{stem}.{stamp}", n) + (f".{ext}" if ext else "")))

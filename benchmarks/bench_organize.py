@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault
 from agentmem_vault.ops.lifecycle import organize
-from agentmem_vault.ops.register import DEFAULT_KEYWORDS, DEFAULT_SUMMARY
+from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY
 from agentmem_vault.vaultio import VaultWriter, read_text
 
 NOW = datetime(2026, 6, 1, 9, 30)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault
-from agentmem_vault.ops.register import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
+from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
 
 NOW = "2026-06-01T09:30"
 

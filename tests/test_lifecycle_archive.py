@@ -11,7 +11,7 @@ import pytest
 from agentmem_vault.ops import archive as archive_module
 from agentmem_vault.errors import InvalidSessionId, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.ops.archive import archive, render_archive_index
-from agentmem_vault.ops.register import DEFAULT_SUMMARY
+from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
 from agentmem_vault.vaultio import VaultWriter
 
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot

@@ -19,7 +19,8 @@ from agentmem_vault.ops.board import init_vault
 from agentmem_vault.config import Vault, resolve_vault
 from agentmem_vault.errors import VaultNotFound
 from agentmem_vault.locking import exclusive_lock
-from agentmem_vault.ops.register import DEFAULT_SUMMARY, register_idle
+from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
+from agentmem_vault.ops.register import register_idle
 
 from conftest import run_cli
 

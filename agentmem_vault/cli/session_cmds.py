@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
-from agentmem_vault.model.triggers import update_message
 from agentmem_vault.cli import cli, common_options, emit, opts_from
 
 
@@ -37,7 +36,7 @@ def update(ctx: click.Context, vault: str | None, as_json: bool, session_id: str
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     res = update_session(v, session_id, snapshot_text=read_snapshot_arg(snapshot), topic=topic, summary=summary, keywords=keywords)
-    emit(opts, res.to_dict(), update_message(res))
+    emit(opts, res.to_dict(), res.message)
 
 
 @cli.command("continue")
@@ -56,7 +55,7 @@ def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: s
     v = resolve_vault(opts.vault)
     res = continue_session(v, source, session_id=session_id, agent=_agent(ctx, v),
                            snapshot_text=read_snapshot_arg(snapshot, stdin_default=snapshot is not None))
-    emit(opts, res, res["message"])
+    emit(opts, res.to_dict(), res.message)
 
 
 @cli.command()
@@ -71,4 +70,4 @@ def release(ctx: click.Context, vault: str | None, as_json: bool, source: str, s
 
     opts = opts_from(ctx, vault, as_json)
     res = release_reference(resolve_vault(opts.vault), source, session_id=session_id)
-    emit(opts, res, res["message"])
+    emit(opts, res.to_dict(), res.message)

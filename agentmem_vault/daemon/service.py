@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from agentmem_vault.config import Vault, vault_config
-from agentmem_vault.errors import AgentmemError, Refused
+from agentmem_vault.errors import AgentmemError, Refused, UsageError
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vaultio import VaultWriter, atomic_write_text, read_text
@@ -154,7 +154,7 @@ class Daemon:
         self.polling = polling
         self.rescan_seconds = float(rescan_seconds if rescan_seconds is not None else cfg.get("rescan_seconds", 30))
         if self.rescan_seconds <= 0:
-            raise AgentmemError("rescan interval must be positive", code="usage")
+            raise UsageError("rescan interval must be positive")
         debounce = float(debounce_seconds if debounce_seconds is not None else cfg.get("debounce_seconds", 0.5))
         quiet = float(quiet_minutes if quiet_minutes is not None else cfg.get("quiet_minutes", 10)) * 60.0
         self.clock = clock

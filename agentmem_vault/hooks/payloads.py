@@ -24,6 +24,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from agentmem_vault.errors import PayloadError  # noqa: F401 - re-exported for hooks/run.py
+
 # hook name -> (agent, event)
 HOOKS: dict[str, tuple[str, str]] = {
     "cursor-session-start": ("cursor", "session-start"),
@@ -40,12 +42,6 @@ _MAX_ID = 200
 _CTRL_RE = re.compile(r"[\x00-\x1f\x7f]")
 # Cursor on Windows has been seen to send workspace roots as "/c:/Users/..." (a URI path).
 _WIN_URI_PATH_RE = re.compile(r"^/[A-Za-z]:[/\\]")
-
-
-class PayloadError(ValueError):
-    """stdin was empty or not a JSON object: the hook answers ``{}`` and logs why."""
-
-    code = "bad_payload"
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,10 @@ AGENTS.md/CLAUDE.md only the text between the agentmem markers is ever rewritten
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.vaultio import atomic_write_bytes, atomic_write_text, read_bytes
+from agentmem_vault.vaultio import atomic_write_bytes, atomic_write_text, backup_file, read_bytes
 
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"
@@ -25,22 +24,12 @@ def template_text(name: str) -> str:
     return resources.files("agentmem_vault.templates").joinpath(name).read_text(encoding="utf-8")
 
 
-def _backup(path: Path, data: bytes, stamp: str) -> Path:
-    dst = path.with_name(f"{path.name}.bak-{stamp}")
-    n = 2
-    while dst.exists():
-        dst = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-        n += 1
-    atomic_write_bytes(dst, data)
-    return dst
-
-
-def _install_file(path: Path, text: str, stamp: str) -> dict:
+def _install_file(path: Path, text: str) -> dict:
     old = read_bytes(path)
     new = text.encode("utf-8")
     if old == new:
         return {"path": str(path), "status": "unchanged"}
-    backup = _backup(path, old, stamp) if old is not None else None
+    backup = backup_file(path, old) if old is not None else None
     atomic_write_bytes(path, new)
     return {"path": str(path), "status": "installed" if old is None else "updated",
             "backup": str(backup) if backup else None}
@@ -62,7 +51,7 @@ def merge_block(existing: str | None, block: str) -> str:
     return existing + sep + body + nl
 
 
-def _install_block(path: Path, block: str, stamp: str) -> dict:
+def _install_block(path: Path, block: str) -> dict:
     raw = read_bytes(path)
     try:
         old = None if raw is None else raw.decode("utf-8")
@@ -71,7 +60,7 @@ def _install_block(path: Path, block: str, stamp: str) -> dict:
     new = merge_block(old, block)
     if new == old:
         return {"path": str(path), "status": "unchanged"}
-    backup = _backup(path, raw, stamp) if raw is not None else None
+    backup = backup_file(path, raw) if raw is not None else None
     atomic_write_text(path, new)
     return {"path": str(path), "status": "installed" if raw is None else "updated",
             "backup": str(backup) if backup else None}
@@ -81,12 +70,11 @@ def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = F
     project = Path(project)
     if not project.is_dir():
         raise UsageError(f"project folder not found: {project}")
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    files = [_install_file(project / RULE_PATH, template_text("agent-memory.mdc"), stamp)]
+    files = [_install_file(project / RULE_PATH, template_text("agent-memory.mdc"))]
     if agents_md or claude_md:
         block = template_text("agents-snippet.md")
         if agents_md:
-            files.append(_install_block(project / "AGENTS.md", block, stamp))
+            files.append(_install_block(project / "AGENTS.md", block))
         if claude_md:
-            files.append(_install_block(project / "CLAUDE.md", block, stamp))
+            files.append(_install_block(project / "CLAUDE.md", block))
     return {"project": str(project), "files": files}

@@ -17,7 +17,7 @@ from importlib import resources
 from string import Template
 from typing import Any, Protocol
 
-from agentmem_vault.errors import AgentmemError
+from agentmem_vault.errors import AgentmemError, LLMError  # noqa: F401 - LLMError re-exported
 from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
 
 EXTRACT_TOOL = "record_memories"
@@ -33,12 +33,6 @@ _PRICES: tuple[tuple[str, tuple[float, float, float, float]], ...] = (
     ("haiku", (0.80, 4.0, 0.08, 1.0)),
     ("sonnet", (3.0, 15.0, 0.30, 3.75)),
 )
-
-
-class LLMError(AgentmemError):
-    """A model call failed (after the SDK's retries) or its reply was unusable."""
-
-    code = "llm_error"
 
 
 def load_prompt(name: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from agentmem_vault.config import Vault
-from agentmem_vault.errors import AgentmemError
+from agentmem_vault.errors import AgentmemError, NoteFormatError  # noqa: F401 - NoteFormatError re-exported
 from agentmem_vault.model.textnorm import fold
 
 TAG = "agent-memory/long-term"
@@ -38,10 +38,6 @@ KEY_ORDER = (
 HISTORY_HEADING = "## History"
 MAX_NAME_CHARS = 80
 MAX_NAME_BYTES = 180  # many file systems cap a name at 255 bytes; CJK is 3 bytes a character
-
-
-class NoteFormatError(AgentmemError):
-    code = "note_malformed"
 
 
 @dataclass

@@ -63,6 +63,7 @@ from agentmem_vault.model.snapshot import (
     in_render_order,
     section_name,
 )
+from agentmem_vault.model.session_rules import is_placeholder_topic
 from agentmem_vault.model.textnorm import fold
 
 MOVABLE: tuple[str, ...] = (DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS)
@@ -74,7 +75,6 @@ _MARK_WORDS = {
     "done": ("done", "已完成", "x", "completed", "abandoned", "已放棄", "cancelled", "canceled", "已取消"),
 }
 _MARKS = {fold(w): kind for kind, words in _MARK_WORDS.items() for w in words}
-_TOPIC_PLACEHOLDERS = frozenset(fold(t) for t in ("", "未設定", "未设定", "-", "none", "n/a", "tbd", "unset", "untitled"))
 
 
 @dataclass(frozen=True)
@@ -440,17 +440,12 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
     return out
 
 
-def _is_placeholder(value: str) -> bool:
-    v = (value or "").strip()
-    return fold(v) in _TOPIC_PLACEHOLDERS or (v.startswith("<") and v.endswith(">"))
-
-
 def _check_same_session(session_id: str, incoming: Snapshot) -> None:
     """An incoming snapshot that names another session must not be merged into this one."""
     checks = (("its Metadata Session ID", incoming.metadata.get("Session ID", ""), False), ("its title", incoming.title, True))
     for where, raw, must_be_id in checks:
         v = clean_id(raw)
-        if not v or _is_placeholder(v) or (must_be_id and not is_valid_session_id(v)):
+        if not v or is_placeholder_topic(v) or (must_be_id and not is_valid_session_id(v)):
             continue
         if session_id and v != session_id:
             raise SnapshotFormatError(
@@ -475,7 +470,7 @@ def merge_snapshots(old: Snapshot, incoming: Snapshot, *, updated_at: str) -> Sn
     merged = _merge_body(old, incoming)
     om, im = old.metadata, incoming.metadata
     topic = om.get("Topic", "").strip()
-    if incoming.topic and (not _is_placeholder(incoming.topic) or not topic):
+    if incoming.topic and (not is_placeholder_topic(incoming.topic) or not topic):
         topic = incoming.topic
     merged.metadata = {
         "Session ID": om.get("Session ID", "").strip() or sid or incoming.session_id,
@@ -518,7 +513,7 @@ def new_snapshot(
         return base
     _check_same_session(session_id, incoming)
     snap = _merge_body(base, incoming)
-    if _is_placeholder(topic) and incoming.topic and not _is_placeholder(incoming.topic):
+    if is_placeholder_topic(topic) and incoming.topic and not is_placeholder_topic(incoming.topic):
         meta["Topic"] = incoming.topic
     snap.metadata = {**meta, **_extra_rows({}, incoming.metadata)}
     snap.title = session_id

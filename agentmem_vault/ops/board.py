@@ -10,7 +10,7 @@ from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import SessionNotFound, UsageError, WriteFailed
 from agentmem_vault.model.ids import validate_session_id
-from agentmem_vault.ops.register import is_placeholder
+from agentmem_vault.model.session_rules import is_untouched_idle
 from agentmem_vault.model.textnorm import fold, tokenize
 from agentmem_vault.vaultio import VaultWriter, read_text
 
@@ -178,5 +178,5 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
         if score > 0:
             hits.append(Hit(r, score, arch))
     order = {"active": 0, "stale": 0, "idle": 1}
-    hits.sort(key=lambda h: (1 if is_placeholder(h.row) else order.get(h.row.status, 2), h.archived, -h.score))
+    hits.sort(key=lambda h: (1 if is_untouched_idle(h.row) else order.get(h.row.status, 2), h.archived, -h.score))
     return hits[:limit]

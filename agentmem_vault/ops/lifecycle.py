@@ -17,11 +17,8 @@ from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault, now as clock_now, parse_ts, vault_config
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
 from agentmem_vault.model.ids import find_ids, is_valid_session_id
-from agentmem_vault.ops.register import DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY
+from agentmem_vault.model.session_rules import is_placeholder_summary
 from agentmem_vault.vaultio import VaultWriter, read_text
-
-PLACEHOLDER_SUMMARIES = frozenset({"", "-", DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY})
-
 
 # -- reading snapshot facts ---------------------------------------------------------------------
 
@@ -90,7 +87,7 @@ def referencers_by_snapshot(continues_from: Mapping[str, list[str]]) -> dict[str
 
 
 def has_meaningful_summary(row: it.Row) -> bool:
-    return row.summary.strip() not in PLACEHOLDER_SUMMARIES
+    return not is_placeholder_summary(row.summary)
 
 
 # -- multi-row table edit (pure) ----------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Session registration and lookups on the board (memory/index.md).
 
 The snapshot-dependent operations (manual registration's snapshot, update, continue, release)
-live in ``session_ops.py``; this module stays light because the sessionStart hook imports it.
+live in ``ops/sessions.py``; this module stays light because the sessionStart hook imports it.
 """
 
 from __future__ import annotations
@@ -11,15 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, format_ts, now as clock_now
-from agentmem_vault.model.ids import base_session_id, is_valid_session_id, next_free_id
+from agentmem_vault.clock import format_ts, now as clock_now
+from agentmem_vault.config import Vault
+from agentmem_vault.model.ids import base_session_id, next_free_id
+from agentmem_vault.model.session_rules import idle_row
 from agentmem_vault.vaultio import VaultWriter
 
-DEFAULT_TOPIC = "未設定"
-DEFAULT_SUMMARY = "sessionStart 自動註冊，尚未整理主題。"
-DEFAULT_KEYWORDS = "sessionStart, cursor-agent"
-MANUAL_KEYWORDS = "manual-registration, cursor-agent, session-snapshot"
-MANUAL_FALLBACK_SUMMARY = "手動補註冊，已建立 session snapshot。"
 
 
 @dataclass(frozen=True)
@@ -53,10 +50,6 @@ def taken_ids(vault: Vault, doc: it.IndexDoc) -> set[str]:
     return taken
 
 
-def idle_row(session_id: str, agent: str, ts: str) -> it.Row:
-    return it.Row(session_id, agent, DEFAULT_TOPIC, DEFAULT_SUMMARY, DEFAULT_KEYWORDS, "idle", "-", ts, ts)
-
-
 def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, command: str = "register",
                   also_taken: frozenset[str] | set[str] = frozenset()) -> Registration:
     """sessionStart registration: append an idle row, verified, under the vault lock.
@@ -75,11 +68,4 @@ def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, com
     return Registration(sid, row)
 
 
-def is_placeholder(row: it.Row) -> bool:
-    return row.status == "idle" and row.topic.strip() in ("", DEFAULT_TOPIC)
-
-
-__all__ = [
-    "Registration", "register_idle", "taken_ids", "idle_row", "is_placeholder",
-    "is_valid_session_id", "DEFAULT_TOPIC", "DEFAULT_SUMMARY", "DEFAULT_KEYWORDS", "MANUAL_KEYWORDS",
-]
+__all__ = ["Registration", "register_idle", "taken_ids"]
