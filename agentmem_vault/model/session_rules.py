@@ -40,16 +40,24 @@ SUMMARY_MAX = 160
 # A topic that says nothing: the template's value, its Simplified form, and what agents write
 # when they have no topic yet. Compared after ``fold`` (case, width, Traditional/Simplified).
 PLACEHOLDER_TOPIC_WORDS = ("", "未設定", "未设定", "-", "none", "n/a", "tbd", "unset", "untitled")
-_TOPIC_PLACEHOLDERS = frozenset(fold(t) for t in PLACEHOLDER_TOPIC_WORDS)
 # A summary written by the tool itself rather than from the session's facts.
 PLACEHOLDER_SUMMARIES = frozenset({"", "-", DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY, ADDED_SUMMARY})
 _DEFAULT_KEYWORDS = frozenset({"", DEFAULT_KEYWORDS})
 
 
+@lru_cache(maxsize=1)
+def _topic_placeholders() -> frozenset[str]:
+    # Folded on first use, not at import: folding loads the character table, which the
+    # sessionStart hook (it imports the defaults above) must not pay for.
+    return frozenset(fold(t) for t in PLACEHOLDER_TOPIC_WORDS)
+
+
 def is_placeholder_topic(topic: str | None) -> bool:
     """True for an empty or template topic (``未設定``, ``<topic>``, ``TBD``…); never overwrites a real one."""
     v = (topic or "").strip()
-    return fold(v) in _TOPIC_PLACEHOLDERS or (v.startswith("<") and v.endswith(">"))
+    if v in ("", "-", "未設定"):  # the common cases, without folding
+        return True
+    return fold(v) in _topic_placeholders() or (v.startswith("<") and v.endswith(">"))
 
 
 def is_placeholder_summary(summary: str | None) -> bool:
