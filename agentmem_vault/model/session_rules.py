@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Collection, Mapping
 from agentmem_vault.clock import format_ts, parse_ts
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import SESSION_ID_RE
-from agentmem_vault.model.textnorm import fold
 
 if TYPE_CHECKING:
     from agentmem_vault.model.snapshot import Snapshot
@@ -47,8 +46,10 @@ _DEFAULT_KEYWORDS = frozenset({"", DEFAULT_KEYWORDS})
 
 @lru_cache(maxsize=1)
 def _topic_placeholders() -> frozenset[str]:
-    # Folded on first use, not at import: folding loads the character table, which the
-    # sessionStart hook (it imports the defaults above) must not pay for.
+    # textnorm is imported on first use, not at import: the sessionStart hook imports the defaults
+    # above and must not load text folding (nor its character table).
+    from agentmem_vault.model.textnorm import fold
+
     return frozenset(fold(t) for t in PLACEHOLDER_TOPIC_WORDS)
 
 
@@ -57,6 +58,8 @@ def is_placeholder_topic(topic: str | None) -> bool:
     v = (topic or "").strip()
     if v in ("", "-", "未設定"):  # the common cases, without folding
         return True
+    from agentmem_vault.model.textnorm import fold
+
     return fold(v) in _topic_placeholders() or (v.startswith("<") and v.endswith(">"))
 
 
