@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +155,37 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
 def user_config() -> dict:
     d = user_config_dir()
     return _read_yaml_cached(d / "config.yaml", user_cache_dir() / "user-config.json")
+
+
+_MACHINE_ID_RE = re.compile(r"[a-z0-9]{1,12}")
+
+
+def machine_id() -> str:
+    """This machine's ``machine_id`` from the user config (outside the vault, so each machine has
+    its own): appended to new Session IDs on vaults synced through git (docs/sync.md). Empty, and
+    IDs stay ``YYYY-MM-DD-HHMM-<agent>``, unless it is set."""
+    value = str(user_config().get("machine_id") or "").strip().lower()
+    if value and not _MACHINE_ID_RE.fullmatch(value):
+        raise ConfigError(
+            f"machine_id {value!r} in {user_config_dir() / 'config.yaml'}: use 1-12 letters a-z or digits"
+        )
+    return value
+
+
+def set_user_setting(key: str, value: str) -> Path:
+    """Set ``key: value`` in the user config file, keeping every other line (comments included)."""
+    from agentmem_vault.vaultio import atomic_write_text, read_text
+
+    path = user_config_dir() / "config.yaml"
+    text = read_text(path) or ""
+    line = f"{key}: {json.dumps(value, ensure_ascii=False)}"
+    pat = re.compile(rf"^{re.escape(key)}[ \t]*:.*$", re.MULTILINE)
+    if pat.search(text):
+        text = pat.sub(lambda _: line, text, count=1)
+    else:
+        text = text + ("" if not text or text.endswith("\n") else "\n") + line + "\n"
+    atomic_write_text(path, text)
+    return path
 
 
 def _looks_like_vault(p: Path) -> bool:

@@ -53,6 +53,13 @@ class SnapshotMergeError(AgentmemError):
     code = "merge_verification_failed"
 
 
+class Unmergeable(AgentmemError):
+    """A three-way merge (git merge driver) cannot merge by key: a side does not parse, holds
+    duplicate Session IDs, or would lose an item. The driver falls back to git's line merge."""
+
+    code = "unmergeable"
+
+
 class LockTimeout(AgentmemError):
     code = "lock_timeout"
 
@@ -61,6 +68,13 @@ class WriteFailed(AgentmemError):
     """A write could not be done or did not verify; the previous content is intact."""
 
     code = "write_failed"
+
+
+class NotRegularFile(WriteFailed):
+    """A FIFO, socket, device or folder where the vault keeps a file: never read or written
+    (reading a FIFO would hang while holding the vault lock)."""
+
+    code = "not_a_regular_file"
 
 
 class VerifyFailed(WriteFailed):

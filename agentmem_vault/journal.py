@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault
-from agentmem_vault.errors import Refused, SessionNotFound
-from agentmem_vault.model.ids import validate_session_id
-from agentmem_vault.vaultio import VaultWriter, journal_files, read_text
+from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, UsageError
+from agentmem_vault.model import index_table as it
+from agentmem_vault.model.ids import (
+    is_valid_session_id,
+    validate_agent_name,
+    validate_session_id,
+)
+from agentmem_vault.vaultio import VaultWriter, journal_files, read_bytes
 
 
 @dataclass
@@ -24,22 +28,29 @@ class Journal:
 
 
 def read_journal(vault: Vault) -> Journal:
-    """All entries in order; unreadable lines (a torn last line after a crash) are counted, not fatal."""
+    """All entries in order. Unreadable lines (a torn last line after a crash, bytes that are not
+    UTF-8, hand edits) are skipped and counted, never fatal: one bad line must not hide the rest."""
     j = Journal()
-    text = "".join((read_text(f) or "") for f in journal_files(vault.journal_path))
-    for line in text.splitlines():
-        if not line.strip():
+    for f in journal_files(vault.journal_path):
+        data = read_bytes(f)
+        if data:
+            _parse_lines(data, j)
+    return j
+
+
+def _parse_lines(data: bytes, j: Journal) -> None:
+    for raw in data.split(b"\n"):
+        if not raw.strip():
             continue
         try:
-            entry = json.loads(line)
-        except ValueError:
+            entry = json.loads(raw.decode("utf-8-sig"))
+        except ValueError:  # UnicodeDecodeError is a ValueError too
             j.broken_lines += 1
             continue
         if isinstance(entry, dict):
             j.entries.append(entry)
         else:
             j.broken_lines += 1
-    return j
 
 
 def removed_rows(entry: dict) -> list[dict]:
@@ -63,16 +74,46 @@ def history(vault: Vault, session_id: str | None = None, limit: int = 50) -> Jou
     return j
 
 
-def last_removed_row(vault: Vault, session_id: str) -> it.Row | None:
-    found: it.Row | None = None
+def last_removed_row(vault: Vault, session_id: str) -> dict | None:
+    """The last journaled copy of a removed row of ``session_id``, as journaled (not yet checked)."""
+    found: dict | None = None
     for e in read_journal(vault).entries:
         for r in removed_rows(e):
             if r.get("session_id") == session_id:
-                try:
-                    found = it.Row(**{k: str(r.get(k, "")) for k in it.FIELD_NAMES})
-                except TypeError:
-                    continue
+                found = r
     return found
+
+
+def row_from_journal(raw: dict, session_id: str) -> it.Row:
+    """A journaled row checked like any other input before it goes back on the board: every
+    field present and text, the Session ID the one asked for, a known status, a valid agent name,
+    Referenced By a list of Session IDs, and cells that read back as written (docs/reliability.md)."""
+    where = f"the journaled row of {session_id}"
+    missing = [k for k in it.FIELD_NAMES if k not in raw]
+    if missing:
+        raise Refused(f"{where} lacks {', '.join(missing)}; not restoring it (see `agentmem journal --session {session_id}`)")
+    bad = [k for k in it.FIELD_NAMES if not isinstance(raw[k], str)]
+    if bad:
+        raise Refused(f"{where} has a {bad[0]} that is not text ({type(raw[bad[0]]).__name__}); not restoring it")
+    if raw["session_id"] != session_id or not is_valid_session_id(raw["session_id"]):
+        raise Refused(f"{where} names Session ID {raw['session_id']!r}; not restoring it")
+    if raw["status"] not in it.STATUSES:
+        raise Refused(f"{where} has status {raw['status']!r}, expected one of {', '.join(it.STATUSES)}; not restoring it")
+    try:
+        validate_agent_name(raw["agent_name"])
+    except UsageError as exc:
+        raise Refused(f"{where} has an invalid agent name {raw['agent_name']!r}; not restoring it") from exc
+    refs = it.split_id_list(raw["referenced_by"])
+    if any(not is_valid_session_id(r) for r in refs):
+        raise Refused(f"{where} has a Referenced By that is not a list of Session IDs ({raw['referenced_by']!r}); not restoring it")
+    row = it.Row(**{k: raw[k] for k in it.FIELD_NAMES})
+    try:
+        cells = it.split_cells(it.render_row(row))
+    except AgentmemError as exc:
+        raise Refused(f"{where}: {exc.message}") from exc
+    if cells != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()] or len(cells) != len(it.FIELD_NAMES):
+        raise Refused(f"{where} would not read back as written; not restoring it")
+    return row
 
 
 def restore_row(vault: Vault, session_id: str) -> it.Row:
@@ -80,9 +121,12 @@ def restore_row(vault: Vault, session_id: str) -> it.Row:
 
     Refused while the ID is on the board or archived (the archive holds that session now)."""
     sid = validate_session_id(session_id)
-    row = last_removed_row(vault, sid)
-    if row is None:
-        raise SessionNotFound(f"the journal has no removed row for {sid}")
+    raw = last_removed_row(vault, sid)
+    if raw is None:
+        broken = read_journal(vault).broken_lines
+        more = f" ({broken} unreadable journal lines were skipped)" if broken else ""
+        raise SessionNotFound(f"the journal has no removed row for {sid}{more}")
+    row = row_from_journal(raw, sid)
     if vault.archive_path(sid).exists():
         raise Refused(f"{sid} was archived: its metadata and snapshot are in memory/archive/{sid}/; not restoring the row")
     with VaultWriter(vault, "restore") as w:

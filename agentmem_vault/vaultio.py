@@ -12,26 +12,28 @@ Windows only files, because Windows ignores the read-only attribute of folders.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from agentmem_vault import clock
-from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import (
     AgentmemError,
     IndexFormatError,
+    NotRegularFile,
     SnapshotFormatError,
     VerifyFailed,
     WriteFailed,
 )
 from agentmem_vault.locking import exclusive_lock
+from agentmem_vault.model import index_table as it
 
 _RETRY_SECONDS = 3.0
 _WINDOWS = sys.platform == "win32"
@@ -60,6 +62,14 @@ def _retry(fn: Callable[[], object], what: str) -> object:
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -166,25 +176,80 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def append_bytes(path: Path, data: bytes) -> None:
-    """Append in place with one write (the skill: append only the new row)."""
+_os_write = os.write  # the one write call of appends (tests inject ENOSPC here)
+O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: opening a FIFO must not wait for a peer
+O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+
+
+def make_dirs(folder: Path) -> None:
+    """``mkdir -p`` that honours read-only folders (also as root): the nearest existing ancestor
+    must be writable before anything is created inside it (docs/reliability.md)."""
+    if folder.is_dir():
+        return
+    existing = folder
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    ensure_writable(existing)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(f"could not create {folder}: {exc.strerror or exc}; nothing was written") from exc
+
+
+def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False) -> None:
+    """Append in place with one write (only the new row goes to disk).
+
+    On any error (a full disk cutting the write inside a UTF-8 character, EIO…) the file is cut
+    back to its exact old length and fsynced before the error is raised, so a failed append never
+    leaves half a line (docs/reliability.md). ``fresh_line``: start on a new line if the file ends
+    without one (a line cut off by a crash must not swallow this one)."""
     ensure_writable(path)
+    undo_failed: list[str] = []
 
     def _do() -> None:
-        fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+        fd = os.open(str(path), os.O_RDWR | os.O_APPEND | os.O_CREAT | O_BINARY | O_NONBLOCK, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            os.fsync(fd)
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotRegularFile(f"{path} is not a regular file ({_kind(st.st_mode)}); refusing to write to it")
+            old = st.st_size
+            payload = data
+            if fresh_line and old:
+                os.lseek(fd, old - 1, os.SEEK_SET)  # O_APPEND: the write still goes to the end
+                if os.read(fd, 1) != b"\n":
+                    payload = b"\n" + data
+            try:
+                view = memoryview(payload)
+                while view:
+                    n = _os_write(fd, view)
+                    if n <= 0:
+                        raise OSError(errno.ENOSPC, "No space left on device")
+                    view = view[n:]
+                os.fsync(fd)
+            except OSError:
+                try:
+                    os.ftruncate(fd, old)
+                    os.fsync(fd)
+                except OSError as undo:
+                    undo_failed.append(undo.strerror or str(undo))
+                raise
         finally:
             os.close(fd)
 
     try:
         _retry(_do, f"append to {path}")
     except OSError as exc:
-        raise WriteFailed(f"could not append to {path}: {exc.strerror or exc}") from exc
+        if undo_failed:
+            raise WriteFailed(
+                f"could not append to {path}: {exc.strerror or exc}, and could not cut it back "
+                f"({undo_failed[0]}); its last line may be incomplete - run `agentmem doctor`"
+            ) from exc
+        raise WriteFailed(f"could not append to {path}: {exc.strerror or exc}; the file is as it was") from exc
+
+
+def append_line(path: Path, data: bytes) -> None:
+    """Append one line to an append-only state file (journal, ledgers, queues)."""
+    append_bytes(path, data, fresh_line=True)
 
 
 # -- the locked writer ----------------------------------------------------------------------------
@@ -215,7 +280,7 @@ class VaultWriter:
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
 
-    def __enter__(self) -> "VaultWriter":
+    def __enter__(self) -> VaultWriter:
         self._cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
         self._cm.__enter__()
         return self
@@ -226,7 +291,7 @@ class VaultWriter:
 
     # -- all-or-nothing ---------------------------------------------------------------------
     @contextmanager
-    def transaction(self) -> Iterator["VaultWriter"]:
+    def transaction(self) -> Iterator[VaultWriter]:
         """Everything written inside is undone (files restored byte for byte, new files removed)
         if the block raises, so a multi-file operation is either fully done or not at all."""
         if self._undo is not None:  # nested: the outer transaction owns the undo log
@@ -292,9 +357,9 @@ class VaultWriter:
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
         jp = self.vault.journal_path
         try:
-            jp.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(jp.parent)
             _rotate_journal(jp)
-            append_bytes(jp, line)
+            append_line(jp, line)
         except (OSError, WriteFailed) as exc:
             raise WriteFailed(f"could not write the journal {jp}: {exc}; nothing was changed") from exc
         self.changes.append(entry)
@@ -332,7 +397,7 @@ class VaultWriter:
         new_text, tail = it.append_row(doc, row)
         self._remember(self.vault.index_path)
         self.journal("append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict())
-        self.vault.memory.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.vault.memory)
         if not before:  # missing or empty index: create it with the header
             new_text = it.new_index_text() + it.render_row(row) + "\n"
             atomic_write_text(self.vault.index_path, new_text)

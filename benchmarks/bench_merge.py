@@ -57,7 +57,7 @@ def item(rng: random.Random, section: str, n: int) -> str:
     if section == "Files / Artifacts":
         return f"`src/{rng.choice(WORDS)}/{rng.choice(WORDS)}_{n}.py`"
     if section == "Continues From":
-        return f"2026-05-{1 + n % 28:02d}-{n % 2400:04d}-agent-{n}"
+        return f"2026-05-{1 + n % 28:02d}-{n // 60 % 24:02d}{n % 60:02d}-agent-{n}"
     if section == "Superseded / Resolved":
         return f"[done] (Next Actions) {sentence(rng, 6)}"
     return sentence(rng, 14 if section == "Current Context" else 8)

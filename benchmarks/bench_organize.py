@@ -34,7 +34,7 @@ NOW = datetime(2026, 6, 1, 9, 30)
 
 def sid(n: int) -> str:
     day = 1 + n % 28
-    return f"2026-{1 + (n // 28) % 5:02d}-{day:02d}-{n % 2400:04d}-agent-{n}"
+    return f"2026-{1 + (n // 28) % 5:02d}-{day:02d}-{n // 60 % 24:02d}{n % 60:02d}-agent-{n}"
 
 
 def build(vault: Vault, rows: int, snapshots: int) -> str:

@@ -69,7 +69,7 @@ def test_lock_timeout(vault: Vault, outside: Path) -> None:
         proc = run_hook("cursor-session-start", cursor_start(vault.root), cwd=outside)
         elapsed = time.monotonic() - t0
     _assert_no_id(proc)
-    assert elapsed < 5
+    assert elapsed < 45  # gave up on the lock rather than waiting for the holder (generous: loaded CI)
     assert vault.index_path.read_bytes() == before
     assert not (vault.state_dir / "conversations.jsonl").exists()
     log = hooks_log(vault)
@@ -167,7 +167,7 @@ def test_stdin_left_open_with_a_partial_payload_times_out(vault: Vault) -> None:
         p.stdin.close()
         p.wait(timeout=30)
     assert json.loads(out) == {}
-    assert elapsed < 10
+    assert elapsed < 45  # did not wait for EOF (generous: loaded CI)
     assert rows(vault) == [] and "bad_payload" in hooks_log(vault)[0]
 
 

@@ -57,10 +57,10 @@ def test_windows_stdin_reader_returns_a_complete_payload_without_waiting_for_eof
         monkeypatch.setattr(sys, "platform", "win32")
         monkeypatch.setattr(sys, "stdin", stdin)
         t0 = time.monotonic()
-        got = hooks.read_stdin(timeout=2.0)
+        got = hooks.read_stdin(timeout=60.0)
         elapsed = time.monotonic() - t0
     finally:
         os.close(w)
     monkeypatch.undo()
     stdin.close()
-    assert got == payload and elapsed < 1.0
+    assert got == payload and elapsed < 50  # returned on the whole object, not at the timeout

@@ -63,6 +63,8 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
         for i in range(1, 4)
     )
     v.index_path.write_text(original, encoding="utf-8")
+    # 400 registrations queue on one lock: wait generously (a loaded 2-core CI machine is slow)
+    v.config_path.write_text("lock_timeout: 600\n", encoding="utf-8")
     script = textwrap.dedent(
         """
         import sys
@@ -77,7 +79,7 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", script, str(v.root)], stdout=subprocess.PIPE, env=env) for _ in range(16)]
     printed: list[str] = []
     for p in procs:
-        out, _ = p.communicate(timeout=120)
+        out, _ = p.communicate(timeout=900)
         assert p.returncode == 0
         printed += out.decode().split()
     text = v.index_path.read_text(encoding="utf-8")
@@ -91,7 +93,7 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
 
 def test_killed_rewrite_leaves_old_or_new_file(vault: Vault) -> None:
     base = it.new_index_text() + "".join(
-        it.render_row(it.Row(f"2026-05-01-{i // 60:02d}{i % 60:02d}-agent", "agent", "主題" * 20, "摘要" * 40, "k", "active", "-", "x", "y")) + "\n"
+        it.render_row(it.Row(f"2026-05-{1 + i // 1440:02d}-{i // 60 % 24:02d}{i % 60:02d}-agent", "agent", "主題" * 20, "摘要" * 40, "k", "active", "-", "x", "y")) + "\n"
         for i in range(1500)
     )
     vault.index_path.write_text(base, encoding="utf-8")

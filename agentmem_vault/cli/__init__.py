@@ -129,6 +129,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("extract", "eval"), ("longterm_cmds",)),
     **dict.fromkeys(("context", "reindex"), ("recall_cmds",)),
     **dict.fromkeys(("journal", "restore"), ("journal_cmds",)),
+    **dict.fromkeys(("merge-driver", "install-merge-driver"), ("sync_cmds",)),
 }
 _MEMORIES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("list", "show", "deprecate"), ("longterm_cmds",)),

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, ContextManager
 
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.vaultio import append_bytes, atomic_write_bytes, atomic_write_text, read_bytes
+from agentmem_vault.vaultio import append_line, atomic_write_bytes, atomic_write_text, read_bytes
 
 QUEUE_FILE = "extract-queue.jsonl"
 STATE_FILE = "extract-state.json"
@@ -186,7 +186,7 @@ class ExtractionQueue:
             raise ValueError(f"not a queue item: {item!r}")
         self.state_dir.mkdir(parents=True, exist_ok=True)
         with self.lock():
-            append_bytes(self.queue_path, (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8"))
+            append_line(self.queue_path, (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8"))
         self.poll()
 
     def note_snapshot(self, session_id: str, sha: str | None) -> bool:

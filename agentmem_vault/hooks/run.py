@@ -189,7 +189,7 @@ def _log_paths(vault_root: Path | None) -> list[Path]:
 def log_line(vault_root: Path | None, hook: str, status: str, message: str) -> Path | None:
     """One line per failure; falls back to the user cache dir when the vault is not writable."""
     from agentmem_vault.ops.conversations import stamp
-    from agentmem_vault.vaultio import append_bytes, ensure_writable
+    from agentmem_vault.vaultio import append_line, ensure_writable
 
     try:
         ts = stamp()
@@ -211,7 +211,7 @@ def log_line(vault_root: Path | None, hook: str, status: str, message: str) -> P
                     os.replace(path, path.with_name(path.name + ".1"))
             except FileNotFoundError:
                 pass
-            append_bytes(path, line)
+            append_line(path, line)
             return path
         except Exception:  # noqa: BLE001 - try the next place
             continue

@@ -7,8 +7,9 @@ everywhere: no ``..``, no separators, no upper case, bounded length.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Iterable
+from functools import lru_cache
 
 from agentmem_vault.errors import InvalidSessionId, UsageError
 
@@ -19,7 +20,19 @@ SESSION_ID_IN_TEXT_RE = re.compile(r"\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9][a-z0-9-]*[
 
 
 def is_valid_session_id(value: str) -> bool:
-    return bool(SESSION_ID_RE.match(value or "")) and not value.endswith("-")
+    m = SESSION_ID_RE.match(value or "")
+    return bool(m) and not value.endswith("-") and _real_minute(value[:15])
+
+
+@lru_cache(maxsize=4096)
+def _real_minute(stamp: str) -> bool:
+    """``YYYY-MM-DD-HHMM`` names a minute that exists (no month 13, 30 February or 24:60).
+    Cached: a 10,000-row board holds few distinct minutes and this runs once per row."""
+    try:
+        datetime(int(stamp[:4]), int(stamp[5:7]), int(stamp[8:10]), int(stamp[11:13]), int(stamp[13:15]))
+    except ValueError:
+        return False
+    return True
 
 
 def validate_session_id(value: str) -> str:
@@ -40,8 +53,12 @@ def validate_agent_name(value: str) -> str:
     return value
 
 
-def base_session_id(now: datetime, agent: str) -> str:
-    return f"{now:%Y-%m-%d-%H%M}-{validate_agent_name(agent)}"
+def base_session_id(now: datetime, agent: str, machine: str = "") -> str:
+    """``YYYY-MM-DD-HHMM-<agent>``; with a machine id (set only on vaults shared by several machines
+    through git, docs/sync.md) ``YYYY-MM-DD-HHMM-<agent>-<machine>``, so two machines registering
+    in the same minute never hand out the same ID."""
+    base = f"{now:%Y-%m-%d-%H%M}-{validate_agent_name(agent)}"
+    return f"{base}-{machine}" if machine else base
 
 
 def next_free_id(base: str, taken: Iterable[str] | set[str]) -> str:
@@ -63,3 +80,31 @@ def find_ids(text: str) -> list[str]:
         if is_valid_session_id(v) and v not in seen:
             seen.append(v)
     return seen
+
+
+def ids_with_prefix(data: bytes, base: str) -> set[str]:
+    """IDs on the lines of an issued-IDs ledger (one ID per line) that are ``base`` or ``base-N``.
+
+    A byte search for the prefix, not a parse of every line: the sessionStart hook runs this on
+    a ledger that only grows (docs/reliability.md)."""
+    out: set[str] = set()
+    key = base.encode("utf-8")
+    i = data.find(key)
+    while i != -1:
+        if i == 0 or data[i - 1] in b"\r\n":
+            end = data.find(b"\n", i)
+            line = data[i:] if end == -1 else data[i:end]
+            sid = line.decode("utf-8", "replace").strip()
+            if sid == base or (sid.startswith(base + "-") and sid[len(base) + 1 :].isdigit()):
+                out.add(sid)
+        i = data.find(key, i + 1)
+    return out
+
+
+_JSON_SID_RE = re.compile(rb'"session_id":\s*"([0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4}-[a-z0-9-]+)"')
+
+
+def ids_in_json_lines(data: bytes) -> set[str]:
+    """Every valid ``"session_id": "..."`` value in JSON Lines text (journal, conversation pairs),
+    including those nested in journaled rows; damaged lines are simply not matched."""
+    return {sid for m in _JSON_SID_RE.finditer(data) if is_valid_session_id(sid := m.group(1).decode("ascii"))}

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
 
 from agentmem_vault.config import Vault
 from agentmem_vault.locking import exclusive_lock
-from agentmem_vault.vaultio import append_bytes, read_bytes
+from agentmem_vault.vaultio import append_line, make_dirs, read_bytes
 
 CONVERSATIONS = "conversations.jsonl"
 EXTRACT_QUEUE = "extract-queue.jsonl"
@@ -62,8 +62,8 @@ def stamp(when: datetime | None = None) -> str:
 
 
 def _append_line(path: Path, entry: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    append_bytes(path, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+    make_dirs(path.parent)
+    append_line(path, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def record_pair(vault: Vault, conversation_id: str, session_id: str, *, agent: str, source: str | None = None) -> dict:

@@ -448,9 +448,22 @@ def plan_text(plan: Plan) -> str:
 # -- running ------------------------------------------------------------------------------------
 
 
+def sync_findings(vault: Vault) -> list[Finding]:
+    """A vault in a git repository without our merge drivers (docs/sync.md)."""
+    from agentmem_vault.integrations.merge_install import missing_driver
+
+    try:
+        problem = missing_driver(vault)
+    except AgentmemError:
+        return []  # git itself is broken here: nothing this check can say reliably
+    if problem is None:
+        return []
+    return [Finding("merge_driver_missing", WARNING, problem, hint="agentmem install-merge-driver")]
+
+
 def diagnose(vault: Vault) -> DoctorReport:
     findings, _ = diagnose_state(read_state(vault))
-    return DoctorReport(findings)
+    return DoctorReport(findings + sync_findings(vault))
 
 
 def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
@@ -460,7 +473,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     with VaultWriter(vault, "doctor") as w:
         state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)
-        report = DoctorReport(findings, fixed_run=True)
+        report = DoctorReport(findings + sync_findings(vault), fixed_run=True)
         temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
         fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND]
         if plan is None:

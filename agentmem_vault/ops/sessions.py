@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterator
 
 from agentmem_vault.clock import format_ts, now as clock_now
-from agentmem_vault.config import Vault
+from agentmem_vault.config import Vault, machine_id
 from agentmem_vault.errors import (
     AgentmemError,
     IncompleteOperation,
@@ -23,7 +23,7 @@ from agentmem_vault.errors import (
     UsageError,
 )
 from agentmem_vault.model import index_table as it
-from agentmem_vault.model.ids import base_session_id, next_free_id, validate_session_id
+from agentmem_vault.model.ids import base_session_id, validate_session_id
 from agentmem_vault.model.session_rules import (
     CONTINUE_KEYWORDS,
     MANUAL_FALLBACK_SUMMARY,
@@ -35,7 +35,7 @@ from agentmem_vault.model.session_rules import (
     pick_topic,
     summary_from_snapshot,
 )
-from agentmem_vault.ops.register import Registration, taken_ids
+from agentmem_vault.ops.register import Registration, issue_session_id
 from agentmem_vault.model.snapshot import (
     Snapshot,
     merge_snapshots,
@@ -80,7 +80,7 @@ def register_manual(
     with (nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual")) as w, w.transaction():
         text, doc = w.read_index()
         doc.check_writable()
-        sid = next_free_id(base_session_id(when, agent), taken_ids(vault, doc))
+        sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = pick_topic(topic, incoming.topic if incoming else None)
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
         w.write_file(vault.session_path(sid), render_snapshot(snap), session_id=sid, action="write_snapshot")

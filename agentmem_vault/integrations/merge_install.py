@@ -1,0 +1,264 @@
+"""``agentmem install-merge-driver``: register our git merge drivers for a vault kept in git.
+
+Two places hold the set-up (docs/sync.md):
+- ``.gitattributes`` at the repository's top (committed, so every clone gets it): which files use
+  which driver, plus git's built-in ``union`` merge for our append-only JSON Lines files;
+- the repository's own git config (``.git/config``, per clone): the command of each driver. A
+  clone without it merges the board line by line again, so ``doctor`` reports a vault in a git
+  repository whose config lacks the drivers.
+Plan first, apply second; running it twice changes nothing; files are backed up before a change.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentmem_vault.config import Vault, machine_id, set_user_setting
+from agentmem_vault.errors import AgentmemError, Refused, UsageError
+from agentmem_vault.integrations.hook_install import agentmem_argv
+from agentmem_vault.vaultio import atomic_write_text, read_text
+
+BEGIN = "# >>> agentmem merge drivers (agentmem install-merge-driver) >>>"
+END = "# <<< agentmem merge drivers <<<"
+DRIVERS = {
+    "index": "agentmem: the board, merged row by row by Session ID",
+    "snapshot": "agentmem: session snapshots, merged section by section",
+    "note": "agentmem: long-term notes, merged property by property",
+}
+
+
+def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    try:
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              encoding="utf-8", timeout=60, check=False)
+    except FileNotFoundError as exc:
+        raise AgentmemError("git is not installed (or not on PATH); install git first", code="git_missing") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise AgentmemError(f"git {' '.join(args)} did not answer within 60 s", code="git_failed") from exc
+    if check and proc.returncode != 0:
+        raise AgentmemError(f"git {' '.join(args)} failed: {proc.stderr.strip()}", code="git_failed")
+    return proc
+
+
+def repo_top(vault: Vault) -> Path | None:
+    """The top folder of the git work tree holding the vault, or None when it is not in one."""
+    try:
+        proc = _git(vault.root, "rev-parse", "--show-toplevel", check=False)
+    except AgentmemError:
+        return None
+    out = proc.stdout.strip()
+    return Path(out) if proc.returncode == 0 and out else None
+
+
+def _pattern(path: str) -> str:
+    """A .gitattributes pattern; C-style quoted when it holds a space or a quote."""
+    if any(c in path for c in ' "\\\t'):
+        return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return path
+
+
+def attributes_block(memory_rel: str) -> str:
+    m = memory_rel.rstrip("/")
+    lines = [
+        BEGIN,
+        f"{_pattern(m + '/index.md')} merge=agentmem-index",
+        f"{_pattern(m + '/sessions/*.md')} merge=agentmem-snapshot",
+        f"{_pattern(m + '/archive/*/session.md')} merge=agentmem-snapshot",
+        f"{_pattern(m + '/long-term/*.md')} merge=agentmem-note",
+        # Append-only logs (journal, conversation pairs, the issued-IDs ledger): keep both sides' lines.
+        f"{_pattern(m + '/.agentmem/*.jsonl')} merge=union",
+        f"{_pattern(m + '/.agentmem/issued-ids.txt')} merge=union",
+        END,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# Inside memory/.agentmem/: what is machine-local (caches, the recall index, daemon pid and log,
+# locks' leftovers, backups) stays out of git; settings, prompts and the append-only logs are shared.
+STATE_GITIGNORE = """# agentmem: machine-local tool state stays out of git (agentmem install-merge-driver)
+*
+!.gitignore
+!config.yaml
+!*.jsonl
+!issued-ids.txt
+!prompts/
+!prompts/**
+"""
+
+
+def driver_command(kind: str, argv: list[str] | None = None) -> str:
+    # %P is quoted by git itself; %O %A %B are temporary file names without spaces.
+    return shlex.join([*(argv or agentmem_argv()), "merge-driver", kind]) + " %O %A %B %P"
+
+
+def _with_block(text: str, block: str) -> str:
+    if BEGIN in text and END in text:
+        start = text.index(BEGIN)
+        end = text.index(END, start) + len(END)
+        rest = text[end:]
+        if rest.startswith("\r\n"):
+            rest = rest[2:]
+        elif rest.startswith("\n"):
+            rest = rest[1:]
+        return text[:start] + block + rest
+    sep = "" if not text or text.endswith("\n") else "\n"
+    return text + sep + ("\n" if text else "") + block
+
+
+def default_machine_id() -> str:
+    host = socket.gethostname().split(".")[0].lower()
+    slug = "".join(c for c in host if c.isascii() and c.isalnum())[:12]
+    return slug or "m1"
+
+
+@dataclass
+class MergeDriverPlan:
+    repo: Path
+    attributes_path: Path
+    attributes_before: str | None
+    attributes_after: str
+    config: dict[str, str]  # git config key -> value that must be set
+    config_before: dict[str, str]
+    machine_id_before: str
+    machine_id_after: str
+    notes: list[str] = field(default_factory=list)
+    state_ignore_path: Path | None = None
+    state_ignore_missing: bool = False  # memory/.agentmem/.gitignore is written only when absent
+
+    @property
+    def attributes_changed(self) -> bool:
+        return self.attributes_before != self.attributes_after
+
+    @property
+    def config_changes(self) -> dict[str, str]:
+        return {k: v for k, v in self.config.items() if self.config_before.get(k) != v}
+
+    def to_dict(self) -> dict:
+        return {
+            "repository": str(self.repo),
+            "gitattributes": str(self.attributes_path),
+            "gitattributes_changed": self.attributes_changed,
+            "git_config": self.config,
+            "git_config_changed": sorted(self.config_changes),
+            "machine_id": self.machine_id_after,
+            "machine_id_changed": self.machine_id_before != self.machine_id_after,
+            "state_gitignore": str(self.state_ignore_path) if self.state_ignore_missing else None,
+            "notes": list(self.notes),
+        }
+
+
+def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: str | None = None) -> MergeDriverPlan:
+    top = repo_top(vault)
+    if top is None:
+        raise Refused(
+            f"{vault.root} is not inside a git repository; the merge drivers are for vaults synced with git "
+            "(run `git init` there first, or use a cloud drive: see the README's 'Several machines')"
+        )
+    try:
+        rel = vault.memory.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError as exc:
+        raise Refused(f"memory/ of {vault.root} is outside the repository at {top}") from exc
+    attr_path = top / ".gitattributes"
+    if attr_path.is_symlink():
+        raise Refused(f"{attr_path} is a symbolic link; refusing to change it (edit it by hand: see docs/sync.md)")
+    before = read_text(attr_path)
+    after = _with_block(before or "", attributes_block(rel))
+    config: dict[str, str] = {}
+    for kind, name in DRIVERS.items():
+        config[f"merge.agentmem-{kind}.name"] = name
+        config[f"merge.agentmem-{kind}.driver"] = driver_command(kind, argv)
+    current: dict[str, str] = {}
+    for key in config:
+        proc = _git(top, "config", "--local", "--get", key, check=False)
+        if proc.returncode == 0:
+            current[key] = proc.stdout.rstrip("\n")
+    mid_before = machine_id()
+    if machine is None:
+        mid_after = mid_before or default_machine_id()
+    else:
+        mid_after = machine.strip().lower()
+        if mid_after and not (mid_after.isascii() and mid_after.isalnum() and len(mid_after) <= 12):
+            raise UsageError(f"--machine-id {machine!r}: use 1-12 letters a-z or digits (or '' for none)")
+    ignore_path = vault.state_dir / ".gitignore"
+    ignore_before = read_text(ignore_path) if not ignore_path.is_symlink() else None
+    notes = [
+        "every clone needs this once (git config is not committed): run `agentmem install-merge-driver` on each machine",
+    ]
+    if mid_after and mid_after != mid_before:
+        notes.append(
+            f"new Session IDs made on this machine end in -{mid_after} (e.g. 2026-06-01-0930-cursor-main-agent-{mid_after}) "
+            "so that two machines never give out the same ID; `--machine-id ''` turns it off"
+        )
+    plan = MergeDriverPlan(top, attr_path, before, after, config, current, mid_before, mid_after, notes)
+    plan.state_ignore_path = ignore_path
+    plan.state_ignore_missing = ignore_before is None and not ignore_path.is_symlink()
+    return plan
+
+
+def _backup(path: Path, text: str) -> Path:
+    from datetime import datetime
+
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    cand = path.with_name(f"{path.name}.agentmem-backup-{stamp}")
+    n = 2
+    while cand.exists():
+        cand = path.with_name(f"{path.name}.agentmem-backup-{stamp}-{n}")
+        n += 1
+    atomic_write_text(cand, text)
+    return cand
+
+
+def apply_merge_driver(plan: MergeDriverPlan) -> dict:
+    result = plan.to_dict()
+    backups: list[str] = []
+    if plan.attributes_changed:
+        if plan.attributes_before is not None:
+            backups.append(str(_backup(plan.attributes_path, plan.attributes_before)))
+        atomic_write_text(plan.attributes_path, plan.attributes_after)
+    changes = plan.config_changes
+    if changes:
+        git_config = Path(_git(plan.repo, "rev-parse", "--git-path", "config").stdout.strip())
+        if not git_config.is_absolute():
+            git_config = plan.repo / git_config
+        old = read_text(git_config)
+        if old is not None:
+            backups.append(str(_backup(git_config, old)))
+        for key, value in changes.items():
+            _git(plan.repo, "config", "--local", key, value)
+    if plan.state_ignore_missing and plan.state_ignore_path is not None:
+        atomic_write_text(plan.state_ignore_path, STATE_GITIGNORE)
+    if plan.machine_id_after != plan.machine_id_before:
+        set_user_setting("machine_id", plan.machine_id_after)
+    result["backups"] = backups
+    return result
+
+
+def install_merge_driver(vault: Vault, *, dry_run: bool = False, argv: list[str] | None = None,
+                         machine: str | None = None) -> dict:
+    plan = plan_merge_driver(vault, argv=argv, machine=machine)
+    if dry_run:
+        out = plan.to_dict()
+        out["dry_run"] = True
+        out["gitattributes_text"] = plan.attributes_after
+        return out
+    return apply_merge_driver(plan)
+
+
+def missing_driver(vault: Vault) -> str | None:
+    """A one-line problem when the vault is in a git repository without our drivers, else None
+    (for ``doctor``)."""
+    top = repo_top(vault)
+    if top is None:
+        return None
+    attrs = read_text(top / ".gitattributes") or ""
+    proc = _git(top, "config", "--local", "--get", "merge.agentmem-index.driver", check=False)
+    if BEGIN in attrs and proc.returncode == 0 and proc.stdout.strip():
+        return None
+    return (
+        f"the vault is in the git repository {top} but the agentmem merge drivers are not installed there: "
+        "a pull can conflict inside the board; run `agentmem install-merge-driver`"
+    )

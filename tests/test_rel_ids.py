@@ -1,0 +1,102 @@
+"""Reliability: a Session ID once issued is never handed out again (docs/reliability.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+
+import pytest
+from conftest import run_cli
+
+from agentmem_vault.config import Vault
+from agentmem_vault.model import index_table as it
+from agentmem_vault.model.ids import is_valid_session_id
+
+NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
+WHEN = datetime(2026, 6, 1, 9, 30)
+
+
+def board(v: Vault) -> list[str]:
+    return it.parse_index(v.index_path.read_text(encoding="utf-8")).ids()
+
+
+def organize_now(v: Vault) -> None:
+    from agentmem_vault.ops.lifecycle import organize
+
+    organize(v, now=WHEN)
+
+
+def test_register_organize_register_never_repeats_an_id(vault: Vault) -> None:
+    first = json.loads(run_cli("register", "--json", vault=vault, env=NOW).stdout)["session_id"]
+    assert run_cli("organize", vault=vault, env=NOW).returncode == 0
+    assert first not in board(vault)  # organize deleted the idle row
+    second = json.loads(run_cli("register", "--json", vault=vault, env=NOW).stdout)["session_id"]
+    assert second != first
+
+
+def test_hooks_register_and_manual_mixed_never_repeat(vault: Vault) -> None:
+    from agentmem_vault.ops.register import register_idle
+    from agentmem_vault.ops.sessions import register_manual
+
+    issued: list[str] = []
+    for round_ in range(4):
+        issued.append(register_idle(vault, "cursor-main-agent", when=WHEN).session_id)
+        issued.append(register_idle(vault, "cursor-main-agent", when=WHEN, command="hook cursor-session-start").session_id)
+        organize_now(vault)
+        if round_ % 2:
+            issued.append(register_manual(vault, "cursor-main-agent").session_id)
+    # register_manual uses the real clock: only same-agent IDs of the fixed minute can collide
+    assert len(issued) == len(set(issued)), issued
+
+
+def test_restore_and_archive_do_not_free_an_id(vault: Vault) -> None:
+    from agentmem_vault.journal import restore_row
+    from agentmem_vault.ops.register import register_idle
+
+    a = register_idle(vault, "a", when=WHEN).session_id
+    organize_now(vault)
+    restore_row(vault, a)
+    organize_now(vault)
+    b = register_idle(vault, "a", when=WHEN).session_id
+    assert b != a
+
+
+@pytest.mark.parametrize("lost", ["ledger", "state_dir"])
+def test_lost_ledger_still_counts_journal_sessions_and_archive(vault: Vault, lost: str) -> None:
+    from agentmem_vault.ops.register import issued_path, register_idle
+
+    a = register_idle(vault, "a", when=WHEN).session_id
+    organize_now(vault)  # row gone; only the journal (and ledger) remember a
+    # a snapshot and an archive folder of the same minute also hold IDs
+    (vault.sessions_dir / "2026-06-01-0930-a-7.md").write_text("x", encoding="utf-8")
+    (vault.archive_dir / "2026-06-01-0930-a-8").mkdir(parents=True)
+    if lost == "ledger":
+        issued_path(vault).unlink()
+    else:
+        shutil.rmtree(vault.state_dir)
+    got = {register_idle(vault, "a", when=WHEN).session_id for _ in range(8)}
+    assert "2026-06-01-0930-a-7" not in got and "2026-06-01-0930-a-8" not in got
+    if lost == "ledger":  # the journal survived and still counts
+        assert a not in got
+    assert issued_path(vault).is_file()
+
+
+def test_ledger_is_append_only_and_survives_doctor(vault: Vault) -> None:
+    from agentmem_vault.ops.register import issued_path, register_idle
+
+    ids = [register_idle(vault, "a", when=WHEN).session_id for _ in range(3)]
+    lines = issued_path(vault).read_text(encoding="utf-8").split()
+    assert lines[-3:] == ids
+    assert run_cli("doctor", "--fix", vault=vault).returncode in (0, 1)
+    assert issued_path(vault).read_text(encoding="utf-8").split()[-3:] == ids
+
+
+@pytest.mark.parametrize("bad", ["2026-13-45-9999-x", "2026-02-30-0930-x", "2026-06-01-2460-x", "0000-01-01-0000-x"])
+def test_impossible_id_dates_are_not_session_ids(bad: str) -> None:
+    assert not is_valid_session_id(bad)
+
+
+def test_possible_dates_still_valid() -> None:
+    assert is_valid_session_id("2024-02-29-2359-x")
+    assert is_valid_session_id("2026-06-01-0930-cursor-main-agent-2")
