@@ -1,6 +1,6 @@
 """The only module that writes vault files.
 
-Every change follows the skill's safe-write rule, enforced here: take the vault's exclusive lock
+Every change follows the safe-write rule (docs/board.md "Writing rules"), enforced here: take the vault's exclusive lock
 (kept outside the synced folder), re-read the file under the lock, change only the target, write
 (append in place, or an atomic temp+fsync+replace with retries on Windows sharing violations),
 re-read and verify, and journal the change to ``memory/.agentmem/journal.jsonl`` *before* it is

@@ -12,7 +12,7 @@ then for each mode starts ``agentmem daemon run`` as a child process and measure
   times), and a snapshot's Metadata updated until the row is synced;
 - loops: whether index.md was written during the idle window (it must not be).
 
-Target (issue 6): idle CPU under 1% of a core on 5,000 snapshots. Linux only (reads /proc). Prints JSON.
+Target (docs/daemon.md): idle CPU under 1% of a core on 5,000 snapshots. Linux only (reads /proc). Prints JSON.
 """
 
 from __future__ import annotations

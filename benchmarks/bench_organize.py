@@ -2,7 +2,7 @@
 
 Prints JSON. Baselines measured in the same run on the same files:
 - ``floor_read``: read + parse memory/index.md and read every snapshot (what any organize must do);
-- ``naive_per_row``: the skill's by-hand way, one locked remove/update per row (VaultWriter.remove_row
+- ``naive_per_row``: the by-hand way, one locked remove/update per row (VaultWriter.remove_row
   / update_row), timed on a sample of rows and extrapolated to the whole plan.
 
 Usage: python benchmarks/bench_organize.py [--rows 10000] [--snapshots 5000] [--repeat 3]

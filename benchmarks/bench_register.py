@@ -1,6 +1,6 @@
 """Time a CLI `agentmem register` on indexes of 100, 1,000 and 10,000 rows.
 
-Target (issue 2): on 10,000 rows within 3x of `python -c "import click"` measured in the same run.
+Target: on 10,000 rows within 3x of `python -c "import click"` measured in the same run.
 Run: python benchmarks/bench_register.py [--runs 15]
 """
 

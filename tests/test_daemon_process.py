@@ -1,6 +1,6 @@
 """The daemon as users run it: a real child process on a temporary vault.
 
-Timings asserted here are the contract of issue 6: a hand-written snapshot gets its row within 3 s
+Timings asserted here are the daemon's contract (docs/daemon.md): a hand-written snapshot gets its row within 3 s
 (native events) or within one rescan period (polling); the daemon's own writes cause no further
 writes (the index's mtime stays put for 10 s); SIGTERM/SIGINT stop it within 2 s.
 """

@@ -13,6 +13,13 @@ import agentmem_vault
 PKG = Path(agentmem_vault.__file__).parent
 FRONT_ENDS = ("cli", "daemon", "hooks", "mcp")
 MODEL_MAY_IMPORT = ("agentmem_vault.model", "agentmem_vault.errors", "agentmem_vault.clock")
+# Known exceptions, each with its reason; remove when the reason goes.
+MODEL_EXCEPTIONS = {
+    # The git merge driver's note merge reads notes through the long-term note parser until the
+    # one note model lands in model/notes.py.
+    ("agentmem_vault.model.merge3", "agentmem_vault.longterm"),
+    ("agentmem_vault.model.merge3", "agentmem_vault.longterm.notes"),
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -95,7 +102,7 @@ def test_model_is_pure() -> None:
         if _area(name) != "model":
             continue
         for dep in _imports(name, path, known, top_level_only=False):
-            if not dep.startswith(MODEL_MAY_IMPORT) and dep != "agentmem_vault":
+            if not dep.startswith(MODEL_MAY_IMPORT) and dep != "agentmem_vault" and (name, dep) not in MODEL_EXCEPTIONS:
                 bad.append(f"{name} -> {dep}")
     assert not bad, "model/ imports beyond model/, errors and clock:\n" + "\n".join(sorted(bad))
 

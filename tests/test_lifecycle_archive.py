@@ -1,4 +1,4 @@
-"""archive ID: the skill's Single-session archive (steps 1-14), all or nothing."""
+"""archive ID: single-session archive (docs/lifecycle.md), all or nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""organize: the skill's Default organize flow (整理 memory) on every case of its rules."""
+"""organize: the organize rules of docs/lifecycle.md (整理 memory) on every case of its rules."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from agentmem_vault.recall.notefile import (
 NOTE = """---
 id: lt-7f3a9c
 title: 長期記憶檢索能力三層抽象模型
-category: project_introduction      # the categories of seed 003
+category: project_introduction      # the categories of docs/longterm.md
 keywords: [全文索引, 倒排索引, OpenSearch]
 usage_scenario:
   - 撰寫長期記憶技術文檔

@@ -2,7 +2,7 @@
 
 Hooks:
   cursor-session-start | claude-session-start | codex-session-start
-      Register the chat as an ``idle`` row (the skill's SessionStart registration), record the
+      Register the chat as an ``idle`` row (docs/board.md "Defaults"), record the
       conversation ID <-> Session ID pair, and answer in the agent's format with
       ``Your Memory Session ID is: <id>`` — only after the row verified. A chat that is already
       registered (Claude Code ``resume``/``compact``, or any repeat of a known conversation ID

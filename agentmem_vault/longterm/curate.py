@@ -1,4 +1,4 @@
-"""Curation against existing notes (seed 003, sections 10-11): for each candidate decide create /
+"""Curation against existing notes (docs/longterm.md, "Curation"): for each candidate decide create /
 update (the previous text goes to the note's dated History) / ignore / deprecate.
 
 ``plan_curation`` is pure: it returns the actions and the notes as they would be written, so a

@@ -371,7 +371,7 @@ def extract_sources(
                 progress(1)
     else:
         jobs: list[_Job] = []
-        for i, (src, turns, start, _, info) in enumerate(work):
+        for i, (_src, turns, start, _, info) in enumerate(work):
             ctx = _context_text(turns, start)
             chunks = chunk_turns(turns[start:], size=chunk_chars)
             info["chunks"] = len(chunks)

@@ -1,4 +1,4 @@
-"""Quality layers after extraction (seed 001, layers 2-3; seed 000's conservative criteria):
+"""Quality layers after extraction (docs/longterm.md, layers 2-3 and the conservative criteria):
 technical specificity, bilingual vague-phrase lists, generic-principle detection, minimum
 substance, the assessment threshold, and a guard against notes that carry injected instructions.
 

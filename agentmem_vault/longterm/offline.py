@@ -1,6 +1,6 @@
 """Rule-based extractor used when there is no API key (or with ``--offline``).
 
-It reads only what the *user* said (seed 000: information that comes purely from the assistant
+It reads only what the *user* said (docs/longterm.md: information that comes purely from the assistant
 is not a memory) and keeps sentences that carry an explicit request ("記住", "from now on", "以後都",
 "下次不要", "always use ..."), a correction ("不對，...", "No, don't use ...") or a stated preference
 ("I prefer", "我習慣", "請用"), plus stated decisions and pitfalls. Questions, one-off task details
@@ -9,7 +9,7 @@ the model would produce, with an assessment score already set (explicit = 5, oth
 
 A correction is stored rule first ("Don't use moment. Use date-fns." -> "Use date-fns (instead of
 moment)."); titles are cut only between words or CJK characters, never inside an identifier, and
-identifiers keep their case; the category is the best-scoring set of cues in seed 003's list.
+identifiers keep their case; the category is the best-scoring set of cues in the category list of docs/longterm.md.
 """
 
 from __future__ import annotations
@@ -371,7 +371,7 @@ def _w(alts: str) -> str:
 
 # Category cues over the folded text (lower case, Simplified Chinese). Each category scores the sum
 # of the weights of its cues that occur; the highest score wins and ties go to the earlier category.
-# Seed 003 has no "tools" category: shell, command, path, encoding and settings rules belong to the
+# The category list (docs/longterm.md) has no "tools" category: shell, command, path, encoding and settings rules belong to the
 # environment configuration; user_communication is about how the assistant talks, so language names
 # ("中文", "English") count there only next to a verb of answering.
 _CATEGORY_CUES: tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...] = tuple(
@@ -455,7 +455,7 @@ _SCENARIOS = {
 
 
 def category_for(content: str, kind: str) -> str:
-    """Seed 003's category for a user rule; pitfalls and decisions the user flagged keep their kind."""
+    """The category (docs/longterm.md) for a user rule; pitfalls and decisions the user flagged keep their kind."""
     if kind == "decision":
         return "important_decision_experience"
     if kind == "pitfall":

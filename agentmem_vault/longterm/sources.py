@@ -63,7 +63,7 @@ def source_for_session(vault: Vault, session_id: str) -> Source:
 def _sniff_jsonl(path: Path) -> str:
     try:
         with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:
-            for _, line in zip(range(50), fh):
+            for _, line in zip(range(50), fh, strict=False):
                 try:
                     obj = json.loads(line)
                 except ValueError:

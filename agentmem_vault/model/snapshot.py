@@ -1,6 +1,6 @@
 """Session snapshots ``memory/sessions/<id>.md``: parse and render (pure, ``str -> Snapshot -> str``).
 
-The template (SPEC section 4) is a ``# Session: <id>`` title, a ``## Metadata`` Field/Value table and
+The template (docs/snapshots.md) is a ``# Session: <id>`` title, a ``## Metadata`` Field/Value table and
 seven sections in a fixed order. Agents write these files by hand, so the parser is lenient: BOM,
 CRLF, ``*``/``+``/numbered bullets, headings in any case or spacing, ``None``/``none``/``無`` for an
 empty section, metadata as ``- Key: value`` lines. Whatever it does not understand is kept, never
@@ -361,7 +361,7 @@ def _parse_paragraphs(body: list[str]) -> list[str]:
 # -- rendering --------------------------------------------------------------------------------
 
 def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> str:
-    """The canonical template text (SPEC section 4): title, Metadata table, the seven sections in
+    """The canonical template text (docs/snapshots.md): title, Metadata table, the seven sections in
     order, ``None`` for an empty section; extras after the section they followed."""
     out: list[str] = []
     if s.frontmatter is not None:

@@ -1,8 +1,8 @@
-"""Merge an incoming snapshot into the existing one, section by section (SPEC section 4), pure.
+"""Merge an incoming snapshot into the existing one, section by section (docs/snapshots.md), pure.
 
 A snapshot is never overwritten: old items stay (possibly marked and moved), incoming items are
 added, restatements replace what they restate in place, and ``verify_merge`` proves afterwards
-that every old item survived. Rules beyond the SPEC table, decided here:
+that every old item survived. Rules beyond the merge table of docs/snapshots.md, decided here:
 
 * **Restatement (near-duplicate).** Texts are folded (``textnorm.fold``: NFKC, case, Traditional ->
   Simplified), stripped of whitespace and Markdown emphasis, and cut into character 3-grams. An
@@ -463,7 +463,7 @@ def _extra_rows(old: dict[str, str], inc: dict[str, str]) -> dict[str, str]:
 
 
 def merge_snapshots(old: Snapshot, incoming: Snapshot, *, updated_at: str) -> Snapshot:
-    """Merge per SPEC section 4 and verify. Raises SnapshotFormatError when ``incoming`` names
+    """Merge per docs/snapshots.md and verify. Raises SnapshotFormatError when ``incoming`` names
     another session and SnapshotMergeError when an old item would be lost (nothing to write)."""
     sid = old.session_id
     _check_same_session(sid, incoming)
@@ -601,7 +601,7 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
                     lazy[sec] = _Restating(new_items, CONTEXT_RULE if sec == CURRENT_CONTEXT else LIST_RULE)
                 if lazy[sec].find(text):
                     continue
-                if sec != CURRENT_CONTEXT and res_finder().find(text, lambda i: parsed[i][2] in (sec, None)):
+                if sec != CURRENT_CONTEXT and res_finder().find(text, lambda i, sec=sec: parsed[i][2] in (sec, None)):
                     continue
             missing.append(f"{sec}: {it}")
 

@@ -1,4 +1,4 @@
-"""Organize: the skill's "整理 memory" procedure, plus the snapshot facts it shares with archive
+"""Organize: the "整理 memory" procedure (docs/lifecycle.md), plus the snapshot facts it shares with archive
 (``archive.py``) and doctor.
 
 Split into a pure plan (``plan_organize``: board + snapshot facts in, decisions out) and an apply
@@ -162,11 +162,11 @@ def plan_organize(
     """Decide what ``organize`` does (pure).
 
     - ``idle`` rows are deleted, except rows referenced by another session (``protected``) and
-      idle rows that have a snapshot (``inconsistent``: the skill says stop and let a person look).
+      idle rows that have a snapshot (``inconsistent``: stop and let a person look).
     - ``active`` rows become ``stale`` when Updated At is older than ``stale_days``, they have a
       snapshot or a non-placeholder Summary, and nobody references them; other active rows are
       ``kept_active`` (a referenced active row is both kept_active and protected).
-    - "Referenced" is the row's Referenced By, or, as the skill's fallback for a continuation
+    - "Referenced" is the row's Referenced By, or, as the fallback for a continuation
       recorded only half-way, another snapshot's Continues From naming the row.
     - ``stale`` rows are never touched; organize never archives.
     """

@@ -1,7 +1,7 @@
 """Read one long-term memory note (``memory/long-term/<title>.md``) for recall.
 
 A small reader of its own so that recall does not wait for, or depend on, the extraction code: the
-frontmatter keys of SPEC section 9 are flat (scalars and lists), so a strict little parser reads them
+frontmatter keys (docs/longterm.md) are flat (scalars and lists), so a strict little parser reads them
 about fifty times faster than PyYAML; anything it does not understand is handed to PyYAML when
 ``allow_yaml`` is true (index build), and makes the note unreadable otherwise (hook fast path).
 A note that cannot be parsed at all is still indexed by its file name and body, with ``error`` set:

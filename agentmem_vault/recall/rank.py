@@ -13,7 +13,8 @@ as alternatives (login ~ 登录), matched as FTS5 phrases.
 
 final = 0.70 * relevance + 0.15 * recency + 0.15 * importance  (no semantic backend, the default)
 final = 0.45 * semantic + 0.30 * relevance + 0.125 * recency + 0.125 * importance  (with one)
-recency = 0.5 ** (age_days / 90): a true half-life (seed 001 wrote exp(-d/90), a 62-day one).
+recency = 0.5 ** (age_days / 90): a true 90-day half-life (exp(-d/90) would be a 62-day one).
+The formula is stated in docs/recall.md.
 """
 
 from __future__ import annotations
