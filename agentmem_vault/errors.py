@@ -47,6 +47,13 @@ class SnapshotFormatError(AgentmemError):
     code = "snapshot_malformed"
 
 
+class NoteFormatError(AgentmemError):
+    """A long-term note whose frontmatter cannot be read (docs/notes.md); readers skip and report
+    it, writers refuse to rewrite it."""
+
+    code = "note_malformed"
+
+
 class SnapshotMergeError(AgentmemError):
     """A snapshot merge would lose an item of the existing snapshot; nothing is written."""
 
@@ -101,12 +108,6 @@ class IncompleteOperation(AgentmemError):
         # Worded by this type alone: a transaction that raised restored every file it had touched.
         return cls(f"{what} is incomplete and was undone (every file is as it was): {cause.message}",
                    details={"cause": cause.code})
-
-
-class NoteFormatError(AgentmemError):
-    """A long-term memory note cannot be read (missing or broken frontmatter)."""
-
-    code = "note_malformed"
 
 
 class LLMError(AgentmemError):

@@ -37,7 +37,7 @@ from recall_helpers import load_corpus, load_long_tasks, load_queries, note_text
 
 from agentmem_vault.config import Vault
 from agentmem_vault.recall.index import RecallIndex, note_tokens, reindex
-from agentmem_vault.recall.notefile import read_note
+from agentmem_vault.model.notes import read_note_bytes
 from agentmem_vault.recall.rank import search
 
 NOW = "2026-06-01T09:30"
@@ -259,7 +259,8 @@ def scale(n: int, runs: int) -> dict:
         for i, nt in enumerate(notes):
             from collections import Counter
 
-            note = read_note(v.longterm_dir / f"{nt['id']} {nt['key']}.md")
+            p = v.longterm_dir / f"{nt['id']} {nt['key']}.md"
+            note = read_note_bytes(p.read_bytes(), p)
             for f, toks in enumerate(note_tokens(note)):
                 for tok, c in Counter(toks.split()).items():
                     postings.setdefault(tok, []).append((i, f, c))

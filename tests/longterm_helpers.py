@@ -47,6 +47,9 @@ class FakeMessagesAPI:
         self.assess_score: int | Callable[[dict], int] = 5
         self.requests: list[dict] = []
         self.statuses: list[int] = []
+        # "tool": forced tool replies; "text": JSON / "评分：N" in text although a tool was forced;
+        # "no-tools": HTTP 400 for any request with tools or cache_control, text replies otherwise
+        self.shape = "tool"
         self._lock = threading.Lock()
         api = self
 
@@ -78,11 +81,19 @@ class FakeMessagesAPI:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def _default(self, req: dict) -> tuple[int, dict, bytes]:
-        tool = (req.get("tool_choice") or {}).get("name")
-        if tool == "record_assessment":
+        kind = request_kind(req)
+        if self.shape == "no-tools" and ("tools" in req or any("cache_control" in b for b in req.get("system") or [] if isinstance(b, dict))):
+            err = {"type": "error", "error": {"type": "invalid_request_error", "message": "unsupported field"}}
+            return 400, {}, json.dumps(err).encode()
+        if kind == "assess":
             score = self.assess_score(req) if callable(self.assess_score) else self.assess_score
-            return tool_reply(tool, {"reason": "specific and requested by the user", "score": score})
-        return tool_reply("record_memories", {"memories": self.extract_memories})
+            if self.shape == "tool":
+                return tool_reply("record_assessment", {"reason": "specific and requested by the user", "score": score})
+            # a weaker model answers in the assessment prompt's own text format
+            return text_reply(f"它不同于负面示例：具体且可操作。\n评分：{score}")
+        if self.shape == "tool":
+            return tool_reply("record_memories", {"explanation": "none violated", "memories": self.extract_memories})
+        return text_reply("```json\n" + json.dumps({"explanation": "none violated", "memories": self.extract_memories}, ensure_ascii=False) + "\n```")
 
     @property
     def url(self) -> str:
@@ -100,6 +111,23 @@ class FakeMessagesAPI:
 
     def calls(self, tool: str) -> list[dict]:
         return [r["body"] for r in self.requests if (r["body"].get("tool_choice") or {}).get("name") == tool]
+
+    def answered(self, kind: str) -> list[dict]:
+        """Requests of one kind ("extract" / "assess") that got a 200 reply, whatever their shape."""
+        return [r["body"] for r, st in zip(self.requests, self.statuses) if st == 200 and request_kind(r["body"]) == kind]
+
+
+def request_kind(req: dict) -> str:
+    tool = (req.get("tool_choice") or {}).get("name")
+    if tool:
+        return "assess" if tool == "record_assessment" else "extract"
+    system = " ".join(b.get("text", "") for b in req.get("system") or [] if isinstance(b, dict))
+    return "assess" if "值得记住" in system and "评分" in system and "<目标>" not in system else "extract"
+
+
+def text_reply(text: str) -> tuple[int, dict, bytes]:
+    body = message([{"type": "text", "text": text}], stop_reason="end_turn")
+    return 200, {}, json.dumps(body).encode()
 
 
 OVERLOADED = (529, {"retry-after": "0", "retry-after-ms": "1"}, json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).encode())

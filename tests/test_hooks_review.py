@@ -15,7 +15,7 @@ from review_helpers import RULE
 from test_hooks_imports import PROBE
 
 
-BUILDER = {"agentmem_vault.recall.index", "agentmem_vault.recall.notefile", "agentmem_vault.model.textnorm"}
+BUILDER = {"agentmem_vault.recall.index", "agentmem_vault.model.notes", "agentmem_vault.model.textnorm"}
 
 
 def _run(tmp_path: Path, vault: Vault, conv: str) -> tuple[set[str], dict]:

@@ -160,10 +160,14 @@ def test_session_start_context_reads_prebuilt_index_fast_and_fresh(filled: Vault
     assert "2026-05-20-0800-cursor-main-agent" not in text  # idle
     own = session_start_context(filled, exclude=["2026-05-26-0900-cursor-main-agent"])
     assert "2026-05-26-0900-cursor-main-agent" not in own
-    # a rule deleted or edited in Obsidian since the last sync: gone / new text, not the stale one
+    # a rule edited or deleted in Obsidian since the last sync: never the stale text (the hook
+    # does not parse notes); the edit shows after the next sync
     rule = next(p for p in filled.longterm_dir.iterdir() if p.name.startswith("Never force-push"))
     rule.write_text(rule.read_text(encoding="utf-8").replace("open a pull request", "OPEN A PR NOW").replace(
         "Open a pull request", "OPEN A PR NOW"), encoding="utf-8")
+    edited = session_start_context(filled, budget=4000)
+    assert "Never force-push" not in edited and "OPEN A PR NOW" not in edited
+    build_context(filled, "anything")  # syncs the index
     assert "OPEN A PR NOW" in session_start_context(filled, budget=4000)
     rule.unlink()
     assert "Never force-push" not in session_start_context(filled)

@@ -13,7 +13,7 @@ from agentmem_vault.config import resolve_vault, vault_config
 
 def _note_row(n) -> dict:
     return {
-        "id": n.id, "title": n.title, "category": n.category, "score": n.score, "importance": n.importance,
+        "id": n.id, "title": n.name, "category": n.category, "score": n.score, "importance": n.importance,
         "status": n.status, "updated": n.updated, "file": n.path.name if n.path else None,
     }
 
@@ -59,33 +59,57 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
 
 
 @cli.command("eval")
-@click.argument("folder", type=click.Path(file_okay=False))
-@click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when an API key is set.")
+@click.argument("folder", required=False, type=click.Path(file_okay=False))
+@click.option("--set", "sets", multiple=True, type=click.Choice(["tuned", "dev", "unseen", "all"]),
+              help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).")
+@click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
 @common_options
 @click.pass_context
-def eval_cmd(ctx, folder, offline, vault, as_json) -> None:
-    """Precision / recall / F1 of extraction on labelled conversation fixtures (*.json).
+def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
+    """Precision / recall / F1 of extraction on labelled conversations, overall, per category and
+    per language. FOLDER holds fixtures (*.json); without it the built-in sets are used: "tuned"
+    (the rules were developed on it) and "unseen" (held out, never used to tune the rules).
 
-    With ANTHROPIC_API_KEY set (and no --offline) the model pipeline is evaluated, e.g.
-    ANTHROPIC_API_KEY=... agentmem eval tests/fixtures/eval --json
+    With a model configured (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN + ANTHROPIC_BASE_URL, or
+    llm_base_url in config.yaml) and no --offline the model pipeline is evaluated, e.g.
+    ANTHROPIC_API_KEY=... agentmem eval --set all
     """
     from agentmem_vault.config import DEFAULTS
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.longterm.evaluate import evaluate, load_fixtures
+    from agentmem_vault.longterm.evaluate import builtin_set, evaluate, load_fixtures
     from agentmem_vault.longterm.llm import api_key_from, model_from_config
 
     opts = opts_from(ctx, vault, as_json)
+    prompts_dir = None
     try:
-        cfg = vault_config(resolve_vault(opts.vault))
+        v = resolve_vault(opts.vault)
+        cfg = vault_config(v)
+        prompts_dir = v.state_dir / "prompts"
     except AgentmemError:
         cfg = dict(DEFAULTS)  # eval needs no vault; config only tunes the model
     model = None
     if not offline:
         key = api_key_from(cfg)
         if key:
-            model = model_from_config(cfg, key)
-    report = evaluate(load_fixtures(Path(folder)), model=model, min_score=int(cfg.get("min_score", 4)))
-    emit(opts, report.to_dict(), report.table)
+            model = model_from_config(cfg, key, prompts_dir=prompts_dir)
+    min_score = int(cfg.get("min_score", 4))
+    if folder:
+        report = evaluate(load_fixtures(Path(folder)), model=model, min_score=min_score)
+        emit(opts, report.to_dict(), report.table)
+        return
+    names = ["tuned", "dev", "unseen"] if "all" in sets else list(dict.fromkeys(sets)) or ["tuned", "unseen"]
+    reports = {n: evaluate(load_fixtures(builtin_set(n)), model=model, min_score=min_score) for n in names}
+
+    def human() -> str:
+        out: list[str] = []
+        for n, r in reports.items():
+            out.append(f"== {n} ==")
+            out += r.breakdown_lines()
+            out.append(r.summary_line())
+            out.append("")
+        return "\n".join(out).rstrip()
+
+    emit(opts, {"sets": {n: r.to_dict() for n, r in reports.items()}}, human)
 
 
 @memories.command("list")
@@ -100,7 +124,7 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     broken: list = []
-    notes = [n for n in load_notes(v, broken) if (show_all or n.active) and (not category or n.category == category)]
+    notes = [n for n in load_notes(v, broken) if (show_all or n.active) and (not category or n.category == category.strip().lower())]
     notes.sort(key=lambda n: (n.updated, n.title), reverse=True)
     rows = [_note_row(n) for n in notes]
 
@@ -122,7 +146,7 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
 def memories_show(ctx, key, vault, as_json) -> None:
     """Show one memory by ID, title or file name."""
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.longterm.notes import find_note, frontmatter_dict, load_notes, render_note
+    from agentmem_vault.longterm.notes import find_note, load_notes, properties, render_note
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
@@ -130,7 +154,7 @@ def memories_show(ctx, key, vault, as_json) -> None:
     if note is None:  # not found is a failure (exit 1), like `agentmem show` of an unknown Session ID
         raise AgentmemError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)",
                             code="memory_not_found")
-    data = {**frontmatter_dict(note), "content": note.content, "history": [h.__dict__ for h in note.history],
+    data = {**properties(note), "content": note.content, "history": [h.__dict__ for h in note.history],
             "file": str(note.path) if note.path else None}
     emit(opts, data, lambda: render_note(note).rstrip("\n"))
 

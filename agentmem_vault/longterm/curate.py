@@ -1,4 +1,4 @@
-"""Curation against existing notes (docs/longterm.md, "Curation"): for each candidate decide create /
+"""Curation against existing notes (docs/extraction.md, "Curation"): for each candidate decide create /
 update (the previous text goes to the note's dated History) / ignore / deprecate.
 
 ``plan_curation`` is pure: it returns the actions and the notes as they would be written, so a
@@ -11,7 +11,6 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.model.textnorm import fold
 from agentmem_vault.longterm.dedupe import (
     identifiers,
     identifiers_conflict,
@@ -19,8 +18,10 @@ from agentmem_vault.longterm.dedupe import (
     shingles,
     similarity,
 )
-from agentmem_vault.longterm.notes import HistoryEntry, Note, TAG, note_id, safe_filename
+from agentmem_vault.longterm.notes import note_id, safe_filename
 from agentmem_vault.longterm.schema import MemoryObject
+from agentmem_vault.model.notes import TAG, HistoryEntry, Note
+from agentmem_vault.model.textnorm import fold
 
 TITLE_MATCH = 0.5  # Jaccard of title shingles for "this names the same note"
 MAX_KEYWORDS = 12
@@ -108,7 +109,13 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         tags=[TAG],
         content=m.content.strip(),
         path=folder / name,
+        extra=_assessment_extra(m),
     )
+
+
+def _assessment_extra(m: MemoryObject) -> dict:
+    # The assessor's reason sits next to ``score`` in the frontmatter (docs/extraction.md).
+    return {"assessment_reason": m.assessment_reason} if m.assessment_reason else {}
 
 
 def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
@@ -120,6 +127,8 @@ def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out.usage_scenario = _union(n.usage_scenario, m.usage_scenario)
     out.sources = _union(n.sources, m.sources, cap=1000)
     out.importance = max(n.importance, m.importance)
+    if (m.score or 0) >= n.score and m.assessment_reason:
+        out.extra.update(_assessment_extra(m))
     out.score = max(n.score, m.score or 0)
     out.project = n.project or m.project
     out.module = n.module or m.module
@@ -207,15 +216,25 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
     from agentmem_vault.config import now as clock_now
-    from agentmem_vault.errors import Refused, UsageError
+    from agentmem_vault.errors import NoteFormatError, Refused, UsageError
+    from agentmem_vault.longterm.notes import (
+        find_note,
+        format_note_ts,
+        load_notes,
+        write_note,
+    )
     from agentmem_vault.vaultio import VaultWriter
-    from agentmem_vault.longterm.notes import format_note_ts, find_note, load_notes, write_note
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
     with VaultWriter(vault, "memories-deprecate") as w:
-        note = find_note(load_notes(vault), key)
+        broken: list[Path] = []
+        reasons: dict[Path, str] = {}
+        note = find_note(load_notes(vault, broken, reasons), key)
         if note is None:
+            hit = next((p for p in broken if key.strip() in (p.stem, p.name)), None)
+            if hit is not None:  # writers refuse a note they cannot read (docs/notes.md)
+                raise NoteFormatError(f"{hit.name}: {reasons.get(hit, 'unreadable')}; fix its frontmatter first, nothing was written")
             raise UsageError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)")
         if not note.active:
             raise Refused(f"{note.title!r} is already deprecated ({note.deprecated_reason})")

@@ -8,16 +8,26 @@ Fixture (JSON)::
 An empty ``expected`` is a noise case. Each expected memory is matched by the first unclaimed
 extracted memory whose title + content + keywords contain every ``must_contain`` and none of the
 ``must_not_contain`` (case-insensitive); unmatched extractions are false positives. Scores are
-micro precision / recall / F1 over all fixtures.
+micro precision / recall / F1 over all fixtures, and the same per category (an expected memory
+counts under its labelled category, a false positive under the category it was given) and per
+language (``language``: en, zh-TW, zh-CN; inferred from the user's text when absent).
+
+Built-in sets ship inside the package (``agentmem_vault.evalsets``, from ``tests/fixtures/``):
+``tuned`` (the fixtures the rules were developed on), ``dev`` (per failure class, for tuning) and
+``unseen`` (held out: written before the rules were changed and never used to tune them; see
+docs/extraction.md). ``agentmem eval`` reports tuned and unseen separately.
 
 With a key (``ANTHROPIC_API_KEY``) and without ``--offline`` the model pipeline is evaluated:
-``ANTHROPIC_API_KEY=... agentmem eval tests/fixtures/eval --json``.
+``ANTHROPIC_API_KEY=... agentmem eval --set all --json``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from importlib import resources
+from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +38,35 @@ from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 
 
+BUILTIN_SETS: dict[str, str] = {"tuned": "eval", "dev": "eval-dev", "unseen": "eval-unseen"}
+LANGUAGES = ("en", "zh-TW", "zh-CN")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def builtin_set(name: str) -> Traversable:
+    """The folder of a built-in fixture set, inside the installed package."""
+    if name not in BUILTIN_SETS:
+        raise UsageError(f"unknown fixture set {name!r} (one of: {', '.join(BUILTIN_SETS)})")
+    return resources.files("agentmem_vault.evalsets") / BUILTIN_SETS[name]
+
+
+def infer_language(turns: list[Turn]) -> str:
+    """en, zh-TW or zh-CN from what the user wrote (Traditional if folding changes it)."""
+    from agentmem_vault.model.textnorm import to_simplified
+
+    text = "".join(_CJK.findall(" ".join(t.text for t in turns if t.role == "user")))
+    if not text:
+        return "en"
+    return "zh-TW" if to_simplified(text) != text else "zh-CN"
+
+
 @dataclass
 class Fixture:
     id: str
     turns: list[Turn]
     expected: list[dict]
     title: str = ""
+    language: str = ""
 
 
 @dataclass
@@ -48,6 +81,9 @@ class FixtureResult:
     extracted_titles: list[str] = field(default_factory=list)
     missed: list[list[str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    language: str = ""
+    # category -> [tp, fp, fn]
+    by_category: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,6 +117,25 @@ class EvalReport:
         p, r = self.precision, self.recall
         return 2 * p * r / (p + r) if p + r else 0.0
 
+    def breakdown(self, by: str) -> dict[str, dict[str, Any]]:
+        """Precision / recall / F1 per ``category`` or per ``language``."""
+        counts: dict[str, list[int]] = {}
+        for r in self.results:
+            parts = r.by_category.items() if by == "category" else [(r.language or "?", [r.tp, r.fp, r.fn])]
+            for key, (tp, fp, fn) in parts:
+                c = counts.setdefault(key, [0, 0, 0])
+                c[0] += tp
+                c[1] += fp
+                c[2] += fn
+        out: dict[str, dict[str, Any]] = {}
+        for key in sorted(counts):
+            tp, fp, fn = counts[key]
+            p = tp / (tp + fp) if tp + fp else 1.0
+            r_ = tp / (tp + fn) if tp + fn else 1.0
+            f = 2 * p * r_ / (p + r_) if p + r_ else 0.0
+            out[key] = {"tp": tp, "fp": fp, "fn": fn, "precision": round(p, 4), "recall": round(r_, 4), "f1": round(f, 4)}
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
@@ -91,6 +146,8 @@ class EvalReport:
             "f1": round(self.f1, 4),
             "noise_fixtures": sum(1 for r in self.results if r.noise),
             "noise_false_positives": sum(r.fp for r in self.results if r.noise),
+            "by_category": self.breakdown("category"),
+            "by_language": self.breakdown("language"),
             "usage": self.usage.to_dict(),
             "results": [r.__dict__ for r in self.results],
         }
@@ -101,14 +158,32 @@ class EvalReport:
         for r in self.results:
             mark = "  (noise)" if r.noise else ""
             lines.append(f"{r.id:<{w}}  {r.expected:>3}  {r.extracted:>3}  {r.tp:>2}  {r.fp:>2}  {r.fn:>2}{mark}")
-        lines.append(
-            f"\n{self.mode}: precision {self.precision:.3f}  recall {self.recall:.3f}  F1 {self.f1:.3f}  "
-            f"(tp {self.tp}, fp {self.fp}, fn {self.fn}; {len(self.results)} fixtures)"
-        )
+        lines.append("")
+        lines += self.breakdown_lines()
+        lines.append(self.summary_line())
         return "\n".join(lines)
 
+    def summary_line(self) -> str:
+        noise_fp = sum(r.fp for r in self.results if r.noise)
+        return (
+            f"{self.mode}: precision {self.precision:.3f}  recall {self.recall:.3f}  F1 {self.f1:.3f}  "
+            f"(tp {self.tp}, fp {self.fp}, fn {self.fn}; {len(self.results)} fixtures, "
+            f"{sum(1 for r in self.results if r.noise)} noise with {noise_fp} extraction(s))"
+        )
 
-def load_fixture(path: Path) -> Fixture:
+    def breakdown_lines(self) -> list[str]:
+        lines: list[str] = []
+        for by in ("category", "language"):
+            rows = self.breakdown(by)
+            w = max([len(k) for k in rows] + [len(by)])
+            lines.append(f"{by:<{w}}  precision  recall     F1  tp  fp  fn")
+            for k, v in rows.items():
+                lines.append(f"{k:<{w}}  {v['precision']:>9.3f}  {v['recall']:>6.3f}  {v['f1']:>5.3f}  {v['tp']:>2}  {v['fp']:>2}  {v['fn']:>2}")
+            lines.append("")
+        return lines
+
+
+def load_fixture(path: Path | Traversable) -> Fixture:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
         conv = data["conversation"]
@@ -117,15 +192,17 @@ def load_fixture(path: Path) -> Fixture:
         for e in expected:
             if not isinstance(e.get("must_contain", []), list):
                 raise TypeError("must_contain is not a list")
-        return Fixture(str(data.get("id") or path.stem), turns, expected, str(conv.get("title", "")))
+        lang = str(data.get("language") or "") or infer_language(turns)
+        stem = path.name.rsplit(".", 1)[0]
+        return Fixture(str(data.get("id") or stem), turns, expected, str(conv.get("title", "")), lang)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path}: not a valid eval fixture ({exc})") from exc
 
 
-def load_fixtures(folder: Path) -> list[Fixture]:
+def load_fixtures(folder: Path | Traversable) -> list[Fixture]:
     if not folder.is_dir():
         raise UsageError(f"eval fixtures folder not found: {folder}")
-    paths = sorted(p for p in folder.glob("*.json") if p.name != "baseline.json")
+    paths = sorted((p for p in folder.iterdir() if p.name.endswith(".json") and p.name != "baseline.json"), key=lambda p: p.name)
     if not paths:
         raise UsageError(f"no *.json fixtures in {folder}")
     return [load_fixture(p) for p in paths]
@@ -142,16 +219,25 @@ def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
     claimed: set[int] = set()
     tp = 0
     missed: list[list[str]] = []
+    by_cat: dict[str, list[int]] = {}
     for exp in fx.expected:
         hit = next((i for i, m in enumerate(extracted) if i not in claimed and _matches(m, exp)), None)
+        cat = str(exp.get("category") or (extracted[hit].category if hit is not None else "(unlabelled)"))
+        c = by_cat.setdefault(cat, [0, 0, 0])
         if hit is None:
             missed.append(list(exp.get("must_contain", [])))
+            c[2] += 1
         else:
             claimed.add(hit)
             tp += 1
+            c[0] += 1
+    for i, m in enumerate(extracted):
+        if i not in claimed:
+            by_cat.setdefault(m.category, [0, 0, 0])[1] += 1
     return FixtureResult(
         id=fx.id, expected=len(fx.expected), extracted=len(extracted), tp=tp, fp=len(extracted) - len(claimed),
         fn=len(fx.expected) - tp, noise=not fx.expected, extracted_titles=[m.title for m in extracted], missed=missed,
+        language=fx.language, by_category=by_cat,
     )
 
 

@@ -39,6 +39,7 @@ from agentmem_vault.config import Vault, now as clock_now, vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
 from agentmem_vault.vaultio import VaultWriter, atomic_write_text
+from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.chunking import CHUNK_CHARS, OVERLAP_CHARS, chunk_turns, render_turns
 from agentmem_vault.longterm.curate import plan_curation, notes_to_write
 from agentmem_vault.longterm.dedupe import dedupe_batch
@@ -256,6 +257,7 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
             res.skipped.append({"title": m.title, "source": ref, "reason": f"assessment unusable: {reason}"})
             continue
         m.score = score
+        m.assessment_reason = reason
         res.memories.append(m)
     return res
 
@@ -278,7 +280,7 @@ def memories_from_turns(
     """
     if model is None:
         cands = extract_offline(turns, sources=[ref] if ref else [], project=project, first_turn=start)
-        res = _JobResult(memories=cands)
+        res = _JobResult(memories=assess_all_offline(cands))
     else:
         res = _JobResult()
         ctx = _context_text(turns, start)
@@ -320,7 +322,7 @@ def extract_sources(
     if model is None and offline is not True:
         key = api_key_from(cfg)
         if key:
-            model = model_from_config(cfg, key)
+            model = model_from_config(cfg, key, prompts_dir=vault.state_dir / "prompts")
         elif offline is False:
             raise ConfigError("no API key: set ANTHROPIC_API_KEY (or anthropic_api_key in the vault config), or use --offline")
     if offline:
@@ -363,8 +365,8 @@ def extract_sources(
     failed_sources: set[str] = set()
     if model is None:
         for src, turns, start, _, info in work:
-            found = extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start,
-                                    recorded=src.kind == "session")
+            found = assess_all_offline(extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start,
+                                                       recorded=src.kind == "session"))
             info["candidates"] = len(found)
             candidates += found
             if progress:

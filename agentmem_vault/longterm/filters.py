@@ -1,6 +1,7 @@
-"""Quality layers after extraction (docs/longterm.md, layers 2-3 and the conservative criteria):
-technical specificity, bilingual vague-phrase lists, generic-principle detection, minimum
-substance, the assessment threshold, and a guard against notes that carry injected instructions.
+"""Quality layers after extraction and assessment (docs/extraction.md, "Quality gate"): technical
+specificity as a real gate (no specificity signal and no explicit request = dropped), bilingual
+vague-phrase lists (data files), generic-principle detection, minimum substance, the assessment
+threshold, and a guard against notes that carry injected instructions.
 
 Every rejection comes with a reason so that a run can say what it skipped and why.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.model.textnorm import fold
+from agentmem_vault.longterm.lexicon import generic_principles, tech_terms, vague_phrases
 from agentmem_vault.longterm.schema import MemoryObject
 
 SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
@@ -32,6 +34,8 @@ SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\b(?:async|await|Promise|strict\w*|noImplicitAny|type hints?|docstrings?|lint\w*|CI|PR|commit|branch|rebase|migration|schema|index|cache|retry|timeout|env|config)\b",
         r"\b\d+\s*(?:lines?|chars?|characters|ms|s|seconds|minutes|MB|KB|GB|%|px|spaces?)\b",
         r"\d+\s*(?:行|字元|字符|秒|分鐘|分钟|个|個|空格)",
+        r"[一二两兩三四五六七八九十百千]+\s*(?:段|行|个|個|条|條|层|層|位|列|句|秒|分钟|分鐘|次|空格|空白)",  # 不超過三段
+        r"(?<=[\u3400-\u9fff])\s*[A-Za-z][\w.+#/-]+|[A-Za-z][\w.+#/-]+\s*(?=[\u3400-\u9fff，。；：])",  # a Latin name inside Chinese prose
         r"\b[A-Z]{2,}\b",  # acronyms (HTTP, UTF-8, CJK ...)
         r"[A-Za-z]:\\|~/|\$\{?\w+\}?",  # paths and variables
         r"(?:繁體|繁体|簡體|简体|中文|英文|英語|英语|日文)",  # language choices are concrete for communication rules
@@ -39,30 +43,11 @@ SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     )
 )
 
-VAGUE_PHRASES_ZH: tuple[str, ...] = (
-    "影响到整个项目", "优化了用户体验", "提高了代码质量", "符合最佳实践", "实现了功能", "满足了需求",
-    "需要注意", "代码要清晰", "保持代码整洁", "写出好的代码", "提高效率", "提升性能", "更加合理",
-    "更好的体验", "良好的错误处理", "结构清晰", "易于维护", "可读性更好", "注意细节", "认真对待",
-    "保持简单", "不要过度设计", "模块化设计", "遵循规范", "多写测试", "测试很重要", "代码质量很重要",
-    "用户喜欢好的代码", "尽量优化", "做好文档", "有条理", "合理安排", "灵活处理", "视情况而定",
-    "具体问题具体分析", "提高可维护性", "增强稳定性", "完善功能", "进一步优化", "按需调整",
-)
-
-VAGUE_PHRASES_EN: tuple[str, ...] = (
-    "affects the entire project", "improves user experience", "follows best practices", "is a good approach",
-    "best practice", "clean code", "good code", "well organized", "well-organized", "high quality",
-    "code quality", "good error handling", "proper error handling", "is important", "keep it simple",
-    "easy to maintain", "maintainable code", "readable code", "be careful", "pay attention", "as needed",
-    "where appropriate", "when necessary", "it depends", "make it better", "improve performance",
-    "optimize the code", "write good tests", "testing is important", "user likes", "the user prefers good",
-    "robust solution", "scalable solution", "in a clean way", "more efficient", "better structure",
-    "separation of concerns", "modular design", "avoid over-engineering", "follow conventions",
-)
-
-GENERIC_PRINCIPLES: tuple[str, ...] = (
-    "dry", "kiss", "solid", "yagni", "separation of concerns", "single responsibility", "关注点分离",
-    "单一职责", "不要重复自己", "保持简单", "don't repeat yourself", "keep it simple, stupid",
-)
+# The vague-phrase lists, general principles and technical vocabulary are data files under
+# templates/quality/ (see longterm/lexicon.py); these names keep the lists importable.
+VAGUE_PHRASES_ZH: tuple[str, ...] = vague_phrases().cjk
+VAGUE_PHRASES_EN: tuple[str, ...] = vague_phrases().latin
+GENERIC_PRINCIPLES: tuple[str, ...] = generic_principles().cjk + generic_principles().latin
 
 # Instructions smuggled in through a transcript must never become a note (the model or the rules
 # could copy them); file-system verbs next to paths and classic jailbreak lines are refused.
@@ -78,43 +63,43 @@ _INJECTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 MIN_SUBSTANCE = 8
+MIN_SUBSTANCE_SPECIFIC = 5  # "後端用 FastAPI": short, but it names the thing
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]+")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 
 
 def specificity_score(text: str) -> int:
-    """Sum of hits of the technical-specificity patterns (a density, not a yes/no)."""
-    return sum(len(p.findall(text)) for p in SPECIFICITY_PATTERNS)
+    """Sum of hits of the technical-specificity patterns and of the technical vocabulary
+    (a density, not a yes/no)."""
+    return sum(len(p.findall(text)) for p in SPECIFICITY_PATTERNS) + len(tech_terms().hits(fold(text)))
 
 
 def substance(text: str) -> int:
-    """Rough amount of meaning: CJK characters + 3 per Latin word."""
-    return len(_CJK.findall(text)) + 3 * len(_LATIN_WORD.findall(text))
+    """Rough amount of meaning: CJK characters + 3 per Latin word or number ("Node 20")."""
+    return len(_CJK.findall(text)) + 3 * len(_LATIN_WORD.findall(text)) + 3 * len(_NUMBER.findall(text))
 
 
 def vague_hits(text: str) -> list[str]:
-    f = fold(text)
-    zh = [p for p in VAGUE_PHRASES_ZH if fold(p) in f]
-    en = [p for p in VAGUE_PHRASES_EN if p in f]
-    return zh + en
+    return vague_phrases().hits(fold(text))
 
 
 def _is_generic_principle(text: str) -> bool:
-    f = fold(text)
-    for p in GENERIC_PRINCIPLES:
-        if len(p) <= 5:
-            if re.search(rf"\b{re.escape(p)}\b", f):
-                return True
-        elif p in f:
-            return True
-    return False
+    return bool(generic_principles().hits(fold(text)))
 
 
 def _without_principles(text: str) -> str:
     # "Follow DRY and KISS" must not count its own acronyms as technical specificity.
-    for p in GENERIC_PRINCIPLES:
-        text = re.sub(rf"\b{re.escape(p)}\b" if p.isascii() else re.escape(p), " ", text, flags=re.I)
-    return text
+    f = fold(text)
+    for p in generic_principles().cjk:
+        f = f.replace(p, " ")
+    rx = generic_principles().latin_re
+    return rx.sub(" ", f) if rx is not None else f
+
+
+def is_explicit(m: MemoryObject) -> bool:
+    """The user asked for this in so many words (offline signal, or the assessor's 5)."""
+    return m.signal == "explicit" or (m.signal == "" and m.score == 5)
 
 
 def injection_reason(m: MemoryObject) -> str | None:
@@ -133,14 +118,17 @@ def quality_reason(m: MemoryObject, *, min_score: int = 4) -> str | None:
     if bad:
         return bad
     body = f"{m.title}\n{m.content}"
-    if substance(m.content) < MIN_SUBSTANCE:
-        return "too little substance"
     spec = specificity_score(body)
+    if substance(m.content) < (MIN_SUBSTANCE_SPECIFIC if spec else MIN_SUBSTANCE):
+        return "too little substance"
     hits = vague_hits(body)
     if hits and spec == 0:
         return f"vague ({hits[0]!r}) and not specific"
     if _is_generic_principle(m.content) and specificity_score(_without_principles(body)) <= 1:
         return "a generic engineering principle"
+    if spec == 0 and not is_explicit(m) and m.action != "delete":
+        # the specificity gate (docs/extraction.md): nothing concrete and nobody asked for it
+        return "no specificity signal and no explicit request"
     if m.action != "delete" and m.score is not None and m.score < min_score:
         return f"assessed {m.score} < {min_score}"
     return None

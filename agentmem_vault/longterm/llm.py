@@ -1,10 +1,16 @@
-"""The Anthropic model behind a small interface: ``extract`` and ``assess``.
+"""The Anthropic model behind a small interface: ``extract`` and ``assess`` (docs/extraction.md).
 
-Structured output by a forced tool (``tool_choice={"type": "tool", ...}``) whose ``input_schema``
-is the Memory Object schema; the static system prompt carries ``cache_control: ephemeral`` so
-repeated calls read it from the prompt cache; retries (429, 5xx, 529 overloaded, connection
-errors) are the SDK's own, honouring ``retry-after``. Whatever comes back is still validated by
-the caller: this module only turns a reply into Python data or raises ``LLMError``.
+The two prompts are templates (``templates/prompts/``; a vault may override any of them in
+``memory/.agentmem/prompts/``). Structured output by a forced tool (``tool_choice={"type": "tool",
+...}``) whose ``input_schema`` is the Memory Object schema; the static system prompt carries
+``cache_control: ephemeral`` so repeated calls read it from the prompt cache; retries (429, 5xx,
+529 overloaded, connection errors) are the SDK's own, honouring ``retry-after``.
+
+Any Anthropic-compatible Messages endpoint works (Ollama, llama.cpp's llama-server, gateways):
+a server that rejects ``cache_control`` is asked again without it, one that rejects tools is asked
+for JSON in text, and a model that answers in text instead of calling the tool has that text
+parsed; either way the caller validates the data with the same schema. This module only turns a
+reply into Python data or raises ``LLMError``.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import os
 import re
 from dataclasses import asdict, dataclass
 from importlib import resources
+from pathlib import Path
 from string import Template
 from typing import Any, Protocol
 
@@ -35,7 +42,20 @@ _PRICES: tuple[tuple[str, tuple[float, float, float, float]], ...] = (
 )
 
 
-def load_prompt(name: str) -> str:
+PROMPT_NAMES = ("extract_system.md", "extract_user.md", "assess_system.md", "assess_user.md")
+
+
+def load_prompt(name: str, override_dir: Path | None = None) -> str:
+    """A prompt template: the vault's copy in ``override_dir`` when there is one, else the shipped one."""
+    if override_dir is not None:
+        p = Path(override_dir) / name
+        try:
+            if p.is_file():
+                text = p.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
+                if text.strip():
+                    return text
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LLMError(f"cannot read the prompt override {p}: {exc}") from exc
     return (resources.files("agentmem_vault.templates") / "prompts" / name).read_text(encoding="utf-8")
 
 
@@ -104,6 +124,18 @@ def _json_from_text(text: str) -> Any:
     return json.loads(t)
 
 
+# The assessment prompt's own text format: the reason, then "评分：N" (or "Score: N") on its own line.
+_SCORE_LINE = re.compile(r"^\s*(?:\*\*)?(?:评分|評分|score)(?:\*\*)?\s*[:：]\s*\[?(\d)\]?\s*$", re.I | re.M)
+
+
+def _score_from_text(text: str) -> dict | None:
+    found = list(_SCORE_LINE.finditer(text))
+    if not found:
+        return None
+    last = found[-1]
+    return {"reason": text[: last.start()].strip(), "score": int(last.group(1))}
+
+
 def tool_input(resp: Any, tool: str) -> Any:
     """The forced tool's input, or JSON in a text block as a fallback; LLMError otherwise."""
     blocks = getattr(resp, "content", None) or []
@@ -121,11 +153,15 @@ def tool_input(resp: Any, tool: str) -> Any:
             texts.append(getattr(b, "text", "") or "")
     if texts:
         joined = "\n".join(texts)
-        if "no_memory_needed" in joined:
-            return {"memories": []} if tool == EXTRACT_TOOL else None
         try:
             return _json_from_text(joined)
         except ValueError as exc:
+            if tool == ASSESS_TOOL:
+                scored = _score_from_text(joined)
+                if scored is not None:
+                    return scored
+            if tool == EXTRACT_TOOL and "no_memory_needed" in joined:
+                return {"memories": []}
             raise LLMError("the model replied with text that is not valid JSON") from exc
     raise LLMError(f"the model did not call {tool}")
 
@@ -134,37 +170,69 @@ class AnthropicModel:
     def __init__(
         self,
         *,
-        api_key: str,
+        api_key: str | None,
         model: str,
         assess_model: str | None = None,
         base_url: str | None = None,
         max_retries: int = 4,
         timeout: float = 120.0,
         max_tokens: int = 4096,
+        auth_token: str | None = None,
+        prompts_dir: Path | None = None,
+        prompt_caching: bool = True,
+        tool_mode: str = "auto",
     ) -> None:
         import anthropic  # deferred: the offline path never pays for it
 
+        if tool_mode not in ("auto", "tool", "json"):
+            raise LLMError(f"llm_tool_mode must be auto, tool or json (not {tool_mode!r})")
         self._anthropic = anthropic
         self.model = model
         self.assess_model = assess_model or model
         self.max_tokens = max_tokens
-        self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout)
-        self._extract_system = load_prompt("extract_system.md")
-        self._assess_system = load_prompt("assess_system.md")
-        self._extract_user = Template(load_prompt("extract_user.md"))
-        self._assess_user = Template(load_prompt("assess_user.md"))
+        self.client = anthropic.Anthropic(
+            api_key=api_key, auth_token=auth_token, base_url=base_url, max_retries=max_retries, timeout=timeout
+        )
+        self.prompt_caching = prompt_caching
+        self.tool_mode = tool_mode  # "auto": forced tool, JSON in text once the server refuses tools
+        self._extract_system = load_prompt("extract_system.md", prompts_dir)
+        self._assess_system = load_prompt("assess_system.md", prompts_dir)
+        self._extract_user = Template(load_prompt("extract_user.md", prompts_dir))
+        self._assess_user = Template(load_prompt("assess_user.md", prompts_dir))
+
+    def _create(self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str) -> Any:
+        sys_block: dict[str, Any] = {"type": "text", "text": system}
+        if self.prompt_caching:
+            sys_block["cache_control"] = {"type": "ephemeral"}
+        kw: dict[str, Any] = {"model": model, "max_tokens": self.max_tokens, "system": [sys_block]}
+        if self.tool_mode == "json":
+            kw["messages"] = [{"role": "user", "content": user + _json_instruction(tool, schema)}]
+        else:
+            kw["tools"] = [{"name": tool, "description": description, "input_schema": schema}]
+            kw["tool_choice"] = {"type": "tool", "name": tool}
+            kw["messages"] = [{"role": "user", "content": user}]
+        return self.client.messages.create(**kw)
+
+    def _create_tolerant(self, **args: Any) -> Any:
+        """A compatible server that does not know prompt caching or tools may refuse the request
+        outright (HTTP 400): ask again without caching, then for JSON in text. What worked is
+        kept for the following calls."""
+        bad = self._anthropic.BadRequestError
+        while True:
+            try:
+                return self._create(**args)
+            except bad:
+                if self.prompt_caching:
+                    self.prompt_caching = False
+                elif self.tool_mode == "auto":
+                    self.tool_mode = "json"
+                else:
+                    raise
 
     def _call(self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str) -> tuple[Any, Usage]:
         a = self._anthropic
         try:
-            resp = self.client.messages.create(
-                model=model,
-                max_tokens=self.max_tokens,
-                system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-                tools=[{"name": tool, "description": description, "input_schema": schema}],
-                tool_choice={"type": "tool", "name": tool},
-                messages=[{"role": "user", "content": user}],
-            )
+            resp = self._create_tolerant(model=model, system=system, user=user, tool=tool, schema=schema, description=description)
         except a.APIStatusError as exc:
             raise LLMError(f"model call failed: HTTP {exc.status_code} {_short(exc)}") from exc
         except a.APIConnectionError as exc:
@@ -181,21 +249,22 @@ class AnthropicModel:
             raise
 
     def extract(self, conversation: str, *, context: str, existing_titles: list[str], project: str) -> tuple[Any, Usage]:
-        titles = "\n".join(f"- {t}" for t in existing_titles) or "(none)"
+        titles = "\n".join(f"- {t}" for t in existing_titles) or "(无)"
         user = self._extract_user.safe_substitute(
-            conversation=conversation, context=context or "(none)", existing_titles=titles, project=project or "(unknown)"
+            conversation=conversation, context=context or "(无)", existing_titles=titles, project=project or "(未知)"
         )
         return self._call(
             model=self.model, system=self._extract_system, user=user, tool=EXTRACT_TOOL, schema=EXTRACT_TOOL_SCHEMA,
-            description="Record the durable memories found in the conversation (an empty list when there are none).",
+            description="Record the explanation, then the memories worth keeping (an empty list when there are none).",
         )
 
     def assess(self, conversation: str, memory: MemoryObject) -> tuple[Any, Usage]:
-        mem = json.dumps({"title": memory.title, "content": memory.content, "category": memory.category}, ensure_ascii=False)
+        # the assessment prompt quotes the memory as "label: text", the extraction prompt's format
+        mem = f"{memory.title}: {memory.content}".replace("\n", " ")
         user = self._assess_user.safe_substitute(conversation=conversation, memory=mem)
         return self._call(
             model=self.assess_model, system=self._assess_system, user=user, tool=ASSESS_TOOL, schema=ASSESS_TOOL_SCHEMA,
-            description="Record how worth remembering the memory is (1-5) and why.",
+            description="Record the reason first, then the score (1-5).",
         )
 
 
@@ -204,16 +273,57 @@ def _short(exc: BaseException) -> str:
     return s[:300]
 
 
+def _json_instruction(tool: str, schema: dict) -> str:
+    extra = "\n若写不出 JSON，也可以先写理由，然后在下一行以“评分：[分数]”的格式返回分数。" if tool == ASSESS_TOOL else ""
+    return (
+        "\n\n不要调用工具。只输出一个 JSON 对象（不要有其他文字），它必须符合以下 JSON Schema：\n"
+        + json.dumps(schema, ensure_ascii=False)
+        + extra
+    )
+
+
+# A compatible server without a key (a local Ollama or llama-server) still gets a non-empty one:
+# the SDK refuses to send a request with no credentials at all.
+LOCAL_KEY = "local"
+
+
 def api_key_from(cfg: dict) -> str | None:
-    return os.environ.get("ANTHROPIC_API_KEY") or (str(cfg["anthropic_api_key"]) if cfg.get("anthropic_api_key") else None)
+    """The credential that turns the model path on, or None (offline): ANTHROPIC_API_KEY,
+    ANTHROPIC_AUTH_TOKEN, ``anthropic_api_key``/``llm_auth_token`` in the config, or a configured
+    ``llm_base_url`` (a local server needs no key)."""
+    return (
+        os.environ.get("ANTHROPIC_API_KEY")
+        or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        or (str(cfg["anthropic_api_key"]) if cfg.get("anthropic_api_key") else None)
+        or (str(cfg["llm_auth_token"]) if cfg.get("llm_auth_token") else None)
+        or (LOCAL_KEY if cfg.get("llm_base_url") else None)
+    )
 
 
-def model_from_config(cfg: dict, api_key: str) -> AnthropicModel:
+def _flag(value: Any, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, str):
+        return value.strip().lower() not in ("0", "false", "no", "off")
+    return bool(value)
+
+
+def model_from_config(cfg: dict, api_key: str, *, prompts_dir: Path | None = None) -> AnthropicModel:
+    """The model for a vault config. ``ANTHROPIC_AUTH_TOKEN`` (or ``llm_auth_token``) is sent as a
+    bearer token, the way gateways and Ollama expect it; an API key as ``x-api-key``."""
+    token = None
+    if not os.environ.get("ANTHROPIC_API_KEY") and not cfg.get("anthropic_api_key"):
+        token = os.environ.get("ANTHROPIC_AUTH_TOKEN") or (str(cfg["llm_auth_token"]) if cfg.get("llm_auth_token") else None)
+    model = str(cfg.get("llm_model") or cfg.get("model") or "claude-sonnet-4-6")
     return AnthropicModel(
-        api_key=api_key,
-        model=str(cfg.get("model") or "claude-sonnet-4-6"),
+        api_key=None if token else api_key,
+        auth_token=token,
+        model=model,
         assess_model=cfg.get("assess_model") or None,
-        base_url=os.environ.get("ANTHROPIC_BASE_URL") or cfg.get("anthropic_base_url") or None,
+        base_url=os.environ.get("ANTHROPIC_BASE_URL") or cfg.get("llm_base_url") or cfg.get("anthropic_base_url") or None,
         max_retries=int(cfg.get("max_retries", 4)),
         timeout=float(cfg.get("llm_timeout", 120.0)),
+        prompts_dir=prompts_dir,
+        prompt_caching=_flag(cfg.get("llm_prompt_caching"), True),
+        tool_mode=str(cfg.get("llm_tool_mode") or "auto"),
     )

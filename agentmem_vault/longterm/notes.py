@@ -1,16 +1,11 @@
-"""Long-term memory notes: ``memory/long-term/<safe title>.md`` with YAML frontmatter.
+"""Long-term notes in the vault: loading, finding and writing them, and naming new ones.
 
-This is the format contract that recall/search builds on. Frontmatter keys, in this order::
+The note format itself (the ``Note`` model, its one reader and one writer, every normalisation
+rule) is ``agentmem_vault.model.notes`` (docs/notes.md); it is re-exported here for callers that
+think of notes as part of the long-term pipeline.
 
-    id, title, category, keywords, usage_scenario, project, module, importance, score, status,
-    created, updated, sources, tags[, deprecated_reason]
-
-followed by keys this program does not know (kept as they were). The body is the content, then an
-optional ``## History`` section holding dated previous versions (``### YYYY-MM-DDTHH:MM``).
-
-Public API: ``Note``, ``parse_note(text)``, ``render_note(note)``, ``load_notes(vault, broken=None)``
-(skips unreadable notes and appends their paths to ``broken``), ``safe_filename``, ``note_id``,
-``find_note``, ``write_note``. Everything here is pure except ``load_notes`` and ``write_note``.
+Public API: ``load_notes(vault, broken=None)`` (skips unreadable notes and reports them),
+``find_note``, ``write_note``, ``safe_filename``, ``note_id``.
 """
 
 from __future__ import annotations
@@ -18,198 +13,43 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentmem_vault.config import Vault
-from agentmem_vault.errors import AgentmemError, NoteFormatError  # noqa: F401 - NoteFormatError re-exported
+from agentmem_vault.errors import AgentmemError, NoteFormatError
+from agentmem_vault.model.notes import (
+    KEY_ORDER,
+    TAG,
+    HistoryEntry,
+    Note,
+    format_note_ts,
+    parse_note,
+    properties,
+    read_note_bytes,
+    render_note,
+)
 from agentmem_vault.model.textnorm import fold
 
-TAG = "agent-memory/long-term"
-NOTE_TS = "%Y-%m-%dT%H:%M"
-KEY_ORDER = (
-    "id", "title", "category", "keywords", "usage_scenario", "project", "module", "importance",
-    "score", "status", "created", "updated", "sources", "tags",
-)
-HISTORY_HEADING = "## History"
+__all__ = [
+    "KEY_ORDER",
+    "TAG",
+    "HistoryEntry",
+    "Note",
+    "NoteFormatError",
+    "find_note",
+    "format_note_ts",
+    "load_notes",
+    "note_id",
+    "parse_note",
+    "properties",
+    "render_note",
+    "safe_filename",
+    "write_note",
+]
+
 MAX_NAME_CHARS = 80
 MAX_NAME_BYTES = 180  # many file systems cap a name at 255 bytes; CJK is 3 bytes a character
-
-
-@dataclass
-class HistoryEntry:
-    when: str  # YYYY-MM-DDTHH:MM
-    text: str
-
-
-@dataclass
-class Note:
-    id: str
-    title: str
-    category: str = "user_behavior"
-    keywords: list[str] = field(default_factory=list)
-    usage_scenario: list[str] = field(default_factory=list)
-    project: str = ""
-    module: str = ""
-    importance: float = 0.5
-    score: int = 3
-    status: str = "active"
-    created: str = ""
-    updated: str = ""
-    sources: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=lambda: [TAG])
-    deprecated_reason: str = ""
-    content: str = ""
-    history: list[HistoryEntry] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # unknown frontmatter keys, kept
-    path: Path | None = field(default=None, compare=False)
-
-    @property
-    def active(self) -> bool:
-        return self.status != "deprecated"
-
-
-def format_note_ts(dt: datetime) -> str:
-    return dt.strftime(NOTE_TS)
-
-
-def _ts(value: Any) -> str:
-    if isinstance(value, datetime):
-        return value.strftime(NOTE_TS)
-    if isinstance(value, date):
-        return value.strftime("%Y-%m-%dT00:00")
-    return "" if value is None else str(value).strip()
-
-
-def _str_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value if v is not None and str(v).strip()]
-    if isinstance(value, str):
-        # a hand-edited "a, b" is read as a list
-        return [v.strip() for v in value.split(",") if v.strip()]
-    return [str(value)]
-
-
-def _split_frontmatter(text: str) -> tuple[str, str]:
-    t = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    if not t.startswith("---\n"):
-        raise NoteFormatError("no YAML frontmatter (the note must start with '---')")
-    end = t.find("\n---", 3)
-    while end != -1 and t[end + 4 : end + 5] not in ("\n", ""):
-        end = t.find("\n---", end + 4)
-    if end == -1:
-        raise NoteFormatError("the frontmatter is not closed by '---'")
-    return t[4 : end + 1], t[end + 5 :] if t[end + 4 : end + 5] == "\n" else ""
-
-
-def parse_note(text: str) -> Note:
-    """Parse a note; raises NoteFormatError for missing/broken frontmatter."""
-    fm_text, body = _split_frontmatter(text)
-    try:
-        data = yaml.safe_load(fm_text) if fm_text.strip() else {}
-    except yaml.YAMLError as exc:
-        raise NoteFormatError(f"frontmatter is not valid YAML: {exc}") from exc
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise NoteFormatError("frontmatter is not a mapping of properties")
-    data = {str(k): v for k, v in data.items()}
-    try:
-        importance = float(data.get("importance", 0.5))
-    except (TypeError, ValueError):
-        importance = 0.5
-    try:
-        score = int(data.get("score", 3))
-    except (TypeError, ValueError):
-        score = 3
-    content, history = _split_body(body)
-    known = set(KEY_ORDER) | {"deprecated_reason"}
-    return Note(
-        id=str(data.get("id") or ""),
-        title=str(data.get("title") or ""),
-        category=str(data.get("category") or "user_behavior"),
-        keywords=_str_list(data.get("keywords")),
-        usage_scenario=_str_list(data.get("usage_scenario")),
-        project=str(data.get("project") or ""),
-        module=str(data.get("module") or ""),
-        importance=importance,
-        score=score,
-        status=str(data.get("status") or "active"),
-        created=_ts(data.get("created")),
-        updated=_ts(data.get("updated")),
-        sources=_str_list(data.get("sources")),
-        tags=_str_list(data.get("tags")) if "tags" in data else [TAG],
-        deprecated_reason=str(data.get("deprecated_reason") or ""),
-        content=content,
-        history=history,
-        extra={k: v for k, v in data.items() if k not in known},
-    )
-
-
-def _split_body(body: str) -> tuple[str, list[HistoryEntry]]:
-    lines = body.split("\n")
-    try:
-        at = next(i for i, line in enumerate(lines) if line.strip() == HISTORY_HEADING)
-    except StopIteration:
-        return body.strip("\n"), []
-    content = "\n".join(lines[:at]).strip("\n")
-    history: list[HistoryEntry] = []
-    cur: HistoryEntry | None = None
-    buf: list[str] = []
-    for line in lines[at + 1 :]:
-        if line.startswith("### "):
-            if cur is not None:
-                cur.text = "\n".join(buf).strip("\n")
-                history.append(cur)
-            cur, buf = HistoryEntry(line[4:].strip(), ""), []
-        elif cur is not None:
-            buf.append(line)
-    if cur is not None:
-        cur.text = "\n".join(buf).strip("\n")
-        history.append(cur)
-    return content, history
-
-
-def frontmatter_dict(note: Note) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "id": note.id,
-        "title": note.title,
-        "category": note.category,
-        "keywords": list(note.keywords),
-        "usage_scenario": list(note.usage_scenario),
-        "project": note.project,
-        "module": note.module,
-        "importance": round(float(note.importance), 2),
-        "score": int(note.score),
-        "status": note.status,
-        "created": note.created,
-        "updated": note.updated,
-        "sources": list(note.sources),
-        "tags": list(note.tags),
-    }
-    if note.status == "deprecated" or note.deprecated_reason:
-        d["deprecated_reason"] = note.deprecated_reason
-    for k, v in note.extra.items():
-        d.setdefault(k, v)
-    return d
-
-
-def render_note(note: Note) -> str:
-    fm = yaml.safe_dump(
-        frontmatter_dict(note), sort_keys=False, allow_unicode=True, default_flow_style=None, width=10**6
-    )
-    out = f"---\n{fm}---\n{note.content.strip(chr(10))}\n"
-    if note.history:
-        out += f"\n{HISTORY_HEADING}\n"
-        for h in note.history:
-            out += f"\n### {h.when}\n{h.text.strip(chr(10))}\n"
-    return out
 
 
 # -- names and ids ----------------------------------------------------------------------------------
@@ -249,7 +89,7 @@ def note_id(title: str, source: str, taken: set[str] | None = None) -> str:
     """``lt-`` + 6 hex, stable for the same title and first source (re-runs give the same ID)."""
     basis = f"{fold(title)}\n{source}"
     for salt in range(1000):
-        h = hashlib.sha256(f"{basis}\n{salt}".encode("utf-8") if salt else basis.encode("utf-8")).hexdigest()[:6]
+        h = hashlib.sha256(f"{basis}\n{salt}".encode() if salt else basis.encode("utf-8")).hexdigest()[:6]
         if not taken or f"lt-{h}" not in taken:
             return f"lt-{h}"
     raise AgentmemError("could not find a free note ID")  # pragma: no cover
@@ -258,22 +98,26 @@ def note_id(title: str, source: str, taken: set[str] | None = None) -> str:
 # -- vault access ------------------------------------------------------------------------------------
 
 
-def load_notes(vault: Vault, broken: list[Path] | None = None) -> list[Note]:
+def load_notes(vault: Vault, broken: list[Path] | None = None,
+               reasons: dict[Path, str] | None = None) -> list[Note]:
     """Every readable note in ``memory/long-term/`` (sorted by file name). Notes that cannot be
-    parsed are skipped, never fatal; their paths are appended to ``broken`` when it is given."""
+    parsed are skipped, never fatal; their paths are appended to ``broken`` and the one-line
+    reason put in ``reasons`` when those are given."""
     folder = vault.longterm_dir
     notes: list[Note] = []
     if not folder.is_dir():
         return notes
-    for p in sorted(folder.glob("*.md")):
+    # The same files the recall index reads: every .md below the folder, hidden entries skipped.
+    paths = [p for p in folder.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    for p in sorted(paths, key=lambda q: q.relative_to(folder).as_posix()):
         try:
-            note = parse_note(p.read_bytes().decode("utf-8"))
-        except (NoteFormatError, UnicodeDecodeError, OSError):
+            notes.append(read_note_bytes(p.read_bytes(), p))
+        except (NoteFormatError, OSError) as exc:
             if broken is not None:
                 broken.append(p)
+            if reasons is not None:
+                reasons[p] = str(exc) if isinstance(exc, NoteFormatError) else (exc.strerror or str(exc))
             continue
-        note.path = p
-        notes.append(note)
     return notes
 
 
@@ -282,9 +126,9 @@ def find_note(notes: list[Note], key: str) -> Note | None:
     k = key.strip()
     for pred in (
         lambda n: n.id == k,
-        lambda n: n.title == k,
+        lambda n: n.name == k,
         lambda n: n.path is not None and (n.path.stem == k or n.path.name == k),
-        lambda n: fold(n.title) == fold(k),
+        lambda n: fold(n.name) == fold(k),
     ):
         hits = [n for n in notes if pred(n)]
         if hits:
@@ -293,11 +137,25 @@ def find_note(notes: list[Note], key: str) -> Note | None:
 
 
 def write_note(writer: Any, vault: Vault, note: Note) -> bool:
-    """Write ``note`` to ``note.path`` through the vault writer (``VaultWriter``)."""
+    """Write ``note`` to ``note.path`` through the vault writer (``VaultWriter``).
+
+    Refuses (NoteFormatError) when the file on disk now has frontmatter that cannot be read: the
+    note would be rewritten from a model that never saw that file's properties."""
     if note.path is None:
         raise AgentmemError("a note needs a path before it is written")
     folder = vault.longterm_dir.absolute()
     p = note.path.absolute()
-    if p.parent != folder or p.suffix != ".md":
+    if folder not in p.parents or p.suffix != ".md" or ".." in p.relative_to(folder).parts:
         raise AgentmemError(f"refusing to write a note outside {folder}: {p}")
+    try:
+        current = p.read_bytes()
+    except FileNotFoundError:
+        current = None
+    except OSError:
+        current = None  # the writer reports an unreadable target itself
+    if current is not None:
+        try:
+            read_note_bytes(current, p)
+        except NoteFormatError as exc:
+            raise NoteFormatError(f"{p.name}: {exc}; fix its frontmatter first, nothing was written") from exc
     return writer.write_file(p, render_note(note), action="write_note")

@@ -1,6 +1,6 @@
 """Rule-based extractor used when there is no API key (or with ``--offline``).
 
-It reads only what the *user* said (docs/longterm.md: information that comes purely from the assistant
+It reads only what the *user* said (docs/extraction.md: information that comes purely from the assistant
 is not a memory) and keeps sentences that carry an explicit request ("記住", "from now on", "以後都",
 "下次不要", "always use ..."), a correction ("不對，...", "No, don't use ...") or a stated preference
 ("I prefer", "我習慣", "請用"), plus stated decisions and pitfalls. Questions, one-off task details
@@ -9,7 +9,7 @@ the model would produce, with an assessment score already set (explicit = 5, oth
 
 A correction is stored rule first ("Don't use moment. Use date-fns." -> "Use date-fns (instead of
 moment)."); titles are cut only between words or CJK characters, never inside an identifier, and
-identifiers keep their case; the category is the best-scoring set of cues in the category list of docs/longterm.md.
+identifiers keep their case; the category is the best-scoring set of cues in the category list of docs/extraction.md.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ _TRIGGERS: tuple[tuple[str, int, float, re.Pattern[str]], ...] = tuple(
         ("explicit", 5, 0.85, rf"(?:^|please\s+|you\s+(?:should|must)\s+|we\s+(?:should|must)\s+|make sure (?:to|you)\s+|so\s+|and\s+)(?:always|never)\b|\b(?:always|never)\s+(?:{_EN_VERBS})\b"),
         ("correction", 4, 0.8, r"^(?:不对|错了|不是这样|搞错了|不行|不要这样)|应该(?:是|用|要)|而不是|不要用|别用|改用|换成|不能(?:用|直接)"),
         ("correction", 4, 0.8, rf"^(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|actually)\b|\binstead of\b|\brather than\b|\bdon'?t (?:{_EN_VERBS})\b|\bdo not (?:{_EN_VERBS})\b|\bstop (?:using|writing|adding)\b|\bi (?:said|told you)\b"),
+        # dissatisfaction is a preference too ("需要避免的痛点或用户不满点"): what to stop doing
+        ("preference", 4, 0.7, r"我(?:很|真的|实在)?(?:不喜欢|讨厌|受不了|不想再?看到)|烦死了|很烦|\bi (?:really )?(?:hate|dislike|can'?t stand)\b|\bi don'?t like\b|\bi'?m tired of\b"),
         ("preference", 4, 0.7, r"我(?:比较)?(?:喜欢|偏好|偏爱|习惯|倾向)|请(?:用|使用|改用|统一)|统一(?:用|使用)|预设|默认(?:用|使用|是)|命名请"),
         ("preference", 4, 0.7, r"\bi(?:'d| would)? prefer\b|\bi like (?:to|it when|my|our)\b|\bplease (?:use|write|keep|show|answer|reply|format|put|prefer)\b|\bour convention\b|\bthe convention is\b|\bby default\b|\bwe (?:always )?use\b"),
         ("decision", 4, 0.8, r"(?:决定|定案|拍板)(?:了|用|采用|:|：|，|,)|采用|选用|\bwe(?:'ve)? decided\b|\bdecision:|\blet'?s go with\b|\bwe(?:'ll| will) go with\b"),
@@ -371,7 +373,7 @@ def _w(alts: str) -> str:
 
 # Category cues over the folded text (lower case, Simplified Chinese). Each category scores the sum
 # of the weights of its cues that occur; the highest score wins and ties go to the earlier category.
-# The category list (docs/longterm.md) has no "tools" category: shell, command, path, encoding and settings rules belong to the
+# The category list (docs/extraction.md) has no "tools" category: shell, command, path, encoding and settings rules belong to the
 # environment configuration; user_communication is about how the assistant talks, so language names
 # ("中文", "English") count there only next to a verb of answering.
 _CATEGORY_CUES: tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...] = tuple(
@@ -455,7 +457,7 @@ _SCENARIOS = {
 
 
 def category_for(content: str, kind: str) -> str:
-    """The category (docs/longterm.md) for a user rule; pitfalls and decisions the user flagged keep their kind."""
+    """The category (docs/extraction.md) for a user rule; pitfalls and decisions the user flagged keep their kind."""
     if kind == "decision":
         return "important_decision_experience"
     if kind == "pitfall":
@@ -484,27 +486,194 @@ _REASONS = {
 RECORDED_MAX_IMPORTANCE = 0.8
 
 
+# -- anaphoric continuations ("以後都照這樣做", "就这么办", "do it like that from now on") ----------------
+# Such a sentence says nothing by itself: it makes the statement it points at durable. It joins
+# that statement (docs/extraction.md, "Continuations") and is never a memory of its own.
+_ANAPHOR = re.compile(
+    r"这样|这么|照这个|按这个|照此|照做|如此|同样|一样|这种(?:方式|做法|写法)|这个(?:方式|做法|写法)|"
+    r"\blike (?:that|this)\b|\b(?:this|that|the same) way\b|\bthe same\b|\bsame (?:thing|here|for|again)\b|"
+    r"\bthat'?s how\b|\bkeep doing\b|\bdo (?:it|that|this|so)\b|\bas (?:above|before)\b|\bstick to (?:it|that|this)\b"
+)
+_DURABLE = re.compile(
+    r"以后|今后|往后|每次|每一次|所有|全部|一律|统一|一直|永远|从现在|默认|"
+    r"\balways\b|\bevery ?time\b|\beach time\b|\bfrom now on\b|\bgoing forward\b|\bin (?:the )?future\b|"
+    r"\bfuture\b|\bkeep doing\b|\bevery(?:where|thing)?\b|\ball (?:the )?\w*\s*(?:code|files|endpoints|projects|repos|apis|of them)\b|\bby default\b"
+)
+_FILLER = re.compile(
+    r"以后|今后|往后|每次|每一次|所有的?|全部|一律|统一|一直|永远|从现在(?:开始|起)?|默认|都|也|就|对|嗯|好的?|是的|没错|可以|"
+    r"照|按|来|做|办|吧|啦|呀|哦|喔|吗|请|要|继续|再|以此|为准|这|那|个|样|么|"
+    r"\b(?:yes|yep|yeah|ok|okay|right|exactly|perfect|great|good|nice|please|from|now|on|going|forward|in|the|future|"
+    r"always|every|each|time|for|all|keep|keeping|doing|do|it|that|this|that'?s|how|i|want|like|same|thing|way|too|also|"
+    r"so|everything|everywhere|here|again|as|above|before|stick|to|just|exactly|with|default|by|is|be|should|going)\b"
+)
+_GENERAL = re.compile(
+    r"统一|一律|所有|全部|都|必须|不要|禁止|默认|规范|约定|"
+    r"\b(?:always|never|every|all|default|must|convention|rule|don'?t|do not)\b"
+)
+
+
+def _substance(text: str) -> int:
+    return len(_CJK.findall(text)) + 3 * len(re.findall(r"[A-Za-z0-9][\w.+#/-]*", text))
+
+
+_ASKS = re.compile(r"[?？]\s*$|(?:吗|呢|(?<![这那怎什])么)\s*[。.!！]?\s*$")
+
+
+def anaphoric_only(sentence: str) -> bool:
+    """A sentence that only points back ("以後都這樣", "Do it like that from now on")."""
+    f = _fold(sentence)
+    if not _ANAPHOR.search(f) or _ASKS.search(f):
+        return False
+    rest = _FILLER.sub(" ", _ANAPHOR.sub(" ", f))
+    return _substance(rest) <= 4
+
+
+# -- enumerated requests ("記住三點：…、…、…", "Please remember a few things: …; …") -------------------
+_ENUM_INTRO = re.compile(
+    r"(?:记(?:住|一下|下来|下|得|几件事|几点|两件事|三件事)|牢记|备忘|"
+    r"\bremember\b|\bkeep in mind\b|\bnote (?:the following|these|this)\b|\bfor future (?:sessions|reference)\b)"
+)
+_LIST_LINE = re.compile(r"^\s*(?:[-*•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.．])\s*(?P<item>\S.*)$")
+_ORDINAL = re.compile(
+    r"(?:^|(?<=[；;，,。\s]))(?:第[一二三四五六七八九十]+(?:点|點|条|條|件)?|首先|其次|再者|最后|最後|然后|然後|"
+    r"[（(]?\d{1,2}[)）]|\d{1,2}[.、](?!\d))\s*[，,:：、]?\s*"
+)
+_ITEM_TRIM = " \t,，;；。.!！、:："
+
+
+# "記住三點" / "a few things" / "the following": the intro announces several items, so weaker
+# separators (；、 ", and") split them; "Remember: A; B" without it is one rule with two clauses.
+_PLURAL_CUE = re.compile(
+    r"[一二两三四五六七八九十几\d]+\s*(?:点|件|条|项|个|句)|以下|下面|如下|下列|这些|"
+    r"\b(?:these|the following|following|a few|few|some|several|two|three|four|five|\d+)\b"
+)
+
+
+_CLAUSE_VERB = re.compile(r"用|放|写|存|走|跑|加|改|要|不|禁止|统一|一律|依|按|保持|保留|必须")
+
+
+def _split_items(body: str, plural: bool) -> list[str]:
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    listed = [m["item"] for m in (_LIST_LINE.match(ln) for ln in lines) if m]
+    if len(listed) >= 2:
+        return [x.strip(_ITEM_TRIM) for x in listed]
+    flat = " ".join(body.split())
+    parts = [x.strip(_ITEM_TRIM) for x in _ORDINAL.split(flat)]
+    parts = [x for x in parts if x]
+    if len(parts) >= 2:
+        return parts
+    if _CJK.search(flat):
+        # "A 用 x、B 用 y、C 用 z": clauses with their own verb are items even without a count word
+        parts = [x.strip(_ITEM_TRIM) for x in flat.split("、") if x.strip(_ITEM_TRIM)]
+        if len(parts) >= 2 and all(_substance(x) >= 5 and _CLAUSE_VERB.search(_fold(x)) for x in parts):
+            return parts
+    if not plural:
+        return []
+    parts = [x.strip(_ITEM_TRIM) for x in re.split(r"[；;]", flat) if x.strip(_ITEM_TRIM)]
+    if len(parts) >= 2:
+        return parts
+    if _CJK.search(flat):
+        parts = [x.strip(_ITEM_TRIM) for x in flat.split("、") if x.strip(_ITEM_TRIM)]
+        if len(parts) >= 2 and all(_substance(x) >= 5 for x in parts):
+            return parts
+        return []
+    parts = [x.strip(_ITEM_TRIM) for x in re.split(r",\s*(?:and\s+)?|\s+and\s+(?=\w+\s)", flat) if x.strip(_ITEM_TRIM)]
+    if len(parts) >= 3 and all(len(x.split()) >= 2 for x in parts):
+        return parts
+    return []
+
+
+def enumerated_items(text: str) -> tuple[str, list[str]] | None:
+    """(intro, items) when a user turn asks to remember several things at once."""
+    t = text.strip()
+    m = re.search(r"[:：]|\n", t)
+    if m is None:
+        return None
+    intro, body = t[: m.start()], t[m.end():]
+    if len(intro) > 80 or not _ENUM_INTRO.search(_fold(intro)) or _NOT_MEMORY.search(_fold(intro)):
+        return None
+    items = [x for x in _split_items(body, bool(_PLURAL_CUE.search(_fold(intro)))) if _substance(x) >= 3]
+    return (intro, items) if len(items) >= 2 else None
+
+
+def _memory(content: str, raw: list[str], kind: str, *, sources: list[str] | None, project: str, recorded: bool) -> MemoryObject:
+    cjk = bool(_CJK.search(content))
+    category = category_for(f"{' '.join(raw)} {content}", kind)
+    scenario = _SCENARIOS.get(category, _SCENARIOS["user_behavior"])[1 if cjk else 0]
+    importance = {"explicit": 0.9, "correction": 0.8, "preference": 0.7, "decision": 0.8, "pitfall": 0.75}.get(kind, 0.7)
+    return MemoryObject(
+        action="create",
+        title=title_for(content),
+        content=content,
+        category=category,
+        keywords=keywords_for(content),
+        usage_scenario=[scenario],
+        project=project,
+        module="",
+        importance=min(importance, RECORDED_MAX_IMPORTANCE) if recorded else importance,
+        reason=_REASONS[kind],
+        score=None,  # the assessment stage scores every candidate (longterm/assess.py)
+        sources=list(sources or []),
+        signal=kind,
+        evidence=" ".join(raw),
+    )
+
+
+def _make_explicit(m: MemoryObject, *, recorded: bool) -> None:
+    m.signal = "explicit"
+    m.reason = _REASONS["explicit"]
+    m.importance = max(m.importance, RECORDED_MAX_IMPORTANCE if recorded else 0.9)
+
+
 def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, project: str = "", first_turn: int = 0,
                     recorded: bool = False) -> list[MemoryObject]:
-    """Memory Objects from the user turns at index >= ``first_turn`` (earlier turns are context).
+    """Candidate Memory Objects from the user turns at index >= ``first_turn`` (earlier turns are
+    context). Candidates carry ``signal`` and ``evidence`` but no score: the assessment stage
+    (``longterm.assess.assess_offline``) scores them and the pipeline keeps those >= 4.
 
     ``recorded``: the turns come from a session snapshot (see RECORDED_MAX_IMPORTANCE)."""
     out: list[MemoryObject] = []
+    # (turn index, sentence index) -> the candidate made from that sentence, for continuations
+    made: dict[tuple[int, int], MemoryObject] = {}
     said = ""  # what the assistant said last: "不是 A，是 B" corrects it
+    user_turns: list[tuple[int, list[str]]] = []  # earlier user turns, as sentences
+
+    def emit(content: str, raw: list[str], kind: str) -> MemoryObject | None:
+        if kind in ("correction", "explicit"):
+            content = restructure_correction(content)
+        if not content:
+            return None
+        m = _memory(content, raw, kind, sources=sources, project=project, recorded=recorded)
+        out.append(m)
+        return m
+
     for idx, turn in enumerate(turns):
         if turn.role != "user":
             said = turn.text
             continue
-        if idx < first_turn:
-            continue
         sentences = split_sentences(turn.text)
+        if idx < first_turn:
+            user_turns.append((idx, sentences))
+            continue
+        enum = enumerated_items(turn.text)
+        if enum is not None:
+            intro, items = enum
+            for item in items:
+                emit(_clean(item), [intro, item], "explicit")
+            user_turns.append((idx, sentences))
+            continue
         i = 0
         while i < len(sentences):
             s = sentences[i]
+            if anaphoric_only(s):
+                _continue_statement(s, idx, i, sentences, user_turns, made, emit, recorded=recorded)
+                i += 1
+                continue
             hit = classify(s, said)
             if hit is None:
                 i += 1
                 continue
+            start = i
             raw = [s]
             content = _clean(s)
             # "記住：" / "Remember:" alone -> the rule is the next sentence.
@@ -528,28 +697,54 @@ def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, proj
                     i += 1
                     raw.append(nxt)
                     content = f"{content} {_clean(nxt)}"
+            m = emit(content, raw, hit.kind)
+            if m is not None:
+                for k in range(start, i + 1):
+                    made[(idx, k)] = m
             i += 1
-            if hit.kind in ("correction", "explicit"):
-                content = restructure_correction(content)
-            if not content:
-                continue
-            cjk = bool(_CJK.search(content))
-            category = category_for(f"{' '.join(raw)} {content}", hit.kind)
-            scenario = _SCENARIOS.get(category, _SCENARIOS["user_behavior"])[1 if cjk else 0]
-            out.append(
-                MemoryObject(
-                    action="create",
-                    title=title_for(content),
-                    content=content,
-                    category=category,
-                    keywords=keywords_for(content),
-                    usage_scenario=[scenario],
-                    project=project,
-                    module="",
-                    importance=min(hit.importance, RECORDED_MAX_IMPORTANCE) if recorded else hit.importance,
-                    reason=_REASONS[hit.kind],
-                    score=hit.score,
-                    sources=list(sources or []),
-                )
-            )
+        user_turns.append((idx, sentences))
     return out
+
+
+def _statement(s: str) -> bool:
+    f = _fold(s)
+    return not _QUESTION.search(f) and _substance(s) >= 6 and not anaphoric_only(s) and not _NOT_MEMORY.search(f)
+
+
+def _continue_statement(s: str, idx: int, i: int, sentences: list[str], user_turns: list[tuple[int, list[str]]],
+                        made: dict[tuple[int, int], MemoryObject], emit, *, recorded: bool) -> None:
+    """Join an anaphoric continuation to the statement it points at (same turn first, then the
+    user's previous turn): make that statement's candidate explicit, or create it."""
+    durable = bool(_DURABLE.search(_fold(s)))
+    target: list[tuple[int, int, str]] = []
+    for k in range(i - 1, -1, -1):
+        if _statement(sentences[k]):
+            target = [(idx, k, sentences[k])]
+            break
+    if not target and user_turns:
+        pidx, psent = user_turns[-1]
+        stmts = [(pidx, k, x) for k, x in enumerate(psent) if _statement(x)]
+        if stmts and sum(len(x) for _, _, x in stmts) <= 240:
+            target = stmts
+        elif stmts:
+            target = stmts[-1:]
+    if not target:
+        return
+    existing = [made[(t, k)] for t, k, _ in target if (t, k) in made]
+    if existing:
+        m = existing[-1]
+        if durable:
+            _make_explicit(m, recorded=recorded)
+        m.evidence = f"{m.evidence} {s}".strip()
+        return
+    text = " ".join(x for _, _, x in target)
+    if not durable and not _GENERAL.search(_fold(text)):
+        return  # "對，就這樣" after a one-off instruction approves the task, it sets no rule
+    if _NOT_MEMORY.search(_fold(text)):
+        return
+    content = " ".join(_clean(x) for _, _, x in target)
+    m = emit(content, [text, s], "explicit" if durable else "preference")
+    if m is not None:
+        for t, k, _ in target:
+            made[(t, k)] = m
+

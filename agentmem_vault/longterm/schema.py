@@ -1,4 +1,4 @@
-"""The Memory Object (docs/longterm.md) and the JSON schema the model must fill.
+"""The Memory Object (docs/extraction.md) and the JSON schema the model must fill.
 
 The model's output is data, never trusted: ``validate_memory`` checks every field and returns a
 reason instead of raising, so the pipeline can report what it skipped.
@@ -45,6 +45,11 @@ class MemoryObject:
     reason: str = ""
     score: int | None = None  # assessment 1-5, filled by the assessor (or the offline rules)
     sources: list[str] = field(default_factory=list)  # "[[session-id]]" or transcript refs
+    # Filled by the pipeline, never by the model (not in the tool schema):
+    assessment_reason: str = ""  # the assessor's explanation for ``score``
+    signal: str = ""  # offline: what the user said that made it a candidate (explicit, correction, ...)
+    evidence: str = ""  # offline: the user's own words the candidate was taken from
+    source_time: str = ""  # when the source said it (YYYY-MM-DDTHH:MM), for curation order
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,7 +80,11 @@ _ITEM_SCHEMA: dict[str, Any] = {
 # The forced tool's input: a list of memories (possibly empty = nothing worth remembering).
 EXTRACT_TOOL_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"memories": {"type": "array", "items": _ITEM_SCHEMA, "maxItems": 20}},
+    "properties": {
+        # first, as the extraction prompt asks: why each memory violates none of the negative criteria
+        "explanation": {"type": "string", "maxLength": 4000},
+        "memories": {"type": "array", "items": _ITEM_SCHEMA, "maxItems": 20},
+    },
     "required": ["memories"],
     "additionalProperties": False,
 }

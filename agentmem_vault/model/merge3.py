@@ -280,7 +280,7 @@ def _is_released(missing: str, released: set[str]) -> bool:
 
 
 def _note_api():  # type: ignore[no-untyped-def]
-    from agentmem_vault.longterm import notes
+    from agentmem_vault.model import notes  # deferred: YAML/frontmatter only when a note is merged
 
     return notes.parse_note, notes.render_note
 

@@ -1,6 +1,7 @@
 """Recall: the derived search index over long-term memories, ranking, and context for new chats.
 
-Modules: ``notefile`` (read a note), ``index`` (SQLite FTS5 index under memory/.agentmem/recall/),
+Notes are read with ``agentmem_vault.model.notes`` (the one note model). Modules: ``index`` (SQLite
+FTS5 index under memory/.agentmem/recall/),
 ``rank`` (BM25 over weighted fields + recency + importance), ``semantic`` (optional backend, off),
 ``render`` (pure Markdown within a budget), ``context`` (``agentmem context``), ``session_start``
 (fast rules + recent sessions for the sessionStart hooks).

@@ -28,9 +28,10 @@ from pathlib import Path
 from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.recall.location import db_path
-from agentmem_vault.recall.notefile import NoteDoc, parse_note_bytes
+from agentmem_vault.errors import NoteFormatError
+from agentmem_vault.model.notes import Note, read_note_bytes, salvage_body
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5  # 5: notes read through model/notes.py (one normalisation for every reader)
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 FIELDS = ("title", "keywords", "usage", "content")
@@ -136,10 +137,10 @@ def recall_tokens(text: str) -> list[str]:
     return out
 
 
-def note_tokens(note: NoteDoc) -> tuple[str, str, str, str]:
+def note_tokens(note: Note) -> tuple[str, str, str, str]:
     """The four indexed fields as space-joined tokens (what FTS5 stores and matches)."""
     return (
-        " ".join(recall_tokens(note.title)),
+        " ".join(recall_tokens(note.name)),
         " ".join(recall_tokens(" ; ".join(note.keywords))),
         " ".join(recall_tokens(" ; ".join(note.usage_scenario))),
         " ".join(recall_tokens(note.content)),
@@ -259,13 +260,19 @@ class RecallIndex:
         stats.seconds = time.perf_counter() - t0
         return stats
 
-    def _read(self, rel: str) -> tuple[NoteDoc, str] | None:
+    def _read(self, rel: str) -> tuple[Note, str | None, str] | None:
+        """(note, error, sha). A note whose frontmatter cannot be read is reported in ``error`` and
+        still indexed by its file name and body: a hand-written note in Obsidian is a memory too."""
         p = self.folder / rel
         try:
             data = p.read_bytes()
         except OSError:
             return None
-        return parse_note_bytes(data, p), hashlib.sha1(data).hexdigest()
+        sha = hashlib.sha1(data).hexdigest()
+        try:
+            return read_note_bytes(data, p), None, sha
+        except NoteFormatError as exc:
+            return Note(content=salvage_body(data), tags=[], path=p), str(exc), sha
 
     def _upsert(self, conn: sqlite3.Connection, rel: str, stamp: tuple[int, int], old: tuple[int, str] | None,
                 stats: SyncStats) -> None:
@@ -277,18 +284,18 @@ class RecallIndex:
                 conn.execute("DELETE FROM notes WHERE docid = ?", (old[0],))
                 stats.removed += 1
             return
-        note, sha = got
+        note, error, sha = got
         if old is not None and old[1] == sha:
             conn.execute("UPDATE notes SET mtime_ns = ?, size = ? WHERE docid = ?", (stamp[0], stamp[1], old[0]))
             stats.touched += 1
             return
-        if note.error:
-            stats.errors.append({"path": rel, "error": note.error})
+        if error:
+            stats.errors.append({"path": rel, "error": error})
         values = (
-            stamp[0], stamp[1], sha, note.id, note.title, note.category, fold(note.project), fold(note.module),
-            note.project, note.module, note.importance, note.score, note.status, note.created, note.updated,
+            stamp[0], stamp[1], sha, note.id, note.name, note.category, fold(note.project), fold(note.module),
+            note.project, note.module, note.importance, note.score, note.status, note.created, note.changed_at,
             json.dumps(note.keywords, ensure_ascii=False), json.dumps(note.usage_scenario, ensure_ascii=False),
-            json.dumps(note.sources, ensure_ascii=False), note.content, note.error,
+            json.dumps(note.source_ids, ensure_ascii=False), note.content, error,
         )
         cols = ("mtime_ns, size, sha, note_id, title, category, project, module, project_raw, module_raw, importance, "
                 "score, status, created, updated, keywords, usage, sources, content, error")

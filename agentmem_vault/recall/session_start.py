@@ -3,9 +3,9 @@
 Called by the sessionStart hooks, whose whole run has ~100 ms, so this path reads the PREBUILT
 recall index (read-only SQLite, the rule notes only) and never builds or syncs it, and imports no
 YAML/frontmatter/anthropic/watchdog. Each rule note's stamp is checked against the file on disk: a
-note deleted since the last index sync is left out, one edited since is re-read (strict frontmatter
-reader, no PyYAML) so stale text never surfaces. A rule note created since the last sync shows from
-the next `agentmem context`/`memories search`/`reindex` (or daemon sync) on. Never raises.
+note deleted or edited since the last index sync is left out, so stale text never surfaces. A rule
+note created or edited since the last sync shows from the next `agentmem context`/`memories
+search`/`reindex` (or daemon sync) on. Never raises.
 """
 
 from __future__ import annotations
@@ -60,15 +60,9 @@ def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
         except OSError:
             continue  # deleted since the index was synced
         if (st.st_mtime_ns, st.st_size) != (mtime, size):
-            try:
-                from agentmem_vault.recall.notefile import read_note
-
-                note = read_note(p, allow_yaml=False)
-            except OSError:
-                continue
-            if note.error or note.importance < RULE_IMPORTANCE or note.status == "deprecated":
-                continue
-            nid, title, content, imp, updated = note.id, note.title, note.content, note.importance, note.updated
+            # Edited since the last index sync: left out (never its stale text) until the next sync;
+            # the hook never parses notes (docs/notes.md: one reader, and it is not on this path).
+            continue
         out.append(SimpleNamespace(id=nid, title=title, content=content, importance=imp, updated=updated))
     return out[:MAX_RULES]
 

@@ -1,0 +1,71 @@
+"""Word lists the quality gate reads (docs/extraction.md): vague phrases per language, general
+engineering principles and technical vocabulary. They are data files under ``templates/quality/``
+(shipped with the package) so that they can be reviewed and extended without touching code.
+
+Chinese entries are written in Simplified; matching folds Traditional first (``textnorm.fold``).
+English entries match as whole words, case-insensitively.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from agentmem_vault.model.textnorm import fold
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def _read_list(name: str) -> tuple[str, ...]:
+    text = (resources.files("agentmem_vault.templates") / "quality" / name).read_text(encoding="utf-8")
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip() if not line.lstrip().startswith("#") else ""
+        if line:
+            out.append(fold(line))
+    return tuple(dict.fromkeys(out))
+
+
+@dataclass(frozen=True)
+class PhraseList:
+    """Phrases split into CJK (substring match) and Latin (whole-word match, one regex)."""
+
+    cjk: tuple[str, ...]
+    latin: tuple[str, ...]
+    latin_re: re.Pattern[str] | None
+
+    @classmethod
+    def of(cls, phrases: tuple[str, ...]) -> "PhraseList":
+        cjk = tuple(p for p in phrases if _CJK.search(p))
+        latin = tuple(sorted((p for p in phrases if not _CJK.search(p)), key=len, reverse=True))
+        rx = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in latin) + r")(?![\w-])") if latin else None
+        return cls(cjk, latin, rx)
+
+    def hits(self, folded: str) -> list[str]:
+        """Entries found in ``folded`` (already ``fold``-ed text)."""
+        out = [p for p in self.cjk if p in folded]
+        if self.latin_re is not None:
+            out += [m.group(0) for m in self.latin_re.finditer(folded)]
+        return out
+
+
+@lru_cache(maxsize=None)
+def vague_phrases() -> PhraseList:
+    return PhraseList.of(_read_list("vague_phrases.zh.txt") + _read_list("vague_phrases.en.txt"))
+
+
+@lru_cache(maxsize=None)
+def vague_phrase_counts() -> dict[str, int]:
+    return {"zh": len(_read_list("vague_phrases.zh.txt")), "en": len(_read_list("vague_phrases.en.txt"))}
+
+
+@lru_cache(maxsize=None)
+def generic_principles() -> PhraseList:
+    return PhraseList.of(_read_list("generic_principles.txt"))
+
+
+@lru_cache(maxsize=None)
+def tech_terms() -> PhraseList:
+    return PhraseList.of(_read_list("tech_terms.txt"))

@@ -1,0 +1,562 @@
+"""The long-term note: ``memory/long-term/<name>.md``, YAML frontmatter (Obsidian Properties) + body.
+
+One model, read one way by every part of the program (extraction, curation, ``memories``, the recall
+index): ``parse_note(text) -> Note`` and ``render_note(note) -> str`` are the only reader and writer
+of the format, and every normalisation rule lives in this module (the rules: docs/notes.md).
+
+The frontmatter's YAML is loaded and dumped through python-frontmatter's ``YAMLHandler`` (the C
+LibYAML loader when present). The fence is split here rather than by ``frontmatter.loads``, which
+silently returns no properties for an unclosed fence or a non-mapping and strips the body: a note
+this program would then rewrite without its properties. Pure: no file or vault access.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import frontmatter
+import yaml
+
+from agentmem_vault.errors import NoteFormatError
+
+TAG = "agent-memory/long-term"
+NOTE_TS = "%Y-%m-%dT%H:%M"
+KEY_ORDER = (
+    "id", "title", "category", "keywords", "usage_scenario", "project", "module", "importance",
+    "score", "status", "created", "updated", "sources", "tags",
+)
+# Written after KEY_ORDER, each only when set (the others are always written, in that order).
+OPTIONAL_KEYS = ("scope", "assessment_score", "assessment_reason", "deprecated_reason")
+KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
+LIST_KEYS = ("keywords", "usage_scenario", "sources", "tags")
+
+STATUSES = ("active", "deprecated")
+SCOPES = ("project", "module", "global")
+DEFAULT_IMPORTANCE = 0.5
+DEFAULT_SCORE = 3
+SCORE_RANGE = (1, 5)
+HISTORY_HEADING = "History"
+# Headings that open the History section (compared case-insensitively, a trailing colon allowed).
+HISTORY_HEADINGS = ("history", "歷史", "历史", "歷史紀錄", "歷史記錄", "历史记录", "版本歷史", "版本历史", "履歴", "변경 이력")
+
+# A scalar written for a list property is split on ASCII and full-width commas, the ideographic
+# enumeration comma and semicolons (Obsidian's text field invites "pnpm，npm").
+_SEPARATORS = ",，、;；"
+# Short-token lists are also split inside a list item ("[pnpm，npm]" is two keywords); sentence
+# lists (usage_scenario) and sources are not: a scenario may contain a comma.
+_SPLIT_ITEMS = frozenset({"keywords", "tags"})
+
+_LINK = r"\[\[[^\[\]\n]+\]\]"
+_LINK_RE = re.compile(_LINK)
+_LINKS_RE = re.compile(rf"{_LINK}(?:[ \t]*[{_SEPARATORS}][ \t]*{_LINK})*")
+_LINK_TARGET_RE = re.compile(r"^\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]$")
+# An unquoted Obsidian link as a property value or a list item: YAML would read it as a nested
+# list, so it is quoted before the YAML is loaded (docs/notes.md, "Links").
+_KEY_LINKS_RE = re.compile(rf"^(?P<lead>[ \t]*(?:-[ \t]+)?[^\s#'\"\[\]{{}}:-][^:\n]*:[ \t]+)(?P<links>{_LINKS_RE.pattern})[ \t]*$")
+_ITEM_LINKS_RE = re.compile(rf"^(?P<lead>[ \t]*-[ \t]+)(?P<links>{_LINKS_RE.pattern})[ \t]*$")
+_BLOCK_SCALAR_RE = re.compile(r":[ \t]*[|>][-+0-9]*[ \t]*(?:#.*)?$")
+# What an earlier version of this program wrote for a link it had read as a nested list: "['x']".
+_REPR_LINK_RE = re.compile(r"""^\[\s*(?:'((?:[^']|'')*)'|"([^"]*)")\s*\]$""")
+_FENCE_RE = re.compile(r"^[ \t]*(```|~~~)")
+
+
+@dataclass
+class HistoryEntry:
+    when: str  # YYYY-MM-DDTHH:MM of the version it holds
+    text: str
+
+
+@dataclass
+class Note:
+    """One long-term note. ``extra`` holds the properties this program does not know, in file
+    order, and is written back untouched; ``path`` and ``crlf`` describe the file, not the note."""
+
+    id: str = ""
+    title: str = ""
+    category: str = ""
+    keywords: list[str] = field(default_factory=list)
+    usage_scenario: list[str] = field(default_factory=list)
+    project: str = ""
+    module: str = ""
+    importance: float = DEFAULT_IMPORTANCE
+    score: int = DEFAULT_SCORE
+    status: str = "active"
+    created: str = ""
+    updated: str = ""
+    # "[[session-id]]" for a session (an Obsidian link), "cursor:…", "claude:…", "file:…" otherwise
+    sources: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=lambda: [TAG])
+    scope: str = ""  # "project" / "module" / "global"; "" = not set
+    assessment_score: int | None = None
+    assessment_reason: str = ""
+    deprecated_reason: str = ""
+    content: str = ""
+    history: list[HistoryEntry] = field(default_factory=list)
+    history_preface: str = ""  # text under the History heading before its first dated entry
+    history_heading: str = HISTORY_HEADING  # as the user wrote it (歷史, History, ...)
+    extra: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = field(default=None, compare=False)
+    crlf: bool = field(default=False, compare=False)
+
+    @property
+    def active(self) -> bool:
+        return self.status != "deprecated"
+
+    @property
+    def name(self) -> str:
+        """The title, or the file name for a note without one (a plain Markdown note)."""
+        return self.title or (self.path.stem if self.path is not None else "")
+
+    @property
+    def changed_at(self) -> str:
+        """When the note last changed (``updated``, else ``created``): what recency ranks by."""
+        return self.updated or self.created
+
+    @property
+    def source_ids(self) -> list[str]:
+        """The link targets of ``sources`` (Session IDs); other references as written."""
+        return [link_target(s) for s in self.sources]
+
+
+# -- small normalisers (the rules; docs/notes.md) ------------------------------------------------
+
+
+def link_target(value: str) -> str:
+    """``[[2026-05-25-1318-cursor-main-agent|alias]]`` -> ``2026-05-25-1318-cursor-main-agent``;
+    anything that is not a link is returned stripped."""
+    s = value.strip()
+    m = _LINK_TARGET_RE.match(s)
+    return m.group(1).strip() if m else s
+
+
+def as_link(target: str) -> str:
+    return f"[[{target}]]"
+
+
+def format_note_ts(dt: datetime) -> str:
+    return dt.strftime(NOTE_TS)
+
+
+def _where(key: str) -> str:
+    return f"property {key!r}"
+
+
+def _text(value: Any, key: str) -> str:
+    """A text property: numbers and dates as written, a one-item list (an unquoted link) as its item."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.strftime(NOTE_TS)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_list(value, key))
+    if isinstance(value, dict):
+        raise NoteFormatError(f"{_where(key)} is a mapping, expected text")
+    return str(value).strip()
+
+
+def _ts(value: Any, key: str) -> str:
+    if isinstance(value, datetime):
+        return value.strftime(NOTE_TS)
+    if isinstance(value, date):
+        return value.strftime("%Y-%m-%dT00:00")
+    return _text(value, key)
+
+
+def _enum(value: Any, key: str, default: str) -> str:
+    """Case-insensitive: ``Deprecated`` and ``DEPRECATED`` are ``deprecated``; unknown values kept (lowered)."""
+    return _text(value, key).lower() or default
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        f = float(str(value).strip()) if not isinstance(value, (int, float)) else float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _importance(value: Any) -> float:
+    f = _number(value)
+    return DEFAULT_IMPORTANCE if f is None else min(1.0, max(0.0, f))
+
+
+def _int_in(value: Any, lo: int, hi: int) -> int | None:
+    f = _number(value)
+    return None if f is None else int(min(hi, max(lo, round(f))))
+
+
+_SEP_RE = re.compile(f"[{_SEPARATORS}]")
+_H2_RE = re.compile(r"^##[ \t]", re.MULTILINE)
+
+
+def _split_scalar(s: str) -> list[str]:
+    """Split on the separators, but never inside an Obsidian link (``[[a, b]]`` is one target)."""
+    if "[[" not in s:
+        return [p.strip() for p in _SEP_RE.split(s) if p.strip()]
+    out: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    i = 0
+    while i < len(s):
+        if s.startswith("[[", i):
+            depth += 1
+            buf.append("[[")
+            i += 2
+            continue
+        if depth and s.startswith("]]", i):
+            depth -= 1
+            buf.append("]]")
+            i += 2
+            continue
+        ch = s[i]
+        if ch in _SEPARATORS and not depth:
+            out.append("".join(buf))
+            buf = []
+        else:
+            buf.append(ch)
+        i += 1
+    out.append("".join(buf))
+    return [p.strip() for p in out if p.strip()]
+
+
+def _item(value: Any, key: str) -> list[str]:
+    """One list item as zero or more strings (a nested list is an unquoted Obsidian link)."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        # `- [[a]]` loaded without the pre-pass: [['a']]; the link text is the inner items
+        inner = [_text(v, key) for v in value]
+        return [as_link(", ".join(x for x in inner if x))] if any(inner) else []
+    if isinstance(value, dict):
+        raise NoteFormatError(f"{_where(key)} holds a mapping, expected a list of text")
+    s = _text(value, key)
+    if not s:
+        return []
+    if s[0] == "[":
+        m = _REPR_LINK_RE.match(s)
+        if m:  # "['2026-…']": the corruption an earlier version wrote; repaired to the link it was
+            return [as_link(m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2))]
+        if _LINKS_RE.fullmatch(s):
+            return _split_scalar(s)
+    if key in _SPLIT_ITEMS and _SEP_RE.search(s):
+        return _split_scalar(s)
+    return [s]
+
+
+def _list(value: Any, key: str) -> list[str]:
+    """A list property from a list, a scalar ("a, b", "a，b"), a link or a nested-list artefact."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        out: list[str] = []
+        for v in value:
+            out.extend(_item(v, key))
+        return out
+    if isinstance(value, dict):
+        raise NoteFormatError(f"{_where(key)} is a mapping, expected a list of text")
+    return _split_scalar(_text(value, key))
+
+
+# -- reading -----------------------------------------------------------------------------------------
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """(frontmatter text or None when the note has none, body); BOM and CRLF tolerated.
+    Raises NoteFormatError for an opening fence that is never closed."""
+    t = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    first, nl, rest = t.partition("\n")
+    if first.rstrip() != "---":
+        return None, t
+    if not nl:
+        raise NoteFormatError("the frontmatter is not closed by a '---' line")
+    lines = rest.split("\n")
+    for i, line in enumerate(lines):
+        if line.rstrip() == "---":
+            return "\n".join(lines[:i]), "\n".join(lines[i + 1 :])
+    raise NoteFormatError("the frontmatter is not closed by a '---' line")
+
+
+def quote_links(fm: str) -> str:
+    """Quote the unquoted Obsidian links of property values and list items (``sources: [[id]]``,
+    ``- [[id]]``, ``related: [[a]], [[b]]``), which YAML would read as nested lists or reject."""
+    if "[[" not in fm:
+        return fm
+    out: list[str] = []
+    block_indent: int | None = None  # inside a | or > block scalar: text, never touched
+    for line in fm.split("\n"):
+        indent = len(line) - len(line.lstrip(" \t"))
+        if block_indent is not None:
+            if not line.strip() or indent > block_indent:
+                out.append(line)
+                continue
+            block_indent = None
+        if _BLOCK_SCALAR_RE.search(line):
+            block_indent = indent
+        if "[[" in line:
+            m = _KEY_LINKS_RE.match(line)
+            if m:
+                links = _LINK_RE.findall(m.group("links"))
+                line = m.group("lead") + "[" + ", ".join(json.dumps(x, ensure_ascii=False) for x in links) + "]"
+            else:
+                m = _ITEM_LINKS_RE.match(line)
+                if m:
+                    line = m.group("lead") + json.dumps(m.group("links"), ensure_ascii=False)
+        out.append(line)
+    return "\n".join(out)
+
+
+_HANDLER = frontmatter.YAMLHandler()
+
+
+def _load_yaml(fm: str) -> dict[str, Any]:
+    if not fm.strip():
+        return {}
+    try:
+        data = _HANDLER.load(quote_links(fm))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise NoteFormatError(f"the frontmatter is not valid YAML: {problem}{where}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise NoteFormatError(f"the frontmatter is a {type(data).__name__}, not a set of properties (key: value lines)")
+    return {str(k): v for k, v in data.items()}
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    s = line.rstrip()
+    if not s.startswith("#"):
+        return None
+    level = len(s) - len(s.lstrip("#"))
+    if level > 6 or (len(s) > level and s[level] not in " \t"):
+        return None
+    return level, s[level:].strip()
+
+
+def _is_history(title: str) -> bool:
+    return title.rstrip(":：").strip().casefold() in HISTORY_HEADINGS
+
+
+def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
+    """(content, History heading as written, text before the first dated entry, entries).
+
+    The History section is a level-2 heading (History, 歷史, 历史, ...) up to the next heading of
+    level 1-2; headings inside code fences do not count. Sections after it stay content."""
+    if not _H2_RE.search(body):  # no level-2 heading: no History section (the common case)
+        return body.strip("\n"), HISTORY_HEADING, "", []
+    lines = body.split("\n")
+    start = end = -1
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE_RE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        h = _heading(line)
+        if h is None:
+            continue
+        if start < 0:
+            if h[0] == 2 and _is_history(h[1]):
+                start = i
+        elif h[0] <= 2:
+            end = i
+            break
+    if start < 0:
+        return body.strip("\n"), HISTORY_HEADING, "", []
+    if end < 0:
+        end = len(lines)
+    before = "\n".join(lines[:start]).strip("\n")
+    after = "\n".join(lines[end:]).strip("\n")
+    content = before + ("\n\n" + after if before and after else after)
+    preface: list[str] = []
+    history: list[HistoryEntry] = []
+    cur: HistoryEntry | None = None
+    buf: list[str] = []
+    fenced = False
+    for line in lines[start + 1 : end]:
+        if _FENCE_RE.match(line):
+            fenced = not fenced
+        h = None if fenced else _heading(line)
+        if h is not None and h[0] == 3:
+            if cur is not None:
+                cur.text = "\n".join(buf).strip("\n")
+                history.append(cur)
+            cur, buf = HistoryEntry(h[1], ""), []
+        elif cur is not None:
+            buf.append(line)
+        else:
+            preface.append(line)
+    if cur is not None:
+        cur.text = "\n".join(buf).strip("\n")
+        history.append(cur)
+    heading = _heading(lines[start])
+    return content, heading[1] if heading else HISTORY_HEADING, "\n".join(preface).strip("\n"), history
+
+
+def note_from_properties(data: dict[str, Any], body: str) -> Note:
+    """A Note from loaded properties and the body (every field normalised here)."""
+    content, heading, preface, history = split_body(body)
+    a_score = data.get("assessment_score")
+    return Note(
+        id=_text(data.get("id"), "id"),
+        title=_text(data.get("title"), "title"),
+        category=_enum(data.get("category"), "category", ""),
+        keywords=_list(data.get("keywords"), "keywords"),
+        usage_scenario=_list(data.get("usage_scenario"), "usage_scenario"),
+        project=_text(data.get("project"), "project"),
+        module=_text(data.get("module"), "module"),
+        importance=_importance(data.get("importance")),
+        score=_int_in(data.get("score"), *SCORE_RANGE) or DEFAULT_SCORE,
+        status=_enum(data.get("status"), "status", "active"),
+        created=_ts(data.get("created"), "created"),
+        updated=_ts(data.get("updated"), "updated"),
+        sources=_list(data.get("sources"), "sources"),
+        tags=_list(data.get("tags"), "tags") if "tags" in data else [TAG],
+        scope=_enum(data.get("scope"), "scope", ""),
+        assessment_score=None if a_score in (None, "") else _int_in(a_score, *SCORE_RANGE),
+        assessment_reason=_text(data.get("assessment_reason"), "assessment_reason"),
+        deprecated_reason=_text(data.get("deprecated_reason"), "deprecated_reason"),
+        content=content,
+        history=history,
+        history_preface=preface,
+        history_heading=heading,
+        extra={k: v for k, v in data.items() if k not in KNOWN_KEYS},
+    )
+
+
+def parse_note(text: str) -> Note:
+    """Parse a note's text. A note without frontmatter is a note with no properties; broken
+    frontmatter (unclosed fence, invalid YAML, not a mapping, a mapping where text belongs)
+    raises NoteFormatError with a one-line reason."""
+    fm, body = split_frontmatter(text)
+    data = _load_yaml(fm) if fm is not None else {}
+    note = note_from_properties(data, body)
+    note.crlf = "\r\n" in text[:4096]
+    return note
+
+
+def decode_note(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NoteFormatError(f"not UTF-8 text (byte {exc.start})") from exc
+
+
+def read_note_bytes(data: bytes, path: Path | None = None) -> Note:
+    """Decode and parse one note file's bytes; ``path`` is recorded on the note."""
+    note = parse_note(decode_note(data))
+    note.path = path
+    return note
+
+
+def salvage_body(data: bytes) -> str:
+    """The body of a note whose frontmatter is broken (what a search can still find in it)."""
+    text = data.decode("utf-8", "replace")
+    try:
+        _fm, body = split_frontmatter(text)
+    except NoteFormatError:
+        body = text.lstrip("\ufeff").replace("\r\n", "\n")
+    return split_body(body)[0].strip()
+
+
+# -- writing -------------------------------------------------------------------------------------------
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """SafeDumper that writes an Obsidian link as a double-quoted string ("[[id]]"), the form
+    Obsidian's Properties editor writes and reads as a link."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    if value.startswith("[[") and value.endswith("]]"):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return dumper.represent_str(value)
+
+
+def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
+    # A list of one-line scalars in flow style (``keywords: [a, b]``, ``sources: ["[[id]]"]``, the
+    # documented layout); anything else in block style.
+    flat = all(isinstance(x, (str, int, float)) and not (isinstance(x, str) and "\n" in x) for x in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flat)
+
+
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(list, _represent_list)
+
+
+def properties(note: Note) -> dict[str, Any]:
+    """The frontmatter as written: KEY_ORDER, then the optional keys that are set, then ``extra``."""
+    # Written as they will be read: text stripped, enums lower-case, numbers clamped, no empty items.
+    def items(xs: list[str]) -> list[str]:
+        return [x.strip() for x in xs if x.strip()]
+
+    d: dict[str, Any] = {
+        "id": note.id.strip(),
+        "title": note.title.strip(),
+        "category": note.category.strip().lower(),
+        "keywords": items(note.keywords),
+        "usage_scenario": items(note.usage_scenario),
+        "project": note.project.strip(),
+        "module": note.module.strip(),
+        "importance": _importance(note.importance),
+        "score": _int_in(note.score, *SCORE_RANGE) or DEFAULT_SCORE,
+        "status": note.status.strip().lower() or "active",
+        "created": note.created.strip(),
+        "updated": note.updated.strip(),
+        "sources": items(note.sources),
+        "tags": items(note.tags),
+    }
+    if note.scope.strip():
+        d["scope"] = note.scope.strip().lower()
+    if note.assessment_score is not None:
+        d["assessment_score"] = _int_in(note.assessment_score, *SCORE_RANGE)
+    if note.assessment_reason.strip():
+        d["assessment_reason"] = note.assessment_reason.strip()
+    if d["status"] == "deprecated" or note.deprecated_reason.strip():
+        d["deprecated_reason"] = note.deprecated_reason.strip()
+    for k, v in note.extra.items():
+        d.setdefault(k, v)
+    return d
+
+
+def _check_text(note: Note) -> None:
+    """Refuse what would not read back as written (a writer never produces a note it cannot read)."""
+    for name in ("id", "title", "category", "project", "module", "status", "scope", "created", "updated",
+                 "assessment_reason", "deprecated_reason"):
+        v = getattr(note, name)
+        if not isinstance(v, str):
+            raise NoteFormatError(f"{name} must be text, not {type(v).__name__}")
+    for name in LIST_KEYS:
+        items = getattr(note, name)
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            raise NoteFormatError(f"{name} must be a list of text")
+
+
+def render_note(note: Note) -> str:
+    """The note as file text (``\\n`` line ends, or ``\\r\\n`` when it was read from a CRLF file)."""
+    _check_text(note)
+    fm = _HANDLER.export(properties(note), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=10**6)
+    out = f"---\n{fm}\n---\n{note.content.strip(chr(10))}\n"
+    if note.history or note.history_preface:
+        out += f"\n## {note.history_heading or HISTORY_HEADING}\n"
+        if note.history_preface:
+            out += f"\n{note.history_preface.strip(chr(10))}\n"
+        for h in note.history:
+            out += f"\n### {h.when}\n{h.text.strip(chr(10))}\n"
+    return out.replace("\n", "\r\n") if note.crlf else out
+
