@@ -6,19 +6,26 @@ imported only when a config file changed since its parsed copy was cached as JSO
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 # The clock lives in clock.py; re-exported here for call sites that predate it.
 from agentmem_vault.clock import TS_FORMAT, format_ts, now, parse_ts  # noqa: F401
 from agentmem_vault.errors import ConfigError, VaultNotFound
 from agentmem_vault.model.ids import validate_agent_name, validate_session_id
+
+TYPE_CHECKING = False  # typing itself is not imported at run time (the hook path, docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any
+
+try:  # the builtin module: hashlib loads OpenSSL, which the sessionStart hook cannot afford
+    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - other Pythons
+    from hashlib import sha256 as _sha256
+
 
 DEFAULT_AGENT = "cursor-main-agent"
 
@@ -62,9 +69,30 @@ def user_cache_dir() -> Path:
     return Path(base) / "agentmem"
 
 
-@dataclass(frozen=True)
 class Vault:
+    """A vault folder. A plain frozen class rather than a dataclass: importing ``dataclasses``
+    costs the sessionStart hook more than its own work (docs/performance.md)."""
+
+    __slots__ = ("root",)
     root: Path
+
+    def __init__(self, root: Path) -> None:
+        object.__setattr__(self, "root", root)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Vault is frozen; cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return other.root == self.root if type(other) is Vault else NotImplemented  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((Vault, self.root))
+
+    def __repr__(self) -> str:
+        return f"Vault(root={self.root!r})"
+
+    def __reduce__(self) -> tuple:
+        return (Vault, (self.root,))
 
     @property
     def memory(self) -> Path:
@@ -111,7 +139,7 @@ class Vault:
             p = str(self.root.resolve())
         except OSError:
             p = str(self.root.absolute())
-        return hashlib.sha256(os.path.normcase(p).encode("utf-8")).hexdigest()[:16]
+        return _sha256(os.path.normcase(p).encode("utf-8")).hexdigest()[:16]
 
     def lock_path(self, name: str = "index") -> Path:
         return user_cache_dir() / "locks" / f"{self.key}-{name}.lock"

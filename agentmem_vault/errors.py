@@ -37,6 +37,12 @@ class SessionNotFound(AgentmemError):
     code = "session_not_found"
 
 
+class MemoryNotFound(AgentmemError):
+    """No long-term memory has that ID, title or file name."""
+
+    code = "memory_not_found"
+
+
 class IndexFormatError(AgentmemError):
     """memory/index.md cannot be safely changed (wrong header, broken rows, binary junk)."""
 
@@ -120,3 +126,9 @@ class PayloadError(AgentmemError, ValueError):
     """A hook's stdin was empty or not a JSON object: the hook answers ``{}`` and logs why."""
 
     code = "bad_payload"
+
+
+class MissingExtra(AgentmemError):
+    """An optional extra (e.g. ``agentmem-vault[mcp]``) is needed for this command."""
+
+    code = "missing_extra"

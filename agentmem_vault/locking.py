@@ -10,13 +10,13 @@ Re-entrant within a process (nested operations share one OS lock) and thread-saf
 
 from __future__ import annotations
 
+import _thread  # not threading: its import costs the sessionStart hook ~1 ms (docs/performance.md)
 import os
 import sys
-import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from agentmem_vault.errors import LockTimeout, WriteFailed
 
@@ -50,16 +50,16 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-_registry = threading.Lock()
-_thread_locks: dict[str, threading.RLock] = {}
+_registry = _thread.allocate_lock()
+_thread_locks: dict[str, _thread.RLock] = {}
 _held: dict[str, list[int]] = {}  # path -> [fd, depth]
 
 
-def _rlock_for(key: str) -> threading.RLock:
+def _rlock_for(key: str) -> _thread.RLock:
     with _registry:
         lk = _thread_locks.get(key)
         if lk is None:
-            lk = _thread_locks[key] = threading.RLock()
+            lk = _thread_locks[key] = _thread.RLock()
         return lk
 
 

@@ -35,6 +35,10 @@ from agentmem_vault.errors import (
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.model import index_table as it
 
+TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
+if TYPE_CHECKING:
+    from agentmem_vault.ops.board_cache import BoardState
+
 _RETRY_SECONDS = 3.0
 _WINDOWS = sys.platform == "win32"
 TMP_SUFFIX = ".agentmem-tmp"
@@ -252,6 +256,25 @@ def append_line(path: Path, data: bytes) -> None:
     append_bytes(path, data, fresh_line=True)
 
 
+def write_cache_file(path: Path, data: bytes) -> None:
+    """Derived state that can be rebuilt at any time (docs/performance.md): temp file + rename, no
+    fsync. Read-only folders are honoured as for vault files."""
+    for p in (path.parent.parent, path.parent, path):
+        ensure_writable(p)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{os.getpid()}{TMP_SUFFIX}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        _retry(lambda: os.replace(tmp, path), f"replace {path}")
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
 # -- the locked writer ----------------------------------------------------------------------------
 
 
@@ -412,6 +435,31 @@ class VaultWriter:
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
 
+    def append_row_known(self, row: it.Row, state: "BoardState") -> bytes:
+        """Append one row to a board described by ``state`` (ops/board_cache.py: its bytes as read
+        under this lock, every row well formed, the table running to the end of the file), without
+        parsing the board; verified byte for byte. Returns the board's new bytes."""
+        if not (state.writable and state.appendable):
+            raise WriteFailed("append_row_known needs a well-formed board whose table ends the file")
+        if state.has_row(row.session_id):
+            raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+        line = it.render_row(row)
+        if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
+            raise WriteFailed(f"row {row.session_id} would not read back as written")
+        nl = state.newline
+        before = state.data
+        tail = (("" if before.endswith((b"\n", b"\r")) else nl) + line + nl).encode("utf-8")
+        self._remember(self.vault.index_path)
+        self.journal("append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict())
+        append_bytes(self.vault.index_path, tail)
+        # Byte-exact: the new row is there, every other byte is as it was, nobody wrote in between.
+        after = read_bytes(self.vault.index_path)
+        if after != before + tail:
+            raise VerifyFailed(
+                f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
+            )
+        return after
+
     def update_row(self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True) -> tuple[it.Row, it.Row]:
         before_text = self.index_text()
         doc = it.parse_index(before_text)
@@ -430,6 +478,7 @@ class VaultWriter:
         after = self._verify_index(new_text)
         if after.find(session_id) != new:
             raise VerifyFailed(f"row {session_id} did not verify after the write")
+        _refresh_board_cache(self.vault, new_text, after)
         return old, new
 
     def remove_row(self, session_id: str, *, strict: bool = True) -> it.Row:
@@ -445,6 +494,7 @@ class VaultWriter:
         after = self._verify_index(new_text)
         if after.find(session_id) is not None:
             raise VerifyFailed(f"row {session_id} is still in memory/index.md after removal")
+        _refresh_board_cache(self.vault, new_text, after)
         return old
 
     def write_index_text(self, new_text: str, *, reason: str, **journal_data: object) -> None:
@@ -456,7 +506,7 @@ class VaultWriter:
         self._remember(self.vault.index_path)
         self.journal(reason, path=self.vault.index_path, before_text=before, **journal_data)
         atomic_write_text(self.vault.index_path, new_text)
-        self._verify_index(new_text)
+        _refresh_board_cache(self.vault, new_text, self._verify_index(new_text))
 
     # -- other files ------------------------------------------------------------------------
     def write_file(self, path: Path, text: str, *, session_id: str | None = None, action: str = "write_file") -> bool:
@@ -566,6 +616,13 @@ def _sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _refresh_board_cache(vault: Vault, text: str, doc: it.IndexDoc) -> None:
+    """Keep the hook's board summary current after a whole-table write (best effort)."""
+    from agentmem_vault.ops.board_cache import refresh
+
+    refresh(vault, text, doc)
 
 
 # -- backups and set-aside copies (one naming scheme: <what>-<YYYYMMDD-HHMMSS>[-N]) -------------

@@ -79,3 +79,29 @@ def test_console_script_takes_the_fast_path(vault: Vault, tmp_path: Path) -> Non
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines() if line.startswith("import time:")}
     assert "agentmem_vault" in imported
     assert not (imported & HEAVY), imported & HEAVY
+
+
+# Not heavy, but each costs the hook more than its own work (docs/performance.md): the session-start
+# path (new chat and known chat, recall index present, board summary warm) never imports them.
+SLOW_STDLIB = {"dataclasses", "typing", "hashlib", "_hashlib", "inspect", "_strptime", "sqlite3", "locale", "ast",
+               "threading"}
+
+
+def test_session_start_path_imports_no_slow_stdlib(vault: Vault, tmp_path: Path) -> None:
+    from agentmem_vault.recall.index import reindex
+
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    (vault.longterm_dir / "rule.md").write_text(
+        "---\nid: lt-1\ntitle: Use pnpm\nimportance: 0.95\nstatus: active\nupdated: 2026-05-01T10:00\n---\n"
+        "Always use pnpm in this repo.\n", encoding="utf-8")
+    reindex(vault)
+    top, ans = _modules(tmp_path, "cursor-session-start", cursor_start(vault.root, conv="k"), tmp_path)  # new chat
+    sid = id_from(ans)
+    assert "Use pnpm" in json.dumps(ans, ensure_ascii=False)
+    top, ans = _modules(tmp_path, "cursor-session-start", cursor_start(vault.root, conv="n2"), tmp_path)  # new chat, warm
+    assert id_from(ans) != sid
+    assert not (top & (HEAVY | SLOW_STDLIB)), top & (HEAVY | SLOW_STDLIB)
+    top, ans = _modules(tmp_path, "cursor-session-start", cursor_start(vault.root, conv="k"), tmp_path)  # known chat
+    assert id_from(ans) == sid
+    assert "Use pnpm" in json.dumps(ans, ensure_ascii=False)
+    assert not (top & (HEAVY | SLOW_STDLIB)), top & (HEAVY | SLOW_STDLIB)

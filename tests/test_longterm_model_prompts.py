@@ -91,7 +91,7 @@ def _check_run(vault, api, rep) -> None:
     notes = {n.title: n for n in load_notes(vault)}
     assert set(notes) == {"Use pnpm", "Small functions"}  # the 3 is dropped
     assert notes["Use pnpm"].score == 5 and notes["Small functions"].score == 4
-    assert all(n.extra.get("assessment_reason") for n in notes.values())
+    assert all(n.assessment_reason for n in notes.values())
     assert any("assessed 3 < 4" in s["reason"] for s in rep.skipped)
 
 
@@ -110,7 +110,7 @@ def test_text_shape_is_parsed_and_validated_the_same(vault, tmp_path, api):
     rep = extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=_model(api))
     _check_run(vault, api, rep)
     notes = {n.title: n for n in load_notes(vault)}
-    assert "具体且可操作" in notes["Use pnpm"].extra["assessment_reason"]
+    assert "具体且可操作" in notes["Use pnpm"].assessment_reason
 
 
 def test_server_without_tools_or_caching_gets_json_in_text(vault, tmp_path, api):

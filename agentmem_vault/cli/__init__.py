@@ -130,6 +130,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("context", "reindex"), ("recall_cmds",)),
     **dict.fromkeys(("journal", "restore"), ("journal_cmds",)),
     **dict.fromkeys(("merge-driver", "install-merge-driver"), ("sync_cmds",)),
+    **dict.fromkeys(("mcp", "install-mcp"), ("mcp_cmds",)),
 }
 _MEMORIES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("list", "show", "deprecate"), ("longterm_cmds",)),

@@ -9,11 +9,7 @@ import click
 
 from agentmem_vault.cli import cli, common_options, emit, opts_from
 from agentmem_vault.config import resolve_vault
-from agentmem_vault.errors import SessionNotFound, UsageError
-
-# Environment variables an agent's shell may carry, in order of trust.
-SESSION_ENV = "AGENTMEM_SESSION_ID"  # set by our Cursor hook (env) and Claude hook (CLAUDE_ENV_FILE)
-CONVERSATION_ENVS = ("AGENTMEM_CONVERSATION_ID", "CLAUDE_CODE_SESSION_ID")
+from agentmem_vault.errors import UsageError
 
 
 @cli.command("hook", context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
@@ -26,50 +22,14 @@ def hook_cmd(args: tuple[str, ...]) -> None:
     raise SystemExit(hook_main(["hook", *args]))
 
 
-def whoami(vault, conversation: str | None) -> dict:
-    """The Session ID of this chat: from ``--conversation`` (the recorded pairs), else
-    ``AGENTMEM_SESSION_ID``, else a conversation ID the agent put in the environment."""
-    from agentmem_vault.ops.board import load_index
-    from agentmem_vault.ops.conversations import find_pair
-    from agentmem_vault.model.ids import is_valid_session_id
-
-    sid = None
-    source = None
-    conv = conversation
-    if conv is None and os.environ.get(SESSION_ENV, "").strip():
-        cand = os.environ[SESSION_ENV].strip()
-        if is_valid_session_id(cand):
-            sid, source = cand, SESSION_ENV
-    if sid is None:
-        if conv is None:
-            for name in CONVERSATION_ENVS:
-                if os.environ.get(name, "").strip():
-                    conv, source = os.environ[name].strip(), name
-                    break
-        else:
-            source = "--conversation"
-        if conv is None:
-            raise UsageError(
-                "no conversation to look up: pass --conversation ID (the agent's chat/session ID), or "
-                f"run inside a chat whose hook set {SESSION_ENV}"
-            )
-        pair = find_pair(vault, conv)
-        if pair is None:
-            raise SessionNotFound(
-                f"no Memory Session ID recorded for conversation {conv!r}. Register this chat by hand: "
-                "agentmem register --manual (trigger phrase: 註冊 memory session)"
-            )
-        sid = pair["session_id"]
-    on_board = load_index(vault).find(sid) is not None
-    return {"session_id": sid, "conversation_id": conv, "source": source, "on_board": on_board}
-
-
 @cli.command("whoami")
 @click.option("--conversation", help="The agent's conversation / session ID (Cursor conversation_id, Claude Code session_id).")
 @common_options
 @click.pass_context
 def whoami_cmd(ctx: click.Context, conversation: str | None, vault: str | None, as_json: bool) -> None:
     """Print this chat's Memory Session ID (recorded by the sessionStart hook)."""
+    from agentmem_vault.ops.conversations import whoami
+
     opts = opts_from(ctx, vault, as_json)
     result = whoami(resolve_vault(opts.vault), conversation)
 

@@ -145,18 +145,16 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
 @click.pass_context
 def memories_show(ctx, key, vault, as_json) -> None:
     """Show one memory by ID, title or file name."""
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.longterm.notes import find_note, load_notes, properties, render_note
+    from agentmem_vault.longterm.memories import (
+        get_memory,
+        memory_dict,
+        memory_markdown,
+    )
 
     opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
-    note = find_note(load_notes(v), key)
-    if note is None:  # not found is a failure (exit 1), like `agentmem show` of an unknown Session ID
-        raise AgentmemError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)",
-                            code="memory_not_found")
-    data = {**properties(note), "content": note.content, "history": [h.__dict__ for h in note.history],
-            "file": str(note.path) if note.path else None}
-    emit(opts, data, lambda: render_note(note).rstrip("\n"))
+    # not found is a failure (exit 1), like `agentmem show` of an unknown Session ID
+    note = get_memory(resolve_vault(opts.vault), key)
+    emit(opts, memory_dict(note), lambda: memory_markdown(note).rstrip("\n"))
 
 
 @memories.command("deprecate")

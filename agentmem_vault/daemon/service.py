@@ -43,11 +43,15 @@ from agentmem_vault.daemon.scan import (
     scan_memory,
 )
 from agentmem_vault.daemon.status import StatusBook
+from agentmem_vault.recall.freshness import Heartbeat
 
 log = logging.getLogger("agentmem.daemon")
 
 RESCAN = "\x00rescan"  # inbox marker: a directory changed, look at everything
 RESCAN_QUEUE = "\x00queue"  # inbox marker: the extraction worker finished a batch
+RECALL = "\x00recall"  # inbox marker: something changed under long-term/ (sync the recall index)
+RECALL_RESET = "\x00recall-reset"  # inbox marker: long-term/ itself was created, deleted or moved
+LONGTERM = "long-term"
 KEEP_EVENTS = 20
 MAX_WAIT = 1.0  # the loop wakes at least this often (stop requests on Windows, queue file)
 EXTRACTOR_RETRY = 300.0
@@ -97,6 +101,8 @@ class PathFilter:
                 if getattr(event, "is_directory", False):
                     if rel == SESSIONS:
                         self.sink(RESCAN)
+                    elif rel == LONGTERM:
+                        self.sink(RECALL_RESET)  # created, deleted or moved: watch it afresh and sync
                     continue
                 if classify(rel) is not None:
                     self.sink(rel)
@@ -104,13 +110,35 @@ class PathFilter:
             log.exception("event handler failed on %r", event)
 
 
-def make_handler(memory: Path, sink: Callable[[str], None]):
+class LongTermFilter:
+    """Events under memory/long-term/ (recursive watch): any change to a note or a folder marks the
+    recall heartbeat dirty at once (here, in the observer thread) and asks the loop to sync."""
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self.on_change = on_change
+
+    def dispatch(self, event: object) -> None:
+        try:
+            if getattr(event, "event_type", "") in ("opened", "closed_no_write", "attrib"):
+                return
+            paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
+            for raw in paths:
+                name = os.path.basename(os.fsdecode(raw)) if raw else ""
+                if name and (getattr(event, "is_directory", False) or name.endswith(".md")) and not name.startswith("."):
+                    self.on_change()
+                    return
+        except Exception:  # never let one odd event kill the observer thread
+            log.exception("event handler failed on %r", event)
+
+
+def make_handler(memory: Path, sink: Callable[[str], None], longterm: Callable[[], None] | None = None):
     from watchdog.events import FileSystemEventHandler
 
     class _Handler(FileSystemEventHandler):
         def __init__(self) -> None:
             super().__init__()
-            self.filter = PathFilter(memory, sink)
+            self.filter: PathFilter | LongTermFilter = (PathFilter(memory, sink) if longterm is None
+                                                        else LongTermFilter(longterm))
 
         def dispatch(self, event) -> None:  # type: ignore[override]
             self.filter.dispatch(event)
@@ -181,6 +209,10 @@ class Daemon:
         self.needs_pass = False
         self._queue_quiet_until = 0.0  # due items but no extractor: do not re-check every second
         self._recall_off = False
+        # Native events only: a polling observer sees an edit up to a rescan late, so then queries
+        # keep checking the notes themselves (recall/freshness.py).
+        self.recall_beat = None if polling else Heartbeat(vault)
+        self._lt_watch = None
 
     # -- robustness ---------------------------------------------------------------------------
     def guard(self, where: str, fn: Callable, *args: object, **kwargs: object) -> object:
@@ -202,6 +234,8 @@ class Daemon:
 
     # -- observation --------------------------------------------------------------------------
     def _sink(self, rel: str) -> None:
+        if rel in (RECALL, RECALL_RESET) and self.recall_beat is not None:
+            self.recall_beat.dirty()  # in the observer thread, before the loop even wakes
         self.inbox.put(rel)
 
     def start_observer(self) -> None:
@@ -215,6 +249,7 @@ class Daemon:
             obs = Observer()
         self.observer = obs
         self._handler = make_handler(self.memory, self._sink)
+        self._lt_handler = make_handler(self.memory, self._sink, self._on_longterm)
         self._schedule_missing()
         obs.start()
 
@@ -228,6 +263,33 @@ class Daemon:
             # Not recursive: archive/, long-term/ and .agentmem/ are none of the daemon's business.
             self.observer.schedule(self._handler, key, recursive=False, event_filter=_event_types())
             self._watched.add(key)
+        self._watch_longterm()
+
+    def _on_longterm(self) -> None:
+        """Observer thread: a note changed. Queries stop trusting the index before we even sync."""
+        self._sink(RECALL)
+
+    def _watch_longterm(self) -> None:
+        """Watch long-term/ recursively (native mode): the recall index's freshness authority."""
+        if self.observer is None or self.recall_beat is None or self._recall_off:
+            return
+        folder = self.vault.longterm_dir
+        if self._lt_watch is not None and not folder.is_dir():
+            self._unwatch_longterm()
+        if self._lt_watch is None and folder.is_dir():
+            try:
+                self._lt_watch = self.observer.schedule(self._lt_handler, str(folder), recursive=True,
+                                                        event_filter=_event_types())
+            except OSError as exc:  # e.g. the inotify watch limit: queries check the notes themselves
+                log.warning("cannot watch %s: %s", folder, exc)
+
+    def _unwatch_longterm(self) -> None:
+        if self._lt_watch is not None and self.observer is not None:
+            try:
+                self.observer.unschedule(self._lt_watch)
+            except Exception:  # noqa: BLE001 - already gone with its folder
+                pass
+        self._lt_watch = None
 
     def stop_observer(self) -> None:
         obs, self.observer = self.observer, None
@@ -341,6 +403,10 @@ class Daemon:
         self._report_all(p)
         self.prev_sessions = set(self.folder.sessions())
         self.needs_pass = False
+        if not p.writes and text:
+            # A hand edit of the board: bring the hook's board summary up to date now, so that the
+            # next chat does not pay the full parse (docs/performance.md). Our own writes refresh it.
+            self.guard("board summary", _refresh_board_summary, self.vault, text)
 
     def _archived_ids(self) -> set[str]:
         try:
@@ -388,20 +454,31 @@ class Daemon:
         extraction (or by hand) reach the next chat's session-start context without a reindex.
         Cheap when nothing changed (a folder listing); an index that cannot live on disk (read-only
         state folder) is not rebuilt in memory over and over."""
+        beat = self.recall_beat
         if self._recall_off or not self.vault.longterm_dir.is_dir():
+            if beat is not None:
+                beat.remove()  # nothing watched: queries check for themselves (cheap: no notes)
             return
         from agentmem_vault.recall.index import RecallIndex
 
+        self._watch_longterm()  # before the scan: a note written from here on raises an event
+        generation = beat.generation if beat is not None else 0
         idx = RecallIndex(self.vault)
         try:
-            stats = idx.sync()
+            stats = idx.sync(trust_daemon=False)  # we are the authority: look at the notes
         finally:
             idx.close()
         if stats.in_memory:
             self._recall_off = True
+            if beat is not None:
+                beat.remove()
+            self._unwatch_longterm()
             log.warning("recall index: %s is not writable; the daemon stops syncing it", idx.path.parent)
-        elif stats.changed or stats.rebuilt:
+            return
+        if stats.changed or stats.rebuilt:
             log.info("recall index synced: %s", json.dumps(stats.to_dict(), ensure_ascii=False))
+        if beat is not None and self._lt_watch is not None:
+            beat.clean(generation)  # refused when an event came in during the scan: the next sync decides
 
     def tick_queue(self) -> None:
         self.queue.poll()
@@ -452,6 +529,7 @@ class Daemon:
             for sid, sha in shas.items():  # changed while the daemon was not running
                 self.guard("queue", self.queue.note_snapshot, sid, sha)
         self.guard("reconcile", self.reconcile_pass)
+        self.guard("recall", self.sync_recall)  # index current and heartbeat clean before "running"
         self.guard("queue", self._get_extractor)  # so that `status` says whether extraction exists
         self.guard("queue", self.tick_queue)
         self.status.set("state", "running")
@@ -476,6 +554,7 @@ class Daemon:
                 pass
             force = False
             queue_tick = False
+            recall = False
             for it in items:
                 if it is None:
                     continue
@@ -483,10 +562,19 @@ class Daemon:
                     force = True
                 elif it == RESCAN_QUEUE:
                     queue_tick = True
+                elif it == RECALL:
+                    recall = True
+                elif it == RECALL_RESET:
+                    self._unwatch_longterm()
+                    recall = True
                 else:
                     self.debouncer.touch(it)
             if self.stop_event.is_set() or stop_file.exists():
                 break
+            if recall:
+                self.guard("recall", self.sync_recall)
+            if self.recall_beat is not None:
+                self.recall_beat.touch()
             due = self.debouncer.pop_due()
             if due:
                 self.guard("events", self.handle_paths, due)
@@ -502,6 +590,8 @@ class Daemon:
             self.guard("status", self.status.flush)
 
     def shutdown(self) -> None:
+        if self.recall_beat is not None:
+            self.recall_beat.remove()  # first: from now on nobody watches long-term/
         self.stop_observer()
         if self._worker is not None:
             self._worker.join(timeout=0.5)
@@ -523,6 +613,15 @@ class Daemon:
         finally:
             self.shutdown()
 
+
+
+def _refresh_board_summary(vault: Vault, text: str) -> None:
+    from agentmem_vault.ops import board_cache
+
+    try:
+        board_cache.load(vault, text.encode("utf-8"))
+    except AgentmemError:
+        pass  # a board that cannot be read is reported by the reconcile pass itself
 
 
 def _report_unreadable(exc: AgentmemError):

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 
-from agentmem_vault.errors import PayloadError  # noqa: F401 - re-exported for hooks/run.py
+from agentmem_vault.errors import PayloadError
 
 # hook name -> (agent, event)
 HOOKS: dict[str, tuple[str, str]] = {
@@ -44,16 +43,43 @@ _CTRL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _WIN_URI_PATH_RE = re.compile(r"^/[A-Za-z]:[/\\]")
 
 
-@dataclass(frozen=True)
 class HookEvent:
+    """One agent hook call. A plain frozen class, not a dataclass: importing ``dataclasses`` costs
+    the sessionStart hook more than its own work (docs/performance.md)."""
+
+    __slots__ = ("agent", "event", "conversation_id", "transcript_path", "roots", "source", "background", "extra")
     agent: str  # cursor | claude | codex
     event: str  # session-start | session-end | stop
     conversation_id: str | None  # the agent's own chat/session ID
     transcript_path: str | None
-    roots: tuple[str, ...] = ()  # folders to search for the vault, in order
-    source: str | None = None  # startup | resume | clear | compact (Claude Code, Codex)
-    background: bool = False  # Cursor background agent
-    extra: dict = field(default_factory=dict, compare=False, repr=False)
+    roots: tuple[str, ...]  # folders to search for the vault, in order
+    source: str | None  # startup | resume | clear | compact (Claude Code, Codex)
+    background: bool  # Cursor background agent
+    extra: dict  # not compared, not shown
+
+    def __init__(self, agent: str, event: str, conversation_id: str | None, transcript_path: str | None,
+                 roots: tuple[str, ...] = (), source: str | None = None, background: bool = False,
+                 extra: dict | None = None) -> None:
+        for name, value in (("agent", agent), ("event", event), ("conversation_id", conversation_id),
+                            ("transcript_path", transcript_path), ("roots", roots), ("source", source),
+                            ("background", background), ("extra", {} if extra is None else extra)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"HookEvent is frozen; cannot set {name!r}")
+
+    def _key(self) -> tuple:
+        return (self.agent, self.event, self.conversation_id, self.transcript_path, self.roots, self.source, self.background)
+
+    def __eq__(self, other: object) -> bool:
+        return self._key() == other._key() if type(other) is HookEvent else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        names = ("agent", "event", "conversation_id", "transcript_path", "roots", "source", "background")
+        return "HookEvent(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._key(), strict=True)) + ")"
 
 
 def _clean_str(value: object) -> str | None:

@@ -281,29 +281,45 @@ def _lock_timeout(cfg: dict) -> float:
 
 def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[str, bool, object]:
     """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board)``
-    where ``board`` is the index as read under the lock before any change (for recall).
+    where ``board`` describes the index as read under the lock before any change (for recall).
 
     The lookup, the registration and the pair are done under one hold of the vault lock, so two
-    hooks for the same conversation cannot both register it.
+    hooks for the same conversation cannot both register it. Cost does not grow with the board
+    (docs/performance.md): the pair is one search of ``conversations.jsonl``, the row check a
+    search of the board's bytes vouched for by the board summary, and a new row is appended and
+    verified without parsing the others.
     """
     from agentmem_vault.config import now
-    from agentmem_vault.ops.conversations import find_pair, record_pair, session_ids_with_prefix
     from agentmem_vault.model.ids import base_session_id
+    from agentmem_vault.ops import board_cache
+    from agentmem_vault.ops.conversations import find_pair, read_pairs, record_pair, session_ids_with_prefix
     from agentmem_vault.ops.register import register_idle
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.vaultio import VaultWriter, read_bytes
 
     with VaultWriter(vault, "hook " + ev.agent + "-session-start", timeout=timeout) as w:
-        _, doc = w.read_index()
+        data = read_bytes(vault.index_path)
+        state = board_cache.load(vault, data)
+        board: object = state
+        if state is None or not state.writable:
+            _, board = w.read_index()  # no table yet, or broken rows: the full parse, as before
+        pairs = read_pairs(vault)
         if ev.conversation_id:
-            pair = find_pair(vault, ev.conversation_id)
-            if pair is not None and doc.find(pair["session_id"]) is not None:
-                return pair["session_id"], True, doc
+            pair = find_pair(vault, ev.conversation_id, data=pairs)
+            if pair is not None:
+                sid = pair["session_id"]
+                if state is not None and state.writable:
+                    known = state.has_row(sid)
+                else:
+                    known = board.find(sid) is not None  # type: ignore[attr-defined]
+                if known:
+                    return sid, True, board
         when = now()
-        used = session_ids_with_prefix(vault, base_session_id(when, agent))
-        reg = register_idle(vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used)
+        used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
+        reg = register_idle(vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used,
+                            state=state)
         if ev.conversation_id:
             record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source)
-        return reg.session_id, False, doc
+        return reg.session_id, False, board
 
 
 def _recall_context(vault, cfg: dict, session_id: str, doc: object = None) -> str:
@@ -314,7 +330,7 @@ def _recall_context(vault, cfg: dict, session_id: str, doc: object = None) -> st
     try:
         from agentmem_vault.recall import session_start_context
 
-        kw = {"doc": doc} if doc is not None else {}
+        kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a board_cache.BoardState
         text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,), **kw)
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""

@@ -109,13 +109,9 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         tags=[TAG],
         content=m.content.strip(),
         path=folder / name,
-        extra=_assessment_extra(m),
+        # The assessor's reason for ``score``, in the frontmatter (docs/extraction.md, docs/notes.md).
+        assessment_reason=m.assessment_reason,
     )
-
-
-def _assessment_extra(m: MemoryObject) -> dict:
-    # The assessor's reason sits next to ``score`` in the frontmatter (docs/extraction.md).
-    return {"assessment_reason": m.assessment_reason} if m.assessment_reason else {}
 
 
 def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
@@ -128,7 +124,7 @@ def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out.sources = _union(n.sources, m.sources, cap=1000)
     out.importance = max(n.importance, m.importance)
     if (m.score or 0) >= n.score and m.assessment_reason:
-        out.extra.update(_assessment_extra(m))
+        out.assessment_reason = m.assessment_reason
     out.score = max(n.score, m.score or 0)
     out.project = n.project or m.project
     out.module = n.module or m.module
@@ -216,26 +212,15 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
     from agentmem_vault.config import now as clock_now
-    from agentmem_vault.errors import NoteFormatError, Refused, UsageError
-    from agentmem_vault.longterm.notes import (
-        find_note,
-        format_note_ts,
-        load_notes,
-        write_note,
-    )
+    from agentmem_vault.errors import Refused, UsageError
+    from agentmem_vault.longterm.memories import get_memory
+    from agentmem_vault.longterm.notes import format_note_ts, write_note
     from agentmem_vault.vaultio import VaultWriter
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
     with VaultWriter(vault, "memories-deprecate") as w:
-        broken: list[Path] = []
-        reasons: dict[Path, str] = {}
-        note = find_note(load_notes(vault, broken, reasons), key)
-        if note is None:
-            hit = next((p for p in broken if key.strip() in (p.stem, p.name)), None)
-            if hit is not None:  # writers refuse a note they cannot read (docs/notes.md)
-                raise NoteFormatError(f"{hit.name}: {reasons.get(hit, 'unreadable')}; fix its frontmatter first, nothing was written")
-            raise UsageError(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)")
+        note = get_memory(vault, key)
         if not note.active:
             raise Refused(f"{note.title!r} is already deprecated ({note.deprecated_reason})")
         out = deprecated_note(note, reason, now=format_note_ts(clock_now()))

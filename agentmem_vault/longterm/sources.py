@@ -111,6 +111,12 @@ def _project_from_slug(slug: str) -> str:
     return parts[-1][:60] if parts else ""
 
 
+def project_of_folder(folder: str | os.PathLike) -> str:
+    """The project name notes extracted from this folder's transcripts carry, so that a front end
+    that knows the caller's folder (MCP server, installer) scopes recall the same way."""
+    return _project_from_slug(Path(folder).expanduser().absolute().name)
+
+
 def discover_cursor(home: Path | None = None) -> list[Source]:
     base = (home or Path.home()) / ".cursor" / "projects"
     found: list[Path] = []

@@ -8,8 +8,7 @@ line of the target row. Rows that cannot be parsed are kept and reported, never 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import NamedTuple
+from collections import namedtuple
 
 from agentmem_vault.errors import IndexFormatError, SessionNotFound, UsageError
 from agentmem_vault.model.ids import is_valid_session_id
@@ -31,18 +30,29 @@ _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
 _SEP_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
-class Row(NamedTuple):
-    """One index row (a NamedTuple: 10,000 of them are built on every register)."""
+TYPE_CHECKING = False  # neither typing nor dataclasses at run time: the hook path (docs/performance.md)
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-    session_id: str
-    agent_name: str
-    topic: str
-    summary: str
-    keywords: str
-    status: str
-    referenced_by: str
-    started_at: str
-    updated_at: str
+    class _RowBase(NamedTuple):
+        session_id: str
+        agent_name: str
+        topic: str
+        summary: str
+        keywords: str
+        status: str
+        referenced_by: str
+        started_at: str
+        updated_at: str
+else:
+    _RowBase = namedtuple("Row", ("session_id", "agent_name", "topic", "summary", "keywords", "status",
+                                  "referenced_by", "started_at", "updated_at"))
+
+
+class Row(_RowBase):
+    """One index row (a named tuple: 10,000 of them are built on every full parse)."""
+
+    __slots__ = ()
 
     def cells(self) -> list[str]:
         return list(self)
@@ -61,25 +71,57 @@ class Row(NamedTuple):
 FIELD_NAMES: tuple[str, ...] = Row._fields
 
 
-@dataclass(frozen=True)
 class BadRow:
-    line_no: int  # 1-based
-    raw: str
-    reason: str
+    """A row that cannot be parsed (kept in the file, reported)."""
+
+    __slots__ = ("line_no", "raw", "reason")
+
+    def __init__(self, line_no: int, raw: str, reason: str) -> None:
+        self.line_no = line_no  # 1-based
+        self.raw = raw
+        self.reason = reason
+
+    def to_dict(self) -> dict:
+        return {"line_no": self.line_no, "raw": self.raw, "reason": self.reason}
+
+    def __eq__(self, other: object) -> bool:
+        return self.to_dict() == other.to_dict() if type(other) is BadRow else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.line_no, self.raw, self.reason))
+
+    def __repr__(self) -> str:
+        return f"BadRow(line_no={self.line_no!r}, raw={self.raw!r}, reason={self.reason!r})"
 
 
-@dataclass
 class IndexDoc:
-    bom: bool
-    lines: list[str]  # raw lines, each with its own line ending (the last one may have none)
-    header_at: int | None  # 0-based index of the header line, None when there is no table
-    table_end: int  # index just after the last table line (== header_at when there is no table)
-    bad: list[BadRow] = field(default_factory=list)
-    newline: str = "\n"
-    # (line index, Session ID) of every good row; Row objects are built on demand because the
-    # sessionStart hook only needs the IDs of a 10,000-row board.
-    row_ids: list[tuple[int, str]] = field(default_factory=list)
-    _rows: list[tuple[int, Row]] | None = None
+    """A parsed memory/index.md (plain class: see the note on ``Row``)."""
+
+    def __init__(self, bom: bool, lines: list[str], header_at: int | None, table_end: int,
+                 bad: list[BadRow] | None = None, newline: str = "\n",
+                 row_ids: list[tuple[int, str]] | None = None, _rows: list[tuple[int, Row]] | None = None) -> None:
+        self.bom = bom
+        self.lines = lines  # raw lines, each with its own line ending (the last one may have none)
+        self.header_at = header_at  # 0-based index of the header line, None when there is no table
+        self.table_end = table_end  # index just after the last table line (== header_at when there is no table)
+        self.bad: list[BadRow] = [] if bad is None else bad
+        self.newline = newline
+        # (line index, Session ID) of every good row; Row objects are built on demand because the
+        # sessionStart hook only needs the IDs of a 10,000-row board.
+        self.row_ids: list[tuple[int, str]] = [] if row_ids is None else row_ids
+        self._rows = _rows
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not IndexDoc:
+            return NotImplemented
+        return (self.bom, self.lines, self.header_at, self.table_end, self.bad, self.newline, self.row_ids) == (
+            other.bom, other.lines, other.header_at, other.table_end, other.bad, other.newline, other.row_ids)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"IndexDoc(bom={self.bom!r}, lines=<{len(self.lines)}>, header_at={self.header_at!r}, "
+                f"table_end={self.table_end!r}, bad={self.bad!r}, newline={self.newline!r}, rows={len(self.row_ids)})")
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -129,7 +171,7 @@ class IndexDoc:
             raise IndexFormatError(
                 f"memory/index.md line {first.line_no}: {first.reason}{more}. Nothing was written; "
                 "repair the row by hand or run `agentmem doctor`",
-                details={"bad_rows": [b.__dict__ for b in self.bad]},
+                details={"bad_rows": [b.to_dict() for b in self.bad]},
             )
 
 

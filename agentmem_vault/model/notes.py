@@ -60,6 +60,7 @@ _LINK_TARGET_RE = re.compile(r"^\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]$")
 # list, so it is quoted before the YAML is loaded (docs/notes.md, "Links").
 _KEY_LINKS_RE = re.compile(rf"^(?P<lead>[ \t]*(?:-[ \t]+)?[^\s#'\"\[\]{{}}:-][^:\n]*:[ \t]+)(?P<links>{_LINKS_RE.pattern})[ \t]*$")
 _ITEM_LINKS_RE = re.compile(rf"^(?P<lead>[ \t]*-[ \t]+)(?P<links>{_LINKS_RE.pattern})[ \t]*$")
+_BARE_LINK_RE = re.compile(r"[:-][ \t]+\[\[")
 _BLOCK_SCALAR_RE = re.compile(r":[ \t]*[|>][-+0-9]*[ \t]*(?:#.*)?$")
 # What an earlier version of this program wrote for a link it had read as a nested list: "['x']".
 _REPR_LINK_RE = re.compile(r"""^\[\s*(?:'((?:[^']|'')*)'|"([^"]*)")\s*\]$""")
@@ -291,7 +292,7 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
 def quote_links(fm: str) -> str:
     """Quote the unquoted Obsidian links of property values and list items (``sources: [[id]]``,
     ``- [[id]]``, ``related: [[a]], [[b]]``), which YAML would read as nested lists or reject."""
-    if "[[" not in fm:
+    if not _BARE_LINK_RE.search(fm):  # the tool's own notes quote their links: nothing to do
         return fm
     out: list[str] = []
     block_indent: int | None = None  # inside a | or > block scalar: text, never touched

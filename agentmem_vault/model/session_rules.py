@@ -12,13 +12,15 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Collection, Mapping
 
 from agentmem_vault.clock import format_ts, parse_ts
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import SESSION_ID_RE
 
+TYPE_CHECKING = False  # typing is not imported at run time (the sessionStart hook path)
 if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
     from agentmem_vault.model.snapshot import Snapshot
 
 # -- defaults of a new row (docs/board.md "Defaults") --------------------------------------------

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
 from agentmem_vault.config import Vault
+from agentmem_vault.errors import SessionNotFound, UsageError
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vaultio import append_line, make_dirs, read_bytes
 
@@ -103,27 +104,107 @@ def iter_pairs(vault: Vault) -> Iterator[dict]:
             yield obj
 
 
-def find_pair(vault: Vault, conversation_id: str) -> dict | None:
+def _lines_with(data: bytes | None, needle: bytes, *, newest_first: bool) -> Iterator[dict]:
+    """The JSON objects on the lines of ``data`` that contain ``needle`` (non-empty), found with
+    ``bytes.find``/``rfind`` so that only those lines are ever split out and parsed."""
+    if not data or not needle:
+        return
+    if newest_first:
+        end = len(data)
+        while True:
+            pos = data.rfind(needle, 0, end)
+            if pos == -1:
+                return
+            start = data.rfind(b"\n", 0, pos) + 1
+            stop = data.find(b"\n", pos)
+            yield from _json_lines(data[start : len(data) if stop == -1 else stop])
+            end = start
+    else:
+        pos = data.find(needle)
+        while pos != -1:
+            start = data.rfind(b"\n", 0, pos) + 1
+            stop = data.find(b"\n", pos)
+            stop = len(data) if stop == -1 else stop
+            yield from _json_lines(data[start:stop])
+            pos = data.find(needle, stop)
+
+
+def read_pairs(vault: Vault) -> bytes | None:
+    """The raw ``conversations.jsonl`` (for callers that look up several things in one read)."""
+    return read_bytes(conversations_path(vault))
+
+
+def find_pair(vault: Vault, conversation_id: str, *, data: bytes | None = None) -> dict | None:
     """The latest pair recorded for ``conversation_id``, or None.
 
-    Scans from the end and parses only lines that contain the ID, so a long history stays cheap
-    on the sessionStart path.
+    Searches from the end and parses only lines that contain the ID, so a long history stays cheap
+    on the sessionStart path. ``data``: the file's bytes when the caller has read them already.
     """
     if not conversation_id:
         return None
     needle = json.dumps(conversation_id, ensure_ascii=False)[1:-1].encode("utf-8")
-    for obj in _json_lines(read_bytes(conversations_path(vault)), needle, newest_first=True):
+    if data is None:
+        data = read_pairs(vault)
+    for obj in _lines_with(data, needle, newest_first=True):
         if obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
             return obj
     return None
 
 
-def session_ids_with_prefix(vault: Vault, prefix: str) -> set[str]:
+# Environment variables an agent's shell may carry, in order of trust.
+SESSION_ENV = "AGENTMEM_SESSION_ID"  # set by our Cursor hook (env) and Claude hook (CLAUDE_ENV_FILE)
+CONVERSATION_ENVS = ("AGENTMEM_CONVERSATION_ID", "CLAUDE_CODE_SESSION_ID")
+
+
+def whoami(vault: Vault, conversation_id: str | None, env: Mapping[str, str] | None = None) -> dict:
+    """The Session ID of this chat: from ``conversation_id`` (the recorded pairs), else
+    ``AGENTMEM_SESSION_ID``, else a conversation ID the agent put in the environment.
+
+    Returns ``{"session_id", "conversation_id", "source", "on_board"}``; SessionNotFound when the
+    conversation has no recorded pair, UsageError when there is nothing to look up."""
+    from agentmem_vault.model.ids import is_valid_session_id
+    from agentmem_vault.ops.board import load_index
+
+    env = os.environ if env is None else env
+    sid = None
+    source = None
+    conv = conversation_id.strip() if conversation_id and conversation_id.strip() else None
+    if conv is None and env.get(SESSION_ENV, "").strip():
+        cand = env[SESSION_ENV].strip()
+        if is_valid_session_id(cand):
+            sid, source = cand, SESSION_ENV
+    if sid is None:
+        if conv is None:
+            for name in CONVERSATION_ENVS:
+                if env.get(name, "").strip():
+                    conv, source = env[name].strip(), name
+                    break
+        else:
+            source = "conversation_id"
+        if conv is None:
+            raise UsageError(
+                "no conversation to look up: pass the agent's conversation ID (--conversation / conversation_id), "
+                f"or run inside a chat whose hook set {SESSION_ENV}"
+            )
+        pair = find_pair(vault, conv)
+        if pair is None:
+            raise SessionNotFound(
+                f"no Memory Session ID recorded for conversation {conv!r}. Register this chat by hand: "
+                "agentmem register --manual (trigger phrase: 註冊 memory session)"
+            )
+        sid = pair["session_id"]
+    on_board = load_index(vault).find(sid) is not None
+    return {"session_id": sid, "conversation_id": conv, "source": source, "on_board": on_board}
+
+
+def session_ids_with_prefix(vault: Vault, prefix: str, *, data: bytes | None = None) -> set[str]:
     """Session IDs ever recorded that start with ``prefix`` (rows may be gone: never reuse them)."""
     out: set[str] = set()
     if not prefix:
         return out
-    for obj in _json_lines(read_bytes(conversations_path(vault)), prefix.encode("utf-8")):
+    if data is None:
+        data = read_pairs(vault)
+    for obj in _lines_with(data, prefix.encode("utf-8"), newest_first=False):
         sid = obj.get("session_id")
         if isinstance(sid, str) and sid.startswith(prefix):
             out.add(sid)

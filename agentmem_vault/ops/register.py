@@ -7,7 +7,6 @@ live in ``ops/sessions.py``; this module stays light because the sessionStart ho
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -22,6 +21,8 @@ from agentmem_vault.model.ids import (
     next_free_id,
 )
 from agentmem_vault.model.session_rules import idle_row
+from agentmem_vault.ops import board_cache
+from agentmem_vault.ops.board_cache import BoardState
 from agentmem_vault.vaultio import (
     VaultWriter,
     append_line,
@@ -33,10 +34,24 @@ from agentmem_vault.vaultio import (
 
 
 
-@dataclass(frozen=True)
 class Registration:
-    session_id: str
-    row: it.Row
+    """The registered Session ID and its row (plain class: this module is on the hook path, which
+    does not import ``dataclasses``; docs/performance.md)."""
+
+    __slots__ = ("row", "session_id")
+
+    def __init__(self, session_id: str, row: it.Row) -> None:
+        self.session_id = session_id
+        self.row = row
+
+    def __eq__(self, other: object) -> bool:
+        return (self.session_id, self.row) == (other.session_id, other.row) if type(other) is Registration else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.session_id, self.row))
+
+    def __repr__(self) -> str:
+        return f"Registration(session_id={self.session_id!r}, row={self.row!r})"
 
     @property
     def message(self) -> str:
@@ -87,7 +102,7 @@ def _rebuild_ledger(vault: Vault) -> bytes:
     return blob
 
 
-def issue_session_id(vault: Vault, doc: it.IndexDoc, base: str, also_taken: frozenset[str] | set[str] = frozenset()) -> str:
+def issue_session_id(vault: Vault, doc: it.IndexDoc | BoardState, base: str, also_taken: frozenset[str] | set[str] = frozenset()) -> str:
     """Pick the next free ID for ``base`` and burn it in the ledger before any row is written.
 
     Call under the vault lock (the ledger is written under the same lock as the registration).
@@ -97,21 +112,49 @@ def issue_session_id(vault: Vault, doc: it.IndexDoc, base: str, also_taken: froz
     ledger = read_bytes(issued_path(vault))
     if ledger is None:
         ledger = _rebuild_ledger(vault)
-    sid = next_free_id(base, taken_ids(vault, doc) | set(also_taken) | ids_with_prefix(ledger, base))
+    burned = set(also_taken) | ids_with_prefix(ledger, base)
+    if isinstance(doc, BoardState):  # the hook's path: look up only the candidate IDs
+        sid = _free_id_known(vault, base, doc, burned)
+    else:
+        sid = next_free_id(base, taken_ids(vault, doc) | burned)
     append_line(issued_path(vault), (sid + "\n").encode("utf-8"))
     return sid
 
 
+def _free_id_known(vault: Vault, base: str, state: BoardState, also_taken: frozenset[str] | set[str]) -> str:
+    """``next_free_id`` over the same taken set as ``taken_ids`` (rows, sessions/, archive/), but
+    looking up only the candidate IDs instead of listing every row and folder entry."""
+    n = 1
+    while True:
+        cand = base if n == 1 else f"{base}-{n}"
+        if (cand not in also_taken and not state.has_row(cand)
+                and not os.path.lexists(os.path.join(vault.sessions_dir, cand + ".md"))
+                and not os.path.lexists(os.path.join(vault.archive_dir, cand))):
+            return cand
+        n += 1
+
+
 def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, command: str = "register",
-                  also_taken: frozenset[str] | set[str] = frozenset()) -> Registration:
+                  also_taken: frozenset[str] | set[str] = frozenset(), state: BoardState | None = None) -> Registration:
     """sessionStart registration: append an idle row, verified, under the vault lock.
 
     ``also_taken``: IDs handed out before whose rows are gone (the hook passes the IDs recorded in
-    ``conversations.jsonl``, so a deleted idle row's ID is never given to another chat)."""
+    ``conversations.jsonl``, so a deleted idle row's ID is never given to another chat).
+
+    Common case (docs/performance.md): the board summary (``board_cache``) vouches for a well-formed
+    board whose table ends the file, so the row is appended without parsing the other rows.
+    ``state``: that summary as the caller loaded it while already holding the vault lock."""
     when = when or clock_now()
     ts = format_ts(when)
     base = base_session_id(when, agent, machine_id())
     with VaultWriter(vault, command) as w:
+        if state is None:
+            state = board_cache.load(vault, read_bytes(vault.index_path))
+        if state is not None and state.writable and state.appendable:
+            sid = issue_session_id(vault, state, base, also_taken)
+            row = idle_row(sid, agent, ts)
+            board_cache.after_append(vault, state, w.append_row_known(row, state), row)
+            return Registration(sid, row)
         text, doc = w.read_index()
         doc.check_writable()
         sid = issue_session_id(vault, doc, base, also_taken)

@@ -46,6 +46,11 @@ from agentmem_vault.model.snapshot import (
 )
 from agentmem_vault.vaultio import VaultWriter, read_text
 
+# A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
+# tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input).
+MAX_SNAPSHOT_BYTES = 1_000_000
+
+
 @contextmanager
 def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWriter]:
     """One lock, one transaction: a failure after the first write undoes everything and is
@@ -64,6 +69,10 @@ def _incoming(text: str | None) -> Snapshot | None:
         return None
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_SNAPSHOT_BYTES:
+        raise SnapshotFormatError(f"the incoming snapshot is {size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte limit "
+                                  "(keep it to the session's summary, not logs or file contents); nothing was written")
     return parse_snapshot(text)
 
 

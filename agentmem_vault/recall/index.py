@@ -27,9 +27,11 @@ from pathlib import Path
 
 from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
-from agentmem_vault.recall.location import db_path
 from agentmem_vault.errors import NoteFormatError
 from agentmem_vault.model.notes import Note, read_note_bytes, salvage_body
+from agentmem_vault.recall.freshness import daemon_vouches
+from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
+from agentmem_vault.recall.render import RULE_IMPORTANCE
 
 SCHEMA_VERSION = 5  # 5: notes read through model/notes.py (one normalisation for every reader)
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
@@ -82,6 +84,7 @@ class SyncStats:
     seconds: float = 0.0
     rebuilt: bool = False
     in_memory: bool = False
+    trusted: bool = False  # not checked here: a running daemon vouched for the index
     errors: list[dict] = field(default_factory=list)
 
     @property
@@ -92,7 +95,7 @@ class SyncStats:
         return {
             "added": self.added, "updated": self.updated, "removed": self.removed, "touched": self.touched,
             "total": self.total, "seconds": round(self.seconds, 4), "rebuilt": self.rebuilt,
-            "in_memory": self.in_memory, "errors": self.errors,
+            "in_memory": self.in_memory, "trusted": self.trusted, "errors": self.errors,
         }
 
 
@@ -182,7 +185,7 @@ class RecallIndex:
         row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()
         return bool(row) and row[0] == TOKENIZER_VERSION
 
-    def open(self) -> "RecallIndex":
+    def open(self) -> RecallIndex:
         """Open the index file, rebuilding it when missing, corrupt or from another version."""
         if self.conn is not None:
             return self
@@ -204,7 +207,7 @@ class RecallIndex:
             self.conn = None
         self._stamps = None
 
-    def __enter__(self) -> "RecallIndex":
+    def __enter__(self) -> RecallIndex:
         return self.open()
 
     def __exit__(self, *exc: object) -> None:
@@ -257,8 +260,27 @@ class RecallIndex:
                 conn = self._connect(str(tmp))  # could not swap (Windows sharing): use the fresh copy
         self.conn = conn
         self._stamps = None
+        self._save_rules()
         stats.seconds = time.perf_counter() - t0
         return stats
+
+    def _save_rules(self) -> None:
+        """Write rules.json (recall/location.py) after a write transaction; best effort (without it
+        the hook reads the rules from the index itself)."""
+        if self.in_memory or self.conn is None:
+            return
+        try:
+            rows = self.conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
+            st = os.stat(self.path)
+            data = json.dumps({"index": [st.st_mtime_ns, st.st_size], "rules": rows}, ensure_ascii=False)
+            from agentmem_vault.vaultio import write_cache_file
+
+            write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
+        except Exception:
+            try:
+                os.unlink(self.path.with_name(RULES_NAME))
+            except OSError:
+                pass
 
     def _read(self, rel: str) -> tuple[Note, str | None, str] | None:
         """(note, error, sha). A note whose frontmatter cannot be read is reported in ``error`` and
@@ -334,11 +356,20 @@ class RecallIndex:
         snap = {p: (m, s) for p, m, s in conn.execute("SELECT path, mtime_ns, size FROM notes")}
         conn.execute("INSERT OR REPLACE INTO stamps(k, data) VALUES (0, ?)", (marshal.dumps(snap),))
 
-    def sync(self) -> SyncStats:
-        """Bring the index in line with the notes on disk (cheap when nothing changed)."""
+    def sync(self, *, trust_daemon: bool = True) -> SyncStats:
+        """Bring the index in line with the notes on disk (cheap when nothing changed).
+
+        With ``trust_daemon`` a clean, recent heartbeat of a running daemon (recall/freshness.py)
+        stands for the check: the daemon has already applied every change it was told about.
+        Otherwise every note is stat'ed, so an edit written in place shows in the next query."""
         t0 = time.perf_counter()
         try:
             self.open()
+            if trust_daemon and not self.in_memory and daemon_vouches(self.vault):
+                assert self.conn is not None
+                stats = SyncStats(total=self.conn.execute("SELECT count(*) FROM notes").fetchone()[0], trusted=True)
+                stats.seconds = time.perf_counter() - t0
+                return stats
             stats = self._sync()
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
@@ -387,6 +418,7 @@ class RecallIndex:
             conn.execute("ROLLBACK")
             raise
         self._stamps = None
+        self._save_rules()
         stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
         return stats
 

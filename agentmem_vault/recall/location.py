@@ -17,3 +17,16 @@ def index_dir(vault) -> Path:  # type: ignore[no-untyped-def]
 
 def db_path(vault) -> Path:  # type: ignore[no-untyped-def]
     return index_dir(vault) / DB_NAME
+
+
+# The rule notes the sessionStart context may show, as of the index's last write: a small JSON file
+# beside the index, so that the hook does not import sqlite3 (docs/performance.md). It records the
+# index file's (mtime_ns, size) at that write; a mismatch means "ask the index itself".
+RULES_NAME = "rules.json"
+RULES_LIMIT = 24
+RULES_SQL = ("SELECT path, mtime_ns, size, note_id, title, content, importance, updated FROM notes "
+             "WHERE importance >= ? AND status != 'deprecated' ORDER BY importance DESC, updated DESC, title LIMIT ?")
+
+
+def rules_path(vault) -> Path:  # type: ignore[no-untyped-def]
+    return index_dir(vault) / RULES_NAME

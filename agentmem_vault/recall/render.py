@@ -5,8 +5,7 @@ Kept free of the index, tokenizer and config imports: the sessionStart hook rend
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
 
 if TYPE_CHECKING:
     from agentmem_vault.recall.rank import Hit
@@ -21,18 +20,30 @@ MAX_RULE_CONTENT = 280
 ELLIPSIS = "…"
 
 
-@dataclass
 class SessionHit:
-    session_id: str
-    topic: str
-    summary: str
-    status: str
-    updated_at: str
-    relevance: float
-    recent_only: bool = False  # listed as a recent active session, not for matching the task
+    """A board row shown by recall (plain class: the hook renders these and does not import
+    ``dataclasses``; docs/performance.md)."""
+
+    def __init__(self, session_id: str, topic: str, summary: str, status: str, updated_at: str, relevance: float,
+                 recent_only: bool = False) -> None:
+        self.session_id = session_id
+        self.topic = topic
+        self.summary = summary
+        self.status = status
+        self.updated_at = updated_at
+        self.relevance = relevance
+        self.recent_only = recent_only  # listed as a recent active session, not for matching the task
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+    def __eq__(self, other: object) -> bool:
+        return self.__dict__ == other.__dict__ if type(other) is SessionHit else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "SessionHit(" + ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items()) + ")"
 
 
 def _clip(text: str, n: int) -> str:

@@ -11,12 +11,13 @@ search`/`reindex` (or daemon sync) on. Never raises.
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from types import SimpleNamespace
 
-from agentmem_vault.config import Vault, parse_ts
+from agentmem_vault.config import Vault
 from agentmem_vault.model.index_table import IndexDoc, Row, parse_index
-from agentmem_vault.recall.location import db_path
+from agentmem_vault.ops import board_cache
+from agentmem_vault.ops.board_cache import ts_key
+from agentmem_vault.recall.location import RULES_LIMIT, RULES_SQL, db_path, rules_path
 from agentmem_vault.recall.render import (
     RULE_IMPORTANCE,
     SessionHit,
@@ -31,26 +32,40 @@ MAX_RULES = 12
 MAX_SESSIONS = 5
 
 
-def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
-    path = db_path(vault)
-    if not path.is_file():
-        return []  # no long-term memories indexed yet: not even sqlite3 is imported
-    import sqlite3
+def _rules_summary(vault: Vault, index_stat: os.stat_result) -> list | None:
+    """The rule rows from rules.json when it was written for the index file as it is now."""
+    import json
 
     try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=0.2)
-    except sqlite3.Error:
-        return []
+        with open(rules_path(vault), "rb") as fh:
+            data = json.loads(fh.read())
+        if data["index"] == [index_stat.st_mtime_ns, index_stat.st_size] and isinstance(data["rules"], list):
+            return data["rules"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
+    path = db_path(vault)
     try:
-        rows = conn.execute(
-            "SELECT path, mtime_ns, size, note_id, title, content, importance, updated FROM notes "
-            "WHERE importance >= ? AND status != 'deprecated' ORDER BY importance DESC, updated DESC, title LIMIT ?",
-            (RULE_IMPORTANCE, MAX_RULES * 2),
-        ).fetchall()
-    except sqlite3.Error:
-        return []
-    finally:
-        conn.close()
+        index_stat = os.stat(path)
+    except OSError:
+        return []  # no long-term memories indexed yet: not even sqlite3 is imported
+    rows = _rules_summary(vault, index_stat)
+    if rows is None:  # no summary, or one older than the index: ask the index (imports sqlite3)
+        import sqlite3
+
+        try:
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=0.2)
+        except sqlite3.Error:
+            return []
+        try:
+            rows = conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
+        except sqlite3.Error:
+            return []
+        finally:
+            conn.close()
     out: list[SimpleNamespace] = []
     folder = vault.longterm_dir
     for rel, mtime, size, nid, title, content, imp, updated in rows:
@@ -67,31 +82,47 @@ def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
     return out[:MAX_RULES]
 
 
-def _ts(value: str) -> datetime:
-    return parse_ts(value) or datetime.min
-
-
 def recent_active_sessions(rows: list[Row], *, exclude: tuple[str, ...] = (), limit: int = MAX_SESSIONS) -> list[SessionHit]:
+    """Active rows, most recently updated first (timestamps compared as strings: ``ts_key``)."""
     active = [r for r in rows if r.status == "active" and r.session_id not in exclude]
-    active.sort(key=lambda r: _ts(r.updated_at), reverse=True)
+    active.sort(key=lambda r: ts_key(r.updated_at), reverse=True)
     return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in active[:limit]]
 
 
-def session_start_context(vault: Vault, *, budget: int = 1500, doc: IndexDoc | None = None,
+def _recent_from_board(vault: Vault, doc: object, exclude: tuple[str, ...]) -> list[SessionHit]:
+    """From the hook's board summary (no row parsed), a parsed board, or else the summary of the
+    board on disk (``board_cache``: kept current by every writer)."""
+    if doc is None:
+        try:
+            from agentmem_vault.vaultio import read_bytes
+
+            doc = board_cache.load(vault, read_bytes(vault.index_path))
+        except Exception:
+            return []
+        if doc is None:
+            return []
+    if isinstance(doc, board_cache.BoardState):
+        if doc.writable:
+            rows = doc.recent_active(exclude, MAX_SESSIONS)
+            return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in rows]
+        try:
+            from agentmem_vault.vaultio import decode_text
+
+            doc = parse_index(decode_text(doc.data, vault.index_path))
+        except Exception:
+            return []
+    return recent_active_sessions(doc.row_list(), exclude=exclude)  # type: ignore[attr-defined]
+
+
+def session_start_context(vault: Vault, *, budget: int = 1500, doc: IndexDoc | board_cache.BoardState | None = None,
                           exclude: tuple[str, ...] | list[str] = ()) -> str:
     """Markdown (at most ``budget`` characters, "" when there is nothing to say) for additional_context.
 
-    ``doc``: the already parsed memory/index.md, if the hook has it (saves a read); ``exclude``:
-    Session IDs not to list (the chat's own)."""
+    ``doc``: memory/index.md as the hook read it (its ``board_cache.BoardState``, or a parsed
+    ``IndexDoc``), saving a read; ``exclude``: Session IDs not to list (the chat's own)."""
     try:
         rules = _rules_from_index(vault)
-        if doc is None:
-            try:
-                text = vault.index_path.read_text(encoding="utf-8-sig")
-                doc = parse_index(text)
-            except Exception:  # noqa: BLE001 - unreadable board: list no sessions, never raise
-                doc = None
-        sessions = recent_active_sessions(doc.row_list() if doc else [], exclude=tuple(exclude))
+        sessions = _recent_from_board(vault, doc, tuple(exclude))
         budget = max(0, int(budget))
         parts: list[str] = []
         used = 0
@@ -115,8 +146,8 @@ def session_start_context(vault: Vault, *, budget: int = 1500, doc: IndexDoc | N
                 parts.append(("\n" if parts else "") + text)
         out = "".join(parts).rstrip("\n")
         return out[:budget]
-    except Exception:  # noqa: BLE001 - the hook prints {} rather than break a chat
+    except Exception:
         return ""
 
 
-__all__ = ["session_start_context", "recent_active_sessions"]
+__all__ = ["recent_active_sessions", "session_start_context"]

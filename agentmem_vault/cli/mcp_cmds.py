@@ -1,0 +1,60 @@
+"""mcp (the stdio MCP server) and install-mcp (client configs)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from agentmem_vault.cli import cli, common_options, emit, opts_from
+
+
+@cli.command("mcp")
+@click.option("--vault", "vault", type=click.Path(file_okay=False), help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up).")
+@click.option("--agent", help="Agent name for sessions this server registers (default: AGENTMEM_AGENT, config, cursor-main-agent).")
+@click.option("--project", help="Default project for memory_context / memory_search / memory_remember.")
+@click.pass_context
+def mcp_cmd(ctx: click.Context, vault: str | None, agent: str | None, project: str | None) -> None:
+    """Run the MCP server on stdin/stdout (needs: pip install 'agentmem-vault[mcp]').
+
+    MCP clients (Cursor, Claude Code, Codex, Claude Desktop) start this command themselves; set it
+    up with `agentmem install-mcp CLIENT --vault VAULT`."""
+    from agentmem_vault.mcp import require_sdk
+
+    require_sdk()
+    from agentmem_vault.mcp.server import serve
+
+    serve(vault or ctx.obj.vault, agent=agent or ctx.obj.agent, project=project)
+
+
+@cli.command("install-mcp")
+@click.argument("client", type=click.Choice(["cursor", "claude", "codex", "claude-desktop"]))
+@click.option("--project", "project", type=click.Path(file_okay=False),
+              help="Configure this project folder only (Cursor .cursor/mcp.json, Claude Code .mcp.json, Codex .codex/config.toml).")
+@click.option("--dry-run", is_flag=True, help="Show the config that would be written; write nothing.")
+@common_options
+@click.pass_context
+def install_mcp_cmd(ctx: click.Context, client: str, project: str | None, dry_run: bool, vault: str | None, as_json: bool) -> None:
+    """Add the agentmem MCP server to CLIENT's config (keeps other servers, backs up the old file).
+
+    The server entry pins the vault (--vault here or before the command, else the vault found
+    from AGENTMEM_VAULT / user config / this folder), so it works from any workspace."""
+    from agentmem_vault.config import resolve_vault
+    from agentmem_vault.integrations.mcp_install import config_path, install_mcp
+
+    opts = opts_from(ctx, vault, as_json)
+    config_path(client, project=project)  # a client/scope mistake is named before the vault is looked for
+    v = resolve_vault(opts.vault)
+    res = install_mcp(client, vault=v.root, project=project, agent=ctx.obj.agent, dry_run=dry_run)
+
+    def human() -> str:
+        if dry_run:
+            return f"{res['file']} would become:\n{res['text']}"
+        head = f"{res['file']}: " + ("created" if res["created"] else "updated" if res["changed"] else "already up to date")
+        lines = [head, f"  server: {json.dumps(res['entry'], ensure_ascii=False)}"]
+        if res["backup"]:
+            lines.append(f"  previous file backed up to {res['backup']}")
+        lines += [f"  note: {n}" for n in res["notes"]]
+        return "\n".join(lines)
+
+    emit(opts, res, human)

@@ -1,0 +1,44 @@
+"""Look up one long-term memory by what a user or agent calls it (ID, title, file name).
+
+Shared by ``agentmem memories show`` and the MCP server (tool ``memory_show`` of a note, resource
+``agentmem://memory/{id}``) so that both find the same note and fail with the same error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentmem_vault.config import Vault
+from agentmem_vault.errors import MemoryNotFound, NoteFormatError
+from agentmem_vault.longterm.notes import (
+    Note,
+    find_note,
+    load_notes,
+    properties,
+    render_note,
+)
+
+
+def get_memory(vault: Vault, key: str) -> Note:
+    """The note whose ID, title or file name is ``key``. The key is only compared with what the
+    notes say, never used as a path, so ``../x`` simply matches nothing."""
+    broken: list[Path] = []
+    reasons: dict[Path, str] = {}
+    note = find_note(load_notes(vault, broken, reasons), key) if key.strip() else None
+    if note is None:
+        hit = next((p for p in broken if key.strip() in (p.stem, p.name)), None)
+        if hit is not None:  # the note is there but unreadable: say so (docs/notes.md)
+            raise NoteFormatError(f"{hit.name}: {reasons.get(hit, 'unreadable')}; fix its frontmatter first, nothing was changed")
+        raise MemoryNotFound(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)")
+    return note
+
+
+def memory_dict(note: Note) -> dict[str, Any]:
+    """Frontmatter, content, history and file of a note (the JSON of `memories show`)."""
+    return {**properties(note), "content": note.content, "history": [h.__dict__ for h in note.history],
+            "file": str(note.path) if note.path else None}
+
+
+def memory_markdown(note: Note) -> str:
+    return render_note(note)

@@ -1,0 +1,243 @@
+"""The board summary (ops/board_cache.py) always agrees with a full parse of memory/index.md.
+
+Real files in a tmp vault: rows appended by our writers and by hand, rows edited in place, broken
+rows, CRLF and BOM boards. After every step ``load`` (cache, tail parse or full parse, whichever
+applies) must give what a full parse gives.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentmem_vault.config import Vault, parse_ts
+from agentmem_vault.errors import IndexFormatError
+from agentmem_vault.model import index_table as it
+from agentmem_vault.ops import board_cache
+from agentmem_vault.ops.register import register_idle, taken_ids
+from agentmem_vault.recall.session_start import recent_active_sessions
+from agentmem_vault.vaultio import VaultWriter
+
+
+def make_vault(root: Path, rows: int = 0, *, newline: str = "\n", bom: bool = False) -> Vault:
+    v = Vault(root)
+    v.sessions_dir.mkdir(parents=True)
+    v.archive_dir.mkdir(parents=True)
+    text = it.new_index_text().replace("\n", newline)
+    for i in range(rows):
+        text += it.render_row(row(i, ("idle", "active", "stale")[i % 3])) + newline
+    v.index_path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+    return v
+
+
+def row(i: int, status: str = "active", updated: str | None = None) -> it.Row:
+    sid = f"2026-05-{1 + i % 28:02d}-{i % 24:02d}{i % 60:02d}-agent-{i}"
+    ts = updated or f"2026-05-{1 + i % 28:02d} {i % 24:02d}:{i % 60:02d}"
+    return it.Row(sid, "agent", f"topic {i}", f"summary {i}", "k", status, "-", ts, ts)
+
+
+def full(v: Vault) -> tuple[it.IndexDoc, board_cache.BoardState | None]:
+    data = v.index_path.read_bytes()
+    doc = it.parse_index(data.decode("utf-8"))
+    return doc, board_cache.from_doc(data, doc)
+
+
+def assert_agrees(v: Vault) -> board_cache.BoardState | None:
+    data = v.index_path.read_bytes()
+    got = board_cache.load(v, data)
+    doc, want = full(v)
+    if want is None:
+        assert got is None
+        return None
+    assert got is not None
+    for attr in ("table_start", "writable", "appendable", "rows", "bom", "newline"):
+        assert getattr(got, attr) == getattr(want, attr), attr
+    assert [list(e) for e in got.active] == [list(e) for e in want.active]
+    if got.writable:
+        for sid in doc.ids():
+            assert got.has_row(sid)
+        assert not got.has_row("2026-01-01-0000-nobody")
+        expect = [(h.session_id, h.updated_at) for h in recent_active_sessions(doc.row_list())]
+        assert [(r.session_id, r.updated_at) for r in got.recent_active()] == expect
+    return got
+
+
+def cached(v: Vault) -> dict:
+    return json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
+
+
+def test_first_load_then_cache_hit_then_appended_tail(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 30)
+    assert not board_cache.cache_path(v).exists()
+    assert_agrees(v)
+    assert cached(v)["size"] == v.index_path.stat().st_size
+    assert_agrees(v)  # from the cache
+    with open(v.index_path, "ab") as fh:  # another program appends two rows
+        fh.write((it.render_row(row(100)) + "\n" + it.render_row(row(101, "idle")) + "\n").encode())
+    size = cached(v)["size"]
+    st_ = assert_agrees(v)
+    assert st_ is not None and st_.rows == 32 and st_.has_row(row(100).session_id)
+    assert cached(v)["size"] == size  # two rows: parsed again next time rather than rewriting the summary
+    with open(v.index_path, "ab") as fh:
+        fh.write("".join(it.render_row(row(200 + i)) + "\n" for i in range(board_cache.SAVE_EVERY)).encode())
+    assert_agrees(v)
+    assert cached(v)["size"] == v.index_path.stat().st_size  # a long tail: the summary is rewritten
+
+
+def test_in_place_edit_of_same_size_is_noticed(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 12)
+    assert_agrees(v)
+    data = v.index_path.read_bytes()
+    old = row(4)  # active
+    # same length ('active' -> 'idle' + two characters more in the topic): size alone cannot tell
+    edited = data.replace(it.render_row(old).encode(), it.render_row(old.with_(status="idle", topic="topic 4xx")).encode())
+    assert len(edited) == len(data) and edited != data
+    v.index_path.write_bytes(edited)
+    st_ = assert_agrees(v)
+    assert st_ is not None and old.session_id not in [r.session_id for r in st_.recent_active(limit=99)]
+
+
+def test_broken_row_makes_it_unwritable_and_register_refuses_as_before(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 5)
+    assert_agrees(v)
+    with open(v.index_path, "ab") as fh:
+        fh.write(b"| not | a | row |\n")
+    st_ = assert_agrees(v)
+    assert st_ is not None and not st_.writable
+    before = v.index_path.read_bytes()
+    with pytest.raises(IndexFormatError):
+        register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 30))
+    assert v.index_path.read_bytes() == before
+
+
+@pytest.mark.parametrize("newline,bom", [("\n", False), ("\r\n", False), ("\n", True), ("\r\n", True)])
+def test_fast_register_writes_exactly_what_the_full_path_writes(tmp_path: Path, newline: str, bom: bool) -> None:
+    v = make_vault(tmp_path / "v", 7, newline=newline, bom=bom)
+    when = datetime(2026, 5, 2, 1, 1)  # the minute of row 1: base ID free, but check the suffix rules too
+    (v.sessions_dir / "2026-05-02-0101-cursor-main-agent.md").write_text("x", encoding="utf-8")
+    (v.archive_dir / "2026-05-02-0101-cursor-main-agent-2").mkdir()
+    text = v.index_path.read_bytes().decode("utf-8")
+    doc = it.parse_index(text)
+    from agentmem_vault.model.ids import base_session_id, next_free_id
+
+    want_id = next_free_id(base_session_id(when, "cursor-main-agent"), taken_ids(v, doc) | {"2026-05-02-0101-cursor-main-agent-3"})
+    assert_agrees(v)  # summary in place: the fast path is taken
+    reg = register_idle(v, "cursor-main-agent", when=when, also_taken={"2026-05-02-0101-cursor-main-agent-3"})
+    assert reg.session_id == want_id == "2026-05-02-0101-cursor-main-agent-4"
+    want_text, _ = it.append_row(doc, reg.row)
+    assert v.index_path.read_bytes() == want_text.encode("utf-8")
+    assert_agrees(v)
+
+
+def test_board_without_final_newline(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 3)
+    v.index_path.write_bytes(v.index_path.read_bytes().rstrip(b"\n"))
+    assert_agrees(v)
+    reg = register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 30))
+    doc, _ = full(v)
+    assert doc.find(reg.session_id) == reg.row and not doc.bad and len(doc.ids()) == 4
+    assert_agrees(v)
+
+
+def test_writers_keep_the_summary_current(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 20)
+    assert_agrees(v)
+    sid = row(3).session_id
+    with VaultWriter(v, "test") as w:
+        w.update_row(sid, lambda r: r.with_(status="active", updated_at="2026-12-31 23:59"))
+    c = cached(v)
+    assert c["size"] == v.index_path.stat().st_size  # refreshed by the writer, no parse left for the hook
+    assert c["active"][0][2] == sid
+    with VaultWriter(v, "test") as w:
+        w.remove_row(sid)
+    assert cached(v)["size"] == v.index_path.stat().st_size
+    assert_agrees(v)
+
+
+def test_unreadable_cache_and_read_only_state_folder(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 4)
+    v.state_dir.mkdir(parents=True)
+    board_cache.cache_path(v).write_text("{not json", encoding="utf-8")
+    assert_agrees(v)
+    board_cache.cache_path(v).write_text(json.dumps({"v": 1, "size": "x"}), encoding="utf-8")
+    assert_agrees(v)
+    board_cache.cache_path(v).unlink()
+    v.state_dir.chmod(0o555)
+    try:
+        assert_agrees(v)  # answers from a full parse; writes nothing into a read-only folder
+        assert not board_cache.cache_path(v).exists()
+    finally:
+        v.state_dir.chmod(0o755)
+
+
+def test_ts_key_orders_like_parse_ts() -> None:
+    values = ["2026-05-01 10:00", "2026-05-01 09:59", "2026-05-01T10:00:30", "2026-05-01 10:00:00", "2026-05-01",
+              "garbage", "", "-", "2026-02-30 10:00", "2026-13-01 10:00", "2025-12-31 23:59", "2026-05-01T10:01+00:00"]
+    for a in values:
+        for b in values:
+            pa, pb = parse_ts(a) or datetime.min, parse_ts(b) or datetime.min
+            ka, kb = board_cache.ts_key(a), board_cache.ts_key(b)
+            assert (pa < pb) == (ka < kb) and (pa == pb) == (ka == kb), (a, b)
+
+
+OPS = st.lists(st.tuples(st.sampled_from(["register", "hand_append", "update", "remove", "hand_edit", "bad_line",
+                                          "fix", "load"]), st.integers(0, 10_000)), min_size=1, max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS, crlf=st.booleans())
+def test_any_sequence_of_changes_agrees_with_a_full_parse(tmp_path: Path, ops: list, crlf: bool) -> None:
+    import shutil
+
+    root = tmp_path / "p"
+    shutil.rmtree(root, ignore_errors=True)
+    v = make_vault(root, 6, newline="\r\n" if crlf else "\n")
+    for k, (op, n) in enumerate(ops):
+        doc, _ = full(v)
+        ids = doc.ids()
+        try:
+            if op == "register":
+                register_idle(v, "agent", when=datetime(2026, 6, 1 + n % 28, n % 24, n % 60))
+            elif op == "hand_append":
+                with open(v.index_path, "ab") as fh:
+                    fh.write((it.render_row(row(1000 + k, ("idle", "active")[n % 2], f"2026-07-0{1 + n % 9} 10:00")) + "\n").encode())
+            elif op == "update" and ids:
+                with VaultWriter(v, "t") as w:
+                    w.update_row(ids[n % len(ids)], lambda r: r.with_(status="active", updated_at=f"2026-08-{1 + n % 28:02d} 10:00"))
+            elif op == "remove" and ids:
+                with VaultWriter(v, "t") as w:
+                    w.remove_row(ids[n % len(ids)])
+            elif op == "hand_edit":
+                data = v.index_path.read_bytes()
+                v.index_path.write_bytes(data.replace(b"| active |", b"| stale |", 1))
+            elif op == "bad_line":
+                with open(v.index_path, "ab") as fh:
+                    fh.write(b"| broken | row |\n")
+            elif op == "fix":
+                data = v.index_path.read_bytes()
+                v.index_path.write_bytes(data.replace(b"| broken | row |\n", b""))
+        except IndexFormatError:
+            assert full(v)[0].bad  # refused only because of a broken row
+        assert_agrees(v)
+
+
+def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Path) -> None:
+    import zlib
+
+    from daemon_helpers import DaemonProc, wait_for
+
+    v = make_vault(tmp_path / "v", 10)
+    assert_agrees(v)
+    with DaemonProc(v, "--rescan", "600") as d:
+        data = v.index_path.read_bytes().replace(b"| active |", b"| stale  |", 1)  # Obsidian: in place
+        with open(v.index_path, "r+b") as fh:
+            fh.write(data)
+        ok, _ = wait_for(lambda: (lambda c: c.get("size") == len(data) and c.get("crc") == zlib.crc32(data))(
+            json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))), 30)
+        assert ok, d.stderr()
+    assert_agrees(v)
