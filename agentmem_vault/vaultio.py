@@ -19,7 +19,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from agentmem_vault import clock
@@ -37,6 +37,8 @@ from agentmem_vault.model import index_table as it
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     from agentmem_vault.ops.board_cache import BoardState
 
 _RETRY_SECONDS = 3.0
@@ -143,6 +145,15 @@ def temp_path(path: Path) -> Path:
     return path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}"
 
 
+def swap_in(tmp: Path, path: Path, *, durable: bool = True) -> None:
+    """Put a finished temporary (``temp_path``) in place of ``path``: one atomic rename, retried
+    on Windows sharing violations; ``durable``: the folder is synced so the rename survives a
+    crash (derived caches skip it)."""
+    _retry(lambda: os.replace(tmp, path), f"replace {path}")
+    if durable:
+        _fsync_dir(path.parent)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a crash leaves either the old or the new file."""
     folder = path.parent
@@ -166,8 +177,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.chmod(tmp, mode)
         except OSError:
             pass
-        _retry(lambda: os.replace(tmp, path), f"replace {path}")
-        _fsync_dir(folder)
+        swap_in(tmp, path)
     except OSError as exc:
         try:
             tmp.unlink()
@@ -262,11 +272,11 @@ def write_cache_file(path: Path, data: bytes) -> None:
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}{TMP_SUFFIX}"
+    tmp = temp_path(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
-        _retry(lambda: os.replace(tmp, path), f"replace {path}")
+        swap_in(tmp, path, durable=False)
     except OSError:
         try:
             tmp.unlink()
@@ -298,17 +308,18 @@ class VaultWriter:
                 timeout = 10.0
         self.timeout = timeout
         self.now = now
-        self._cm = None
+        self._cm: AbstractContextManager[None] | None = None
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
 
     def __enter__(self) -> VaultWriter:
-        self._cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
-        self._cm.__enter__()
+        cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
+        cm.__enter__()
+        self._cm = cm
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         assert self._cm is not None
         self._cm.__exit__(*exc)
 
@@ -368,7 +379,7 @@ class VaultWriter:
 
     # -- journal ----------------------------------------------------------------------------
     def journal(self, action: str, *, session_id: str | None = None, path: Path | None = None, **data: object) -> None:
-        entry = {
+        entry: dict[str, object] = {
             "time": clock.iso_now(),
             "command": self.command,
             "action": action,
@@ -497,7 +508,7 @@ class VaultWriter:
         _refresh_board_cache(self.vault, new_text, after)
         return old
 
-    def write_index_text(self, new_text: str, *, reason: str, **journal_data: object) -> None:
+    def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
         """Whole-table rewrite computed by the caller from the text read under this lock."""
         before = self.index_text()
         if new_text == before:

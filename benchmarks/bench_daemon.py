@@ -116,7 +116,7 @@ def run_mode(v: Vault, env: dict, mode: str, seconds: float, samples: int, first
     args = ["--polling"] if mode == "polling" else []
     if rescan is not None:
         args += ["--rescan", str(rescan)]
-    t0 = time.perf_counter()
+    # (start time not needed: the readiness poll below measures from its own clock)
     proc = subprocess.Popen([sys.executable, "-m", "agentmem_vault", "--vault", str(v.root), "daemon", "run", "--background", *args],
                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     baseline = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1e6)"], env=env)

@@ -71,7 +71,7 @@ def test_native_row_conflict_fold_no_loop_and_sigterm(vault):
     assert read_status(vault)["state"] == "stopped"
     log = (vault.state_dir / "daemon.log").read_text(encoding="utf-8")
     assert "fold_conflict" in log and "daemon stopped" in log
-    journal = [json.loads(l) for l in vault.journal_path.read_text(encoding="utf-8").splitlines()]
+    journal = [json.loads(line) for line in vault.journal_path.read_text(encoding="utf-8").splitlines()]
     assert {"append_row", "fold_conflict", "move_file"} <= {j["action"] for j in journal if j["command"] == "daemon"}
 
 

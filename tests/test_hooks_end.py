@@ -81,4 +81,4 @@ def test_daemon_queue_reader_accepts_our_lines(vault: Vault, outside: Path) -> N
     queue = pytest.importorskip("agentmem_vault.daemon.queue")
     run_hook("cursor-session-end", cursor_end(vault.root, "c-4", "/tmp/a b/t.jsonl"), cwd=outside)
     item = read_queue(vault)[0]
-    assert queue.item_key(item) == "transcript:/tmp/a b/t.jsonl"
+    assert queue.queue_key(item) == "transcript:/tmp/a b/t.jsonl"

@@ -65,14 +65,14 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
         return ({**head, "session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
 
     if r.command == "update":
-        sid = ids[0] if ids else _current_session(opts, [])
-        if not sid:
+        target = ids[0] if ids else _current_session(opts, [])
+        if not target:
             raise UsageError(_no_session_hint())
         from agentmem_vault.ops.sessions import update_session
 
-        res = update_session(vault, sid, snapshot_text=opts.snapshot_text, topic=opts.topic,
+        res = update_session(vault, target, snapshot_text=opts.snapshot_text, topic=opts.topic,
                              summary=opts.summary, keywords=opts.keywords)
-        return ({**head, "session_id": sid, "result": res.to_dict()}, res.message)
+        return ({**head, "session_id": target, "result": res.to_dict()}, res.message)
 
     if r.command in ("continue", "release"):
         if not ids:

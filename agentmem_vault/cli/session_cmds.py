@@ -64,7 +64,7 @@ def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: s
 @click.option("--session", "session_id", required=True, envvar="AGENTMEM_SESSION_ID", show_envvar=True,
               help="The referencing (current) session's ID (default: AGENTMEM_SESSION_ID).")
 @click.pass_context
-def release(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str | None) -> None:
+def release(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str) -> None:
     """Release a reference (解除引用): remove the link in both directions."""
     from agentmem_vault.ops.sessions import release_reference
 

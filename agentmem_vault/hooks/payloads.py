@@ -122,12 +122,12 @@ def decode_stdin(data: bytes) -> dict:
     except UnicodeDecodeError:
         # Windows PowerShell 5.1 may re-encode piped text in the ANSI code page or UTF-16.
         try:
-            text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("mbcs")  # type: ignore[arg-type]
+            text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("mbcs")
         except (UnicodeDecodeError, LookupError):
             raise PayloadError("stdin is not UTF-8 text") from None
     try:
         obj = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise PayloadError(f"stdin is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     if not isinstance(obj, dict):
         raise PayloadError(f"stdin JSON is a {type(obj).__name__}, expected an object")

@@ -35,7 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentmem_vault.config import Vault, now as clock_now, vault_config
+from agentmem_vault.clock import now as clock_now
+from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
 from agentmem_vault.vaultio import VaultWriter, atomic_write_text
@@ -239,7 +240,8 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
     for item in items:
         m, why = validate_memory(item)
         if m is None:
-            title = item.get("title") if isinstance(item, dict) and isinstance(item.get("title"), str) else ""
+            raw_title = item.get("title") if isinstance(item, dict) else None
+            title = raw_title if isinstance(raw_title, str) else ""
             res.skipped.append({"title": title[:120], "source": ref, "reason": f"schema: {why}"})
             continue
         if m.action == "ignore":

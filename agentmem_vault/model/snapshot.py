@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
+from typing import Literal, overload
 from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
@@ -169,6 +170,10 @@ def continues_ids(item: str) -> list[str]:
     return [i for n, i in enumerate(ids) if i and i not in ids[:n]]
 
 
+@overload
+def section_name(heading: str, *, strict: Literal[True]) -> str: ...
+@overload
+def section_name(heading: str, *, strict: bool = False) -> str | None: ...
 def section_name(heading: str, *, strict: bool = False) -> str | None:
     """Canonical name (``Metadata`` or one of SECTIONS) for a heading as written, else None."""
     if heading in SECTIONS or heading == METADATA:
@@ -289,7 +294,7 @@ def _parse_metadata(body: list[str], snap: Snapshot) -> None:
         if key in snap.metadata:
             snap.metadata_notes.append(raw.rstrip())  # a second row for the same field: keep, don't guess
         else:
-            snap.metadata[key] = value.strip()
+            snap.metadata[key] = (value or "").strip()
 
 
 def _parse_list(body: list[str]) -> list[str]:

@@ -40,7 +40,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable, Iterable
 
 from agentmem_vault.errors import SnapshotFormatError, SnapshotMergeError
@@ -297,7 +297,7 @@ def _merge_section(
     seen_keys: set[str] = set()
     for it in old_items:
         mark, kind, text = split_mark(it) if movable else (None, None, it)
-        if kind:  # an old item already marked by hand: move it now
+        if kind and mark:  # an old item already marked by hand: move it now
             res.add(mark, section, text)
             continue
         if section == FILES and keyf(it) in seen_keys:
@@ -307,23 +307,24 @@ def _merge_section(
 
     marked: list[tuple[str, str]] = []
     plain: list[str] = []
-    for it in inc_items:
-        mark, kind, text = split_mark(it) if movable else (None, None, it)
-        if kind:
+    for item in inc_items:
+        mark, kind, text = split_mark(item) if movable else (None, None, item)
+        if kind and mark:
             marked.append((mark, text))
         else:
-            plain.append(it)
+            plain.append(item)
     marked += routed
 
     by_key: dict[str, list[int]] = defaultdict(list)
-    for i, it in enumerate(slots):
-        by_key[keyf(it)].append(i)
+    kept = [s for s in slots if s is not None]  # before the moves below, every slot holds an item
+    for i, item in enumerate(kept):
+        by_key[keyf(item)].append(i)
     plain_keys = {keyf(t) for t in plain}
-    pinned = {i for i, it in enumerate(slots) if keyf(it) in plain_keys}  # restated verbatim: stays
+    pinned = {i for i, item in enumerate(kept) if keyf(item) in plain_keys}  # restated verbatim: stays
     index = _Restated(rule, df) if section in RESTATABLE else None
     if index is not None:
-        for it in slots:
-            index.add(it)
+        for item in kept:
+            index.add(item)
 
     marked_keys: set[str] = set()
     for mark, text in marked:
@@ -332,16 +333,16 @@ def _merge_section(
         hits = [i for i in by_key.get(k, ()) if slots[i] is not None]
         if hits:
             for i in hits:
-                res.add(mark, section, slots[i])
+                res.add(mark, section, slots[i] or "")
                 slots[i] = None
             continue
         if res.has(section, text):
             continue  # recorded by an earlier merge
         if index is not None:
-            i = index.best(text, lambda j: slots[j] is not None and j not in pinned)
-            if i is not None:
+            best = index.best(text, lambda j: slots[j] is not None and j not in pinned)
+            if best is not None:
                 res.add(mark, section, text)
-                slots[i] = None
+                slots[best] = None
                 continue
         res.add(mark, section, text)
 
@@ -354,10 +355,10 @@ def _merge_section(
             continue
         added_keys.add(k)
         if index is not None:
-            i = index.best(text, lambda j: slots[j] is not None and j not in pinned and j not in replaced)
-            if i is not None:
-                slots[i] = text  # a restatement replaces the old text in place
-                replaced.add(i)
+            best = index.best(text, lambda j: slots[j] is not None and j not in pinned and j not in replaced)
+            if best is not None:
+                slots[best] = text  # a restatement replaces the old text in place
+                replaced.add(best)
                 continue
         appended.append(text)
     return [s for s in slots if s is not None] + appended
@@ -402,7 +403,7 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
     for e in inc.sections[RESOLVED]:
         mark, kind, origin, text = parse_resolved(e)
         target = origin or (KIND_ORIGIN.get(kind) if kind else None)
-        if kind and target in MOVABLE:
+        if kind and mark and target in MOVABLE:
             routed[target].append((mark, text))
         else:
             plain_resolved.append(e)
@@ -420,22 +421,22 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
     for sec in (CURRENT_CONTEXT, *MOVABLE):
         out.sections[sec] = _merge_section(sec, old.sections[sec], inc.sections[sec], routed.get(sec, []), res, df)
     out.sections[CONTINUES_FROM] = _merge_continues(old.sections[CONTINUES_FROM], inc.sections[CONTINUES_FROM])
-    for e in plain_resolved:
-        res.add_plain(e)
+    for entry in plain_resolved:
+        res.add_plain(entry)
     out.sections[RESOLVED] = res.entries
 
-    out.extras = [ExtraSection(e.heading, e.body, e.after) for e in old.extras]
-    by_heading = {}
-    for e in out.extras:
-        by_heading.setdefault(fold(e.heading), e)
-    for e in inc.extras:
-        target = by_heading.get(fold(e.heading))
-        if target is not None:
-            target.body = _union_lines(target.body, e.body)
+    out.extras = [ExtraSection(x.heading, x.body, x.after) for x in old.extras]
+    by_heading: dict[str, ExtraSection] = {}
+    for x in out.extras:
+        by_heading.setdefault(fold(x.heading), x)
+    for x in inc.extras:
+        found = by_heading.get(fold(x.heading))
+        if found is not None:
+            found.body = _union_lines(found.body, x.body)
         else:
             # a new section that led the incoming text goes to the end, not above the Metadata
-            by_heading[fold(e.heading)] = ExtraSection(e.heading, e.body, e.after or RESOLVED)
-            out.extras.append(by_heading[fold(e.heading)])
+            by_heading[fold(x.heading)] = ExtraSection(x.heading, x.body, x.after or RESOLVED)
+            out.extras.append(by_heading[fold(x.heading)])
     out.extras = in_render_order(out.extras)
     return out
 
@@ -546,6 +547,11 @@ def with_continues_from(s: Snapshot, add: Iterable[str] = (), remove: Iterable[s
 
 # -- verification -------------------------------------------------------------------------------
 
+def _in_section(parsed: list[tuple[str | None, str | None, str | None, str]], sec: str, i: int) -> bool:
+    """Whether Superseded / Resolved entry ``i`` came from ``sec`` (or names no origin)."""
+    return parsed[i][2] in (sec, None)
+
+
 def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
     """Old items that do not survive in ``merged`` (in place, restated, or marked and moved to
     Superseded / Resolved), as ``"<section>: <item>"``. An empty list means the merge is safe."""
@@ -601,7 +607,7 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
                     lazy[sec] = _Restating(new_items, CONTEXT_RULE if sec == CURRENT_CONTEXT else LIST_RULE)
                 if lazy[sec].find(text):
                     continue
-                if sec != CURRENT_CONTEXT and res_finder().find(text, lambda i, sec=sec: parsed[i][2] in (sec, None)):
+                if sec != CURRENT_CONTEXT and res_finder().find(text, partial(_in_section, parsed, sec)):
                     continue
             missing.append(f"{sec}: {it}")
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, format_ts, now as clock_now
+from agentmem_vault.clock import format_ts, now as clock_now
+from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.ops.lifecycle import (

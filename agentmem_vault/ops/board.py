@@ -129,7 +129,7 @@ _FIELD_WEIGHTS = (("topic", 3.0), ("keywords", 2.0), ("summary", 1.0))
 
 
 @dataclass
-class Hit:
+class RowMatch:
     row: it.Row
     score: float
     archived: bool = False
@@ -138,7 +138,7 @@ class Hit:
         return {**self.row.to_dict(), "score": round(self.score, 4), "archived": self.archived}
 
 
-def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 20) -> list[Hit]:
+def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 20) -> list[RowMatch]:
     """Rank rows by Topic/Summary/Keywords (CJK bigrams, Traditional/Simplified folded, BM25-like),
     active/stale before idle placeholders."""
     q = fold(query)
@@ -159,7 +159,7 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
         for t in set().union(*map(set, toks.values())):
             df[t] = df.get(t, 0) + 1
         docs.append((r, arch, toks))
-    hits: list[Hit] = []
+    hits: list[RowMatch] = []
     for r, arch, toks in docs:
         score = 0.0
         for name, weight in _FIELD_WEIGHTS:
@@ -176,7 +176,7 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
         if r.session_id == query.strip():
             score += 100
         if score > 0:
-            hits.append(Hit(r, score, arch))
+            hits.append(RowMatch(r, score, arch))
     order = {"active": 0, "stale": 0, "idle": 1}
     hits.sort(key=lambda h: (1 if is_untouched_idle(h.row) else order.get(h.row.status, 2), h.archived, -h.score))
     return hits[:limit]

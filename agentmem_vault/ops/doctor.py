@@ -70,7 +70,7 @@ class Finding:
 class VaultState:
     """The files doctor looks at, as text (None: missing; ``bytes``: not UTF-8)."""
 
-    index_text: str | None
+    index_text: str | bytes | None
     snapshots: dict[str, str | bytes]  # valid Session ID -> text
     other_session_files: list[str]  # names in sessions/ that are not <valid id>.md
     archived: set[str]
@@ -403,14 +403,14 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
     # The other direction: a Referenced By entry whose session's snapshot does not say so.
     for src, i in first_line.items():
         for ref in current[i].referencing_ids:
-            snap = state.snapshots.get(ref)
-            if ref in live and isinstance(snap, str) and src not in continues_from_of(snap):
+            ref_snap = state.snapshots.get(ref)
+            if ref in live and isinstance(ref_snap, str) and src not in continues_from_of(ref_snap):
                 out.append(Finding("one_sided_reference", WARNING,
                                    f"{src}'s Referenced By lists {ref}, but memory/sessions/{ref}.md does not continue from {src}",
                                    session_id=src, line=i + 1,
                                    hint=f"record it with `agentmem continue {src} --session {ref}` or drop it with "
                                         f"`agentmem release {src} --session {ref}`"))
-            elif ref in live and snap is None:
+            elif ref in live and ref_snap is None:
                 out.append(Finding("one_sided_reference", WARNING,
                                    f"{src}'s Referenced By lists {ref}, which has no snapshot to say so",
                                    session_id=src, line=i + 1, hint=f"`agentmem update {ref}` writes its snapshot"))
@@ -489,7 +489,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
         if fixes:
             assert plan is not None
             with w.transaction():
-                if new_text != state.index_text:
+                if isinstance(new_text, str) and new_text != state.index_text:
                     w.write_index_text(new_text, reason="doctor_fix", fixes=[f.message for f in fixes])
                 for name in plan.fold_moves:
                     w.move_file(vault.memory / name, conflict_destination(vault.state_dir, name))

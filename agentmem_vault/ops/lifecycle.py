@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from typing import Callable, Iterable, Mapping
 
 from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, now as clock_now, parse_ts, vault_config
+from agentmem_vault.clock import now as clock_now, parse_ts
+from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
 from agentmem_vault.model.ids import find_ids, is_valid_session_id
 from agentmem_vault.model.session_rules import is_placeholder_summary

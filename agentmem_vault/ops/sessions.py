@@ -163,7 +163,7 @@ class ReleaseResult:
 
 def _write_session(
     w: VaultWriter, vault: Vault, sid: str, row: it.Row, *, incoming: Snapshot | None, ts: str,
-    topic: str | None = None, add_sources: list[str] = (), context_note: str | None = None,
+    topic: str | None = None, add_sources: tuple[str, ...] = (), context_note: str | None = None,
     touch: bool = False,
 ) -> tuple[Snapshot, bool, bool]:
     """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
@@ -280,7 +280,7 @@ def continue_session(
         cur_row = doc.get(cur)
         note = f"接續 {src}（{source_row.topic}）。"
         snap, created, changed = _write_session(
-            w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=[src], context_note=note,
+            w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=(src,), context_note=note,
         )
         if src not in snap.continues_from:
             raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")

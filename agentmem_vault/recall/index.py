@@ -32,12 +32,12 @@ from agentmem_vault.model.notes import Note, read_note_bytes, salvage_body
 from agentmem_vault.recall.freshness import daemon_vouches
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
+from agentmem_vault.vaultio import swap_in, temp_path
 
 SCHEMA_VERSION = 5  # 5: notes read through model/notes.py (one normalisation for every reader)
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 FIELDS = ("title", "keywords", "usage", "content")
-TMP_SUFFIX = ".agentmem-tmp"
 
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -227,7 +227,7 @@ class RecallIndex:
         tmp: Path | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}")
+            tmp = temp_path(self.path)
             conn = self._connect(str(tmp))
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
@@ -249,7 +249,7 @@ class RecallIndex:
             conn.execute("PRAGMA journal_mode = DELETE")
             conn.close()
             try:
-                os.replace(tmp, self.path)
+                swap_in(tmp, self.path, durable=False)  # derived: rebuilt if lost
                 for extra in ("-journal", "-wal", "-shm"):
                     try:
                         os.unlink(str(self.path) + extra)
@@ -329,7 +329,7 @@ class RecallIndex:
             stats.updated += 1
         else:
             cur = conn.execute(f"INSERT INTO notes(path, {cols}) VALUES (?{', ?' * len(values)})", (rel, *values))
-            docid = cur.lastrowid
+            docid = cur.lastrowid or 0  # sqlite always gives the new rowid after an INSERT
             stats.added += 1
         conn.execute("INSERT INTO fts(rowid, title, keywords, usage, content) VALUES (?, ?, ?, ?, ?)",
                      (docid, *note_tokens(note)))

@@ -27,7 +27,8 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
-from agentmem_vault.config import Vault, now as clock_now, parse_ts
+from agentmem_vault.clock import now as clock_now, parse_ts
+from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.recall.index import RecallIndex, _is_corrupt, open_index, recall_tokens
 from agentmem_vault.recall.render import RULE_IMPORTANCE
@@ -81,6 +82,7 @@ def recency_score(updated: str, now: datetime) -> float:
     """0.5 ** (age in days / 90); undated notes count as half-life old, future dates as new."""
     if not updated:
         return 0.5
+    dt: datetime | None
     try:
         dt = datetime.fromisoformat(updated)  # the frontmatter's own form, fast
         if dt.tzinfo is not None:
@@ -229,7 +231,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
         # Nothing to match on: the most important, most recent notes.
         rows = conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE 1 = 1{scope} "
                             "ORDER BY n.importance DESC, n.updated DESC LIMIT ?", (*args, candidates)).fetchall()
-        hits = [_hit_from_row(r, folder) for r in rows]
+        hits: list[Hit] = [_hit_from_row(r, folder) for r in rows]
         for h in hits:
             h.recency = recency_score(h.updated, now)
             h.score = combine(0.0, h.recency, h.importance)
@@ -276,7 +278,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     # Phase 2: full rows for what is returned.
     marks = ",".join("?" * len(keep))
     full = {r[0]: r for r in conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE n.docid IN ({marks})", keep)}
-    hits: list[Hit] = []
+    hits = []
     for d in keep:
         h = _hit_from_row(full[d], folder)
         h.bm25, h.coverage, h.evidence, h.relevance, h.recency, _imp = scored[d]
