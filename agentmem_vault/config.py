@@ -164,7 +164,8 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        # PyYAML's message spans several lines; a user needs one line and what to do.
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())}); fix or remove that file") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
     except OSError as exc:
@@ -225,28 +226,28 @@ def resolve_vault(explicit: str | os.PathLike | None = None, *, cwd: Path | None
     if explicit:
         p = Path(explicit).expanduser()
         if not p.is_dir():
-            raise VaultNotFound(f"vault folder not found: {p} (from --vault)")
+            raise VaultNotFound(f"vault folder not found: {p} (from --vault); check the path, or create it with `agentmem init --vault {p}`")
         return Vault(p.absolute())
     env = os.environ.get("AGENTMEM_VAULT")
     if env:
         p = Path(env).expanduser()
         if not p.is_dir():
-            raise VaultNotFound(f"vault folder not found: {p} (from AGENTMEM_VAULT)")
+            raise VaultNotFound(f"vault folder not found: {p} (from AGENTMEM_VAULT); fix the variable, or create it with `agentmem init --vault {p}`")
         return Vault(p.absolute())
     uc = user_config().get("vault")
     if uc:
         p = Path(str(uc)).expanduser()
         if not p.is_dir():
-            raise VaultNotFound(f"vault folder not found: {p} (from 'vault:' in {user_config_dir() / 'config.yaml'})")
+            raise VaultNotFound(f"vault folder not found: {p} (from 'vault:' in {user_config_dir() / 'config.yaml'}); "
+                                "run `agentmem setup` to pick or create the vault")
         return Vault(p.absolute())
     here = (cwd or Path.cwd()).absolute()
     for cand in (here, *here.parents):
         if _looks_like_vault(cand):
             return Vault(cand)
     raise VaultNotFound(
-        "no vault found. Set it one of four ways: --vault PATH; the AGENTMEM_VAULT environment "
-        f"variable; 'vault: PATH' in {user_config_dir() / 'config.yaml'}; or run inside a folder "
-        "that contains memory/index.md or .obsidian/"
+        "no vault found: run `agentmem setup` (creates one and remembers it), or pass --vault PATH, set "
+        f"AGENTMEM_VAULT, put 'vault: PATH' in {user_config_dir() / 'config.yaml'}, or run inside a folder holding memory/index.md or .obsidian/"
     )
 
 

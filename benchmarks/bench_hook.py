@@ -5,7 +5,7 @@
 Builds a vault with a ``--rows``-row memory/index.md in a temporary folder, then times (median of
 ``--runs`` runs each, interleaved so that machine noise hits every variant alike):
 
-- ``python -c pass``                      (the baseline; target: hook within 4x)
+- ``python -c pass``                      (the baseline; target: hook within 2.5x at 1,000 rows, docs/performance.md)
 - ``python -c "import click"``            (what dispatching through click would cost)
 - ``agentmem hook cursor-session-start``  (the pip console script)
 - ``python -m agentmem_vault hook cursor-session-start``
@@ -122,8 +122,8 @@ def main() -> None:
             "index_rows_at_end": rows_after,
             "median_ms": med,
             "ratio_to_python_pass": {k: round(v / base, 2) for k, v in med.items()},
-            "target_ratio": 4.0,
-            "within_target": all(v / base <= 4.0 for k, v in med.items() if "hook" in k),
+            "target_ratio": 2.5,
+            "within_target": all(v / base <= 2.5 for k, v in med.items() if "hook" in k),
             "every_hook_run_registered": ok,
         }, ensure_ascii=False, indent=2))
     finally:

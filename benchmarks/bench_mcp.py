@@ -5,7 +5,8 @@
 
 - start: wall time from spawning `agentmem mcp --vault V` to the answer of `initialize` (raw
   JSON-RPC over the pipes, as a client sends it), against `python -c "import mcp"` (the SDK's own
-  import) and `python -c pass`, all measured in this run.
+  import) and `python -c pass`, interleaved in this run. The baselines include interpreter exit
+  (tearing down the SDK's modules), the server figure stops when the answer arrives.
 - context: `memory_context` over the server on a vault of N synthetic notes (bench_recall's
   generator): the first call (index build) and warm calls, against the same `build_context` call
   in-process, so the difference is the protocol's cost.
@@ -28,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from _common import agentmem_cmd, bench_env, time_cmd
+from _common import agentmem_cmd, bench_env
 from bench_recall import NOW, make_vault, synth_notes
 from recall_helpers import note_text
 
@@ -102,17 +103,19 @@ def main() -> None:
         env["AGENTMEM_NOW"] = NOW
         os.environ.update({k: v for k, v in env.items() if k.startswith("AGENTMEM_")})
         v = make_vault(tmp / "vault")
-        out["baseline"] = {
-            "python_c_pass": time_cmd([sys.executable, "-c", "pass"], a.runs),
-            "python_import_mcp": time_cmd([sys.executable, "-c", "import mcp"], a.runs),
-            "python_import_mcp_server": time_cmd([sys.executable, "-c", "import mcp.server.mcpserver"], a.runs),
-        }
-        starts = []
+        # Interleaved, so that a change of machine load hits the baselines and the server alike.
+        runs: dict[str, list[float]] = {"python_c_pass": [], "python_import_mcp": [], "start_to_initialize": []}
         for _ in range(a.runs):
+            for name, cmd in (("python_c_pass", [sys.executable, "-c", "pass"]),
+                              ("python_import_mcp", [sys.executable, "-c", "import mcp"])):
+                t = time.perf_counter()
+                subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+                runs[name].append((time.perf_counter() - t) * 1000)
             s = Server(v.root, env)
-            starts.append(s.initialize())
+            runs["start_to_initialize"].append(s.initialize())
             s.close()
-        out["start_to_initialize"] = stats(starts)
+        out["baseline"] = {k: stats(runs[k]) for k in ("python_c_pass", "python_import_mcp")}
+        out["start_to_initialize"] = stats(runs["start_to_initialize"])
         base = out["baseline"]["python_import_mcp"]["median_ms"]
         out["start_vs_import_mcp"] = round(out["start_to_initialize"]["median_ms"] / base, 2)
 

@@ -144,3 +144,18 @@ def hooks_log(vault: Vault) -> list[str]:
 def cache_log() -> list[str]:
     p = Path(os.environ["AGENTMEM_CACHE_DIR"]) / "hooks.log"
     return p.read_text(encoding="utf-8").splitlines() if p.exists() else []
+
+
+def failure_note(obj: dict) -> str | None:
+    """The one line a failed session-start hook shows (Cursor: additional_context; Claude Code and
+    Codex: systemMessage, repeated as additionalContext); None for a plain ``{}``."""
+    if not obj:
+        return None
+    line = obj.get("additional_context") or obj.get("systemMessage")
+    assert isinstance(line, str) and "\n" not in line and "Session ID" not in line, obj
+    assert line.startswith("Agent Memory (agentmem) is not working in this chat: "), line
+    if "systemMessage" in obj:
+        assert obj["hookSpecificOutput"] == {"hookEventName": "SessionStart", "additionalContext": line}
+    else:
+        assert set(obj) == {"additional_context"}, obj
+    return line

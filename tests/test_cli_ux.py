@@ -152,11 +152,15 @@ def test_memories_show_unknown_is_a_failure_not_a_usage_error(sample: Path) -> N
     assert r.exit_code == 1 and json.loads(r.stdout)["error"]["code"] == "memory_not_found"
 
 
-def test_init_without_a_vault_says_how_to_make_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_in_a_new_folder_makes_it_the_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Like `git init`: with no vault configured, the current folder becomes one."""
     monkeypatch.chdir(tmp_path)
     r = run("init")
-    assert r.exit_code == 1 and "agentmem init --vault ." in r.stderr
-    assert not (tmp_path / "memory").exists()
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "memory" / "index.md").is_file()
+    r = run("init", "--vault", str(tmp_path / "new" / "我的 vault"))  # missing folders are created
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "new" / "我的 vault" / "memory" / "index.md").is_file()
 
 
 def test_organize_human_output_leads_with_counts_and_skips_empty_lists() -> None:

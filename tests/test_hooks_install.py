@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,13 @@ from agentmem_vault.integrations.hook_install import hook_command, merge
 from hooks_helpers import cursor_start, claude_start, hook_env, id_from, rows
 
 HOME_FILES = {"cursor": ".cursor/hooks.json", "claude": ".claude/settings.json", "codex": ".codex/hooks.json"}
+
+
+@pytest.fixture(autouse=True)
+def _a_vault_from_the_environment(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> Vault:
+    """install-hook needs a vault to pin; these tests give it one through AGENTMEM_VAULT."""
+    monkeypatch.setenv("AGENTMEM_VAULT", str(vault.root))
+    return vault
 
 
 def _backups(path: Path) -> list[Path]:
@@ -216,3 +224,35 @@ def test_example_configs_name_scripts_that_exist() -> None:
         for name, kind in re.findall(r"(agentmem-[a-z-]+\.(?:sh|ps1))\\?\"? (\w+)", cfg.read_text(encoding="utf-8")):
             assert (hooks_dir / name).is_file(), (cfg.name, name)
             assert kind in ("start", "end"), (cfg.name, kind)
+
+
+@pytest.mark.parametrize("agent", ["cursor", "claude", "codex"])
+def test_the_written_command_pins_the_vault_from_the_environment(cli, vault: Vault, agent: str, tmp_path: Path) -> None:
+    """A vault found through AGENTMEM_VAULT is written into the command: an agent started from the
+    desktop (without that variable, in another folder) still reaches it."""
+    r = cli("install-hook", agent, "--json")
+    assert r.returncode == 0, r.stderr
+    for e in json.loads(r.stdout)["entries"]:
+        assert e["command"].endswith("--vault " + shlex.quote(str(vault.root))), e
+    if agent == "cursor":
+        cmd = json.loads((Path.home() / HOME_FILES[agent]).read_text(encoding="utf-8"))["hooks"]["sessionStart"][0]["command"]
+        env = {k: v for k, v in hook_env().items() if k != "AGENTMEM_VAULT"}
+        proc = subprocess.run(["sh", "-c", cmd], input=json.dumps(cursor_start(tmp_path)).encode(), capture_output=True,
+                              cwd=tmp_path, env=env)
+        assert id_from(json.loads(proc.stdout)), proc.stdout
+
+
+def test_refuses_without_a_vault_and_says_what_to_do(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("AGENTMEM_VAULT")
+    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", "install-hook", "cursor"], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and "--vault PATH" in proc.stderr and "agentmem setup" in proc.stderr
+    assert not (Path.home() / ".cursor" / "hooks.json").exists()
+    r = cli("install-hook", "cursor", vault=tmp_path / "typo")
+    assert r.returncode == 1 and "vault folder not found" in r.stderr and "(from --vault)" in r.stderr
+    bare = tmp_path / "not yet a vault"
+    bare.mkdir()
+    r = cli("install-hook", "cursor", vault=bare)
+    assert r.returncode == 1 and "agentmem init --vault" in r.stderr
+    assert not (Path.home() / ".cursor" / "hooks.json").exists()

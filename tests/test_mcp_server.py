@@ -243,6 +243,8 @@ def test_bad_input_gives_error_results_and_the_server_survives(vault: Vault, tmp
     assert codes["10:memory_remember"] == codes["11:memory_search"] == codes["12:memory_find"] == "usage"
     assert g["schema"] is True
     assert all(v != "read" for k, v in g.items() if k.startswith("agentmem://"))
+    assert "[memory_not_found]" in g["agentmem://memory/nothing-here"]
+    assert "[session_not_found]" in g["agentmem://session/2026-01-01-0000-nobody"]
     assert codes["locked"] == "lock_timeout"
     assert not g["after"]["error"]  # the same server process answers after every error
     rows = board(vault)
@@ -253,30 +255,42 @@ def test_bad_input_gives_error_results_and_the_server_survives(vault: Vault, tmp
 
 
 def test_two_server_processes_writing_one_vault_lose_nothing(vault: Vault) -> None:
+    """Two clients, each with its own server process, and several calls in flight per client
+    (the server runs them on worker threads): every registration, merge and memory survives."""
     n = 6
     results: dict[str, list[dict]] = {"a": [], "b": []}
+    registered: dict[str, list[str]] = {"a": [], "b": []}
+    a_done = anyio.Event()
 
     async def worker(name: str) -> None:
-        async with Client(server_params(vault, "--agent", f"agent-{name}"), mode="legacy", read_timeout_seconds=120) as c:
-            sids = []
-            for i in range(n):
+        async with Client(server_params(vault, "--agent", f"agent-{name}"), mode="legacy", read_timeout_seconds=300) as c:
+            async def register(i: int) -> None:
                 r = await call(c, "memory_register", {"topic": f"{name} {i}", "snapshot": f"## Decisions\n- {name} decision {i}\n"})
                 results[name].append(r)
-                sids.append(r["session_id"])
-            # Both servers merge into the same session at the same time.
-            shared = results["a"][0]["session_id"] if results["a"] else None
-            while shared is None:
-                await anyio.sleep(0.05)
-                shared = results["a"][0]["session_id"] if results["a"] else None
-            for i in range(n):
-                r = await call(c, "memory_update", {"session_id": shared, "snapshot": f"## Next Actions\n- {name} step {i}\n"})
-                results[name].append(r)
-            for i in range(3):
-                r = await call(c, "memory_remember", {"text": f"Remember: the {name} service {i} listens on port {5000 + i + (100 if name == 'b' else 0)}."})
-                results[name].append(r)
+                registered[name].append(r.get("session_id", ""))
+
+            async def update(shared: str, i: int) -> None:
+                results[name].append(await call(c, "memory_update", {"session_id": shared, "snapshot": f"## Next Actions\n- {name} step {i}\n"}))
+
+            async def remember(i: int) -> None:
+                port = 5000 + i + (100 if name == "b" else 0)
+                results[name].append(await call(c, "memory_remember", {"text": f"Remember: the {name} service {i} listens on port {port}."}))
+
+            async with anyio.create_task_group() as tg:
+                for i in range(n):
+                    tg.start_soon(register, i)
+            if name == "a":
+                a_done.set()
+            await a_done.wait()
+            shared = min(registered["a"])  # both servers merge into the same session at the same time
+            async with anyio.create_task_group() as tg:
+                for i in range(n):
+                    tg.start_soon(update, shared, i)
+                for i in range(3):
+                    tg.start_soon(remember, i)
 
     async def main() -> None:
-        with anyio.fail_after(600):
+        with anyio.fail_after(900):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(worker, "a")
                 tg.start_soon(worker, "b")
@@ -284,15 +298,16 @@ def test_two_server_processes_writing_one_vault_lose_nothing(vault: Vault) -> No
     anyio.run(main)
     errors = [r for rs in results.values() for r in rs if r["error"]]
     assert not errors, errors
-    registered = [r["session_id"] for rs in results.values() for r in rs[:n]]
-    assert len(set(registered)) == 2 * n
+    all_ids = registered["a"] + registered["b"]
+    assert len(set(all_ids)) == 2 * n
     rows = board(vault)
-    assert set(registered) <= set(rows)
-    shared = results["a"][0]["session_id"]
+    assert set(all_ids) <= set(rows)
+    shared = min(registered["a"])
     text = vault.session_path(shared).read_text(encoding="utf-8")
     for name in "ab":
         for i in range(n):
             assert f"{name} step {i}" in text
+    assert "\n- a decision " in text  # its own registration snapshot is still there
     from agentmem_vault.longterm.notes import load_notes
 
     contents = " ".join(nt.content for nt in load_notes(vault))
@@ -334,3 +349,27 @@ def test_instruction_texts_name_only_tools_that_exist(name: str) -> None:
     assert named <= TOOLS
     if name != "mcp-instructions.md":
         assert named == TOOLS  # every tool is mentioned
+
+
+def test_a_missing_vault_is_an_error_result_not_a_dead_server(tmp_path: Path) -> None:
+    """In process (the SDK's in-memory transport): the server starts without a vault and says so
+    on every call; it serves once the vault exists."""
+    from agentmem_vault.mcp.server import build_server
+    from agentmem_vault.ops.board import init_vault
+
+    root = tmp_path / "not yet"
+    server = build_server(str(root))
+    got: dict[str, Any] = {}
+
+    async def main() -> None:
+        async with Client(server) as c:
+            got["before"] = await call(c, "memory_list")
+            root.mkdir()
+            init_vault(Vault(root))
+            got["after"] = await call(c, "memory_list")
+            got["prompt"] = await c.get_prompt("memory-start", {"task": "anything"})
+
+    anyio.run(main)
+    assert got["before"]["error"]["code"] == "vault_not_found"
+    assert got["after"] == {"error": False, "rows": [], "malformed": []}
+    assert "memory_register" in got["prompt"].messages[0].content.text

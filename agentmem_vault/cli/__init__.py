@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -95,9 +96,18 @@ class AgentmemGroup(click.Group):
         self._load(sorted({m for mods in self.lazy.values() for m in mods}))
         return super().list_commands(ctx)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from agentmem_vault.cli.help import format_commands
+
+        format_commands(self, ctx, formatter, grouped=ctx.parent is None)
+
     def main(self, args: Any = None, *a: Any, **kw: Any) -> Any:
         global _ARGV
         _ARGV = list(sys.argv[1:] if args is None else args)
+        if os.environ.get("_AGENTMEM_COMPLETE", "").startswith("powershell"):
+            from agentmem_vault.cli.completion import register_powershell  # click has no PowerShell completion
+
+            register_powershell()
         return super().main(_ARGV, *a, **kw)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -129,6 +139,8 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("extract", "eval"), ("longterm_cmds",)),
     **dict.fromkeys(("context", "reindex"), ("recall_cmds",)),
     **dict.fromkeys(("journal", "restore"), ("journal_cmds",)),
+    "setup": ("setup_cmds",),
+    "completion": ("completion",),
     **dict.fromkeys(("merge-driver", "install-merge-driver"), ("sync_cmds",)),
     **dict.fromkeys(("mcp", "install-mcp"), ("mcp_cmds",)),
 }
@@ -138,7 +150,7 @@ _MEMORIES: dict[str, tuple[str, ...]] = {
 }
 
 
-@click.group(cls=AgentmemGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=AgentmemGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})
 @click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--agent", help="Agent name (default: AGENTMEM_AGENT, config, cursor-main-agent).")

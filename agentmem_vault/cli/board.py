@@ -9,6 +9,7 @@ from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_con
 from agentmem_vault.errors import VaultNotFound
 from agentmem_vault.ops.register import register_idle
 from agentmem_vault.cli import Options, cli, common_options, emit, opts_from
+from agentmem_vault.cli.complete_ids import complete_session_id
 
 
 def _vault(opts: Options) -> Vault:
@@ -30,9 +31,10 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 
     try:
         v = Vault(Path(opts.vault).absolute()) if opts.vault else resolve_vault(None)
-    except VaultNotFound as exc:
-        # `init` is how a vault comes to exist: say how to make one right here.
-        raise VaultNotFound(exc.message + ". To create one in this folder: agentmem init --vault .") from exc
+    except VaultNotFound:
+        # `init` is how a vault comes to exist: with none configured, like `git init`, the current
+        # folder becomes one (the folder given by --vault is created when missing).
+        v = Vault(Path.cwd().absolute())
     res = lib.init_vault(v)
     emit(opts, res, lambda: f"vault {res['vault']}: " + (("created " + ", ".join(res["created"])) if res["created"] else "already initialised"))
 
@@ -94,7 +96,7 @@ def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str |
 
 @cli.command()
 @common_options
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.pass_context
 def show(ctx: click.Context, vault: str | None, as_json: bool, session_id: str) -> None:
     """Show a session's row and snapshot (also archived sessions)."""

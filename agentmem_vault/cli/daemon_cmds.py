@@ -1,4 +1,5 @@
-"""``agentmem daemon run|start|stop|status``: thin shells over agentmem_vault.daemon."""
+"""``agentmem daemon run|start|stop|status|install|uninstall``: thin shells over agentmem_vault.daemon
+and integrations/user_service.py."""
 
 from __future__ import annotations
 
@@ -66,8 +67,12 @@ def status_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """Show pid, uptime, last events, extraction queue and errors."""
     from agentmem_vault.daemon import control
 
+    from agentmem_vault.integrations.user_service import service_status
+
     opts = opts_from(ctx, vault, as_json)
-    st = control.status(resolve_vault(opts.vault))
+    v = resolve_vault(opts.vault)
+    st = control.status(v)
+    st["service"] = service_status(v)
     emit(opts, st, lambda: _human_status(st))
 
 
@@ -91,4 +96,55 @@ def _human_status(st: dict) -> str:
     for e in (st.get("errors") or [])[-5:]:
         lines.append(f"error: {e['time']} {e['where']}: {e['error']}")
     lines.append(f"log: {st['log']}")
+    svc = st.get("service") or {}
+    if svc.get("installed"):
+        lines.append(f"service: {svc['kind']} {svc['name']} ({svc['state']})")
+    elif svc:
+        lines.append("service: not installed (`agentmem daemon install` starts it at every login)")
     return "\n".join(lines)
+
+
+@daemon.command("install")
+@click.option("--dry-run", is_flag=True, help="Print the service definition and commands; change nothing.")
+@common_options
+@click.pass_context
+def install_cmd(ctx: click.Context, dry_run: bool, vault: str | None, as_json: bool) -> None:
+    """Install the daemon as a user service that starts at login and restarts after a crash."""
+    from agentmem_vault.integrations.user_service import install
+
+    opts = opts_from(ctx, vault, as_json)
+    res = install(resolve_vault(opts.vault), dry_run=dry_run)
+    emit(opts, res, lambda: render_install(res))
+
+
+def render_install(res: dict) -> str:
+    if res["dry_run"]:
+        lines = [f"would write {res['file']} ({res['kind']}, {res['action']}):", res["definition"].rstrip(), "then run:"]
+        return "\n".join(lines + ["  " + " ".join(c["command"]) for c in res["commands"]])
+    verb = {"create": "installed", "update": "updated", "unchanged": "already installed"}[res["action"]]
+    lines = [f"{verb}: {res['kind']} {res['name']} ({res['file']})"]
+    if res["started"]:
+        lines.append("  enabled and started; it starts at every login and restarts after a crash")
+    if res.get("note"):
+        lines.append(f"  note: {res['note']}")
+    return "\n".join(lines)
+
+
+@daemon.command("uninstall")
+@click.option("--dry-run", is_flag=True, help="Print what would be removed; change nothing.")
+@common_options
+@click.pass_context
+def uninstall_cmd(ctx: click.Context, dry_run: bool, vault: str | None, as_json: bool) -> None:
+    """Stop and remove the daemon's user service for this vault."""
+    from agentmem_vault.integrations.user_service import uninstall
+
+    opts = opts_from(ctx, vault, as_json)
+    res = uninstall(resolve_vault(opts.vault), dry_run=dry_run)
+
+    def human() -> str:
+        if "file" not in res:
+            return res["message"]
+        head = ("would remove" if dry_run else "removed") + f" {res['kind']} {res['name']} ({res['file']})"
+        return "\n".join([head] + ["  " + " ".join(c["command"]) for c in res["commands"]])
+
+    emit(opts, res, human)

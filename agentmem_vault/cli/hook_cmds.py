@@ -53,18 +53,16 @@ def install_hook_cmd(ctx: click.Context, agent: str, scope: str, project: str | 
                      vault: str | None, as_json: bool) -> None:
     """Merge agentmem's hooks into AGENT's hook config (keeps other hooks, backs up the old file).
 
-    With --vault (here or before the command) the hook command names that vault, so it works from
-    any workspace; without it the hook finds the vault from AGENTMEM_VAULT, the user config or the
-    workspace folder.
+    The hook command always names the vault (--vault, AGENTMEM_VAULT, the user config or the
+    current folder, resolved now), so a chat started from anywhere - also an agent launched from
+    the desktop without AGENTMEM_VAULT - finds it.
     """
-    from agentmem_vault.integrations.hook_install import install_hook
+    from agentmem_vault.integrations.hook_install import install_hook, pinned_vault
 
     opts = opts_from(ctx, vault, as_json)
-    vault_arg = None
-    if opts.vault:
-        vault_arg = str(resolve_vault(opts.vault).root)
+    vault_arg = str(pinned_vault(opts.vault).root)
     if project is not None and not os.path.isdir(project):
-        raise UsageError(f"--project {project}: no such folder")
+        raise UsageError(f"--project {project}: no such folder; pass the project's existing folder (create it first if it is new)")
     result = install_hook(agent, project=project, vault=vault_arg, dry_run=dry_run)
 
     def human() -> str:

@@ -8,6 +8,8 @@ import click
 
 from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
 from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli.complete_ids import complete_session_id
+from agentmem_vault.cli.help import SayCommand
 
 
 @cli.command()
@@ -27,7 +29,7 @@ def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: i
 
 @cli.command()
 @common_options
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--force", is_flag=True, help="Archive even though other sessions still reference it.")
 @click.option("--dry-run", is_flag=True, help="Print the steps; write nothing.")
 @click.pass_context
@@ -40,10 +42,10 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
     emit(opts, res.to_dict(), lambda: render_archive(res))
 
 
-@cli.command()
+@cli.command(cls=SayCommand)
 @common_options
 @click.argument("text")
-@click.argument("session_id", required=False)
+@click.argument("session_id", required=False, shell_complete=complete_session_id)
 @click.option("--session", help="The current session's ID (continue/release/update); default AGENTMEM_SESSION_ID.")
 @click.option("--snapshot", "snapshot_file", metavar="FILE|-",
               help="Snapshot you wrote (FILE, or - for stdin) for register/update/continue.")
@@ -60,8 +62,8 @@ def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, su
     """Run a trigger phrase typed in Chinese (Traditional or Simplified) or English.
 
     Examples: `agentmem say "整理 memory"`, `agentmem say "狀態更新" ID --snapshot -`,
-    `agentmem say "接續 memory SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text
-    exits 2 with the list of phrases."""
+    `agentmem say "繼續 SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text exits 2.
+    `整理這個 session` always means update; `整理記憶` / `整理 memory` mean organize."""
     from agentmem_vault.cli.snapshot_input import read_snapshot_source
     from agentmem_vault.cli.say_dispatch import SayOptions, dispatch
     from agentmem_vault.model.triggers import route

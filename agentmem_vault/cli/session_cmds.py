@@ -6,6 +6,7 @@ import click
 
 from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
 from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli.complete_ids import complete_session_id
 
 
 def read_snapshot_arg(snapshot: str | None, *, stdin_default: bool = True) -> str | None:
@@ -22,7 +23,7 @@ def _agent(ctx: click.Context, vault: Vault) -> str:
 
 @cli.command()
 @common_options
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--snapshot", "snapshot", metavar="FILE|-", help="Incoming snapshot (default: piped stdin).")
 @click.option("--topic", help="New Topic for the row and snapshot.")
 @click.option("--summary", help="New Summary for the row.")
@@ -41,7 +42,7 @@ def update(ctx: click.Context, vault: str | None, as_json: bool, session_id: str
 
 @cli.command("continue")
 @common_options
-@click.argument("source")
+@click.argument("source", shell_complete=complete_session_id)
 @click.option("--session", "session_id", envvar="AGENTMEM_SESSION_ID", show_envvar=True,
               help="The current session's ID (default: AGENTMEM_SESSION_ID, which the Cursor/Claude hook sets; "
                    "registered manually when neither is given).")
@@ -60,7 +61,7 @@ def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: s
 
 @cli.command()
 @common_options
-@click.argument("source")
+@click.argument("source", shell_complete=complete_session_id)
 @click.option("--session", "session_id", required=True, envvar="AGENTMEM_SESSION_ID", show_envvar=True,
               help="The referencing (current) session's ID (default: AGENTMEM_SESSION_ID).")
 @click.pass_context

@@ -175,6 +175,20 @@ def session_start_answer(agent: str, context: str, session_id: str) -> dict:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
 
 
+def failure_answer(agent: str, event: str, problem: str) -> dict:
+    """The answer when a hook failed: no Session ID, but one line the user (Claude Code / Codex
+    ``systemMessage``) or the agent (``additional_context``) can act on, instead of a silent ``{}``.
+    End-of-session hooks stay ``{}``: nobody reads their answer."""
+    if event != "session-start":
+        return {}
+    line = " ".join(f"Agent Memory (agentmem) is not working in this chat: {problem}".split())
+    if len(line) > 400:
+        line = line[:397] + "..."
+    if agent == "cursor":
+        return {"additional_context": line}
+    return {"systemMessage": line, "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": line}}
+
+
 def render_answer(answer: dict) -> str:
     return json.dumps(answer, ensure_ascii=True) + "\n"
 

@@ -14,8 +14,10 @@ Hooks:
 Options (before or after the hook name): ``--vault PATH``, ``--agent NAME``.
 
 Never break the chat: every failure (empty or invalid stdin, no vault, lock timeout, read-only
-vault, a damaged table, anything unexpected) exits 0 with ``{}`` — no Session ID — and leaves one
-line in ``memory/.agentmem/hooks.log`` (or ``<user cache dir>/hooks.log`` when there is no vault).
+vault, a damaged table, anything unexpected) exits 0 with no Session ID and leaves one line in
+``memory/.agentmem/hooks.log`` (or ``<user cache dir>/hooks.log`` when there is no vault). A
+session-start answer then carries that line for the user (``payloads.failure_answer``); the others
+answer ``{}``.
 
 Fast: this runs on every new chat, so ``entry.py`` dispatches here before click is imported, and
 nothing on this path imports click, PyYAML (except right after the config file changed),
@@ -39,6 +41,7 @@ from agentmem_vault.hooks.payloads import (
     HookEvent,
     PayloadError,
     decode_stdin,
+    failure_answer,
     parse_event,
     render_answer,
     session_start_answer,
@@ -250,8 +253,8 @@ def find_vault(explicit: str | None, roots: tuple[str, ...]):
     except VaultNotFound:
         where = ", ".join(cands) if cands else "no workspace in the payload"
         raise VaultNotFound(
-            f"no vault found (searched up from: {where}; and {os.getcwd()}). Set AGENTMEM_VAULT, "
-            "'vault:' in the user config, or pass --vault in the hook command"
+            f"no vault found (searched up from: {where}; and {os.getcwd()}). Fix: run `agentmem setup`, "
+            "or reinstall the hook with `agentmem --vault PATH install-hook <agent>`"
         ) from None
 
 
@@ -415,7 +418,9 @@ def main(argv: list[str]) -> int:
         code = getattr(exc, "code", None) if not isinstance(exc, SystemExit) else "exit"
         status = code if isinstance(code, str) else type(exc).__name__
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        log_line(_vault_root_for_log(args, ev), args.name or "-", status, message)
+        logged = log_line(_vault_root_for_log(args, ev), args.name or "-", status, message)
+        if args.name in HOOKS:
+            answer = failure_answer(*HOOKS[args.name], f"{message} (log: {logged})" if logged else message)
     try:
         sys.stdout.write(render_answer(answer))
         sys.stdout.flush()

@@ -24,7 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.errors import Refused, UsageError
+from agentmem_vault.config import Vault, resolve_vault
+from agentmem_vault.errors import Refused, UsageError, VaultNotFound
 from agentmem_vault.vaultio import atomic_write_text, backup_file, read_bytes
 
 HOOK_TIMEOUT = 10  # seconds the agent waits for our hook
@@ -47,6 +48,23 @@ def config_path(agent: str, *, project: str | os.PathLike | None = None, home: P
     folder, name = {"cursor": (".cursor", "hooks.json"), "claude": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}[agent]
     base = Path(project).expanduser().absolute() if project is not None else (home or Path.home())
     return base / folder / name
+
+
+def pinned_vault(explicit: str | os.PathLike | None) -> Vault:
+    """The vault a hook command will name. An installed hook must never depend on the environment
+    the agent happens to start with, so a vault is required and must already be initialised."""
+    try:
+        vault = resolve_vault(explicit)
+    except VaultNotFound as exc:
+        if explicit or os.environ.get("AGENTMEM_VAULT"):
+            raise  # a named folder that is missing: its own message says which and what to do
+        raise VaultNotFound(
+            "no vault to write into the hook command: pass --vault PATH (e.g. `agentmem --vault ~/Obsidian/Agent "
+            "install-hook cursor`), or run `agentmem setup` to create one and install everything"
+        ) from exc
+    if not vault.index_path.is_file():
+        raise VaultNotFound(f"{vault.root} has no memory/index.md yet; run `agentmem init --vault {shlex.quote(str(vault.root))}` first")
+    return vault
 
 
 def agentmem_argv() -> list[str]:

@@ -1,5 +1,12 @@
-"""Curation against existing notes (docs/extraction.md, "Curation"): for each candidate decide create /
-update (the previous text goes to the note's dated History) / ignore / deprecate.
+"""Curation against existing notes (docs/extraction.md, "Curation"): for each candidate decide
+create / update (the previous text goes to the note's dated History) / ignore / deprecate.
+
+Curation never goes backwards: a candidate from a source older than the one that wrote the note's
+current text (``source_time``) does not replace it; its text is filed into History at its own
+time, and History stays newest first. A candidate that only adds a usage scenario or keywords
+updates the note. Matching weighs keywords, category, project and module besides the text. A
+model's "delete" never deprecates a rule note (importance >= 0.9) unless the user's own words in
+that source retract it.
 
 ``plan_curation`` is pure: it returns the actions and the notes as they would be written, so a
 dry run shows exactly what a real run does. Files are never deleted; deprecation is a status.
@@ -11,20 +18,47 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import re
+
 from agentmem_vault.longterm.dedupe import (
     identifiers,
     identifiers_conflict,
-    is_duplicate,
+    same_memory,
+    scope_conflict,
     shingles,
     similarity,
 )
 from agentmem_vault.longterm.notes import note_id, safe_filename
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.model.notes import TAG, HistoryEntry, Note
-from agentmem_vault.model.textnorm import fold
+from agentmem_vault.model.textnorm import fold, tokenize
 
 TITLE_MATCH = 0.5  # Jaccard of title shingles for "this names the same note"
 MAX_KEYWORDS = 12
+RULE_IMPORTANCE = 0.9  # notes at or above it are rules injected into every chat
+
+# The user taking a rule back ("不用再…", "we no longer …", "forget the rule about …").
+_RETRACT = re.compile(
+    r"不再|不用再|不需要再|不必再|别再|不要再|取消|作废|废弃|废除|忘掉|忘了|过时|不适用|撤销|收回|改回|不算数|"
+    r"\bno longer\b|\bnot anymore\b|\bany ?more\b|\bforget (?:about )?|\bscratch that\b|\bignore (?:what|that|the)\b|"
+    r"\bobsolete\b|\boutdated\b|\bdeprecated?\b|\bwe (?:moved|switched|went) (?:back |away )?(?:to|from)\b|\bstopped using\b|"
+    r"\bdrop (?:the|that) rule\b|\bis wrong\b|\bwas wrong\b"
+)
+_SENT = re.compile(r"(?<=[。！？!?\n])|(?<=[.;])\s+")
+
+
+def user_retracts(words: str, note: Note) -> bool:
+    """The user's own words (``words``: what the user said in the source) take this note back:
+    a sentence with a retraction phrase that names something of the note (a keyword or a title
+    word)."""
+    if not words:
+        return False
+    names = {t for t in tokenize(" ".join([note.title, *note.keywords])) if len(t) >= 2}
+    for sent in _SENT.split(words):
+        f = fold(sent)
+        if _RETRACT.search(f) and names & set(tokenize(f, fold_first=False)):
+            return True
+    return False
 
 
 @dataclass
@@ -60,17 +94,19 @@ def _best_match(m: MemoryObject, notes: list[Note]) -> tuple[Note | None, str]:
     """The existing note this candidate is about, and how it matched ('title' / 'content')."""
     ftitle = fold(m.title)
     for n in notes:
-        if fold(n.title) == ftitle:
+        if fold(n.title) == ftitle and not scope_conflict(m, n):
             return n, "title"
     msh = shingles(f"{m.title}\n{m.content}")
     mids = identifiers(f"{m.title}\n{m.content}")
     tsh = shingles(m.title)
     best: tuple[float, Note | None, str] = (0.0, None, "")
     for n in notes:
+        if scope_conflict(m, n):
+            continue  # another project's or module's rule is another memory
         nsh = shingles(f"{n.title}\n{n.content}")
         jac, cont = similarity(msh, nsh)
         same_thing = not identifiers_conflict(mids, identifiers(f"{n.title}\n{n.content}"))
-        if same_thing and is_duplicate(msh, nsh) and max(jac, cont) > best[0]:
+        if same_thing and same_memory(msh, nsh, m, n) and max(jac, cont) > best[0]:
             best = (max(jac, cont), n, "content")
         tj, _ = similarity(tsh, shingles(n.title))
         if m.action in ("update", "delete") and tj >= TITLE_MATCH and tj > best[0]:
@@ -109,21 +145,63 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         tags=[TAG],
         content=m.content.strip(),
         path=folder / name,
-        # The assessor's reason for ``score``, in the frontmatter (docs/extraction.md, docs/notes.md).
+        assessment_score=m.score,
         assessment_reason=m.assessment_reason,
+        extra={"source_time": m.source_time} if m.source_time else {},
     )
+
+
+def content_time(n: Note) -> str:
+    """When the note's current text was said: its source's time, else when it was written."""
+    return str(n.extra.get("source_time") or n.updated or n.created or "")
+
+
+def _sorted_history(entries: list[HistoryEntry]) -> list[HistoryEntry]:
+    # newest first; entries without a time keep their place at the end
+    return sorted(entries, key=lambda h: h.when or "", reverse=True)
+
+
+def _new_lists(m: MemoryObject, n: Note) -> tuple[list[str], list[str]]:
+    """The usage scenarios and keywords the candidate adds to the note."""
+    have_u = {fold(x) for x in n.usage_scenario}
+    have_k = {fold(x) for x in n.keywords} | {fold(x) for x in n.usage_scenario}
+    return [x for x in m.usage_scenario if fold(x) not in have_u], [x for x in m.keywords if fold(x) not in have_k]
+
+
+def is_older(m: MemoryObject, n: Note) -> bool:
+    """The candidate comes from a source older than the note's current text."""
+    return bool(m.source_time) and bool(content_time(n)) and m.source_time < content_time(n)
+
+
+def older_into_history(n: Note, m: MemoryObject, *, now: str) -> Note | None:
+    """An older source's text is filed into History at its time; the current text stays. None
+    when that changes nothing."""
+    out = copy.deepcopy(n)
+    if fold(m.content) != fold(n.content) and all(fold(h.text) != fold(m.content) for h in n.history):
+        out.history = _sorted_history(out.history + [HistoryEntry(m.source_time, m.content.strip())])
+    out.keywords = _union(n.keywords, m.keywords)
+    out.usage_scenario = _union(n.usage_scenario, m.usage_scenario)
+    out.sources = _union(n.sources, m.sources, cap=1000)
+    if (out.history, out.keywords, out.usage_scenario, out.sources) == (n.history, n.keywords, n.usage_scenario, n.sources):
+        return None
+    out.updated = now
+    return out
 
 
 def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out = copy.deepcopy(n)
-    out.history.insert(0, HistoryEntry(n.updated or n.created or now, n.content))
+    out.history = _sorted_history([HistoryEntry(content_time(n) or now, n.content)] + out.history)
+    if m.source_time:
+        out.extra["source_time"] = m.source_time
     out.content = m.content.strip()
     out.category = m.category or n.category
     out.keywords = _union(n.keywords, m.keywords)
     out.usage_scenario = _union(n.usage_scenario, m.usage_scenario)
     out.sources = _union(n.sources, m.sources, cap=1000)
     out.importance = max(n.importance, m.importance)
-    if (m.score or 0) >= n.score and m.assessment_reason:
+    if m.score is not None and (n.assessment_score is None or m.score >= n.assessment_score):
+        # the assessment of the text that is now current (docs/extraction.md)
+        out.assessment_score = m.score
         out.assessment_reason = m.assessment_reason
     out.score = max(n.score, m.score or 0)
     out.project = n.project or m.project
@@ -167,6 +245,14 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
             if match is None or not match.active:
                 actions.append(Action("ignore", m.title, "asked to deprecate a note that does not exist (or already deprecated)", memory=m))
                 continue
+            if match.importance >= RULE_IMPORTANCE and not user_retracts(m.evidence, match):
+                actions.append(Action("ignore", m.title, "a rule note is deprecated only when the user's own words retract it",
+                                      target=match.id, memory=m))
+                continue
+            if is_older(m, match):
+                actions.append(Action("ignore", m.title, "the delete comes from a source older than the note's current text",
+                                      target=match.id, memory=m))
+                continue
             dn = deprecated_note(match, m.reason or m.content, now=now)
             notes[key_of(match)] = dn
             actions.append(Action("deprecate", match.title, m.reason or "superseded", note=dn, target=match.id, memory=m))
@@ -183,7 +269,27 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
         if not match.active:
             actions.append(Action("ignore", m.title, f"matches deprecated note {match.title!r}", target=match.id, memory=m))
             continue
+        if is_older(m, match):
+            # forced or repeated extraction of an older source: never make older text current
+            on = older_into_history(match, m, now=now)
+            if on is None:
+                actions.append(Action("ignore", m.title, f"older than {match.title!r}'s current text and already in it", target=match.id, memory=m))
+            else:
+                notes[key_of(match)] = on
+                actions.append(Action("update", match.title, "older source: filed into History, current text kept", note=on, target=match.id, memory=m))
+            continue
         if _adds_nothing(m, match):
+            adds_u, adds_k = _new_lists(m, match)
+            if adds_u or adds_k:
+                merged = copy.deepcopy(match)
+                merged.usage_scenario = _union(match.usage_scenario, adds_u)
+                merged.keywords = _union(match.keywords, adds_k)
+                merged.sources = _union(match.sources, m.sources, cap=1000)
+                merged.updated = now
+                notes[key_of(match)] = merged
+                what = " and ".join(x for x, v in (("usage scenario", adds_u), ("keywords", adds_k)) if v)
+                actions.append(Action("update", match.title, f"adds {what}", note=merged, target=match.id, memory=m))
+                continue
             # Same knowledge again: record the extra source only if it is new (a quiet merge).
             new_sources = [s for s in m.sources if s not in match.sources]
             if new_sources:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.longterm.schema import MemoryObject
@@ -18,6 +19,8 @@ from agentmem_vault.longterm.schema import MemoryObject
 JACCARD = 0.55
 CONTAINMENT = 0.75
 MIN_SHINGLES_FOR_CONTAINMENT = 8  # a tiny text is "contained" in almost anything
+KEYWORD_WEIGHT = 0.15  # added to the text similarity at full keyword overlap
+CATEGORY_WEIGHT = 0.05  # added for the same category, taken off for a different one
 
 
 def shingles(text: str, n: int = 3) -> set[str]:
@@ -73,6 +76,32 @@ def is_duplicate(a: set[str], b: set[str]) -> bool:
     return jac > JACCARD or cont > CONTAINMENT
 
 
+def _folded(items: list[str]) -> set[str]:
+    return {fold(x) for x in items if x.strip()}
+
+
+def scope_conflict(a: Any, b: Any) -> bool:
+    """Two memories scoped to different projects (or modules) are different memories."""
+    for attr in ("project", "module"):
+        x, y = fold(getattr(a, attr, "") or ""), fold(getattr(b, attr, "") or "")
+        if x and y and x != y:
+            return True
+    return False
+
+
+def same_memory(a_sh: set[str], b_sh: set[str], a: Any, b: Any) -> bool:
+    """Text similarity weighed with the structured fields: shared keywords and the same category
+    pull two texts together, a different category pushes them apart; different scopes never match."""
+    if scope_conflict(a, b):
+        return False
+    jac, cont = similarity(a_sh, b_sh)
+    ka, kb = _folded(getattr(a, "keywords", []) or []), _folded(getattr(b, "keywords", []) or [])
+    kw = len(ka & kb) / len(ka | kb) if ka and kb else 0.0
+    same_cat = (getattr(a, "category", "") or "") == (getattr(b, "category", "") or "")
+    bonus = KEYWORD_WEIGHT * kw + (CATEGORY_WEIGHT if same_cat else -CATEGORY_WEIGHT)
+    return jac + bonus > JACCARD or cont + bonus > CONTAINMENT
+
+
 def memory_text(m: MemoryObject) -> str:
     return f"{m.title}\n{m.content}"
 
@@ -91,7 +120,9 @@ def dedupe_batch(mems: list[MemoryObject]) -> tuple[list[MemoryObject], list[tup
         for i, (k, ksh, kids) in enumerate(kept):
             if identifiers_conflict(ids, kids):
                 continue  # "service-3 …" and "service-7 …": both are knowledge
-            if (fold(k.title) == fold(m.title) and k.action == m.action) or is_duplicate(sh, ksh):
+            if scope_conflict(m, k):
+                continue
+            if (fold(k.title) == fold(m.title) and k.action == m.action) or same_memory(sh, ksh, m, k):
                 # The one that names everything the other names wins; then the more complete.
                 m_first = (ids >= kids, completeness(m)) > (kids >= ids, completeness(k))
                 winner, loser = (m, k) if m_first else (k, m)
@@ -99,6 +130,7 @@ def dedupe_batch(mems: list[MemoryObject]) -> tuple[list[MemoryObject], list[tup
                     if s not in winner.sources:
                         winner.sources.append(s)
                 winner.score = max(winner.score or 0, loser.score or 0) or None
+                winner.source_time = max(winner.source_time, loser.source_time)
                 kept[i] = (winner, sh, ids) if winner is m else (k, ksh, kids)
                 dropped.append((loser, f"duplicate of {winner.title!r} in this run"))
                 break

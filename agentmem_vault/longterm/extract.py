@@ -31,6 +31,7 @@ import hashlib
 import json
 import sys
 import time
+from datetime import datetime
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -213,6 +214,21 @@ class _Job:
     index: int  # source index
     chunk_text: str
     context: str
+    user_words: str = ""  # what the user said in the source: only that can retract a rule note
+
+
+def _user_words(turns: list[Turn]) -> str:
+    return "\n".join(t.text for t in turns if t.role == "user")
+
+
+def source_time(src: Source) -> str:
+    """When the source was last written (its file's modification time), as a note timestamp.
+    Curation compares it with the note's ``source_time`` so that an older source never
+    overwrites newer text (docs/extraction.md)."""
+    try:
+        return format_note_ts(datetime.fromtimestamp(src.path.stat().st_mtime))
+    except (OSError, ValueError, OverflowError):
+        return ""
 
 
 @dataclass
@@ -247,6 +263,8 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
         if m.action == "ignore":
             continue
         m.sources = [ref] if ref else []
+        if m.action == "delete":
+            m.evidence = job.user_words
         m.project = m.project or project
         try:
             verdict, usage = model.assess(job.chunk_text, m)
@@ -287,7 +305,7 @@ def memories_from_turns(
         res = _JobResult()
         ctx = _context_text(turns, start)
         for ch in chunk_turns(turns[start:], size=chunk_chars):
-            r = _run_model_job(model, _Job(0, ch.text, ctx), ref, project, existing_titles or [])
+            r = _run_model_job(model, _Job(0, ch.text, ctx, _user_words(turns[start:])), ref, project, existing_titles or [])
             res.memories += r.memories
             res.skipped += r.skipped
             res.errors += r.errors
@@ -370,6 +388,9 @@ def extract_sources(
             found = assess_all_offline(extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start,
                                                        recorded=src.kind == "session"))
             info["candidates"] = len(found)
+            when = source_time(src)
+            for m in found:
+                m.source_time = when
             candidates += found
             if progress:
                 progress(1)
@@ -380,7 +401,7 @@ def extract_sources(
             chunks = chunk_turns(turns[start:], size=chunk_chars)
             info["chunks"] = len(chunks)
             for ch in chunks:
-                jobs.append(_Job(i, ch.text, ctx))
+                jobs.append(_Job(i, ch.text, ctx, _user_words(turns[start:])))
                 ctx = ""
         remaining = {i: sum(1 for j in jobs if j.index == i) for i in range(len(work))}
         if progress and any(n == 0 for n in remaining.values()):
@@ -399,6 +420,9 @@ def extract_sources(
                     report.errors.append({"source": src.ref, "error": e})
                     failed_sources.add(src.ref)
                 info["candidates"] = info.get("candidates", 0) + len(r.memories)
+                when = source_time(src)
+                for m in r.memories:
+                    m.source_time = when
                 candidates += r.memories
                 remaining[job.index] -= 1
                 if remaining[job.index] == 0 and progress:

@@ -24,6 +24,7 @@ from agentmem_vault.model.notes import (
     HistoryEntry,
     Note,
     format_note_ts,
+    note_file_problem,
     parse_note,
     properties,
     read_note_bytes,
@@ -111,6 +112,10 @@ def load_notes(vault: Vault, broken: list[Path] | None = None,
     paths = [p for p in folder.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(folder).parts)]
     for p in sorted(paths, key=lambda q: q.relative_to(folder).as_posix()):
         try:
+            st = p.stat()
+            problem = note_file_problem(st.st_mode, st.st_size)
+            if problem:
+                raise NoteFormatError(problem)
             notes.append(read_note_bytes(p.read_bytes(), p))
         except (NoteFormatError, OSError) as exc:
             if broken is not None:

@@ -1,15 +1,18 @@
-"""Rule-based extractor used when there is no API key (or with ``--offline``).
+"""Rule-based extractor used when there is no model (or with ``--offline``); docs/extraction.md.
 
-It reads only what the *user* said (docs/extraction.md: information that comes purely from the assistant
-is not a memory) and keeps sentences that carry an explicit request ("記住", "from now on", "以後都",
-"下次不要", "always use ..."), a correction ("不對，...", "No, don't use ...") or a stated preference
-("I prefer", "我習慣", "請用"), plus stated decisions and pitfalls. Questions, one-off task details
-("for this file only", "這次先") and chit-chat are left out. The output is the same Memory Objects
-the model would produce, with an assessment score already set (explicit = 5, others = 4).
+It reads only what the *user* said (information that comes purely from the assistant is not a
+memory) and keeps sentences that carry an explicit request ("記住", "from now on", "以後都",
+"下次不要", "always use ..."), a correction ("不對，...", "No, don't use ..."), a stated preference
+or dissatisfaction ("I prefer", "我習慣", "請用", "我不喜歡"), plus stated decisions and pitfalls.
+Questions, one-off task details ("for this file only", "這次先") and chit-chat are left out. A
+continuation ("以後都照這樣做") joins the statement it points at; an enumerated request ("記住三點：
+…、…、…") gives one candidate per item. The output is the same Memory Objects the model would
+produce, with ``signal`` and ``evidence`` but no score: the assessment stage scores them.
 
 A correction is stored rule first ("Don't use moment. Use date-fns." -> "Use date-fns (instead of
 moment)."); titles are cut only between words or CJK characters, never inside an identifier, and
-identifiers keep their case; the category is the best-scoring set of cues in the category list of docs/extraction.md.
+identifiers keep their case; the category is the best-scoring set of cues in the Memory Object's
+category list.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -238,8 +239,8 @@ def _item(value: Any, key: str) -> list[str]:
         return []
     if isinstance(value, (list, tuple)):
         # `- [[a]]` loaded without the pre-pass: [['a']]; the link text is the inner items
-        inner = [_text(v, key) for v in value]
-        return [as_link(", ".join(x for x in inner if x))] if any(inner) else []
+        inner = _nested_text(value, key, 1)
+        return [as_link(inner)] if inner else []
     if isinstance(value, dict):
         raise NoteFormatError(f"{_where(key)} holds a mapping, expected a list of text")
     s = _text(value, key)
@@ -256,11 +257,25 @@ def _item(value: Any, key: str) -> list[str]:
     return [s]
 
 
+MAX_NESTING = 3  # [[[a]]] at most: deeper lists are not links but YAML alias tricks
+MAX_ITEMS = 10_000
+
+
+def _nested_text(value: Any, key: str, depth: int) -> str:
+    if not isinstance(value, (list, tuple)):
+        return _text(value, key)
+    if depth > MAX_NESTING or len(value) > MAX_ITEMS:
+        raise NoteFormatError(f"{_where(key)} is nested too deeply to be a list of text or links")
+    return ", ".join(x for x in (_nested_text(v, key, depth + 1) for v in value) if x)
+
+
 def _list(value: Any, key: str) -> list[str]:
     """A list property from a list, a scalar ("a, b", "a，b"), a link or a nested-list artefact."""
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
+        if len(value) > MAX_ITEMS:
+            raise NoteFormatError(f"{_where(key)} has more than {MAX_ITEMS} items")
         out: list[str] = []
         for v in value:
             out.extend(_item(v, key))
@@ -456,6 +471,19 @@ def decode_note(data: bytes) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NoteFormatError(f"not UTF-8 text (byte {exc.start})") from exc
+
+
+MAX_NOTE_BYTES = 8 * 1024 * 1024  # a knowledge point is a paragraph; 8 MB is a pasted dump or a mistake
+
+
+def note_file_problem(mode: int, size: int) -> str | None:
+    """Why a file's stat (``st_mode``, ``st_size``) rules it out as a note, or None. Checked before
+    reading: a FIFO would block the reader and a huge file would hold every reader up."""
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a FIFO, socket or device); left alone"
+    if size > MAX_NOTE_BYTES:
+        return f"larger than {MAX_NOTE_BYTES // (1024 * 1024)} MB; left alone"
+    return None
 
 
 def read_note_bytes(data: bytes, path: Path | None = None) -> Note:

@@ -6,8 +6,11 @@ The phrase table is data (``templates/triggers.yaml``). Text and phrases are com
 ``textnorm.fold`` (NFKC, case-fold, Traditional→Simplified, whitespace) with spaces removed, so
 users may type either script, any case, with or without the space between Chinese and ``memory``.
 Session IDs in the text are taken out first (an agent name could contain a phrase word) and become
-arguments. The longest matching phrase wins: ``解除引用 memory`` is release although it contains
-``引用 memory``; ``整理這個 session`` is an update and never ``整理 memory``.
+arguments. Where matches overlap the longest phrase wins, and at equal length the board
+procedure's own phrases beat the everyday variants (``variant: true`` in the table): ``解除引用 memory``
+is release although it contains ``引用 memory``; ``整理這個 session`` is an update and never
+``整理 memory``. A variant never changes what a procedure phrase typed on its own routes to (a longer
+phrase cannot match inside a shorter text). Rules: docs/triggers.md.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class Phrase:
     text: str
     form: str  # "traditional", "simplified" or "english"
     key: str
+    variant: bool = False  # an everyday form; the procedure's own phrases win over it
+    entry: int = 0  # which table entry (for listing an entry's forms together)
 
 
 class Route(NamedTuple):
@@ -67,15 +72,21 @@ def phrases_from_table(table: dict) -> list[Phrase]:
     for command, entries in table.items():
         if command not in COMMANDS:
             raise UsageError(f"templates/triggers.yaml: unknown command {command!r}")
-        for entry in entries or []:
+        for n, entry in enumerate(entries or []):
             forms: list[tuple[str, str]] = []
             for form in ("traditional", "simplified"):
                 if entry.get(form):
                     forms.append((form, str(entry[form])))
             eng = entry.get("english") or []
             forms += [("english", str(e)) for e in ([eng] if isinstance(eng, str) else eng)]
+            variant = bool(entry.get("variant"))
             for form, text in forms:
-                out.append(Phrase(command, text, form, match_key(text)))
+                out.append(Phrase(command, text, form, match_key(text), variant, n))
+    seen: dict[str, Phrase] = {}
+    for p in out:
+        other = seen.setdefault(p.key, p)
+        if other.command != p.command:
+            raise UsageError(f"templates/triggers.yaml: {p.text!r} is listed under both {other.command} and {p.command}")
     return out
 
 
@@ -84,15 +95,24 @@ def load_phrases() -> tuple[Phrase, ...]:
     return tuple(phrases_from_table(_load_table()))
 
 
-def phrase_help() -> str:
-    """The phrase list shown for unknown text, grouped by command."""
-    lines = ["Known phrases (Traditional / Simplified Chinese or English):"]
+def phrase_groups() -> list[tuple[str, list[list[str]]]]:
+    """``[(command line, [[one entry's forms], ...]), ...]`` in table order, for ``say --help``."""
+    groups = []
     for cmd in COMMANDS:
-        seen: list[str] = []
+        entries: dict[int, list[str]] = {}
         for p in load_phrases():
-            if p.command == cmd and p.text not in seen:
-                seen.append(p.text)
-        lines.append(f"  {COMMAND_LINES[cmd]}: " + " · ".join(seen))
+            if p.command == cmd and p.text not in entries.setdefault(p.entry, []):
+                entries[p.entry].append(p.text)
+        groups.append((COMMAND_LINES[cmd], [entries[n] for n in sorted(entries)]))
+    return groups
+
+
+def phrase_help() -> str:
+    """Every phrase, grouped by command, one table entry per line."""
+    lines = ["Phrases (Traditional · Simplified Chinese · English; case and spaces do not matter):"]
+    for command_line, entries in phrase_groups():
+        lines.append(f"  {command_line}")
+        lines += ["      " + " · ".join(forms) for forms in entries]
     return "\n".join(lines)
 
 
@@ -116,9 +136,11 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
             hits.append((start, start + len(p.key), p))
             start = key.find(p.key, start + 1)
     if not hits:
-        raise UsageError(f"unknown trigger phrase {text!r}.\n{phrase_help()}", code="unknown_phrase")
-    # Longest first; a match overlapping a longer kept match is part of that phrase, not its own.
-    hits.sort(key=lambda h: (-(h[1] - h[0]), h[0]))
+        raise UsageError(f"unknown trigger phrase {text!r}; the phrases are listed by `agentmem say --help`",
+                         code="unknown_phrase")
+    # Longest first, then procedure phrases before variants; a match overlapping a kept match is
+    # part of that phrase, not its own.
+    hits.sort(key=lambda h: (-(h[1] - h[0]), h[2].variant, h[0]))
     kept: list[tuple[int, int, Phrase]] = []
     for h in hits:
         if all(h[1] <= k[0] or h[0] >= k[1] for k in kept):

@@ -28,7 +28,7 @@ from pathlib import Path
 from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.errors import NoteFormatError
-from agentmem_vault.model.notes import Note, read_note_bytes, salvage_body
+from agentmem_vault.model.notes import Note, note_file_problem, read_note_bytes, salvage_body
 from agentmem_vault.recall.freshness import daemon_vouches
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
@@ -287,9 +287,13 @@ class RecallIndex:
         still indexed by its file name and body: a hand-written note in Obsidian is a memory too."""
         p = self.folder / rel
         try:
-            data = p.read_bytes()
+            st = p.stat()
+            problem = note_file_problem(st.st_mode, st.st_size)
+            data = b"" if problem else p.read_bytes()
         except OSError:
             return None
+        if problem:  # listed by name, never read (docs/notes.md)
+            return Note(tags=[], path=p), problem, f"{st.st_size}:{st.st_mtime_ns}"
         sha = hashlib.sha1(data).hexdigest()
         try:
             return read_note_bytes(data, p), None, sha

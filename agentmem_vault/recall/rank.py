@@ -250,12 +250,18 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     w = FIELD_WEIGHTS
     # Phase 1: score the BM25 candidates from their tokens and two light columns only (reading
     # note bodies for every candidate costs more than the BM25 itself).
-    sql = (f"SELECT fts.rowid, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s, "
-           "n.importance, n.updated, fts.title, fts.keywords, fts.usage, fts.content "
+    # The ranking query carries no token columns: SQLite would read them for every match before
+    # sorting; they are fetched for the top candidates only, in the ranking's order.
+    sql = (f"SELECT fts.rowid, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s "
            f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts MATCH ?{scope} ORDER BY s DESC LIMIT ?")
-    rows = conn.execute(sql, (match_expr(match_tokens(df)), *args, candidates)).fetchall()
-    if not rows:
+    ranked = conn.execute(sql, (match_expr(match_tokens(df)), *args, candidates)).fetchall()
+    if not ranked:
         return []
+    marks = ",".join("?" * len(ranked))
+    cols = {r[0]: r[1:] for r in conn.execute(
+        "SELECT fts.rowid, n.importance, n.updated, fts.title, fts.keywords, fts.usage, fts.content "
+        f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts.rowid IN ({marks})", [r[0] for r in ranked])}
+    rows = [(docid, s, *cols[docid]) for docid, s in ranked if docid in cols]
     n_docs = conn.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
     # Each concept weighs the IDF of its rarest query word; words no note contains still count (at
     # the highest IDF): a task about 量子计算 is not covered by a note that merely shares 计算.
@@ -264,9 +270,10 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     idf_total = sum(c[1] for c in concepts) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
     scored: dict[int, tuple[float, float, float, float, float, float]] = {}  # docid -> (bm25, coverage, evidence, relevance, recency, importance)
+    padded = [(tuple(f" {a} " for a in alts), v) for alts, v in concepts]  # built once, not per candidate
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
         bag = f" {t1} {t2} {t3} {t4} "
-        matched = sum(v for alts, v in concepts if any(f" {a} " in bag for a in alts))
+        matched = sum(v for alts, v in padded if any(a in bag for a in alts))
         cov = matched / idf_total
         rel = 0.5 * (bm / s_max) + 0.5 * cov
         scored[docid] = (bm, cov, matched / idf_absent, rel, recency_score(updated, now), imp)

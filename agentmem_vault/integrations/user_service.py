@@ -1,0 +1,348 @@
+"""``agentmem daemon install|uninstall``: the daemon as a per-user service that starts at login and
+comes back after a crash (rules in docs/setup.md).
+
+- Linux: a systemd user unit ``~/.config/systemd/user/agentmem-daemon-<key>.service``
+  (``Restart=on-failure``), enabled with ``systemctl --user enable --now``.
+- macOS: a launchd agent ``~/Library/LaunchAgents/com.agentmem.daemon.<key>.plist`` (``RunAtLoad``,
+  ``KeepAlive`` while it exits with a failure), loaded with ``launchctl bootstrap gui/<uid>``.
+- Windows: a Task Scheduler task ``\\agentmem\\daemon-<key>`` for the current user at logon
+  (``RestartOnFailure``), from an XML definition; when Task Scheduler refuses, a Startup-folder entry.
+
+``<key>`` is the vault's key, so two vaults get two services. The definitions are pure functions of
+(vault, command line); everything that runs a service manager goes through an injected ``runner``
+so tests never register a real service. A missing or unreachable service manager (a container, CI,
+no login session) is not an error: the file is written and the result says how to start it.
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from agentmem_vault.config import Vault, user_cache_dir, user_config_dir
+from agentmem_vault.errors import AgentmemError, Refused
+from agentmem_vault.vaultio import atomic_write_bytes, read_bytes
+
+ENABLED_WORDS = {"enabled", "enabled-runtime", "disabled", "static", "linked", "masked", "indirect"}
+ACTIVE_WORDS = {"active", "inactive", "failed", "activating", "deactivating", "reloading"}
+
+# (exit status, combined output) of one service-manager command.
+Runner = Callable[[list[str]], tuple[int, str]]
+
+
+def run_command(argv: list[str]) -> tuple[int, str]:
+    """The real runner: never raises, never waits long (a hung service manager must not hang setup)."""
+    try:
+        proc = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return 127, f"{argv[0]}: command not found"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return 126, f"{argv[0]}: {exc}"
+    return proc.returncode, " ".join(((proc.stdout or "") + " " + (proc.stderr or "")).split())
+
+
+def platform_kind(platform: str = sys.platform) -> str:
+    if platform == "win32":
+        return "schtasks"
+    if platform == "darwin":
+        return "launchd"
+    return "systemd"
+
+
+@dataclass
+class ServiceDef:
+    kind: str  # systemd | launchd | schtasks | startup
+    name: str  # unit name, launchd label or task name
+    path: Path  # the definition file written on install
+    content: bytes
+    text: str  # the definition as text (what --dry-run prints)
+    start: list[list[str]] = field(default_factory=list)  # run after writing the file
+    stop: list[list[str]] = field(default_factory=list)  # run before removing it
+    hint: str = ""  # how to start it by hand when the service manager could not be reached
+
+
+def service_key(vault: Vault) -> str:
+    return vault.key[:8]
+
+
+def daemon_argv(vault: Vault, argv: list[str] | None = None) -> list[str]:
+    from agentmem_vault.integrations.hook_install import agentmem_argv
+
+    return list(argv or agentmem_argv()) + ["--vault", str(vault.root), "daemon", "run"]
+
+
+# -- the three definitions (pure) -----------------------------------------------------------------
+
+
+def _systemd_arg(arg: str) -> str:
+    """One ExecStart word: systemd expands % specifiers and $ variables and splits on spaces."""
+    arg = arg.replace("%", "%%").replace("$", "$$")
+    if arg and not any(c in arg for c in ' \t"\'\\;'):
+        return arg
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def systemd_unit(vault: Vault, argv: list[str]) -> str:
+    description = f"agentmem daemon for {vault.root}".replace("%", "%%").replace("\n", " ")
+    return "\n".join([
+        "# Written by `agentmem daemon install`; remove it with `agentmem daemon uninstall`.",
+        "[Unit]",
+        f"Description={description}",
+        "",
+        "[Service]",
+        "Type=simple",
+        "ExecStart=" + " ".join(_systemd_arg(a) for a in argv),
+        "Restart=on-failure",
+        "RestartSec=10",
+        "Environment=PYTHONIOENCODING=utf-8",
+        "",
+        "[Install]",
+        "WantedBy=default.target",
+        "",
+    ])
+
+
+def launchd_plist(vault: Vault, argv: list[str], label: str, log_path: Path) -> bytes:
+    return plistlib.dumps({
+        "Label": label,
+        "ProgramArguments": argv,
+        "RunAtLoad": True,
+        # Restart after a crash, but not after `agentmem daemon stop` (a clean exit).
+        "KeepAlive": {"SuccessfulExit": False},
+        "ThrottleInterval": 10,
+        "ProcessType": "Background",
+        "StandardOutPath": str(log_path),
+        "StandardErrorPath": str(log_path),
+        "EnvironmentVariables": {"PYTHONIOENCODING": "utf-8"},
+    })
+
+
+def windows_command(argv: list[str]) -> tuple[str, str]:
+    """(program, arguments) for the task: pythonw.exe next to the interpreter when there is one,
+    so no console window opens at logon."""
+    pythonw = Path(sys.executable).with_name("pythonw.exe")
+    if sys.platform == "win32" and pythonw.is_file() and argv[0].lower().endswith("agentmem.exe"):
+        argv = [str(pythonw), "-m", "agentmem_vault", *argv[1:]]
+    return argv[0], subprocess.list2cmdline(argv[1:])
+
+
+def task_xml(vault: Vault, argv: list[str], user: str, workdir: Path) -> str:
+    program, arguments = windows_command(argv)
+    e = escape
+    return f"""<?xml version="1.0" encoding="UTF-16"?>
+<Task version="1.2" xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">
+  <RegistrationInfo>
+    <Description>{e(f"agentmem daemon for {vault.root} (agentmem daemon uninstall removes it)")}</Description>
+  </RegistrationInfo>
+  <Triggers>
+    <LogonTrigger>
+      <Enabled>true</Enabled>
+      <UserId>{e(user)}</UserId>
+    </LogonTrigger>
+  </Triggers>
+  <Principals>
+    <Principal id="Author">
+      <UserId>{e(user)}</UserId>
+      <LogonType>InteractiveToken</LogonType>
+      <RunLevel>LeastPrivilege</RunLevel>
+    </Principal>
+  </Principals>
+  <Settings>
+    <MultipleInstancesPolicy>IgnoreNew</MultipleInstancesPolicy>
+    <DisallowStartIfOnBatteries>false</DisallowStartIfOnBatteries>
+    <StopIfGoingOnBatteries>false</StopIfGoingOnBatteries>
+    <StartWhenAvailable>true</StartWhenAvailable>
+    <ExecutionTimeLimit>PT0S</ExecutionTimeLimit>
+    <RestartOnFailure>
+      <Interval>PT1M</Interval>
+      <Count>999</Count>
+    </RestartOnFailure>
+    <Hidden>true</Hidden>
+    <Enabled>true</Enabled>
+  </Settings>
+  <Actions Context="Author">
+    <Exec>
+      <Command>{e(program)}</Command>
+      <Arguments>{e(arguments)}</Arguments>
+      <WorkingDirectory>{e(str(workdir))}</WorkingDirectory>
+    </Exec>
+  </Actions>
+</Task>
+"""
+
+
+def startup_cmd(argv: list[str]) -> str:
+    program, arguments = windows_command(argv)
+    return f'@echo off\r\nrem Written by `agentmem daemon install`; `agentmem daemon uninstall` removes it.\r\nstart "" /b {subprocess.list2cmdline([program])} {arguments}\r\n'
+
+
+def _home(home: Path | None) -> Path:
+    return home or Path.home()
+
+
+def service_definition(vault: Vault, *, platform: str = sys.platform, argv: list[str] | None = None,
+                       home: Path | None = None, kind: str | None = None) -> ServiceDef:
+    """What ``daemon install`` writes for this vault on this platform (pure apart from reading the
+    environment for folders and the user name)."""
+    cmd = daemon_argv(vault, argv)
+    key = service_key(vault)
+    kind = kind or platform_kind(platform)
+    if kind == "systemd":
+        name = f"agentmem-daemon-{key}.service"
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or _home(home) / ".config")
+        text = systemd_unit(vault, cmd)
+        return ServiceDef(kind, name, base / "systemd" / "user" / name, text.encode("utf-8"), text,
+                          start=[["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", name]],
+                          stop=[["systemctl", "--user", "disable", "--now", name]],
+                          hint=f"systemctl --user daemon-reload && systemctl --user enable --now {name}")
+    if kind == "launchd":
+        label = f"com.agentmem.daemon.{key}"
+        uid = os.getuid() if hasattr(os, "getuid") else 0
+        log = _home(home) / "Library" / "Logs" / "agentmem" / f"daemon-{key}.log"
+        path = _home(home) / "Library" / "LaunchAgents" / f"{label}.plist"
+        data = launchd_plist(vault, cmd, label, log)
+        return ServiceDef(kind, label, path, data, data.decode("utf-8"),
+                          start=[["launchctl", "bootstrap", f"gui/{uid}", str(path)]],
+                          stop=[["launchctl", "bootout", f"gui/{uid}/{label}"]],
+                          hint=f"launchctl bootstrap gui/{uid} {path}")
+    if kind == "startup":
+        appdata = Path(os.environ.get("APPDATA") or _home(home) / "AppData" / "Roaming")
+        path = appdata / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup" / f"agentmem-daemon-{key}.cmd"
+        text = startup_cmd(cmd)
+        return ServiceDef(kind, path.name, path, text.encode("utf-8"), text, hint=f"log off and on, or run {path}")
+    name = f"\\agentmem\\daemon-{key}"
+    user = os.environ.get("USERNAME") or os.environ.get("USER") or "user"
+    if os.environ.get("USERDOMAIN"):
+        user = f"{os.environ['USERDOMAIN']}\\{user}"
+    path = user_config_dir() / "services" / f"daemon-{key}.xml"
+    text = task_xml(vault, cmd, user, user_cache_dir())
+    return ServiceDef("schtasks", name, path, text.encode("utf-16"), text,
+                      start=[["schtasks", "/Create", "/TN", name, "/XML", str(path), "/F"], ["schtasks", "/Run", "/TN", name]],
+                      stop=[["schtasks", "/End", "/TN", name], ["schtasks", "/Delete", "/TN", name, "/F"]],
+                      hint=f'schtasks /Create /TN "{name}" /XML "{path}" /F')
+
+
+# -- install / uninstall / status -----------------------------------------------------------------
+
+
+def _write(sd: ServiceDef) -> None:
+    try:
+        sd.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(sd.path, sd.content)
+    except OSError as exc:
+        raise Refused(f"cannot write {sd.path} ({exc.strerror or exc}); check that folder's permissions") from exc
+
+
+def _run_all(cmds: list[list[str]], runner: Runner) -> tuple[bool, list[dict]]:
+    ran = []
+    for argv in cmds:
+        code, out = runner(argv)
+        ran.append({"command": argv, "exit": code, "output": out[:500]})
+        if code != 0:
+            return False, ran
+    return True, ran
+
+
+def install(vault: Vault, *, dry_run: bool = False, runner: Runner = run_command, platform: str = sys.platform,
+            argv: list[str] | None = None, home: Path | None = None) -> dict:
+    """Write the service definition and register it with the service manager; idempotent (an
+    unchanged definition is not rewritten, only made sure to be enabled)."""
+    if not dry_run and not vault.index_path.is_file():
+        raise AgentmemError(f"{vault.root} has no memory/index.md; run `agentmem init --vault {vault.root}` first",
+                            code="not_a_vault")
+    sd = service_definition(vault, platform=platform, argv=argv, home=home)
+    old = read_bytes(sd.path)
+    action = "create" if old is None else ("unchanged" if old == sd.content else "update")
+    out: dict = {"kind": sd.kind, "name": sd.name, "file": str(sd.path), "action": action, "dry_run": dry_run,
+                 "definition": sd.text, "commands": [], "started": False, "note": None}
+    if dry_run:
+        out["commands"] = [{"command": c} for c in sd.start]
+        return out
+    if action != "unchanged":
+        _write(sd)
+    start = list(sd.start)
+    if sd.kind == "systemd" and action == "update":
+        start.append(["systemctl", "--user", "restart", sd.name])  # pick up the new definition
+    if sd.kind == "launchd" and action != "create":
+        runner(["launchctl", "bootout", sd.start[0][2] + "/" + sd.name])  # reload; fails harmlessly when not loaded
+    ok, ran = _run_all(start, runner)
+    out["commands"] = ran
+    out["started"] = ok
+    if not ok and sd.kind == "schtasks":
+        # Task Scheduler refused (policy, no permission): a Startup-folder entry still starts it at logon.
+        fb = service_definition(vault, platform=platform, argv=argv, home=home, kind="startup")
+        _write(fb)
+        sd.path.unlink(missing_ok=True)  # no task was registered: status and uninstall see the Startup entry
+        out.update(kind="startup", name=fb.name, file=str(fb.path), definition=fb.text,
+                   note=f"Task Scheduler refused ({ran[-1]['output'] or ran[-1]['exit']}); added a Startup-folder "
+                        "entry instead: it starts the daemon at logon but does not restart it after a crash")
+        return out
+    if not ok:
+        last = ran[-1]
+        out["note"] = (f"the service file is written, but `{' '.join(last['command'])}` failed "
+                       f"({last['output'] or 'exit ' + str(last['exit'])}); start it from your login session with: {sd.hint}")
+    return out
+
+
+def _installed(vault: Vault, platform: str, home: Path | None) -> ServiceDef | None:
+    kinds = ["schtasks", "startup"] if platform_kind(platform) == "schtasks" else [platform_kind(platform)]
+    for kind in kinds:
+        sd = service_definition(vault, platform=platform, home=home, kind=kind, argv=["agentmem"])
+        if sd.path.exists():
+            return sd
+    return None
+
+
+def uninstall(vault: Vault, *, dry_run: bool = False, runner: Runner = run_command, platform: str = sys.platform,
+              home: Path | None = None) -> dict:
+    sd = _installed(vault, platform, home)
+    if sd is None:
+        return {"removed": False, "dry_run": dry_run, "message": "no daemon service is installed for this vault"}
+    out: dict = {"removed": not dry_run, "dry_run": dry_run, "kind": sd.kind, "name": sd.name, "file": str(sd.path),
+                 "commands": [{"command": c} for c in sd.stop]}
+    if dry_run:
+        return out
+    # Stopping may fail (already stopped, no session bus): the file goes anyway, so it cannot come back.
+    out["commands"] = [{"command": c, "exit": code, "output": text[:500]} for c in sd.stop for code, text in [runner(c)]]
+    try:
+        sd.path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise Refused(f"cannot remove {sd.path} ({exc.strerror or exc}); remove it by hand") from exc
+    if sd.kind == "systemd":
+        runner(["systemctl", "--user", "daemon-reload"])
+    return out
+
+
+def service_status(vault: Vault, *, runner: Runner = run_command, platform: str = sys.platform,
+                   home: Path | None = None) -> dict:
+    """Whether a service is installed for this vault and what the service manager says about it."""
+    sd = _installed(vault, platform, home)
+    if sd is None:
+        return {"installed": False, "kind": platform_kind(platform), "state": "not installed"}
+    out: dict = {"installed": True, "kind": sd.kind, "name": sd.name, "file": str(sd.path)}
+    if sd.kind == "systemd":
+        enabled = (runner(["systemctl", "--user", "is-enabled", sd.name])[1].split() or [""])[0]
+        active = (runner(["systemctl", "--user", "is-active", sd.name])[1].split() or [""])[0]
+        if enabled in ENABLED_WORDS and active in ACTIVE_WORDS:
+            out["state"] = f"{enabled}, {active}"
+        else:
+            out["state"] = "state unknown: no user service manager reachable"
+    elif sd.kind == "launchd":
+        code, text = runner(["launchctl", "print", sd.stop[0][2]])
+        m = re.search(r"\bstate = (\S+)", text)
+        out["state"] = ("loaded, " + m.group(1)) if code == 0 and m else ("loaded" if code == 0 else "not loaded")
+    elif sd.kind == "schtasks":
+        code, text = runner(["schtasks", "/Query", "/TN", sd.name, "/FO", "LIST"])
+        out["state"] = (text.split("Status:", 1)[1].split()[0] if "Status:" in text else "registered") if code == 0 else "not registered"
+    else:
+        out["state"] = "starts at logon (Startup folder)"
+    return out
