@@ -133,5 +133,9 @@ def restore_row(vault: Vault, session_id: str) -> it.Row:
         text, doc = w.read_index()
         if doc.find(sid) is not None:
             raise Refused(f"{sid} is already on the board; nothing to restore")
-        w.append_row(row, read=(text, doc))
+        with w.transaction():
+            w.append_row(row, read=(text, doc))
+            from agentmem_vault.ops.session_files import resync_session
+
+            resync_session(w, sid)  # a snapshot's Properties follow its row back (docs/obsidian.md)
     return row

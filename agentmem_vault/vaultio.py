@@ -667,11 +667,16 @@ def backup_file(path: Path, data: bytes | None = None) -> Path | None:
     return dst
 
 
+def backup_dir(into: Path, label: str) -> Path:
+    """A new (not yet created) backup folder ``<into>/<stamp>-<label>[-N]``."""
+    stamp = clock.stamp()
+    return free_path(lambda n: into / _numbered(f"{stamp}-{label}", n))
+
+
 def backup_files(paths: Iterable[Path], *, root: Path, into: Path, label: str) -> Path:
     """Copy several files into one new folder ``<into>/<stamp>-<label>`` at their paths relative
     to ``root`` (doctor's backups under memory/.agentmem/backups/); returns that folder."""
-    stamp = clock.stamp()
-    folder = free_path(lambda n: into / _numbered(f"{stamp}-{label}", n))
+    folder = backup_dir(into, label)
     for p in paths:
         data = read_bytes(p)
         if data is not None:

@@ -57,18 +57,19 @@ def _needs_process(argv: list[str]) -> bool:
 
 
 def run_cli(*args: str, vault: Vault | Path | None = None, input: str | bytes | None = None,
-            env: dict | None = None, timeout: float = 60, process: bool = False) -> subprocess.CompletedProcess:
+            env: dict | None = None, timeout: float = 60, process: bool = False,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run ``agentmem ...`` and return a CompletedProcess (text stdout/stderr).
 
     In-process through click's test runner (fast: no interpreter start per call), except for hooks
-    and the daemon, or when ``process=True`` (the per-command smoke tests in test_cli_smoke.py run
+    and the daemon, or with ``cwd`` or ``process=True`` (the per-command smoke tests in test_cli_smoke.py run
     every command once as a real `python -m agentmem_vault` process)."""
     argv = []
     if vault is not None:
         argv += ["--vault", str(vault.root if isinstance(vault, Vault) else vault)]
     argv += list(args)
-    if process or _needs_process(argv):
-        return run_process(argv, input=input, env=env, timeout=timeout)
+    if process or cwd is not None or _needs_process(argv):
+        return run_process(argv, input=input, env=env, timeout=timeout, cwd=cwd)
     from click.testing import CliRunner
 
     from agentmem_vault.cli import cli as cli_group
@@ -83,14 +84,14 @@ def run_cli(*args: str, vault: Vault | Path | None = None, input: str | bytes | 
 
 
 def run_process(argv: list[str], *, input: str | bytes | None = None, env: dict | None = None,
-                timeout: float = 60) -> subprocess.CompletedProcess:
+                timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run `python -m agentmem_vault ARGV` in a real subprocess."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     if isinstance(input, str):
         input = input.encode("utf-8")
     proc = subprocess.run([sys.executable, "-m", "agentmem_vault", *argv], input=input, capture_output=True,
-                          env=full_env, timeout=timeout)
+                          env=full_env, timeout=timeout, cwd=cwd)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
                                        proc.stderr.decode("utf-8", "replace"))
 

@@ -8,6 +8,8 @@ from datetime import datetime
 
 import pytest
 
+from agentmem_vault.model import session_props as sp
+
 from agentmem_vault.ops import archive as archive_module
 from agentmem_vault.errors import InvalidSessionId, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.ops.archive import archive, render_archive_index
@@ -42,9 +44,12 @@ def test_full_archive(board):
     res = archive(board, X, now=WHEN)
     assert res.done and res.to_dict()["action"] == "archived"
     folder = board.archive_path(X)
-    assert (folder / "session.md").read_bytes() == snap
+    # The snapshot moves byte for byte below the Properties it gains (docs/obsidian.md).
+    moved = (folder / "session.md").read_bytes()
+    assert moved.startswith(b"---\n") and moved.endswith(b"---\n\n" + snap)
+    assert sp.props_of(moved.decode("utf-8"))["status"] == "archived"
     assert not board.session_path(X).exists()
-    assert (folder / "index.md").read_text(encoding="utf-8") == (
+    assert sp.split_text((folder / "index.md").read_text(encoding="utf-8")).body.lstrip("\n") == (
         f"# Archived Session: {X}\n\n## Metadata\n| Field | Value |\n|---|---|\n"
         f"| Session ID | {X} |\n| Agent Name | cursor-main-agent |\n| Topic | 封存 \\| 測試 |\n"
         f"| Summary | {before[X].summary} |\n| Keywords | {before[X].keywords} |\n| Original Status | active |\n"

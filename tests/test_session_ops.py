@@ -124,7 +124,8 @@ def test_update_creates_then_merges(vault: Vault, idle: str) -> None:
     assert p.returncode == 0 and json.loads(p.stdout)["snapshot_changed"] is False
     after = files(vault)
     key = f"memory/sessions/{idle}.md"
-    assert after[key] == before[key].replace(b"| Updated At | 2026-06-02 10:00 |", b"| Updated At | 2026-06-03 11:00 |")
+    assert after[key] == before[key].replace(b"| Updated At | 2026-06-02 10:00 |", b"| Updated At | 2026-06-03 11:00 |").replace(
+        b"updated: 2026-06-02T10:00:00", b"updated: 2026-06-03T11:00:00")  # the frontmatter mirrors the table
     assert row(vault, idle).updated_at == "2026-06-03 11:00"
     assert after["memory/index.md"] == before["memory/index.md"].replace(b"2026-06-02 10:00 |", b"2026-06-03 11:00 |")
 

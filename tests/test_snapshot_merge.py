@@ -296,7 +296,7 @@ def test_continues_from_only_grows_on_merge():
     old = parse_snapshot(snapshot_text(continues=(f"[[{SRC}]]",)))
     inc = parse_snapshot(f"## Continues From\n- {SRC}\n- 2026-05-26-0900-b\n")
     merged = merge_snapshots(old, inc, updated_at="t")
-    assert merged.items("Continues From") == [f"[[{SRC}]]", "2026-05-26-0900-b"]
+    assert merged.items("Continues From") == [f"[[{SRC}]]", "[[2026-05-26-0900-b]]"]  # new items are written as links
     merged = merge_snapshots(merged, parse_snapshot("## Continues From\nNone\n"), updated_at="t")
     assert merged.continues_from == [SRC, "2026-05-26-0900-b"]
 
@@ -304,9 +304,10 @@ def test_continues_from_only_grows_on_merge():
 def test_with_continues_from_adds_and_removes_ids():
     s = parse_snapshot(snapshot_text(continues=(f"[[{SRC}]]", "2026-05-26-0900-b, 2026-05-27-0900-c")))
     added = with_continues_from(s, add=["2026-05-28-0900-d", SRC])
-    assert added.items("Continues From") == [f"[[{SRC}]]", "2026-05-26-0900-b, 2026-05-27-0900-c", "2026-05-28-0900-d"]
+    # added IDs are written as [[id]] links; an untouched old item stays as written
+    assert added.items("Continues From") == [f"[[{SRC}]]", "2026-05-26-0900-b, 2026-05-27-0900-c", "[[2026-05-28-0900-d]]"]
     removed = with_continues_from(added, remove=[SRC, "2026-05-27-0900-c"])
-    assert removed.items("Continues From") == ["2026-05-26-0900-b", "2026-05-28-0900-d"]
+    assert removed.items("Continues From") == ["[[2026-05-26-0900-b]]", "[[2026-05-28-0900-d]]"]
     empty = with_continues_from(removed, remove=["2026-05-26-0900-b", "2026-05-28-0900-d"])
     assert "## Continues From\nNone\n" in render_snapshot(empty)
     assert s.items("Continues From") == [f"[[{SRC}]]", "2026-05-26-0900-b, 2026-05-27-0900-c"]  # input untouched

@@ -216,6 +216,10 @@ class Daemon:
         # keep checking the notes themselves (recall/freshness.py).
         self.recall_beat = None if polling else Heartbeat(vault)
         self._lt_watch: ObservedWatch | None = None
+        # Obsidian Properties (docs/obsidian.md): snapshots edited since the last pass, and the
+        # board rows last seen, to bring only the files concerned back in step with their tables.
+        self._props_pending: set[str] = set()
+        self._rows_seen: dict[str, tuple] | None = None
 
     # -- robustness ---------------------------------------------------------------------------
     def guard(self, where: str, fn: Callable, *args: object, **kwargs: object) -> object:
@@ -357,6 +361,7 @@ class Daemon:
                 entry = self.folder.entries.get(rel)
                 if entry is not None and entry.error is None and is_valid_session_id(sid):
                     self.guard("queue", self.queue.note_snapshot, sid, entry.sha)
+                    self._props_pending.add(sid)
         self.reconcile_pass()
 
     # -- reconcile ----------------------------------------------------------------------------
@@ -405,11 +410,59 @@ class Daemon:
                 return  # retried at the next rescan
         self._report_all(p)
         self.prev_sessions = set(self.folder.sessions())
+        self.guard("properties", self.sync_properties)
         self.needs_pass = False
         if not p.writes and text:
             # A hand edit of the board: bring the hook's board summary up to date now, so that the
             # next chat does not pay the full parse (docs/performance.md). Our own writes refresh it.
             self.guard("board summary", _refresh_board_summary, self.vault, text)
+
+    def sync_properties(self) -> None:
+        """Resolve a frontmatter that disagrees with its tables toward the tables, for snapshots
+        edited since the last pass and those whose board row changed. Files without frontmatter
+        are never rewritten for it (docs/obsidian.md)."""
+        from agentmem_vault.model import index_table as it
+        from agentmem_vault.model.session_props import BoardFacts
+        from agentmem_vault.ops.session_files import resync_session
+
+        try:
+            board = {r.session_id: r for r in it.parse_index(read_text(self.vault.index_path) or "").row_list()}
+            rows = {sid: tuple(r) for sid, r in board.items()}
+        except AgentmemError:
+            return  # a damaged board is reported by the pass; the tables cannot be trusted now
+        sessions = set(self.folder.sessions())
+        todo = set(self._props_pending)
+        if self._rows_seen is None:
+            todo |= sessions  # first pass: look at every snapshot once
+        else:
+            todo |= {sid for sid, r in rows.items() if self._rows_seen.get(sid) != r}
+        todo &= {s for s in sessions if is_valid_session_id(s)}
+        if todo:
+            with VaultWriter(self.vault, "daemon") as w:
+                try:  # the rows as they are under the lock (a command may have written meanwhile)
+                    board = {r.session_id: r for r in w.index().row_list()}
+                except AgentmemError:
+                    return
+                for sid in sorted(todo):
+                    try:
+                        row = board.get(sid)
+                        changed = resync_session(w, sid, BoardFacts.from_row(row) if row is not None else None, strict=True)
+                    except AgentmemError as exc:
+                        key = f"properties:{sid}:{exc.message}"
+                        if key not in self.reported:
+                            self.reported.add(key)
+                            log.warning("memory/sessions/%s.md: %s", sid, exc.message)
+                        continue
+                    if changed:
+                        rel = f"{SESSIONS}/{sid}.md"
+                        e = scan_file(self.memory, rel, None)
+                        if e is not None:
+                            self.folder.entries[rel] = e
+                            self.own[rel] = e.sha
+                        log.info("applied %s", json.dumps({"action": "sync_properties", "session_id": sid}))
+                        self.status.event("sync_properties", session_id=sid)
+        self._props_pending.clear()
+        self._rows_seen = rows
 
     def _archived_ids(self) -> set[str]:
         try:

@@ -260,15 +260,35 @@ def merge_snapshot_texts(base: str, ours: str, theirs: str) -> MergeOutcome:
     if released:
         merged = with_continues_from(merged, remove=released)
     for side, snap in (("ours", a), ("theirs", b)):
-        lost = [m for m in verify_merge(snap, merged) if not _is_released(m, released)]
+        # the frontmatter is merged key by key below, not kept whole
+        lost = [m for m in verify_merge(snap, merged) if not _is_released(m, released) and m != "YAML frontmatter"]
         if lost:
             raise Unmergeable(f"merging would lose {len(lost)} item(s) of {side} ({lost[0]})")
-    merged.frontmatter = a.frontmatter if a.frontmatter is not None else b.frontmatter
+    merged.frontmatter = _merge_properties(o, a, b, merged)
     text = render_snapshot(merged, newline="\r\n" if a.crlf else "\n", bom=a.bom)
     reports = [f"merged snapshot {merged.session_id or '(no id)'} section by section"]
     if released:
         reports.append(f"kept the release of {', '.join(sorted(released))} from Continues From")
     return MergeOutcome(text, True, reports)
+
+
+def _merge_properties(o: Snapshot, a: Snapshot, b: Snapshot, merged: Snapshot) -> str | None:
+    """The Obsidian Properties of the merged snapshot (docs/obsidian.md): merged key by key, then
+    the keys copied from the Metadata table and Continues From put in step with the merged ones
+    (the board's keys follow on the daemon's or doctor's next pass)."""
+    from agentmem_vault.model import session_props as sp
+
+    if a.frontmatter is None and b.frontmatter is None:
+        return None
+    expected = sp.expected_props(merged.metadata, merged.continues_from, session_id=merged.session_id,
+                                 kind=sp.LIVE, board=None)
+    expected.pop("status", None)  # the board's status, not the table's, is what the properties show
+    later_is_a = ts_key(a.metadata.get("Updated At", "")) >= ts_key(b.metadata.get("Updated At", ""))
+    try:
+        return sp.merge_frontmatter(o.frontmatter, a.frontmatter, b.frontmatter, later_is_ours=later_is_a,
+                                    expected=expected)
+    except AgentmemError as e:
+        raise Unmergeable(f"the Properties cannot be merged ({e.message})") from e
 
 
 def _is_released(missing: str, released: set[str]) -> bool:

@@ -19,7 +19,7 @@ from typing import Literal, overload
 from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
-from agentmem_vault.model.ids import find_ids
+from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, find_ids, is_valid_session_id
 from agentmem_vault.model.index_table import escape_cell, split_cells
 from agentmem_vault.model.textnorm import fold
 
@@ -168,6 +168,24 @@ def continues_ids(item: str) -> list[str]:
         if v and " " not in v:  # a non-standard ID is still an ID; prose is not
             ids.append(v)
     return [i for n, i in enumerate(ids) if i and i not in ids[:n]]
+
+
+def linked_item(item: str) -> str:
+    """A Continues From item with every bare Session ID written as an ``[[id]]`` link (Obsidian
+    then draws the edge and resolves it before and after archive; docs/obsidian.md). IDs already
+    inside a link, or inside backticks, are left as they are."""
+    out: list[str] = []
+    pos = 0
+    protected = [m.span() for m in _LINK_RE.finditer(item)] + [m.span() for m in re.finditer(r"`[^`]*`", item)]
+    for m in SESSION_ID_IN_TEXT_RE.finditer(item):
+        a, b = m.span()
+        if not is_valid_session_id(m.group(0)) or any(x <= a < y for x, y in protected):
+            continue
+        if (a and item[a - 1].isalnum()) or (b < len(item) and (item[b].isalnum() or item[b] == "-")):
+            continue  # part of a longer word or path, not an ID on its own
+        out += [item[pos:a], f"[[{m.group(0)}]]"]
+        pos = b
+    return "".join(out) + item[pos:]
 
 
 @overload
@@ -433,5 +451,5 @@ def __getattr__(name: str):
 
 __all__ = [
     "SECTIONS", "METADATA_FIELDS", "Snapshot", "ExtraSection", "parse_snapshot", "render_snapshot",
-    "section_name", "clean_id", "continues_ids", *_LAZY,
+    "section_name", "clean_id", "continues_ids", "linked_item", *_LAZY,
 ]

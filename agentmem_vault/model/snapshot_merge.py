@@ -61,6 +61,7 @@ from agentmem_vault.model.snapshot import (
     clean_id,
     continues_ids,
     in_render_order,
+    linked_item,
     section_name,
 )
 from agentmem_vault.model.session_rules import is_placeholder_topic
@@ -372,7 +373,7 @@ def _merge_continues(old_items: list[str], inc_items: list[str]) -> list[str]:
         new_ids = continues_ids(it)
         if (new_ids and all(i in ids for i in new_ids)) or (not new_ids and item_key(it) in keys):
             continue
-        out.append(it)
+        out.append(linked_item(it))  # new items are written as [[id]] links; old ones stay as written
         ids.update(new_ids)
         keys.add(item_key(it))
     return out
@@ -523,7 +524,7 @@ def new_snapshot(
 
 
 def with_continues_from(s: Snapshot, add: Iterable[str] = (), remove: Iterable[str] = ()) -> Snapshot:
-    """A copy with Session IDs removed from / added to Continues From (plain IDs are added)."""
+    """A copy with Session IDs removed from / added to Continues From (added as ``[[id]]`` links)."""
     out = s.copy()
     drop = {clean_id(r) for r in remove}
     items: list[str] = []
@@ -532,14 +533,14 @@ def with_continues_from(s: Snapshot, add: Iterable[str] = (), remove: Iterable[s
         if ids and any(i in drop for i in ids):
             keep = [i for i in ids if i not in drop]
             if keep:
-                items.append(", ".join(keep))
+                items.append(", ".join(f"[[{i}]]" for i in keep))
         else:
             items.append(it)
     present = {i for it in items for i in continues_ids(it)}
     for a in add:
         a = clean_id(a)
         if a and a not in present:
-            items.append(a)
+            items.append(f"[[{a}]]")
             present.add(a)
     out.sections[CONTINUES_FROM] = items
     return out

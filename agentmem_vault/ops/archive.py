@@ -29,6 +29,7 @@ from agentmem_vault.ops.lifecycle import (
     referencers_by_snapshot,
     snapshot_ids,
 )
+from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.vaultio import VaultWriter, ensure_writable, read_text
 
 ARCHIVE = "archive"
@@ -243,7 +244,7 @@ def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: P
 
         # Step 7: the archive index.
         undo.append(("remove the archive index", lambda: w.delete_file(index_path, session_id=sid)))
-        w.write_file(index_path, plan.archive_index_text or "", session_id=sid, action="archive_index")
+        write_session_file(w, index_path, plan.archive_index_text or "", session_id=sid, action="archive_index")
 
         # Steps 8-9: move the snapshot.
         if plan.has_snapshot:
@@ -257,6 +258,8 @@ def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: P
 
             undo.append(("put the snapshot back", undo_move))
             w.move_file(snap_path, session_dst, session_id=sid)
+            # Its properties now say archived (and the archive index's facts): docs/obsidian.md.
+            write_session_file(w, session_dst, read_text(session_dst) or "", session_id=sid, action="archive_properties")
 
         # Step 11: release this ID from each source's Referenced By.
         for src in plan.release_from:
@@ -267,6 +270,14 @@ def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: P
 
             undo.append((f"restore Referenced By of {src}", undo_src))
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != sid])))
+            src_path = vault.session_path(src)
+            src_text = read_text(src_path)
+            if src_text is not None:
+                def undo_props(path: Path = src_path, text: str = src_text) -> None:
+                    w.write_file(path, text, action="rollback_restore_snapshot")
+
+                undo.append((f"restore the properties of {src}", undo_props))
+            resync_session(w, src)  # its referenced_by property follows the row (docs/obsidian.md)
 
         # Step 12: confirm the archive is complete before the row goes.
         if w.index().find(sid) is None:

@@ -50,7 +50,16 @@ def init_vault(vault: Vault) -> dict:
             created.append(str(vault.config_path.relative_to(vault.root)))
         else:
             vault_config(vault)  # an unreadable or invalid config is reported, not left for later
-    return {"vault": str(vault.root), "created": created}
+        from agentmem_vault.ops.obsidian import (  # docs/obsidian.md
+            install_bases,
+            merge_types,
+        )
+
+        created += install_bases(w)
+        obsidian = merge_types(vault, w)
+        if obsidian["types_changed"]:
+            created.append(f".obsidian/types.json ({len(obsidian['types_changed'])} property types merged)")
+    return {"vault": str(vault.root), "created": created, **obsidian}
 
 
 def load_index(vault: Vault) -> it.IndexDoc:

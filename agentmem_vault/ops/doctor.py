@@ -40,7 +40,7 @@ from agentmem_vault.model.session_rules import (
 )
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.lifecycle import continues_from_of, edit_table
-from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, backup_files, conflict_destination, read_bytes
+from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, backup_dir, backup_files, conflict_destination, read_bytes
 
 ERROR = "error"
 WARNING = "warning"
@@ -461,9 +461,95 @@ def sync_findings(vault: Vault) -> list[Finding]:
     return [Finding("merge_driver_missing", WARNING, problem, hint="agentmem install-merge-driver")]
 
 
+def project_findings(vault: Vault) -> list[Finding]:
+    """Notes whose project matches no workspace this vault knows (docs/projects.md): a project
+    that was renamed or moved, so its memories no longer reach its chats. Checked only once the
+    vault knows some workspace (a chat registered with its project, or ``projects:`` in config)."""
+    from agentmem_vault.config import vault_config
+    from agentmem_vault.longterm.notes import load_notes
+    from agentmem_vault.ops.conversations import projects_of_sessions
+    from agentmem_vault.ops.projects import aliases_from_config, fold_name
+
+    try:
+        aliases = aliases_from_config(vault_config(vault))
+        known = {fold_name(p) for p in projects_of_sessions(vault).values()}
+        known |= {fold_name(n) for n in aliases.known()} | set(aliases.names)
+        if not known:
+            return []
+        out: list[Finding] = []
+        for n in load_notes(vault):
+            if not n.project or n.scope == "global" or not n.active:
+                continue
+            if fold_name(aliases.canonical(n.project)) in known:
+                continue
+            rel = n.path.relative_to(vault.root).as_posix() if n.path else None
+            out.append(Finding(
+                "note_project_unknown", WARNING,
+                f"memory {n.id or n.title!r} belongs to project {n.project!r}, which no chat of this vault ran in "
+                "(renamed or moved?): it is shown in no chat",
+                hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global), or add "
+                     f"{n.project!r} under projects: in memory/.agentmem/config.yaml",
+                path=rel,
+            ))
+        return out
+    except AgentmemError:
+        return []
+
+
 def diagnose(vault: Vault) -> DoctorReport:
     findings, _ = diagnose_state(read_state(vault))
-    return DoctorReport(findings + sync_findings(vault))
+    return DoctorReport(findings + sync_findings(vault) + project_findings(vault) + obsidian_findings(vault))
+
+
+def obsidian_findings(vault: Vault, w: VaultWriter | None = None) -> list[Finding]:
+    """Properties that are malformed or disagree with their tables; ``.obsidian/types.json``
+    missing our property types (docs/obsidian.md)."""
+    from agentmem_vault.ops import obsidian as ob
+
+    out = []
+    for p in ob.property_problems(vault, w):
+        if p["kind"] == ob.PROPS_MALFORMED:
+            out.append(Finding(p["kind"], ERROR, f"{p['path']}: {p['message']}", p["session_id"], path=p["path"],
+                               hint="fix the YAML between the '---' lines by hand, or delete that block: "
+                                    "it is written again from the Metadata table on the next update"))
+        else:
+            out.append(Finding(p["kind"], WARNING, p["message"], p["session_id"], path=p["path"],
+                               fix="rewrite those properties from the Metadata table and the board"))
+    try:
+        missing = ob.types_needing_merge(vault)
+    except AgentmemError as exc:
+        out.append(Finding(ob.TYPES_MISSING, WARNING, exc.message, hint="fix or remove .obsidian/types.json"))
+    else:
+        if missing:
+            out.append(Finding(ob.TYPES_MISSING, WARNING,
+                               f".obsidian/types.json lacks the property types of {', '.join(missing[:6])}"
+                               + (f" and {len(missing) - 6} more" if len(missing) > 6 else ""),
+                               fix="merge our property types into it (the old file is backed up)"))
+    return out
+
+
+def _repair_obsidian(vault: Vault, w: VaultWriter, report: DoctorReport) -> None:
+    from agentmem_vault.ops import obsidian as ob
+
+    found = obsidian_findings(vault, w)
+    report.findings += found
+    todo = [f for f in found if f.fix]
+    if not todo:
+        return
+    backup = backup_dir(vault.state_dir / "backups", "properties")
+    problems = [{"kind": f.kind, "path": f.path} for f in todo if f.kind == ob.PROPS_DISAGREE]
+    try:
+        with w.transaction():
+            fixed = set(ob.fix_properties(w, problems, backup))
+            types = ob.merge_types(vault, w) if any(f.kind == ob.TYPES_MISSING for f in todo) else {}
+    except AgentmemError as exc:
+        for f in todo:
+            f.hint = f"could not fix: {exc.message}"
+        return
+    for f in todo:
+        f.fixed = f.path in fixed if f.kind == ob.PROPS_DISAGREE else bool(types.get("types_changed"))
+    if fixed:
+        report.backup = report.backup or str(backup.relative_to(vault.root))
 
 
 def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
@@ -473,12 +559,13 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     with VaultWriter(vault, "doctor") as w:
         state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)
-        report = DoctorReport(findings + sync_findings(vault), fixed_run=True)
+        report = DoctorReport(findings + sync_findings(vault) + project_findings(vault), fixed_run=True)
         temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
         fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND]
         if plan is None:
             fixes = []  # the index cannot be edited: its fixes wait (temporaries can still go)
         if not fixes and not temp_fixes:
+            _repair_obsidian(vault, w, report)
             return report
         new_text = plan_text(plan) if plan is not None and fixes else state.index_text
         changed = [vault.index_path] if fixes and new_text != state.index_text else []
@@ -497,6 +584,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
                 f.fixed = True
         for f in temp_fixes:
             _remove_temp(w, vault, f, now)
+        _repair_obsidian(vault, w, report)  # after the board fixes: properties follow the rows
     return report
 
 

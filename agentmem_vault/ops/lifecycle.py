@@ -234,9 +234,17 @@ def organize(vault: Vault, *, stale_days: int | None = None, dry_run: bool = Fal
         rows = {r.session_id: r for r in doc.row_list()}
         # One journal entry (one fsync) for the whole run, holding every deleted row in full so a
         # row is found and restored by its ID; the entry also keeps the whole previous index text.
-        w.write_index_text(apply_organize_text(doc, plan), reason="organize",
-                           deleted_rows=[rows[s].to_dict() for s in plan.deleted],
-                           marked_stale=plan.marked_stale)
+        with w.transaction():
+            w.write_index_text(apply_organize_text(doc, plan), reason="organize",
+                               deleted_rows=[rows[s].to_dict() for s in plan.deleted],
+                               marked_stale=plan.marked_stale)
+            # A snapshot's Properties show its board status (docs/obsidian.md); only files that
+            # already have them are touched.
+            from agentmem_vault.model.session_props import BoardFacts
+            from agentmem_vault.ops.session_files import resync_session
+
+            for sid in plan.marked_stale:
+                resync_session(w, sid, BoardFacts.from_row(rows[sid].with_(status="stale")))
     return plan
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from agentmem_vault.clock import format_ts, now as clock_now
 from agentmem_vault.config import Vault, machine_id
@@ -44,6 +44,8 @@ from agentmem_vault.model.snapshot import (
     render_snapshot,
     with_continues_from,
 )
+from agentmem_vault.model.session_props import BoardFacts
+from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.vaultio import VaultWriter, read_text
 
 # A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
@@ -92,9 +94,11 @@ def register_manual(
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = pick_topic(topic, incoming.topic if incoming else None)
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
-        w.write_file(vault.session_path(sid), render_snapshot(snap), session_id=sid, action="write_snapshot")
         row = it.Row(sid, agent, use_topic, summary or summary_from_snapshot(snap) or MANUAL_FALLBACK_SUMMARY,
                      keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
+        # the snapshot first (docs/board.md "Writing rules"), its Properties already from the row written next
+        write_session_file(w, vault.session_path(sid), render_snapshot(snap), session_id=sid,
+                           board=BoardFacts.from_row(row))
         w.append_row(row)
         _verify_snapshot(vault, sid)
     return Registration(sid, row)
@@ -164,7 +168,7 @@ class ReleaseResult:
 def _write_session(
     w: VaultWriter, vault: Vault, sid: str, row: it.Row, *, incoming: Snapshot | None, ts: str,
     topic: str | None = None, add_sources: tuple[str, ...] = (), context_note: str | None = None,
-    touch: bool = False,
+    touch: bool = False, board: Callable[[Snapshot], BoardFacts] | None = None,
 ) -> tuple[Snapshot, bool, bool]:
     """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
 
@@ -197,12 +201,23 @@ def _write_session(
     if context_note and not any(context_note in p for p in snap.items("Current Context")):
         snap = merge_snapshots(snap, parse_snapshot(f"## Current Context\n{context_note}\n"), updated_at=ts)
     snap.metadata["Status"] = "active"
+    if not snap.metadata.get("Project", "").strip():
+        # The project the chat was registered in (docs/projects.md), kept in the snapshot itself so
+        # that it survives without tool state; shown as the `project` Property (docs/obsidian.md).
+        from agentmem_vault.ops.conversations import project_of_session
+
+        proj = project_of_session(vault, sid)
+        if proj:
+            snap.metadata["Project"] = proj
     new_text = _render_like(snap, existing)
     same = existing is not None and _same_but_time(existing, new_text)
     if same and not touch:
         return snap, False, False  # nothing new: keep the file (and Updated At) as it was
     snap.metadata["Updated At"] = ts
-    w.write_file(path, _render_like(snap, existing), session_id=sid, action="write_snapshot")
+    if board is not None:  # the row the caller writes next: its Properties land in this write
+        write_session_file(w, path, _render_like(snap, existing), session_id=sid, board=board(snap))
+    else:
+        write_session_file(w, path, _render_like(snap, existing), session_id=sid)
     return snap, created, not same
 
 
@@ -233,15 +248,18 @@ def update_session(
         doc = w.index()
         doc.check_writable()
         row = doc.get(sid)
-        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True)
-        new_topic = topic or (snap.topic if not is_placeholder_topic(snap.topic) else row.topic)
-        # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
-        # (the agent passes --summary when the facts changed).
-        new_summary = summary or ((summary_from_snapshot(snap) or row.summary) if is_placeholder_summary(row.summary) else row.summary)
-        new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(row.keywords) else row.keywords)
 
-        before, after = w.update_row(sid, lambda r: r.with_(
-            topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts))
+        def updated(r: it.Row, snap: Snapshot) -> it.Row:
+            new_topic = topic or (snap.topic if not is_placeholder_topic(snap.topic) else r.topic)
+            # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
+            # (the agent passes --summary when the facts changed).
+            new_summary = summary or ((summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary)
+            new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
+            return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
+
+        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True,
+                                                board=lambda s: BoardFacts.from_row(updated(row, s)))
+        before, after = w.update_row(sid, lambda r: updated(r, snap))
         written = _verify_snapshot(vault, sid)
         if written.metadata.get("Updated At") != ts or after.updated_at != ts:
             raise IncompleteOperation(f"Updated At of {sid} does not match {ts} after the write")
@@ -295,6 +313,8 @@ def continue_session(
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list(r.referencing_ids + [cur])))
         if cur not in w.index().get(src).referencing_ids:
             raise IncompleteOperation(f"Referenced By of {src} does not list {cur} after the write")
+        resync_session(w, cur)
+        resync_session(w, src)
     return ContinueResult(
         cur, src, registered.session_id if registered else None, not changed and cur in refs and not created,
         (registered.message + "\n" if registered else "") + f"{cur} continues from {src}",
@@ -321,7 +341,7 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
             if src in snap.continues_from:
                 snap = with_continues_from(snap, remove=[src])
                 snap.metadata["Updated At"] = ts
-                changed_snap = w.write_file(path, _render_like(snap, existing), session_id=cur, action="write_snapshot")
+                changed_snap = write_session_file(w, path, _render_like(snap, existing), session_id=cur)
         if src_row is not None and cur in src_row.referencing_ids:
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur])))
             changed_row = True
@@ -329,6 +349,7 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
             raise IncompleteOperation(f"{src} still lists {cur} in Referenced By")
         if existing is not None and src in parse_snapshot(read_text(path) or "").continues_from:
             raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
+        resync_session(w, src)
     return ReleaseResult(src, cur, changed_row, changed_snap)
 
 

@@ -1,0 +1,181 @@
+"""Obsidian set-up and checks (docs/obsidian.md): the Bases views ``init`` installs into memory/,
+our property types merged into ``.obsidian/types.json``, and doctor's findings about Properties.
+
+``.obsidian/`` belongs to the user: it is only touched when it already exists, only the ``types``
+entries we own are added or corrected, and the previous file is backed up under
+``memory/.agentmem/backups/`` first.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+from agentmem_vault.config import Vault
+from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
+from agentmem_vault.model import session_props as sp
+from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.vaultio import VaultWriter, atomic_write_text, backup_dir, read_bytes, read_text
+
+BASES = ("Sessions.base", "Long-term memories.base")
+PROPS_MALFORMED = "properties_malformed"
+PROPS_DISAGREE = "properties_disagree"
+TYPES_MISSING = "obsidian_types"
+
+
+def base_template(name: str) -> str:
+    return resources.files("agentmem_vault.templates").joinpath("bases", name).read_text(encoding="utf-8")
+
+
+def install_bases(w: VaultWriter) -> list[str]:
+    """Write the Bases views that are missing (a user's edited copy is never overwritten)."""
+    created = []
+    for name in BASES:
+        path = w.vault.memory / name
+        if not path.exists():
+            w.write_file(path, base_template(name), action="create_base")
+            created.append(f"memory/{name}")
+    return created
+
+
+def types_path(vault: Vault) -> Path:
+    return vault.root / ".obsidian" / "types.json"
+
+
+def types_needing_merge(vault: Vault) -> list[str]:
+    """Our property names whose type ``.obsidian/types.json`` lacks or gives otherwise ([] without
+    ``.obsidian/``). Raises AgentmemError for an unreadable file."""
+    if not (vault.root / ".obsidian").is_dir():
+        return []
+    try:
+        _, changed = sp.merge_types_json(read_text(types_path(vault)))
+    except (ValueError, TypeError) as exc:
+        raise AgentmemError(f".obsidian/types.json cannot be read ({exc}); left as it is", code="obsidian_types") from exc
+    return changed
+
+
+def merge_types(vault: Vault, w: VaultWriter) -> dict:
+    """Merge our types into ``.obsidian/types.json`` when the vault has ``.obsidian/``; the
+    previous file is backed up first. Returns what changed (and where the backup is)."""
+    folder = vault.root / ".obsidian"
+    if not folder.is_dir():
+        return {"types_changed": [], "types_backup": None}
+    path = types_path(vault)
+    old = read_text(path)
+    try:
+        new, changed = sp.merge_types_json(old)
+    except (ValueError, TypeError) as exc:
+        raise AgentmemError(f".obsidian/types.json cannot be read ({exc}); fix or remove it, nothing was written",
+                            code="obsidian_types") from exc
+    if not changed:
+        return {"types_changed": [], "types_backup": None}
+    backup = None
+    if old is not None:
+        dst = _backup_dir(vault) / "types.json"
+        atomic_write_text(dst, old)
+        backup = str(dst.relative_to(vault.root))
+    w.journal("merge_obsidian_types", path=path, changed=changed, backup=backup)
+    atomic_write_text(path, new)
+    if read_text(path) != new:
+        raise WriteFailed(f"{path} did not verify after the write")
+    return {"types_changed": changed, "types_backup": backup}
+
+
+def _backup_dir(vault: Vault) -> Path:
+    return backup_dir(vault.state_dir / "backups", "obsidian")  # vaultio's one naming scheme
+
+
+# -- doctor -------------------------------------------------------------------------------------
+
+
+def session_files(vault: Vault) -> list[Path]:
+    """Every snapshot and archive file whose properties we keep."""
+    out: list[Path] = []
+    for folder, names in ((vault.sessions_dir, None), (vault.archive_dir, ("session.md", "index.md"))):
+        try:
+            entries = sorted(os.listdir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for n in entries:
+            if names is None:
+                if n.endswith(".md") and is_valid_session_id(n[:-3]):
+                    out.append(folder / n)
+            elif is_valid_session_id(n):
+                out += [folder / n / m for m in names if (folder / n / m).is_file()]
+    return out
+
+
+def property_problems(vault: Vault, w: VaultWriter | None = None) -> list[dict]:
+    """``[{kind, path, session_id, message, keys}]`` for malformed frontmatter and frontmatter that
+    disagrees with its tables (files without frontmatter are fine: upgraded on their next write)."""
+    from agentmem_vault.ops.session_files import board_facts, kind_of
+
+    own = w if w is not None else VaultWriter(vault, "doctor")  # reads only: no lock needed
+    out: list[dict] = []
+    for path in session_files(vault):
+        found = kind_of(vault, path)
+        if found is None:
+            continue
+        kind, sid = found
+        try:
+            text = read_text(path)
+        except AgentmemError:
+            continue  # not UTF-8: doctor's other checks report it
+        if text is None or not sp.has_frontmatter(text):
+            continue
+        rel = str(path.relative_to(vault.root).as_posix())
+        try:
+            parts = sp.split_text(text)
+            sp.parse_frontmatter(parts.frontmatter or "")
+        except SnapshotFormatError as exc:
+            out.append({"kind": PROPS_MALFORMED, "path": rel, "session_id": sid, "message": exc.message, "keys": []})
+            continue
+        try:
+            keys = sp.disagreements(text, kind=kind, board=board_facts(own, kind, sid), session_id=sid)
+        except SnapshotFormatError:
+            continue  # not a readable snapshot: reported by doctor's snapshot checks
+        if keys:
+            out.append({"kind": PROPS_DISAGREE, "path": rel, "session_id": sid, "keys": keys,
+                        "message": f"{rel}: properties {', '.join(keys)} differ from its Metadata table / board row"})
+    return out
+
+
+def fix_properties(w: VaultWriter, problems: list[dict], backup: Path) -> list[str]:
+    """Rewrite disagreeing frontmatter toward the tables (a copy of each file goes to ``backup``
+    first). Returns the paths fixed."""
+    from agentmem_vault.ops.session_files import resync
+
+    fixed = []
+    for p in problems:
+        if p["kind"] != PROPS_DISAGREE:
+            continue
+        path = w.vault.root / p["path"]
+        data = read_bytes(path)
+        if data is None:
+            continue
+        dst = backup / path.relative_to(w.vault.memory)
+        if not dst.exists():
+            from agentmem_vault.vaultio import atomic_write_bytes
+
+            atomic_write_bytes(dst, data)
+        resync(w, path)
+        fixed.append(p["path"])
+    return fixed
+
+
+def types_json_text(vault: Vault) -> str:
+    """What ``.obsidian/types.json`` would hold after the merge (for tests and --dry-run)."""
+    return sp.merge_types_json(read_text(types_path(vault)))[0]
+
+
+__all__ = [
+    "BASES",
+    "base_template",
+    "fix_properties",
+    "install_bases",
+    "merge_types",
+    "property_problems",
+    "session_files",
+    "types_needing_merge",
+]
