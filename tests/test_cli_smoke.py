@@ -51,6 +51,7 @@ def test_every_command_runs_in_a_real_process(vault: Vault, tmp_path: Path) -> N
     run("memories", "search", "smoke")
     run("memories", "show", "no-such-note", code=1)
     run("memories", "deprecate", "no-such-note", "--reason", "x", code=1)
+    run("memories", "move", "no-such-note", "--global", code=1)
     run("eval", str(tmp_path / "no-fixtures"), code=2)  # a missing folder is a usage error
     project = tmp_path / "project"
     project.mkdir()
