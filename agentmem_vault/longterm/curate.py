@@ -192,8 +192,8 @@ def older_into_history(n: Note, m: MemoryObject, *, now: str) -> Note | None:
 def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out = copy.deepcopy(n)
     out.history = _sorted_history([HistoryEntry(content_time(n) or now, n.content)] + out.history)
-    if m.source_time:
-        out.extra["source_time"] = m.source_time
+    # a candidate without a source time (``remember``) was said now
+    out.extra["source_time"] = m.source_time or now
     out.content = m.content.strip()
     out.category = m.category or n.category
     out.keywords = _union(n.keywords, m.keywords)

@@ -261,8 +261,7 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
     for item in items:
         m, why = validate_memory(item)
         if m is None:
-            raw_title = item.get("title") if isinstance(item, dict) else None
-            title = raw_title if isinstance(raw_title, str) else ""
+            title = str(item["title"]) if isinstance(item, dict) and isinstance(item.get("title"), str) else ""
             res.skipped.append({"title": title[:120], "source": ref, "reason": f"schema: {why}"})
             continue
         if m.action == "ignore":

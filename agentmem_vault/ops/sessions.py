@@ -297,17 +297,23 @@ def continue_session(
             doc = w.index()
         cur_row = doc.get(cur)
         note = f"接續 {src}（{source_row.topic}）。"
+
+        def updated(r: it.Row, snap: Snapshot, changed: bool) -> it.Row:
+            return r.with_(
+                status="active",
+                summary=(summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary,
+                keywords=CONTINUE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords,
+                updated_at=ts if (changed or r.status != "active") else r.updated_at,
+            )
+
+        # the snapshot is only written when its content changed: its Properties from that row
         snap, created, changed = _write_session(
             w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=(src,), context_note=note,
+            board=lambda s: BoardFacts.from_row(updated(cur_row, s, True)),
         )
         if src not in snap.continues_from:
             raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")
-        w.update_row(cur, lambda r: r.with_(
-            status="active",
-            summary=(summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary,
-            keywords=CONTINUE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords,
-            updated_at=ts if (changed or r.status != "active") else r.updated_at,
-        ))
+        w.update_row(cur, lambda r: updated(r, snap, changed))
         refs = source_row.referencing_ids
         if cur not in refs:
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list(r.referencing_ids + [cur])))
