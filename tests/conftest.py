@@ -48,7 +48,7 @@ def vault(tmp_path: Path) -> Vault:
 
 
 def run_cli(*args: str, vault: Vault | Path | None = None, input: str | bytes | None = None,
-            env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+            env: dict | None = None, timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run `python -m agentmem_vault ...` in a real subprocess."""
     cmd = [sys.executable, "-m", "agentmem_vault"]
     if vault is not None:
@@ -58,7 +58,7 @@ def run_cli(*args: str, vault: Vault | Path | None = None, input: str | bytes | 
     full_env.update(env or {})
     if isinstance(input, str):
         input = input.encode("utf-8")
-    proc = subprocess.run(cmd, input=input, capture_output=True, env=full_env, timeout=timeout)
+    proc = subprocess.run(cmd, input=input, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
     proc.stdout = proc.stdout.decode("utf-8", "replace")  # type: ignore[assignment]
     proc.stderr = proc.stderr.decode("utf-8", "replace")  # type: ignore[assignment]
     return proc

@@ -181,7 +181,7 @@ def test_recall_context_is_appended_when_available(vault: Vault, outside: Path, 
     (shim / "sitecustomize.py").write_text(
         "import sys, types, os\n"
         "m = types.ModuleType('agentmem_vault.recall')\n"
-        "def session_start_context(vault, budget=0, exclude=(), doc=None):\n"
+        "def session_start_context(vault, budget=0, exclude=(), doc=None, **kw):\n"
         "    if os.environ.get('RECALL_FAIL'): raise RuntimeError('boom')\n"
         "    return '## Long-term memories\\n- remember the milk (budget %d)' % budget\n"
         "m.session_start_context = session_start_context\n"

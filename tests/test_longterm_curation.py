@@ -147,3 +147,15 @@ def test_model_delete_of_a_rule_note_is_refused_end_to_end(vault, tmp_path, monk
         assert rep.count("deprecate") == 1 and not load_notes(vault)[0].active
     finally:
         api.stop()
+
+
+def test_an_update_without_a_source_time_counts_as_said_now(tmp_path):
+    """`remember` has no source file: its text is current as of the run, so a source from before
+    the run cannot replace it afterwards."""
+    n = note(tmp_path)
+    said_now = m("Use pnpm 9 instead of npm; CI runs pnpm install --frozen-lockfile everywhere.")
+    [a] = plan_curation([said_now], [n], now="2026-11-29T16:00", folder=tmp_path)
+    assert a.kind == "update" and a.note.extra["source_time"] == "2026-11-29T16:00"
+    earlier = m("Use pnpm instead of npm; CI runs pnpm install.", source_time="2026-11-25T08:00")
+    [b] = plan_curation([earlier], [a.note], now="2026-11-29T17:00", folder=tmp_path)
+    assert b.note is None or b.note.content == said_now.content

@@ -48,7 +48,10 @@ def test_offline_extract_writes_notes_then_reruns_create_nothing(vault, tmp_path
     assert rep.mode == "offline" and rep.count("create") == 3 and rep.written == 3
     notes = {n.title: n for n in load_notes(vault)}
     zh = notes["以後回答一律用繁體中文"]
-    assert zh.sources == ["cursor:c1"] and zh.project == "shop" and zh.created == "2026-11-29T15:20" and zh.score == 5
+    # a user_communication preference is global (docs/projects.md); the slug names no folder here
+    assert zh.sources == ["cursor:c1"] and zh.project == "" and zh.scope == "global"
+    assert zh.created == "2026-11-29T15:20" and zh.score == 5
+    assert rep.sources[0]["project"] is None and "slug" in rep.sources[0]["project_note"]
     assert any(n.sources == [f"[[{SID}]]"] for n in notes.values())
     raw = (vault.longterm_dir / "以後回答一律用繁體中文.md").read_text(encoding="utf-8")
     assert "title: 以後回答一律用繁體中文\n" in raw  # CJK written unescaped

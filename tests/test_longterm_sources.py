@@ -34,7 +34,9 @@ def test_cursor_jsonl(tmp_path):
         [1, 2],
     ])
     src = source_for_transcript(p)
-    assert (src.kind, src.ref, src.project) == ("cursor", "cursor:abc", "shop")
+    # the slug is never cut into a name: no folder on this machine matches it, so no project
+    assert (src.kind, src.ref, src.project) == ("cursor", "cursor:abc", "")
+    assert "Users-me-code-shop" in src.project_note
     rr = read_source(src)
     assert rr.turns == [Turn("user", "記住：用 pnpm"), Turn("assistant", "好的")]
     assert rr.skipped == 3

@@ -229,6 +229,13 @@ def test_bad_input_gives_error_results_and_the_server_survives(vault: Vault, tmp
         with exclusive_lock(vault.lock_path("index"), 10):
             got["locked"] = await call(c, "memory_register", {"topic": "while locked"})
         got["after"] = await call(c, "memory_register", {"topic": "after the lock"})
+        # The recall index was brought up to date in the background at start (no recall call
+        # was made above): the first memory_context of a session does not pay for it.
+        from agentmem_vault.recall.location import db_path
+
+        with anyio.fail_after(120):
+            while not db_path(vault).is_file():
+                await anyio.sleep(0.1)
         return got
 
     g = drive(vault, scenario)

@@ -201,6 +201,18 @@ def test_every_session_operation_keeps_properties_equal_to_the_tables(vault, clo
     assert sp.props_of(vault.session_path(a).read_text(encoding="utf-8"))["referenced_by"] == [f"[[{b}]]"]
     text_b = vault.session_path(b).read_text(encoding="utf-8")
     assert f"- [[{a}]]" in text_b  # Continues From written as a link
+    # register, update and continue write b's snapshot once each, its Properties in that same write
+    actions = [json.loads(x) for x in vault.journal_path.read_text(encoding="utf-8").splitlines()]
+    assert [e["action"] for e in actions if e.get("session_id") == b
+            and e["action"] in ("write_snapshot", "sync_properties")] == ["write_snapshot", "write_snapshot"]
+    assert any(e["action"] == "sync_properties" and e.get("session_id") == a for e in actions)  # the source's row changed
+    idle = register_idle(vault, "cursor-main-agent").session_id  # continue promotes it: new keywords, status
+    continue_session(vault, a, session_id=idle)
+    actions = [json.loads(x) for x in vault.journal_path.read_text(encoding="utf-8").splitlines()]
+    assert [e["action"] for e in actions if e.get("session_id") == idle
+            and e["action"] in ("write_snapshot", "sync_properties")] == ["write_snapshot"]
+    assert_in_step(vault)
+    release_reference(vault, a, session_id=idle)
     release_reference(vault, a, session_id=b)
     assert_in_step(vault)
     continue_session(vault, a, session_id=b)
@@ -557,3 +569,13 @@ def test_any_frontmatter_text_is_read_exactly_or_refused_clearly(lines):
     except SnapshotFormatError:
         return  # e.g. a value that cannot be written back as it was read: refused, nothing written
     assert sp.parse_frontmatter(out).data["topic"] == "t"
+
+
+def test_project_comes_from_a_project_row_else_it_is_the_users():
+    with_row = snapshot().replace("| Status | active |", "| Project | shop |\n| Status | active |")
+    assert sp.props_of(sp.sync_props(with_row, kind=sp.LIVE, board=None, session_id=SID))["project"] == "shop"
+    mine = sp.sync_props(snapshot(), kind=sp.LIVE, board=None, session_id=SID).replace("project:\n", "project: 私人\n")
+    assert sp.sync_props(mine, kind=sp.LIVE, board=None, session_id=SID) == mine  # kept, not a disagreement
+    fixed = sp.sync_props(mine.replace("| Status | active |", "| Project | shop |\n| Status | active |"),
+                          kind=sp.LIVE, board=None, session_id=SID)
+    assert sp.props_of(fixed)["project"] == "shop"  # once the table says, the table wins

@@ -117,11 +117,11 @@ def test_relevant_sessions_ignores_single_common_token() -> None:
 def test_cli_context_respects_budget_and_json(filled: Vault) -> None:
     env = {"AGENTMEM_NOW": NOW}
     for budget in ("300", "1200", "5000"):
-        p = run_cli("context", "退款超時 閘道", "--budget", budget, vault=filled, env=env)
+        p = run_cli("context", "退款超時 閘道", "--budget", budget, "--all-projects", vault=filled, env=env)
         assert p.returncode == 0, p.stderr
         assert len(p.stdout.rstrip("\n")) <= int(budget)
         assert p.stdout.strip()
-    p = run_cli("context", "退款超時", "--budget", "2000", "--limit", "2", "--json", vault=filled, env=env)
+    p = run_cli("context", "退款超時", "--budget", "2000", "--limit", "2", "--json", "--all-projects", vault=filled, env=env)
     d = json.loads(p.stdout)
     assert d["chars"] == len(d["markdown"]) <= 2000 and len(d["memories_full"]) + len(d["memories_brief"]) <= 2
     assert d["sessions"][0]["session_id"] == "2026-05-25-1318-cursor-main-agent"
@@ -131,7 +131,7 @@ def test_cli_context_respects_budget_and_json(filled: Vault) -> None:
 
 def test_cli_memories_search_json_and_reindex(filled: Vault) -> None:
     env = {"AGENTMEM_NOW": NOW}
-    p = run_cli("memories", "search", "註冊 簡訊驗證碼", "--limit", "3", "--json", vault=filled, env=env)
+    p = run_cli("memories", "search", "註冊 簡訊驗證碼", "--limit", "3", "--json", "--all-projects", vault=filled, env=env)
     assert p.returncode == 0, p.stderr
     hits = json.loads(p.stdout)
     assert 1 <= len(hits) <= 3
@@ -139,7 +139,7 @@ def test_cli_memories_search_json_and_reindex(filled: Vault) -> None:
     assert hits[0]["title"] == "用户注册必须先校验短信验证码" and hits[0]["id"].startswith("lt-")
     assert Path(hits[0]["path"]).is_file()
     assert hits == sorted(hits, key=lambda h: -h["score"])
-    human = run_cli("memories", "search", "Redis 分布式锁", vault=filled, env=env)
+    human = run_cli("memories", "search", "Redis 分布式锁", "--all-projects", vault=filled, env=env)
     assert "分布式锁" in human.stdout.splitlines()[0]
     assert run_cli("memories", "search", "  ", vault=filled, env=env).returncode == 2
     r = run_cli("reindex", "--json", vault=filled, env=env)
@@ -199,8 +199,12 @@ def test_session_start_never_raises(tmp_path: Path) -> None:
 
 
 def test_recall_commands_have_help_text() -> None:
+    import click
+
     from agentmem_vault.cli import cli, memories
 
+    cli.list_commands(click.Context(cli))  # commands register when their module is imported (lazily)
+    memories.list_commands(click.Context(memories))
     for cmd in (cli.commands["context"], cli.commands["reindex"], memories.commands["search"]):
         assert cmd.help and len(cmd.help.strip()) > 20
         for p in cmd.params:

@@ -148,7 +148,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("mcp", "install-mcp"), ("mcp_cmds",)),
 }
 _MEMORIES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("list", "show", "deprecate"), ("longterm_cmds",)),
+    **dict.fromkeys(("list", "show", "deprecate", "move"), ("longterm_cmds",)),
     "search": ("recall_cmds",),
 }
 

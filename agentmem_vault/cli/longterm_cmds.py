@@ -172,3 +172,22 @@ def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
     note = deprecate_memory(v, key, reason, dry_run=dry_run)
     emit(opts, {**_note_row(note), "deprecated_reason": note.deprecated_reason, "dry_run": dry_run},
          f"{'Would deprecate' if dry_run else 'Deprecated'} {note.id} {note.title!r}: {note.deprecated_reason}")
+
+
+@memories.command("move")
+@click.argument("key")
+@click.option("--project", help="Give the memory to this project (it is shown in its chats only).")
+@click.option("--global", "to_global", is_flag=True, help="Make the memory apply in every project.")
+@click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
+@common_options
+@click.pass_context
+def memories_move(ctx, key, project, to_global, dry_run, vault, as_json) -> None:
+    """Re-scope a memory: to one project (--project NAME) or to every project (--global)."""
+    from agentmem_vault.longterm.curate import move_memory
+
+    opts = opts_from(ctx, vault, as_json)
+    note = move_memory(resolve_vault(opts.vault), key, project=project, to_global=to_global, dry_run=dry_run)
+    where = f"project {note.project}" if note.scope != "global" and note.project else "every project (global)"
+    emit(opts, {**_note_row(note), "project": note.project or None, "scope": note.scope, "dry_run": dry_run},
+         f"{'Would move' if dry_run else 'Moved'} {note.id} {note.title!r} to {where}")
+

@@ -9,7 +9,8 @@ from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
 
 def _scope_options(f):
     f = click.option("--module", help="Only memories of this module (and those that name none).")(f)
-    f = click.option("--project", help="Only memories of this project (and those that name none).")(f)
+    f = click.option("--all-projects", is_flag=True, help="Memories of every project (default: this folder's project and the global ones).")(f)
+    f = click.option("--project", help="Memories of this project and the global ones (default: the current folder's project).")(f)
     return f
 
 
@@ -20,17 +21,20 @@ def _scope_options(f):
 @_scope_options
 @common_options
 @click.pass_context
-def context(ctx: click.Context, task: str, limit: int, budget: int, project: str | None, module: str | None,
-            vault: str | None, as_json: bool) -> None:
+def context(ctx: click.Context, task: str, limit: int, budget: int, project: str | None, all_projects: bool,
+            module: str | None, vault: str | None, as_json: bool) -> None:
     """Markdown of the memories and sessions relevant to TASK, for the start of a new chat.
 
     Rules (importance >= 0.9) always come first; then the strongest memories in full, the rest one
     line each, and the sessions you may continue. The output never exceeds --budget characters."""
     from agentmem_vault.config import resolve_vault
     from agentmem_vault.recall.context import build_context
+    from agentmem_vault.recall.scoping import resolve_scope
 
     opts = opts_from(ctx, vault, as_json)
-    res = build_context(resolve_vault(opts.vault), task, limit=limit, budget=budget, project=project, module=module)
+    v = resolve_vault(opts.vault)
+    scope = resolve_scope(v, project=project, all_projects=all_projects)
+    res = build_context(v, task, limit=limit, budget=budget, project=scope.names, module=module, scope=scope.to_dict())
     emit(opts, res.to_dict(), lambda: res.markdown.rstrip("\n"))
 
 
@@ -42,17 +46,19 @@ def context(ctx: click.Context, task: str, limit: int, budget: int, project: str
 @common_options
 @click.pass_context
 def memories_search(ctx: click.Context, query: str, limit: int, include_deprecated: bool, project: str | None,
-                    module: str | None, vault: str | None, as_json: bool) -> None:
+                    all_projects: bool, module: str | None, vault: str | None, as_json: bool) -> None:
     """Long-term memories ranked for QUERY (keywords, recency, importance), with their scores."""
     from agentmem_vault.config import resolve_vault
     from agentmem_vault.errors import UsageError
     from agentmem_vault.recall.rank import search
+    from agentmem_vault.recall.scoping import resolve_scope
 
     opts = opts_from(ctx, vault, as_json)
     if not query.strip():
         raise UsageError("QUERY is empty")
-    hits = search(resolve_vault(opts.vault), query, limit=limit, project=project, module=module,
-                  include_deprecated=include_deprecated)
+    v = resolve_vault(opts.vault)
+    scope = resolve_scope(v, project=project, all_projects=all_projects)
+    hits = search(v, query, limit=limit, project=scope.names, module=module, include_deprecated=include_deprecated)
 
     def human() -> str:
         if not hits:

@@ -282,7 +282,8 @@ def _lock_timeout(cfg: dict) -> float:
     return max(0.0, t)
 
 
-def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[str, bool, object]:
+def session_start(ev: HookEvent, vault, agent: str, *, timeout: float, project: str = "",
+                  workspace: str = "") -> tuple[str, bool, object]:
     """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board)``
     where ``board`` describes the index as read under the lock before any change (for recall).
 
@@ -321,11 +322,12 @@ def session_start(ev: HookEvent, vault, agent: str, *, timeout: float) -> tuple[
         reg = register_idle(vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used,
                             state=state)
         if ev.conversation_id:
-            record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source)
+            record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source,
+                        project=project, workspace=workspace)
         return reg.session_id, False, board
 
 
-def _recall_context(vault, cfg: dict, session_id: str, doc: object = None) -> str:
+def _recall_context(vault, cfg: dict, session_id: str, doc: object = None, project_names: tuple[str, ...] = ()) -> str:
     """Long-term rules and recent active sessions for a new chat (the recall module); best effort:
     an ImportError or any other failure just leaves the context without it."""
     if cfg.get("hook_recall") is False:
@@ -333,8 +335,13 @@ def _recall_context(vault, cfg: dict, session_id: str, doc: object = None) -> st
     try:
         from agentmem_vault.recall import session_start_context
 
+        from agentmem_vault.ops.conversations import PairProjects, read_pairs
+
         kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a board_cache.BoardState
-        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,), **kw)
+        # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
+        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,),
+                                     project_names=project_names,
+                                     project_of=PairProjects(read_pairs(vault)) if project_names else None, **kw)
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""
     return text.strip() if isinstance(text, str) else ""
@@ -357,10 +364,15 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
 
     vault = find_vault(args.vault, ev.roots)
     cfg = vault_config(vault)
+    from agentmem_vault.ops.projects import aliases_from_config, identify_roots
+
     agent = agent_name(ev, args.agent, cfg)
-    sid, resumed, board = session_start(ev, vault, agent, timeout=_lock_timeout(cfg))
+    aliases = aliases_from_config(cfg)
+    ident = identify_roots(ev.roots, aliases)
+    sid, resumed, board = session_start(ev, vault, agent, timeout=_lock_timeout(cfg), project=ident.name,
+                                        workspace=ident.root)
     context = start_context(sid, str(vault.root), resumed=resumed)
-    extra = _recall_context(vault, cfg, sid, board)
+    extra = _recall_context(vault, cfg, sid, board, tuple(aliases.names_for(ident.name)) if ident.name else ())
     if extra:
         context += "\n\n" + extra
     if ev.agent == "claude":

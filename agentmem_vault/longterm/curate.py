@@ -71,7 +71,7 @@ class Action:
     memory: MemoryObject | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        d = {"action": self.kind, "title": self.title, "reason": self.reason}
+        d: dict[str, str | None] = {"action": self.kind, "title": self.title, "reason": self.reason}
         if self.note is not None:
             d["id"] = self.note.id
             d["file"] = self.note.path.name if self.note.path else None
@@ -136,6 +136,7 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         usage_scenario=list(m.usage_scenario),
         project=m.project,
         module=m.module,
+        scope=m.scope,
         importance=m.importance,
         score=m.score if m.score is not None else 3,
         status="active",
@@ -191,8 +192,8 @@ def older_into_history(n: Note, m: MemoryObject, *, now: str) -> Note | None:
 def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out = copy.deepcopy(n)
     out.history = _sorted_history([HistoryEntry(content_time(n) or now, n.content)] + out.history)
-    if m.source_time:
-        out.extra["source_time"] = m.source_time
+    # a candidate without a source time (``remember``) was said now
+    out.extra["source_time"] = m.source_time or now
     out.content = m.content.strip()
     out.category = m.category or n.category
     out.keywords = _union(n.keywords, m.keywords)
@@ -333,3 +334,40 @@ def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> 
         if not dry_run:
             write_note(w, vault, out)
     return out
+
+
+def move_memory(vault, key: str, *, project: str | None = None, to_global: bool = False, dry_run: bool = False) -> Note:
+    """Re-scope one note (docs/projects.md): to ``project`` (its canonical name through the
+    config's aliases) or to every project (``to_global``). The old scope goes to History."""
+    import copy
+
+    from agentmem_vault.config import now as clock_now
+    from agentmem_vault.config import vault_config
+    from agentmem_vault.errors import UsageError
+    from agentmem_vault.longterm.memories import get_memory
+    from agentmem_vault.longterm.notes import format_note_ts, write_note
+    from agentmem_vault.ops.projects import MAX_NAME, aliases_from_config
+    from agentmem_vault.vaultio import VaultWriter
+
+    if to_global == (project is not None):
+        raise UsageError("give exactly one of --project NAME or --global")
+    name = ""
+    if project is not None:
+        name = aliases_from_config(vault_config(vault)).canonical(project)
+        if not name or len(name) > MAX_NAME or "\n" in name:
+            raise UsageError(f"--project {project!r}: give a project name (1-{MAX_NAME} characters)")
+    with VaultWriter(vault, "memories-move") as w:
+        note = get_memory(vault, key)
+        out = copy.deepcopy(note)
+        out.project, out.scope = (name, "project") if name else ("", "global")
+        if (out.project, out.scope) == (note.project, note.scope):
+            return out
+        now = format_note_ts(clock_now())
+        was = f"project {note.project}" if note.project and note.scope != "global" else "global"
+        now_is = f"project {name}" if name else "global"
+        out.history.insert(0, HistoryEntry(now, f"(scope moved from {was} to {now_is})"))
+        out.updated = now
+        if not dry_run:
+            write_note(w, vault, out)
+    return out
+

@@ -27,6 +27,8 @@ Library API (used by ``agentmem extract`` and by the daemon's extraction queue):
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import json
 import sys
@@ -41,6 +43,9 @@ from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
 from agentmem_vault.vaultio import VaultWriter, atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
+from agentmem_vault.longterm.scope import apply_scope
+from agentmem_vault.ops.conversations import project_of_session
+from agentmem_vault.ops.projects import Aliases, aliases_from_config, identify
 from agentmem_vault.longterm.chunking import CHUNK_CHARS, OVERLAP_CHARS, chunk_turns, render_turns
 from agentmem_vault.longterm.curate import plan_curation, notes_to_write
 from agentmem_vault.longterm.dedupe import dedupe_batch
@@ -255,7 +260,7 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
     for item in items:
         m, why = validate_memory(item)
         if m is None:
-            title = item.get("title") if isinstance(item, dict) and isinstance(item.get("title"), str) else ""
+            title = str(item["title"]) if isinstance(item, dict) and isinstance(item.get("title"), str) else ""
             res.skipped.append({"title": title[:120], "source": ref, "reason": f"schema: {why}"})
             continue
         if m.action == "ignore":
@@ -309,6 +314,8 @@ def memories_from_turns(
             res.errors += r.errors
             res.usage.add(r.usage)
             ctx = ""
+    for m in res.memories:
+        apply_scope(m, project)
     kept, dropped = filter_memories(res.memories, min_score=min_score)
     kept, dups = dedupe_batch(kept)
     skipped = res.skipped + [{"title": m.title, "source": ref, "reason": why} for m, why in dropped + dups]
@@ -316,6 +323,37 @@ def memories_from_turns(
 
 
 # -- the vault pipeline ----------------------------------------------------------------------------
+
+
+def _snapshot_project(path) -> str:  # type: ignore[no-untyped-def]
+    """The ``Project`` row of a snapshot's Metadata table ("" when absent or unreadable)."""
+    from agentmem_vault.model.snapshot import parse_snapshot
+    from agentmem_vault.vaultio import read_text
+
+    try:
+        text = read_text(path)
+        return parse_snapshot(text).metadata.get("Project", "").strip() if text else ""
+    except AgentmemError:
+        return ""
+
+
+def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
+    """``src`` with the project its memories belong to (docs/projects.md): a session's from the
+    chat it was registered in, a transcript's from its workspace folder, through the aliases of
+    config.yaml; "" (global) with a note saying why when it is unknown."""
+    if src.kind == "session":
+        sid = src.ref.strip("[]")
+        proj = project_of_session(vault, sid) or _snapshot_project(src.path)
+        if proj:
+            return dataclasses.replace(src, project=aliases.canonical(proj), project_note="")
+        return dataclasses.replace(src, project="", project_note=(
+            "the chat's workspace was not recorded for this session (registered by hand or before projects "
+            "were recorded): its memories are global; `agentmem memories move ID --project NAME` re-scopes one"))
+    if src.workspace:
+        return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
+    if src.project:
+        return dataclasses.replace(src, project=aliases.canonical(src.project))
+    return src
 
 
 def extract_sources(
@@ -354,8 +392,12 @@ def extract_sources(
 
     # 1. read every source and decide what is new
     work: list[tuple[Source, list[Turn], int, str, dict]] = []
+    aliases = aliases_from_config(cfg)
     for src in sources:
-        info: dict[str, Any] = {"source": src.ref, "kind": src.kind, "path": str(src.path)}
+        src = source_project(vault, src, aliases)
+        info: dict[str, Any] = {"source": src.ref, "kind": src.kind, "path": str(src.path), "project": src.project or None}
+        if src.project_note:
+            info["project_note"] = src.project_note
         try:
             rr = read_source(src)
         except AgentmemError as exc:
@@ -385,6 +427,8 @@ def extract_sources(
         for src, turns, start, _, info in work:
             found = assess_all_offline(extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start,
                                                        recorded=src.kind == "session"))
+            for m in found:
+                apply_scope(m, src.project)
             info["candidates"] = len(found)
             when = source_time(src)
             for m in found:
@@ -417,6 +461,8 @@ def extract_sources(
                 for e in r.errors:
                     report.errors.append({"source": src.ref, "error": e})
                     failed_sources.add(src.ref)
+                for m in r.memories:
+                    apply_scope(m, src.project)
                 info["candidates"] = info.get("candidates", 0) + len(r.memories)
                 when = source_time(src)
                 for m in r.memories:

@@ -45,8 +45,11 @@ _TRIGGERS: tuple[tuple[str, int, float, re.Pattern[str]], ...] = tuple(
         # dissatisfaction is a preference too ("需要避免的痛点或用户不满点"): what to stop doing
         ("preference", 4, 0.7, r"我(?:很|真的|实在)?(?:不喜欢|讨厌|受不了|不想再?看到)|烦死了|很烦|\bi (?:really )?(?:hate|dislike|can'?t stand)\b|\bi don'?t like\b|\bi'?m tired of\b"),
         ("preference", 4, 0.7, r"我(?:比较)?(?:喜欢|偏好|偏爱|习惯|倾向)|请(?:用|使用|改用|统一)|统一(?:用|使用)|预设|默认(?:用|使用|是)|命名请"),
-        ("preference", 4, 0.7, r"\bi(?:'d| would)? prefer\b|\bi like (?:to|it when|my|our)\b|\bplease (?:use|write|keep|show|answer|reply|format|put|prefer)\b|\bour convention\b|\bthe convention is\b|\bby default\b|\bwe (?:always )?use\b"),
+        ("preference", 4, 0.7, r"\bi(?:'d| would)? prefer\b|\bi like (?:to|it when|my|our)\b|\bplease (?:use|write|keep|show|answer|reply|format|put|prefer)\b|\bour convention\b|\bthe convention is\b|\bby default\b|\bwe (?:always )?use\b|"
+                             r"\bwe(?:'re| are) on [\w.+#-]+(?: \d[\w.]*)? (?:in|for|across) (?:this|the|our|all) (?:project|repo|codebase|services?|apps?)\b"),
         ("decision", 4, 0.8, r"(?:决定|定案|拍板)(?:了|用|采用|:|：|，|,)|采用|选用|\bwe(?:'ve)? decided\b|\bdecision:|\blet'?s go with\b|\bwe(?:'ll| will) go with\b"),
+        # "那就這樣定了：…" / "Settled then: …": what follows the colon is the decision
+        ("decision", 4, 0.8, r"^(?:那就|就)?(?:这样|这么)(?:定了?|决定了?|办)\s*[:：]|^(?:settled(?: then)?|that'?s settled|final decision)\s*[:：,]"),
         ("pitfall", 4, 0.75, r"踩坑|坑[:：]|注意[:：]|会导致|会被.*(?:弄坏|覆盖|删除)|\bwatch out\b|\bheads up\b|\bgotcha\b|\bpitfall\b|\bbeware\b|\bcaveat\b"),
     )
 )
@@ -179,6 +182,9 @@ def _clean(sentence: str) -> str:
         s = _EXPLICIT_LEAD.sub("", s, count=1).strip()
         # The lead regex works on folded text semantics; try the Traditional forms too.
         s = re.sub(r"^(?:請?記住|記得|不對|錯了|踩坑記錄|記錄|另外)[\s,，:：;；.—-]*", "", s).strip()
+        # the "settled" lead of a decision ("那就這樣定了：", "Settled then:") is not part of it
+        s = re.sub(r"^(?:(?:那就|就)?(?:這樣|这样|這麼|这么)(?:定了?|決定了?|决定了?|辦|办)|settled(?: then)?|that'?s settled|final decision)\s*[:：,，]\s*",
+                   "", s, flags=re.I).strip()
     return _capitalise(s)
 
 

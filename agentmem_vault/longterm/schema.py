@@ -50,6 +50,7 @@ class MemoryObject:
     signal: str = ""  # offline: what the user said that made it a candidate (explicit, correction, ...)
     evidence: str = ""  # offline: the user's own words the candidate was taken from
     source_time: str = ""  # when the source said it (YYYY-MM-DDTHH:MM), for curation order
+    scope: str = ""  # "project" / "global", set from the source's workspace (longterm/scope.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -17,6 +17,7 @@ from typing import Iterator
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
 from agentmem_vault.model.ids import validate_session_id
+from agentmem_vault.ops import projects
 
 KINDS = ("session", "cursor", "cursor-txt", "claude", "text")
 
@@ -33,6 +34,8 @@ class Source:
     path: Path
     ref: str  # what a note lists under ``sources``: "[[session-id]]" or "cursor:<id>" etc.
     project: str = ""
+    workspace: str = ""  # the folder the chat ran in, when known (the project is derived from it)
+    project_note: str = ""  # why the project is unknown (reported by extract --json)
 
     @property
     def key(self) -> str:
@@ -92,29 +95,23 @@ def source_for_transcript(path: str | os.PathLike, *, kind: str | None = None) -
             kind = "text"
     if kind not in KINDS:
         raise UsageError(f"unknown source kind {kind!r}")
-    project = ""
     if "agent-transcripts" in p.parts:  # ~/.cursor/projects/<slug>/agent-transcripts/...
-        i = p.parts.index("agent-transcripts")
-        project = _project_from_slug(p.parts[i - 1]) if i > 0 else ""
         ref = f"cursor:{p.stem}"
     elif kind == "claude":
         ref = f"claude:{p.stem}"
-        project = _project_from_slug(p.parent.name)
     else:
         ref = f"file:{p.name}"
-    return Source(kind, p.absolute(), ref, project)
-
-
-def _project_from_slug(slug: str) -> str:
-    # Cursor / Claude Code name a project folder after its path with separators turned into '-'.
-    parts = [s for s in re.split(r"[-_]", slug) if s]
-    return parts[-1][:60] if parts else ""
+    ident = projects.for_transcript(p)  # the recorded cwd, else the decoded slug; never a cut slug
+    if ident.name:
+        return Source(kind, p.absolute(), ref, ident.name, ident.root)
+    note = ident.note if kind != "text" else ""
+    return Source(kind, p.absolute(), ref, "", "", note)
 
 
 def project_of_folder(folder: str | os.PathLike) -> str:
-    """The project name notes extracted from this folder's transcripts carry, so that a front end
-    that knows the caller's folder (MCP server, installer) scopes recall the same way."""
-    return _project_from_slug(Path(folder).expanduser().absolute().name)
+    """The project name of a workspace folder (ops/projects.py), so that a front end that knows
+    the caller's folder (MCP server, installer) scopes recall the same way as extraction."""
+    return projects.identify(Path(folder).expanduser()).name
 
 
 def discover_cursor(home: Path | None = None) -> list[Source]:

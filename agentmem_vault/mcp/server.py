@@ -411,8 +411,25 @@ def _version() -> str:
         return "0"
 
 
+def warm_recall_index(vault: str | None) -> None:
+    """Bring the derived recall index up to date, so that the first memory_context of a session
+    does not pay for it (on a vault of 10,000 notes whose index was never built that is tens of
+    seconds, longer than some clients wait for a tool). Best effort: a failure only means the
+    first call does the work, as it would anyway."""
+    try:
+        from agentmem_vault.recall.index import open_index
+
+        open_index(resolve_vault(vault)).close()
+    except Exception:
+        log.debug("recall index warm-up failed", exc_info=True)
+
+
 def serve(vault: str | None = None, *, agent: str | None = None, project: str | None = None) -> None:
     """Run the server on stdin/stdout until the client closes the pipe. Logs go to stderr only:
     stdout carries the protocol."""
+    import threading
+
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="agentmem mcp: %(levelname)s %(message)s")
+    # A daemon thread: it never delays the answer to initialize and never keeps the process alive.
+    threading.Thread(target=warm_recall_index, args=(vault,), name="agentmem-recall-warmup", daemon=True).start()
     build_server(vault, agent=agent, project=project).run("stdio")

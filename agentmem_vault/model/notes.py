@@ -336,11 +336,26 @@ def quote_links(fm: str) -> str:
 _HANDLER = frontmatter.YAMLHandler()
 
 
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """SafeLoader with YAML 1.2 booleans: only true/false. YAML 1.1 also reads yes/no/on/off as
+    booleans, so a property named ``on`` would come back as ``True`` and be renamed on rewrite;
+    Obsidian's Properties treat them as text too."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
 def _load_yaml(fm: str) -> dict[str, Any]:
     if not fm.strip():
         return {}
     try:
-        data = _HANDLER.load(quote_links(fm))
+        data = _HANDLER.load(quote_links(fm), Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""

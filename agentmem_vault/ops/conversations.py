@@ -67,8 +67,10 @@ def _append_line(path: Path, entry: dict) -> None:
     append_line(path, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def record_pair(vault: Vault, conversation_id: str, session_id: str, *, agent: str, source: str | None = None) -> dict:
-    """Append one pair. Call it while holding the vault's index lock (``VaultWriter``)."""
+def record_pair(vault: Vault, conversation_id: str, session_id: str, *, agent: str, source: str | None = None,
+                project: str = "", workspace: str = "") -> dict:
+    """Append one pair. Call it while holding the vault's index lock (``VaultWriter``).
+    ``project``/``workspace``: the chat's project and folder (ops/projects.py), when known."""
     entry = {
         "time": stamp(),
         "conversation_id": conversation_id,
@@ -76,6 +78,10 @@ def record_pair(vault: Vault, conversation_id: str, session_id: str, *, agent: s
         "agent": agent,
         "source": source,
     }
+    if project:
+        entry["project"] = project
+    if workspace:
+        entry["workspace"] = workspace
     _append_line(conversations_path(vault), entry)
     return entry
 
@@ -243,3 +249,50 @@ def queue_transcript(
 def read_queue(vault: Vault) -> list[dict]:
     """Readable queue entries, oldest first (for the daemon and for tests)."""
     return [obj for obj in _json_lines(read_bytes(extract_queue_path(vault))) if obj.get("kind") == "transcript"]
+
+
+def projects_of_sessions(vault: Vault) -> dict[str, str]:
+    """Session ID -> the project its chat was registered in (the last pair that names one)."""
+    out: dict[str, str] = {}
+    for obj in _json_lines(read_bytes(conversations_path(vault)), b'"project"'):
+        sid, proj = obj.get("session_id"), obj.get("project")
+        if isinstance(sid, str) and isinstance(proj, str) and proj:
+            out[sid] = proj
+    return out
+
+
+def project_of_session(vault: Vault, session_id: str) -> str:
+    """The project a session's chat was registered in ("" when not recorded)."""
+    found = ""
+    for obj in _json_lines(read_bytes(conversations_path(vault)), session_id.encode("utf-8")):
+        if obj.get("session_id") == session_id and isinstance(obj.get("project"), str):
+            found = obj["project"] or found
+    return found
+
+
+class PairProjects:
+    """Session ID -> project from the bytes of ``conversations.jsonl``, looked up on demand (the
+    sessionStart hook asks for a handful of IDs and must not parse every line)."""
+
+    def __init__(self, data: bytes | None):
+        self.data = data or b""
+
+    def get(self, session_id: str, default: str = "") -> str:
+        key = session_id.encode("utf-8")
+        end = len(self.data)
+        while True:
+            i = self.data.rfind(key, 0, end)
+            if i == -1:
+                return default
+            start = self.data.rfind(b"\n", 0, i) + 1
+            stop = self.data.find(b"\n", i)
+            line = self.data[start : stop if stop != -1 else len(self.data)]
+            if b'"project"' in line:
+                try:
+                    obj = json.loads(line.decode("utf-8-sig"))
+                except (UnicodeDecodeError, ValueError):
+                    obj = None
+                if isinstance(obj, dict) and obj.get("session_id") == session_id and isinstance(obj.get("project"), str):
+                    return obj["project"]
+            end = start
+

@@ -470,9 +470,44 @@ def sync_findings(vault: Vault) -> list[Finding]:
     return [Finding("merge_driver_missing", WARNING, problem, hint="agentmem install-merge-driver")]
 
 
+def project_findings(vault: Vault) -> list[Finding]:
+    """Notes whose project matches no workspace this vault knows (docs/projects.md): a project
+    that was renamed or moved, so its memories no longer reach its chats. Checked only once the
+    vault knows some workspace (a chat registered with its project, or ``projects:`` in config)."""
+    from agentmem_vault.config import vault_config
+    from agentmem_vault.longterm.notes import load_notes
+    from agentmem_vault.ops.conversations import projects_of_sessions
+    from agentmem_vault.ops.projects import aliases_from_config, fold_name
+
+    try:
+        aliases = aliases_from_config(vault_config(vault))
+        known = {fold_name(p) for p in projects_of_sessions(vault).values()}
+        known |= {fold_name(n) for n in aliases.known()} | set(aliases.names)
+        if not known:
+            return []
+        out: list[Finding] = []
+        for n in load_notes(vault):
+            if not n.project or n.scope == "global" or not n.active:
+                continue
+            if fold_name(aliases.canonical(n.project)) in known:
+                continue
+            rel = n.path.relative_to(vault.root).as_posix() if n.path else None
+            out.append(Finding(
+                "note_project_unknown", WARNING,
+                f"memory {n.id or n.title!r} belongs to project {n.project!r}, which no chat of this vault ran in "
+                "(renamed or moved?): it is shown in no chat",
+                hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global), or add "
+                     f"{n.project!r} under projects: in memory/.agentmem/config.yaml",
+                path=rel,
+            ))
+        return out
+    except AgentmemError:
+        return []
+
+
 def diagnose(vault: Vault) -> DoctorReport:
     findings, _ = diagnose_state(read_state(vault))
-    return DoctorReport(findings + sync_findings(vault) + obsidian_findings(vault))
+    return DoctorReport(findings + sync_findings(vault) + project_findings(vault) + obsidian_findings(vault))
 
 
 def obsidian_findings(vault: Vault, w: VaultWriter | None = None) -> list[Finding]:
@@ -533,7 +568,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     with VaultWriter(vault, "doctor") as w:
         state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)
-        report = DoctorReport(findings + sync_findings(vault), fixed_run=True)
+        report = DoctorReport(findings + sync_findings(vault) + project_findings(vault), fixed_run=True)
         temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
         fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND]
         if plan is None:

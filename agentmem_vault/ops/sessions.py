@@ -181,6 +181,14 @@ def _write_session(
     if context_note and not any(context_note in p for p in snap.items("Current Context")):
         snap = merge_snapshots(snap, parse_snapshot(f"## Current Context\n{context_note}\n"), updated_at=ts)
     snap.metadata["Status"] = "active"
+    if not snap.metadata.get("Project", "").strip():
+        # The project the chat was registered in (docs/projects.md), kept in the snapshot itself so
+        # that it survives without tool state; shown as the `project` Property (docs/obsidian.md).
+        from agentmem_vault.ops.conversations import project_of_session
+
+        proj = project_of_session(vault, sid)
+        if proj:
+            snap.metadata["Project"] = proj
     new_text = _render_like(snap, existing)
     same = existing is not None and _same_but_time(existing, new_text)
     if same and not touch:
@@ -270,17 +278,23 @@ def continue_session(
             doc = w.index()
         cur_row = doc.get(cur)
         note = f"接續 {src}（{source_row.topic}）。"
+
+        def updated(r: it.Row, snap: Snapshot, changed: bool) -> it.Row:
+            return r.with_(
+                status="active",
+                summary=(_summary_from(snap) or r.summary) if r.summary == DEFAULT_SUMMARY else r.summary,
+                keywords=r.keywords if r.keywords != DEFAULT_KEYWORDS else "continue-memory, cursor-agent, session-snapshot",
+                updated_at=ts if (changed or r.status != "active") else r.updated_at,
+            )
+
+        # the snapshot is only written when its content changed: its Properties from that row
         snap, created, changed = _write_session(
             w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=[src], context_note=note,
+            board=lambda s: BoardFacts.from_row(updated(cur_row, s, True)),
         )
         if src not in snap.continues_from:
             raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")
-        w.update_row(cur, lambda r: r.with_(
-            status="active",
-            summary=(_summary_from(snap) or r.summary) if r.summary == DEFAULT_SUMMARY else r.summary,
-            keywords=r.keywords if r.keywords != DEFAULT_KEYWORDS else "continue-memory, cursor-agent, session-snapshot",
-            updated_at=ts if (changed or r.status != "active") else r.updated_at,
-        ))
+        w.update_row(cur, lambda r: updated(r, snap, changed))
         refs = source_row.referencing_ids
         if cur not in refs:
             w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list(r.referencing_ids + [cur])))

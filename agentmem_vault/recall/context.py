@@ -41,10 +41,12 @@ class ContextResult:
     full: list[Hit] = field(default_factory=list)
     brief: list[Hit] = field(default_factory=list)
     sessions: list[SessionHit] = field(default_factory=list)
+    scope: dict = field(default_factory=dict)  # which project's memories were searched (recall/scoping.py)
 
     def to_dict(self) -> dict:
         return {
             "task": self.task, "budget": self.budget, "chars": len(self.markdown), "markdown": self.markdown,
+            **({"scope": self.scope} if self.scope else {}),
             "rules": [h.to_dict() for h in self.rules], "memories_full": [h.to_dict() for h in self.full],
             "memories_brief": [h.to_dict(with_content=False) for h in self.brief],
             "sessions": [s.to_dict() for s in self.sessions],
@@ -126,9 +128,11 @@ def select_memories(hits: list[Hit], *, limit: int, matchable: bool = True) -> l
 # -- assembling ------------------------------------------------------------------------------------------
 
 
-def build_context(vault: Vault, task: str, *, limit: int = 8, budget: int = 4000, project: str | None = None,
-                  module: str | None = None, now: datetime | None = None, full_count: int = FULL_COUNT) -> ContextResult:
-    """Rank memories and sessions for ``task`` and render them within ``budget`` characters."""
+def build_context(vault: Vault, task: str, *, limit: int = 8, budget: int = 4000, project: str | list[str] | None = None,
+                  module: str | None = None, now: datetime | None = None, full_count: int = FULL_COUNT,
+                  scope: dict | None = None) -> ContextResult:
+    """Rank memories and sessions for ``task`` and render them within ``budget`` characters.
+    ``project``: the project's names (recall/scoping.py), ``None`` for every project."""
     from agentmem_vault.errors import UsageError
 
     if budget <= 0:
@@ -151,5 +155,12 @@ def build_context(vault: Vault, task: str, *, limit: int = 8, budget: int = 4000
     memories = select_memories([h for h in hits if h.rel_path not in rule_paths], limit=limit,
                                matchable=bool(query_tokens(task)))
     sessions = relevant_sessions(load_rows(vault), task)
+    if project:  # sessions of the caller's own project first (docs/projects.md)
+        from agentmem_vault.ops.conversations import projects_of_sessions
+        from agentmem_vault.ops.projects import fold_name
+
+        names = {fold_name(x) for x in ([project] if isinstance(project, str) else project)}
+        of = projects_of_sessions(vault)
+        sessions.sort(key=lambda h: fold_name(of.get(h.session_id, "")) not in names)
     md, r, f, b, s = render_context(rules, memories, sessions, budget=budget, full_count=full_count)
-    return ContextResult(task=task, markdown=md, budget=budget, rules=r, full=f, brief=b, sessions=s)
+    return ContextResult(task=task, markdown=md, budget=budget, rules=r, full=f, brief=b, sessions=s, scope=scope or {})

@@ -33,10 +33,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentmem_vault.model.notes import Note
 from agentmem_vault.recall.freshness import daemon_vouches
+from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
 
-SCHEMA_VERSION = 5  # 5: notes read through model/notes.py (one normalisation for every reader)
+SCHEMA_VERSION = 6  # 6: notes.project holds the scope key (docs/projects.md): '' for a global note
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 FIELDS = ("title", "keywords", "usage", "content")
@@ -56,7 +57,7 @@ CREATE TABLE notes(
     note_id TEXT NOT NULL,
     title TEXT NOT NULL,
     category TEXT NOT NULL,
-    project TEXT NOT NULL,              -- folded, for scoping
+    project TEXT NOT NULL,              -- scope key: '' = global, else the project casefolded
     module TEXT NOT NULL,               -- folded, for scoping
     project_raw TEXT NOT NULL,
     module_raw TEXT NOT NULL,
@@ -141,6 +142,14 @@ def recall_tokens(text: str) -> list[str]:
         if t.isascii() and _PARTS_RE.search(t):
             out.extend(p for p in _PARTS_RE.split(t) if len(p) > 1 and p not in _STOPWORDS)
     return out
+
+
+def scope_key(note: Note) -> str:
+    """Where a note applies (docs/projects.md): '' everywhere (a global note, or one that names no
+    project), else its project's name casefolded."""
+    if (note.scope or "").strip().lower() == "global":
+        return ""
+    return fold_name(note.project)
 
 
 def note_tokens(note: Note) -> tuple[str, str, str, str]:
@@ -325,7 +334,7 @@ class RecallIndex:
         if error:
             stats.errors.append({"path": rel, "error": error})
         values = (
-            stamp[0], stamp[1], sha, note.id, note.name, note.category, fold(note.project), fold(note.module),
+            stamp[0], stamp[1], sha, note.id, note.name, note.category, scope_key(note), fold(note.module),
             note.project, note.module, note.importance, note.score, note.status, note.created, note.changed_at,
             json.dumps(note.keywords, ensure_ascii=False), json.dumps(note.usage_scenario, ensure_ascii=False),
             json.dumps(note.source_ids, ensure_ascii=False), note.content, error,

@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from agentmem_vault.config import Vault, now as clock_now, parse_ts
+from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.recall.index import RecallIndex, _is_corrupt, open_index, recall_tokens
 from agentmem_vault.recall.render import RULE_IMPORTANCE
@@ -189,15 +190,22 @@ def combine(relevance: float, recency: float, importance: float, semantic: float
             + w["importance"] * importance)
 
 
-def _scope_sql(project: str | None, module: str | None, include_deprecated: bool) -> tuple[str, list]:
-    """Scoping keeps notes of that project/module and notes that name none (they apply everywhere)."""
+def _scope_sql(project: str | list[str] | tuple[str, ...] | None, module: str | None,
+               include_deprecated: bool) -> tuple[str, list]:
+    """Scoping keeps the notes of that project (any of its names: ops/projects.py aliases) and the
+    global ones (docs/projects.md); ``None`` keeps every project's notes."""
     where: list[str] = []
     args: list = []
     if not include_deprecated:
         where.append("n.status != 'deprecated'")
-    if project:
-        where.append("(n.project = '' OR n.project = ?)")
-        args.append(fold(project))
+    if project is not None:
+        names = [project] if isinstance(project, str) else list(project)
+        names = [fold_name(x) for x in names if x and x.strip()]
+        if names:
+            where.append(f"(n.project = '' OR n.project IN ({', '.join('?' * len(names))}))")
+            args += names
+        else:
+            where.append("n.project = ''")  # an unknown project: the global notes only
     if module:
         where.append("(n.module = '' OR n.module = ?)")
         args.append(fold(module))
@@ -217,7 +225,7 @@ def _hit_from_row(row: tuple, folder: Path) -> Hit:
     )
 
 
-def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str | None,
+def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None, module: str | None,
                include_deprecated: bool, now: datetime, semantic, candidates: int, limit: int = 0) -> list[Hit]:
     conn = idx.conn
     assert conn is not None
@@ -297,7 +305,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | None, module: str
     return hits
 
 
-def search(vault: Vault, query: str, *, limit: int = 10, project: str | None = None, module: str | None = None,
+def search(vault: Vault, query: str, *, limit: int = 10, project: str | list[str] | None = None, module: str | None = None,
            include_deprecated: bool = False, now: datetime | None = None, index: RecallIndex | None = None,
            semantic: object = "config", sync: bool = True) -> list[Hit]:
     """Ranked long-term memories for ``query``.
@@ -330,7 +338,7 @@ def search(vault: Vault, query: str, *, limit: int = 10, project: str | None = N
             idx.close()
 
 
-def rule_notes(idx: RecallIndex, *, project: str | None = None, module: str | None = None,
+def rule_notes(idx: RecallIndex, *, project: str | list[str] | None = None, module: str | None = None,
                now: datetime | None = None) -> list[Hit]:
     """The rule index: active notes with importance >= 0.9, most important and newest first."""
     assert idx.conn is not None

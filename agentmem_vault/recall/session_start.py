@@ -46,7 +46,9 @@ def _rules_summary(vault: Vault, index_stat: os.stat_result) -> list | None:
     return None
 
 
-def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
+def _rules_from_index(vault: Vault, project_names: tuple[str, ...] | None = None) -> list[SimpleNamespace]:
+    """The rule notes to show: global ones and, with ``project_names`` (casefolded), that
+    project's; ``None`` shows every project's (docs/projects.md)."""
     path = db_path(vault)
     try:
         index_stat = os.stat(path)
@@ -68,7 +70,9 @@ def _rules_from_index(vault: Vault) -> list[SimpleNamespace]:
             conn.close()
     out: list[SimpleNamespace] = []
     folder = vault.longterm_dir
-    for rel, mtime, size, nid, title, content, imp, updated in rows:
+    for rel, mtime, size, nid, title, content, imp, updated, proj in rows:
+        if proj and project_names is not None and proj not in project_names:
+            continue  # another project's rule: never shown here
         p = folder / rel
         try:
             st = os.stat(p)
@@ -89,7 +93,14 @@ def recent_active_sessions(rows: list[Row], *, exclude: tuple[str, ...] = (), li
     return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in active[:limit]]
 
 
-def _recent_from_board(vault: Vault, doc: object, exclude: tuple[str, ...]) -> list[SessionHit]:
+def _same_project_first(hits: list[SessionHit], project_of: dict[str, str] | None, names: tuple[str, ...] | None) -> list[SessionHit]:
+    """Sessions of the chat's own project first (stable otherwise)."""
+    if not names or not project_of:
+        return hits[:MAX_SESSIONS]
+    return sorted(hits, key=lambda h: project_of.get(h.session_id, "").casefold() not in names)[:MAX_SESSIONS]
+
+
+def _recent_from_board(vault: Vault, doc: object, exclude: tuple[str, ...], limit: int = MAX_SESSIONS) -> list[SessionHit]:
     """From the hook's board summary (no row parsed), a parsed board, or else the summary of the
     board on disk (``board_cache``: kept current by every writer)."""
     if doc is None:
@@ -103,7 +114,7 @@ def _recent_from_board(vault: Vault, doc: object, exclude: tuple[str, ...]) -> l
             return []
     if isinstance(doc, board_cache.BoardState):
         if doc.writable:
-            rows = doc.recent_active(exclude, MAX_SESSIONS)
+            rows = doc.recent_active(exclude, limit)
             return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in rows]
         try:
             from agentmem_vault.vaultio import decode_text
@@ -111,18 +122,23 @@ def _recent_from_board(vault: Vault, doc: object, exclude: tuple[str, ...]) -> l
             doc = parse_index(decode_text(doc.data, vault.index_path))
         except Exception:
             return []
-    return recent_active_sessions(doc.row_list(), exclude=exclude)  # type: ignore[attr-defined]
+    return recent_active_sessions(doc.row_list(), exclude=exclude, limit=limit)  # type: ignore[attr-defined]
 
 
 def session_start_context(vault: Vault, *, budget: int = 1500, doc: IndexDoc | board_cache.BoardState | None = None,
-                          exclude: tuple[str, ...] | list[str] = ()) -> str:
+                          exclude: tuple[str, ...] | list[str] = (), project_names: tuple[str, ...] | None = None,
+                          project_of: dict[str, str] | None = None) -> str:
     """Markdown (at most ``budget`` characters, "" when there is nothing to say) for additional_context.
 
     ``doc``: memory/index.md as the hook read it (its ``board_cache.BoardState``, or a parsed
-    ``IndexDoc``), saving a read; ``exclude``: Session IDs not to list (the chat's own)."""
+    ``IndexDoc``), saving a read; ``exclude``: Session IDs not to list (the chat's own);
+    ``project_names``: the chat's project (all its names, casefolded; ``()`` for an unknown
+    project: global rules only; ``None``: no scoping); ``project_of``: Session ID -> project, to list
+    the chat's own project's sessions first."""
     try:
-        rules = _rules_from_index(vault)
-        sessions = _recent_from_board(vault, doc, tuple(exclude))
+        rules = _rules_from_index(vault, project_names)
+        sessions = _recent_from_board(vault, doc, tuple(exclude), MAX_SESSIONS * 4 if project_of else MAX_SESSIONS)
+        sessions = _same_project_first(sessions, project_of, project_names)
         budget = max(0, int(budget))
         parts: list[str] = []
         used = 0

@@ -1,0 +1,73 @@
+"""Which project's memories a query sees (docs/projects.md): the caller's project and the global
+memories by default; ``--project NAME`` for another one; ``--all-projects`` for every project."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.errors import UsageError
+from agentmem_vault.ops.conversations import projects_of_sessions
+from agentmem_vault.ops.projects import ProjectIdentity, aliases_from_config, fold_name, identify
+
+
+@dataclass
+class Scope:
+    names: list[str] | None  # casefolded names of the project; None = every project
+    project: str = ""  # the project's name ("" = unknown: global memories only)
+    source: str = ""  # explicit | all | git-remote | git-folder | folder | alias | unknown
+    note: str = ""
+    known: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d: dict = {"project": self.project or None, "all_projects": self.names is None, "project_source": self.source}
+        if self.note:
+            d["project_note"] = self.note
+        return d
+
+
+def known_projects(vault: Vault, cfg: dict | None = None) -> list[str]:
+    """Projects this vault knows: config.yaml's ``projects:``, the projects of its notes (from the
+    recall index) and those chats were registered in."""
+    cfg = vault_config(vault) if cfg is None else cfg
+    names: dict[str, str] = {}
+    for n in aliases_from_config(cfg).known():
+        names.setdefault(fold_name(n), n)
+    try:
+        from agentmem_vault.recall.index import open_index
+
+        idx = open_index(vault)
+        try:
+            assert idx.conn is not None
+            for (raw,) in idx.conn.execute("SELECT DISTINCT project_raw FROM notes WHERE project_raw != ''"):
+                names.setdefault(fold_name(raw), raw)
+        finally:
+            idx.close()
+    except Exception:  # noqa: BLE001 - an index that cannot be opened names no projects
+        pass
+    for proj in projects_of_sessions(vault).values():
+        names.setdefault(fold_name(proj), proj)
+    return sorted(names.values(), key=fold_name)
+
+
+def resolve_scope(vault: Vault, *, project: str | None = None, all_projects: bool = False,
+                  cwd: str | os.PathLike | None = None) -> Scope:
+    if all_projects and project:
+        raise UsageError("give --project NAME or --all-projects, not both")
+    if all_projects:
+        return Scope(None, "", "all")
+    cfg = vault_config(vault)
+    aliases = aliases_from_config(cfg)
+    if project is not None:
+        name = aliases.canonical(project)
+        known = known_projects(vault, cfg)
+        if fold_name(name) not in {fold_name(k) for k in known}:
+            listed = ", ".join(known) if known else "none yet"
+            raise UsageError(f"unknown project {project!r}; known projects: {listed} (or use --all-projects)")
+        return Scope(aliases.names_for(name), name, "explicit", known=known)
+    ident: ProjectIdentity = identify(Path(cwd) if cwd is not None else Path.cwd(), aliases)
+    if not ident.name:
+        return Scope([], "", "unknown", ident.note or "the current folder names no project: global memories only")
+    return Scope(aliases.names_for(ident.name), ident.name, ident.source)
