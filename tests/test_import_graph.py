@@ -13,13 +13,8 @@ import agentmem_vault
 PKG = Path(agentmem_vault.__file__).parent
 FRONT_ENDS = ("cli", "daemon", "hooks", "mcp")
 MODEL_MAY_IMPORT = ("agentmem_vault.model", "agentmem_vault.errors", "agentmem_vault.clock")
-# Known exceptions, each with its reason; remove when the reason goes.
-MODEL_EXCEPTIONS = {
-    # The git merge driver's note merge reads notes through the long-term note parser until the
-    # one note model lands in model/notes.py.
-    ("agentmem_vault.model.merge3", "agentmem_vault.longterm"),
-    ("agentmem_vault.model.merge3", "agentmem_vault.longterm.notes"),
-}
+# Known exceptions, each with its reason (none today); remove an entry when its reason goes.
+MODEL_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:
