@@ -10,8 +10,12 @@ import json
 import os
 import re
 import sys
-from datetime import datetime
 from pathlib import Path
+
+# The clock lives in clock.py; re-exported here for call sites that predate it.
+from agentmem_vault.clock import TS_FORMAT, format_ts, now, parse_ts  # noqa: F401
+from agentmem_vault.errors import ConfigError, VaultNotFound
+from agentmem_vault.model.ids import validate_agent_name, validate_session_id
 
 TYPE_CHECKING = False  # typing itself is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
@@ -22,8 +26,6 @@ try:  # the builtin module: hashlib loads OpenSSL, which the sessionStart hook c
 except ImportError:  # pragma: no cover - other Pythons
     from hashlib import sha256 as _sha256
 
-from agentmem_vault.errors import ConfigError, VaultNotFound
-from agentmem_vault.model.ids import validate_agent_name, validate_session_id
 
 DEFAULT_AGENT = "cursor-main-agent"
 
@@ -334,38 +336,3 @@ def resolve_agent(explicit: str | None, cfg: dict | None = None) -> str:
     name = explicit or os.environ.get("AGENTMEM_AGENT") or (cfg or {}).get("agent_name") or DEFAULT_AGENT
     return validate_agent_name(str(name))
 
-
-def now() -> datetime:
-    """Local wall-clock time, or ``AGENTMEM_NOW`` (ISO 8601) for deterministic runs."""
-    env = os.environ.get("AGENTMEM_NOW")
-    if env:
-        try:
-            dt = datetime.fromisoformat(env.strip())
-        except ValueError as exc:
-            raise ConfigError(f"AGENTMEM_NOW={env!r} is not an ISO 8601 time (e.g. 2026-06-01T09:30)") from exc
-        return dt.replace(tzinfo=None, second=0, microsecond=0) if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
-    return datetime.now().replace(second=0, microsecond=0)
-
-
-TS_FORMAT = "%Y-%m-%d %H:%M"
-
-
-def format_ts(dt: datetime) -> str:
-    return dt.strftime(TS_FORMAT)
-
-
-def parse_ts(value: str) -> datetime | None:
-    """Accept ``YYYY-MM-DD HH:MM`` and ISO 8601 forms; None when unreadable."""
-    v = (value or "").strip()
-    if not v or v == "-":
-        return None
-    for fmt in (TS_FORMAT, "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
-        try:
-            return datetime.strptime(v, fmt)
-        except ValueError:
-            pass
-    try:
-        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt.astimezone().replace(tzinfo=None) if dt.tzinfo else dt

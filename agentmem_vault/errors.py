@@ -110,6 +110,30 @@ class ConfigError(AgentmemError):
     code = "config_error"
 
 
+class IncompleteOperation(AgentmemError):
+    """A multi-file operation failed part way and its transaction undid every write."""
+
+    code = "incomplete"
+
+    @classmethod
+    def undone(cls, what: str, cause: AgentmemError) -> IncompleteOperation:
+        # Worded by this type alone: a transaction that raised restored every file it had touched.
+        return cls(f"{what} is incomplete and was undone (every file is as it was): {cause.message}",
+                   details={"cause": cause.code})
+
+
+class LLMError(AgentmemError):
+    """A model call failed (after the SDK's retries) or its reply was unusable."""
+
+    code = "llm_error"
+
+
+class PayloadError(AgentmemError, ValueError):
+    """A hook's stdin was empty or not a JSON object: the hook answers ``{}`` and logs why."""
+
+    code = "bad_payload"
+
+
 class MissingExtra(AgentmemError):
     """An optional extra (e.g. ``agentmem-vault[mcp]``) is needed for this command."""
 

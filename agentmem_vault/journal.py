@@ -53,7 +53,8 @@ def _parse_lines(data: bytes, j: Journal) -> None:
             j.broken_lines += 1
 
 
-def _removed_rows(entry: dict) -> list[dict]:
+def removed_rows(entry: dict) -> list[dict]:
+    """The rows an entry took off the board (one remove_row, or all of an organize run)."""
     if entry.get("action") == "remove_row" and isinstance(entry.get("before"), dict):
         return [entry["before"]]
     rows = entry.get("deleted_rows")  # organize: one entry for the whole run
@@ -61,7 +62,7 @@ def _removed_rows(entry: dict) -> list[dict]:
 
 
 def mentions(entry: dict, session_id: str) -> bool:
-    return entry.get("session_id") == session_id or any(r.get("session_id") == session_id for r in _removed_rows(entry))
+    return entry.get("session_id") == session_id or any(r.get("session_id") == session_id for r in removed_rows(entry))
 
 
 def history(vault: Vault, session_id: str | None = None, limit: int = 50) -> Journal:
@@ -77,7 +78,7 @@ def last_removed_row(vault: Vault, session_id: str) -> dict | None:
     """The last journaled copy of a removed row of ``session_id``, as journaled (not yet checked)."""
     found: dict | None = None
     for e in read_journal(vault).entries:
-        for r in _removed_rows(e):
+        for r in removed_rows(e):
             if r.get("session_id") == session_id:
                 found = r
     return found

@@ -1,6 +1,6 @@
 """The only module that writes vault files.
 
-Every change follows the skill's safe-write rule, enforced here: take the vault's exclusive lock
+Every change follows the safe-write rule (docs/board.md "Writing rules"), enforced here: take the vault's exclusive lock
 (kept outside the synced folder), re-read the file under the lock, change only the target, write
 (append in place, or an atomic temp+fsync+replace with retries on Windows sharing violations),
 re-read and verify, and journal the change to ``memory/.agentmem/journal.jsonl`` *before* it is
@@ -18,10 +18,11 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from agentmem_vault import clock
 from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import (
     AgentmemError,
@@ -38,6 +39,8 @@ from agentmem_vault.model import index_table as it
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     from agentmem_vault.ops.board_cache import BoardState
 
 _RETRY_SECONDS = 3.0
@@ -220,6 +223,21 @@ def _write_target(path: Path) -> Path:
     return target
 
 
+def temp_path(path: Path) -> Path:
+    """Where an atomic write of ``path`` puts its bytes first: ``.<name>.<pid>.<n>.agentmem-tmp``
+    next to it (doctor recognises and cleans up leftovers of killed writers by this name)."""
+    return path.parent / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}"
+
+
+def swap_in(tmp: Path, path: Path, *, durable: bool = True) -> None:
+    """Put a finished temporary (``temp_path``) in place of ``path``: one atomic rename, retried
+    on Windows sharing violations; ``durable``: the folder is synced so the rename survives a
+    crash (derived caches skip it)."""
+    _retry(lambda: os.replace(tmp, path), f"replace {path}")
+    if durable:
+        _fsync_dir(path.parent)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a crash leaves either the old or the new file."""
     path = _write_target(path)
@@ -235,7 +253,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise WriteFailed(f"could not create {folder}: {exc.strerror or exc}") from exc
-    tmp = folder / f".{path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}"
+    tmp = temp_path(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
@@ -246,8 +264,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.chmod(tmp, mode)
         except OSError:
             pass
-        _retry(lambda: os.replace(tmp, path), f"replace {path}")
-        _fsync_dir(folder)
+        swap_in(tmp, path)
     except OSError as exc:
         try:
             tmp.unlink()
@@ -341,11 +358,11 @@ def write_cache_file(path: Path, data: bytes) -> None:
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}{TMP_SUFFIX}"
+    tmp = temp_path(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
-        _retry(lambda: os.replace(tmp, path), f"replace {path}")
+        swap_in(tmp, path, durable=False)
     except OSError:
         try:
             tmp.unlink()
@@ -377,17 +394,18 @@ class VaultWriter:
                 timeout = 10.0
         self.timeout = timeout
         self.now = now
-        self._cm = None
+        self._cm: AbstractContextManager[None] | None = None
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
 
     def __enter__(self) -> VaultWriter:
-        self._cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
-        self._cm.__enter__()
+        cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
+        cm.__enter__()
+        self._cm = cm
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         assert self._cm is not None
         self._cm.__exit__(*exc)
 
@@ -448,8 +466,8 @@ class VaultWriter:
 
     # -- journal ----------------------------------------------------------------------------
     def journal(self, action: str, *, session_id: str | None = None, path: Path | None = None, **data: object) -> None:
-        entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        entry: dict[str, object] = {
+            "time": clock.iso_now(),
             "command": self.command,
             "action": action,
             "session_id": session_id,
@@ -577,7 +595,7 @@ class VaultWriter:
         _refresh_board_cache(self.vault, new_text, after)
         return old
 
-    def write_index_text(self, new_text: str, *, reason: str, **journal_data: object) -> None:
+    def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
         """Whole-table rewrite computed by the caller from the text read under this lock."""
         before = self.index_text()
         if new_text == before:
@@ -682,7 +700,7 @@ def _rotate_journal(jp: Path, limit: int | None = None) -> None:
             return
     except FileNotFoundError:
         return
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = clock.stamp()
     n = 1  # a fixed-width counter keeps name order = rotation order within one second
     while (target := jp.with_name(f"{jp.stem}-{stamp}-{n:03d}{jp.suffix}")).exists():
         n += 1
@@ -706,3 +724,71 @@ def _refresh_board_cache(vault: Vault, text: str, doc: it.IndexDoc) -> None:
     from agentmem_vault.ops.board_cache import refresh
 
     refresh(vault, text, doc)
+
+
+# -- backups and set-aside copies (one naming scheme: <what>-<YYYYMMDD-HHMMSS>[-N]) -------------
+
+BACKUP_TAG = "agentmem-backup"
+
+
+def free_path(candidate: Callable[[int], Path]) -> Path:
+    """``candidate(1)``, else ``candidate(2)``… : the first that does not exist (nothing is overwritten)."""
+    n = 1
+    while (p := candidate(n)).exists():
+        n += 1
+    return p
+
+
+def _numbered(base: str, n: int) -> str:
+    return base if n == 1 else f"{base}-{n}"
+
+
+def backup_file(path: Path, data: bytes | None = None) -> Path | None:
+    """Copy ``path`` (or ``data``, its bytes as read earlier) to ``<name>.agentmem-backup-<stamp>``
+    next to it before it is replaced; None when there is nothing to back up. For files outside
+    the vault (agent rules, hook configs) that a person may want back."""
+    if data is None:
+        data = read_bytes(path)
+        if data is None:
+            return None
+    stamp = clock.stamp()
+    dst = free_path(lambda n: path.with_name(_numbered(f"{path.name}.{BACKUP_TAG}-{stamp}", n)))
+    atomic_write_bytes(dst, data)
+    return dst
+
+
+def backup_dir(into: Path, label: str) -> Path:
+    """A new (not yet created) backup folder ``<into>/<stamp>-<label>[-N]``."""
+    stamp = clock.stamp()
+    return free_path(lambda n: into / _numbered(f"{stamp}-{label}", n))
+
+
+def backup_files(paths: Iterable[Path], *, root: Path, into: Path, label: str) -> Path:
+    """Copy several files into one new folder ``<into>/<stamp>-<label>`` at their paths relative
+    to ``root`` (doctor's backups under memory/.agentmem/backups/); returns that folder."""
+    folder = backup_dir(into, label)
+    for p in paths:
+        data = read_bytes(p)
+        if data is not None:
+            atomic_write_bytes(folder / p.relative_to(root), data)
+    return folder
+
+
+CONFLICTS_DIR = "conflicts"  # under memory/.agentmem/: index conflict copies after they were folded
+
+
+def conflict_destination(state_dir: Path, name: str) -> Path:
+    return set_aside_path(state_dir / CONFLICTS_DIR, name)
+
+
+def set_aside_path(folder: Path, name: str) -> Path:
+    """Where a file moved out of the way goes (a folded conflict copy into .agentmem/conflicts/):
+    ``<folder>/<name>``, or ``<stem>.<stamp>[-N].md`` when that is taken."""
+    dst = folder / name
+    if not dst.exists():
+        return dst
+    stem, dot, ext = name.rpartition(".")
+    if not dot:
+        stem, ext = name, ""
+    stamp = clock.stamp()
+    return free_path(lambda n: folder / (_numbered(f"{stem}.{stamp}", n) + (f".{ext}" if ext else "")))

@@ -81,7 +81,7 @@ def build_board(root: Path, rows: int) -> dict:
     v.state_dir.mkdir(parents=True, exist_ok=True)
     (v.state_dir / "conversations.jsonl").write_text("".join(pairs), encoding="utf-8")
     notes = synth_notes(60, seed=11)
-    for k, nt in enumerate(notes[:6]):
+    for nt in notes[:6]:
         nt["importance"], nt["status"] = 0.95, "active"
     v.longterm_dir.mkdir(parents=True, exist_ok=True)
     for nt in notes:

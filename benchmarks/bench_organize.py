@@ -2,7 +2,7 @@
 
 Prints JSON. Baselines measured in the same run on the same files:
 - ``floor_read``: read + parse memory/index.md and read every snapshot (what any organize must do);
-- ``naive_per_row``: the skill's by-hand way, one locked remove/update per row (VaultWriter.remove_row
+- ``naive_per_row``: the by-hand way, one locked remove/update per row (VaultWriter.remove_row
   / update_row), timed on a sample of rows and extrapolated to the whole plan.
 
 Usage: python benchmarks/bench_organize.py [--rows 10000] [--snapshots 5000] [--repeat 3]
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault
 from agentmem_vault.ops.lifecycle import organize
-from agentmem_vault.ops.register import DEFAULT_KEYWORDS, DEFAULT_SUMMARY
+from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY
 from agentmem_vault.vaultio import VaultWriter, read_text
 
 NOW = datetime(2026, 6, 1, 9, 30)

@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import pickle
-import random
 import statistics
 import subprocess
 import sys
@@ -177,7 +176,7 @@ def scale(n: int, runs: int) -> dict:
         res["sync_nochange_ms_median"] = round(statistics.median(sync_ms), 1)
 
         with_sync, no_sync = [], []
-        for rep in range(2):
+        for _rep in range(2):
             for q in queries:
                 t = time.perf_counter()
                 search(v, q, limit=10, index=idx, semantic=None, sync=True)
@@ -210,7 +209,7 @@ def scale(n: int, runs: int) -> dict:
         env = dict(os.environ)
         code = ("import time,sys;t=time.perf_counter();from agentmem_vault.config import Vault;"
                 "from agentmem_vault.recall.session_start import session_start_context;"
-                f"session_start_context(Vault(sys.argv[1]));print((time.perf_counter()-t)*1000)")
+                "session_start_context(Vault(sys.argv[1]));print((time.perf_counter()-t)*1000)")
         cold = [float(subprocess.run([sys.executable, "-c", code, str(v.root)], capture_output=True, env=env, text=True).stdout)
                 for _ in range(5)]
         res["session_start_cold_import_and_call_ms_median"] = round(statistics.median(cold), 1)

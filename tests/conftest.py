@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import traceback
 from pathlib import Path
 
 import pytest
@@ -47,21 +48,52 @@ def vault(tmp_path: Path) -> Vault:
     return v
 
 
+def _needs_process(argv: list[str]) -> bool:
+    """Hooks (their own stdin handling and fast path before click) and the daemon (it forks and
+    signals) need a real process; every other command runs in-process."""
+    from agentmem_vault.entry import is_hook_call
+
+    return is_hook_call(argv) or "daemon" in argv
+
+
 def run_cli(*args: str, vault: Vault | Path | None = None, input: str | bytes | None = None,
-            env: dict | None = None, timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run `python -m agentmem_vault ...` in a real subprocess."""
-    cmd = [sys.executable, "-m", "agentmem_vault"]
+            env: dict | None = None, timeout: float = 60, process: bool = False,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``agentmem ...`` and return a CompletedProcess (text stdout/stderr).
+
+    In-process through click's test runner (fast: no interpreter start per call), except for hooks
+    and the daemon, or with ``cwd`` or ``process=True`` (the per-command smoke tests in test_cli_smoke.py run
+    every command once as a real `python -m agentmem_vault` process)."""
+    argv = []
     if vault is not None:
-        cmd += ["--vault", str(vault.root if isinstance(vault, Vault) else vault)]
-    cmd += list(args)
+        argv += ["--vault", str(vault.root if isinstance(vault, Vault) else vault)]
+    argv += list(args)
+    if process or cwd is not None or _needs_process(argv):
+        return run_process(argv, input=input, env=env, timeout=timeout, cwd=cwd)
+    from click.testing import CliRunner
+
+    from agentmem_vault.cli import cli as cli_group
+
+    data = input.encode("utf-8") if isinstance(input, str) else input
+    result = CliRunner().invoke(cli_group, argv, input=data, env=env, prog_name="agentmem")
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        # What the interpreter would print for an uncaught exception (tests assert there is none).
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(["agentmem", *argv], result.exit_code, result.stdout, stderr)
+
+
+def run_process(argv: list[str], *, input: str | bytes | None = None, env: dict | None = None,
+                timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m agentmem_vault ARGV` in a real subprocess."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     if isinstance(input, str):
         input = input.encode("utf-8")
-    proc = subprocess.run(cmd, input=input, capture_output=True, env=full_env, timeout=timeout, cwd=cwd)
-    proc.stdout = proc.stdout.decode("utf-8", "replace")  # type: ignore[assignment]
-    proc.stderr = proc.stderr.decode("utf-8", "replace")  # type: ignore[assignment]
-    return proc
+    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", *argv], input=input, capture_output=True,
+                          env=full_env, timeout=timeout, cwd=cwd)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
+                                       proc.stderr.decode("utf-8", "replace"))
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault
-from agentmem_vault.ops.register import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
+from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
 
 NOW = "2026-06-01T09:30"
 
@@ -48,7 +48,7 @@ def write_snapshot(vault: Vault, sid: str, **kw) -> Path:
 def picture(vault: Vault) -> dict[str, bytes | None]:
     """Every file and folder under memory/ except tool state, byte for byte."""
     out: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in os.walk(vault.memory):
+    for dirpath, _dirnames, filenames in os.walk(vault.memory):
         rel = Path(dirpath).relative_to(vault.memory)
         if rel.parts[:1] == (".agentmem",):
             continue

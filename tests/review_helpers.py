@@ -1,4 +1,4 @@
-"""Shared by the reviewer's regression tests: a rule note (importance >= 0.9) as Obsidian would hold it."""
+"""Shared by the regression tests of the hook/daemon/extraction reviews: a rule note (importance >= 0.9) as Obsidian would hold it."""
 
 RULE = """---
 id: lt-abc123

@@ -208,7 +208,7 @@ def test_any_sequence_of_changes_agrees_with_a_full_parse(tmp_path: Path, ops: l
                     fh.write((it.render_row(row(1000 + k, ("idle", "active")[n % 2], f"2026-07-0{1 + n % 9} 10:00")) + "\n").encode())
             elif op == "update" and ids:
                 with VaultWriter(v, "t") as w:
-                    w.update_row(ids[n % len(ids)], lambda r: r.with_(status="active", updated_at=f"2026-08-{1 + n % 28:02d} 10:00"))
+                    w.update_row(ids[n % len(ids)], lambda r, n=n: r.with_(status="active", updated_at=f"2026-08-{1 + n % 28:02d} 10:00"))
             elif op == "remove" and ids:
                 with VaultWriter(v, "t") as w:
                     w.remove_row(ids[n % len(ids)])

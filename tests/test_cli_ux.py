@@ -67,7 +67,7 @@ def test_lazy_command_table_matches_the_modules() -> None:
 
 
 def test_help_option_works_for_every_command_but_hook() -> None:
-    for path, cmd in _walk(cli):
+    for path, _cmd in _walk(cli):
         if path == ("hook",):  # dispatched before click; covered below
             continue
         r = run(*path, "--help")

@@ -1,6 +1,6 @@
 """The daemon as users run it: a real child process on a temporary vault.
 
-Timings asserted here are the contract of issue 6: a hand-written snapshot gets its row within 3 s
+Timings asserted here are the daemon's contract (docs/daemon.md): a hand-written snapshot gets its row within 3 s
 (native events) or within one rescan period (polling); the daemon's own writes cause no further
 writes (the index's mtime stays put for 10 s); SIGTERM/SIGINT stop it within 2 s.
 """
@@ -71,7 +71,7 @@ def test_native_row_conflict_fold_no_loop_and_sigterm(vault):
     assert read_status(vault)["state"] == "stopped"
     log = (vault.state_dir / "daemon.log").read_text(encoding="utf-8")
     assert "fold_conflict" in log and "daemon stopped" in log
-    journal = [json.loads(l) for l in vault.journal_path.read_text(encoding="utf-8").splitlines()]
+    journal = [json.loads(line) for line in vault.journal_path.read_text(encoding="utf-8").splitlines()]
     assert {"append_row", "fold_conflict", "move_file"} <= {j["action"] for j in journal if j["command"] == "daemon"}
 
 

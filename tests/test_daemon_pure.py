@@ -155,7 +155,8 @@ def test_session_fields_only_from_metadata_section(tmp_path):
 # -- reconcile -----------------------------------------------------------------------------------
 
 
-def _folder(sessions: dict[str, str] = {}, conflicts: dict[str, str] = {}) -> FolderSnapshot:
+def _folder(sessions: dict[str, str] | None = None, conflicts: dict[str, str] | None = None) -> FolderSnapshot:
+    sessions, conflicts = sessions or {}, conflicts or {}
     from agentmem_vault.daemon.scan import session_fields, sha_of
 
     entries = {}

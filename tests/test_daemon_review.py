@@ -1,4 +1,4 @@
-"""Reviewer's regression tests for the daemon: queue compaction, recall index kept fresh after
+"""Regression tests for the daemon: queue compaction, recall index kept fresh after
 extraction, the rotating log, and one code path for collecting extraction results."""
 
 from __future__ import annotations

@@ -82,4 +82,4 @@ def test_daemon_queue_reader_accepts_our_lines(vault: Vault, outside: Path) -> N
     t = str(Path.home() / ".cursor/projects/a b/agent-transcripts/t.jsonl")
     run_hook("cursor-session-end", cursor_end(vault.root, "c-4", t), cwd=outside)
     item = read_queue(vault)[0]
-    assert queue.item_key(item) == f"transcript:{t}"
+    assert queue.queue_key(item) == f"transcript:{t}"

@@ -1,4 +1,4 @@
-"""Reviewer's regression tests for the hook path: the recall part of sessionStart reads the prebuilt
+"""Regression tests for the hook path: the recall part of sessionStart reads the prebuilt
 index without importing the index builder, and still shows the rule notes."""
 
 from __future__ import annotations

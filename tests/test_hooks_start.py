@@ -12,7 +12,7 @@ import pytest
 
 from agentmem_vault.config import Vault
 from agentmem_vault.ops.conversations import find_pair, iter_pairs
-from agentmem_vault.ops.register import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
+from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
 from agentmem_vault.vaultio import VaultWriter
 
 from hooks_helpers import (

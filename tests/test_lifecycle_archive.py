@@ -1,4 +1,4 @@
-"""archive ID: the skill's Single-session archive (steps 1-14), all or nothing."""
+"""archive ID: single-session archive (docs/lifecycle.md), all or nothing."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from agentmem_vault.model import session_props as sp
 from agentmem_vault.ops import archive as archive_module
 from agentmem_vault.errors import InvalidSessionId, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.ops.archive import archive, render_archive_index
-from agentmem_vault.ops.register import DEFAULT_SUMMARY
+from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
 from agentmem_vault.vaultio import VaultWriter
 
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot

@@ -1,4 +1,4 @@
-"""organize: the skill's Default organize flow (整理 memory) on every case of its rules."""
+"""organize: the organize rules of docs/lifecycle.md (整理 memory) on every case of its rules."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from agentmem_vault.ops.lifecycle import (
     organize,
     plan_organize,
 )
-from agentmem_vault.ops.register import DEFAULT_SUMMARY
+from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
 
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot
 

@@ -70,7 +70,7 @@ def test_install_rules_fresh_unchanged_and_user_modified(tmp_path, cli):
     rule.write_text("my own edits\n", encoding="utf-8")
     proc = cli("install-rules", "--project", str(proj))
     assert proc.returncode == 0 and "backup" in proc.stdout
-    backups = list(rule.parent.glob("agent-memory.mdc.bak-*"))
+    backups = list(rule.parent.glob("agent-memory.mdc.agentmem-backup-*"))
     assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == "my own edits\n"
     assert rule.read_text(encoding="utf-8") == template_text("agent-memory.mdc")
 

@@ -17,7 +17,7 @@ from agentmem_vault.longterm.evaluate import (
     score_fixture,
 )
 from agentmem_vault.longterm.assess import assess_all_offline
-from agentmem_vault.longterm.offline import classify, extract_offline
+from agentmem_vault.longterm.offline import classify_sentence as classify, extract_offline
 from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
 from agentmem_vault.longterm.sources import Turn
 

@@ -1,4 +1,4 @@
-"""Reviewer's regression tests for long-term extraction: facts that differ only by an identifier
+"""Regression tests for long-term extraction: facts that differ only by an identifier
 are different knowledge, and a source that grows while it is being read is not skipped later."""
 
 from __future__ import annotations

@@ -138,14 +138,14 @@ def test_chunking_splits_an_oversized_turn():
 def test_snapshot_decisions_never_become_always_on_rules(tmp_path) -> None:
     """A snapshot is the agent's record: '一律' in a Decision is a decision, not the user's rule."""
     from agentmem_vault.longterm.offline import RECORDED_MAX_IMPORTANCE, extract_offline
-    from agentmem_vault.longterm.sources import parse_snapshot
+    from agentmem_vault.longterm.sources import snapshot_turns
 
     text = ("# Session: 2026-05-25-1318-cursor-main-agent\n\n## Current Context\n- hook 流程\n\n"
             "## Decisions\n- sessionStart 一律寫 idle，不建立 session 檔案。\n")
-    turns = parse_snapshot(text).turns
+    turns = snapshot_turns(text).turns
     assert turns[0].text == "hook 流程"
     as_record = extract_offline(turns, recorded=True)
     as_chat = extract_offline(turns)
     assert as_record and as_chat
     assert max(m.importance for m in as_record) <= RECORDED_MAX_IMPORTANCE < 0.9 <= max(m.importance for m in as_chat)
-    assert parse_snapshot("\x00 garbage").skipped == 1
+    assert snapshot_turns("\x00 garbage").skipped == 1

@@ -329,7 +329,7 @@ def test_missing_extra_is_one_clear_line(tmp_path: Path) -> None:
     (fake / "mcp" / "__init__.py").write_text("", encoding="utf-8")
     from conftest import run_cli
 
-    r = run_cli("mcp", "--vault", str(tmp_path), env={"PYTHONPATH": str(fake)})
+    r = run_cli("mcp", "--vault", str(tmp_path), env={"PYTHONPATH": str(fake)}, process=True)
     assert r.returncode == 1
     assert r.stderr.strip().splitlines() == [
         "error: the MCP server needs the optional extra: pip install 'agentmem-vault[mcp]' (the official `mcp` SDK, version 2 or later)"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agentmem_vault.errors import ConfigError
+
 from agentmem_vault.config import Vault
 from agentmem_vault.recall.rank import combine, match_tokens, query_tokens, recency_score, search
 from agentmem_vault.recall.semantic import CharNgramBackend, get_backend
@@ -122,7 +124,7 @@ def test_query_tokens_are_capped_and_common_tokens_pruned_from_match() -> None:
 def test_semantic_backend_is_optional_and_off_by_default(vault: Vault, lt: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_note(lt, _n("r", "rebase onto main before merging", "always rebase feature branches"))
     assert get_backend(None) is None and get_backend("none") is None
-    with pytest.raises(Exception):
+    with pytest.raises(ConfigError, match="unknown recall_semantic backend"):
         get_backend("bert-large")
     hits = search(vault, "rebase", now=NOW)
     assert hits[0].semantic is None

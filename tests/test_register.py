@@ -19,7 +19,8 @@ from agentmem_vault.ops.board import init_vault
 from agentmem_vault.config import Vault, resolve_vault
 from agentmem_vault.errors import VaultNotFound
 from agentmem_vault.locking import exclusive_lock
-from agentmem_vault.ops.register import DEFAULT_SUMMARY, register_idle
+from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
+from agentmem_vault.ops.register import register_idle
 
 from conftest import run_cli
 
@@ -42,7 +43,7 @@ def test_register_prints_id_after_verified_write(vault: Vault) -> None:
     assert json.loads(p2.stdout)["session_id"] == "2026-06-01-0930-codex-agent"
     p3 = run_cli("register", "--json", vault=vault, env=NOW)
     assert json.loads(p3.stdout)["session_id"] == "2026-06-01-0930-cursor-main-agent-2"
-    journal = [json.loads(l) for l in vault.journal_path.read_text(encoding="utf-8").splitlines()]
+    journal = [json.loads(line) for line in vault.journal_path.read_text(encoding="utf-8").splitlines()]
     assert [j["session_id"] for j in journal if j["action"] == "append_row"][-1] == "2026-06-01-0930-cursor-main-agent-2"
 
 

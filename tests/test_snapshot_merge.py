@@ -1,4 +1,4 @@
-"""Snapshot merge (SPEC section 4 merge policy): scenarios, marks, restatements, safety."""
+"""Snapshot merge (the merge table of docs/snapshots.md): scenarios, marks, restatements, safety."""
 
 from __future__ import annotations
 

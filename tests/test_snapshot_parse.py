@@ -1,4 +1,4 @@
-"""Snapshot model: parse / render of memory/sessions/<id>.md (SPEC section 4)."""
+"""Snapshot model: parse / render of memory/sessions/<id>.md (docs/snapshots.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""say: every trigger phrase of SPEC section 6, both Chinese scripts and English, to its command."""
+"""say: every trigger phrase of the product's phrase table, both Chinese scripts and English, to its command."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from lifecycle_helpers import NOW, index_rows, row, write_index
 SID = "2026-05-25-1318-cursor-main-agent"
 SID2 = "2026-05-26-0900-memory-agent"  # an agent name containing a phrase word
 
-# Written out by hand from the SPEC table (not read from the data file, so a wrong table fails).
+# Written out by hand from the product's phrase table (not read from the data file, so a wrong table fails).
 SPEC = {
     "register": [
         ("註冊 memory session", "注册 memory session"),

@@ -26,7 +26,8 @@ class Options:
     agent: str | None = None
 
 
-def _merge_opts(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
+def opts_from(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
+    """The group's options with this command's ``--vault``/``--json`` laid over them."""
     opts: Options = ctx.find_object(Options) or Options()
     if vault:
         opts.vault = vault
@@ -40,10 +41,6 @@ def common_options(f: Callable) -> Callable:
     f = click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")(f)
     f = click.option("--vault", "vault", type=click.Path(file_okay=False), help="Vault folder (the one that holds memory/).")(f)
     return f
-
-
-def opts_from(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
-    return _merge_opts(ctx, vault, as_json)
 
 
 def emit(opts: Options, result: Any, human: str | Callable[[], str] | None = None) -> None:

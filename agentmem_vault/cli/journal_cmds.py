@@ -10,7 +10,7 @@ from agentmem_vault.cli import cli, common_options, emit, opts_from
 
 
 def _line(e: dict) -> str:
-    removed = lib._removed_rows(e)
+    removed = lib.removed_rows(e)
     extra = f" ({len(removed)} rows removed)" if removed and e.get("action") != "remove_row" else ""
     return f"{e.get('time', '?'):<19} {e.get('command', '?'):<18} {e.get('action', '?'):<16} {e.get('session_id') or e.get('path') or ''}{extra}"
 

@@ -65,7 +65,8 @@ def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, su
     `agentmem say "繼續 SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text exits 2.
     `整理這個 session` always means update; `整理記憶` / `整理 memory` mean organize."""
     from agentmem_vault.cli.snapshot_input import read_snapshot_source
-    from agentmem_vault.model.triggers import SayOptions, dispatch, route
+    from agentmem_vault.cli.say_dispatch import SayOptions, dispatch
+    from agentmem_vault.model.triggers import route
 
     opts = opts_from(ctx, vault, as_json)
     r = route(text)  # unknown text fails here (exit 2) before anything else is looked at

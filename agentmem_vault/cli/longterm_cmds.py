@@ -11,13 +11,6 @@ from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
 from agentmem_vault.config import resolve_vault, vault_config
 
 
-def _note_row(n) -> dict:
-    return {
-        "id": n.id, "title": n.name, "category": n.category, "score": n.score, "importance": n.importance,
-        "status": n.status, "updated": n.updated, "file": n.path.name if n.path else None,
-    }
-
-
 @cli.command("extract")
 @click.option("--session", "sessions", multiple=True, metavar="ID", help="A session snapshot (repeatable).")
 @click.option("--cursor", is_flag=True, help="All Cursor agent transcripts under ~/.cursor/projects.")
@@ -35,19 +28,12 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
     sources are skipped. Exit 1 when a source could not be read or a model call failed (what was
     extracted from the others is still written, and the failed sources are retried next run).
     """
-    from agentmem_vault.longterm import sources as S
     from agentmem_vault.longterm.extract import extract_sources, progress_wanted
+    from agentmem_vault.longterm.sources import select_sources
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
-    srcs = [S.source_for_session(v, sid) for sid in sessions]
-    srcs += [S.source_for_transcript(f) for f in files]
-    if cursor:
-        srcs += S.discover_cursor()
-    if claude:
-        srcs += S.discover_claude()
-    if not (sessions or files or cursor or claude):
-        srcs = S.discover_sessions(v)
+    srcs = select_sources(v, sessions=sessions, files=files, cursor=cursor, claude=claude)
     if progress_wanted(len(srcs)):
         with click.progressbar(length=len(srcs), label="extracting", file=sys.stderr) as bar:
             report = extract_sources(v, srcs, offline=True if offline else None, dry_run=dry_run, force=force, progress=bar.update)
@@ -119,14 +105,11 @@ def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
 @click.pass_context
 def memories_list(ctx, show_all, category, vault, as_json) -> None:
     """List long-term memories (newest first)."""
-    from agentmem_vault.longterm.notes import load_notes
+    from agentmem_vault.longterm.memories import list_memories
 
     opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
-    broken: list = []
-    notes = [n for n in load_notes(v, broken) if (show_all or n.active) and (not category or n.category == category.strip().lower())]
-    notes.sort(key=lambda n: (n.updated, n.title), reverse=True)
-    rows = [_note_row(n) for n in notes]
+    res = list_memories(resolve_vault(opts.vault), include_deprecated=show_all, category=category)
+    rows, broken = res.rows(), res.broken
 
     def human() -> str:
         if not rows:
@@ -136,7 +119,7 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
             lines.append(f"({len(broken)} note(s) with unreadable frontmatter skipped: {', '.join(p.name for p in broken[:5])})")
         return "\n".join(lines)
 
-    emit(opts, {"memories": rows, "broken": [p.name for p in broken]}, human)
+    emit(opts, res.to_dict(), human)
 
 
 @memories.command("show")
@@ -166,11 +149,12 @@ def memories_show(ctx, key, vault, as_json) -> None:
 def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
     """Mark a memory deprecated (the file is kept, with the reason)."""
     from agentmem_vault.longterm.curate import deprecate_memory
+    from agentmem_vault.longterm.memories import note_row
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     note = deprecate_memory(v, key, reason, dry_run=dry_run)
-    emit(opts, {**_note_row(note), "deprecated_reason": note.deprecated_reason, "dry_run": dry_run},
+    emit(opts, {**note_row(note), "deprecated_reason": note.deprecated_reason, "dry_run": dry_run},
          f"{'Would deprecate' if dry_run else 'Deprecated'} {note.id} {note.title!r}: {note.deprecated_reason}")
 
 
@@ -184,10 +168,11 @@ def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
 def memories_move(ctx, key, project, to_global, dry_run, vault, as_json) -> None:
     """Re-scope a memory: to one project (--project NAME) or to every project (--global)."""
     from agentmem_vault.longterm.curate import move_memory
+    from agentmem_vault.longterm.memories import note_row
 
     opts = opts_from(ctx, vault, as_json)
     note = move_memory(resolve_vault(opts.vault), key, project=project, to_global=to_global, dry_run=dry_run)
     where = f"project {note.project}" if note.scope != "global" and note.project else "every project (global)"
-    emit(opts, {**_note_row(note), "project": note.project or None, "scope": note.scope, "dry_run": dry_run},
+    emit(opts, {**note_row(note), "project": note.project or None, "scope": note.scope, "dry_run": dry_run},
          f"{'Would move' if dry_run else 'Moved'} {note.id} {note.title!r} to {where}")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
-from agentmem_vault.model.triggers import update_message
 from agentmem_vault.cli import cli, common_options, emit, opts_from
 from agentmem_vault.cli.complete_ids import complete_session_id
 
@@ -38,7 +37,7 @@ def update(ctx: click.Context, vault: str | None, as_json: bool, session_id: str
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     res = update_session(v, session_id, snapshot_text=read_snapshot_arg(snapshot), topic=topic, summary=summary, keywords=keywords)
-    emit(opts, res.to_dict(), update_message(res))
+    emit(opts, res.to_dict(), res.message)
 
 
 @cli.command("continue")
@@ -57,7 +56,7 @@ def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: s
     v = resolve_vault(opts.vault)
     res = continue_session(v, source, session_id=session_id, agent=_agent(ctx, v),
                            snapshot_text=read_snapshot_arg(snapshot, stdin_default=snapshot is not None))
-    emit(opts, res, res["message"])
+    emit(opts, res.to_dict(), res.message)
 
 
 @cli.command()
@@ -66,10 +65,10 @@ def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: s
 @click.option("--session", "session_id", required=True, envvar="AGENTMEM_SESSION_ID", show_envvar=True,
               help="The referencing (current) session's ID (default: AGENTMEM_SESSION_ID).")
 @click.pass_context
-def release(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str | None) -> None:
+def release(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str) -> None:
     """Release a reference (解除引用): remove the link in both directions."""
     from agentmem_vault.ops.sessions import release_reference
 
     opts = opts_from(ctx, vault, as_json)
     res = release_reference(resolve_vault(opts.vault), source, session_id=session_id)
-    emit(opts, res, res["message"])
+    emit(opts, res.to_dict(), res.message)

@@ -8,39 +8,18 @@ can recognise its own writes when their file-system events come back.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.vaultio import VaultWriter, read_bytes
+from agentmem_vault.vaultio import VaultWriter, conflict_destination, read_bytes
 from agentmem_vault.daemon.reconcile import AddRow, FoldConflict, Plan, SyncRow
 from agentmem_vault.daemon.scan import INDEX, sha_of
-
-CONFLICTS_DIR = "conflicts"
-
 
 @dataclass
 class Applied:
     done: list[dict] = field(default_factory=list)
     errors: list[dict] = field(default_factory=list)
     written: dict[str, str | None] = field(default_factory=dict)  # rel path -> sha now (None = gone)
-
-
-def conflict_destination(state_dir: Path, name: str, stamp: str | None = None) -> Path:
-    """``.agentmem/conflicts/<name>``, or a time-stamped name when that is taken (nothing overwritten)."""
-    folder = state_dir / CONFLICTS_DIR
-    dst = folder / name
-    if not dst.exists():
-        return dst
-    stem = name[:-3] if name.lower().endswith(".md") else name
-    stamp = stamp or time.strftime("%Y%m%d-%H%M%S")
-    n = 1
-    while True:
-        cand = folder / (f"{stem}.{stamp}.md" if n == 1 else f"{stem}.{stamp}-{n}.md")
-        if not cand.exists():
-            return cand
-        n += 1
 
 
 def _apply_one(w: VaultWriter, action: object) -> dict:

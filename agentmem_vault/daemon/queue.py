@@ -18,7 +18,6 @@ line per item still pending; finished items are dropped (given-up ones stay list
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import time
@@ -26,19 +25,18 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable, ContextManager
 
+from agentmem_vault.clock import iso_epoch, iso_now
+from agentmem_vault.config import Vault
 from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.ops.conversations import EXTRACT_QUEUE
 from agentmem_vault.vaultio import append_line, atomic_write_bytes, atomic_write_text, read_bytes
 
-QUEUE_FILE = "extract-queue.jsonl"
+QUEUE_FILE = EXTRACT_QUEUE  # the name is defined once, in ops/conversations.py
 STATE_FILE = "extract-state.json"
 MAX_ATTEMPTS = 5
 COMPACT_BYTES = 64 * 1024
 
 log = logging.getLogger("agentmem.daemon")
-
-
-def _iso(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
 
 
 HEAD_BYTES = 256
@@ -67,7 +65,7 @@ def _read_from(path: Path, offset: int) -> bytes:
         return b""
 
 
-def item_key(item: object) -> str | None:
+def queue_key(item: object) -> str | None:
     """Identity of a queue item (re-queuing the same thing just pushes its quiet period back)."""
     if not isinstance(item, dict):
         return None
@@ -86,7 +84,7 @@ class ExtractionQueue:
                  max_attempts: int = MAX_ATTEMPTS, lock: Callable[[], ContextManager] | None = None,
                  compact_bytes: int = COMPACT_BYTES) -> None:
         self.state_dir = state_dir
-        # The hooks append under the vault's "extract-queue" lock (conversations.queue_lock): so do we.
+        # The hooks append under conversations.queue_lock: the daemon passes that same lock here.
         self.lock = lock or nullcontext
         self.queue_path = state_dir / QUEUE_FILE
         self.state_path = state_dir / STATE_FILE
@@ -158,7 +156,7 @@ class ExtractionQueue:
                 item = json.loads(raw.decode("utf-8-sig"))
             except (ValueError, UnicodeDecodeError):
                 item = None
-            key = item_key(item)
+            key = queue_key(item)
             if key is None:
                 self.bad_lines += 1
                 log.warning("extraction queue: ignoring an unreadable line: %r", raw[:200])
@@ -182,7 +180,7 @@ class ExtractionQueue:
 
     def enqueue(self, item: dict) -> None:
         """Append to the shared file (so it survives a restart), then take it in."""
-        if item_key(item) is None:
+        if queue_key(item) is None:
             raise ValueError(f"not a queue item: {item!r}")
         self.state_dir.mkdir(parents=True, exist_ok=True)
         with self.lock():
@@ -195,7 +193,7 @@ class ExtractionQueue:
             return False
         self.seen[session_id] = sha
         self._dirty = True
-        self.enqueue({"kind": "session", "session_id": session_id, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        self.enqueue({"kind": "session", "session_id": session_id, "time": iso_now()})
         return True
 
     def remember_snapshots(self, shas: dict[str, str]) -> None:
@@ -290,33 +288,24 @@ class ExtractionQueue:
             "done": self.done_count,
             "bad_lines": self.bad_lines,
             "quiet_seconds": self.quiet,
-            "items": [{"key": k, "kind": v["item"].get("kind"), "last_change": _iso(v["last_seen"]),
-                       "due_at": _iso(max(v["last_seen"] + self.quiet, v.get("next_try", 0))),
+            "items": [{"key": k, "kind": v["item"].get("kind"), "last_change": iso_epoch(v["last_seen"]),
+                       "due_at": iso_epoch(max(v["last_seen"] + self.quiet, v.get("next_try", 0))),
                        "attempts": v.get("attempts", 0), **({"error": v["error"]} if v.get("error") else {})}
                       for k, v in items[:limit]],
             "failed_items": [{"key": k, "error": v.get("error")} for k, v in list(self.failed.items())[:limit]],
         }
 
 
-def load_extractor(vault: object) -> tuple[Callable[[dict], object] | None, str | None]:
-    """The long-term extraction entry point, or (None, why) while it does not exist yet."""
+def load_extractor(vault: Vault) -> tuple[Callable[[dict], object] | None, str | None]:
+    """The long-term extraction entry point, or (None, why) when it cannot be imported (a broken
+    install: the daemon keeps its other duties and reports why)."""
     try:
         # Deferred: heavy (the model client), and only needed once something is due.
-        ex = importlib.import_module("agentmem_vault.longterm.extract")
+        from agentmem_vault.longterm.extract import extract_sources
+        from agentmem_vault.longterm.sources import source_for_session as sfs
+        from agentmem_vault.longterm.sources import source_for_transcript as sft
     except ImportError as exc:
         return None, f"long-term extraction is not available: {exc}"
-    extract_sources = getattr(ex, "extract_sources", None)
-    sfs = getattr(ex, "source_for_session", None)
-    sft = getattr(ex, "source_for_transcript", None)
-    if sfs is None or sft is None:
-        try:
-            src_mod = importlib.import_module("agentmem_vault.longterm.sources")
-        except ImportError:
-            src_mod = None
-        sfs = sfs or getattr(src_mod, "source_for_session", None)
-        sft = sft or getattr(src_mod, "source_for_transcript", None)
-    if extract_sources is None or sfs is None or sft is None:
-        return None, "long-term extraction is not available: extract_sources/source_for_* missing"
 
     def run(item: dict) -> object:
         if item.get("kind") == "session":

@@ -2,7 +2,7 @@
 
 No I/O and no clock: the same inputs give the same plan, so tests feed synthetic snapshots and the
 service re-plans under the vault lock right before applying (the index may have changed since the
-first look). The rules (SPEC section 8):
+first look). The rules (docs/daemon.md; row rules in model/session_rules.py):
 
 - a session file without a row -> add the row (fields from the snapshot's Metadata, Status active);
 - a snapshot whose Metadata Updated At is newer than its row -> sync Topic/Status/Updated At;
@@ -16,20 +16,15 @@ first look). The rules (SPEC section 8):
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Collection
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import format_ts, parse_ts
+from agentmem_vault.daemon.scan import FolderSnapshot
 from agentmem_vault.errors import IndexFormatError
-from agentmem_vault.model.ids import SESSION_ID_RE, is_valid_session_id
-from agentmem_vault.daemon.scan import Entry, FolderSnapshot
+from agentmem_vault.model import index_table as it
+from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.model.session_rules import archived_in_copy, fold_rows, row_from_fields, synced_row
 
-ADDED_KEYWORDS = "session-snapshot, daemon-reconcile"
-ADDED_SUMMARY = "由 watcher daemon 依 session snapshot 補登。"
-DEFAULT_TOPIC = "未設定"
 
 
 @dataclass(frozen=True)
@@ -83,120 +78,6 @@ class Plan:
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
-
-def _clean(value: str) -> str:
-    # Control characters would make the written row unreadable ("row contains control characters").
-    return "".join(ch if ch >= " " or ch == "\t" else " " for ch in (value or "")).strip()
-
-
-def norm_ts(value: str | None) -> str | None:
-    dt = parse_ts(value or "")
-    return format_ts(dt) if dt else None
-
-
-@lru_cache(maxsize=16384)
-def _ts(value: str | None) -> datetime | None:
-    # Cached: a pass compares thousands of rows whose timestamps rarely change (strptime is slow).
-    return parse_ts(value or "")
-
-
-def _id_parts(session_id: str) -> tuple[str, str]:
-    """(agent name, start time) encoded in a Session ID."""
-    m = SESSION_ID_RE.match(session_id)
-    if not m:
-        return "", ""
-    y, mo, d, h, mi, agent = m.groups()
-    # A trailing -N collision suffix belongs to the ID, not to the agent name.
-    parts = agent.rsplit("-", 1)
-    if len(parts) == 2 and parts[1].isdigit():
-        agent = parts[0]
-    return agent, f"{y}-{mo}-{d} {h}:{mi}"
-
-
-def row_from_snapshot(session_id: str, entry: Entry) -> it.Row:
-    meta = entry.meta_dict
-    id_agent, id_start = _id_parts(session_id)
-    started = norm_ts(meta.get("Started At")) or norm_ts(meta.get("Updated At")) or id_start
-    updated = norm_ts(meta.get("Updated At")) or started
-    return it.Row(
-        session_id,
-        _clean(meta.get("Agent Name", "")) or id_agent,
-        _clean(meta.get("Topic", "")) or DEFAULT_TOPIC,
-        _clean(entry.summary) or ADDED_SUMMARY,
-        ADDED_KEYWORDS,
-        "active",
-        "-",
-        started,
-        updated,
-    )
-
-
-def synced_row(row: it.Row, entry: Entry) -> it.Row | None:
-    """The row with the snapshot's Topic/Status/Updated At when the snapshot is newer, else None."""
-    meta = entry.meta_dict
-    snap = _ts(meta.get("Updated At"))
-    if snap is None:
-        return None
-    mine = _ts(row.updated_at)
-    if mine is not None and snap <= mine:
-        return None
-    status = _clean(meta.get("Status", "")).lower()
-    new = row.with_(
-        topic=_clean(meta.get("Topic", "")) or row.topic,
-        status=status if status in it.STATUSES else row.status,
-        updated_at=format_ts(snap),
-    )
-    return new if new != row else None
-
-
-def _union_refs(a: str, b: str) -> str:
-    ids = it.split_id_list(a)
-    ids += [x for x in it.split_id_list(b) if x not in ids]
-    return it.join_id_list(ids)
-
-
-def archived_in_copy(index_text: str, copy_rows: list[it.Row], archived: Collection[str]) -> list[str]:
-    """IDs only the copy has that were archived meanwhile: the copy predates the archive, and an
-    archived session never goes back on the board (its row lives in archive/<id>/index.md)."""
-    if not archived:
-        return []
-    doc = it.parse_index(index_text)
-    out: list[str] = []
-    for r in copy_rows:
-        if r.session_id in archived and doc.find(r.session_id) is None and r.session_id not in out:
-            out.append(r.session_id)
-    return out
-
-
-def fold_rows(index_text: str, copy_rows: list[it.Row], *, archived: Collection[str] = ()) -> tuple[str, list[str], list[str]]:
-    """Fold rows of a conflict copy into the index text: (new text, added IDs, updated IDs).
-    Rows of ``archived`` sessions that the index no longer has are not added back."""
-    skip = set(archived_in_copy(index_text, copy_rows, archived))
-    newest: dict[str, it.Row] = {}
-    for r in copy_rows:  # a copy may itself hold a row twice: its newest wins
-        if r.session_id in skip:
-            continue
-        cur = newest.get(r.session_id)
-        if cur is None or (_ts(r.updated_at) or datetime.min) > (_ts(cur.updated_at) or datetime.min):
-            newest[r.session_id] = r
-    text = index_text
-    added: list[str] = []
-    updated: list[str] = []
-    for sid, theirs in newest.items():
-        doc = it.parse_index(text)
-        ours = doc.find(sid)
-        if ours is None:
-            text, _ = it.append_row(doc, theirs)
-            added.append(sid)
-            continue
-        t_theirs, t_ours = _ts(theirs.updated_at), _ts(ours.updated_at)
-        winner = theirs if (t_theirs is not None and (t_ours is None or t_theirs > t_ours)) else ours
-        merged = winner.with_(referenced_by=_union_refs(winner.referenced_by, (ours if winner is theirs else theirs).referenced_by))
-        if merged != ours:
-            text = it.replace_row(doc, sid, merged)
-            updated.append(sid)
-    return text, added, updated
 
 
 def plan(folder: FolderSnapshot, index_text: str | None, *, previous_sessions: set[str] | None = None,
@@ -270,9 +151,9 @@ def plan(folder: FolderSnapshot, index_text: str | None, *, previous_sessions: s
                                       f"memory/sessions/{sid}.md says Session ID {meta_id}; the file name wins", sid))
         row = rows.get(sid)
         if row is None:
-            out.actions.append(AddRow(row_from_snapshot(sid, entry)))
+            out.actions.append(AddRow(row_from_fields(sid, entry.meta_dict, entry.summary)))
             continue
-        new = synced_row(row, entry)
+        new = synced_row(row, entry.meta_dict)
         if new is not None:
             out.actions.append(SyncRow(row, new))
 

@@ -13,25 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from agentmem_vault.model.session_rules import is_conflict_copy
 from agentmem_vault.vaultio import TMP_SUFFIX
 
 INDEX = "index.md"
 SESSIONS = "sessions"
 _SESSIONS_PREFIX = SESSIONS + "/"
-
-# Google Drive / Dropbox / OneDrive style "index (1).md", "index (Conflict 2026-05-01).md",
-# "index (Ann's conflicted copy 2026-05-01).md", and Syncthing's "index.sync-conflict-…".
-_CONFLICT_RE = re.compile(r"^index(?: \([^/\\]*\)|\.sync-conflict-[^/\\]*)\.md$", re.IGNORECASE)
-
-
-def is_conflict_copy(name: str) -> bool:
-    return bool(_CONFLICT_RE.match(name)) and name != INDEX
-
 
 def is_ignored_name(name: str) -> bool:
     """Hidden files, editor/sync temporaries and our own atomic-write temporaries."""
@@ -63,7 +54,7 @@ class Entry:
     size: int
     sha: str | None  # None when the file could not be read
     meta: tuple[tuple[str, str], ...] = ()  # a session snapshot's Metadata table
-    summary: str = ""  # first line of a snapshot's Current Context (for a new row's Summary)
+    summary: str = ""  # the Summary a snapshot implies (session_rules.summary_from_snapshot)
     text: str | None = None  # conflict copies only: the whole text, for folding
     error: str | None = None  # unreadable / not UTF-8
 
@@ -116,21 +107,17 @@ def _read(path: Path) -> bytes:
 
 
 def session_fields(text: str) -> tuple[dict[str, str], str]:
-    """(Metadata table, first line of Current Context) of a snapshot's text, read with the
-    snapshot model; a file it cannot read yields no fields (the planner reports it)."""
+    """(Metadata table, the Summary it implies) of a snapshot's text, read with the snapshot
+    model and the board rules; a file it cannot read yields no fields (the planner reports it)."""
     from agentmem_vault.errors import SnapshotFormatError
+    from agentmem_vault.model.session_rules import summary_from_snapshot
     from agentmem_vault.model.snapshot import parse_snapshot
 
     try:
         snap = parse_snapshot(text)
     except SnapshotFormatError:
         return {}, ""
-    for para in snap.items("Current Context"):
-        for ln in para.splitlines():
-            s = ln.strip().lstrip("-*").strip()
-            if s and s.lower() != "none":
-                return dict(snap.metadata), s[:160]
-    return dict(snap.metadata), ""
+    return dict(snap.metadata), summary_from_snapshot(snap) or ""
 
 
 def read_entry(path: Path, kind: str, st: os.stat_result, read: Callable[[Path], bytes] = _read) -> Entry:

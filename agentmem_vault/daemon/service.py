@@ -22,12 +22,15 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from agentmem_vault.config import Vault, vault_config, ensure_cache_folder
-from agentmem_vault.errors import AgentmemError, Refused
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver, ObservedWatch
+
+from agentmem_vault.clock import iso_epoch
+from agentmem_vault.config import Vault, ensure_cache_folder, vault_config
+from agentmem_vault.errors import AgentmemError, Refused, UsageError
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vaultio import VaultWriter, atomic_write_text, read_text
 from agentmem_vault.daemon import paths
 from agentmem_vault.daemon.apply import apply_plan
@@ -43,6 +46,7 @@ from agentmem_vault.daemon.scan import (
     scan_memory,
 )
 from agentmem_vault.daemon.status import StatusBook
+from agentmem_vault.ops.conversations import queue_lock
 from agentmem_vault.recall.freshness import Heartbeat
 
 log = logging.getLogger("agentmem.daemon")
@@ -140,7 +144,7 @@ def make_handler(memory: Path, sink: Callable[[str], None], longterm: Callable[[
             self.filter: PathFilter | LongTermFilter = (PathFilter(memory, sink) if longterm is None
                                                         else LongTermFilter(longterm))
 
-        def dispatch(self, event) -> None:  # type: ignore[override]
+        def dispatch(self, event) -> None:
             self.filter.dispatch(event)
 
     return _Handler()
@@ -182,7 +186,7 @@ class Daemon:
         self.polling = polling
         self.rescan_seconds = float(rescan_seconds if rescan_seconds is not None else cfg.get("rescan_seconds", 30))
         if self.rescan_seconds <= 0:
-            raise AgentmemError("rescan interval must be positive", code="usage")
+            raise UsageError("rescan interval must be positive")
         debounce = float(debounce_seconds if debounce_seconds is not None else cfg.get("debounce_seconds", 0.5))
         quiet = float(quiet_minutes if quiet_minutes is not None else cfg.get("quiet_minutes", 10)) * 60.0
         self.clock = clock
@@ -195,8 +199,7 @@ class Daemon:
         self.own: dict[str, str | None] = {}
         self.reported: set[str] = set()
         self.queue = ExtractionQueue(vault.state_dir, quiet_seconds=quiet, clock=wall,
-                                     lock=lambda: exclusive_lock(vault.lock_path("extract-queue"), 5.0,
-                                                                 what="the extraction queue"))
+                                     lock=lambda: queue_lock(vault))
         self.status = StatusBook(paths.status_path(vault), vault=str(vault.root),
                                  mode="polling" if polling else "native", rescan_seconds=self.rescan_seconds, wall=wall)
         self.extractor_loader = extractor_loader
@@ -204,7 +207,7 @@ class Daemon:
         self._extractor_checked = -1e18
         self._worker: threading.Thread | None = None
         self._worker_results: stdlib_queue.SimpleQueue = stdlib_queue.SimpleQueue()
-        self.observer = None
+        self.observer: BaseObserver | None = None
         self._watched: set[str] = set()
         self.needs_pass = False
         self._queue_quiet_until = 0.0  # due items but no extractor: do not re-check every second
@@ -212,7 +215,7 @@ class Daemon:
         # Native events only: a polling observer sees an edit up to a rescan late, so then queries
         # keep checking the notes themselves (recall/freshness.py).
         self.recall_beat = None if polling else Heartbeat(vault)
-        self._lt_watch = None
+        self._lt_watch: ObservedWatch | None = None
         # Obsidian Properties (docs/obsidian.md): snapshots edited since the last pass, and the
         # board rows last seen, to bring only the files concerned back in step with their tables.
         self._props_pending: set[str] = set()
@@ -246,7 +249,7 @@ class Daemon:
         if self.polling:
             from watchdog.observers.polling import PollingObserver
 
-            obs = PollingObserver(timeout=self.rescan_seconds)
+            obs: BaseObserver = PollingObserver(timeout=self.rescan_seconds)
         else:
             from watchdog.observers import Observer
 
@@ -338,7 +341,7 @@ class Daemon:
         self.folder = new
         real = sorted(rel for rel in diff
                       if not self._is_own(rel, new.entries[rel].sha if rel in new.entries else None, rel in new.entries))
-        self.status.set("last_rescan", time.strftime("%Y-%m-%dT%H:%M:%S"), quiet=True)
+        self.status.set("last_rescan", iso_epoch(time.time()), quiet=True)
         if real:
             self.on_changes(real, source="rescan")
         elif self.needs_pass:
@@ -399,9 +402,9 @@ class Daemon:
                 self.status.count({"add_row": "rows_added", "sync_row": "rows_synced",
                                    "fold_conflict": "conflicts_folded"}.get(d["action"], "other"),
                                   1 if d["action"] in ("add_row", "sync_row", "fold_conflict") else 0)
-            for e in applied.errors:
-                log.error("could not apply %s: %s", e["action"], e["error"])
-                self.status.error(f"apply {e['action']}", e["error"])
+            for err in applied.errors:
+                log.error("could not apply %s: %s", err["action"], err["error"])
+                self.status.error(f"apply {err['action']}", err["error"])
             if applied.errors:
                 self._report_all(p)
                 return  # retried at the next rescan
@@ -723,8 +726,8 @@ def run_daemon(vault: Vault, *, polling: bool = False, rescan_seconds: float | N
                 pid_file.unlink()
             except OSError:
                 pass
-            for s, h in old.items():
-                signal.signal(s, h)
+            for s, prev in old.items():
+                signal.signal(s, prev)
     finally:
         for h in handlers:
             log.removeHandler(h)

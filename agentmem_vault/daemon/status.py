@@ -13,14 +13,11 @@ import time
 from collections import deque
 from pathlib import Path
 
+from agentmem_vault.clock import iso_epoch
 from agentmem_vault.vaultio import atomic_write_text
 
 KEEP = 20
 HEARTBEAT_SECONDS = 300.0
-
-
-def _iso(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
 
 
 class StatusBook:
@@ -35,7 +32,7 @@ class StatusBook:
             "mode": mode,
             "rescan_seconds": rescan_seconds,
             "state": "starting",
-            "started_at": _iso(self.started),
+            "started_at": iso_epoch(self.started),
             "started_epoch": self.started,
             "counters": {"events": 0, "passes": 0, "rows_added": 0, "rows_synced": 0,
                          "conflicts_folded": 0, "extracted": 0, "errors": 0},
@@ -52,15 +49,15 @@ class StatusBook:
             self.dirty = True
 
     def event(self, kind: str, **info: object) -> None:
-        self.last_events.append({"time": _iso(self.wall()), "kind": kind, **info})
+        self.last_events.append({"time": iso_epoch(self.wall()), "kind": kind, **info})
         self.dirty = True
 
     def error(self, where: str, message: str) -> None:
-        self.errors.append({"time": _iso(self.wall()), "where": where, "error": message})
+        self.errors.append({"time": iso_epoch(self.wall()), "where": where, "error": message})
         self.count("errors")
 
     def report(self, rep: dict) -> None:
-        self.reports.append({"time": _iso(self.wall()), **rep})
+        self.reports.append({"time": iso_epoch(self.wall()), **rep})
         self.dirty = True
 
     def set(self, key: str, value: object, *, quiet: bool = False) -> None:
@@ -71,7 +68,7 @@ class StatusBook:
 
     def snapshot(self) -> dict:
         now = self.wall()
-        return {**self.data, "updated_at": _iso(now), "updated_epoch": now,
+        return {**self.data, "updated_at": iso_epoch(now), "updated_epoch": now,
                 "last_events": list(self.last_events), "errors": list(self.errors), "reports": list(self.reports)}
 
     def flush(self, *, force: bool = False) -> bool:

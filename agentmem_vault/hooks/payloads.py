@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import re
 
+from agentmem_vault.errors import PayloadError
+
 # hook name -> (agent, event)
 HOOKS: dict[str, tuple[str, str]] = {
     "cursor-session-start": ("cursor", "session-start"),
@@ -39,12 +41,6 @@ _MAX_ID = 200
 _CTRL_RE = re.compile(r"[\x00-\x1f\x7f]")
 # Cursor on Windows has been seen to send workspace roots as "/c:/Users/..." (a URI path).
 _WIN_URI_PATH_RE = re.compile(r"^/[A-Za-z]:[/\\]")
-
-
-class PayloadError(ValueError):
-    """stdin was empty or not a JSON object: the hook answers ``{}`` and logs why."""
-
-    code = "bad_payload"
 
 
 class HookEvent:
@@ -83,7 +79,7 @@ class HookEvent:
 
     def __repr__(self) -> str:
         names = ("agent", "event", "conversation_id", "transcript_path", "roots", "source", "background")
-        return "HookEvent(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._key())) + ")"
+        return "HookEvent(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._key(), strict=True)) + ")"
 
 
 def _clean_str(value: object) -> str | None:
@@ -126,12 +122,12 @@ def decode_stdin(data: bytes) -> dict:
     except UnicodeDecodeError:
         # Windows PowerShell 5.1 may re-encode piped text in the ANSI code page or UTF-16.
         try:
-            text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("mbcs")  # type: ignore[arg-type]
+            text = data.decode("utf-16") if data[:2] in (b"\xff\xfe", b"\xfe\xff") else data.decode("mbcs")
         except (UnicodeDecodeError, LookupError):
             raise PayloadError("stdin is not UTF-8 text") from None
     try:
         obj = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise PayloadError(f"stdin is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     if not isinstance(obj, dict):
         raise PayloadError(f"stdin JSON is a {type(obj).__name__}, expected an object")

@@ -2,7 +2,7 @@
 
 Hooks:
   cursor-session-start | claude-session-start | codex-session-start
-      Register the chat as an ``idle`` row (the skill's SessionStart registration), record the
+      Register the chat as an ``idle`` row (docs/board.md "Defaults"), record the
       conversation ID <-> Session ID pair, and answer in the agent's format with
       ``Your Memory Session ID is: <id>`` — only after the row verified. A chat that is already
       registered (Claude Code ``resume``/``compact``, or any repeat of a known conversation ID
@@ -197,7 +197,9 @@ def log_line(vault_root: Path | None, hook: str, status: str, message: str) -> P
     try:
         ts = stamp()
     except Exception:  # noqa: BLE001 - a bad AGENTMEM_NOW must not stop the log line
-        ts = time.strftime("%Y-%m-%dT%H:%M:%S")
+        from agentmem_vault.clock import iso_epoch
+
+        ts = iso_epoch(time.time())
     msg = " ".join(str(message).split())
     line = f"{ts} pid={os.getpid()} {hook or '-'} {status}: {msg}\n".encode("utf-8", "replace")
     for path in _log_paths(vault_root):
@@ -293,7 +295,7 @@ def session_start(ev: HookEvent, vault, agent: str, *, timeout: float, project: 
     search of the board's bytes vouched for by the board summary, and a new row is appended and
     verified without parsing the others.
     """
-    from agentmem_vault.config import now
+    from agentmem_vault.clock import now
     from agentmem_vault.model.ids import base_session_id
     from agentmem_vault.ops import board_cache
     from agentmem_vault.ops.conversations import find_pair, read_pairs, record_pair, session_ids_with_prefix

@@ -22,12 +22,11 @@ import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from agentmem_vault.config import Vault, resolve_vault
 from agentmem_vault.errors import Refused, UsageError, VaultNotFound
-from agentmem_vault.vaultio import atomic_write_text, read_bytes
+from agentmem_vault.vaultio import atomic_write_text, backup_file, read_bytes
 
 HOOK_TIMEOUT = 10  # seconds the agent waits for our hook
 
@@ -208,16 +207,6 @@ def plan_install(agent: str, *, project: str | os.PathLike | None = None, vault:
     return InstallPlan(agent, path, before, after, actions)
 
 
-def _backup_path(path: Path) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    cand = path.with_name(f"{path.name}.agentmem-backup-{stamp}")
-    n = 2
-    while cand.exists():
-        cand = path.with_name(f"{path.name}.agentmem-backup-{stamp}-{n}")
-        n += 1
-    return cand
-
-
 def apply_install(plan: InstallPlan) -> dict:
     """Write the merged config (backing up the previous file); nothing is written when unchanged."""
     backup: Path | None = None
@@ -228,9 +217,7 @@ def apply_install(plan: InstallPlan) -> dict:
             # Re-check: the file must still be what was planned on (another editor may have saved).
             if _parse_existing(plan.path) != plan.before:
                 raise Refused(f"{plan.path} changed while installing; run the command again")
-            backup = _backup_path(plan.path)
-            with open(backup, "xb") as fh:
-                fh.write(old)
+            backup = backup_file(plan.path, old)
         atomic_write_text(plan.path, json.dumps(plan.after, ensure_ascii=False, indent=2) + "\n")
     notes: list[str] = []
     if plan.agent == "codex":

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentmem_vault.errors import Refused, UsageError
-from agentmem_vault.integrations.hook_install import _backup_path, agentmem_argv
-from agentmem_vault.vaultio import atomic_write_bytes, read_bytes
+from agentmem_vault.integrations.hook_install import agentmem_argv
+from agentmem_vault.vaultio import atomic_write_bytes, backup_file, read_bytes
 
 SERVER_NAME = "agentmem"
 CLIENTS = ("cursor", "claude", "codex", "claude-desktop")
@@ -270,9 +270,7 @@ def apply_mcp_install(plan: McpPlan) -> dict:
         if plan.before is not None:
             if read_bytes(plan.path) != plan.before:
                 raise Refused(f"{plan.path} changed while installing; run the command again")
-            backup = _backup_path(plan.path)
-            with open(backup, "xb") as fh:
-                fh.write(plan.before)
+            backup = backup_file(plan.path, plan.before)
         atomic_write_bytes(plan.path, plan.after)
     return _result(plan, backup, dry_run=False)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from agentmem_vault.config import Vault, machine_id, set_user_setting
 from agentmem_vault.errors import AgentmemError, Refused, UsageError
 from agentmem_vault.integrations.hook_install import agentmem_argv
-from agentmem_vault.vaultio import atomic_write_text, read_text
+from agentmem_vault.vaultio import atomic_write_text, backup_file, read_text
 
 BEGIN = "# >>> agentmem merge drivers (agentmem install-merge-driver) >>>"
 END = "# <<< agentmem merge drivers <<<"
@@ -200,16 +200,9 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
 
 
 def _backup(path: Path, text: str) -> Path:
-    from datetime import datetime
-
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    cand = path.with_name(f"{path.name}.agentmem-backup-{stamp}")
-    n = 2
-    while cand.exists():
-        cand = path.with_name(f"{path.name}.agentmem-backup-{stamp}-{n}")
-        n += 1
-    atomic_write_text(cand, text)
-    return cand
+    dst = backup_file(path, text.encode("utf-8"))
+    assert dst is not None  # data was given: there is always something to back up
+    return dst
 
 
 def apply_merge_driver(plan: MergeDriverPlan) -> dict:

@@ -2,17 +2,16 @@
 
 ``.cursor/rules/agent-memory.mdc`` (a Cursor rule, ``alwaysApply: true``) and, on request, the same
 text as a marked block in ``AGENTS.md`` (Codex) / ``CLAUDE.md`` (Claude Code). A file the user
-changed is never lost: it is copied to ``<name>.bak-<time>`` before it is replaced, and in
+changed is never lost: it is copied to ``<name>.agentmem-backup-<time>`` (``vaultio.backup_file``) before it is replaced, and in
 AGENTS.md/CLAUDE.md only the text between the agentmem markers is ever rewritten.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.vaultio import atomic_write_bytes, atomic_write_text, read_bytes
+from agentmem_vault.vaultio import atomic_write_bytes, atomic_write_text, backup_file, read_bytes
 
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"
@@ -25,24 +24,14 @@ def template_text(name: str) -> str:
     return resources.files("agentmem_vault.templates").joinpath(name).read_text(encoding="utf-8")
 
 
-def _backup(path: Path, data: bytes, stamp: str) -> Path:
-    dst = path.with_name(f"{path.name}.bak-{stamp}")
-    n = 2
-    while dst.exists():
-        dst = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-        n += 1
-    atomic_write_bytes(dst, data)
-    return dst
-
-
-def _install_file(path: Path, text: str, stamp: str, dry_run: bool = False) -> dict:
+def _install_file(path: Path, text: str, dry_run: bool = False) -> dict:
     old = read_bytes(path)
     new = text.encode("utf-8")
     if old == new:
         return {"path": str(path), "status": "unchanged"}
     if dry_run:
         return {"path": str(path), "status": "would install" if old is None else "would update"}
-    backup = _backup(path, old, stamp) if old is not None else None
+    backup = backup_file(path, old) if old is not None else None
     atomic_write_bytes(path, new)
     return {"path": str(path), "status": "installed" if old is None else "updated",
             "backup": str(backup) if backup else None}
@@ -64,7 +53,7 @@ def merge_block(existing: str | None, block: str) -> str:
     return existing + sep + body + nl
 
 
-def _install_block(path: Path, block: str, stamp: str, dry_run: bool = False) -> dict:
+def _install_block(path: Path, block: str, dry_run: bool = False) -> dict:
     raw = read_bytes(path)
     try:
         old = None if raw is None else raw.decode("utf-8")
@@ -75,7 +64,7 @@ def _install_block(path: Path, block: str, stamp: str, dry_run: bool = False) ->
         return {"path": str(path), "status": "unchanged"}
     if dry_run:
         return {"path": str(path), "status": "would install" if raw is None else "would update"}
-    backup = _backup(path, raw, stamp) if raw is not None else None
+    backup = backup_file(path, raw) if raw is not None else None
     atomic_write_text(path, new)
     return {"path": str(path), "status": "installed" if raw is None else "updated",
             "backup": str(backup) if backup else None}
@@ -85,12 +74,11 @@ def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = F
     project = Path(project)
     if not project.is_dir():
         raise UsageError(f"project folder not found: {project}; pass the project's existing folder")
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    files = [_install_file(project / RULE_PATH, template_text("agent-memory.mdc"), stamp, dry_run)]
+    files = [_install_file(project / RULE_PATH, template_text("agent-memory.mdc"), dry_run)]
     if agents_md or claude_md:
         block = template_text("agents-snippet.md")
         if agents_md:
-            files.append(_install_block(project / "AGENTS.md", block, stamp, dry_run))
+            files.append(_install_block(project / "AGENTS.md", block, dry_run))
         if claude_md:
-            files.append(_install_block(project / "CLAUDE.md", block, stamp, dry_run))
+            files.append(_install_block(project / "CLAUDE.md", block, dry_run))
     return {"project": str(project), "files": files}

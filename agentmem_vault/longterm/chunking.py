@@ -1,5 +1,5 @@
 """Cut a conversation into chunks of about 20,000 characters with 2,000 overlap, at turn
-boundaries (seed 001, section 1.2), so that each model call sees whole turns."""
+boundaries (docs/extraction.md), so that each model call sees whole turns."""
 
 from __future__ import annotations
 

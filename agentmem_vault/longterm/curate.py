@@ -318,7 +318,7 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
-    from agentmem_vault.config import now as clock_now
+    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.longterm.memories import get_memory
     from agentmem_vault.longterm.notes import format_note_ts, write_note

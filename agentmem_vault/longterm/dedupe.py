@@ -1,4 +1,4 @@
-"""In-batch de-duplication by character 3-gram shingles (seed 001, layer 4): Jaccard > 0.55 or
+"""In-batch de-duplication by character 3-gram shingles (docs/extraction.md, layer 4): Jaccard > 0.55 or
 containment > 0.75 means the same knowledge; the more complete memory is kept, not the first.
 
 Shingles alone cannot tell "service-3 logs go to …" from "service-7 logs go to …": nearly every

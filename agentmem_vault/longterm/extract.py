@@ -38,7 +38,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentmem_vault.config import Vault, now as clock_now, vault_config
+from agentmem_vault.clock import now as clock_now
+from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
 from agentmem_vault.vaultio import VaultWriter, atomic_write_text
@@ -442,7 +443,7 @@ def extract_sources(
                 progress(1)
     else:
         jobs: list[_Job] = []
-        for i, (src, turns, start, _, info) in enumerate(work):
+        for i, (_src, turns, start, _, info) in enumerate(work):
             ctx = _context_text(turns, start)
             chunks = chunk_turns(turns[start:], size=chunk_chars)
             info["chunks"] = len(chunks)

@@ -29,7 +29,7 @@ from pathlib import Path
 from string import Template
 from typing import Any, Protocol
 
-from agentmem_vault.errors import AgentmemError
+from agentmem_vault.errors import AgentmemError, LLMError  # noqa: F401 - LLMError re-exported
 from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
 
 EXTRACT_TOOL = "record_memories"
@@ -86,12 +86,6 @@ class _Progress:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-
-
-class LLMError(AgentmemError):
-    """A model call failed (after the SDK's retries) or its reply was unusable."""
-
-    code = "llm_error"
 
 
 PROMPT_NAMES = ("extract_system.md", "extract_user.md", "assess_system.md", "assess_user.md")

@@ -6,6 +6,7 @@ Shared by ``agentmem memories show`` and the MCP server (tool ``memory_show`` of
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +43,33 @@ def memory_dict(note: Note) -> dict[str, Any]:
 
 def memory_markdown(note: Note) -> str:
     return render_note(note)
+
+
+def note_row(n: Note) -> dict[str, Any]:
+    """One line of a memory list (the JSON of `memories list`, the MCP list)."""
+    return {
+        "id": n.id, "title": n.name, "category": n.category, "score": n.score, "importance": n.importance,
+        "status": n.status, "updated": n.updated, "file": n.path.name if n.path else None,
+    }
+
+
+@dataclass
+class MemoryList:
+    notes: list[Note] = field(default_factory=list)
+    broken: list[Path] = field(default_factory=list)  # notes whose frontmatter cannot be read
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [note_row(n) for n in self.notes]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memories": self.rows(), "broken": [p.name for p in self.broken]}
+
+
+def list_memories(vault: Vault, *, include_deprecated: bool = False, category: str | None = None) -> MemoryList:
+    """Long-term memories newest first: active ones (all with ``include_deprecated``), of one
+    ``category`` when given (compared case-insensitively)."""
+    broken: list[Path] = []
+    want = category.strip().lower() if category else None
+    notes = [n for n in load_notes(vault, broken) if (include_deprecated or n.active) and (not want or n.category == want)]
+    notes.sort(key=lambda n: (n.updated, n.title), reverse=True)
+    return MemoryList(notes, broken)

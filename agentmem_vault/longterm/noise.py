@@ -1,4 +1,4 @@
-"""Strip what carries no knowledge before a model sees it (seed 001, section 1.3): tool-call
+"""Strip what carries no knowledge before a model sees it (docs/extraction.md, layer 1): tool-call
 blocks, long hashes, base64 / data URIs, over-long log lines."""
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def _fold(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Hit:
+class Cue:
     kind: str
     score: int
     importance: float
@@ -102,22 +102,22 @@ _NOT_A_BUT_B_VERB = re.compile(r"^(?:这里|这边)?不是(用|要用|使用|写
 _NOT_A_BUT_B = re.compile(r"^(?:这里|这边)?不是\s*(?P<old>[^,;。]{1,40}?)\s*[,;]\s*(?:而)?是\s*\S")
 
 
-def classify(sentence: str, context: str = "") -> Hit | None:
+def classify_sentence(sentence: str, context: str = "") -> Cue | None:
     """Which rule (if any) makes this user sentence worth remembering.
 
     ``context`` is what the assistant said just before (for "不是 A，是 B": A must be in it)."""
     f = _fold(_QUOTED.sub(" ", sentence))
     if not f or _NOT_MEMORY.search(f):
         return None
-    best: Hit | None = None
+    best: Cue | None = None
     for kind, score, imp, pat in _TRIGGERS:
         if pat.search(f):
             if best is None or score > best.score:
-                best = Hit(kind, score, imp)
+                best = Cue(kind, score, imp)
     if best is None:
         m = _NOT_A_BUT_B.match(f)
         if _NOT_A_BUT_B_VERB.match(f) or (m and len(m["old"].strip()) >= 2 and m["old"].strip() in _fold(context)):
-            best = Hit("correction", 4, 0.8)
+            best = Cue("correction", 4, 0.8)
     if best is None:
         return None
     if best.kind == "correction":
@@ -382,7 +382,7 @@ def _w(alts: str) -> str:
 
 # Category cues over the folded text (lower case, Simplified Chinese). Each category scores the sum
 # of the weights of its cues that occur; the highest score wins and ties go to the earlier category.
-# Seed 003 has no "tools" category: shell, command, path, encoding and settings rules belong to the
+# The category list (docs/extraction.md) has no "tools" category: shell, command, path, encoding and settings rules belong to the
 # environment configuration; user_communication is about how the assistant talks, so language names
 # ("中文", "English") count there only next to a verb of answering.
 _CATEGORY_CUES: tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...] = tuple(
@@ -466,7 +466,7 @@ _SCENARIOS = {
 
 
 def category_for(content: str, kind: str) -> str:
-    """Seed 003's category for a user rule; pitfalls and decisions the user flagged keep their kind."""
+    """The category (docs/extraction.md) for a user rule; pitfalls and decisions the user flagged keep their kind."""
     if kind == "decision":
         return "important_decision_experience"
     if kind == "pitfall":
@@ -678,7 +678,7 @@ def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, proj
                 _continue_statement(s, idx, i, sentences, user_turns, made, emit, recorded=recorded)
                 i += 1
                 continue
-            hit = classify(s, said)
+            hit = classify_sentence(s, said)
             if hit is None:
                 i += 1
                 continue
@@ -698,7 +698,7 @@ def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, proj
                 # "No, don't use X. We use Y everywhere." is one correction: what not to do and
                 # what to do instead belong in the same memory.
                 nxt = sentences[i + 1]
-                nhit = classify(nxt, said)
+                nhit = classify_sentence(nxt, said)
                 follows = (nhit is not None and nhit.kind in ("correction", "preference") and hit.kind == "correction") or (
                     _NEG_START.search(content) is not None and _POS_START.search(_clean(nxt)) is not None
                 )

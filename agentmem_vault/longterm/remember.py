@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmem_vault.config import Vault, vault_config
-from agentmem_vault.config import now as clock_now
+from agentmem_vault.clock import now as clock_now
 from agentmem_vault.errors import ConfigError, UsageError
 from agentmem_vault.longterm.curate import notes_to_write, plan_curation
 from agentmem_vault.longterm.extract import memories_from_turns

@@ -1,4 +1,4 @@
-"""The Memory Object (seed 003) and the JSON schema the model must fill.
+"""The Memory Object (docs/extraction.md) and the JSON schema the model must fill.
 
 The model's output is data, never trusted: ``validate_memory`` checks every field and returns a
 reason instead of raising, so the pipeline can report what it skipped.

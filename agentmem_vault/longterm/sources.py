@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
@@ -66,7 +66,7 @@ def source_for_session(vault: Vault, session_id: str) -> Source:
 def _sniff_jsonl(path: Path) -> str:
     try:
         with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:
-            for _, line in zip(range(50), fh):
+            for _, line in zip(range(50), fh, strict=False):
                 try:
                     obj = json.loads(line)
                 except ValueError:
@@ -141,6 +141,22 @@ def discover_sessions(vault: Vault) -> list[Source]:
     return out
 
 
+def select_sources(vault: Vault, *, sessions: Iterable[str] = (), files: Iterable[str | os.PathLike] = (),
+                   cursor: bool = False, claude: bool = False) -> list[Source]:
+    """What ``extract`` reads: the named sessions and files, all Cursor / Claude Code transcripts
+    when asked; every session snapshot of the vault when nothing is named."""
+    sessions, files = list(sessions), list(files)
+    out = [source_for_session(vault, sid) for sid in sessions]
+    out += [source_for_transcript(f) for f in files]
+    if cursor:
+        out += discover_cursor()
+    if claude:
+        out += discover_claude()
+    if not (sessions or files or cursor or claude):
+        out = discover_sessions(vault)
+    return out
+
+
 # -- reading ---------------------------------------------------------------------------------------
 
 
@@ -157,7 +173,7 @@ def read_source(source: Source) -> ReadResult:
     raw = got
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     reader = {
-        "session": parse_snapshot,
+        "session": snapshot_turns,
         "cursor": parse_cursor_jsonl,
         "cursor-txt": parse_role_blocks,
         "claude": parse_claude_jsonl,
@@ -304,7 +320,7 @@ def parse_role_blocks(text: str) -> ReadResult:
     return res
 
 
-def parse_snapshot(text: str) -> ReadResult:
+def snapshot_turns(text: str) -> ReadResult:
     """A session snapshot: its Current Context paragraphs and Decisions items, each as a turn.
 
     Read with the snapshot model (``agentmem_vault.model.snapshot``) so extraction sees exactly what

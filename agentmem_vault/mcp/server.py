@@ -90,6 +90,8 @@ class DeprecateOut(TypedDict):
 
 
 def _ok(data: Any, text: str | None = None) -> CallToolResult:
+    if hasattr(data, "to_dict"):  # operation results are dataclasses; every front end prints to_dict()
+        data = data.to_dict()
     structured = data if isinstance(data, dict) else {"result": data}
     body = text if text is not None else json.dumps(structured, ensure_ascii=False, indent=1, default=str)
     return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=structured)

@@ -65,7 +65,7 @@ class Row(_RowBase):
         return split_id_list(self.referenced_by)
 
     def to_dict(self) -> dict[str, str]:
-        return dict(zip(self._fields, self))
+        return dict(zip(self._fields, self, strict=True))
 
 
 FIELD_NAMES: tuple[str, ...] = Row._fields

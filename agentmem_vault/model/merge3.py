@@ -13,7 +13,7 @@ own line merge with conflict markers, so a person decides and nothing is dropped
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from agentmem_vault.errors import AgentmemError, Unmergeable
 from agentmem_vault.model import index_table as it
@@ -322,7 +322,7 @@ def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -
     import dataclasses
 
     parse_note, render_note = _note_api()
-    notes = []
+    notes: list[Any] = []
     for side, text in (("base", base), ("ours", ours), ("theirs", theirs)):
         if side == "base" and not text.strip():
             notes.append(None)

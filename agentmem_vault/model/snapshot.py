@@ -1,6 +1,6 @@
 """Session snapshots ``memory/sessions/<id>.md``: parse and render (pure, ``str -> Snapshot -> str``).
 
-The template (SPEC section 4) is a ``# Session: <id>`` title, a ``## Metadata`` Field/Value table and
+The template (docs/snapshots.md) is a ``# Session: <id>`` title, a ``## Metadata`` Field/Value table and
 seven sections in a fixed order. Agents write these files by hand, so the parser is lenient: BOM,
 CRLF, ``*``/``+``/numbered bullets, headings in any case or spacing, ``None``/``none``/``無`` for an
 empty section, metadata as ``- Key: value`` lines. Whatever it does not understand is kept, never
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
+from typing import Literal, overload
 from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
@@ -187,6 +188,10 @@ def linked_item(item: str) -> str:
     return "".join(out) + item[pos:]
 
 
+@overload
+def section_name(heading: str, *, strict: Literal[True]) -> str: ...
+@overload
+def section_name(heading: str, *, strict: bool = False) -> str | None: ...
 def section_name(heading: str, *, strict: bool = False) -> str | None:
     """Canonical name (``Metadata`` or one of SECTIONS) for a heading as written, else None."""
     if heading in SECTIONS or heading == METADATA:
@@ -307,7 +312,7 @@ def _parse_metadata(body: list[str], snap: Snapshot) -> None:
         if key in snap.metadata:
             snap.metadata_notes.append(raw.rstrip())  # a second row for the same field: keep, don't guess
         else:
-            snap.metadata[key] = value.strip()
+            snap.metadata[key] = (value or "").strip()
 
 
 def _parse_list(body: list[str]) -> list[str]:
@@ -379,7 +384,7 @@ def _parse_paragraphs(body: list[str]) -> list[str]:
 # -- rendering --------------------------------------------------------------------------------
 
 def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> str:
-    """The canonical template text (SPEC section 4): title, Metadata table, the seven sections in
+    """The canonical template text (docs/snapshots.md): title, Metadata table, the seven sections in
     order, ``None`` for an empty section; extras after the section they followed."""
     out: list[str] = []
     if s.frontmatter is not None:

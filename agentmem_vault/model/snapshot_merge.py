@@ -1,8 +1,8 @@
-"""Merge an incoming snapshot into the existing one, section by section (SPEC section 4), pure.
+"""Merge an incoming snapshot into the existing one, section by section (docs/snapshots.md), pure.
 
 A snapshot is never overwritten: old items stay (possibly marked and moved), incoming items are
 added, restatements replace what they restate in place, and ``verify_merge`` proves afterwards
-that every old item survived. Rules beyond the SPEC table, decided here:
+that every old item survived. Rules beyond the merge table of docs/snapshots.md, decided here:
 
 * **Restatement (near-duplicate).** Texts are folded (``textnorm.fold``: NFKC, case, Traditional ->
   Simplified), stripped of whitespace and Markdown emphasis, and cut into character 3-grams. An
@@ -40,7 +40,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable, Iterable
 
 from agentmem_vault.errors import SnapshotFormatError, SnapshotMergeError
@@ -64,6 +64,7 @@ from agentmem_vault.model.snapshot import (
     linked_item,
     section_name,
 )
+from agentmem_vault.model.session_rules import is_placeholder_topic
 from agentmem_vault.model.textnorm import fold
 
 MOVABLE: tuple[str, ...] = (DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS)
@@ -75,7 +76,6 @@ _MARK_WORDS = {
     "done": ("done", "已完成", "x", "completed", "abandoned", "已放棄", "cancelled", "canceled", "已取消"),
 }
 _MARKS = {fold(w): kind for kind, words in _MARK_WORDS.items() for w in words}
-_TOPIC_PLACEHOLDERS = frozenset(fold(t) for t in ("", "未設定", "未设定", "-", "none", "n/a", "tbd", "unset", "untitled"))
 
 
 @dataclass(frozen=True)
@@ -310,7 +310,7 @@ def _merge_section(
     seen_keys: set[str] = set()
     for it in old_items:
         mark, kind, text = split_mark(it) if movable else (None, None, it)
-        if kind:  # an old item already marked by hand: move it now
+        if kind and mark:  # an old item already marked by hand: move it now
             res.add(mark, section, text)
             continue
         if section == FILES and keyf(it) in seen_keys:
@@ -320,23 +320,24 @@ def _merge_section(
 
     marked: list[tuple[str, str]] = []
     plain: list[str] = []
-    for it in inc_items:
-        mark, kind, text = split_mark(it) if movable else (None, None, it)
-        if kind:
+    for item in inc_items:
+        mark, kind, text = split_mark(item) if movable else (None, None, item)
+        if kind and mark:
             marked.append((mark, text))
         else:
-            plain.append(it)
+            plain.append(item)
     marked += routed
 
     by_key: dict[str, list[int]] = defaultdict(list)
-    for i, it in enumerate(slots):
-        by_key[keyf(it)].append(i)
+    kept = [s for s in slots if s is not None]  # before the moves below, every slot holds an item
+    for i, item in enumerate(kept):
+        by_key[keyf(item)].append(i)
     plain_keys = {keyf(t) for t in plain}
-    pinned = {i for i, it in enumerate(slots) if keyf(it) in plain_keys}  # restated verbatim: stays
+    pinned = {i for i, item in enumerate(kept) if keyf(item) in plain_keys}  # restated verbatim: stays
     index = _Restated(rule, df) if section in RESTATABLE else None
     if index is not None:
-        for it in slots:
-            index.add(it)
+        for item in kept:
+            index.add(item)
 
     marked_keys: set[str] = set()
     for mark, text in marked:
@@ -345,16 +346,16 @@ def _merge_section(
         hits = [i for i in by_key.get(k, ()) if slots[i] is not None]
         if hits:
             for i in hits:
-                res.add(mark, section, slots[i])
+                res.add(mark, section, slots[i] or "")
                 slots[i] = None
             continue
         if res.has(section, text):
             continue  # recorded by an earlier merge
         if index is not None:
-            i = index.best(text, lambda j: slots[j] is not None and j not in pinned)
-            if i is not None:
+            best = index.best(text, lambda j: slots[j] is not None and j not in pinned)
+            if best is not None:
                 res.add(mark, section, text)
-                slots[i] = None
+                slots[best] = None
                 continue
         res.add(mark, section, text)
 
@@ -367,10 +368,10 @@ def _merge_section(
             continue
         added_keys.add(k)
         if index is not None:
-            i = index.best(text, lambda j: slots[j] is not None and j not in pinned and j not in replaced)
-            if i is not None:
-                slots[i] = text  # a restatement replaces the old text in place
-                replaced.add(i)
+            best = index.best(text, lambda j: slots[j] is not None and j not in pinned and j not in replaced)
+            if best is not None:
+                slots[best] = text  # a restatement replaces the old text in place
+                replaced.add(best)
                 continue
         appended.append(text)
     return [s for s in slots if s is not None] + appended
@@ -415,7 +416,7 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
     for e in inc.sections[RESOLVED]:
         mark, kind, origin, text = parse_resolved(e)
         target = origin or (KIND_ORIGIN.get(kind) if kind else None)
-        if kind and target in MOVABLE:
+        if kind and mark and target in MOVABLE:
             routed[target].append((mark, text))
         else:
             plain_resolved.append(e)
@@ -433,29 +434,24 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
     for sec in (CURRENT_CONTEXT, *MOVABLE):
         out.sections[sec] = _merge_section(sec, old.sections[sec], inc.sections[sec], routed.get(sec, []), res, df)
     out.sections[CONTINUES_FROM] = _merge_continues(old.sections[CONTINUES_FROM], inc.sections[CONTINUES_FROM])
-    for e in plain_resolved:
-        res.add_plain(e)
+    for entry in plain_resolved:
+        res.add_plain(entry)
     out.sections[RESOLVED] = res.entries
 
-    out.extras = [ExtraSection(e.heading, e.body, e.after) for e in old.extras]
-    by_heading = {}
-    for e in out.extras:
-        by_heading.setdefault(fold(e.heading), e)
-    for e in inc.extras:
-        target = by_heading.get(fold(e.heading))
-        if target is not None:
-            target.body = _union_lines(target.body, e.body)
+    out.extras = [ExtraSection(x.heading, x.body, x.after) for x in old.extras]
+    by_heading: dict[str, ExtraSection] = {}
+    for x in out.extras:
+        by_heading.setdefault(fold(x.heading), x)
+    for x in inc.extras:
+        found = by_heading.get(fold(x.heading))
+        if found is not None:
+            found.body = _union_lines(found.body, x.body)
         else:
             # a new section that led the incoming text goes to the end, not above the Metadata
-            by_heading[fold(e.heading)] = ExtraSection(e.heading, e.body, e.after or RESOLVED)
-            out.extras.append(by_heading[fold(e.heading)])
+            by_heading[fold(x.heading)] = ExtraSection(x.heading, x.body, x.after or RESOLVED)
+            out.extras.append(by_heading[fold(x.heading)])
     out.extras = in_render_order(out.extras)
     return out
-
-
-def _is_placeholder(value: str) -> bool:
-    v = (value or "").strip()
-    return fold(v) in _TOPIC_PLACEHOLDERS or (v.startswith("<") and v.endswith(">"))
 
 
 def _check_same_session(session_id: str, incoming: Snapshot) -> None:
@@ -463,7 +459,7 @@ def _check_same_session(session_id: str, incoming: Snapshot) -> None:
     checks = (("its Metadata Session ID", incoming.metadata.get("Session ID", ""), False), ("its title", incoming.title, True))
     for where, raw, must_be_id in checks:
         v = clean_id(raw)
-        if not v or _is_placeholder(v) or (must_be_id and not is_valid_session_id(v)):
+        if not v or is_placeholder_topic(v) or (must_be_id and not is_valid_session_id(v)):
             continue
         if session_id and v != session_id:
             raise SnapshotFormatError(
@@ -481,14 +477,14 @@ def _extra_rows(old: dict[str, str], inc: dict[str, str]) -> dict[str, str]:
 
 
 def merge_snapshots(old: Snapshot, incoming: Snapshot, *, updated_at: str) -> Snapshot:
-    """Merge per SPEC section 4 and verify. Raises SnapshotFormatError when ``incoming`` names
+    """Merge per docs/snapshots.md and verify. Raises SnapshotFormatError when ``incoming`` names
     another session and SnapshotMergeError when an old item would be lost (nothing to write)."""
     sid = old.session_id
     _check_same_session(sid, incoming)
     merged = _merge_body(old, incoming)
     om, im = old.metadata, incoming.metadata
     topic = om.get("Topic", "").strip()
-    if incoming.topic and (not _is_placeholder(incoming.topic) or not topic):
+    if incoming.topic and (not is_placeholder_topic(incoming.topic) or not topic):
         topic = incoming.topic
     merged.metadata = {
         "Session ID": om.get("Session ID", "").strip() or sid or incoming.session_id,
@@ -531,7 +527,7 @@ def new_snapshot(
         return base
     _check_same_session(session_id, incoming)
     snap = _merge_body(base, incoming)
-    if _is_placeholder(topic) and incoming.topic and not _is_placeholder(incoming.topic):
+    if is_placeholder_topic(topic) and incoming.topic and not is_placeholder_topic(incoming.topic):
         meta["Topic"] = incoming.topic
     snap.metadata = {**meta, **_extra_rows({}, incoming.metadata)}
     snap.title = session_id
@@ -563,6 +559,11 @@ def with_continues_from(s: Snapshot, add: Iterable[str] = (), remove: Iterable[s
 
 
 # -- verification -------------------------------------------------------------------------------
+
+def _in_section(parsed: list[tuple[str | None, str | None, str | None, str]], sec: str, i: int) -> bool:
+    """Whether Superseded / Resolved entry ``i`` came from ``sec`` (or names no origin)."""
+    return parsed[i][2] in (sec, None)
+
 
 def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
     """Old items that do not survive in ``merged`` (in place, restated, or marked and moved to
@@ -619,7 +620,7 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
                     lazy[sec] = _Restating(new_items, CONTEXT_RULE if sec == CURRENT_CONTEXT else LIST_RULE)
                 if lazy[sec].find(text):
                     continue
-                if sec != CURRENT_CONTEXT and res_finder().find(text, lambda i: parsed[i][2] in (sec, None)):
+                if sec != CURRENT_CONTEXT and res_finder().find(text, partial(_in_section, parsed, sec)):
                     continue
             missing.append(f"{sec}: {it}")
 

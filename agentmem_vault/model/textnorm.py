@@ -42,7 +42,7 @@ def _t2s_table() -> dict[int, str]:
     try:
         from hanziconv import charmap  # small data module: two aligned strings
 
-        for t, s in zip(charmap.traditional_charmap, charmap.simplified_charmap):
+        for t, s in zip(charmap.traditional_charmap, charmap.simplified_charmap, strict=False):
             if t != s:
                 table[ord(t)] = s
     except ImportError:  # pragma: no cover - declared dependency; degrade to our own pairs

@@ -1,4 +1,6 @@
-"""Trigger phrases: ``agentmem say "<text>"`` → the command the skill means.
+"""Trigger phrases: ``agentmem say "<text>"`` → the command it names (docs/triggers.md).
+
+Pure: text in, Route out. Running the routed command is the CLI's job (cli/say_dispatch.py).
 
 The phrase table is data (``templates/triggers.yaml``). Text and phrases are compared after
 ``textnorm.fold`` (NFKC, case-fold, Traditional→Simplified, whitespace) with spaces removed, so
@@ -13,13 +15,12 @@ phrase cannot match inside a shorter text). Rules: docs/triggers.md.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.model.ids import find_ids, validate_session_id
+from agentmem_vault.model.ids import find_ids
 from agentmem_vault.model.textnorm import fold
 
 COMMANDS = ("register", "update", "continue", "release", "organize", "archive")
@@ -152,114 +153,3 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
         found = ", ".join(f"{p.text!r} ({p.command})" for _, _, p in kept)
         raise UsageError(f"{text!r} names more than one command: {found}; say one thing at a time", code="ambiguous_phrase")
     return Route(commands[0], tuple(ids), kept[0][2].text)
-
-
-# -- dispatch -----------------------------------------------------------------------------------
-
-
-@dataclass
-class SayOptions:
-    id_arg: str | None = None
-    session: str | None = None
-    snapshot_text: str | None = None
-    topic: str | None = None
-    summary: str | None = None
-    keywords: str | None = None
-    agent: str | None = None
-    stale_days: int | None = None
-    dry_run: bool = False
-    force: bool = False
-
-
-def _current_session(opts: SayOptions, extra: list[str]) -> str | None:
-    cand = opts.session or (extra[0] if extra else None) or os.environ.get("AGENTMEM_SESSION_ID")
-    return validate_session_id(cand) if cand else None
-
-
-def _no_session_hint() -> str:
-    return (
-        "which session is this? Pass it as ID / --session ID. If the hook's context with "
-        "'Your Memory Session ID is: …' is missing, find it with `agentmem whoami --conversation <id>`, "
-        "else register with `agentmem register --manual`"
-    )
-
-
-def update_message(res: Any) -> str:
-    """One line for a session update, honest about whether the snapshot changed."""
-    verb = "created" if res.snapshot_created else ("merged" if res.snapshot_changed else "unchanged")
-    return f"updated {res.session_id}: snapshot {verb}, row active (Updated At {res.row_after.updated_at})"
-
-
-def _as_dict(res: Any) -> Any:
-    return res.to_dict() if hasattr(res, "to_dict") else res
-
-
-def dispatch(vault: Any, r: Route, opts: SayOptions) -> tuple[dict, str]:
-    """Run the routed command through the library; returns (JSON result, human summary)."""
-    ids = list(r.ids)
-    if opts.id_arg:
-        sid = validate_session_id(opts.id_arg)
-        if sid not in ids:
-            ids.insert(0, sid)
-    head = {"command": r.command, "phrase": r.phrase}
-
-    if r.command == "register":
-        if ids:
-            raise UsageError(
-                f"registration creates a new Session ID; {ids[0]} already exists in your text — "
-                f"use `agentmem update {ids[0]}` (狀態更新) for a session you know"
-            )
-        from agentmem_vault.ops.sessions import register_manual
-
-        reg = register_manual(vault, opts.agent, topic=opts.topic, summary=opts.summary,
-                              keywords=opts.keywords, snapshot_text=opts.snapshot_text)
-        return ({**head, "session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
-
-    if r.command == "update":
-        sid = ids[0] if ids else _current_session(opts, [])
-        if not sid:
-            raise UsageError(_no_session_hint())
-        from agentmem_vault.ops.sessions import update_session
-
-        res = update_session(vault, sid, snapshot_text=opts.snapshot_text, topic=opts.topic,
-                             summary=opts.summary, keywords=opts.keywords)
-        return ({**head, "session_id": sid, "result": _as_dict(res)}, update_message(res))
-
-    if r.command in ("continue", "release"):
-        if not ids:
-            raise UsageError(f"{r.command}: name the source Session ID, e.g. `agentmem say \"{r.phrase} <SOURCE-ID>\"`")
-        source, rest = ids[0], ids[1:]
-        cur = _current_session(opts, rest)
-        if r.command == "continue":
-            from agentmem_vault.ops.sessions import continue_session
-
-            res = continue_session(vault, source, session_id=cur, agent=opts.agent, snapshot_text=opts.snapshot_text)
-            now_id = res.get("session_id", cur)
-            return ({**head, "source": source, "session_id": now_id, "result": res},
-                    res.get("message") or f"session {now_id} now continues from {source}")
-        if not cur:
-            raise UsageError("release: " + _no_session_hint())
-        from agentmem_vault.ops.sessions import release_reference
-
-        res = release_reference(vault, source, session_id=cur)
-        # The library's message says "nothing to do" when there was no link to release.
-        return ({**head, "source": source, "session_id": cur, "result": _as_dict(res)},
-                res.get("message") or f"{cur} no longer continues from {source}")
-
-    if r.command == "organize":
-        from agentmem_vault.ops.lifecycle import organize, render_organize
-
-        plan = organize(vault, stale_days=opts.stale_days, dry_run=opts.dry_run)
-        return ({**head, **plan.to_dict()}, render_organize(plan, dry_run=opts.dry_run))
-
-    if r.command == "archive":
-        if not ids:
-            raise UsageError("archive: name the Session ID to archive, e.g. `agentmem say \"封存 memory session <ID>\"`")
-        if len(ids) > 1:
-            raise UsageError(f"archive one session at a time (the text names {', '.join(ids)})")
-        from agentmem_vault.ops.archive import archive, render_archive
-
-        res = archive(vault, ids[0], force=opts.force, dry_run=opts.dry_run)
-        return ({**head, **res.to_dict()}, render_archive(res))
-
-    raise UsageError(f"no dispatch for {r.command}")  # pragma: no cover - COMMANDS is closed

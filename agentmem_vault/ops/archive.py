@@ -1,10 +1,10 @@
-"""Archive: the skill's "封存 memory session" procedure (steps 1–14).
+"""Archive: the "封存 memory session" procedure (docs/lifecycle.md, "Archive").
 
 A pure plan (``plan_archive``: board + snapshot facts in, decisions out) and an apply step that
 performs it through ``VaultWriter`` under the vault lock; ``--dry-run`` prints the plan and writes
 nothing.
 
-Archive is all-or-nothing: its steps run in the skill's order (archive index, move the snapshot,
+Archive is all-or-nothing: its steps run in the documented order (archive index, move the snapshot,
 release the sources' Referenced By, remove the row last) inside one ``VaultWriter.transaction()``,
 so a failure at any step puts the vault back exactly as it was; and a write-ahead intent in the
 journal lets the next ``archive`` or ``doctor --fix`` finish or undo an archive whose process was
@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from agentmem_vault.config import Vault, format_ts
-from agentmem_vault.config import now as clock_now
+from agentmem_vault.clock import format_ts, now as clock_now
+from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import is_valid_session_id, validate_session_id
@@ -72,7 +72,7 @@ class ArchivePlan:
 
 
 def render_archive_index(row: it.Row, archived_at: str, *, has_snapshot: bool) -> str:
-    """The skill's Archive Index Template, filled from the row."""
+    """The archive index (docs/lifecycle.md), filled from the row."""
     e = it.escape_cell
     fields = [
         ("Session ID", row.session_id), ("Agent Name", row.agent_name), ("Topic", row.topic),
@@ -100,7 +100,7 @@ def plan_archive(
 ) -> ArchivePlan:
     """Decide what ``archive ID`` does (pure). Raises SessionNotFound / Refused.
 
-    Order of the skill's checks: a referenced row is refused first (the Delete-vs-archive table:
+    Order of the checks (docs/lifecycle.md): a referenced row is refused first (the Delete-vs-archive table:
     never delete *or* archive while referenced) unless forced; an idle row without snapshot, or a
     row with neither snapshot nor meaningful Summary, is deleted instead of archived (no empty
     archive folders); otherwise the row is archived, with its snapshot when it has one.

@@ -10,7 +10,7 @@ from agentmem_vault.model import index_table as it
 from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import SessionNotFound, UsageError, WriteFailed
 from agentmem_vault.model.ids import validate_session_id
-from agentmem_vault.ops.register import is_placeholder
+from agentmem_vault.model.session_rules import is_untouched_idle
 from agentmem_vault.model.textnorm import fold, tokenize
 from agentmem_vault.vaultio import VaultWriter, make_dirs, read_text
 
@@ -136,7 +136,7 @@ _FIELD_WEIGHTS = (("topic", 3.0), ("keywords", 2.0), ("summary", 1.0))
 
 
 @dataclass
-class Hit:
+class RowMatch:
     row: it.Row
     score: float
     archived: bool = False
@@ -145,7 +145,7 @@ class Hit:
         return {**self.row.to_dict(), "score": round(self.score, 4), "archived": self.archived}
 
 
-def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 20) -> list[Hit]:
+def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 20) -> list[RowMatch]:
     """Rank rows by Topic/Summary/Keywords (CJK bigrams, Traditional/Simplified folded, BM25-like),
     active/stale before idle placeholders."""
     q = fold(query)
@@ -166,7 +166,7 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
         for t in set().union(*map(set, toks.values())):
             df[t] = df.get(t, 0) + 1
         docs.append((r, arch, toks))
-    hits: list[Hit] = []
+    hits: list[RowMatch] = []
     for r, arch, toks in docs:
         score = 0.0
         for name, weight in _FIELD_WEIGHTS:
@@ -183,7 +183,7 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
         if r.session_id == query.strip():
             score += 100
         if score > 0:
-            hits.append(Hit(r, score, arch))
+            hits.append(RowMatch(r, score, arch))
     order = {"active": 0, "stale": 0, "idle": 1}
-    hits.sort(key=lambda h: (1 if is_placeholder(h.row) else order.get(h.row.status, 2), h.archived, -h.score))
+    hits.sort(key=lambda h: (1 if is_untouched_idle(h.row) else order.get(h.row.status, 2), h.archived, -h.score))
     return hits[:limit]

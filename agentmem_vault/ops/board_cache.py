@@ -53,7 +53,7 @@ def ts_key(value: str) -> str:
             except ValueError:
                 return ""
             return v + ":00"
-    from agentmem_vault.config import parse_ts
+    from agentmem_vault.clock import parse_ts
 
     dt = parse_ts(v)
     return dt.strftime("%Y-%m-%d %H:%M:%S") if dt else ""

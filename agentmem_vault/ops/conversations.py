@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from agentmem_vault.clock import ISO_SECONDS, now_precise
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
 from agentmem_vault.locking import exclusive_lock
@@ -52,15 +53,8 @@ def extract_queue_path(vault: Vault) -> Path:
 
 
 def stamp(when: datetime | None = None) -> str:
-    """Local time with seconds; ``AGENTMEM_NOW`` (if set) for deterministic runs."""
-    if when is None:
-        if os.environ.get("AGENTMEM_NOW"):
-            from agentmem_vault.config import now
-
-            when = now()
-        else:
-            when = datetime.now()
-    return when.strftime("%Y-%m-%dT%H:%M:%S")
+    """Local time with seconds (``clock.py``: ``AGENTMEM_NOW`` if set)."""
+    return (when or now_precise()).strftime(ISO_SECONDS)
 
 
 def _append_line(path: Path, entry: dict) -> None:

@@ -3,7 +3,7 @@
 "Safe" means nothing is lost and no judgement is needed: a lost reference is re-recorded, a
 reference to a session that no longer exists anywhere is dropped, a snapshot gets the row it lacks,
 an exact duplicate row goes, ``closed``/``archived`` become ``stale``, a sync-conflict copy of the
-index is folded back row by row (the daemon's rules). Everything else — broken rows, differing
+index is folded back row by row (the rules of model/session_rules.py, as the daemon does). Everything else — broken rows, differing
 duplicates, references in snapshots, conflict copies of snapshots — is reported for a person with
 the command that resolves it. Files are backed up under ``memory/.agentmem/backups/`` first.
 
@@ -27,12 +27,21 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentmem_vault.clock import parse_ts
+from agentmem_vault.config import Vault
+from agentmem_vault.errors import AgentmemError, IndexFormatError, SnapshotFormatError
 from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, parse_ts
-from agentmem_vault.errors import AgentmemError, IndexFormatError
 from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.model.session_rules import (
+    archived_in_copy,
+    fold_rows,
+    is_conflict_copy,
+    row_from_fields,
+    row_from_snapshot,
+)
+from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.lifecycle import continues_from_of, edit_table
-from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, _kind, atomic_write_bytes, check_inside_vault, read_bytes
+from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, _kind, backup_dir, backup_files, check_inside_vault, conflict_destination, read_bytes
 
 ERROR = "error"
 WARNING = "warning"
@@ -62,7 +71,7 @@ class Finding:
 class VaultState:
     """The files doctor looks at, as text (None: missing; ``bytes``: not UTF-8)."""
 
-    index_text: str | None
+    index_text: str | bytes | None
     snapshots: dict[str, str | bytes]  # valid Session ID -> text
     other_session_files: list[str]  # names in sessions/ that are not <valid id>.md
     archived: set[str]
@@ -126,12 +135,6 @@ def _decode(data: bytes) -> str | bytes:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return data
-
-
-def _is_conflict_copy(name: str) -> bool:
-    from agentmem_vault.daemon.scan import is_conflict_copy
-
-    return is_conflict_copy(name)
 
 
 def is_temp_name(name: str) -> bool:
@@ -219,7 +222,7 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     except FileNotFoundError:
         top = []
     for n in top:
-        if n != "index.md" and _is_conflict_copy(n) and (vault.memory / n).is_file():
+        if n != "index.md" and is_conflict_copy(n) and (vault.memory / n).is_file():
             conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
     return VaultState(None if idx is None else _decode(idx), snapshots, others, archived, conflicts,
                       find_temp_files(vault, now), unsafe)
@@ -294,8 +297,6 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
             out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy: {exc.message}",
                                hint=f"compare it with memory/index.md by hand, then delete memory/{name}"))
             continue
-        from agentmem_vault.daemon.reconcile import archived_in_copy, fold_rows
-
         gone = archived_in_copy(text, copy.row_list(), state.archived)
         new_text, added, updated = fold_rows(text, copy.row_list(), archived=state.archived)
         detail = f"{len(added)} row(s) only in the copy, {len(updated)} newer in the copy"
@@ -430,7 +431,7 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
             else:
                 out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md has no row in memory/index.md",
                                    session_id=sid, fix="add its row from the snapshot's Metadata (Status active)"))
-                plan.appends.append(_row_from_snapshot(sid, snap))
+                plan.appends.append(_row_from_snapshot_text(sid, snap))
         for src in continues_from_of(snap):
             if src == sid:
                 continue
@@ -450,14 +451,14 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
     # The other direction: a Referenced By entry whose session's snapshot does not say so.
     for src, i in first_line.items():
         for ref in current[i].referencing_ids:
-            snap = state.snapshots.get(ref)
-            if ref in live and isinstance(snap, str) and src not in continues_from_of(snap):
+            ref_snap = state.snapshots.get(ref)
+            if ref in live and isinstance(ref_snap, str) and src not in continues_from_of(ref_snap):
                 out.append(Finding("one_sided_reference", WARNING,
                                    f"{src}'s Referenced By lists {ref}, but memory/sessions/{ref}.md does not continue from {src}",
                                    session_id=src, line=i + 1,
                                    hint=f"record it with `agentmem continue {src} --session {ref}` or drop it with "
                                         f"`agentmem release {src} --session {ref}`"))
-            elif ref in live and snap is None:
+            elif ref in live and ref_snap is None:
                 out.append(Finding("one_sided_reference", WARNING,
                                    f"{src}'s Referenced By lists {ref}, which has no snapshot to say so",
                                    session_id=src, line=i + 1, hint=f"`agentmem update {ref}` writes its snapshot"))
@@ -479,22 +480,12 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
     return out, plan
 
 
-def _row_from_snapshot(sid: str, text: str) -> it.Row:
-    from agentmem_vault.daemon.reconcile import row_from_snapshot
-    from agentmem_vault.daemon.scan import Entry
-
-    meta: dict[str, str] = {}
-    summary = ""
+def _row_from_snapshot_text(sid: str, text: str) -> it.Row:
+    """The row the daemon would add for this snapshot (an unreadable one gives the ID's facts)."""
     try:
-        from agentmem_vault.model.snapshot import parse_snapshot
-
-        snap = parse_snapshot(text)
-        meta = dict(snap.metadata)
-        ctx = snap.items("Current Context")
-        summary = ctx[0].split("\n")[0][:200] if ctx else ""
-    except (AgentmemError, ImportError, KeyError):
-        pass
-    return row_from_snapshot(sid, Entry(0, 0, None, tuple(meta.items()), summary))
+        return row_from_snapshot(sid, parse_snapshot(text))
+    except SnapshotFormatError:
+        return row_from_fields(sid, {}, None)
 
 
 def plan_text(plan: Plan) -> str:
@@ -636,7 +627,7 @@ def _repair_obsidian(vault: Vault, w: VaultWriter, report: DoctorReport) -> None
     todo = [f for f in found if f.fix]
     if not todo:
         return
-    backup = _backup_dir(vault, time.strftime("%Y%m%d-%H%M%S") + "-properties")
+    backup = backup_dir(vault.state_dir / "backups", "properties")
     problems = [{"kind": f.kind, "path": f.path} for f in todo if f.kind == ob.PROPS_DISAGREE]
     try:
         with w.transaction():
@@ -682,27 +673,20 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
                 f.fix = None
             fixes, new_text = [], state.index_text
             if not temp_fixes:
+                _repair_obsidian(vault, w, report)
                 return report
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        backup = _backup_dir(vault, stamp)
         changed = [vault.index_path] if fixes and new_text != state.index_text else []
         changed += [vault.memory / n for n in plan.fold_moves] if plan is not None and fixes else []
         changed += [vault.root / f.path for f in temp_fixes if f.path]
-        for p in changed:
-            data = read_bytes(p)
-            if data is not None:
-                atomic_write_bytes(backup / p.relative_to(vault.memory), data)
+        backup = backup_files(changed, root=vault.memory, into=vault.state_dir / "backups", label="doctor")
         report.backup = str(backup.relative_to(vault.root))
         if fixes:
             assert plan is not None
             with w.transaction():
-                if new_text != state.index_text:
+                if isinstance(new_text, str) and new_text != state.index_text:
                     w.write_index_text(new_text, reason="doctor_fix", fixes=[f.message for f in fixes])
-                if plan.fold_moves:
-                    from agentmem_vault.daemon.apply import conflict_destination
-
-                    for name in plan.fold_moves:
-                        w.move_file(vault.memory / name, conflict_destination(vault.state_dir, name, stamp))
+                for name in plan.fold_moves:
+                    w.move_file(vault.memory / name, conflict_destination(vault.state_dir, name))
             for f in fixes:
                 f.fixed = True
         for f in temp_fixes:
@@ -734,15 +718,6 @@ def _remove_temp(w: VaultWriter, vault: Vault, f: Finding, now: float | None) ->
         f.hint = f"{exc.message}; remove it by hand"
         return
     f.fixed = True
-
-
-def _backup_dir(vault: Vault, stamp: str) -> Path:
-    base = vault.state_dir / "backups" / f"{stamp}-doctor"
-    p, n = base, 2
-    while p.exists():
-        p = base.with_name(f"{base.name}-{n}")
-        n += 1
-    return p
 
 
 def render_report(report: DoctorReport) -> str:

@@ -1,4 +1,4 @@
-"""Organize: the skill's "整理 memory" procedure, plus the snapshot facts it shares with archive
+"""Organize: the "整理 memory" procedure (docs/lifecycle.md), plus the snapshot facts it shares with archive
 (``archive.py``) and doctor.
 
 Split into a pure plan (``plan_organize``: board + snapshot facts in, decisions out) and an apply
@@ -14,14 +14,12 @@ from datetime import datetime, timedelta
 from typing import Callable, Iterable, Mapping
 
 from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, now as clock_now, parse_ts, vault_config
+from agentmem_vault.clock import now as clock_now, parse_ts
+from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
 from agentmem_vault.model.ids import find_ids, is_valid_session_id
-from agentmem_vault.ops.register import DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY
+from agentmem_vault.model.session_rules import is_placeholder_summary
 from agentmem_vault.vaultio import VaultWriter, read_text
-
-PLACEHOLDER_SUMMARIES = frozenset({"", "-", DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY})
-
 
 # -- reading snapshot facts ---------------------------------------------------------------------
 
@@ -90,7 +88,7 @@ def referencers_by_snapshot(continues_from: Mapping[str, list[str]]) -> dict[str
 
 
 def has_meaningful_summary(row: it.Row) -> bool:
-    return row.summary.strip() not in PLACEHOLDER_SUMMARIES
+    return not is_placeholder_summary(row.summary)
 
 
 # -- multi-row table edit (pure) ----------------------------------------------------------------
@@ -165,11 +163,11 @@ def plan_organize(
     """Decide what ``organize`` does (pure).
 
     - ``idle`` rows are deleted, except rows referenced by another session (``protected``) and
-      idle rows that have a snapshot (``inconsistent``: the skill says stop and let a person look).
+      idle rows that have a snapshot (``inconsistent``: stop and let a person look).
     - ``active`` rows become ``stale`` when Updated At is older than ``stale_days``, they have a
       snapshot or a non-placeholder Summary, and nobody references them; other active rows are
       ``kept_active`` (a referenced active row is both kept_active and protected).
-    - "Referenced" is the row's Referenced By, or, as the skill's fallback for a continuation
+    - "Referenced" is the row's Referenced By, or, as the fallback for a continuation
       recorded only half-way, another snapshot's Continues From naming the row.
     - ``stale`` rows are never touched; organize never archives.
     """

@@ -9,7 +9,6 @@ entries we own are added or corrected, and the previous file is backed up under
 from __future__ import annotations
 
 import os
-import time
 from importlib import resources
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
 from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.vaultio import VaultWriter, atomic_write_text, read_bytes, read_text
+from agentmem_vault.vaultio import VaultWriter, atomic_write_text, backup_dir, read_bytes, read_text
 
 BASES = ("Sessions.base", "Long-term memories.base")
 PROPS_MALFORMED = "properties_malformed"
@@ -84,12 +83,7 @@ def merge_types(vault: Vault, w: VaultWriter) -> dict:
 
 
 def _backup_dir(vault: Vault) -> Path:
-    base = vault.state_dir / "backups" / f"{time.strftime('%Y%m%d-%H%M%S')}-obsidian"
-    p, n = base, 2
-    while p.exists():
-        p = base.with_name(f"{base.name}-{n}")
-        n += 1
-    return p
+    return backup_dir(vault.state_dir / "backups", "obsidian")  # vaultio's one naming scheme
 
 
 # -- doctor -------------------------------------------------------------------------------------

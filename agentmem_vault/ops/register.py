@@ -1,7 +1,7 @@
 """Session registration and lookups on the board (memory/index.md).
 
 The snapshot-dependent operations (manual registration's snapshot, update, continue, release)
-live in ``session_ops.py``; this module stays light because the sessionStart hook imports it.
+live in ``ops/sessions.py``; this module stays light because the sessionStart hook imports it.
 """
 
 from __future__ import annotations
@@ -10,16 +10,17 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from agentmem_vault.config import Vault, format_ts, machine_id
-from agentmem_vault.config import now as clock_now
+from agentmem_vault.clock import format_ts
+from agentmem_vault.clock import now as clock_now
+from agentmem_vault.config import Vault, machine_id
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import (
     base_session_id,
     ids_in_json_lines,
     ids_with_prefix,
-    is_valid_session_id,
     next_free_id,
 )
+from agentmem_vault.model.session_rules import idle_row
 from agentmem_vault.ops import board_cache
 from agentmem_vault.ops.board_cache import BoardState
 from agentmem_vault.vaultio import (
@@ -31,11 +32,6 @@ from agentmem_vault.vaultio import (
     read_bytes,
 )
 
-DEFAULT_TOPIC = "未設定"
-DEFAULT_SUMMARY = "sessionStart 自動註冊，尚未整理主題。"
-DEFAULT_KEYWORDS = "sessionStart, cursor-agent"
-MANUAL_KEYWORDS = "manual-registration, cursor-agent, session-snapshot"
-MANUAL_FALLBACK_SUMMARY = "手動補註冊，已建立 session snapshot。"
 
 
 class Registration:
@@ -125,10 +121,6 @@ def issue_session_id(vault: Vault, doc: it.IndexDoc | BoardState, base: str, als
     return sid
 
 
-def idle_row(session_id: str, agent: str, ts: str) -> it.Row:
-    return it.Row(session_id, agent, DEFAULT_TOPIC, DEFAULT_SUMMARY, DEFAULT_KEYWORDS, "idle", "-", ts, ts)
-
-
 def _free_id_known(vault: Vault, base: str, state: BoardState, also_taken: frozenset[str] | set[str]) -> str:
     """``next_free_id`` over the same taken set as ``taken_ids`` (rows, sessions/, archive/), but
     looking up only the candidate IDs instead of listing every row and folder entry."""
@@ -171,21 +163,4 @@ def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, com
     return Registration(sid, row)
 
 
-def is_placeholder(row: it.Row) -> bool:
-    return row.status == "idle" and row.topic.strip() in ("", DEFAULT_TOPIC)
-
-
-__all__ = [
-    "DEFAULT_KEYWORDS",
-    "DEFAULT_SUMMARY",
-    "DEFAULT_TOPIC",
-    "MANUAL_KEYWORDS",
-    "Registration",
-    "idle_row",
-    "is_placeholder",
-    "is_valid_session_id",
-    "issue_session_id",
-    "issued_path",
-    "register_idle",
-    "taken_ids",
-]
+__all__ = ["Registration", "issue_session_id", "issued_path", "register_idle", "taken_ids"]

@@ -9,28 +9,33 @@ operation is incomplete.
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, format_ts, machine_id, now as clock_now, vault_config
+from agentmem_vault.clock import format_ts, now as clock_now
+from agentmem_vault.config import Vault, machine_id, vault_config
 from agentmem_vault.errors import (
     AgentmemError,
+    IncompleteOperation,
     InvalidSessionId,
     SessionNotFound,
     SnapshotFormatError,
     UsageError,
 )
+from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import base_session_id, validate_session_id
-from agentmem_vault.ops.register import (
-    DEFAULT_KEYWORDS,
-    DEFAULT_SUMMARY,
-    DEFAULT_TOPIC,
+from agentmem_vault.model.session_rules import (
+    CONTINUE_KEYWORDS,
     MANUAL_FALLBACK_SUMMARY,
     MANUAL_KEYWORDS,
-    Registration,
-    issue_session_id,
+    UPDATE_KEYWORDS,
+    is_default_keywords,
+    is_placeholder_summary,
+    is_placeholder_topic,
+    pick_topic,
+    summary_from_snapshot,
 )
+from agentmem_vault.ops.register import Registration, issue_session_id
 from agentmem_vault.model.snapshot import (
     Snapshot,
     merge_snapshots,
@@ -43,29 +48,22 @@ from agentmem_vault.model.session_props import BoardFacts
 from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.vaultio import VaultWriter, read_text
 
-SUMMARY_MAX = 160
 # A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
 # tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input).
 MAX_SNAPSHOT_BYTES = 1_000_000
 
 
-class IncompleteOperation(AgentmemError):
-    code = "incomplete"
-
-
 @contextmanager
 def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWriter]:
     """One lock, one transaction: a failure after the first write undoes everything and is
-    reported as an incomplete operation (the skill: never claim what did not happen)."""
+    reported as an incomplete operation (docs/board.md: never claim what did not happen)."""
     try:
         with VaultWriter(vault, command) as w, w.transaction():
             yield w
     except (SessionNotFound, UsageError, SnapshotFormatError, IncompleteOperation, InvalidSessionId):
         raise
     except AgentmemError as exc:
-        said = "nothing was" in exc.message.lower()  # the cause may already say so ("Nothing was written"); say it once
-        raise IncompleteOperation(f"{what} is incomplete: {exc.message}" + ("" if said else " (nothing was changed)"),
-                                  details={"cause": exc.code}) from exc
+        raise IncompleteOperation.undone(what, exc) from exc
 
 
 DEFAULT_MAX_SNAPSHOT_BYTES = 1_000_000
@@ -92,19 +90,6 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
     return parse_snapshot(text)
 
 
-def _summary_from(snap: Snapshot) -> str | None:
-    """First sentence(s) of Current Context, for the index Summary (index shorter, same facts)."""
-    paras = [p for p in snap.items("Current Context") if p.strip() and p.strip().lower() != "none"]
-    if not paras:
-        return None
-    s = " ".join(paras[0].split())
-    return s if len(s) <= SUMMARY_MAX else s[: SUMMARY_MAX - 1].rstrip() + "…"
-
-
-def _is_placeholder_topic(topic: str | None) -> bool:
-    return not topic or topic.strip() in ("", DEFAULT_TOPIC, "<topic>")
-
-
 def register_manual(
     vault: Vault, agent: str, *, topic: str | None = None, summary: str | None = None,
     keywords: str | None = None, snapshot_text: str | None = None, writer: VaultWriter | None = None,
@@ -119,11 +104,11 @@ def register_manual(
         text, doc = w.read_index()
         doc.check_writable()
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
-        use_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or DEFAULT_TOPIC
+        use_topic = pick_topic(topic, incoming.topic if incoming else None)
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
-        row = it.Row(sid, agent, use_topic, summary or _summary_from(snap) or MANUAL_FALLBACK_SUMMARY,
+        row = it.Row(sid, agent, use_topic, summary or summary_from_snapshot(snap) or MANUAL_FALLBACK_SUMMARY,
                      keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
-        # the snapshot first (the skill's order), its Properties already from the row written next
+        # the snapshot first (docs/board.md "Writing rules"), its Properties already from the row written next
         write_session_file(w, vault.session_path(sid), render_snapshot(snap), session_id=sid,
                            board=BoardFacts.from_row(row))
         w.append_row(row)
@@ -149,6 +134,12 @@ class UpdateResult:
     row_before: it.Row
     row_after: it.Row
 
+    @property
+    def message(self) -> str:
+        # Honest about whether the snapshot changed.
+        verb = "created" if self.snapshot_created else ("merged" if self.snapshot_changed else "unchanged")
+        return f"updated {self.session_id}: snapshot {verb}, row active (Updated At {self.row_after.updated_at})"
+
     def to_dict(self) -> dict:
         return {
             "session_id": self.session_id, "snapshot_created": self.snapshot_created,
@@ -157,14 +148,43 @@ class UpdateResult:
         }
 
 
+@dataclass
+class ContinueResult:
+    session_id: str
+    source: str
+    registered: str | None  # the ID given to this chat by a manual registration, if one was needed
+    already_linked: bool
+    message: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ReleaseResult:
+    source: str
+    session_id: str
+    row_changed: bool
+    snapshot_changed: bool
+
+    @property
+    def message(self) -> str:
+        if self.row_changed or self.snapshot_changed:
+            return f"{self.session_id} no longer continues from {self.source}"
+        return f"{self.session_id} did not reference {self.source}; nothing to do"
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "message": self.message}
+
+
 def _write_session(
     w: VaultWriter, vault: Vault, sid: str, row: it.Row, *, incoming: Snapshot | None, ts: str,
-    topic: str | None = None, add_sources: list[str] = (), context_note: str | None = None,
+    topic: str | None = None, add_sources: tuple[str, ...] = (), context_note: str | None = None,
     touch: bool = False, board: Callable[[Snapshot], BoardFacts] | None = None,
 ) -> tuple[Snapshot, bool, bool]:
     """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
 
-    ``touch``: a status update always records its time (the skill: Updated At matches the
+    ``touch``: a status update always records its time (docs/board.md: Updated At matches the
     update), even when the merge added nothing; continue/release leave an unchanged file alone."""
     path = vault.session_path(sid)
     existing = read_text(path)
@@ -174,7 +194,7 @@ def _write_session(
                 f"session {sid} has no snapshot yet: pass the snapshot on stdin or with --snapshot FILE "
                 "(a status update always writes memory/sessions/<id>.md as well as the row)"
             )
-        base_topic = topic or (incoming.topic if incoming and not _is_placeholder_topic(incoming.topic) else None) or row.topic
+        base_topic = pick_topic(topic, incoming.topic if incoming else None, row.topic)
         snap = new_snapshot(sid, row.agent_name, base_topic, row.started_at, ts, incoming=incoming)
         created = True
     else:
@@ -242,12 +262,11 @@ def update_session(
         row = doc.get(sid)
 
         def updated(r: it.Row, snap: Snapshot) -> it.Row:
-            new_topic = topic or (snap.topic if not _is_placeholder_topic(snap.topic) else r.topic)
+            new_topic = topic or (snap.topic if not is_placeholder_topic(snap.topic) else r.topic)
             # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
             # (the agent passes --summary when the facts changed).
-            placeholder = r.summary in (DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY) or not r.summary.strip()
-            new_summary = summary or ((_summary_from(snap) or r.summary) if placeholder else r.summary)
-            new_kw = keywords or (r.keywords if r.keywords != DEFAULT_KEYWORDS else "session-update, cursor-agent, session-snapshot")
+            new_summary = summary or ((summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary)
+            new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
             return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
 
         snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True,
@@ -262,7 +281,7 @@ def update_session(
 def continue_session(
     vault: Vault, source_id: str, *, session_id: str | None = None, agent: str | None = None,
     snapshot_text: str | None = None,
-) -> dict:
+) -> ContinueResult:
     """接續 memory SOURCE: the current session lists SOURCE in Continues From, SOURCE's row lists the
     current ID in Referenced By (nothing else of SOURCE changes). Registers manually first when the
     current session has no ID."""
@@ -294,14 +313,14 @@ def continue_session(
         def updated(r: it.Row, snap: Snapshot, changed: bool) -> it.Row:
             return r.with_(
                 status="active",
-                summary=(_summary_from(snap) or r.summary) if r.summary == DEFAULT_SUMMARY else r.summary,
-                keywords=r.keywords if r.keywords != DEFAULT_KEYWORDS else "continue-memory, cursor-agent, session-snapshot",
+                summary=(summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary,
+                keywords=CONTINUE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords,
                 updated_at=ts if (changed or r.status != "active") else r.updated_at,
             )
 
         # the snapshot is only written when its content changed: its Properties from that row
         snap, created, changed = _write_session(
-            w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=[src], context_note=note,
+            w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=(src,), context_note=note,
             board=lambda s: BoardFacts.from_row(updated(cur_row, s, True)),
         )
         if src not in snap.continues_from:
@@ -314,14 +333,13 @@ def continue_session(
             raise IncompleteOperation(f"Referenced By of {src} does not list {cur} after the write")
         resync_session(w, cur)
         resync_session(w, src)
-    return {
-        "session_id": cur, "source": src, "registered": registered.session_id if registered else None,
-        "already_linked": not changed and cur in refs and not created,
-        "message": (registered.message + "\n" if registered else "") + f"{cur} continues from {src}",
-    }
+    return ContinueResult(
+        cur, src, registered.session_id if registered else None, not changed and cur in refs and not created,
+        (registered.message + "\n" if registered else "") + f"{cur} continues from {src}",
+    )
 
 
-def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
+def release_reference(vault: Vault, source_id: str, *, session_id: str) -> ReleaseResult:
     """解除引用: remove ID from SOURCE's Referenced By (``-`` when empty) and SOURCE from ID's
     Continues From (``None`` when empty). Idempotent."""
     src = validate_session_id(source_id)
@@ -350,8 +368,8 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> dict:
         if existing is not None and src in parse_snapshot(read_text(path) or "").continues_from:
             raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
         resync_session(w, src)
-    return {"source": src, "session_id": cur, "row_changed": changed_row, "snapshot_changed": changed_snap,
-            "message": f"{cur} no longer continues from {src}" if (changed_row or changed_snap) else f"{cur} did not reference {src}; nothing to do"}
+    return ReleaseResult(src, cur, changed_row, changed_snap)
 
 
-__all__ = ["register_manual", "update_session", "continue_session", "release_reference", "UpdateResult", "IncompleteOperation"]
+__all__ = ["register_manual", "update_session", "continue_session", "release_reference",
+           "UpdateResult", "ContinueResult", "ReleaseResult"]

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from agentmem_vault.config import Vault, now as clock_now, parse_ts
+from agentmem_vault.clock import now as clock_now, parse_ts
+from agentmem_vault.config import Vault
 from agentmem_vault.model.index_table import Row, parse_index
 from agentmem_vault.recall.rank import Hit, query_tokens, rule_notes, search
 from agentmem_vault.recall.index import open_index, recall_tokens

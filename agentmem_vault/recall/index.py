@@ -29,19 +29,20 @@ from agentmem_vault.config import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.errors import NoteFormatError
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from agentmem_vault.model.notes import Note
 from agentmem_vault.recall.freshness import daemon_vouches
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
+from agentmem_vault.vaultio import swap_in, temp_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentmem_vault.model.notes import Note
 
 SCHEMA_VERSION = 6  # 6: notes.project holds the scope key (docs/projects.md): '' for a global note
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 FIELDS = ("title", "keywords", "usage", "content")
-TMP_SUFFIX = ".agentmem-tmp"
 
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -239,7 +240,7 @@ class RecallIndex:
         tmp: Path | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{time.monotonic_ns() % 10**9}{TMP_SUFFIX}")
+            tmp = temp_path(self.path)
             conn = self._connect(str(tmp))
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
@@ -261,7 +262,7 @@ class RecallIndex:
             conn.execute("PRAGMA journal_mode = DELETE")
             conn.close()
             try:
-                os.replace(tmp, self.path)
+                swap_in(tmp, self.path, durable=False)  # derived: rebuilt if lost
                 for extra in ("-journal", "-wal", "-shm"):
                     try:
                         os.unlink(str(self.path) + extra)
@@ -354,7 +355,7 @@ class RecallIndex:
             stats.updated += 1
         else:
             cur = conn.execute(f"INSERT INTO notes(path, {cols}) VALUES (?{', ?' * len(values)})", (rel, *values))
-            docid = cur.lastrowid
+            docid = cur.lastrowid or 0  # sqlite always gives the new rowid after an INSERT
             stats.added += 1
         conn.execute("INSERT INTO fts(rowid, title, keywords, usage, content) VALUES (?, ?, ?, ?, ?)",
                      (docid, *note_tokens(note)))

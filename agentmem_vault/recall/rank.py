@@ -13,7 +13,8 @@ as alternatives (login ~ 登录), matched as FTS5 phrases.
 
 final = 0.70 * relevance + 0.15 * recency + 0.15 * importance  (no semantic backend, the default)
 final = 0.45 * semantic + 0.30 * relevance + 0.125 * recency + 0.125 * importance  (with one)
-recency = 0.5 ** (age_days / 90): a true half-life (seed 001 wrote exp(-d/90), a 62-day one).
+recency = 0.5 ** (age_days / 90): a true 90-day half-life (exp(-d/90) would be a 62-day one).
+The formula is stated in docs/recall.md.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
-from agentmem_vault.config import Vault, now as clock_now, parse_ts
+from agentmem_vault.clock import now as clock_now, parse_ts
+from agentmem_vault.config import Vault
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.recall.index import RecallIndex, _is_corrupt, open_index, recall_tokens
@@ -81,6 +83,7 @@ def recency_score(updated: str, now: datetime) -> float:
     """0.5 ** (age in days / 90); undated notes count as half-life old, future dates as new."""
     if not updated:
         return 0.5
+    dt: datetime | None
     try:
         dt = datetime.fromisoformat(updated)  # the frontmatter's own form, fast
         if dt.tzinfo is not None:
@@ -236,7 +239,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None,
         # Nothing to match on: the most important, most recent notes.
         rows = conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE 1 = 1{scope} "
                             "ORDER BY n.importance DESC, n.updated DESC LIMIT ?", (*args, candidates)).fetchall()
-        hits = [_hit_from_row(r, folder) for r in rows]
+        hits: list[Hit] = [_hit_from_row(r, folder) for r in rows]
         for h in hits:
             h.recency = recency_score(h.updated, now)
             h.score = combine(0.0, h.recency, h.importance)
@@ -290,7 +293,7 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None,
     # Phase 2: full rows for what is returned.
     marks = ",".join("?" * len(keep))
     full = {r[0]: r for r in conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE n.docid IN ({marks})", keep)}
-    hits: list[Hit] = []
+    hits = []
     for d in keep:
         h = _hit_from_row(full[d], folder)
         h.bm25, h.coverage, h.evidence, h.relevance, h.recency, _imp = scored[d]

@@ -8,7 +8,16 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from agentmem_vault.recall.rank import Hit
+
+    class RuleNote(Protocol):
+        """What a rule line needs: a ranked Hit, or the hook's light record from the index."""
+
+        id: str
+        title: str
+        content: str
 
 # A note at least this important is a rule: always injected, ahead of relevance-ranked notes.
 RULE_IMPORTANCE = 0.9
@@ -59,12 +68,12 @@ def _date(value: str) -> str:
     return value[:10] if value else "undated"
 
 
-def render_rule(h: Hit, max_content: int = MAX_RULE_CONTENT) -> str:
+def render_rule(h: RuleNote, max_content: int = MAX_RULE_CONTENT) -> str:
     ident = f" `{h.id}`" if h.id else ""
     return f"- **{_one_line(h.title)}**{ident}: {_clip(_one_line(h.content), max_content)}\n"
 
 
-def render_rule_title(h: Hit) -> str:
+def render_rule_title(h: RuleNote) -> str:
     ident = f" `{h.id}`" if h.id else ""
     return f"- **{_one_line(h.title)}**{ident}\n"
 

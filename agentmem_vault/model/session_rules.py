@@ -1,0 +1,241 @@
+"""Board rules about a session's row, in one place (pure: no I/O, no clock).
+
+Used alike by session operations (ops/sessions.py, ops/register.py), organize (ops/lifecycle.py),
+doctor (ops/doctor.py) and the daemon (daemon/reconcile.py). The rules are stated in
+docs/board.md (defaults, placeholders, a row from a snapshot, conflict-copy folding).
+
+Import-light (the sessionStart hook imports the defaults): the snapshot model is only a type here.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from functools import lru_cache
+
+from agentmem_vault.clock import format_ts, parse_ts
+from agentmem_vault.model import index_table as it
+from agentmem_vault.model.ids import SESSION_ID_RE
+
+TYPE_CHECKING = False  # typing is not imported at run time (the sessionStart hook path)
+if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
+    from agentmem_vault.model.snapshot import Snapshot
+
+# -- defaults of a new row (docs/board.md "Defaults") --------------------------------------------
+
+DEFAULT_TOPIC = "未設定"
+DEFAULT_SUMMARY = "sessionStart 自動註冊，尚未整理主題。"
+DEFAULT_KEYWORDS = "sessionStart, cursor-agent"
+MANUAL_KEYWORDS = "manual-registration, cursor-agent, session-snapshot"
+MANUAL_FALLBACK_SUMMARY = "手動補註冊，已建立 session snapshot。"
+UPDATE_KEYWORDS = "session-update, cursor-agent, session-snapshot"
+CONTINUE_KEYWORDS = "continue-memory, cursor-agent, session-snapshot"
+ADDED_KEYWORDS = "session-snapshot, daemon-reconcile"
+ADDED_SUMMARY = "由 watcher daemon 依 session snapshot 補登。"
+SUMMARY_MAX = 160
+
+# -- placeholders (one word list) -------------------------------------------------------------
+
+# A topic that says nothing: the template's value, its Simplified form, and what agents write
+# when they have no topic yet. Compared after ``fold`` (case, width, Traditional/Simplified).
+PLACEHOLDER_TOPIC_WORDS = ("", "未設定", "未设定", "-", "none", "n/a", "tbd", "unset", "untitled")
+# A summary written by the tool itself rather than from the session's facts.
+PLACEHOLDER_SUMMARIES = frozenset({"", "-", DEFAULT_SUMMARY, MANUAL_FALLBACK_SUMMARY, ADDED_SUMMARY})
+_DEFAULT_KEYWORDS = frozenset({"", DEFAULT_KEYWORDS})
+
+
+@lru_cache(maxsize=1)
+def _topic_placeholders() -> frozenset[str]:
+    # textnorm is imported on first use, not at import: the sessionStart hook imports the defaults
+    # above and must not load text folding (nor its character table).
+    from agentmem_vault.model.textnorm import fold
+
+    return frozenset(fold(t) for t in PLACEHOLDER_TOPIC_WORDS)
+
+
+def is_placeholder_topic(topic: str | None) -> bool:
+    """True for an empty or template topic (``未設定``, ``<topic>``, ``TBD``…); never overwrites a real one."""
+    v = (topic or "").strip()
+    if v in ("", "-", "未設定"):  # the common cases, without folding
+        return True
+    from agentmem_vault.model.textnorm import fold
+
+    return fold(v) in _topic_placeholders() or (v.startswith("<") and v.endswith(">"))
+
+
+def is_placeholder_summary(summary: str | None) -> bool:
+    return (summary or "").strip() in PLACEHOLDER_SUMMARIES
+
+
+def is_default_keywords(keywords: str | None) -> bool:
+    return (keywords or "").strip() in _DEFAULT_KEYWORDS
+
+
+def is_untouched_idle(row: it.Row) -> bool:
+    """An idle row nobody has given a topic yet (listed last by ``find``)."""
+    return row.status == "idle" and is_placeholder_topic(row.topic)
+
+
+def idle_row(session_id: str, agent: str, ts: str) -> it.Row:
+    """The row sessionStart registration appends."""
+    return it.Row(session_id, agent, DEFAULT_TOPIC, DEFAULT_SUMMARY, DEFAULT_KEYWORDS, "idle", "-", ts, ts)
+
+
+def pick_topic(*candidates: str | None) -> str:
+    """The first candidate that is a real topic, else ``DEFAULT_TOPIC``."""
+    for c in candidates:
+        if c and not is_placeholder_topic(c):
+            return c.strip()
+    return DEFAULT_TOPIC
+
+
+# -- a row from a snapshot --------------------------------------------------------------------
+
+
+def summary_from_snapshot(snap: Snapshot) -> str | None:
+    """The index Summary a snapshot implies: its first Current Context item (a paragraph or one
+    bullet), bullet marker dropped, whitespace collapsed, at most SUMMARY_MAX characters.
+    None when Current Context is empty."""
+    for para in snap.items("Current Context"):
+        s = " ".join(para.split())
+        if s[:2] in ("- ", "* ", "+ "):
+            s = s[2:].strip()
+        if not s or s.lower() == "none":
+            continue
+        return s if len(s) <= SUMMARY_MAX else s[: SUMMARY_MAX - 1].rstrip() + "…"
+    return None
+
+
+def clean_cell(value: str | None) -> str:
+    """A Metadata value made safe for a table cell: control characters would make the row unreadable."""
+    return "".join(ch if ch >= " " or ch == "\t" else " " for ch in (value or "")).strip()
+
+
+def norm_ts(value: str | None) -> str | None:
+    dt = parse_ts(value or "")
+    return format_ts(dt) if dt else None
+
+
+@lru_cache(maxsize=16384)
+def ts_of(value: str | None) -> datetime | None:
+    # Cached: a daemon pass compares thousands of rows whose timestamps rarely change (strptime is slow).
+    return parse_ts(value or "")
+
+
+def id_parts(session_id: str) -> tuple[str, str]:
+    """(agent name, start time ``YYYY-MM-DD HH:MM``) encoded in a Session ID; ("", "") when it is not one."""
+    m = SESSION_ID_RE.match(session_id)
+    if not m:
+        return "", ""
+    y, mo, d, h, mi, agent = m.groups()
+    # A trailing -N collision suffix belongs to the ID, not to the agent name.
+    parts = agent.rsplit("-", 1)
+    if len(parts) == 2 and parts[1].isdigit():
+        agent = parts[0]
+    return agent, f"{y}-{mo}-{d} {h}:{mi}"
+
+
+def row_from_fields(session_id: str, metadata: Mapping[str, str], summary: str | None) -> it.Row:
+    """The row a snapshot without one gets (Status active): Metadata fields, falling back to what
+    the Session ID encodes; ``summary`` as ``summary_from_snapshot`` gives it."""
+    id_agent, id_start = id_parts(session_id)
+    started = norm_ts(metadata.get("Started At")) or norm_ts(metadata.get("Updated At")) or id_start
+    updated = norm_ts(metadata.get("Updated At")) or started
+    return it.Row(
+        session_id,
+        clean_cell(metadata.get("Agent Name", "")) or id_agent,
+        clean_cell(metadata.get("Topic", "")) or DEFAULT_TOPIC,
+        clean_cell(summary) or ADDED_SUMMARY,
+        ADDED_KEYWORDS,
+        "active",
+        "-",
+        started,
+        updated,
+    )
+
+
+def row_from_snapshot(session_id: str, snap: Snapshot) -> it.Row:
+    return row_from_fields(session_id, snap.metadata, summary_from_snapshot(snap))
+
+
+def synced_row(row: it.Row, metadata: Mapping[str, str]) -> it.Row | None:
+    """The row with the snapshot's Topic/Status/Updated At when the snapshot's Updated At is newer
+    than the row's, else None."""
+    snap = ts_of(metadata.get("Updated At"))
+    if snap is None:
+        return None
+    mine = ts_of(row.updated_at)
+    if mine is not None and snap <= mine:
+        return None
+    status = clean_cell(metadata.get("Status", "")).lower()
+    new = row.with_(
+        topic=clean_cell(metadata.get("Topic", "")) or row.topic,
+        status=status if status in it.STATUSES else row.status,
+        updated_at=format_ts(snap),
+    )
+    return new if new != row else None
+
+
+# -- sync-conflict copies of the index (docs/board.md "Conflict copies") ------------------------
+
+# Google Drive / Dropbox / OneDrive style "index (1).md", "index (Conflict 2026-05-01).md",
+# "index (Ann's conflicted copy 2026-05-01).md", and Syncthing's "index.sync-conflict-…".
+_CONFLICT_RE = re.compile(r"^index(?: \([^/\\]*\)|\.sync-conflict-[^/\\]*)\.md$", re.IGNORECASE)
+
+
+def is_conflict_copy(name: str) -> bool:
+    """A file name in memory/ that a sync client gave to a conflicting copy of index.md."""
+    return bool(_CONFLICT_RE.match(name)) and name != "index.md"
+
+
+
+def union_refs(a: str, b: str) -> str:
+    ids = it.split_id_list(a)
+    ids += [x for x in it.split_id_list(b) if x not in ids]
+    return it.join_id_list(ids)
+
+
+def archived_in_copy(index_text: str, copy_rows: list[it.Row], archived: Collection[str]) -> list[str]:
+    """IDs only the copy has that were archived meanwhile: the copy predates the archive, and an
+    archived session never goes back on the board (its row lives in archive/<id>/index.md)."""
+    if not archived:
+        return []
+    doc = it.parse_index(index_text)
+    out: list[str] = []
+    for r in copy_rows:
+        if r.session_id in archived and doc.find(r.session_id) is None and r.session_id not in out:
+            out.append(r.session_id)
+    return out
+
+
+def fold_rows(index_text: str, copy_rows: list[it.Row], *, archived: Collection[str] = ()) -> tuple[str, list[str], list[str]]:
+    """Fold rows of a conflict copy into the index text: (new text, added IDs, updated IDs).
+    Newer Updated At wins per row, rows only in the copy are added, nothing is deleted, Referenced
+    By lists are united. Rows of ``archived`` sessions that the index no longer has are not added back."""
+    skip = set(archived_in_copy(index_text, copy_rows, archived))
+    newest: dict[str, it.Row] = {}
+    for r in copy_rows:  # a copy may itself hold a row twice: its newest wins
+        if r.session_id in skip:
+            continue
+        cur = newest.get(r.session_id)
+        if cur is None or (ts_of(r.updated_at) or datetime.min) > (ts_of(cur.updated_at) or datetime.min):
+            newest[r.session_id] = r
+    text = index_text
+    added: list[str] = []
+    updated: list[str] = []
+    for sid, theirs in newest.items():
+        doc = it.parse_index(text)
+        ours = doc.find(sid)
+        if ours is None:
+            text, _ = it.append_row(doc, theirs)
+            added.append(sid)
+            continue
+        t_theirs, t_ours = ts_of(theirs.updated_at), ts_of(ours.updated_at)
+        winner = theirs if (t_theirs is not None and (t_ours is None or t_theirs > t_ours)) else ours
+        merged = winner.with_(referenced_by=union_refs(winner.referenced_by, (ours if winner is theirs else theirs).referenced_by))
+        if merged != ours:
+            text = it.replace_row(doc, sid, merged)
+            updated.append(sid)
+    return text, added, updated

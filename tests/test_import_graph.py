@@ -1,0 +1,140 @@
+"""The package's import graph (read from the source with ast, nothing imported): no cycles between
+modules, and the core (model/, ops/, the top-level modules, longterm/, recall/, integrations/)
+never imports a front end (cli/, daemon/, hooks/, mcp/). model/ is pure: it imports only model/,
+errors, clock and textnorm-level helpers, never I/O modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import agentmem_vault
+
+PKG = Path(agentmem_vault.__file__).parent
+FRONT_ENDS = ("cli", "daemon", "hooks", "mcp")
+MODEL_MAY_IMPORT = ("agentmem_vault.model", "agentmem_vault.errors", "agentmem_vault.clock")
+# Known exceptions, each with its reason (none today); remove an entry when its reason goes.
+MODEL_EXCEPTIONS: set[tuple[str, str]] = set()
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for p in PKG.rglob("*.py"):
+        rel = p.relative_to(PKG).with_suffix("")
+        parts = ["agentmem_vault", *rel.parts]
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+def _imports(name: str, path: Path, known: set[str], *, top_level_only: bool) -> set[str]:
+    """Package modules imported by ``name``. ``top_level_only``: only imports executed at import
+    time (module body, not inside functions) count for cycles."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_pkg = path.name == "__init__.py"
+    nodes: list[ast.AST] = []
+    if top_level_only:
+        stack: list[ast.AST] = list(tree.body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test):
+                continue
+            nodes.append(n)
+            stack.extend(ast.iter_child_nodes(n))
+    else:
+        nodes = list(ast.walk(tree))
+    out: set[str] = set()
+    for n in nodes:
+        if isinstance(n, ast.Import):
+            targets = [a.name for a in n.names]
+        elif isinstance(n, ast.ImportFrom):
+            if n.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (n.level - 1)]
+                mod = ".".join(base + ([n.module] if n.module else []))
+            else:
+                mod = n.module or ""
+            targets = [mod] + [f"{mod}.{a.name}" for a in n.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                out.add(t)
+    return out
+
+
+def _area(mod: str) -> str:
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and mod in _PACKAGES) else "top"
+
+
+_PACKAGES = {f"agentmem_vault.{d.name}" for d in PKG.iterdir() if (d / "__init__.py").exists()}
+
+
+def test_core_never_imports_front_ends() -> None:
+    mods = _modules()
+    known = set(mods)
+    bad = []
+    for name, path in mods.items():
+        if _area(name) in FRONT_ENDS or name == "agentmem_vault.entry":
+            continue
+        for dep in _imports(name, path, known, top_level_only=False):
+            if _area(dep) in FRONT_ENDS:
+                bad.append(f"{name} -> {dep}")
+    assert not bad, "core modules import front ends:\n" + "\n".join(sorted(bad))
+
+
+def test_model_is_pure() -> None:
+    mods = _modules()
+    known = set(mods)
+    bad = []
+    for name, path in mods.items():
+        if _area(name) != "model":
+            continue
+        for dep in _imports(name, path, known, top_level_only=False):
+            if not dep.startswith(MODEL_MAY_IMPORT) and dep != "agentmem_vault" and (name, dep) not in MODEL_EXCEPTIONS:
+                bad.append(f"{name} -> {dep}")
+    assert not bad, "model/ imports beyond model/, errors and clock:\n" + "\n".join(sorted(bad))
+
+
+def test_no_import_cycles() -> None:
+    mods = _modules()
+    known = set(mods)
+    graph = {n: _imports(n, p, known, top_level_only=True) for n, p in mods.items()}
+    # A package's __init__ importing its own submodules is not a cycle of modules; skip parent links.
+    for n in graph:
+        graph[n] = {d for d in graph[n] if not n.startswith(d + ".")}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        path.append(n)
+        for d in sorted(graph.get(n, ())):
+            if state.get(d) == 1:
+                cycles.append(path[path.index(d):] + [d])
+            elif d not in state:
+                visit(d)
+        path.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_graph_reader_sees_real_edges() -> None:
+    # Guard against a test that cannot fail: known edges must be found.
+    mods = _modules()
+    known = set(mods)
+    deps = _imports("agentmem_vault.ops.doctor", mods["agentmem_vault.ops.doctor"], known, top_level_only=True)
+    assert "agentmem_vault.model.session_rules" in deps and "agentmem_vault.vaultio" in deps
+    cli_deps = _imports("agentmem_vault.cli.say_dispatch", mods["agentmem_vault.cli.say_dispatch"], known, top_level_only=False)
+    assert "agentmem_vault.ops.sessions" in cli_deps
