@@ -10,7 +10,12 @@ import pytest
 
 from agentmem_vault.config import Vault
 
-from conftest import run_cli
+from conftest import run_cli as _run_cli
+
+
+def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, hangs and disks are real here
+    kw.setdefault("process", True)
+    return _run_cli(*args, **kw)
 from hooks_helpers import answer, cursor_start, hooks_log, id_from, run_hook
 
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}

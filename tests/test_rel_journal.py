@@ -6,7 +6,12 @@ import json
 from datetime import datetime
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli as _run_cli
+
+
+def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, hangs and disks are real here
+    kw.setdefault("process", True)
+    return _run_cli(*args, **kw)
 
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError

@@ -11,7 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli as _run_cli
+
+
+def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, hangs and disks are real here
+    kw.setdefault("process", True)
+    return _run_cli(*args, **kw)
 from hooks_helpers import answer, cursor_end, hooks_log, run_hook
 
 from agentmem_vault.config import Vault
