@@ -248,20 +248,26 @@ def resolve_vault(explicit: str | os.PathLike | None = None, *, cwd: Path | None
     if explicit:
         p = Path(explicit).expanduser()
         if not p.is_dir():
-            raise VaultNotFound(f"vault folder not found: {p} (from --vault); check the path, or create it with `agentmem init --vault {p}`")
+            raise VaultNotFound(
+                f"vault folder not found: {p} (from --vault); check the path, or create it with `agentmem init --vault {p}`"
+            )
         return Vault(p.absolute())
     env = os.environ.get("AGENTMEM_VAULT")
     if env:
         p = Path(env).expanduser()
         if not p.is_dir():
-            raise VaultNotFound(f"vault folder not found: {p} (from AGENTMEM_VAULT); fix the variable, or create it with `agentmem init --vault {p}`")
+            raise VaultNotFound(
+                f"vault folder not found: {p} (from AGENTMEM_VAULT); fix the variable, or create it with `agentmem init --vault {p}`"
+            )
         return Vault(p.absolute())
     uc = user_config().get("vault")
     if uc:
         p = Path(str(uc)).expanduser()
         if not p.is_dir():
-            raise VaultNotFound(f"vault folder not found: {p} (from 'vault:' in {user_config_dir() / 'config.yaml'}); "
-                                "run `agentmem setup` to pick or create the vault")
+            raise VaultNotFound(
+                f"vault folder not found: {p} (from 'vault:' in {user_config_dir() / 'config.yaml'}); "
+                "run `agentmem setup` to pick or create the vault"
+            )
         return Vault(p.absolute())
     here = (cwd or Path.cwd()).absolute()
     for cand in (here, *here.parents):
@@ -335,4 +341,3 @@ def resolve_agent(explicit: str | None, cfg: dict | None = None) -> str:
     """``--agent`` > ``AGENTMEM_AGENT`` > config ``agent_name`` > ``cursor-main-agent``."""
     name = explicit or os.environ.get("AGENTMEM_AGENT") or (cfg or {}).get("agent_name") or DEFAULT_AGENT
     return validate_agent_name(str(name))
-

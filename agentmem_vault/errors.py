@@ -118,8 +118,10 @@ class IncompleteOperation(AgentmemError):
     @classmethod
     def undone(cls, what: str, cause: AgentmemError) -> IncompleteOperation:
         # Worded by this type alone: a transaction that raised restored every file it had touched.
-        return cls(f"{what} is incomplete and was undone (every file is as it was): {cause.message}",
-                   details={"cause": cause.code})
+        return cls(
+            f"{what} is incomplete and was undone (every file is as it was): {cause.message}",
+            details={"cause": cause.code},
+        )
 
 
 class LLMError(AgentmemError):

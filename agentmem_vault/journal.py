@@ -91,21 +91,27 @@ def row_from_journal(raw: dict, session_id: str) -> it.Row:
     where = f"the journaled row of {session_id}"
     missing = [k for k in it.FIELD_NAMES if k not in raw]
     if missing:
-        raise Refused(f"{where} lacks {', '.join(missing)}; not restoring it (see `agentmem journal --session {session_id}`)")
+        raise Refused(
+            f"{where} lacks {', '.join(missing)}; not restoring it (see `agentmem journal --session {session_id}`)"
+        )
     bad = [k for k in it.FIELD_NAMES if not isinstance(raw[k], str)]
     if bad:
         raise Refused(f"{where} has a {bad[0]} that is not text ({type(raw[bad[0]]).__name__}); not restoring it")
     if raw["session_id"] != session_id or not is_valid_session_id(raw["session_id"]):
         raise Refused(f"{where} names Session ID {raw['session_id']!r}; not restoring it")
     if raw["status"] not in it.STATUSES:
-        raise Refused(f"{where} has status {raw['status']!r}, expected one of {', '.join(it.STATUSES)}; not restoring it")
+        raise Refused(
+            f"{where} has status {raw['status']!r}, expected one of {', '.join(it.STATUSES)}; not restoring it"
+        )
     try:
         validate_agent_name(raw["agent_name"])
     except UsageError as exc:
         raise Refused(f"{where} has an invalid agent name {raw['agent_name']!r}; not restoring it") from exc
     refs = it.split_id_list(raw["referenced_by"])
     if any(not is_valid_session_id(r) for r in refs):
-        raise Refused(f"{where} has a Referenced By that is not a list of Session IDs ({raw['referenced_by']!r}); not restoring it")
+        raise Refused(
+            f"{where} has a Referenced By that is not a list of Session IDs ({raw['referenced_by']!r}); not restoring it"
+        )
     row = it.Row(**{k: raw[k] for k in it.FIELD_NAMES})
     try:
         cells = it.split_cells(it.render_row(row))
@@ -128,7 +134,9 @@ def restore_row(vault: Vault, session_id: str) -> it.Row:
         raise SessionNotFound(f"the journal has no removed row for {sid}{more}")
     row = row_from_journal(raw, sid)
     if vault.archive_path(sid).exists():
-        raise Refused(f"{sid} was archived: its metadata and snapshot are in memory/archive/{sid}/; not restoring the row")
+        raise Refused(
+            f"{sid} was archived: its metadata and snapshot are in memory/archive/{sid}/; not restoring the row"
+        )
     with VaultWriter(vault, "restore") as w:
         text, doc = w.read_index()
         if doc.find(sid) is not None:

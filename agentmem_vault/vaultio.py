@@ -73,8 +73,13 @@ def _retry(fn: Callable[[], object], what: str) -> object:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a folder"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -163,9 +168,7 @@ def decode_text(data: bytes, path: Path) -> str:
             error = SnapshotFormatError
         else:
             error = AgentmemError
-        raise error(
-            f"{path} is not UTF-8 text (byte {exc.start}); refusing to read or change it"
-        ) from exc
+        raise error(f"{path} is not UTF-8 text (byte {exc.start}); refusing to read or change it") from exc
 
 
 def read_text(path: Path) -> str | None:
@@ -219,7 +222,9 @@ def _write_target(path: Path) -> Path:
         except FileNotFoundError:
             return target  # a dangling link inside the vault: create its target
     if not stat.S_ISREG(st.st_mode):
-        raise NotRegularFile(f"{path} is {_kind(st.st_mode)}, not a regular file; refusing to replace it (nothing was written)")
+        raise NotRegularFile(
+            f"{path} is {_kind(st.st_mode)}, not a regular file; refusing to replace it (nothing was written)"
+        )
     return target
 
 
@@ -461,8 +466,10 @@ class VaultWriter:
         except AgentmemError:
             pass
         if failed:
-            raise WriteFailed("rollback could not restore: " + "; ".join(failed) + " (see memory/.agentmem/journal.jsonl)",
-                              code="rollback_incomplete")
+            raise WriteFailed(
+                "rollback could not restore: " + "; ".join(failed) + " (see memory/.agentmem/journal.jsonl)",
+                code="rollback_incomplete",
+            )
 
     # -- journal ----------------------------------------------------------------------------
     def journal(self, action: str, *, session_id: str | None = None, path: Path | None = None, **data: object) -> None:
@@ -471,7 +478,9 @@ class VaultWriter:
             "command": self.command,
             "action": action,
             "session_id": session_id,
-            "path": str(path.relative_to(self.vault.root)) if path and path.is_relative_to(self.vault.root) else (str(path) if path else None),
+            "path": str(path.relative_to(self.vault.root))
+            if path and path.is_relative_to(self.vault.root)
+            else (str(path) if path else None),
             "pid": os.getpid(),
         }
         entry.update(data)
@@ -517,7 +526,9 @@ class VaultWriter:
             raise WriteFailed(f"row {row.session_id} would not read back as written")
         new_text, tail = it.append_row(doc, row)
         self._remember(self.vault.index_path)
-        self.journal("append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict())
+        self.journal(
+            "append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict()
+        )
         make_dirs(self.vault.memory)
         if not before:  # missing or empty index: create it with the header
             new_text = it.new_index_text() + it.render_row(row) + "\n"
@@ -548,7 +559,9 @@ class VaultWriter:
         before = state.data
         tail = (("" if before.endswith((b"\n", b"\r")) else nl) + line + nl).encode("utf-8")
         self._remember(self.vault.index_path)
-        self.journal("append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict())
+        self.journal(
+            "append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict()
+        )
         append_bytes(self.vault.index_path, tail)
         # Byte-exact: the new row is there, every other byte is as it was, nobody wrote in between.
         after = read_bytes(self.vault.index_path)
@@ -558,7 +571,9 @@ class VaultWriter:
             )
         return after
 
-    def update_row(self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True) -> tuple[it.Row, it.Row]:
+    def update_row(
+        self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True
+    ) -> tuple[it.Row, it.Row]:
         before_text = self.index_text()
         doc = it.parse_index(before_text)
         if strict:
@@ -571,7 +586,9 @@ class VaultWriter:
             return old, new
         new_text = it.replace_row(doc, session_id, new)
         self._remember(self.vault.index_path)
-        self.journal("update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict())
+        self.journal(
+            "update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict()
+        )
         atomic_write_text(self.vault.index_path, new_text)
         after = self._verify_index(new_text)
         if after.find(session_id) != new:
@@ -626,7 +643,9 @@ class VaultWriter:
         if dst.exists():
             raise WriteFailed(f"{dst} already exists; refusing to overwrite it")
         if src.is_symlink():
-            raise Refused(f"{src} is a symbolic link; only regular files are moved (replace the link with the file itself)")
+            raise Refused(
+                f"{src} is a symbolic link; only regular files are moved (replace the link with the file itself)"
+            )
         data = read_bytes(src)
         if data is None:
             raise WriteFailed(f"{src} does not exist")

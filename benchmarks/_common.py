@@ -24,7 +24,11 @@ def time_cmd(cmd: list[str], runs: int, *, env: dict | None = None, input: bytes
         subprocess.run(cmd, env=env, input=input, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         times.append((time.perf_counter() - t) * 1000)
     times.sort()
-    return {"median_ms": round(statistics.median(times), 2), "p90_ms": round(times[int(0.9 * (len(times) - 1))], 2), "runs": runs}
+    return {
+        "median_ms": round(statistics.median(times), 2),
+        "p90_ms": round(times[int(0.9 * (len(times) - 1))], 2),
+        "runs": runs,
+    }
 
 
 def baselines(runs: int = 20) -> dict:

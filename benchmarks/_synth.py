@@ -32,11 +32,20 @@ def synth_notes(n: int, seed: int = 7) -> list[dict]:
         month = 1 + (year_day // 30) % 12
         year = 2024 + year_day // 360
         imp = 0.95 if rng.random() < 0.003 else round(rng.uniform(0.2, 0.85), 2)
-        out.append({
-            "key": f"s{i}", "id": f"lt-{i:06x}", "title": title, "category": rng.choice(["pitfall", "tech_choice", "project_decision", "user_preference"]),
-            "keywords": kws, "usage_scenario": rng.sample(usages, 2), "project": rng.choice(projects), "module": "m",
-            "importance": imp, "status": "deprecated" if rng.random() < 0.05 else "active",
-            "updated": f"{year}-{month:02d}-{1 + year_day % 28:02d}T10:00",
-            "content": " ".join(rng.sample(sentences, rng.randint(3, 6))),
-        })
+        out.append(
+            {
+                "key": f"s{i}",
+                "id": f"lt-{i:06x}",
+                "title": title,
+                "category": rng.choice(["pitfall", "tech_choice", "project_decision", "user_preference"]),
+                "keywords": kws,
+                "usage_scenario": rng.sample(usages, 2),
+                "project": rng.choice(projects),
+                "module": "m",
+                "importance": imp,
+                "status": "deprecated" if rng.random() < 0.05 else "active",
+                "updated": f"{year}-{month:02d}-{1 + year_day % 28:02d}T10:00",
+                "content": " ".join(rng.sample(sentences, rng.randint(3, 6))),
+            }
+        )
     return out

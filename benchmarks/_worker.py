@@ -70,11 +70,30 @@ def build_board(root: Path, rows: int) -> dict:
         sid = f"2026-{month:02d}-{day:02d}-{hhmm}-cursor-main-agent"
         status = ("idle", "active", "stale")[i % 3]
         ts = f"2026-{month:02d}-{day:02d} {hhmm[:2]}:{hhmm[2:]}"
-        row = it.Row(sid, "cursor-main-agent", f"主題 {i} topic", f"摘要 summary of session {i}", "kw, 關鍵字",
-                     status, "-", ts, ts)
+        row = it.Row(
+            sid,
+            "cursor-main-agent",
+            f"主題 {i} topic",
+            f"摘要 summary of session {i}",
+            "kw, 關鍵字",
+            status,
+            "-",
+            ts,
+            ts,
+        )
         lines.append(it.render_row(row) + "\n")
-        pairs.append(json.dumps({"time": ts.replace(" ", "T") + ":00", "conversation_id": f"conv-{i:06d}",
-                                 "session_id": sid, "agent": "cursor", "source": "startup"}) + "\n")
+        pairs.append(
+            json.dumps(
+                {
+                    "time": ts.replace(" ", "T") + ":00",
+                    "conversation_id": f"conv-{i:06d}",
+                    "session_id": sid,
+                    "agent": "cursor",
+                    "source": "startup",
+                }
+            )
+            + "\n"
+        )
         if status != "idle":
             (v.sessions_dir / f"{sid}.md").write_text(f"# Session: {sid}\n", encoding="utf-8")
     v.index_path.write_text("".join(lines), encoding="utf-8")
@@ -98,7 +117,9 @@ def build_notes(root: Path, n: int) -> dict:
     (root / "memory").mkdir(parents=True)
     (root / "memory" / "index.md").write_text(
         "| Session ID | Agent Name | Topic | Summary | Keywords | Status | Referenced By | Started At | Updated At |\n"
-        "|---|---|---|---|---|---|---|---|---|\n", encoding="utf-8")
+        "|---|---|---|---|---|---|---|---|---|\n",
+        encoding="utf-8",
+    )
     v = Vault(root)
     t = time.perf_counter()
     _write_notes(v.longterm_dir, n)
@@ -133,17 +154,27 @@ def time_queries(root: Path, repeat: int) -> dict:
             search(v, q, limit=10, index=idx, semantic=None)
             ts.append((time.perf_counter() - t) * 1000)
     idx.close()
-    return {"p50_ms": round(_pct(ts, 50), 2), "p95_ms": round(_pct(ts, 95), 2), "max_ms": round(max(ts), 2),
-            "n": len(ts), "median_ms": round(statistics.median(ts), 2), "daemon_vouched": trusted}
+    return {
+        "p50_ms": round(_pct(ts, 50), 2),
+        "p95_ms": round(_pct(ts, 95), 2),
+        "max_ms": round(max(ts), 2),
+        "n": len(ts),
+        "median_ms": round(statistics.median(ts), 2),
+        "daemon_vouched": trusted,
+    }
 
 
 def start_daemon(root: Path) -> subprocess.Popen:
     from agentmem_vault.config import Vault
     from agentmem_vault.recall.freshness import daemon_vouches
 
-    proc = subprocess.Popen([sys.executable, "-m", "agentmem_vault", "--vault", str(root), "daemon", "run", "--background"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmem_vault", "--vault", str(root), "daemon", "run", "--background"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while not daemon_vouches(Vault(root)):
         if proc.poll() is not None or time.monotonic() > deadline:

@@ -51,11 +51,13 @@ def cpu_seconds(pid: int) -> float | None:
 
 
 def snapshot(sid: str, topic: str, updated: str) -> str:
-    return (f"# Session: {sid}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {sid} |\n"
-            f"| Agent Name | cursor-main-agent |\n| Topic | {topic} |\n| Status | active |\n"
-            f"| Started At | 2026-01-01 00:00 |\n| Updated At | {updated} |\n\n## Current Context\n"
-            f"- Benchmark session {sid} about {topic}.\n\n## Decisions\n- keep it\n\n## Files / Artifacts\nNone\n\n"
-            "## Open Questions\nNone\n\n## Next Actions\nNone\n\n## Continues From\nNone\n\n## Superseded / Resolved\nNone\n")
+    return (
+        f"# Session: {sid}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {sid} |\n"
+        f"| Agent Name | cursor-main-agent |\n| Topic | {topic} |\n| Status | active |\n"
+        f"| Started At | 2026-01-01 00:00 |\n| Updated At | {updated} |\n\n## Current Context\n"
+        f"- Benchmark session {sid} about {topic}.\n\n## Decisions\n- keep it\n\n## Files / Artifacts\nNone\n\n"
+        "## Open Questions\nNone\n\n## Next Actions\nNone\n\n## Continues From\nNone\n\n## Superseded / Resolved\nNone\n"
+    )
 
 
 def make_id(n: int) -> str:
@@ -71,7 +73,11 @@ def build_vault(root: Path, n: int) -> Vault:
     for i in range(n):
         sid = make_id(i)
         (v.sessions_dir / f"{sid}.md").write_text(snapshot(sid, f"topic {i}", "2026-01-01 00:00"), encoding="utf-8")
-        rows.append(it.Row(sid, "bench-agent", f"topic {i}", "summary", "k", "active", "-", "2026-01-01 00:00", "2026-01-01 00:00"))
+        rows.append(
+            it.Row(
+                sid, "bench-agent", f"topic {i}", "summary", "k", "active", "-", "2026-01-01 00:00", "2026-01-01 00:00"
+            )
+        )
     v.index_path.write_text(it.new_index_text() + "".join(it.render_row(r) + "\n" for r in rows), encoding="utf-8")
     return v
 
@@ -107,23 +113,35 @@ def summarise(xs: list[float]) -> dict:
     if not xs:
         return {"samples": 0}
     xs = sorted(xs)
-    return {"samples": len(xs), "median_s": round(statistics.median(xs), 3),
-            "p95_s": round(xs[min(len(xs) - 1, int(0.95 * len(xs)))], 3), "max_s": round(xs[-1], 3)}
+    return {
+        "samples": len(xs),
+        "median_s": round(statistics.median(xs), 3),
+        "p95_s": round(xs[min(len(xs) - 1, int(0.95 * len(xs)))], 3),
+        "max_s": round(xs[-1], 3),
+    }
 
 
-def run_mode(v: Vault, env: dict, mode: str, seconds: float, samples: int, first_new: int, run_no: int,
-             rescan: float | None) -> dict:
+def run_mode(
+    v: Vault, env: dict, mode: str, seconds: float, samples: int, first_new: int, run_no: int, rescan: float | None
+) -> dict:
     args = ["--polling"] if mode == "polling" else []
     if rescan is not None:
         args += ["--rescan", str(rescan)]
     # (start time not needed: the readiness poll below measures from its own clock)
-    proc = subprocess.Popen([sys.executable, "-m", "agentmem_vault", "--vault", str(v.root), "daemon", "run", "--background", *args],
-                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentmem_vault", "--vault", str(v.root), "daemon", "run", "--background", *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     baseline = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1e6)"], env=env)
     try:
         up = wait(lambda: status(v).get("pid") == proc.pid and status(v).get("state") == "running", 120)
         if up is None:
-            raise SystemExit(f"daemon did not start: {proc.stderr.read().decode(errors='replace') if proc.poll() is not None else 'timeout'}")
+            raise SystemExit(
+                f"daemon did not start: {proc.stderr.read().decode(errors='replace') if proc.poll() is not None else 'timeout'}"
+            )
         time.sleep(2.0)  # let the first pass's echoes settle
         idx_before = v.index_path.stat().st_mtime_ns
         c0, b0, w0 = cpu_seconds(proc.pid), cpu_seconds(baseline.pid), time.perf_counter()
@@ -148,7 +166,9 @@ def run_mode(v: Vault, env: dict, mode: str, seconds: float, samples: int, first
             topic = f"synced-{mode}-{k}"
             t = time.perf_counter()
             # Each run's Updated At is later than the previous run's: only a newer snapshot is synced.
-            (v.sessions_dir / f"{old}.md").write_text(snapshot(old, topic, f"2026-06-{2 + run_no:02d} 10:{k % 60:02d}"), encoding="utf-8")
+            (v.sessions_dir / f"{old}.md").write_text(
+                snapshot(old, topic, f"2026-06-{2 + run_no:02d} 10:{k % 60:02d}"), encoding="utf-8"
+            )
             got = wait(lambda: index_has(v, old, topic), 60)
             sync_lat.append(got if got is not None else float("inf"))
         st = status(v)
@@ -156,10 +176,17 @@ def run_mode(v: Vault, env: dict, mode: str, seconds: float, samples: int, first
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
         stop_s = time.perf_counter() - t
-        return {"mode": mode, "startup_s": round(up, 2), "idle": idle,
-                "new_snapshot_to_row": summarise(new_lat), "snapshot_update_to_row_sync": summarise(sync_lat),
-                "sigterm_exit_s": round(stop_s, 3), "exit_code": proc.returncode,
-                "rescan_seconds": st.get("rescan_seconds"), "errors": st.get("errors", [])[:3]}
+        return {
+            "mode": mode,
+            "startup_s": round(up, 2),
+            "idle": idle,
+            "new_snapshot_to_row": summarise(new_lat),
+            "snapshot_update_to_row_sync": summarise(sync_lat),
+            "sigterm_exit_s": round(stop_s, 3),
+            "exit_code": proc.returncode,
+            "rescan_seconds": st.get("rescan_seconds"),
+            "errors": st.get("errors", [])[:3],
+        }
     finally:
         for p in (proc, baseline):
             if p.poll() is None:
@@ -186,9 +213,14 @@ def main() -> None:
         results = []
         for i, mode in enumerate(m.strip() for m in a.modes.split(",") if m.strip()):
             results.append(run_mode(v, env, mode, a.seconds, a.samples, a.snapshots + 1000 * (i + 1), i, a.rescan))
-        out = {"benchmark": "daemon", "snapshots": a.snapshots, "vault_build_s": round(build_s, 2),
-               "target_idle_cpu_pct": 1.0, "results": results,
-               "idle_cpu_target_met": all((r["idle"]["daemon_cpu_pct_of_core"] or 0) < 1.0 for r in results)}
+        out = {
+            "benchmark": "daemon",
+            "snapshots": a.snapshots,
+            "vault_build_s": round(build_s, 2),
+            "target_idle_cpu_pct": 1.0,
+            "results": results,
+            "idle_cpu_target_met": all((r["idle"]["daemon_cpu_pct_of_core"] or 0) < 1.0 for r in results),
+        }
         print(json.dumps(out, indent=2))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -57,9 +57,25 @@ def make_transcripts(folder: Path, n: int, turns: int, seed: int = 7) -> list[Pa
                 # a unique rule now and then, so that runs create new notes too
                 if rnd.random() < 0.01:
                     text = f"Remember: service-{i} logs go to /var/log/service-{i}/app.log, rotated daily."
-                lines.append(json.dumps({"role": "user", "message": {"content": [{"type": "text", "text": f"<user_query>\n{text}\n</user_query>"}]}}, ensure_ascii=False))
+                lines.append(
+                    json.dumps(
+                        {
+                            "role": "user",
+                            "message": {"content": [{"type": "text", "text": f"<user_query>\n{text}\n</user_query>"}]},
+                        },
+                        ensure_ascii=False,
+                    )
+                )
             else:
-                lines.append(json.dumps({"role": "assistant", "message": {"content": [{"type": "text", "text": rnd.choice(FILLER_ASSISTANT)}]}}, ensure_ascii=False))
+                lines.append(
+                    json.dumps(
+                        {
+                            "role": "assistant",
+                            "message": {"content": [{"type": "text", "text": rnd.choice(FILLER_ASSISTANT)}]},
+                        },
+                        ensure_ascii=False,
+                    )
+                )
         p = folder / ".cursor" / "projects" / "home-me-shop" / "agent-transcripts" / f"t{i:04d}" / f"t{i:04d}.jsonl"
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -88,7 +104,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
-        env = dict(os.environ, AGENTMEM_CACHE_DIR=str(base / "cache"), AGENTMEM_CONFIG_DIR=str(base / "config"), HOME=str(base))
+        env = dict(
+            os.environ, AGENTMEM_CACHE_DIR=str(base / "cache"), AGENTMEM_CONFIG_DIR=str(base / "config"), HOME=str(base)
+        )
         env.pop("ANTHROPIC_API_KEY", None)
         os.environ.update({k: env[k] for k in ("AGENTMEM_CACHE_DIR", "AGENTMEM_CONFIG_DIR")})
         os.environ.pop("ANTHROPIC_API_KEY", None)
@@ -128,19 +146,24 @@ def main() -> None:
         cli_seconds = time.perf_counter() - t0
         cli_out = json.loads(proc.stdout) if proc.returncode == 0 else {"error": proc.stderr[-500:]}
 
-    print(json.dumps({
-        "transcripts": args.transcripts,
-        "turns_per_transcript": args.turns,
-        "input_chars": chars,
-        "baseline_interpreter_startup_s": round(startup, 3),
-        "baseline_import_extract_module_s": round(import_time, 3),
-        "in_process": runs,
-        "notes_on_disk": notes_on_disk,
-        "cli_first_run_s": round(cli_seconds, 3),
-        "cli_first_run_minus_startup_s": round(cli_seconds - startup, 3),
-        "cli_created": cli_out.get("created"),
-        "per_transcript_ms": round(1000 * runs["first"]["seconds"] / max(1, args.transcripts), 2),
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "transcripts": args.transcripts,
+                "turns_per_transcript": args.turns,
+                "input_chars": chars,
+                "baseline_interpreter_startup_s": round(startup, 3),
+                "baseline_import_extract_module_s": round(import_time, 3),
+                "in_process": runs,
+                "notes_on_disk": notes_on_disk,
+                "cli_first_run_s": round(cli_seconds, 3),
+                "cli_first_run_minus_startup_s": round(cli_seconds - startup, 3),
+                "cli_created": cli_out.get("created"),
+                "per_transcript_ms": round(1000 * runs["first"]["seconds"] / max(1, args.transcripts), 2),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -46,8 +46,17 @@ def build_vault(root: Path, n_rows: int) -> Vault:
         day = 1 + i % 28
         sid = f"2026-05-{day:02d}-{i % 24:02d}{i % 60:02d}-cursor-main-agent-{i}"
         status = ("idle", "active", "stale")[i % 3]
-        row = it.Row(sid, "cursor-main-agent", f"主題 {i} topic", f"摘要 summary of session {i}", "kw, 關鍵字",
-                     status, "-", f"2026-05-{day:02d} 10:00", f"2026-05-{day:02d} 11:00")
+        row = it.Row(
+            sid,
+            "cursor-main-agent",
+            f"主題 {i} topic",
+            f"摘要 summary of session {i}",
+            "kw, 關鍵字",
+            status,
+            "-",
+            f"2026-05-{day:02d} 10:00",
+            f"2026-05-{day:02d} 11:00",
+        )
         lines.append(it.render_row(row) + "\n")
     v.index_path.write_text("".join(lines), encoding="utf-8")
     return v
@@ -57,8 +66,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rows", type=int, default=1000)
-    ap.add_argument("--no-bytecode-cache", action="store_true",
-                    help="compile every module from source on each run (as with PYTHONDONTWRITEBYTECODE=1 and no .pyc)")
+    ap.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="compile every module from source on each run (as with PYTHONDONTWRITEBYTECODE=1 and no .pyc)",
+    )
     a = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="agentmem-bench-hook-"))
@@ -82,7 +94,9 @@ def main() -> None:
         variants: dict[str, list[str] | None] = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "python -c 'import click'": [sys.executable, "-c", "import click"],
-            "agentmem hook (console script)": [str(script), "hook", "cursor-session-start"] if script.is_file() else None,
+            "agentmem hook (console script)": [str(script), "hook", "cursor-session-start"]
+            if script.is_file()
+            else None,
             "python -m agentmem_vault hook": [sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start"],
         }
         times: dict[str, list[float]] = {k: [] for k, v in variants.items() if v}
@@ -91,11 +105,19 @@ def main() -> None:
         def payload() -> bytes:
             nonlocal counter
             counter += 1
-            return json.dumps({
-                "conversation_id": f"bench-{counter}", "session_id": f"bench-{counter}", "hook_event_name": "sessionStart",
-                "workspace_roots": [str(vault.root)], "is_background_agent": False, "composer_mode": "agent",
-                "cursor_version": "2.1.32", "model": "gpt-5", "transcript_path": None,
-            }).encode()
+            return json.dumps(
+                {
+                    "conversation_id": f"bench-{counter}",
+                    "session_id": f"bench-{counter}",
+                    "hook_event_name": "sessionStart",
+                    "workspace_roots": [str(vault.root)],
+                    "is_background_agent": False,
+                    "composer_mode": "agent",
+                    "cursor_version": "2.1.32",
+                    "model": "gpt-5",
+                    "transcript_path": None,
+                }
+            ).encode()
 
         # one warm-up each (page cache, the config's JSON cache)
         for cmd in variants.values():
@@ -115,17 +137,23 @@ def main() -> None:
         med = {k: round(statistics.median(v) * 1000, 1) for k, v in times.items()}
         base = med["python -c pass"]
         rows_after = len(it.parse_index(vault.index_path.read_text(encoding="utf-8")).row_list())
-        print(json.dumps({
-            "runs": a.runs,
-            "bytecode_cache": not a.no_bytecode_cache,
-            "index_rows_at_start": a.rows,
-            "index_rows_at_end": rows_after,
-            "median_ms": med,
-            "ratio_to_python_pass": {k: round(v / base, 2) for k, v in med.items()},
-            "target_ratio": 2.5,
-            "within_target": all(v / base <= 2.5 for k, v in med.items() if "hook" in k),
-            "every_hook_run_registered": ok,
-        }, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "runs": a.runs,
+                    "bytecode_cache": not a.no_bytecode_cache,
+                    "index_rows_at_start": a.rows,
+                    "index_rows_at_end": rows_after,
+                    "median_ms": med,
+                    "ratio_to_python_pass": {k: round(v / base, 2) for k, v in med.items()},
+                    "target_ratio": 2.5,
+                    "within_target": all(v / base <= 2.5 for k, v in med.items() if "hook" in k),
+                    "every_hook_run_registered": ok,
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -33,10 +33,20 @@ from _common import agentmem_cmd, bench_env
 from bench_recall import NOW, make_vault, synth_notes
 from recall_helpers import note_text
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
-TASKS = ["鎖檔要放在哪裡", "how do we deploy the billing service", "測試 mock 規範", "release checklist for mobile",
-         "pnpm workspace 設定", "sessionStart hook must be fast"]
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+}
+TASKS = [
+    "鎖檔要放在哪裡",
+    "how do we deploy the billing service",
+    "測試 mock 規範",
+    "release checklist for mobile",
+    "pnpm workspace 設定",
+    "sessionStart hook must be fast",
+]
 
 
 class Server:
@@ -44,8 +54,13 @@ class Server:
 
     def __init__(self, vault: Path, env: dict) -> None:
         self.t0 = time.perf_counter()
-        self.p = subprocess.Popen([*agentmem_cmd(), "mcp", "--vault", str(vault)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.p = subprocess.Popen(
+            [*agentmem_cmd(), "mcp", "--vault", str(vault)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         self.next_id = 1
 
     def send(self, obj: dict) -> None:
@@ -87,7 +102,12 @@ class Server:
 
 def stats(xs: list[float]) -> dict:
     xs = sorted(xs)
-    return {"median_ms": round(statistics.median(xs), 1), "min_ms": round(xs[0], 1), "max_ms": round(xs[-1], 1), "runs": len(xs)}
+    return {
+        "median_ms": round(statistics.median(xs), 1),
+        "min_ms": round(xs[0], 1),
+        "max_ms": round(xs[-1], 1),
+        "runs": len(xs),
+    }
 
 
 def main() -> None:
@@ -106,8 +126,10 @@ def main() -> None:
         # Interleaved, so that a change of machine load hits the baselines and the server alike.
         runs: dict[str, list[float]] = {"python_c_pass": [], "python_import_mcp": [], "start_to_initialize": []}
         for _ in range(a.runs):
-            for name, cmd in (("python_c_pass", [sys.executable, "-c", "pass"]),
-                              ("python_import_mcp", [sys.executable, "-c", "import mcp"])):
+            for name, cmd in (
+                ("python_c_pass", [sys.executable, "-c", "pass"]),
+                ("python_import_mcp", [sys.executable, "-c", "import mcp"]),
+            ):
                 t = time.perf_counter()
                 subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
                 runs[name].append((time.perf_counter() - t) * 1000)
@@ -150,7 +172,9 @@ def main() -> None:
             build_context(vv, TASKS[i % len(TASKS)])
             inproc.append((time.perf_counter() - t) * 1000)
         out["context_warm_in_process"] = stats(inproc)
-        out["context_mcp_overhead_ms"] = round(out["context_warm_over_mcp"]["median_ms"] - out["context_warm_in_process"]["median_ms"], 1)
+        out["context_mcp_overhead_ms"] = round(
+            out["context_warm_over_mcp"]["median_ms"] - out["context_warm_in_process"]["median_ms"], 1
+        )
         out["context_warm_vs_import_mcp"] = round(out["context_warm_over_mcp"]["median_ms"] / base, 2)
     print(json.dumps(out, ensure_ascii=False, indent=2))
 

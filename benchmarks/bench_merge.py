@@ -40,10 +40,21 @@ WORDS = (
     "memory longterm extract recall rank token bigram fold simplified traditional test benchmark fixture"
 ).split()
 CJK = "鎖檔同步資料夾索引解析快照合併會話封存驗證測試雲端硬碟長期記憶檢索排序"
-SHARE = {"Current Context": 0.10, "Decisions": 0.30, "Files / Artifacts": 0.20, "Open Questions": 0.10,
-         "Next Actions": 0.20, "Continues From": 0.05, "Superseded / Resolved": 0.05}
-MARK = {"Decisions": ("[superseded]", "[已取代]"), "Open Questions": ("[resolved]", "[已解決]"),
-        "Next Actions": ("[done]", "[已完成]"), "Files / Artifacts": ("[superseded]", "[已取代]")}
+SHARE = {
+    "Current Context": 0.10,
+    "Decisions": 0.30,
+    "Files / Artifacts": 0.20,
+    "Open Questions": 0.10,
+    "Next Actions": 0.20,
+    "Continues From": 0.05,
+    "Superseded / Resolved": 0.05,
+}
+MARK = {
+    "Decisions": ("[superseded]", "[已取代]"),
+    "Open Questions": ("[resolved]", "[已解決]"),
+    "Next Actions": ("[done]", "[已完成]"),
+    "Files / Artifacts": ("[superseded]", "[已取代]"),
+}
 
 
 def sentence(rng: random.Random, n: int) -> str:
@@ -64,8 +75,17 @@ def item(rng: random.Random, section: str, n: int) -> str:
 
 
 def build_old(rng: random.Random, total: int) -> Snapshot:
-    s = Snapshot(title=SID, metadata={"Session ID": SID, "Agent Name": "cursor-main-agent", "Topic": "bench",
-                                      "Status": "active", "Started At": "2026-06-01 09:30", "Updated At": "2026-06-01 09:30"})
+    s = Snapshot(
+        title=SID,
+        metadata={
+            "Session ID": SID,
+            "Agent Name": "cursor-main-agent",
+            "Topic": "bench",
+            "Status": "active",
+            "Started At": "2026-06-01 09:30",
+            "Updated At": "2026-06-01 09:30",
+        },
+    )
     n = 0
     for sec in SECTIONS:
         for _ in range(int(total * SHARE[sec])):
@@ -85,7 +105,11 @@ def build_incoming(rng: random.Random, old: Snapshot, total: int, mode: str) -> 
             if r < 0.40:
                 new = src
             elif r < 0.60 or (mode == "restated"):
-                new = src if sec in ("Files / Artifacts", "Continues From", "Superseded / Resolved") else f"{src}, {sentence(rng, 3)}"
+                new = (
+                    src
+                    if sec in ("Files / Artifacts", "Continues From", "Superseded / Resolved")
+                    else f"{src}, {sentence(rng, 3)}"
+                )
             elif r < 0.70 and sec in MARK:
                 new = f"{rng.choice(MARK[sec])} {src}"
             else:
@@ -133,7 +157,9 @@ def main() -> None:
             merge_snapshots(old_p, inc_p, updated_at="2026-06-02 10:00")
 
         def end_to_end() -> None:
-            render_snapshot(merge_snapshots(parse_snapshot(old_text), parse_snapshot(inc_text), updated_at="2026-06-02 10:00"))
+            render_snapshot(
+                merge_snapshots(parse_snapshot(old_text), parse_snapshot(inc_text), updated_at="2026-06-02 10:00")
+            )
 
         merge_s = median_time(merge_only, args.runs)
         base_s = median_time(parse_render, args.runs)

@@ -53,8 +53,11 @@ def build(vault: Vault, rows: int, snapshots: int) -> str:
         else:
             status, summary, updated = "stale", f"舊工作 {n}", "2026-03-01 10:00"
         refs = sid(n + 1) if n % 37 == 0 else "-"
-        lines.append(it.render_row(it.Row(s, f"agent-{n}", "主題", summary, DEFAULT_KEYWORDS, status, refs,
-                                          "2026-01-01 10:00", updated)))
+        lines.append(
+            it.render_row(
+                it.Row(s, f"agent-{n}", "主題", summary, DEFAULT_KEYWORDS, status, refs, "2026-01-01 10:00", updated)
+            )
+        )
         if status != "idle" or n % 40 == 0:
             snap_ids.append(s)
     snap_ids = snap_ids[:snapshots]
@@ -64,7 +67,9 @@ def build(vault: Vault, rows: int, snapshots: int) -> str:
             f"# Session: {s}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {s} |\n\n"
             f"## Current Context\n進行中的工作 {k}。\n\n## Decisions\n- 決定 {k}\n\n## Files / Artifacts\nNone\n\n"
             f"## Open Questions\nNone\n\n## Next Actions\n- 下一步\n\n## Continues From\n{cf}\n\n"
-            f"## Superseded / Resolved\nNone\n", encoding="utf-8")
+            f"## Superseded / Resolved\nNone\n",
+            encoding="utf-8",
+        )
     text = it.new_index_text() + "\n".join(lines) + "\n"
     vault.index_path.write_text(text, encoding="utf-8")
     return text

@@ -24,12 +24,18 @@ def main() -> None:
         vault = build_vault(Path(tmp) / "vault")
         scoped = evaluate(vault, scoped=True)
         unscoped = evaluate(vault, scoped=False)
-    print(json.dumps({
-        "scoped": scoped,
-        "unscoped": {k: unscoped[k] for k in ("leak_rate", "tasks_with_leak", "recall_at_5")},
-        "targets": {"leak_rate": 0.0, "recall_at_5": f">= unscoped ({unscoped['recall_at_5']})"},
-        "met": scoped["leak_rate"] == 0.0 and scoped["recall_at_5"] >= unscoped["recall_at_5"],
-    }, ensure_ascii=False, indent=2))
+    print(
+        json.dumps(
+            {
+                "scoped": scoped,
+                "unscoped": {k: unscoped[k] for k in ("leak_rate", "tasks_with_leak", "recall_at_5")},
+                "targets": {"leak_rate": 0.0, "recall_at_5": f">= unscoped ({unscoped['recall_at_5']})"},
+                "met": scoped["leak_rate"] == 0.0 and scoped["recall_at_5"] >= unscoped["recall_at_5"],
+            },
+            ensure_ascii=False,
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

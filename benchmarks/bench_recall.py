@@ -43,8 +43,10 @@ from agentmem_vault.model.notes import read_note_bytes
 from agentmem_vault.recall.rank import search
 
 NOW = "2026-06-01T09:30"
-HEADER = ("| Session ID | Agent Name | Topic | Summary | Keywords | Status | Referenced By | Started At | Updated At |\n"
-          "|---|---|---|---|---|---|---|---|---|\n")
+HEADER = (
+    "| Session ID | Agent Name | Topic | Summary | Keywords | Status | Referenced By | Started At | Updated At |\n"
+    "|---|---|---|---|---|---|---|---|---|\n"
+)
 
 
 def _pct(xs: list[float], p: float) -> float:
@@ -109,32 +111,73 @@ def quality(semantic: str | None) -> dict:
                     r5.append(len(rel & set(ranked[:5])) / len(rel))
                     rank = next((i + 1 for i, k in enumerate(ranked) if k in rel), None)
                     rr.append(1.0 / rank if rank else 0.0)
-            out = {"n": len(qs), "avg_memories_listed": round(statistics.mean(listed), 2),
-                   "avg_unlabelled_listed": round(statistics.mean(other), 2), "top_hit_left_out": top_left_out}
+            out = {
+                "n": len(qs),
+                "avg_memories_listed": round(statistics.mean(listed), 2),
+                "avg_unlabelled_listed": round(statistics.mean(other), 2),
+                "top_hit_left_out": top_left_out,
+            }
             if r5:
-                out = {"n": len(qs), "recall@5": round(statistics.mean(r5), 4), "mrr@10": round(statistics.mean(rr), 4),
-                       "context_recall@4000chars": round(statistics.mean(found), 4), **{k: v for k, v in out.items() if k != "n"}}
+                out = {
+                    "n": len(qs),
+                    "recall@5": round(statistics.mean(r5), 4),
+                    "mrr@10": round(statistics.mean(rr), 4),
+                    "context_recall@4000chars": round(statistics.mean(found), 4),
+                    **{k: v for k, v in out.items() if k != "n"},
+                }
             return out
 
         context: dict = {}
         if semantic is None:
             long_tasks = load_long_tasks()
             fillers = long_tasks["fillers"]
-            wordy = [{**q, "q": (q["q"] + " " + fillers[i % len(fillers)]) if i % 2 else (fillers[i % len(fillers)] + " " + q["q"])}
-                     for i, q in enumerate(queries)]
+            wordy = [
+                {
+                    **q,
+                    "q": (q["q"] + " " + fillers[i % len(fillers)])
+                    if i % 2
+                    else (fillers[i % len(fillers)] + " " + q["q"]),
+                }
+                for i, q in enumerate(queries)
+            ]
             # two topics in one wordy task: query i and query i+37 (deterministic pairs)
-            two = [{"q": f"{q['q']}，还有 {queries[(i + 37) % len(queries)]['q']}。{fillers[i % len(fillers)]}",
-                    "relevant": q["relevant"] + queries[(i + 37) % len(queries)]["relevant"]} for i, q in enumerate(queries)]
-            context = {"labelled": ctx(queries), "labelled_plus_filler": ctx(wordy), "two_topics_plus_filler": ctx(two),
-                       "long_tasks": ctx(long_tasks["long"]),
-                       "offtopic": ctx([{"q": q, "relevant": []} for q in long_tasks["offtopic"]])}
+            two = [
+                {
+                    "q": f"{q['q']}，还有 {queries[(i + 37) % len(queries)]['q']}。{fillers[i % len(fillers)]}",
+                    "relevant": q["relevant"] + queries[(i + 37) % len(queries)]["relevant"],
+                }
+                for i, q in enumerate(queries)
+            ]
+            context = {
+                "labelled": ctx(queries),
+                "labelled_plus_filler": ctx(wordy),
+                "two_topics_plus_filler": ctx(two),
+                "long_tasks": ctx(long_tasks["long"]),
+                "offtopic": ctx([{"q": q, "relevant": []} for q in long_tasks["offtopic"]]),
+            }
     return {
-        "notes": len(notes), "queries": len(queries), "semantic": semantic or "none",
-        **({"context_recall@4000chars": context["labelled"]["context_recall@4000chars"],
-            "context_avg_memories_listed": context["labelled"]["avg_memories_listed"], "context": context} if context else {}),
-        "recall@5": round(statistics.mean(r5), 4), "mrr@10": round(statistics.mean(rr), 4),
-        "by_kind": {k: {"n": len(v), "recall@5": round(statistics.mean(a for a, _ in v), 3),
-                        "mrr": round(statistics.mean(b for _, b in v), 3)} for k, v in sorted(per_kind.items())},
+        "notes": len(notes),
+        "queries": len(queries),
+        "semantic": semantic or "none",
+        **(
+            {
+                "context_recall@4000chars": context["labelled"]["context_recall@4000chars"],
+                "context_avg_memories_listed": context["labelled"]["avg_memories_listed"],
+                "context": context,
+            }
+            if context
+            else {}
+        ),
+        "recall@5": round(statistics.mean(r5), 4),
+        "mrr@10": round(statistics.mean(rr), 4),
+        "by_kind": {
+            k: {
+                "n": len(v),
+                "recall@5": round(statistics.mean(a for a, _ in v), 3),
+                "mrr": round(statistics.mean(b for _, b in v), 3),
+            }
+            for k, v in sorted(per_kind.items())
+        },
         "not_first": misses,
     }
 
@@ -184,13 +227,22 @@ def scale(n: int, runs: int) -> dict:
                 t = time.perf_counter()
                 search(v, q, limit=10, index=idx, semantic=None, sync=False)
                 no_sync.append((time.perf_counter() - t) * 1000)
-        res["query_ms"] = {"p50": round(_pct(with_sync, 50), 1), "p95": round(_pct(with_sync, 95), 1),
-                           "max": round(max(with_sync), 1), "n": len(with_sync)}
-        res["query_without_freshness_scan_ms"] = {"p50": round(_pct(no_sync, 50), 1), "p95": round(_pct(no_sync, 95), 1)}
+        res["query_ms"] = {
+            "p50": round(_pct(with_sync, 50), 1),
+            "p95": round(_pct(with_sync, 95), 1),
+            "max": round(max(with_sync), 1),
+            "n": len(with_sync),
+        }
+        res["query_without_freshness_scan_ms"] = {
+            "p50": round(_pct(no_sync, 50), 1),
+            "p95": round(_pct(no_sync, 95), 1),
+        }
 
         # incremental: one note edited -> next query reflects it
         victim = v.longterm_dir / f"{notes[0]['id']} {notes[0]['key']}.md"
-        victim.write_text(victim.read_text(encoding="utf-8").replace("\n---\n", "\n---\nzyxwvut quokka\n", 1), encoding="utf-8")
+        victim.write_text(
+            victim.read_text(encoding="utf-8").replace("\n---\n", "\n---\nzyxwvut quokka\n", 1), encoding="utf-8"
+        )
         t = time.perf_counter()
         hits = search(v, "zyxwvut quokka", limit=3, index=idx, semantic=None)
         res["edit_then_query_ms"] = round((time.perf_counter() - t) * 1000, 1)
@@ -207,11 +259,19 @@ def scale(n: int, runs: int) -> dict:
             ss.append((time.perf_counter() - t) * 1000)
         res["session_start_context_ms"] = {"p50": round(_pct(ss, 50), 2), "p95": round(_pct(ss, 95), 2)}
         env = dict(os.environ)
-        code = ("import time,sys;t=time.perf_counter();from agentmem_vault.config import Vault;"
-                "from agentmem_vault.recall.session_start import session_start_context;"
-                "session_start_context(Vault(sys.argv[1]));print((time.perf_counter()-t)*1000)")
-        cold = [float(subprocess.run([sys.executable, "-c", code, str(v.root)], capture_output=True, env=env, text=True).stdout)
-                for _ in range(5)]
+        code = (
+            "import time,sys;t=time.perf_counter();from agentmem_vault.config import Vault;"
+            "from agentmem_vault.recall.session_start import session_start_context;"
+            "session_start_context(Vault(sys.argv[1]));print((time.perf_counter()-t)*1000)"
+        )
+        cold = [
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", code, str(v.root)], capture_output=True, env=env, text=True
+                ).stdout
+            )
+            for _ in range(5)
+        ]
         res["session_start_cold_import_and_call_ms_median"] = round(statistics.median(cold), 1)
 
         # CLI wall time, warm index, against interpreter baselines from this same run
@@ -224,7 +284,9 @@ def scale(n: int, runs: int) -> dict:
             "agentmem_memories_search": timed_cmd(cli + ["memories", "search", "Redis 分布式锁"], env, runs),
         }
         ctx_ms = res["cli"]["agentmem_context"]["median_ms"]
-        res["cli"]["context_minus_import_click_ms"] = round(ctx_ms - res["cli"]["python_-c_import_click"]["median_ms"], 1)
+        res["cli"]["context_minus_import_click_ms"] = round(
+            ctx_ms - res["cli"]["python_-c_import_click"]["median_ms"], 1
+        )
 
         # Engine justification: the same postings as a persisted inverted index (pickle), load time.
         postings: dict[str, list[tuple[int, int, int]]] = {}
@@ -245,9 +307,11 @@ def scale(n: int, runs: int) -> dict:
             with open(pk, "rb") as fh:
                 pickle.load(fh)
             loads.append((time.perf_counter() - t) * 1000)
-        res["alt_pickled_inverted_index"] = {"mb": round(pk.stat().st_size / 1e6, 1),
-                                             "load_ms_median": round(statistics.median(loads), 1),
-                                             "note": "paid by every CLI/hook process before its first query"}
+        res["alt_pickled_inverted_index"] = {
+            "mb": round(pk.stat().st_size / 1e6, 1),
+            "load_ms_median": round(statistics.median(loads), 1),
+            "note": "paid by every CLI/hook process before its first query",
+        }
     return res
 
 

@@ -22,9 +22,20 @@ def make_vault(root: Path, n: int) -> Path:
     v = root / f"vault-{n}"
     (v / "memory" / "sessions").mkdir(parents=True)
     rows = "".join(
-        it.render_row(it.Row(f"2026-0{1 + i % 9}-{1 + i % 28:02d}-{i // 60 % 24:02d}{i % 60:02d}-agent-{i}", "cursor-main-agent",
-                             f"主題 {i} topic", "sessionStart 自動註冊，尚未整理主題。", "sessionStart, cursor-agent", "idle", "-",
-                             "2026-05-25 13:18", "2026-05-25 13:18")) + "\n"
+        it.render_row(
+            it.Row(
+                f"2026-0{1 + i % 9}-{1 + i % 28:02d}-{i // 60 % 24:02d}{i % 60:02d}-agent-{i}",
+                "cursor-main-agent",
+                f"主題 {i} topic",
+                "sessionStart 自動註冊，尚未整理主題。",
+                "sessionStart, cursor-agent",
+                "idle",
+                "-",
+                "2026-05-25 13:18",
+                "2026-05-25 13:18",
+            )
+        )
+        + "\n"
         for i in range(n)
     )
     (v / "memory" / "index.md").write_text(it.new_index_text() + rows, encoding="utf-8")

@@ -41,27 +41,52 @@ def sid(n: int) -> str:
 
 
 def snapshot(s: str, topic: str, context: str) -> str:
-    return (f"# Session: {s}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {s} |\n| Agent Name | {AGENT} |\n"
-            f"| Topic | {topic} |\n| Status | active |\n| Started At | 2026-06-01 09:00 |\n| Updated At | 2026-06-01 09:00 |\n\n"
-            f"## Current Context\n- {context}\n\n## Decisions\n- use pnpm\n\n## Files / Artifacts\nNone\n\n"
-            "## Open Questions\nNone\n\n## Next Actions\n- ship it\n\n## Continues From\nNone\n\n## Superseded / Resolved\nNone\n")
+    return (
+        f"# Session: {s}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {s} |\n| Agent Name | {AGENT} |\n"
+        f"| Topic | {topic} |\n| Status | active |\n| Started At | 2026-06-01 09:00 |\n| Updated At | 2026-06-01 09:00 |\n\n"
+        f"## Current Context\n- {context}\n\n## Decisions\n- use pnpm\n\n## Files / Artifacts\nNone\n\n"
+        "## Open Questions\nNone\n\n## Next Actions\n- ship it\n\n## Continues From\nNone\n\n## Superseded / Resolved\nNone\n"
+    )
 
 
 def build(root: Path, rows: int) -> dict[str, str]:
     """A board of ``rows`` rows: every 50th idle placeholder (organize deletes them), every 10th
     active with a snapshot; the rest active with a meaningful Summary."""
     env = base_env(root.parent)
-    subprocess.run([sys.executable, "-m", "agentmem_vault", "--vault", str(root), "init"], env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", "--vault", str(root), "init"],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     lines = []
     snaps = root / "memory" / "sessions"
     for n in range(rows):
         s = sid(n)
         if n % 50 == 0:
-            r = it.Row(s, AGENT, "未設定", "sessionStart 自動註冊，尚未整理主題。", "sessionStart, cursor-agent", "idle", "-",
-                       "2026-06-01 09:00", "2026-06-01 09:00")
+            r = it.Row(
+                s,
+                AGENT,
+                "未設定",
+                "sessionStart 自動註冊，尚未整理主題。",
+                "sessionStart, cursor-agent",
+                "idle",
+                "-",
+                "2026-06-01 09:00",
+                "2026-06-01 09:00",
+            )
         else:
-            r = it.Row(s, AGENT, f"主題 {n}", f"摘要 {n}: 做了一些事", "k1, k2", "active", "-", "2026-06-19 09:00", "2026-06-19 09:00")
+            r = it.Row(
+                s,
+                AGENT,
+                f"主題 {n}",
+                f"摘要 {n}: 做了一些事",
+                "k1, k2",
+                "active",
+                "-",
+                "2026-06-19 09:00",
+                "2026-06-19 09:00",
+            )
             if n % 10 == 1:
                 (snaps / f"{s}.md").write_text(snapshot(s, f"主題 {n}", f"work {n}"), encoding="utf-8")
         lines.append(it.render_row(r) + "\n")
@@ -71,8 +96,12 @@ def build(root: Path, rows: int) -> dict[str, str]:
 
 def base_env(tmp: Path) -> dict:
     env = dict(os.environ)
-    env.update(AGENTMEM_CACHE_DIR=str(tmp / "cache"), AGENTMEM_CONFIG_DIR=str(tmp / "config"), AGENTMEM_NOW=NOW,
-               AGENTMEM_AGENT=AGENT)
+    env.update(
+        AGENTMEM_CACHE_DIR=str(tmp / "cache"),
+        AGENTMEM_CONFIG_DIR=str(tmp / "config"),
+        AGENTMEM_NOW=NOW,
+        AGENTMEM_AGENT=AGENT,
+    )
     env.pop("AGENTMEM_VAULT", None)
     return env
 
@@ -98,8 +127,13 @@ def command(op: str, targets: dict[str, str], snap_file: Path) -> list[str]:
 
 
 def run(root: Path, args: list[str], env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agentmem_vault", "--vault", str(root), *args], env=env,
-                          capture_output=True, check=False, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", "--vault", str(root), *args],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=600,
+    )
 
 
 def main() -> int:
@@ -141,8 +175,12 @@ def main() -> int:
         shutil.copytree(base, v)
         # Most of a short command is interpreter start-up: aim most kills at the part that writes.
         delay = took[op] * rng.uniform(0.3, 1.05)
-        proc = subprocess.Popen([sys.executable, "-m", "agentmem_vault", "--vault", str(v), *command(op, targets, snap_file)],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentmem_vault", "--vault", str(v), *command(op, targets, snap_file)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         finished = proc.poll() is not None
         if not finished:
@@ -176,15 +214,29 @@ def main() -> int:
                 outcome = "undone"
             else:
                 outcome = "NEITHER"
-                problems.append(f"run {i}: after {' '.join(resolver)} the archive is neither done nor undone: "
-                                f"{p.stdout.decode(errors='replace')[-300:]} {p.stderr.decode(errors='replace')[-300:]}")
+                problems.append(
+                    f"run {i}: after {' '.join(resolver)} the archive is neither done nor undone: "
+                    f"{p.stdout.decode(errors='replace')[-300:]} {p.stderr.decode(errors='replace')[-300:]}"
+                )
             counts[f"archive: left {state}, then {outcome} by {resolver[0]}"] += 1
-            counts["archive: interrupted (intent journaled, not resolved)"] += "interrupted archive" in p.stdout.decode(errors="replace")
+            counts["archive: interrupted (intent journaled, not resolved)"] += "interrupted archive" in p.stdout.decode(
+                errors="replace"
+            )
         shutil.rmtree(v, ignore_errors=True)
 
-    print(json.dumps({"rows": a.rows, "runs": a.runs, "seed": a.seed,
-                      "uninterrupted_seconds": {k: round(x, 2) for k, x in took.items()},
-                      "counts": dict(sorted(counts.items()))}, ensure_ascii=False, indent=1))
+    print(
+        json.dumps(
+            {
+                "rows": a.rows,
+                "runs": a.runs,
+                "seed": a.seed,
+                "uninterrupted_seconds": {k: round(x, 2) for k, x in took.items()},
+                "counts": dict(sorted(counts.items())),
+            },
+            ensure_ascii=False,
+            indent=1,
+        )
+    )
     for p in problems[:20]:
         print("PROBLEM:", p)
     shutil.rmtree(tmp, ignore_errors=True)

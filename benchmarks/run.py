@@ -39,6 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 BENCH = REPO / "benchmarks"
 
+
 def _package_parts() -> tuple[str, ...]:
     """What a build of this tree reads: the package, pyproject.toml and every folder that
     ``[tool.setuptools.package-dir]`` maps into the package (templates/, tests/fixtures/ ...)."""
@@ -108,8 +109,9 @@ def ensure_venv(log) -> tuple[Path, str, bool]:
             else:
                 shutil.copy2(p, src / part)
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv_python(venv)), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(src)],
-                       check=True)
+        subprocess.run(
+            [str(venv_python(venv)), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(src)], check=True
+        )
     finally:
         shutil.rmtree(src, ignore_errors=True)
     (venv / ".complete").write_text(key + "\n", encoding="utf-8")
@@ -136,16 +138,21 @@ def interleaved(cmds: dict[str, dict], runs: int, *, check: dict[str, bytes] | N
     out = {}
     for name, ts in times.items():
         s = sorted(ts)
-        out[name] = {"median_ms": round(statistics.median(s), 1), "p90_ms": round(s[int(0.9 * (len(s) - 1))], 1),
-                     "min_ms": round(s[0], 1), "runs": len(s)}
+        out[name] = {
+            "median_ms": round(statistics.median(s), 1),
+            "p90_ms": round(s[int(0.9 * (len(s) - 1))], 1),
+            "min_ms": round(s[0], 1),
+            "runs": len(s),
+        }
         if name in failures:
             out[name]["failed"] = failures[name]
     return out
 
 
 def worker(py: Path, env: dict, *args: str) -> dict:
-    p = subprocess.run([str(py), str(BENCH / "_worker.py"), *args], env=env, capture_output=True, text=True,
-                       cwd=tempfile.gettempdir())
+    p = subprocess.run(
+        [str(py), str(BENCH / "_worker.py"), *args], env=env, capture_output=True, text=True, cwd=tempfile.gettempdir()
+    )
     if p.returncode != 0:
         raise RuntimeError(f"worker {args[0]} failed: {p.stderr[-2000:]}")
     return json.loads(p.stdout)
@@ -156,9 +163,17 @@ def worker(py: Path, env: dict, *args: str) -> dict:
 
 def ratio_figure(name: str, subject: dict, baseline_name: str, baseline: dict, target: float, **extra) -> dict:
     ratio = subject["median_ms"] / baseline["median_ms"]
-    fig = {"figure": name, "median_ms": subject["median_ms"], "p90_ms": subject["p90_ms"],
-           "baseline": baseline_name, "baseline_median_ms": baseline["median_ms"], "ratio": round(ratio, 2),
-           "target": f"<= {target:g}x {baseline_name}", "met": ratio <= target and "failed" not in subject, **extra}
+    fig = {
+        "figure": name,
+        "median_ms": subject["median_ms"],
+        "p90_ms": subject["p90_ms"],
+        "baseline": baseline_name,
+        "baseline_median_ms": baseline["median_ms"],
+        "ratio": round(ratio, 2),
+        "target": f"<= {target:g}x {baseline_name}",
+        "met": ratio <= target and "failed" not in subject,
+        **extra,
+    }
     if "failed" in subject:
         fig["failed"] = subject["failed"]
     return fig
@@ -173,9 +188,19 @@ def hook_figures(py: Path, agentmem: Path, env: dict, tmp: Path, rows: int, runs
         if conv is None:
             counter[0] += 1
             conv = f"bench-new-{rows}-{counter[0]}"
-        return json.dumps({"conversation_id": conv, "session_id": conv, "hook_event_name": "sessionStart",
-                           "workspace_roots": [vault], "is_background_agent": False, "composer_mode": "agent",
-                           "cursor_version": "2.1.32", "model": "gpt-5", "transcript_path": None}).encode()
+        return json.dumps(
+            {
+                "conversation_id": conv,
+                "session_id": conv,
+                "hook_event_name": "sessionStart",
+                "workspace_roots": [vault],
+                "is_background_agent": False,
+                "composer_mode": "agent",
+                "cursor_version": "2.1.32",
+                "model": "gpt-5",
+                "transcript_path": None,
+            }
+        ).encode()
 
     known = info["known_conversation"]
     hook = [str(agentmem), "hook", "cursor-session-start"]
@@ -185,10 +210,14 @@ def hook_figures(py: Path, agentmem: Path, env: dict, tmp: Path, rows: int, runs
         "known chat": {"argv": hook, "env": env, "cwd": str(tmp), "input": lambda: payload(known)},
     }
     interleaved(cmds, 1)  # warm-up: page cache, bytecode, config cache
-    res = interleaved(cmds, runs, check={"new chat": b"Your Memory Session ID is:", "known chat": b"Your Memory Session ID is:"})
+    res = interleaved(
+        cmds, runs, check={"new chat": b"Your Memory Session ID is:", "known chat": b"Your Memory Session ID is:"}
+    )
     base = res["python -c pass"]
-    return [ratio_figure(f"sessionStart hook, {kind}, {rows:,}-row board", res[kind], "python -c pass", base, target)
-            for kind in ("new chat", "known chat")]
+    return [
+        ratio_figure(f"sessionStart hook, {kind}, {rows:,}-row board", res[kind], "python -c pass", base, target)
+        for kind in ("new chat", "known chat")
+    ]
 
 
 def register_figure(py: Path, agentmem: Path, env: dict, tmp: Path, runs: int) -> dict:
@@ -199,8 +228,13 @@ def register_figure(py: Path, agentmem: Path, env: dict, tmp: Path, runs: int) -
     }
     interleaved(cmds, 1)
     res = interleaved(cmds, runs, check={"register": b"Your Memory Session ID is:"})
-    return ratio_figure("`agentmem register`, 10,000-row board", res["register"], "python -c \"import click\"",
-                        res["python -c 'import click'"], 2.0)
+    return ratio_figure(
+        "`agentmem register`, 10,000-row board",
+        res["register"],
+        'python -c "import click"',
+        res["python -c 'import click'"],
+        2.0,
+    )
 
 
 def recall_figures(py: Path, agentmem: Path, env: dict, tmp: Path, runs: int, repeat: int) -> list[dict]:
@@ -208,9 +242,19 @@ def recall_figures(py: Path, agentmem: Path, env: dict, tmp: Path, runs: int, re
     figs = []
     for mode, task in (("daemon running", "daemon-query"), ("no daemon", "query")):
         q = worker(py, env, task, info["vault"], str(repeat))
-        figs.append({"figure": f"recall query in process, 10,000 notes, {mode}, p95", "p95_ms": q["p95_ms"],
-                     "p50_ms": q["p50_ms"], "queries": q["n"], "baseline": None, "target": "p95 < 20 ms",
-                     "met": q["p95_ms"] < 20.0, "daemon_vouched": q["daemon_vouched"], "index_build_s": info["build_s"]})
+        figs.append(
+            {
+                "figure": f"recall query in process, 10,000 notes, {mode}, p95",
+                "p95_ms": q["p95_ms"],
+                "p50_ms": q["p50_ms"],
+                "queries": q["n"],
+                "baseline": None,
+                "target": "p95 < 20 ms",
+                "met": q["p95_ms"] < 20.0,
+                "daemon_vouched": q["daemon_vouched"],
+                "index_build_s": info["build_s"],
+            }
+        )
     cli = [str(agentmem), "--vault", info["vault"]]
     cmds = {
         "python -c 'import click'": {"argv": [str(py), "-c", "import click"], "env": env, "cwd": str(tmp)},
@@ -225,10 +269,16 @@ def recall_figures(py: Path, agentmem: Path, env: dict, tmp: Path, runs: int, re
             if daemon is not None:
                 _stop(daemon["pid"])
         over = res["context"]["median_ms"] - res["python -c 'import click'"]["median_ms"]
-        fig = {"figure": f"CLI `agentmem context`, 10,000 notes, warm, {mode}", "median_ms": res["context"]["median_ms"],
-               "p90_ms": res["context"]["p90_ms"], "baseline": "python -c \"import click\"",
-               "baseline_median_ms": res["python -c 'import click'"]["median_ms"], "over_baseline_ms": round(over, 1),
-               "target": "< 150 ms over python -c \"import click\"", "met": over < 150.0 and "failed" not in res["context"]}
+        fig = {
+            "figure": f"CLI `agentmem context`, 10,000 notes, warm, {mode}",
+            "median_ms": res["context"]["median_ms"],
+            "p90_ms": res["context"]["p90_ms"],
+            "baseline": 'python -c "import click"',
+            "baseline_median_ms": res["python -c 'import click'"]["median_ms"],
+            "over_baseline_ms": round(over, 1),
+            "target": '< 150 ms over python -c "import click"',
+            "met": over < 150.0 and "failed" not in res["context"],
+        }
         if "failed" in res["context"]:
             fig["failed"] = res["context"]["failed"]
         figs.append(fig)
@@ -260,8 +310,16 @@ def run(quick: bool, log) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="agentmem-bench-"))
     try:
         env = dict(os.environ)
-        for k in ("AGENTMEM_VAULT", "AGENTMEM_NOW", "AGENTMEM_AGENT", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
-                  "VIRTUAL_ENV", "CLAUDE_ENV_FILE", "PYTHONPYCACHEPREFIX"):
+        for k in (
+            "AGENTMEM_VAULT",
+            "AGENTMEM_NOW",
+            "AGENTMEM_AGENT",
+            "PYTHONPATH",
+            "PYTHONDONTWRITEBYTECODE",
+            "VIRTUAL_ENV",
+            "CLAUDE_ENV_FILE",
+            "PYTHONPYCACHEPREFIX",
+        ):
             env.pop(k, None)
         # pip compiled the installed package's bytecode at install time, as for any user
         env.update({"AGENTMEM_CACHE_DIR": str(tmp / "cache"), "AGENTMEM_CONFIG_DIR": str(tmp / "config")})
@@ -277,11 +335,20 @@ def run(quick: bool, log) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
     return {
         "benchmark": "agentmem-vault performance (benchmarks/run.py)",
-        "quick": quick, "runs_per_command": runs,
-        "install": {"kind": "non-editable pip install in a venv", "venv": str(venv), "source_hash": key,
-                    "venv_reused": reused},
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                    "load_avg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
+        "quick": quick,
+        "runs_per_command": runs,
+        "install": {
+            "kind": "non-editable pip install in a venv",
+            "venv": str(venv),
+            "source_hash": key,
+            "venv_reused": reused,
+        },
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_avg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        },
         "seconds": round(time.perf_counter() - t0, 1),
         "figures": figures,
         "misses": [f["figure"] for f in figures if not f["met"]],
@@ -306,9 +373,11 @@ def markdown(result: dict) -> str:
         lines.append(f"| {f['figure']} | {measured} | {base} | {f['target']} | {'yes' if f['met'] else '**MISS**'} |")
     m = result.get("machine", {})
     lines.append("")
-    lines.append(f"Medians of {result['runs_per_command']} interleaved runs; Python {m.get('python')}, "
-                 f"{m.get('cpus')} CPUs, load average {', '.join(f'{x:.1f}' for x in m.get('load_avg') or [])} "
-                 f"at the start. Regenerate: `python benchmarks/run.py --write-readme`.")
+    lines.append(
+        f"Medians of {result['runs_per_command']} interleaved runs; Python {m.get('python')}, "
+        f"{m.get('cpus')} CPUs, load average {', '.join(f'{x:.1f}' for x in m.get('load_avg') or [])} "
+        f"at the start. Regenerate: `python benchmarks/run.py --write-readme`."
+    )
     return "\n".join(lines)
 
 

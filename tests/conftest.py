@@ -56,9 +56,15 @@ def _needs_process(argv: list[str]) -> bool:
     return is_hook_call(argv) or "daemon" in argv
 
 
-def run_cli(*args: str, vault: Vault | Path | None = None, input: str | bytes | None = None,
-            env: dict | None = None, timeout: float = 60, process: bool = False,
-            cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str,
+    vault: Vault | Path | None = None,
+    input: str | bytes | None = None,
+    env: dict | None = None,
+    timeout: float = 60,
+    process: bool = False,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess:
     """Run ``agentmem ...`` and return a CompletedProcess (text stdout/stderr).
 
     In-process through click's test runner (fast: no interpreter start per call), except for hooks
@@ -83,17 +89,30 @@ def run_cli(*args: str, vault: Vault | Path | None = None, input: str | bytes | 
     return subprocess.CompletedProcess(["agentmem", *argv], result.exit_code, result.stdout, stderr)
 
 
-def run_process(argv: list[str], *, input: str | bytes | None = None, env: dict | None = None,
-                timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_process(
+    argv: list[str],
+    *,
+    input: str | bytes | None = None,
+    env: dict | None = None,
+    timeout: float = 60,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess:
     """Run `python -m agentmem_vault ARGV` in a real subprocess."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     if isinstance(input, str):
         input = input.encode("utf-8")
-    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", *argv], input=input, capture_output=True,
-                          env=full_env, timeout=timeout, cwd=cwd)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
-                                       proc.stderr.decode("utf-8", "replace"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", *argv],
+        input=input,
+        capture_output=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=cwd,
+    )
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    )
 
 
 @pytest.fixture

@@ -16,8 +16,16 @@ class FakeClock:
         self.t += dt
 
 
-def snapshot_text(sid: str, *, topic: str = "主題", status: str = "active", started: str = "2026-06-01 09:30",
-                  updated: str = "2026-06-01 09:45", context: str = "- Working on the daemon.", agent: str = "cursor-main-agent") -> str:
+def snapshot_text(
+    sid: str,
+    *,
+    topic: str = "主題",
+    status: str = "active",
+    started: str = "2026-06-01 09:30",
+    updated: str = "2026-06-01 09:45",
+    context: str = "- Working on the daemon.",
+    agent: str = "cursor-main-agent",
+) -> str:
     return (
         f"# Session: {sid}\n\n## Metadata\n| Field | Value |\n|---|---|\n"
         f"| Session ID | {sid} |\n| Agent Name | {agent} |\n| Topic | {topic} |\n| Status | {status} |\n"
@@ -27,8 +35,16 @@ def snapshot_text(sid: str, *, topic: str = "主題", status: str = "active", st
     )
 
 
-def row(sid: str, *, topic: str = "主題", status: str = "active", updated: str = "2026-06-01 09:45",
-        refs: str = "-", summary: str = "summary", started: str = "2026-06-01 09:30") -> it.Row:
+def row(
+    sid: str,
+    *,
+    topic: str = "主題",
+    status: str = "active",
+    updated: str = "2026-06-01 09:45",
+    refs: str = "-",
+    summary: str = "summary",
+    started: str = "2026-06-01 09:30",
+) -> it.Row:
     return it.Row(sid, "cursor-main-agent", topic, summary, "k1, k2", status, refs, started, updated)
 
 
@@ -37,7 +53,11 @@ def index_text(rows: list[it.Row], *, preamble: str = "# Memory Index\n\n") -> s
 
 
 def sid(n: int, agent: str = "cursor-main-agent") -> str:
-    return f"2026-06-01-{n // 60 % 24:02d}{n % 60:02d}-{agent}" if n < 1440 else f"2026-06-02-{(n - 1440) // 60 % 24:02d}{n % 60:02d}-{agent}"
+    return (
+        f"2026-06-01-{n // 60 % 24:02d}{n % 60:02d}-{agent}"
+        if n < 1440
+        else f"2026-06-02-{(n - 1440) // 60 % 24:02d}{n % 60:02d}-{agent}"
+    )
 
 
 # -- a real daemon process -------------------------------------------------------------------------
@@ -83,9 +103,18 @@ class DaemonProc:
         self.err = open(self.vault.root.parent / f"daemon-{time.monotonic_ns()}.stderr", "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentmem_vault", "--vault", str(self.vault.root), "daemon", "run", *self.args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err, env=self.env)
-        ok, _ = wait_for(lambda: (lambda s: s.get("pid") == self.proc.pid and s.get("state") == "running")(read_status(self.vault))
-                         or self.proc.poll() is not None, 20)
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self.err,
+            env=self.env,
+        )
+        ok, _ = wait_for(
+            lambda: (
+                (lambda s: s.get("pid") == self.proc.pid and s.get("state") == "running")(read_status(self.vault))
+                or self.proc.poll() is not None
+            ),
+            20,
+        )
         assert ok and self.proc.poll() is None, f"daemon did not start: {self.stderr()}"
         return self
 

@@ -35,7 +35,12 @@ def cursor_start(root: Path | str, conv: str = "3f2b6c1e-8d4a-4e0b-9c7f-0a1b2c3d
 
 def cursor_cli_start(root: Path | str, conv: str = "cli-7a8b9c") -> dict:
     """cursor-agent (CLI): fewer optional fields."""
-    return {"conversation_id": conv, "hook_event_name": "sessionStart", "workspace_roots": [str(root)], "session_id": conv}
+    return {
+        "conversation_id": conv,
+        "hook_event_name": "sessionStart",
+        "workspace_roots": [str(root)],
+        "session_id": conv,
+    }
 
 
 def cursor_end(root: Path | str, conv: str, transcript: str, event: str = "sessionEnd") -> dict:
@@ -50,13 +55,23 @@ def cursor_end(root: Path | str, conv: str, transcript: str, event: str = "sessi
         "transcript_path": transcript,
     }
     if event == "sessionEnd":
-        p.update({"session_id": conv, "reason": "user_close", "duration_ms": 123456, "is_background_agent": False, "final_status": "completed"})
+        p.update(
+            {
+                "session_id": conv,
+                "reason": "user_close",
+                "duration_ms": 123456,
+                "is_background_agent": False,
+                "final_status": "completed",
+            }
+        )
     else:
         p.update({"status": "completed", "loop_count": 0})
     return p
 
 
-def claude_start(cwd: Path | str, sid: str = "00893aaf-19fa-41d2-8238-13269b9b3ca0", source: str = "startup", **extra) -> dict:
+def claude_start(
+    cwd: Path | str, sid: str = "00893aaf-19fa-41d2-8238-13269b9b3ca0", source: str = "startup", **extra
+) -> dict:
     p = {
         "session_id": sid,
         "transcript_path": str(Path.home() / ".claude" / "projects" / "-work-app" / f"{sid}.jsonl"),
@@ -91,8 +106,15 @@ def hook_env(extra: dict | None = None) -> dict:
     return env
 
 
-def run_hook(name: str, payload: dict | str | bytes | None, *, cwd: Path, args: list[str] = (), env: dict | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess:
+def run_hook(
+    name: str,
+    payload: dict | str | bytes | None,
+    *,
+    cwd: Path,
+    args: list[str] = (),
+    env: dict | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess:
     """``python -m agentmem_vault hook NAME`` with ``payload`` on stdin, run from ``cwd``."""
     if isinstance(payload, dict):
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -100,8 +122,14 @@ def run_hook(name: str, payload: dict | str | bytes | None, *, cwd: Path, args: 
         data = payload.encode("utf-8")
     else:
         data = payload or b""
-    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", "hook", name, *args], input=data,
-                          capture_output=True, cwd=str(cwd), env=hook_env(env), timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", "hook", name, *args],
+        input=data,
+        capture_output=True,
+        cwd=str(cwd),
+        env=hook_env(env),
+        timeout=timeout,
+    )
     return proc
 
 

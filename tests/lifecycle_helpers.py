@@ -12,13 +12,29 @@ from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY
 NOW = "2026-06-01T09:30"
 
 
-def row(sid: str, status: str = "active", *, updated: str = "2026-05-31 09:00", refs: str = "-",
-        summary: str | None = None, topic: str | None = None) -> it.Row:
+def row(
+    sid: str,
+    status: str = "active",
+    *,
+    updated: str = "2026-05-31 09:00",
+    refs: str = "-",
+    summary: str | None = None,
+    topic: str | None = None,
+) -> it.Row:
     agent = sid[16:]
     if summary is None:
         summary = DEFAULT_SUMMARY if status == "idle" else f"做了一些事情 {sid[-6:]}"
-    return it.Row(sid, agent, topic or (DEFAULT_TOPIC if status == "idle" else "主題 topic"), summary,
-                  DEFAULT_KEYWORDS, status, refs, "2026-05-01 08:00", updated)
+    return it.Row(
+        sid,
+        agent,
+        topic or (DEFAULT_TOPIC if status == "idle" else "主題 topic"),
+        summary,
+        DEFAULT_KEYWORDS,
+        status,
+        refs,
+        "2026-05-01 08:00",
+        updated,
+    )
 
 
 def write_index(vault: Vault, rows: list[it.Row], *, extra: str = "") -> None:

@@ -18,7 +18,8 @@ def message(content: list[dict], *, usage: dict | None = None, stop_reason: str 
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": usage or {"input_tokens": 120, "output_tokens": 40, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0},
+        "usage": usage
+        or {"input_tokens": 120, "output_tokens": 40, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0},
     }
 
 
@@ -29,9 +30,16 @@ def tool_reply(name: str, data: Any) -> tuple[int, dict, bytes]:
 
 def memory(title: str, content: str, **kw: Any) -> dict:
     d = {
-        "action": "create", "title": title, "content": content, "category": "project_tech_stack",
-        "keywords": ["pnpm"], "usage_scenario": ["installing packages"], "project": "", "module": "",
-        "importance": 0.8, "reason": "the user said so",
+        "action": "create",
+        "title": title,
+        "content": content,
+        "category": "project_tech_stack",
+        "keywords": ["pnpm"],
+        "usage_scenario": ["installing packages"],
+        "project": "",
+        "module": "",
+        "importance": 0.8,
+        "reason": "the user said so",
     }
     d.update(kw)
     return d
@@ -82,7 +90,9 @@ class FakeMessagesAPI:
 
     def _default(self, req: dict) -> tuple[int, dict, bytes]:
         kind = request_kind(req)
-        if self.shape == "no-tools" and ("tools" in req or any("cache_control" in b for b in req.get("system") or [] if isinstance(b, dict))):
+        if self.shape == "no-tools" and (
+            "tools" in req or any("cache_control" in b for b in req.get("system") or [] if isinstance(b, dict))
+        ):
             err = {"type": "error", "error": {"type": "invalid_request_error", "message": "unsupported field"}}
             return 400, {}, json.dumps(err).encode()
         if kind == "assess":
@@ -93,7 +103,11 @@ class FakeMessagesAPI:
             return text_reply(f"它不同于负面示例：具体且可操作。\n评分：{score}")
         if self.shape == "tool":
             return tool_reply("record_memories", {"explanation": "none violated", "memories": self.extract_memories})
-        return text_reply("```json\n" + json.dumps({"explanation": "none violated", "memories": self.extract_memories}, ensure_ascii=False) + "\n```")
+        return text_reply(
+            "```json\n"
+            + json.dumps({"explanation": "none violated", "memories": self.extract_memories}, ensure_ascii=False)
+            + "\n```"
+        )
 
     @property
     def url(self) -> str:
@@ -114,7 +128,9 @@ class FakeMessagesAPI:
 
     def answered(self, kind: str) -> list[dict]:
         """Requests of one kind ("extract" / "assess") that got a 200 reply, whatever their shape."""
-        return [r["body"] for r, st in zip(self.requests, self.statuses) if st == 200 and request_kind(r["body"]) == kind]
+        return [
+            r["body"] for r, st in zip(self.requests, self.statuses) if st == 200 and request_kind(r["body"]) == kind
+        ]
 
 
 def request_kind(req: dict) -> str:
@@ -130,5 +146,13 @@ def text_reply(text: str) -> tuple[int, dict, bytes]:
     return 200, {}, json.dumps(body).encode()
 
 
-OVERLOADED = (529, {"retry-after": "0", "retry-after-ms": "1"}, json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).encode())
-RATE_LIMITED = (429, {"retry-after": "0", "retry-after-ms": "1"}, json.dumps({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}).encode())
+OVERLOADED = (
+    529,
+    {"retry-after": "0", "retry-after-ms": "1"},
+    json.dumps({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).encode(),
+)
+RATE_LIMITED = (
+    429,
+    {"retry-after": "0", "retry-after-ms": "1"},
+    json.dumps({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}).encode(),
+)

@@ -28,9 +28,17 @@ def build_vault(root: Path, fixture: dict | None = None) -> Vault:
     v.longterm_dir.mkdir(parents=True, exist_ok=True)
     for n in fixture["notes"]:
         fm = {
-            "id": n["id"], "title": n["title"], "category": n["category"], "keywords": n["keywords"],
-            "project": n["project"], "importance": n["importance"], "score": 4, "status": "active",
-            "created": "2026-11-01T10:00", "updated": "2026-11-01T10:00", "tags": ["agent-memory/long-term"],
+            "id": n["id"],
+            "title": n["title"],
+            "category": n["category"],
+            "keywords": n["keywords"],
+            "project": n["project"],
+            "importance": n["importance"],
+            "score": 4,
+            "status": "active",
+            "created": "2026-11-01T10:00",
+            "updated": "2026-11-01T10:00",
+            "tags": ["agent-memory/long-term"],
         }
         if n.get("scope"):
             fm["scope"] = n["scope"]

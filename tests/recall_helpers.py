@@ -22,12 +22,20 @@ def note_text(n: dict) -> str:
     lines.append("keywords: [" + ", ".join(_yaml_str(k) for k in n.get("keywords", [])) + "]")
     lines.append("usage_scenario:")
     lines += [f"  - {_yaml_str(u)}" for u in n.get("usage_scenario", [])]
-    lines += [f"project: {n.get('project', '')}", f"module: {n.get('module', '')}",
-              f"importance: {n.get('importance', 0.5)}", "score: 4", f"status: {n.get('status', 'active')}",
-              f"created: {n.get('created', n.get('updated', '2026-01-01T00:00'))}",
-              f"updated: {n.get('updated', '2026-01-01T00:00')}",
-              f"sources: [\"[[{n.get('source', '2026-05-25-1318-cursor-main-agent')}]]\"]",
-              "tags: [agent-memory/long-term]", "---", n.get("content", ""), ""]
+    lines += [
+        f"project: {n.get('project', '')}",
+        f"module: {n.get('module', '')}",
+        f"importance: {n.get('importance', 0.5)}",
+        "score: 4",
+        f"status: {n.get('status', 'active')}",
+        f"created: {n.get('created', n.get('updated', '2026-01-01T00:00'))}",
+        f"updated: {n.get('updated', '2026-01-01T00:00')}",
+        f'sources: ["[[{n.get("source", "2026-05-25-1318-cursor-main-agent")}]]"]',
+        "tags: [agent-memory/long-term]",
+        "---",
+        n.get("content", ""),
+        "",
+    ]
     return "\n".join(lines)
 
 

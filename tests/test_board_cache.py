@@ -95,7 +95,9 @@ def test_in_place_edit_of_same_size_is_noticed(tmp_path: Path) -> None:
     data = v.index_path.read_bytes()
     old = row(4)  # active
     # same length ('active' -> 'idle' + two characters more in the topic): size alone cannot tell
-    edited = data.replace(it.render_row(old).encode(), it.render_row(old.with_(status="idle", topic="topic 4xx")).encode())
+    edited = data.replace(
+        it.render_row(old).encode(), it.render_row(old.with_(status="idle", topic="topic 4xx")).encode()
+    )
     assert len(edited) == len(data) and edited != data
     v.index_path.write_bytes(edited)
     st_ = assert_agrees(v)
@@ -125,7 +127,9 @@ def test_fast_register_writes_exactly_what_the_full_path_writes(tmp_path: Path, 
     doc = it.parse_index(text)
     from agentmem_vault.model.ids import base_session_id, next_free_id
 
-    want_id = next_free_id(base_session_id(when, "cursor-main-agent"), taken_ids(v, doc) | {"2026-05-02-0101-cursor-main-agent-3"})
+    want_id = next_free_id(
+        base_session_id(when, "cursor-main-agent"), taken_ids(v, doc) | {"2026-05-02-0101-cursor-main-agent-3"}
+    )
     assert_agrees(v)  # summary in place: the fast path is taken
     reg = register_idle(v, "cursor-main-agent", when=when, also_taken={"2026-05-02-0101-cursor-main-agent-3"})
     assert reg.session_id == want_id == "2026-05-02-0101-cursor-main-agent-4"
@@ -176,8 +180,20 @@ def test_unreadable_cache_and_read_only_state_folder(tmp_path: Path) -> None:
 
 
 def test_ts_key_orders_like_parse_ts() -> None:
-    values = ["2026-05-01 10:00", "2026-05-01 09:59", "2026-05-01T10:00:30", "2026-05-01 10:00:00", "2026-05-01",
-              "garbage", "", "-", "2026-02-30 10:00", "2026-13-01 10:00", "2025-12-31 23:59", "2026-05-01T10:01+00:00"]
+    values = [
+        "2026-05-01 10:00",
+        "2026-05-01 09:59",
+        "2026-05-01T10:00:30",
+        "2026-05-01 10:00:00",
+        "2026-05-01",
+        "garbage",
+        "",
+        "-",
+        "2026-02-30 10:00",
+        "2026-13-01 10:00",
+        "2025-12-31 23:59",
+        "2026-05-01T10:01+00:00",
+    ]
     for a in values:
         for b in values:
             pa, pb = parse_ts(a) or datetime.min, parse_ts(b) or datetime.min
@@ -185,8 +201,14 @@ def test_ts_key_orders_like_parse_ts() -> None:
             assert (pa < pb) == (ka < kb) and (pa == pb) == (ka == kb), (a, b)
 
 
-OPS = st.lists(st.tuples(st.sampled_from(["register", "hand_append", "update", "remove", "hand_edit", "bad_line",
-                                          "fix", "load"]), st.integers(0, 10_000)), min_size=1, max_size=12)
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["register", "hand_append", "update", "remove", "hand_edit", "bad_line", "fix", "load"]),
+        st.integers(0, 10_000),
+    ),
+    min_size=1,
+    max_size=12,
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -205,10 +227,18 @@ def test_any_sequence_of_changes_agrees_with_a_full_parse(tmp_path: Path, ops: l
                 register_idle(v, "agent", when=datetime(2026, 6, 1 + n % 28, n % 24, n % 60))
             elif op == "hand_append":
                 with open(v.index_path, "ab") as fh:
-                    fh.write((it.render_row(row(1000 + k, ("idle", "active")[n % 2], f"2026-07-0{1 + n % 9} 10:00")) + "\n").encode())
+                    fh.write(
+                        (
+                            it.render_row(row(1000 + k, ("idle", "active")[n % 2], f"2026-07-0{1 + n % 9} 10:00"))
+                            + "\n"
+                        ).encode()
+                    )
             elif op == "update" and ids:
                 with VaultWriter(v, "t") as w:
-                    w.update_row(ids[n % len(ids)], lambda r, n=n: r.with_(status="active", updated_at=f"2026-08-{1 + n % 28:02d} 10:00"))
+                    w.update_row(
+                        ids[n % len(ids)],
+                        lambda r, n=n: r.with_(status="active", updated_at=f"2026-08-{1 + n % 28:02d} 10:00"),
+                    )
             elif op == "remove" and ids:
                 with VaultWriter(v, "t") as w:
                     w.remove_row(ids[n % len(ids)])
@@ -237,7 +267,11 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
         data = v.index_path.read_bytes().replace(b"| active |", b"| stale  |", 1)  # Obsidian: in place
         with open(v.index_path, "r+b") as fh:
             fh.write(data)
-        ok, _ = wait_for(lambda: (lambda c: c.get("size") == len(data) and c.get("crc") == zlib.crc32(data))(
-            json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))), 30)
+        ok, _ = wait_for(
+            lambda: (lambda c: c.get("size") == len(data) and c.get("crc") == zlib.crc32(data))(
+                json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
+            ),
+            30,
+        )
         assert ok, d.stderr()
     assert_agrees(v)

@@ -81,13 +81,16 @@ def test_hook_help_comes_from_the_fast_path() -> None:
     assert p.returncode == 0 and "cursor-session-start" in p.stderr + p.stdout
 
 
-@pytest.mark.parametrize("args", [
-    ["list", "--status", "bogus", "--json"],
-    ["--json", "no-such-command"],
-    ["register", "--topic", "x", "--json"],
-    ["daemon", "no-such", "--json"],
-    ["memories", "show", "--json"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["list", "--status", "bogus", "--json"],
+        ["--json", "no-such-command"],
+        ["register", "--topic", "x", "--json"],
+        ["daemon", "no-such", "--json"],
+        ["memories", "show", "--json"],
+    ],
+)
 def test_usage_errors_are_json_under_json(sample: Path, args: list[str]) -> None:
     r = run("--vault", str(sample), *args)
     assert r.exit_code == 2
@@ -112,8 +115,17 @@ def test_say_update_without_snapshot_says_unchanged(sample: Path) -> None:
     assert r.exit_code == 0
     assert f"updated {CUR}: snapshot unchanged" in r.stdout and "merged" not in r.stdout
     snap = "## Next Actions\n- 補上 CRLF 測試\n"
-    r = run("--vault", str(sample), "say", "状态更新", CUR, "--snapshot", "-", input=snap,
-            env={"AGENTMEM_NOW": "2026-06-01T10:05"})
+    r = run(
+        "--vault",
+        str(sample),
+        "say",
+        "状态更新",
+        CUR,
+        "--snapshot",
+        "-",
+        input=snap,
+        env={"AGENTMEM_NOW": "2026-06-01T10:05"},
+    )
     assert r.exit_code == 0 and "snapshot merged" in r.stdout and "Updated At 2026-06-01 10:05" in r.stdout
 
 
@@ -164,8 +176,9 @@ def test_init_in_a_new_folder_makes_it_the_vault(tmp_path: Path, monkeypatch: py
 
 
 def test_organize_human_output_leads_with_counts_and_skips_empty_lists() -> None:
-    plan = OrganizePlan(deleted=["2026-05-27-1402-cursor-main-agent"], marked_stale=[], kept_active=[CUR],
-                        protected=[], inconsistent=[])
+    plan = OrganizePlan(
+        deleted=["2026-05-27-1402-cursor-main-agent"], marked_stale=[], kept_active=[CUR], protected=[], inconsistent=[]
+    )
     text = render_organize(plan, dry_run=True)
     first, *rest = text.splitlines()
     assert first == "organize (dry run, nothing written): would delete 1 idle row(s), would mark 0 stale, keep 1 active"
@@ -195,7 +208,9 @@ def test_say_snapshot_that_is_not_utf8_is_a_clear_error(sample: Path) -> None:
     from tests.conftest import run_cli
 
     before = (sample / "memory/sessions" / f"{CUR}.md").read_bytes()
-    p = run_cli("--vault", str(sample), "say", "狀態更新", CUR, "--snapshot", "-", input=b"## Next Actions\n- \xff\xfe x\n")
+    p = run_cli(
+        "--vault", str(sample), "say", "狀態更新", CUR, "--snapshot", "-", input=b"## Next Actions\n- \xff\xfe x\n"
+    )
     assert p.returncode == 1 and "not UTF-8" in p.stderr and "Traceback" not in p.stderr
     p = run_cli("--vault", str(sample), "say", "狀態更新", CUR, "--snapshot", str(sample / "missing.md"), "--json")
     assert p.returncode == 2 and json.loads(p.stdout)["error"]["code"] == "usage"

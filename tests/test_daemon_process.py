@@ -26,6 +26,7 @@ def _row_of(vault, session_id):
             return load_index(vault).find(session_id)
         except Exception:  # mid-write reads are retried
             return None
+
     return pred
 
 
@@ -41,9 +42,13 @@ def test_native_row_conflict_fold_no_loop_and_sigterm(vault):
         assert got.topic == "手寫的 snapshot" and got.status == "active"
 
         # 2. A conflict copy with 3 extra rows and 2 newer rows is folded in; nothing is lost.
-        theirs = [base[0].with_(topic="newer 0", updated_at="2026-06-01 11:00"),
-                  base[1].with_(topic="newer 1", updated_at="2026-06-01 11:05"),
-                  row(sid(200), status="idle"), row(sid(201), status="idle"), row(sid(202), status="idle")]
+        theirs = [
+            base[0].with_(topic="newer 0", updated_at="2026-06-01 11:00"),
+            base[1].with_(topic="newer 1", updated_at="2026-06-01 11:05"),
+            row(sid(200), status="idle"),
+            row(sid(201), status="idle"),
+            row(sid(202), status="idle"),
+        ]
         copy = vault.memory / "index (1).md"
         copy.write_text(index_text(theirs), encoding="utf-8")
         moved = vault.state_dir / "conflicts" / "index (1).md"
@@ -111,11 +116,23 @@ def test_start_status_stop_and_damaged_index(vault, cli):
         assert run.returncode == 1 and "already running" in run.stderr
 
         # A hook records a finished transcript: the queue shows it (no extractor yet, or quiet period).
-        line = {"kind": "transcript", "path": "/tmp/轉錄 1.jsonl", "session_id": sid(1), "conversation_id": "c1",
-                "agent": "cursor-main-agent", "time": "2026-06-01T10:00:00"}
+        line = {
+            "kind": "transcript",
+            "path": "/tmp/轉錄 1.jsonl",
+            "session_id": sid(1),
+            "conversation_id": "c1",
+            "agent": "cursor-main-agent",
+            "time": "2026-06-01T10:00:00",
+        }
         with open(vault.state_dir / "extract-queue.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-        st, _ = wait_for(lambda: (lambda s: s if s["queue_length"] == 1 else None)(json.loads(cli("daemon", "status", "--json", vault=vault).stdout)), 30.0, 0.2)
+        st, _ = wait_for(
+            lambda: (lambda s: s if s["queue_length"] == 1 else None)(
+                json.loads(cli("daemon", "status", "--json", vault=vault).stdout)
+            ),
+            30.0,
+            0.2,
+        )
         assert st and st["running"] and st["pid"] == pid and st["uptime_seconds"] >= 0
         assert st["queue"]["items"][0]["key"] == "transcript:/tmp/轉錄 1.jsonl"
 
@@ -134,7 +151,9 @@ def test_start_status_stop_and_damaged_index(vault, cli):
         assert got is not None
 
         human = cli("daemon", "status", vault=vault)
-        assert f"running (pid {pid}" in human.stdout and "extraction queue: 2 pending" in human.stdout  # the transcript + the new snapshot
+        assert (
+            f"running (pid {pid}" in human.stdout and "extraction queue: 2 pending" in human.stdout
+        )  # the transcript + the new snapshot
     finally:
         r = cli("daemon", "stop", "--json", vault=vault)
     assert r.returncode == 0 and json.loads(r.stdout)["stopped"] is True, r.stdout + r.stderr
@@ -148,11 +167,17 @@ def test_a_quiet_session_is_handed_to_long_term_extraction(vault):
         fh.write("quiet_minutes: 0.02\n")  # 1.2 s instead of 10 minutes
     with DaemonProc(vault) as d:
         s = sid(300)
-        (vault.sessions_dir / f"{s}.md").write_text(snapshot_text(
-            s, context="- Remember: every API endpoint in this project is named in snake_case, never camelCase."), encoding="utf-8")
+        (vault.sessions_dir / f"{s}.md").write_text(
+            snapshot_text(
+                s, context="- Remember: every API endpoint in this project is named in snake_case, never camelCase."
+            ),
+            encoding="utf-8",
+        )
         notes, secs = wait_for(lambda: [p for p in vault.longterm_dir.glob("*.md")], 60.0, 0.1)
         assert notes, f"no long-term note after {secs:.1f}s; {d.stderr()}"
         assert f"[[{s}]]" in notes[0].read_text(encoding="utf-8")
-        st, _ = wait_for(lambda: (lambda s: s if s.get("queue", {}).get("done") == 1 else None)(read_status(vault)), 30.0)
+        st, _ = wait_for(
+            lambda: (lambda s: s if s.get("queue", {}).get("done") == 1 else None)(read_status(vault)), 30.0
+        )
         assert st and st["queue"]["pending"] == 0 and st["extractor"] == "available", read_status(vault)
         assert d.stop() < 2.0

@@ -62,13 +62,25 @@ def test_debouncer_rejects_negative_delay():
 # -- scan ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rel,kind", [
-    ("index.md", "index"), ("index (1).md", "conflict"), ("index (Conflict 2026-05-01 12.00).md", "conflict"),
-    ("index (Ann's conflicted copy 2026-05-01).md", "conflict"), ("index.sync-conflict-20260501-120000-ABC.md", "conflict"),
-    ("sessions/2026-06-01-0930-a.md", "session"), ("sessions/.2026-06-01-0930-a.md.123.agentmem-tmp", None),
-    (".agentmem/journal.jsonl", None), ("archive/x/index.md", None), ("long-term/note.md", None),
-    ("notes.md", None), ("index.md~", None), ("sessions/sub/x.md", None), ("index (1).txt", None),
-])
+@pytest.mark.parametrize(
+    "rel,kind",
+    [
+        ("index.md", "index"),
+        ("index (1).md", "conflict"),
+        ("index (Conflict 2026-05-01 12.00).md", "conflict"),
+        ("index (Ann's conflicted copy 2026-05-01).md", "conflict"),
+        ("index.sync-conflict-20260501-120000-ABC.md", "conflict"),
+        ("sessions/2026-06-01-0930-a.md", "session"),
+        ("sessions/.2026-06-01-0930-a.md.123.agentmem-tmp", None),
+        (".agentmem/journal.jsonl", None),
+        ("archive/x/index.md", None),
+        ("long-term/note.md", None),
+        ("notes.md", None),
+        ("index.md~", None),
+        ("sessions/sub/x.md", None),
+        ("index (1).txt", None),
+    ],
+)
 def test_classify(rel, kind):
     assert classify(rel) == kind
 
@@ -97,13 +109,13 @@ class FakeFS:
         return sorted(out)
 
     def stat(self, path: Path) -> "_st":
-        k = Path(path).as_posix()[len("/m/"):]
+        k = Path(path).as_posix()[len("/m/") :]
         if k not in self.files:
             raise FileNotFoundError(k)
         return _st(len(self.files[k]), self.mtimes[k])
 
     def read(self, path: Path) -> bytes:
-        k = Path(path).as_posix()[len("/m/"):]
+        k = Path(path).as_posix()[len("/m/") :]
         self.reads.append(k)
         return self.files[k]
 
@@ -120,8 +132,15 @@ class _st:
 
 def test_scan_reads_only_changed_files():
     a, b = sid(1), sid(2)
-    fs = FakeFS({"index.md": index_text([]).encode(), f"sessions/{a}.md": snapshot_text(a).encode(),
-                 f"sessions/{b}.md": snapshot_text(b).encode(), "archive/x/index.md": b"x", ".agentmem/j": b"{}"})
+    fs = FakeFS(
+        {
+            "index.md": index_text([]).encode(),
+            f"sessions/{a}.md": snapshot_text(a).encode(),
+            f"sessions/{b}.md": snapshot_text(b).encode(),
+            "archive/x/index.md": b"x",
+            ".agentmem/j": b"{}",
+        }
+    )
     kw = dict(listdir=fs.listdir, stat=fs.stat, read=fs.read)
     s1 = scan_memory(Path("/m"), **kw)
     assert sorted(s1.entries) == ["index.md", f"sessions/{a}.md", f"sessions/{b}.md"]
@@ -187,7 +206,13 @@ def test_session_without_row_gets_active_row():
     assert len(p.actions) == 1 and isinstance(p.actions[0], AddRow)
     r = p.actions[0].row
     assert (r.session_id, r.topic, r.status, r.started_at, r.updated_at, r.referenced_by) == (
-        s, "新主題", "active", "2026-06-01 09:30", "2026-06-01 10:05", "-")
+        s,
+        "新主題",
+        "active",
+        "2026-06-01 09:30",
+        "2026-06-01 10:05",
+        "-",
+    )
     assert r.summary == "Working on the daemon." and r.agent_name == "cursor-main-agent"
 
 
@@ -195,20 +220,29 @@ def test_added_row_falls_back_to_id_when_metadata_is_missing():
     s = "2026-06-01-0931-claude-code-2"
     p = plan(_folder({s: "# Session\n\nno metadata here\n"}), index_text([]))
     r = p.actions[0].row
-    assert (r.agent_name, r.started_at, r.updated_at, r.topic) == ("claude-code", "2026-06-01 09:31", "2026-06-01 09:31", "未設定")
+    assert (r.agent_name, r.started_at, r.updated_at, r.topic) == (
+        "claude-code",
+        "2026-06-01 09:31",
+        "2026-06-01 09:31",
+        "未設定",
+    )
 
 
 def test_newer_snapshot_syncs_topic_status_updated_only():
     s = sid(11)
     old = row(s, topic="old", status="stale", updated="2026-06-01 09:00", refs="2026-06-01-0000-x", summary="keep me")
-    p = plan(_folder({s: snapshot_text(s, topic="new", status="active", updated="2026-06-01 10:00")}), index_text([old]))
+    p = plan(
+        _folder({s: snapshot_text(s, topic="new", status="active", updated="2026-06-01 10:00")}), index_text([old])
+    )
     assert p.actions == [SyncRow(old, old.with_(topic="new", status="active", updated_at="2026-06-01 10:00"))]
 
 
 @pytest.mark.parametrize("updated", ["2026-06-01 09:45", "2026-06-01 09:00", "", "garbage"])
 def test_same_or_older_or_unreadable_snapshot_time_changes_nothing(updated):
     s = sid(12)
-    p = plan(_folder({s: snapshot_text(s, topic="other", updated=updated)}), index_text([row(s, updated="2026-06-01 09:45")]))
+    p = plan(
+        _folder({s: snapshot_text(s, topic="other", updated=updated)}), index_text([row(s, updated="2026-06-01 09:45")])
+    )
     assert p.actions == []
 
 
@@ -228,12 +262,15 @@ def test_deleted_snapshot_is_reported_never_deleted():
     assert [r.kind for r in first.reports] == ["snapshot_missing"]  # the active one; idle rows need no file
 
 
-@pytest.mark.parametrize("damage", [
-    lambda t: t.replace("| Topic |", "| Thema |"),
-    lambda t: t + "| broken | row |\n",
-    lambda t: t + it.render_row(row(sid(20))) + "\n",  # duplicate ID
-    lambda t: t + "\nstray text\n" + it.render_row(row(sid(21))) + "\n",
-])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda t: t.replace("| Topic |", "| Thema |"),
+        lambda t: t + "| broken | row |\n",
+        lambda t: t + it.render_row(row(sid(20))) + "\n",  # duplicate ID
+        lambda t: t + "\nstray text\n" + it.render_row(row(sid(21))) + "\n",
+    ],
+)
 def test_damaged_table_is_reported_and_nothing_planned(damage):
     s = sid(20)
     text = damage(index_text([row(s)]))
@@ -255,7 +292,9 @@ def test_conflict_copy_with_3_extra_and_2_newer_rows_is_folded():
         base[0].with_(topic="theirs newer 0", updated_at="2026-06-01 11:00"),
         base[1].with_(topic="theirs newer 1", updated_at="2026-06-01T11:30", referenced_by="2026-06-01-0000-zz"),
         base[2].with_(topic="theirs older 2", updated_at="2026-06-01 09:00", referenced_by="2026-06-01-0001-yy"),
-        row(sid(100), topic="extra a"), row(sid(101), topic="extra b"), row(sid(102), topic="extra c"),
+        row(sid(100), topic="extra a"),
+        row(sid(101), topic="extra b"),
+        row(sid(102), topic="extra c"),
     ]  # base[3], base[4] missing from the copy: must not be deleted
     p = plan(_folder(conflicts={"index (1).md": index_text(theirs_rows)}), ours)
     assert len(p.actions) == 1 and isinstance(p.actions[0], FoldConflict)
@@ -286,8 +325,13 @@ def test_unreadable_conflict_copy_is_reported():
 
 def test_fold_then_add_plans_against_the_folded_table():
     s = sid(40)
-    p = plan(_folder({s: snapshot_text(s, updated="2026-06-01 12:00")}, {"index (1).md": index_text([row(s, updated="2026-06-01 10:00")])}),
-             index_text([]))
+    p = plan(
+        _folder(
+            {s: snapshot_text(s, updated="2026-06-01 12:00")},
+            {"index (1).md": index_text([row(s, updated="2026-06-01 10:00")])},
+        ),
+        index_text([]),
+    )
     assert [type(a) for a in p.actions] == [FoldConflict, SyncRow]
     final = _apply_text(index_text([]), p.actions)
     assert it.parse_index(final).get(s).updated_at == "2026-06-01 12:00"
@@ -305,14 +349,23 @@ _cell = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters
 
 
 @settings(max_examples=60, deadline=None)
-@given(topics=st.lists(_cell, min_size=1, max_size=4), statuses=st.lists(st.sampled_from(["active", "idle", "stale", "closed", ""]), min_size=4, max_size=4),
-       minutes=st.lists(st.integers(0, 59), min_size=4, max_size=4), have_row=st.lists(st.booleans(), min_size=4, max_size=4))
+@given(
+    topics=st.lists(_cell, min_size=1, max_size=4),
+    statuses=st.lists(st.sampled_from(["active", "idle", "stale", "closed", ""]), min_size=4, max_size=4),
+    minutes=st.lists(st.integers(0, 59), min_size=4, max_size=4),
+    have_row=st.lists(st.booleans(), min_size=4, max_size=4),
+)
 def test_plan_is_idempotent_and_keeps_every_row(topics, statuses, minutes, have_row):
     """Applying a plan and planning again gives nothing to do; no row is ever lost; output parses."""
     sessions, rows = {}, []
     for i, topic in enumerate(topics):
         s = sid(60 + i)
-        sessions[s] = snapshot_text(s, topic=topic.replace("\n", " ").replace("|", "/"), status=statuses[i], updated=f"2026-06-01 10:{minutes[i]:02d}")
+        sessions[s] = snapshot_text(
+            s,
+            topic=topic.replace("\n", " ").replace("|", "/"),
+            status=statuses[i],
+            updated=f"2026-06-01 10:{minutes[i]:02d}",
+        )
         if have_row[i]:
             rows.append(row(s, updated="2026-06-01 10:30"))
     rows.append(row(sid(200), status="idle"))

@@ -64,6 +64,7 @@ def test_notes_written_by_queued_extraction_reach_session_start(vault):
         def run(item):
             v.longterm_dir.mkdir(parents=True, exist_ok=True)
             (v.longterm_dir / "回答語言.md").write_text(RULE, encoding="utf-8")
+
         return run, None
 
     d = _daemon(vault, extractor_loader=loader)

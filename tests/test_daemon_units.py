@@ -8,8 +8,16 @@ import stat
 import sys
 
 import pytest
-from watchdog.events import (DirMovedEvent, FileClosedEvent, FileClosedNoWriteEvent, FileCreatedEvent,
-                             FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileOpenedEvent)
+from watchdog.events import (
+    DirMovedEvent,
+    FileClosedEvent,
+    FileClosedNoWriteEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileOpenedEvent,
+)
 
 from agentmem_vault.ops.board import load_index
 from agentmem_vault.daemon import queue as xq
@@ -29,19 +37,32 @@ def test_path_filter_keeps_only_watched_paths(tmp_path):
     f = PathFilter(mem, got.append)
     s = f"{mem}/sessions/{sid(1)}.md"
     for ev in [
-        FileCreatedEvent(s), FileModifiedEvent(f"{mem}/index.md"), FileClosedEvent(s),
+        FileCreatedEvent(s),
+        FileModifiedEvent(f"{mem}/index.md"),
+        FileClosedEvent(s),
         FileMovedEvent(f"{mem}/.index.md.1.2.agentmem-tmp", f"{mem}/index.md"),  # an atomic replace
         FileMovedEvent(f"{mem}/sessions/a.tmp", f"{mem}/index (1).md"),
         FileDeletedEvent(f"{mem}/sessions/{sid(2)}.md"),
-        FileModifiedEvent(f"{mem}/.agentmem/journal.jsonl"), FileModifiedEvent(f"{mem}/.agentmem/x.md"),
-        FileModifiedEvent(f"{mem}/archive/{sid(3)}/index.md"), FileModifiedEvent(f"{mem}/long-term/n.md"),
-        FileOpenedEvent(s), FileClosedNoWriteEvent(s),  # reads (the daemon's own) never count
-        FileModifiedEvent(f"{tmp_path}/elsewhere/index.md"), FileModifiedEvent(f"{mem}/sessions/.hidden.md"),
+        FileModifiedEvent(f"{mem}/.agentmem/journal.jsonl"),
+        FileModifiedEvent(f"{mem}/.agentmem/x.md"),
+        FileModifiedEvent(f"{mem}/archive/{sid(3)}/index.md"),
+        FileModifiedEvent(f"{mem}/long-term/n.md"),
+        FileOpenedEvent(s),
+        FileClosedNoWriteEvent(s),  # reads (the daemon's own) never count
+        FileModifiedEvent(f"{tmp_path}/elsewhere/index.md"),
+        FileModifiedEvent(f"{mem}/sessions/.hidden.md"),
         DirMovedEvent(f"{mem}/sessions", f"{mem}/sessions-old"),
     ]:
         f.dispatch(ev)
-    assert got == [f"sessions/{sid(1)}.md", "index.md", f"sessions/{sid(1)}.md", "index.md", "index (1).md",
-                   f"sessions/{sid(2)}.md", RESCAN]
+    assert got == [
+        f"sessions/{sid(1)}.md",
+        "index.md",
+        f"sessions/{sid(1)}.md",
+        "index.md",
+        "index (1).md",
+        f"sessions/{sid(2)}.md",
+        RESCAN,
+    ]
 
 
 def test_path_filter_survives_a_failing_sink(tmp_path, caplog):
@@ -56,8 +77,15 @@ def test_path_filter_survives_a_failing_sink(tmp_path, caplog):
 
 
 def _hook_line(path: str, **kw) -> bytes:
-    item = {"kind": "transcript", "path": path, "session_id": sid(1), "conversation_id": "c-1",
-            "agent": "cursor-main-agent", "time": "2026-06-01T10:00:00", **kw}
+    item = {
+        "kind": "transcript",
+        "path": path,
+        "session_id": sid(1),
+        "conversation_id": "c-1",
+        "agent": "cursor-main-agent",
+        "time": "2026-06-01T10:00:00",
+        **kw,
+    }
     return (json.dumps(item, ensure_ascii=False) + "\n").encode()
 
 
@@ -66,8 +94,12 @@ def test_queue_takes_hook_lines_waits_for_quiet_and_survives_restart(tmp_path):
     q = xq.ExtractionQueue(tmp_path, quiet_seconds=600, clock=wall)
     q.load()
     qp = tmp_path / xq.QUEUE_FILE
-    qp.write_bytes(_hook_line("/t/一.jsonl") + b"not json\n" + b'{"kind": "session", "session_id": "../x"}\n'
-                   + b'{"kind": "transcript", "path": "/t/half')  # a line still being written
+    qp.write_bytes(
+        _hook_line("/t/一.jsonl")
+        + b"not json\n"
+        + b'{"kind": "session", "session_id": "../x"}\n'
+        + b'{"kind": "transcript", "path": "/t/half'
+    )  # a line still being written
     assert q.poll() == 1 and q.bad_lines == 2
     with open(qp, "ab") as fh:
         fh.write(b'.jsonl"}\n')
@@ -207,6 +239,7 @@ def test_due_items_are_handed_to_extraction(vault):
             if item.get("path") == "/bad":
                 raise RuntimeError("cannot read")
             calls.append(item)
+
         return run, None
 
     d = _daemon(vault, extractor_loader=loader)
@@ -241,7 +274,9 @@ def test_queue_reads_what_the_session_end_hooks_write(vault):
     from agentmem_vault.ops.conversations import queue_transcript
 
     for _ in range(3):  # Cursor's stop hook fires after every turn: one item per path
-        queue_transcript(vault, "/home/u/.cursor/轉錄 a.jsonl", agent="cursor", session_id=sid(1), conversation_id="c-1")
+        queue_transcript(
+            vault, "/home/u/.cursor/轉錄 a.jsonl", agent="cursor", session_id=sid(1), conversation_id="c-1"
+        )
     d = _daemon(vault, extractor_loader=lambda v: (None, "not yet"))
     d.queue.enqueue({"kind": "session", "session_id": sid(2)})  # under the same lock as the hooks
     assert sorted(d.queue.pending) == [f"session:{sid(2)}", "transcript:/home/u/.cursor/轉錄 a.jsonl"]

@@ -66,7 +66,7 @@ def test_duplicates_identical_removed_different_reported(vault):
 
 def test_rows_without_snapshot_and_snapshots_without_rows(vault):
     write_index(vault, [row(A), row(B, "idle")])
-    write_snapshot(vault, B)      # idle row with a snapshot
+    write_snapshot(vault, B)  # idle row with a snapshot
     write_snapshot(vault, C, topic="孤兒快照")  # snapshot without a row
     rep = diagnose(vault)
     assert ("row_without_snapshot", A) in kinds(rep)
@@ -86,15 +86,18 @@ def test_rows_without_snapshot_and_snapshots_without_rows(vault):
 
 
 def test_unknown_and_one_sided_references(vault):
-    write_index(vault, [
-        row(A, refs=f"{GONE}, {ARCH}, cursor-main-agent"),  # unknown, archived, an agent name
-        row(B, refs=C),                                     # C's snapshot does not say so
-        row(C),
-        row(D, refs=D),                                     # itself
-    ])
+    write_index(
+        vault,
+        [
+            row(A, refs=f"{GONE}, {ARCH}, cursor-main-agent"),  # unknown, archived, an agent name
+            row(B, refs=C),  # C's snapshot does not say so
+            row(C),
+            row(D, refs=D),  # itself
+        ],
+    )
     vault.archive_path(ARCH).mkdir(parents=True)
     write_snapshot(vault, A, continues_from=[GONE])
-    write_snapshot(vault, C, continues_from=[D])            # D's Referenced By lacks C
+    write_snapshot(vault, C, continues_from=[D])  # D's Referenced By lacks C
     write_snapshot(vault, D)
     rep = repair(vault)
     rows = index_rows(vault)
@@ -124,12 +127,16 @@ def test_unknown_status_is_left_for_a_person(vault):
     assert index_rows(vault)[A].status == "wip"
 
 
-@pytest.mark.parametrize("name", ["index (1).md", "index (Ann's conflicted copy 2026-05-01).md",
-                                  "index.sync-conflict-20260501-120000-ABCDEF.md"])
+@pytest.mark.parametrize(
+    "name",
+    ["index (1).md", "index (Ann's conflicted copy 2026-05-01).md", "index.sync-conflict-20260501-120000-ABCDEF.md"],
+)
 def test_conflict_copies_are_folded_back(vault, name, cli):
     write_index(vault, [row(A, "idle"), row(B, updated="2026-05-10 09:00")])
-    copy = it.new_index_text() + "".join(it.render_row(r) + "\n" for r in [
-        row(A, "idle"), row(B, updated="2026-05-12 09:00", summary="較新的摘要"), row(C, "idle")])
+    copy = it.new_index_text() + "".join(
+        it.render_row(r) + "\n"
+        for r in [row(A, "idle"), row(B, updated="2026-05-12 09:00", summary="較新的摘要"), row(C, "idle")]
+    )
     (vault.memory / name).write_text(copy, encoding="utf-8")
     proc = cli("doctor", "--json", vault=vault)
     assert proc.returncode == 1

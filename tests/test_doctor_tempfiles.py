@@ -70,7 +70,11 @@ def test_fix_removes_stale_ones_with_a_backup_and_keeps_young_ones(vault: Vault,
     young = _tmp(vault.memory, "index.md", b"| new row", mtime=time.time() - 30)
     future = _tmp(vault.memory, "index.md", b"from a fast clock", mtime=time.time() + 3600, pid=7)
     # look-alikes that are not agentmem's temporaries stay whatever their age
-    others = [vault.memory / "notes.agentmem-tmp", vault.memory / ".index.md.x.1.agentmem-tmp", vault.sessions_dir / "a.tmp"]
+    others = [
+        vault.memory / "notes.agentmem-tmp",
+        vault.memory / ".index.md.x.1.agentmem-tmp",
+        vault.sessions_dir / "a.tmp",
+    ]
     for p in others:
         p.write_text("keep me", encoding="utf-8")
         os.utime(p, (OLD, OLD))
@@ -99,7 +103,9 @@ def test_fix_removes_stale_ones_with_a_backup_and_keeps_young_ones(vault: Vault,
 
     # the backup copy is not itself reported as a leftover, and a second run has nothing to remove
     again = repair(vault)
-    assert sorted(f.path for f in _temps(again)) == sorted(str(p.relative_to(vault.root).as_posix()) for p in (young, future))
+    assert sorted(f.path for f in _temps(again)) == sorted(
+        str(p.relative_to(vault.root).as_posix()) for p in (young, future)
+    )
     assert again.backup is None
 
 
@@ -151,9 +157,11 @@ def test_fix_waits_for_the_vault_lock_and_removes_nothing_without_it(vault: Vaul
     vault.config_path.write_text("lock_timeout: 0.5\n", encoding="utf-8")
     p = _tmp(vault.memory, "index.md")
     ready = tmp_path / "ready"
-    code = ("import sys, time, pathlib\nfrom agentmem_vault.config import Vault\nfrom agentmem_vault.vaultio import VaultWriter\n"
-            "with VaultWriter(Vault(pathlib.Path(sys.argv[1])), 'test-holder'):\n"
-            "    pathlib.Path(sys.argv[2]).write_text('x')\n    time.sleep(30)\n")
+    code = (
+        "import sys, time, pathlib\nfrom agentmem_vault.config import Vault\nfrom agentmem_vault.vaultio import VaultWriter\n"
+        "with VaultWriter(Vault(pathlib.Path(sys.argv[1])), 'test-holder'):\n"
+        "    pathlib.Path(sys.argv[2]).write_text('x')\n    time.sleep(30)\n"
+    )
     holder = subprocess.Popen([sys.executable, "-c", code, str(vault.root), str(ready)])
     try:
         deadline = time.monotonic() + 20
@@ -186,12 +194,18 @@ def test_remove_temp_file_refuses_other_files(vault: Vault) -> None:
 
 def test_daemon_scan_ignores_temporaries(vault: Vault) -> None:
     _healthy(vault)
-    temps = [_tmp(vault.memory, "index.md", b"| half"), _tmp(vault.sessions_dir, f"{A}.md", b"# Session"),
-             _tmp(vault.memory, "index (1).md"), _tmp(vault.sessions_dir, f"{A}.md", pid=9)]
+    temps = [
+        _tmp(vault.memory, "index.md", b"| half"),
+        _tmp(vault.sessions_dir, f"{A}.md", b"# Session"),
+        _tmp(vault.memory, "index (1).md"),
+        _tmp(vault.sessions_dir, f"{A}.md", pid=9),
+    ]
     snap = scan_memory(vault.memory)
     assert set(snap.entries) == {"index.md", f"sessions/{A}.md"}
     for p in temps:
         assert classify(p.relative_to(vault.memory).as_posix()) is None
     # an atomic write in progress right now is not seen either
-    atomic_write_text(vault.sessions_dir / f"{A}.md", vault.sessions_dir.joinpath(f"{A}.md").read_text(encoding="utf-8"))
+    atomic_write_text(
+        vault.sessions_dir / f"{A}.md", vault.sessions_dir.joinpath(f"{A}.md").read_text(encoding="utf-8")
+    )
     assert set(scan_memory(vault.memory).entries) == {"index.md", f"sessions/{A}.md"}

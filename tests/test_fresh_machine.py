@@ -27,8 +27,19 @@ pytestmark = [
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_ID = "2026-05-26-0900-cursor-main-agent"  # a row of sample_vault/memory/index.md
 # Network and package-index settings a CI machine may need; never AGENTMEM_*.
-PASS_THROUGH = ("PIP_", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-                "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "UV_")
+PASS_THROUGH = (
+    "PIP_",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "UV_",
+)
 
 
 def readme_commands() -> list[str]:
@@ -48,14 +59,22 @@ def test_ci_runs_the_readme_test_command_exactly() -> None:
 def _copy_repo(dst: Path) -> None:
     """The files a clean clone has (tracked plus new, not ignored), without any .venv or caches."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                             capture_output=True, check=True, timeout=60).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
         files = [f for f in out.decode("utf-8").split("\0") if f]
     except (OSError, subprocess.SubprocessError):
         files = []
     if not files:
-        shutil.copytree(REPO, dst, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info",
-                                                                   ".pytest_cache", ".hypothesis"))
+        shutil.copytree(
+            REPO,
+            dst,
+            ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis"),
+        )
         return
     for f in files:
         src = REPO / f
@@ -81,9 +100,18 @@ def _bin_dir(where: Path) -> Path:
     return where
 
 
-def _run(cmd: str, *, cwd: Path, env: dict, stdin: bytes | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
-    proc = subprocess.run(["bash", "-c", cmd] if stdin is None else ["sh", "-c", cmd], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, timeout=timeout, check=False)
+def _run(
+    cmd: str, *, cwd: Path, env: dict, stdin: bytes | None = None, timeout: float = 900
+) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        ["bash", "-c", cmd] if stdin is None else ["sh", "-c", cmd],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
     proc.stdout = proc.stdout.decode("utf-8", "replace")  # type: ignore[assignment]
     proc.stderr = proc.stderr.decode("utf-8", "replace")  # type: ignore[assignment]
     return proc
@@ -120,8 +148,12 @@ def test_readme_first_command_then_setup_yes_then_a_chat(tmp_path: Path) -> None
     cursor = json.loads((home / ".cursor" / "hooks.json").read_text(encoding="utf-8"))
     command = cursor["hooks"]["sessionStart"][0]["command"]
     assert "--vault" in command
-    payload = {"conversation_id": "0f1e2d3c-fresh", "workspace_roots": [str(elsewhere)], "hook_event_name": "sessionStart",
-               "is_background_agent": False}
+    payload = {
+        "conversation_id": "0f1e2d3c-fresh",
+        "workspace_roots": [str(elsewhere)],
+        "hook_event_name": "sessionStart",
+        "is_background_agent": False,
+    }
     proc = _run(command, cwd=elsewhere, env=env, stdin=json.dumps(payload).encode(), timeout=120)
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
@@ -130,8 +162,13 @@ def test_readme_first_command_then_setup_yes_then_a_chat(tmp_path: Path) -> None
 
     claude = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
     command = claude["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    payload = {"session_id": "7a6b5c4d-fresh", "cwd": str(elsewhere), "hook_event_name": "SessionStart", "source": "startup",
-               "transcript_path": str(elsewhere / "t.jsonl")}
+    payload = {
+        "session_id": "7a6b5c4d-fresh",
+        "cwd": str(elsewhere),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "transcript_path": str(elsewhere / "t.jsonl"),
+    }
     proc = _run(command, cwd=elsewhere, env=env, stdin=json.dumps(payload).encode(), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Your Memory Session ID is: " in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -23,7 +23,9 @@ def outside(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("event,hook", [("sessionEnd", "cursor-session-end"), ("stop", "cursor-stop")])
-def test_cursor_end_queues_the_transcript_with_the_session_id(vault: Vault, outside: Path, event: str, hook: str) -> None:
+def test_cursor_end_queues_the_transcript_with_the_session_id(
+    vault: Vault, outside: Path, event: str, hook: str
+) -> None:
     sid = id_from(answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="c-1"), cwd=outside)))
     transcript = str(Path.home() / ".cursor" / "projects" / "我的 proj" / "agent-transcripts" / "c-1" / "c-1.jsonl")
     proc = run_hook(hook, cursor_end(vault.root, "c-1", transcript, event), cwd=outside)
@@ -32,8 +34,14 @@ def test_cursor_end_queues_the_transcript_with_the_session_id(vault: Vault, outs
     assert len(lines) == 1
     item = json.loads(lines[0])
     assert set(item) == QUEUE_KEYS
-    assert item == {"kind": "transcript", "path": transcript, "session_id": sid, "conversation_id": "c-1",
-                    "agent": "cursor", "time": "2026-06-01T09:30:00"}
+    assert item == {
+        "kind": "transcript",
+        "path": transcript,
+        "session_id": sid,
+        "conversation_id": "c-1",
+        "agent": "cursor",
+        "time": "2026-06-01T09:30:00",
+    }
     assert hooks_log(vault) == []
 
 
@@ -42,12 +50,22 @@ def test_claude_session_end_and_codex_stop(vault: Vault, outside: Path) -> None:
     end = {**claude_start(vault.root, sid="S9"), "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
     del end["source"]
     assert answer(run_hook("claude-session-end", end, cwd=outside)) == {}
-    codex = {"session_id": "X1", "transcript_path": "~/.codex/sessions/2026/06/01/rollout-X1.jsonl", "cwd": str(vault.root),
-             "hook_event_name": "Stop", "model": "gpt-5-codex", "permission_mode": "default", "stop_hook_active": False,
-             "last_assistant_message": "done"}
+    codex = {
+        "session_id": "X1",
+        "transcript_path": "~/.codex/sessions/2026/06/01/rollout-X1.jsonl",
+        "cwd": str(vault.root),
+        "hook_event_name": "Stop",
+        "model": "gpt-5-codex",
+        "permission_mode": "default",
+        "stop_hook_active": False,
+        "last_assistant_message": "done",
+    }
     assert answer(run_hook("codex-stop", codex, cwd=outside)) == {}
     q = read_queue(vault)
-    assert [(i["agent"], i["session_id"], i["conversation_id"]) for i in q] == [("claude", sid, "S9"), ("codex", None, "X1")]
+    assert [(i["agent"], i["session_id"], i["conversation_id"]) for i in q] == [
+        ("claude", sid, "S9"),
+        ("codex", None, "X1"),
+    ]
     assert q[1]["path"] == str(Path.home() / ".codex/sessions/2026/06/01/rollout-X1.jsonl")  # ~ expanded
 
 
@@ -70,7 +88,11 @@ def test_queue_lock_timeout_never_blocks(vault: Vault, outside: Path) -> None:
 
     vault.config_path.write_text("lock_timeout: 0.2\n", encoding="utf-8")
     with exclusive_lock(vault.lock_path("extract-queue"), 1.0):
-        proc = run_hook("cursor-session-end", cursor_end(vault.root, "c-3", str(Path.home() / ".cursor/projects/p/agent-transcripts/t.jsonl")), cwd=outside)
+        proc = run_hook(
+            "cursor-session-end",
+            cursor_end(vault.root, "c-3", str(Path.home() / ".cursor/projects/p/agent-transcripts/t.jsonl")),
+            cwd=outside,
+        )
     assert proc.returncode == 0 and answer(proc) == {}
     assert not extract_queue_path(vault).exists()
     assert "lock_timeout" in hooks_log(vault)[0]

@@ -36,8 +36,13 @@ with open(out, "w", encoding="utf-8") as fh:
 
 def _modules(tmp_path: Path, hook: str, payload: dict, cwd: Path) -> tuple[set[str], dict]:
     out = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(out), "hook", hook], input=json.dumps(payload).encode(),
-                          capture_output=True, cwd=cwd, env=hook_env())
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), "hook", hook],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=cwd,
+        env=hook_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     mods = set(json.loads(out.read_text(encoding="utf-8")))
     return {m.split(".")[0] for m in mods}, json.loads(proc.stdout)
@@ -52,8 +57,16 @@ def test_hook_path_imports_nothing_heavy_cold_and_warm(vault: Vault, tmp_path: P
     top, ans = _modules(tmp_path, "claude-session-start", claude_start(vault.root, sid="b"), tmp_path)
     assert id_from(ans)
     assert not (top & HEAVY), top & HEAVY
-    top, ans = _modules(tmp_path, "cursor-session-end", {"conversation_id": "a", "transcript_path": str(Path.home() / ".cursor/projects/p/agent-transcripts/t.jsonl"),
-                                                         "workspace_roots": [str(vault.root)]}, tmp_path)
+    top, ans = _modules(
+        tmp_path,
+        "cursor-session-end",
+        {
+            "conversation_id": "a",
+            "transcript_path": str(Path.home() / ".cursor/projects/p/agent-transcripts/t.jsonl"),
+            "workspace_roots": [str(vault.root)],
+        },
+        tmp_path,
+    )
     assert ans == {} and not (top & HEAVY)
 
 
@@ -70,22 +83,40 @@ def test_console_script_takes_the_fast_path(vault: Vault, tmp_path: Path) -> Non
         if not found:
             pytest.skip("agentmem console script not installed")
         script = Path(found)
-    run = lambda: subprocess.run([sys.executable, "-X", "importtime", str(script), "hook", "cursor-session-start"],  # noqa: E731
-                                 input=json.dumps(cursor_start(vault.root, conv="s")).encode(), capture_output=True,
-                                 cwd=tmp_path, env=hook_env())
+    run = lambda: subprocess.run(
+        [sys.executable, "-X", "importtime", str(script), "hook", "cursor-session-start"],  # noqa: E731
+        input=json.dumps(cursor_start(vault.root, conv="s")).encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        env=hook_env(),
+    )
     run()  # warm the config cache
     proc = run()
     assert proc.returncode == 0
     assert id_from(json.loads(proc.stdout)) == "2026-06-01-0930-cursor-main-agent"
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.decode().splitlines() if line.startswith("import time:")}
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in proc.stderr.decode().splitlines()
+        if line.startswith("import time:")
+    }
     assert "agentmem_vault" in imported
     assert not (imported & HEAVY), imported & HEAVY
 
 
 # Not heavy, but each costs the hook more than its own work (docs/performance.md): the session-start
 # path (new chat and known chat, recall index present, board summary warm) never imports them.
-SLOW_STDLIB = {"dataclasses", "typing", "hashlib", "_hashlib", "inspect", "_strptime", "sqlite3", "locale", "ast",
-               "threading"}
+SLOW_STDLIB = {
+    "dataclasses",
+    "typing",
+    "hashlib",
+    "_hashlib",
+    "inspect",
+    "_strptime",
+    "sqlite3",
+    "locale",
+    "ast",
+    "threading",
+}
 
 
 def test_session_start_path_imports_no_slow_stdlib(vault: Vault, tmp_path: Path) -> None:
@@ -94,12 +125,16 @@ def test_session_start_path_imports_no_slow_stdlib(vault: Vault, tmp_path: Path)
     vault.longterm_dir.mkdir(parents=True, exist_ok=True)
     (vault.longterm_dir / "rule.md").write_text(
         "---\nid: lt-1\ntitle: Use pnpm\nimportance: 0.95\nstatus: active\nupdated: 2026-05-01T10:00\n---\n"
-        "Always use pnpm in this repo.\n", encoding="utf-8")
+        "Always use pnpm in this repo.\n",
+        encoding="utf-8",
+    )
     reindex(vault)
     top, ans = _modules(tmp_path, "cursor-session-start", cursor_start(vault.root, conv="k"), tmp_path)  # new chat
     sid = id_from(ans)
     assert "Use pnpm" in json.dumps(ans, ensure_ascii=False)
-    top, ans = _modules(tmp_path, "cursor-session-start", cursor_start(vault.root, conv="n2"), tmp_path)  # new chat, warm
+    top, ans = _modules(
+        tmp_path, "cursor-session-start", cursor_start(vault.root, conv="n2"), tmp_path
+    )  # new chat, warm
     assert id_from(ans) != sid
     assert not (top & (HEAVY | SLOW_STDLIB)), top & (HEAVY | SLOW_STDLIB)
     top, ans = _modules(tmp_path, "cursor-session-start", cursor_start(vault.root, conv="k"), tmp_path)  # known chat

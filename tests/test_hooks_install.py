@@ -95,11 +95,22 @@ def test_merge_keeps_other_hooks_and_settings_and_backs_up(cli) -> None:
 def test_an_old_entry_of_ours_is_updated_in_place_and_duplicates_removed(cli) -> None:
     path = Path.home() / ".cursor" / "hooks.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"version": 1, "hooks": {"sessionStart": [
-        {"command": "/old/venv/bin/agentmem hook cursor-session-start", "timeout": 3},
-        {"command": "./audit.sh"},
-        {"command": "/old/venv/bin/agentmem hook cursor-session-start"},
-    ], "beforeShellExecution": [{"command": "./guard.sh"}]}}), encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "hooks": {
+                    "sessionStart": [
+                        {"command": "/old/venv/bin/agentmem hook cursor-session-start", "timeout": 3},
+                        {"command": "./audit.sh"},
+                        {"command": "/old/venv/bin/agentmem hook cursor-session-start"},
+                    ],
+                    "beforeShellExecution": [{"command": "./guard.sh"}],
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
     r = cli("install-hook", "cursor", "--json")
     res = json.loads(r.stdout)
     assert [e["action"] for e in res["entries"]] == ["updated", "added"]
@@ -110,7 +121,9 @@ def test_an_old_entry_of_ours_is_updated_in_place_and_duplicates_removed(cli) ->
     assert doc["hooks"]["beforeShellExecution"] == [{"command": "./guard.sh"}]
 
 
-@pytest.mark.parametrize("content", [b"{ not json", b"[1, 2]", b'{"hooks": []}', b'{"hooks": {"sessionStart": {}}}', b"\xff\xfe\x00"])
+@pytest.mark.parametrize(
+    "content", [b"{ not json", b"[1, 2]", b'{"hooks": []}', b'{"hooks": {"sessionStart": {}}}', b"\xff\xfe\x00"]
+)
 def test_refuses_a_file_it_cannot_parse(cli, content: bytes) -> None:
     path = Path.home() / ".cursor" / "hooks.json"
     path.parent.mkdir(parents=True)
@@ -147,8 +160,13 @@ def test_installed_command_runs_with_cjk_and_spaces(cli, vault: Vault, tmp_path:
     assert str(vault.root) in cmd or "'" in cmd
     elsewhere = tmp_path / "ws"
     elsewhere.mkdir()
-    proc = subprocess.run(["sh", "-c", cmd], input=json.dumps(cursor_start(elsewhere)).encode(), capture_output=True,
-                          cwd=elsewhere, env=hook_env())
+    proc = subprocess.run(
+        ["sh", "-c", cmd],
+        input=json.dumps(cursor_start(elsewhere)).encode(),
+        capture_output=True,
+        cwd=elsewhere,
+        env=hook_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     assert id_from(json.loads(proc.stdout)) == "2026-06-01-0930-cursor-main-agent"
     assert len(rows(vault)) == 1
@@ -156,20 +174,35 @@ def test_installed_command_runs_with_cjk_and_spaces(cli, vault: Vault, tmp_path:
 
 def test_powershell_and_posix_quoting() -> None:
     argv = [r"C:\Users\me\my venv\Scripts\agentmem.exe"]
-    ps = hook_command("cursor", "cursor-session-start", vault="G:\\我的雲端硬碟\\O'Neil\\Agent", argv=argv, platform="win32")
-    assert ps == "& 'C:\\Users\\me\\my venv\\Scripts\\agentmem.exe' 'hook' 'cursor-session-start' '--vault' 'G:\\我的雲端硬碟\\O''Neil\\Agent'"
-    posix = hook_command("claude", "claude-session-start", vault="/v/我的 vault", argv=["/opt/my env/bin/agentmem"], platform="linux")
+    ps = hook_command(
+        "cursor", "cursor-session-start", vault="G:\\我的雲端硬碟\\O'Neil\\Agent", argv=argv, platform="win32"
+    )
+    assert (
+        ps
+        == "& 'C:\\Users\\me\\my venv\\Scripts\\agentmem.exe' 'hook' 'cursor-session-start' '--vault' 'G:\\我的雲端硬碟\\O''Neil\\Agent'"
+    )
+    posix = hook_command(
+        "claude", "claude-session-start", vault="/v/我的 vault", argv=["/opt/my env/bin/agentmem"], platform="linux"
+    )
     assert posix == "'/opt/my env/bin/agentmem' hook claude-session-start --vault '/v/我的 vault'"
 
 
 def test_pure_merge_does_not_touch_its_input() -> None:
     existing = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}
     snapshot = json.dumps(existing)
-    new, actions = merge("codex", existing, {"codex-session-start": "agentmem hook codex-session-start", "codex-stop": "agentmem hook codex-stop"})
+    new, actions = merge(
+        "codex",
+        existing,
+        {"codex-session-start": "agentmem hook codex-session-start", "codex-stop": "agentmem hook codex-stop"},
+    )
     assert json.dumps(existing) == snapshot
     assert [a["action"] for a in actions] == ["added", "added"]
     assert new["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "x"}]}
-    again, actions = merge("codex", new, {"codex-session-start": "agentmem hook codex-session-start", "codex-stop": "agentmem hook codex-stop"})
+    again, actions = merge(
+        "codex",
+        new,
+        {"codex-session-start": "agentmem hook codex-session-start", "codex-stop": "agentmem hook codex-stop"},
+    )
     assert again == new and {a["action"] for a in actions} == {"unchanged"}
 
 
@@ -182,11 +215,29 @@ def test_ready_shell_scripts_from_a_cjk_path(vault: Vault, tmp_path: Path, hook_
     where.mkdir()
     dst = where / script
     shutil.copy(src, dst)
-    payload = claude_start(vault.root) if hook_payload == "start" else {
-        "session_id": "00893aaf-19fa-41d2-8238-13269b9b3ca0", "transcript_path": str(Path.home() / ".claude" / "projects" / "p" / "x.jsonl"), "cwd": str(vault.root),
-        "hook_event_name": "SessionEnd", "reason": "other"}
-    env = hook_env({"AGENTMEM_BIN": str(Path(sys.executable).parent / "agentmem")}) if (Path(sys.executable).parent / "agentmem").exists() else hook_env()
-    proc = subprocess.run(["sh", str(dst), hook_payload, "claude"], input=json.dumps(payload).encode(), capture_output=True, cwd=tmp_path, env=env)
+    payload = (
+        claude_start(vault.root)
+        if hook_payload == "start"
+        else {
+            "session_id": "00893aaf-19fa-41d2-8238-13269b9b3ca0",
+            "transcript_path": str(Path.home() / ".claude" / "projects" / "p" / "x.jsonl"),
+            "cwd": str(vault.root),
+            "hook_event_name": "SessionEnd",
+            "reason": "other",
+        }
+    )
+    env = (
+        hook_env({"AGENTMEM_BIN": str(Path(sys.executable).parent / "agentmem")})
+        if (Path(sys.executable).parent / "agentmem").exists()
+        else hook_env()
+    )
+    proc = subprocess.run(
+        ["sh", str(dst), hook_payload, "claude"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     obj = json.loads(proc.stdout)
     if expect_id:
@@ -201,8 +252,12 @@ def test_shell_script_without_agentmem_answers_empty(tmp_path: Path) -> None:
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     os.symlink(shutil.which("sh"), empty_bin / "sh")
-    proc = subprocess.run([str(empty_bin / "sh"), str(src), "start", "cursor"], input=b"{}", capture_output=True,
-                          env={"PATH": str(empty_bin), "HOME": str(tmp_path)})
+    proc = subprocess.run(
+        [str(empty_bin / "sh"), str(src), "start", "cursor"],
+        input=b"{}",
+        capture_output=True,
+        env={"PATH": str(empty_bin), "HOME": str(tmp_path)},
+    )
     assert proc.returncode == 0 and json.loads(proc.stdout) == {}
 
 
@@ -210,8 +265,13 @@ def test_shell_script_without_agentmem_answers_empty(tmp_path: Path) -> None:
 def test_shell_script_with_an_unknown_event_answers_empty_and_registers_nothing(vault: Vault, tmp_path: Path) -> None:
     src = Path(__file__).resolve().parent.parent / "hooks" / "agentmem-hook.sh"
     for args in (["cursor"], ["begin", "cursor"], []):  # the event forgotten or misspelt
-        proc = subprocess.run(["sh", str(src), *args], input=json.dumps(claude_start(vault.root)).encode(),
-                              capture_output=True, cwd=tmp_path, env=hook_env())
+        proc = subprocess.run(
+            ["sh", str(src), *args],
+            input=json.dumps(claude_start(vault.root)).encode(),
+            capture_output=True,
+            cwd=tmp_path,
+            env=hook_env(),
+        )
         assert proc.returncode == 0 and json.loads(proc.stdout) == {} and b"start or end" in proc.stderr
     assert "claude-main-agent" not in vault.index_path.read_text(encoding="utf-8")
 
@@ -235,17 +295,25 @@ def test_the_written_command_pins_the_vault_from_the_environment(cli, vault: Vau
     for e in json.loads(r.stdout)["entries"]:
         assert e["command"].endswith("--vault " + shlex.quote(str(vault.root))), e
     if agent == "cursor":
-        cmd = json.loads((Path.home() / HOME_FILES[agent]).read_text(encoding="utf-8"))["hooks"]["sessionStart"][0]["command"]
+        cmd = json.loads((Path.home() / HOME_FILES[agent]).read_text(encoding="utf-8"))["hooks"]["sessionStart"][0][
+            "command"
+        ]
         env = {k: v for k, v in hook_env().items() if k != "AGENTMEM_VAULT"}
-        proc = subprocess.run(["sh", "-c", cmd], input=json.dumps(cursor_start(tmp_path)).encode(), capture_output=True,
-                              cwd=tmp_path, env=env)
+        proc = subprocess.run(
+            ["sh", "-c", cmd],
+            input=json.dumps(cursor_start(tmp_path)).encode(),
+            capture_output=True,
+            cwd=tmp_path,
+            env=env,
+        )
         assert id_from(json.loads(proc.stdout)), proc.stdout
 
 
 def test_refuses_without_a_vault_and_says_what_to_do(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("AGENTMEM_VAULT")
-    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", "install-hook", "cursor"], capture_output=True,
-                          text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", "install-hook", "cursor"], capture_output=True, text=True, cwd=tmp_path
+    )
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "--vault PATH" in proc.stderr and "agentmem setup" in proc.stderr
     assert not (Path.home() / ".cursor" / "hooks.json").exists()

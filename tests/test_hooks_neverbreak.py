@@ -15,7 +15,18 @@ import pytest
 from agentmem_vault.config import Vault
 from agentmem_vault.locking import exclusive_lock
 
-from hooks_helpers import answer, failure_note, cache_log, claude_start, cursor_start, hook_env, hooks_log, id_from, rows, run_hook
+from hooks_helpers import (
+    answer,
+    failure_note,
+    cache_log,
+    claude_start,
+    cursor_start,
+    hook_env,
+    hooks_log,
+    id_from,
+    rows,
+    run_hook,
+)
 
 
 @pytest.fixture
@@ -36,14 +47,17 @@ def _assert_no_id(proc: subprocess.CompletedProcess) -> None:
 
 
 @pytest.mark.parametrize("hook", ["cursor-session-start", "claude-session-start", "codex-session-start"])
-@pytest.mark.parametrize("payload,status", [
-    (b"", "bad_payload"),
-    (b"   \n", "bad_payload"),
-    (b"{not json", "bad_payload"),
-    (b"[1, 2]", "bad_payload"),
-    (b'"just a string"', "bad_payload"),
-    (b"\xff\xfe\x00garbage", "bad_payload"),
-])
+@pytest.mark.parametrize(
+    "payload,status",
+    [
+        (b"", "bad_payload"),
+        (b"   \n", "bad_payload"),
+        (b"{not json", "bad_payload"),
+        (b"[1, 2]", "bad_payload"),
+        (b'"just a string"', "bad_payload"),
+        (b"\xff\xfe\x00garbage", "bad_payload"),
+    ],
+)
 def test_bad_stdin(vault: Vault, hook: str, payload: bytes, status: str) -> None:
     # run inside the vault so the failure is logged there
     proc = run_hook(hook, payload, cwd=vault.root)
@@ -61,7 +75,9 @@ def test_missing_vault_logs_to_the_user_cache(outside: Path) -> None:
 
 
 def test_vault_env_pointing_nowhere(tmp_path: Path, outside: Path) -> None:
-    proc = run_hook("claude-session-start", claude_start(outside), cwd=outside, env={"AGENTMEM_VAULT": str(tmp_path / "gone")})
+    proc = run_hook(
+        "claude-session-start", claude_start(outside), cwd=outside, env={"AGENTMEM_VAULT": str(tmp_path / "gone")}
+    )
     _assert_no_id(proc)
     assert "vault_not_found" in cache_log()[0]
 
@@ -143,8 +159,14 @@ def test_bad_agent_name_is_logged(vault: Vault, outside: Path) -> None:
 
 
 def _popen_hook(hook: str, cwd: Path, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "agentmem_vault", "hook", hook], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentmem_vault", "hook", hook],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+    )
 
 
 def test_stdin_left_open_after_a_complete_payload(vault: Vault, outside: Path) -> None:

@@ -20,9 +20,13 @@ BUILDER = {"agentmem_vault.recall.index", "agentmem_vault.model.notes", "agentme
 
 def _run(tmp_path: Path, vault: Vault, conv: str) -> tuple[set[str], dict]:
     out = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(out), "hook", "cursor-session-start"],
-                          input=json.dumps(cursor_start(vault.root, conv=conv)).encode(), capture_output=True,
-                          cwd=tmp_path, env=hook_env())
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), "hook", "cursor-session-start"],
+        input=json.dumps(cursor_start(vault.root, conv=conv)).encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        env=hook_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     return set(json.loads(out.read_text(encoding="utf-8"))), json.loads(proc.stdout)
 

@@ -16,8 +16,17 @@ from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY
 from agentmem_vault.vaultio import VaultWriter
 
 from hooks_helpers import (
-    answer, claude_start, codex_start, context_of, cursor_cli_start, cursor_start, hook_env, hooks_log, id_from,
-    rows, run_hook,
+    answer,
+    claude_start,
+    codex_start,
+    context_of,
+    cursor_cli_start,
+    cursor_start,
+    hook_env,
+    hooks_log,
+    id_from,
+    rows,
+    run_hook,
 )
 
 
@@ -32,11 +41,23 @@ def outside(tmp_path: Path) -> Path:
 CASES = [
     ("cursor-session-start", lambda v: cursor_start(v.root), "cursor-main-agent"),
     ("cursor-session-start", lambda v: cursor_cli_start(v.root), "cursor-main-agent"),
-    ("cursor-session-start", lambda v: {**cursor_start(v.root), "brand_new_field": {"x": [1, 2]}, "attachments": []}, "cursor-main-agent"),
+    (
+        "cursor-session-start",
+        lambda v: {**cursor_start(v.root), "brand_new_field": {"x": [1, 2]}, "attachments": []},
+        "cursor-main-agent",
+    ),
     ("cursor-session-start", lambda v: cursor_start(v.root / "memory" / "sessions"), "cursor-main-agent"),  # walk up
     ("claude-session-start", lambda v: claude_start(v.root), "claude-main-agent"),
-    ("claude-session-start", lambda v: claude_start(v.root, model="claude-opus-4-5", agent_type="main"), "claude-main-agent"),
-    ("claude-session-start", lambda v: {"session_id": "abc", "cwd": str(v.root), "hook_event_name": "SessionStart"}, "claude-main-agent"),
+    (
+        "claude-session-start",
+        lambda v: claude_start(v.root, model="claude-opus-4-5", agent_type="main"),
+        "claude-main-agent",
+    ),
+    (
+        "claude-session-start",
+        lambda v: {"session_id": "abc", "cwd": str(v.root), "hook_event_name": "SessionStart"},
+        "claude-main-agent",
+    ),
     ("codex-session-start", lambda v: codex_start(v.root), "codex-main-agent"),
 ]
 
@@ -53,7 +74,13 @@ def test_real_payload_registers_exactly_one_row(vault: Vault, outside: Path, hoo
     row = after[-1]
     assert row.session_id == sid == f"2026-06-01-0930-{agent}"
     assert (row.agent_name, row.topic, row.summary, row.keywords, row.status, row.referenced_by) == (
-        agent, DEFAULT_TOPIC, DEFAULT_SUMMARY, DEFAULT_KEYWORDS, "idle", "-")
+        agent,
+        DEFAULT_TOPIC,
+        DEFAULT_SUMMARY,
+        DEFAULT_KEYWORDS,
+        "idle",
+        "-",
+    )
     assert row.started_at == row.updated_at == "2026-06-01 09:30"
     assert not (vault.sessions_dir / f"{sid}.md").exists()  # SessionStart creates an index row only
     if hook.startswith("cursor"):
@@ -86,14 +113,22 @@ def test_claude_resume_and_compact_keep_the_session_id(vault: Vault, outside: Pa
     first = id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="S1"), cwd=outside)))
     n = len(rows(vault))
     for source in ("resume", "compact"):
-        obj = answer(run_hook("claude-session-start", claude_start(vault.root, sid="S1", source=source), cwd=outside,
-                              env={"AGENTMEM_NOW": "2026-06-02T10:00"}))
+        obj = answer(
+            run_hook(
+                "claude-session-start",
+                claude_start(vault.root, sid="S1", source=source),
+                cwd=outside,
+                env={"AGENTMEM_NOW": "2026-06-02T10:00"},
+            )
+        )
         assert id_from(obj) == first
         assert "already registered" in context_of(obj)
     assert len(rows(vault)) == n
     assert len([p for p in iter_pairs(vault) if p["conversation_id"] == "S1"]) == 1
     # A different Claude session (e.g. after /clear) is a new chat.
-    other = id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="S2", source="clear"), cwd=outside)))
+    other = id_from(
+        answer(run_hook("claude-session-start", claude_start(vault.root, sid="S2", source="clear"), cwd=outside))
+    )
     assert other != first and len(rows(vault)) == n + 1
 
 
@@ -101,7 +136,9 @@ def test_resume_after_the_row_was_organized_away_registers_anew(vault: Vault, ou
     first = id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="S1"), cwd=outside)))
     with VaultWriter(vault, "test") as w:
         w.remove_row(first)
-    second = id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="S1", source="resume"), cwd=outside)))
+    second = id_from(
+        answer(run_hook("claude-session-start", claude_start(vault.root, sid="S1", source="resume"), cwd=outside))
+    )
     assert second != first  # never reuse an ID
     assert [r.session_id for r in rows(vault)] == [second]
     r = cli("whoami", "--conversation", "S1", vault=vault)
@@ -115,18 +152,45 @@ def test_same_cursor_conversation_twice_gets_one_row(vault: Vault, outside: Path
 
 
 def test_background_agent_uses_its_own_name(vault: Vault, outside: Path) -> None:
-    obj = answer(run_hook("cursor-session-start", cursor_start(vault.root, is_background_agent=True, composer_mode="background"), cwd=outside))
+    obj = answer(
+        run_hook(
+            "cursor-session-start",
+            cursor_start(vault.root, is_background_agent=True, composer_mode="background"),
+            cwd=outside,
+        )
+    )
     assert id_from(obj) == "2026-06-01-0930-cursor-background-agent"
 
 
 def test_agent_name_from_option_env_and_config(vault: Vault, outside: Path) -> None:
-    sid = id_from(answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="a"), cwd=outside, args=["--agent", "my-agent"])))
+    sid = id_from(
+        answer(
+            run_hook(
+                "cursor-session-start", cursor_start(vault.root, conv="a"), cwd=outside, args=["--agent", "my-agent"]
+            )
+        )
+    )
     assert sid == "2026-06-01-0930-my-agent"
-    sid = id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="b"), cwd=outside, env={"AGENTMEM_AGENT": "env-agent"})))
+    sid = id_from(
+        answer(
+            run_hook(
+                "claude-session-start",
+                claude_start(vault.root, sid="b"),
+                cwd=outside,
+                env={"AGENTMEM_AGENT": "env-agent"},
+            )
+        )
+    )
     assert sid == "2026-06-01-0930-env-agent"
     vault.config_path.write_text("agent_name: cfg-cursor\nclaude_agent_name: cfg-claude\n", encoding="utf-8")
-    assert id_from(answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="c"), cwd=outside))) == "2026-06-01-0930-cfg-cursor"
-    assert id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="d"), cwd=outside))) == "2026-06-01-0930-cfg-claude"
+    assert (
+        id_from(answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="c"), cwd=outside)))
+        == "2026-06-01-0930-cfg-cursor"
+    )
+    assert (
+        id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="d"), cwd=outside)))
+        == "2026-06-01-0930-cfg-claude"
+    )
 
 
 def test_vault_resolution_order(vault: Vault, tmp_path: Path, outside: Path) -> None:
@@ -139,7 +203,9 @@ def test_vault_resolution_order(vault: Vault, tmp_path: Path, outside: Path) -> 
     run_hook("cursor-session-start", cursor_start(vault.root, conv="1"), cwd=outside, args=["--vault", str(other.root)])
     assert len(rows(other)) == 1 and len(rows(vault)) == 0
     # AGENTMEM_VAULT beats the payload
-    run_hook("cursor-session-start", cursor_start(vault.root, conv="2"), cwd=outside, env={"AGENTMEM_VAULT": str(other.root)})
+    run_hook(
+        "cursor-session-start", cursor_start(vault.root, conv="2"), cwd=outside, env={"AGENTMEM_VAULT": str(other.root)}
+    )
     assert len(rows(other)) == 2
     # first workspace root that is inside a vault wins; roots outside any vault are skipped
     p = cursor_start(outside, conv="3")
@@ -162,14 +228,25 @@ def test_vault_resolution_order(vault: Vault, tmp_path: Path, outside: Path) -> 
 def test_claude_env_file_gets_the_session_id(vault: Vault, outside: Path, tmp_path: Path) -> None:
     env_file = tmp_path / "session-env" / "sessionstart-hook-0.sh"
     env_file.parent.mkdir()
-    sid = id_from(answer(run_hook("claude-session-start", claude_start(vault.root), cwd=outside, env={"CLAUDE_ENV_FILE": str(env_file)})))
+    sid = id_from(
+        answer(
+            run_hook(
+                "claude-session-start", claude_start(vault.root), cwd=outside, env={"CLAUDE_ENV_FILE": str(env_file)}
+            )
+        )
+    )
     assert env_file.read_text(encoding="utf-8") == f"export AGENTMEM_SESSION_ID={sid}\n"
 
 
 def test_global_options_before_hook_also_take_the_fast_path(vault: Vault, outside: Path) -> None:
     data = json.dumps(cursor_start(outside, conv="g")).encode()
-    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", "--vault", str(vault.root), "hook", "cursor-session-start"],
-                          input=data, capture_output=True, cwd=outside, env=hook_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", "--vault", str(vault.root), "hook", "cursor-session-start"],
+        input=data,
+        capture_output=True,
+        cwd=outside,
+        env=hook_env(),
+    )
     assert id_from(answer(proc)) == "2026-06-01-0930-cursor-main-agent"
 
 
@@ -189,10 +266,21 @@ def test_recall_context_is_appended_when_available(vault: Vault, outside: Path, 
         encoding="utf-8",
     )
     env = {"PYTHONPATH": str(shim) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    ctx = context_of(answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="r1"), cwd=outside, env=env)))
+    ctx = context_of(
+        answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="r1"), cwd=outside, env=env))
+    )
     assert ctx.startswith("Your Memory Session ID is: ")
     assert ctx.rstrip().endswith("- remember the milk (budget 1500)")
-    ctx = context_of(answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="r2"), cwd=outside, env={**env, "RECALL_FAIL": "1"})))
+    ctx = context_of(
+        answer(
+            run_hook(
+                "cursor-session-start",
+                cursor_start(vault.root, conv="r2"),
+                cwd=outside,
+                env={**env, "RECALL_FAIL": "1"},
+            )
+        )
+    )
     assert ctx.startswith("Your Memory Session ID is: ") and "milk" not in ctx
     assert len(rows(vault)) == 2
 
@@ -205,13 +293,23 @@ def test_twenty_chats_in_the_same_second(vault: Vault, outside: Path, tmp_path: 
     vault.config_path.write_text("lock_timeout: 120\nhook_lock_timeout: 120\n", encoding="utf-8")
     procs = []
     for i in range(20):
-        payload = cursor_start(vault.root, conv=f"conv-{i:02d}") if i % 2 else claude_start(vault.root, sid=f"conv-{i:02d}")
+        payload = (
+            cursor_start(vault.root, conv=f"conv-{i:02d}") if i % 2 else claude_start(vault.root, sid=f"conv-{i:02d}")
+        )
         hook = "cursor-session-start" if i % 2 else "claude-session-start"
         stdin = tmp_path / f"payload-{i:02d}.json"
         stdin.write_text(json.dumps(payload), encoding="utf-8")
         with stdin.open("rb") as fh:
-            procs.append(subprocess.Popen([sys.executable, "-m", "agentmem_vault", "hook", hook], stdin=fh,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=outside, env=env))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "agentmem_vault", "hook", hook],
+                    stdin=fh,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=outside,
+                    env=env,
+                )
+            )
     printed = []
     for p in procs:
         out, err = p.communicate(timeout=300)

@@ -118,7 +118,7 @@ def test_no_import_cycles() -> None:
         path.append(n)
         for d in sorted(graph.get(n, ())):
             if state.get(d) == 1:
-                cycles.append(path[path.index(d):] + [d])
+                cycles.append(path[path.index(d) :] + [d])
             elif d not in state:
                 visit(d)
         path.pop()
@@ -136,5 +136,7 @@ def test_the_graph_reader_sees_real_edges() -> None:
     known = set(mods)
     deps = _imports("agentmem_vault.ops.doctor", mods["agentmem_vault.ops.doctor"], known, top_level_only=True)
     assert "agentmem_vault.model.session_rules" in deps and "agentmem_vault.vaultio" in deps
-    cli_deps = _imports("agentmem_vault.cli.say_dispatch", mods["agentmem_vault.cli.say_dispatch"], known, top_level_only=False)
+    cli_deps = _imports(
+        "agentmem_vault.cli.say_dispatch", mods["agentmem_vault.cli.say_dispatch"], known, top_level_only=False
+    )
     assert "agentmem_vault.ops.sessions" in cli_deps

@@ -12,14 +12,25 @@ HEADER = it.header_lines()
 
 
 def row(sid: str = "2026-05-25-1318-cursor-main-agent", **kw: str) -> it.Row:
-    base = dict(agent_name="cursor-main-agent", topic="未設定", summary="s", keywords="k", status="idle",
-                referenced_by="-", started_at="2026-05-25 13:18", updated_at="2026-05-25 13:18")
+    base = dict(
+        agent_name="cursor-main-agent",
+        topic="未設定",
+        summary="s",
+        keywords="k",
+        status="idle",
+        referenced_by="-",
+        started_at="2026-05-25 13:18",
+        updated_at="2026-05-25 13:18",
+    )
     base.update(kw)
     return it.Row(sid, **base)
 
 
 cell_text = st.text(
-    alphabet=st.one_of(st.sampled_from(list("|\\ -:abc註冊记忆狀態、，。|")), st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))),
+    alphabet=st.one_of(
+        st.sampled_from(list("|\\ -:abc註冊记忆狀態、，。|")),
+        st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
+    ),
     max_size=30,
 )
 
@@ -35,9 +46,25 @@ def test_row_round_trip_with_pipes_and_cjk(topic: str, summary: str, keywords: s
 
 @settings(max_examples=100, deadline=None)
 @given(
-    before=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="|\x00\r\n\ufeff\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=40),
-    after=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="|\x00\r\n\ufeff\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=40),
-    crlf=st.booleans(), bom=st.booleans(), topic=cell_text,
+    before=st.text(
+        alphabet=st.characters(
+            codec="utf-8",
+            exclude_categories=("Cs",),
+            exclude_characters="|\x00\r\n\ufeff\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029",
+        ),
+        max_size=40,
+    ),
+    after=st.text(
+        alphabet=st.characters(
+            codec="utf-8",
+            exclude_categories=("Cs",),
+            exclude_characters="|\x00\r\n\ufeff\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029",
+        ),
+        max_size=40,
+    ),
+    crlf=st.booleans(),
+    bom=st.booleans(),
+    topic=cell_text,
 )
 def test_append_keeps_every_other_byte(before: str, after: str, crlf: bool, bom: bool, topic: str) -> None:
     nl = "\r\n" if crlf else "\n"
@@ -65,7 +92,10 @@ def test_tolerates_bom_crlf_extra_spaces_missing_trailing_pipe() -> None:
 
 
 def test_bad_rows_kept_and_reported() -> None:
-    text = HEADER + "| 2026-05-25-1318-a | a | t |\n| not-an-id | a | t | s | k | idle | - | x | y |\n| 2026-05-25-1319-b | b | t | s | k | idle | - | x | y |\n"
+    text = (
+        HEADER
+        + "| 2026-05-25-1318-a | a | t |\n| not-an-id | a | t | s | k | idle | - | x | y |\n| 2026-05-25-1319-b | b | t | s | k | idle | - | x | y |\n"
+    )
     doc = it.parse_index(text)
     assert [b.line_no for b in doc.bad] == [3, 4]
     assert doc.ids() == ["2026-05-25-1319-b"]
@@ -85,7 +115,10 @@ def test_wrong_header_and_binary_junk_refused() -> None:
 
 
 def test_stray_text_inside_table_reported() -> None:
-    text = HEADER + "| 2026-05-25-1318-a | a | t | s | k | idle | - | x | y |\nstray words\n| 2026-05-25-1319-b | b | t | s | k | idle | - | x | y |\n"
+    text = (
+        HEADER
+        + "| 2026-05-25-1318-a | a | t | s | k | idle | - | x | y |\nstray words\n| 2026-05-25-1319-b | b | t | s | k | idle | - | x | y |\n"
+    )
     doc = it.parse_index(text)
     assert doc.ids() == ["2026-05-25-1318-a"]
     assert doc.bad and "break in the table" in doc.bad[0].reason

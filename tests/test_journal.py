@@ -44,8 +44,11 @@ def test_refused_commands_leave_the_journal_alone(vault: Vault) -> None:
     run_cli("register", vault=vault, env=NOW)
     journal = vault.state_dir / "journal.jsonl"
     before = journal.read_bytes()
-    for args in (("update", "2026-01-01-0000-zz"), ("continue", "2026-01-01-0000-zz", "--session", "2026-06-01-0930-x"),
-                 ("release", "2026-01-01-0000-zz", "--session", "2026-06-01-0930-x")):
+    for args in (
+        ("update", "2026-01-01-0000-zz"),
+        ("continue", "2026-01-01-0000-zz", "--session", "2026-06-01-0930-x"),
+        ("release", "2026-01-01-0000-zz", "--session", "2026-06-01-0930-x"),
+    ):
         assert run_cli(*args, vault=vault, env=NOW).returncode == 1
     assert journal.read_bytes() == before  # no empty "rollback" entries for writes that never happened
 

@@ -19,20 +19,26 @@ from agentmem_vault.vaultio import VaultWriter
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot
 
 WHEN = datetime(2026, 6, 1, 9, 30)
-X = "2026-05-20-0900-cursor-main-agent"    # the session to archive
-S1 = "2026-05-01-0900-cursor-main-agent"   # source, Referenced By "X, Y"
-S2 = "2026-05-02-0900-cursor-main-agent"   # source, Referenced By "X"
-S3 = "2026-04-01-0900-cursor-main-agent"   # source already archived (no row)
-Y = "2026-05-21-0900-other-agent"          # another session continuing from S1
+X = "2026-05-20-0900-cursor-main-agent"  # the session to archive
+S1 = "2026-05-01-0900-cursor-main-agent"  # source, Referenced By "X, Y"
+S2 = "2026-05-02-0900-cursor-main-agent"  # source, Referenced By "X"
+S3 = "2026-04-01-0900-cursor-main-agent"  # source already archived (no row)
+Y = "2026-05-21-0900-other-agent"  # another session continuing from S1
 IDLE = "2026-05-30-0900-cursor-main-agent"
 
 
 @pytest.fixture
 def board(vault):
-    write_index(vault, [
-        row(S1, refs=f"{X}, {Y}"), row(S2, "stale", refs=X), row(X, topic="封存 | 測試"),
-        row(Y), row(IDLE, "idle"),
-    ])
+    write_index(
+        vault,
+        [
+            row(S1, refs=f"{X}, {Y}"),
+            row(S2, "stale", refs=X),
+            row(X, topic="封存 | 測試"),
+            row(Y),
+            row(IDLE, "idle"),
+        ],
+    )
     write_snapshot(vault, X, continues_from=[S1, S2, S3])
     write_snapshot(vault, Y, continues_from=[S1])
     return vault

@@ -21,23 +21,23 @@ from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot
 
 WHEN = datetime(2026, 6, 1, 9, 30)
-OLD = "2026-05-17 09:00"      # 15 days before NOW
-EDGE = "2026-05-18 09:30"     # exactly 14 days: not older than 14 days
+OLD = "2026-05-17 09:00"  # 15 days before NOW
+EDGE = "2026-05-18 09:30"  # exactly 14 days: not older than 14 days
 FRESH = "2026-05-31 18:00"
 
-A_IDLE = "2026-05-20-1000-cursor-main-agent"         # idle placeholder -> deleted
-B_IDLE_REF = "2026-05-20-1100-cursor-main-agent"     # idle, Referenced By X -> protected
-C_IDLE_FILE = "2026-05-20-1200-cursor-main-agent"    # idle with a snapshot -> inconsistent
-D_OLD_SNAP = "2026-05-10-0900-cursor-main-agent"     # active, 15 days, snapshot -> stale
+A_IDLE = "2026-05-20-1000-cursor-main-agent"  # idle placeholder -> deleted
+B_IDLE_REF = "2026-05-20-1100-cursor-main-agent"  # idle, Referenced By X -> protected
+C_IDLE_FILE = "2026-05-20-1200-cursor-main-agent"  # idle with a snapshot -> inconsistent
+D_OLD_SNAP = "2026-05-10-0900-cursor-main-agent"  # active, 15 days, snapshot -> stale
 E_OLD_SUMMARY = "2026-05-10-1000-cursor-main-agent"  # active, 15 days, meaningful Summary -> stale
 F_OLD_DEFAULT = "2026-05-10-1100-cursor-main-agent"  # active, 15 days, default Summary, no file -> kept
-G_OLD_REF = "2026-05-10-1200-cursor-main-agent"      # active, 15 days, referenced -> kept + protected
-H_STALE = "2026-04-01-0900-cursor-main-agent"        # stale -> untouched
-I_FRESH = "2026-05-31-0900-cursor-main-agent"        # fresh active -> kept
-J_FALLBACK = "2026-05-10-1300-cursor-main-agent"     # active, 15 days, only X's Continues From names it
+G_OLD_REF = "2026-05-10-1200-cursor-main-agent"  # active, 15 days, referenced -> kept + protected
+H_STALE = "2026-04-01-0900-cursor-main-agent"  # stale -> untouched
+I_FRESH = "2026-05-31-0900-cursor-main-agent"  # fresh active -> kept
+J_FALLBACK = "2026-05-10-1300-cursor-main-agent"  # active, 15 days, only X's Continues From names it
 K_IDLE_FALLBACK = "2026-05-20-1300-cursor-main-agent"  # idle, only X's Continues From names it
-L_EDGE = "2026-05-10-1400-cursor-main-agent"         # active, exactly 14 days, snapshot -> kept
-X_CURRENT = "2026-05-30-1000-cursor-main-agent"      # fresh active, continues from B, G, J, K
+L_EDGE = "2026-05-10-1400-cursor-main-agent"  # active, exactly 14 days, snapshot -> kept
+X_CURRENT = "2026-05-30-1000-cursor-main-agent"  # fresh active, continues from B, G, J, K
 
 ROWS = [
     row(A_IDLE, "idle"),

@@ -19,9 +19,20 @@ def test_mdc_frontmatter_and_content():
     assert m
     front = yaml.safe_load(m.group(1))
     assert front["alwaysApply"] is True and front["description"]
-    for needle in ("agentmem update", "--snapshot - <<'EOF'", "'@ | agentmem update", "agentmem whoami --conversation",
-                   "agentmem register --manual", "agentmem organize", "agentmem archive", "agentmem release",
-                   "agentmem continue", 'agentmem say "', "整理這個 session", "Never edit anything under `memory/` by hand"):
+    for needle in (
+        "agentmem update",
+        "--snapshot - <<'EOF'",
+        "'@ | agentmem update",
+        "agentmem whoami --conversation",
+        "agentmem register --manual",
+        "agentmem organize",
+        "agentmem archive",
+        "agentmem release",
+        "agentmem continue",
+        'agentmem say "',
+        "整理這個 session",
+        "Never edit anything under `memory/` by hand",
+    ):
         assert needle in text, needle
 
 

@@ -21,17 +21,36 @@ from agentmem_vault.longterm.llm import AnthropicModel
 
 
 def m(content: str, **kw) -> MemoryObject:
-    d = dict(action="create", title="Use pnpm", content=content, category="project_tech_stack", keywords=["pnpm"],
-             usage_scenario=["installing packages"], importance=0.8, score=5, sources=["file:x.md"])
+    d = dict(
+        action="create",
+        title="Use pnpm",
+        content=content,
+        category="project_tech_stack",
+        keywords=["pnpm"],
+        usage_scenario=["installing packages"],
+        importance=0.8,
+        score=5,
+        sources=["file:x.md"],
+    )
     d.update(kw)
     return MemoryObject(**d)
 
 
 def note(tmp_path: Path, **kw) -> Note:
-    d = dict(id="lt-aaaaaa", title="Use pnpm", content="Use pnpm instead of npm; run pnpm install --frozen-lockfile in CI.",
-             category="project_tech_stack", keywords=["pnpm"], usage_scenario=["installing packages"], importance=0.8,
-             created="2026-11-01T09:00", updated="2026-11-20T10:00", sources=["file:new.md"],
-             extra={"source_time": "2026-11-20T09:00"}, path=tmp_path / "Use pnpm.md")
+    d = dict(
+        id="lt-aaaaaa",
+        title="Use pnpm",
+        content="Use pnpm instead of npm; run pnpm install --frozen-lockfile in CI.",
+        category="project_tech_stack",
+        keywords=["pnpm"],
+        usage_scenario=["installing packages"],
+        importance=0.8,
+        created="2026-11-01T09:00",
+        updated="2026-11-20T10:00",
+        sources=["file:new.md"],
+        extra={"source_time": "2026-11-20T09:00"},
+        path=tmp_path / "Use pnpm.md",
+    )
     d.update(kw)
     return Note(**d)
 
@@ -62,7 +81,12 @@ def test_a_newer_source_updates_and_history_stays_newest_first(tmp_path):
 
 def test_a_candidate_adding_a_usage_scenario_or_keywords_updates(tmp_path):
     n = note(tmp_path)
-    same = m(n.content, usage_scenario=["installing packages", "setting up CI"], keywords=["pnpm", "lockfile"], sources=["file:new.md"])
+    same = m(
+        n.content,
+        usage_scenario=["installing packages", "setting up CI"],
+        keywords=["pnpm", "lockfile"],
+        sources=["file:new.md"],
+    )
     [a] = plan_curation([same], [n], now="2026-11-29T16:00", folder=tmp_path)
     assert a.kind == "update" and "usage scenario" in a.reason and "keywords" in a.reason
     assert a.note.usage_scenario == ["installing packages", "setting up CI"] and "lockfile" in a.note.keywords
@@ -73,7 +97,9 @@ def test_a_candidate_adding_a_usage_scenario_or_keywords_updates(tmp_path):
 
 def test_matching_weighs_keywords_category_project_and_module(tmp_path):
     a = m("Use pnpm instead of npm for installs in this repo.", keywords=["pnpm", "install"])
-    b = m("Use pnpm rather than npm for every install in the repo.", title="pnpm everywhere", keywords=["pnpm", "install"])
+    b = m(
+        "Use pnpm rather than npm for every install in the repo.", title="pnpm everywhere", keywords=["pnpm", "install"]
+    )
     sa, sb = shingles(f"{a.title}\n{a.content}"), shingles(f"{b.title}\n{b.content}")
     assert same_memory(sa, sb, a, b)
     b2 = m(b.content, title=b.title, keywords=["workspace"], category="project_build_configuration")
@@ -87,10 +113,20 @@ def test_matching_weighs_keywords_category_project_and_module(tmp_path):
 
 def test_a_model_delete_never_deprecates_a_rule_note_without_the_users_words(tmp_path):
     rule = note(tmp_path, importance=0.95)
-    bare = m("Obsolete: pnpm.", action="delete", reason="the assistant thinks npm is fine", evidence="Can you add lodash to the web app?")
+    bare = m(
+        "Obsolete: pnpm.",
+        action="delete",
+        reason="the assistant thinks npm is fine",
+        evidence="Can you add lodash to the web app?",
+    )
     [a] = plan_curation([bare], [rule], now="t", folder=tmp_path)
     assert a.kind == "ignore" and "user's own words" in a.reason
-    said = m("Obsolete: pnpm.", action="delete", reason="user switched back", evidence="We no longer use pnpm; npm workspaces from now on.")
+    said = m(
+        "Obsolete: pnpm.",
+        action="delete",
+        reason="user switched back",
+        evidence="We no longer use pnpm; npm workspaces from now on.",
+    )
     [b] = plan_curation([said], [rule], now="t", folder=tmp_path)
     assert b.kind == "deprecate" and b.note.status == "deprecated"
     weak = note(tmp_path, importance=0.7)
@@ -113,9 +149,17 @@ def _write(path: Path, text: str, when: str) -> Path:
 
 def test_forced_extraction_of_an_older_transcript_keeps_the_newer_text(vault, tmp_path, monkeypatch):
     monkeypatch.setenv("AGENTMEM_NOW", "2026-11-29T15:20")
-    old = _write(tmp_path / "old.md", "User: From now on use pnpm instead of npm in this repo.\n\nAssistant: OK.\n", "2026-11-05T08:00")
-    new = _write(tmp_path / "new.md", "User: From now on use pnpm instead of npm in this repo, with pnpm install --frozen-lockfile in CI.\n\n"
-                 "Assistant: OK.\n", "2026-11-20T09:00")
+    old = _write(
+        tmp_path / "old.md",
+        "User: From now on use pnpm instead of npm in this repo.\n\nAssistant: OK.\n",
+        "2026-11-05T08:00",
+    )
+    new = _write(
+        tmp_path / "new.md",
+        "User: From now on use pnpm instead of npm in this repo, with pnpm install --frozen-lockfile in CI.\n\n"
+        "Assistant: OK.\n",
+        "2026-11-20T09:00",
+    )
     for order in ([old, new], [new, old]):
         for p in vault.longterm_dir.glob("*.md") if vault.longterm_dir.is_dir() else []:
             p.unlink()
@@ -134,15 +178,22 @@ def test_model_delete_of_a_rule_note_is_refused_end_to_end(vault, tmp_path, monk
     (vault.longterm_dir / "Use pnpm.md").write_text(
         "---\nid: lt-aaaaaa\ntitle: Use pnpm\ncategory: project_tech_stack\nkeywords: [pnpm]\nimportance: 0.95\nscore: 5\n"
         "status: active\ncreated: 2026-11-01T09:00\nupdated: 2026-11-01T09:00\nsources: []\n---\nUse pnpm instead of npm.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     api = FakeMessagesAPI().start()
     try:
         api.extract_memories = [memory("Use pnpm", "Use pnpm instead of npm.", action="delete", reason="npm is fine")]
-        chat = _write(tmp_path / "c.md", "User: Add lodash to the web app.\n\nAssistant: Done with npm.\n", "2026-11-25T10:00")
+        chat = _write(
+            tmp_path / "c.md", "User: Add lodash to the web app.\n\nAssistant: Done with npm.\n", "2026-11-25T10:00"
+        )
         model = AnthropicModel(api_key="k", model="m", base_url=api.url, max_retries=0, timeout=10)
         rep = extract_sources(vault, [source_for_transcript(chat)], model=model)
         assert rep.count("deprecate") == 0 and load_notes(vault)[0].active
-        chat2 = _write(tmp_path / "d.md", "User: Forget the pnpm rule, we no longer use pnpm.\n\nAssistant: OK.\n", "2026-11-26T10:00")
+        chat2 = _write(
+            tmp_path / "d.md",
+            "User: Forget the pnpm rule, we no longer use pnpm.\n\nAssistant: OK.\n",
+            "2026-11-26T10:00",
+        )
         rep = extract_sources(vault, [source_for_transcript(chat2)], model=model)
         assert rep.count("deprecate") == 1 and not load_notes(vault)[0].active
     finally:

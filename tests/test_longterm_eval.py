@@ -56,30 +56,49 @@ def test_offline_precision_on_explicit_correction_preference(offline_report):
 
 def test_noise_fixtures_produce_nothing(offline_report):
     noise = [r for r in offline_report.results if r.noise]
-    assert len(noise) >= 6 and all(r.extracted == 0 for r in noise), [(r.id, r.extracted_titles) for r in noise if r.extracted]
+    assert len(noise) >= 6 and all(r.extracted == 0 for r in noise), [
+        (r.id, r.extracted_titles) for r in noise if r.extracted
+    ]
 
 
-@pytest.mark.parametrize("text", [
-    "Do you remember what we did?", "你還記得昨天的修改嗎？", "Should I always use async here?",
-    "For this file only, rename x to y.", "這次先把端口改成 8081。", "The build always fails on CI.",
-    "If we ever move to Go we should always use modules.", "It says 'remember to run migrations' in the log.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do you remember what we did?",
+        "你還記得昨天的修改嗎？",
+        "Should I always use async here?",
+        "For this file only, rename x to y.",
+        "這次先把端口改成 8081。",
+        "The build always fails on CI.",
+        "If we ever move to Go we should always use modules.",
+        "It says 'remember to run migrations' in the log.",
+    ],
+)
 def test_classify_rejects_look_alikes(text):
     assert classify(text) is None
 
 
-@pytest.mark.parametrize("text,kind", [
-    ("記住：回答用繁體中文", "explicit"), ("以后都用 pathlib", "explicit"), ("Never edit generated files by hand.", "explicit"),
-    ("不對，應該用 pytest", "correction"), ("No, don't use moment.js.", "correction"),
-    ("I prefer small functions.", "preference"), ("我習慣用 4 個空格縮排", "preference"),
-])
+@pytest.mark.parametrize(
+    "text,kind",
+    [
+        ("記住：回答用繁體中文", "explicit"),
+        ("以后都用 pathlib", "explicit"),
+        ("Never edit generated files by hand.", "explicit"),
+        ("不對，應該用 pytest", "correction"),
+        ("No, don't use moment.js.", "correction"),
+        ("I prefer small functions.", "preference"),
+        ("我習慣用 4 個空格縮排", "preference"),
+    ],
+)
 def test_classify_accepts(text, kind):
     hit = classify(text)
     assert hit is not None and hit.kind == kind
 
 
 def test_offline_memories_are_valid_objects_and_skip_assistant_turns():
-    mems = extract_offline([Turn("assistant", "記住：以後都用 pnpm"), Turn("user", "記住：\n以後 commit 訊息用英文。")], sources=["s"])
+    mems = extract_offline(
+        [Turn("assistant", "記住：以後都用 pnpm"), Turn("user", "記住：\n以後 commit 訊息用英文。")], sources=["s"]
+    )
     assert len(mems) == 1
     mo = mems[0]
     assert mo.score is None  # extraction proposes; the assessment stage scores
@@ -165,8 +184,23 @@ def test_fixtures_and_word_lists_ship_in_the_wheel(tmp_path):
     import zipfile
 
     root = Path(__file__).parent.parent
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(root)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0 and ("No module named" in proc.stderr or "bdist_wheel" in proc.stderr):
         pytest.skip("building a wheel needs setuptools and wheel in this environment")
     assert proc.returncode == 0, proc.stderr

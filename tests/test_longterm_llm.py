@@ -32,10 +32,14 @@ def _no_base_url(monkeypatch):
 
 
 def _model(api: FakeMessagesAPI, retries: int = 3) -> AnthropicModel:
-    return AnthropicModel(api_key="sk-test", model="claude-sonnet-4-6", base_url=api.url, max_retries=retries, timeout=10)
+    return AnthropicModel(
+        api_key="sk-test", model="claude-sonnet-4-6", base_url=api.url, max_retries=retries, timeout=10
+    )
 
 
-def _chat(tmp_path: Path, text: str = f"User: {PNPM}\n\nAssistant: OK, switching to pnpm.\n", name: str = "chat.md") -> Path:
+def _chat(
+    tmp_path: Path, text: str = f"User: {PNPM}\n\nAssistant: OK, switching to pnpm.\n", name: str = "chat.md"
+) -> Path:
     p = tmp_path / name
     p.write_text(text, encoding="utf-8")
     return p
@@ -87,7 +91,13 @@ def test_retries_exhausted_is_reported_and_source_retried_next_time(vault, tmp_p
     "reply",
     [
         (200, {}, b'{"id": "msg_1", "type": "message", "content": [ {"type": "tool_use", '),  # cut-off body
-        (200, {}, json.dumps(message([{"type": "text", "text": "Here you go: {memories: [oops"}], stop_reason="end_turn")).encode()),
+        (
+            200,
+            {},
+            json.dumps(
+                message([{"type": "text", "text": "Here you go: {memories: [oops"}], stop_reason="end_turn")
+            ).encode(),
+        ),
     ],
     ids=["broken-body", "text-not-json"],
 )
@@ -127,7 +137,11 @@ def test_whole_reply_not_matching_schema(vault, tmp_path, api):
 def test_assessment_below_threshold_and_bad_assessment(vault, tmp_path, api):
     api.extract_memories = [
         memory("Use pnpm", "Use pnpm instead of npm for every package operation in this repo."),
-        memory("Tabs", "Indent Python with 4 spaces and YAML files with 2 spaces in this repo.", category="development_code_specification"),
+        memory(
+            "Tabs",
+            "Indent Python with 4 spaces and YAML files with 2 spaces in this repo.",
+            category="development_code_specification",
+        ),
     ]
     api.assess_score = lambda req: 2 if "Tabs" in req["messages"][0]["content"] else 9
     rep = extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=_model(api))
@@ -152,14 +166,18 @@ def test_prompt_injection_transcript_writes_no_bad_note(vault, tmp_path, api):
     sent = api.calls("record_memories")[0]
     assert "pwned" not in sent["system"][0]["text"] and "<conversation>" in sent["messages"][0]["content"]
     assert _files(vault) == ["Use pnpm.md"]
-    assert not (vault.root / "x").exists() and not (vault.memory / "x").exists() and not (vault.root.parent / "x").exists()
+    assert (
+        not (vault.root / "x").exists() and not (vault.memory / "x").exists() and not (vault.root.parent / "x").exists()
+    )
     refused = [s for s in rep.skipped if s["reason"].startswith("refused")]
     assert {s["title"] for s in refused} == {"../../x", "Ignore rules"}
     assert "refused: looks like path traversal" in rep.summary()
 
 
 def test_model_titles_never_choose_a_path(vault, tmp_path, api):
-    api.extract_memories = [memory('CON: a/b\\c*?"<>|#^[]', "Use pnpm instead of npm for every package operation in this repo.")]
+    api.extract_memories = [
+        memory('CON: a/b\\c*?"<>|#^[]', "Use pnpm instead of npm for every package operation in this repo.")
+    ]
     extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=_model(api))
     [p] = list(vault.longterm_dir.iterdir())
     assert p.parent == vault.longterm_dir and not set('\\/:*?"<>|#^[]') & set(p.name[:-3])
@@ -168,8 +186,14 @@ def test_model_titles_never_choose_a_path(vault, tmp_path, api):
 def test_existing_titles_reach_the_prompt_and_update_keeps_history(vault, tmp_path, api):
     api.extract_memories = [memory("Use pnpm", "Use pnpm instead of npm for every package operation in this repo.")]
     extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=_model(api))
-    api.extract_memories = [memory("Use pnpm", "Use pnpm 9 (not npm or yarn); run pnpm install --frozen-lockfile in CI.", action="update")]
-    rep = extract_sources(vault, [source_for_transcript(_chat(tmp_path, "User: pnpm 9 please, frozen lockfile in CI.\n", "b.md"))], model=_model(api))
+    api.extract_memories = [
+        memory("Use pnpm", "Use pnpm 9 (not npm or yarn); run pnpm install --frozen-lockfile in CI.", action="update")
+    ]
+    rep = extract_sources(
+        vault,
+        [source_for_transcript(_chat(tmp_path, "User: pnpm 9 please, frozen lockfile in CI.\n", "b.md"))],
+        model=_model(api),
+    )
     assert "- Use pnpm" in api.calls("record_memories")[-1]["messages"][0]["content"]
     assert rep.count("update") == 1
     [note] = load_notes(vault)
@@ -180,8 +204,14 @@ def test_existing_titles_reach_the_prompt_and_update_keeps_history(vault, tmp_pa
 
 def test_cli_uses_key_from_env_and_base_url(vault, tmp_path, api, cli):
     api.extract_memories = [memory("Use pnpm", "Use pnpm instead of npm for every package operation in this repo.")]
-    p = cli("extract", "--file", str(_chat(tmp_path)), "--json", vault=vault,
-            env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.url})
+    p = cli(
+        "extract",
+        "--file",
+        str(_chat(tmp_path)),
+        "--json",
+        vault=vault,
+        env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.url},
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["mode"] == "model" and out["created"] == 1 and out["usage"]["calls"] == 2

@@ -25,23 +25,52 @@ CHAT = (
 )
 CANDIDATES = [
     memory("Use pnpm", "Use pnpm instead of npm for every package operation in this repo."),
-    memory("Small functions", "Keep functions under 50 lines.", category="development_code_specification", keywords=["functions"]),
-    memory("Project structure", "Frontend code goes in components/, backend code in services/.", category="project_introduction", keywords=["components"]),
+    memory(
+        "Small functions",
+        "Keep functions under 50 lines.",
+        category="development_code_specification",
+        keywords=["functions"],
+    ),
+    memory(
+        "Project structure",
+        "Frontend code goes in components/, backend code in services/.",
+        category="project_introduction",
+        keywords=["components"],
+    ),
 ]
 SCORES = {"Use pnpm": 5, "Small functions": 4, "Project structure": 3}
 
 # What the seed prompts say, and must still say in the requests.
 EXTRACT_MARKS = (
-    "<目标>", "给定一段用户与助手的对话", "<正面标准>", "用户明确要求记住的任何内容", "<负面标准>",
-    "纯粹来自助手对话而非用户对话的信息", "基本的软件工程原则，如关注点分离、DRY", "refactor-target: utils.ts 中的 calculateTotal",
-    "settings-gating-pattern", "function-size-preference: 将函数控制在50行以内", "frontend-layout: 代码库的前端使用 Tailwind CSS",
-    "no_memory_needed", "explanation",
+    "<目标>",
+    "给定一段用户与助手的对话",
+    "<正面标准>",
+    "用户明确要求记住的任何内容",
+    "<负面标准>",
+    "纯粹来自助手对话而非用户对话的信息",
+    "基本的软件工程原则，如关注点分离、DRY",
+    "refactor-target: utils.ts 中的 calculateTotal",
+    "settings-gating-pattern",
+    "function-size-preference: 将函数控制在50行以内",
+    "frontend-layout: 代码库的前端使用 Tailwind CSS",
+    "no_memory_needed",
+    "explanation",
 )
 ASSESS_MARKS = (
-    "你是一名知识极其渊博的软件工程师AI助手", "与编程和软件工程领域相关", "如果用户表达了不满或纠正了助手",
-    "<examples_rated_negatively>", "（过于明显且模糊——评分1）", "<examples_rated_neutral>", "project-structure",
-    "<examples_rated_positively>", "（明确的工作流程偏好——评分5）", "倾向于给较低的评分", "若不确定或记忆处于边缘状态，评3分",
-    "若用户明确要求记住某件事，则无论内容如何，都评5分", "“评分：[分数]”", "先填 reason",
+    "你是一名知识极其渊博的软件工程师AI助手",
+    "与编程和软件工程领域相关",
+    "如果用户表达了不满或纠正了助手",
+    "<examples_rated_negatively>",
+    "（过于明显且模糊——评分1）",
+    "<examples_rated_neutral>",
+    "project-structure",
+    "<examples_rated_positively>",
+    "（明确的工作流程偏好——评分5）",
+    "倾向于给较低的评分",
+    "若不确定或记忆处于边缘状态，评3分",
+    "若用户明确要求记住某件事，则无论内容如何，都评5分",
+    "“评分：[分数]”",
+    "先填 reason",
 )
 
 
@@ -67,7 +96,9 @@ def _chat(tmp_path: Path) -> Path:
 
 
 def _model(api: FakeMessagesAPI, **kw) -> AnthropicModel:
-    return AnthropicModel(api_key="sk-test", model="claude-sonnet-4-6", base_url=api.url, max_retries=0, timeout=10, **kw)
+    return AnthropicModel(
+        api_key="sk-test", model="claude-sonnet-4-6", base_url=api.url, max_retries=0, timeout=10, **kw
+    )
 
 
 def _system(req: dict) -> str:

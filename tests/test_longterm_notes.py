@@ -24,10 +24,19 @@ from agentmem_vault.longterm.notes import (
 
 def _note(**kw) -> Note:
     d = dict(
-        id="lt-7f3a9c", title="長期記憶檢索能力三層抽象模型", category="project_introduction",
-        keywords=["全文索引", "倒排索引", "OpenSearch"], usage_scenario=["撰寫長期記憶技術文檔", "解釋檢索層架構設計"],
-        project="xxx", module="long_term_memory", importance=0.8, score=4, status="active",
-        created="2026-11-29T15:20", updated="2026-11-29T15:20", sources=["[[2026-05-25-1318-cursor-main-agent]]"],
+        id="lt-7f3a9c",
+        title="長期記憶檢索能力三層抽象模型",
+        category="project_introduction",
+        keywords=["全文索引", "倒排索引", "OpenSearch"],
+        usage_scenario=["撰寫長期記憶技術文檔", "解釋檢索層架構設計"],
+        project="xxx",
+        module="long_term_memory",
+        importance=0.8,
+        score=4,
+        status="active",
+        created="2026-11-29T15:20",
+        updated="2026-11-29T15:20",
+        sources=["[[2026-05-25-1318-cursor-main-agent]]"],
         content="描述檢索層時區分能力、資料結構與工程實現。",
     )
     d.update(kw)
@@ -49,8 +58,11 @@ def test_render_matches_the_spec_layout():
 
 
 def test_deprecated_and_history_round_trip():
-    n = _note(status="deprecated", deprecated_reason="OpenSearch 的描述已過時",
-              history=[HistoryEntry("2026-11-28T10:00", "舊版本\n\n第二段"), HistoryEntry("2026-11-01T09:00", "最早")])
+    n = _note(
+        status="deprecated",
+        deprecated_reason="OpenSearch 的描述已過時",
+        history=[HistoryEntry("2026-11-28T10:00", "舊版本\n\n第二段"), HistoryEntry("2026-11-01T09:00", "最早")],
+    )
     text = render_note(n)
     assert text.index("tags:") < text.index("deprecated_reason:")
     assert "\n## History\n\n### 2026-11-28T10:00\n舊版本\n\n第二段\n\n### 2026-11-01T09:00\n最早\n" in text
@@ -65,8 +77,16 @@ def test_parse_tolerates_bom_crlf_dates_and_string_lists():
     assert n.extra == {"color": "red"} and "color: red" in render_note(n)
 
 
-@pytest.mark.parametrize("text", ["---\ntitle: [unclosed\n---\nx", "---\n- a list\n---\n", "---\ntitle: x\nno end",
-                                  "---\nproject: {a: 1}\n---\n", "---\nkeywords: [{a: 1}]\n---\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\ntitle: [unclosed\n---\nx",
+        "---\n- a list\n---\n",
+        "---\ntitle: x\nno end",
+        "---\nproject: {a: 1}\n---\n",
+        "---\nkeywords: [{a: 1}]\n---\n",
+    ],
+)
 def test_broken_notes_raise_format_error(text):
     with pytest.raises(NoteFormatError):
         parse_note(text)
@@ -96,7 +116,12 @@ _text = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_s
 @given(
     title=_text.map(str.strip).filter(bool),  # text properties are read stripped (docs/notes.md)
     keywords=st.lists(_text.map(str.strip).filter(lambda s: s and not set(s) & set(",，、;；")), max_size=4),
-    content=st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=200),
+    content=st.text(
+        alphabet=st.characters(
+            blacklist_categories=("Cs",), blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+        ),
+        max_size=200,
+    ),
     score=st.integers(1, 5),
 )
 def test_round_trip_property(title, keywords, content, score):

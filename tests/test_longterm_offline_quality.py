@@ -44,7 +44,11 @@ def assert_clean_title(title: str, content: str) -> None:
     # every Latin/identifier run in the title is a whole run of the content (nothing cut mid-word)
     content_runs = set(_RUN.findall(content)) | {r.rstrip(".,;:!?") for r in _RUN.findall(content)}
     for i, run in enumerate(_RUN.findall(title)):
-        if i == 0 and run[:1].isupper() and run[:1].lower() + run[1:] in content_runs | {r.rstrip(".,;:!?") for r in content_runs}:
+        if (
+            i == 0
+            and run[:1].isupper()
+            and run[:1].lower() + run[1:] in content_runs | {r.rstrip(".,;:!?") for r in content_runs}
+        ):
             continue  # sentence case of a plain first word
         assert run in content_runs or run.rstrip(".,;:!?") in content_runs, (run, title, content)
 
@@ -52,14 +56,17 @@ def assert_clean_title(title: str, content: str) -> None:
 # -- 1. titles -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text,keep", [
-    ("以後在 PowerShell 裡一律用 Join-Path 組路徑。", "Join-Path"),
-    ("以後摘要都用 gemini-2.5-flash-lite 模型，不要用 pro。", "gemini-2.5-flash-lite"),
-    ("From now on use the .env.local file for secrets, never commit .env.", ".env.local"),
-    ("記住：這個專案預設用 Python 3.11，不要用 3.12 才有的語法。", "3.11"),
-    ("No, use pathlib instead of os.path.", "os.path"),
-    ("以後摘要請一律用 Gemini-2.0-Flash-Lite 這個模型來跑，速度快又便宜，不要用 Pro。", "Gemini-2.0-Flash-Lite"),
-])
+@pytest.mark.parametrize(
+    "text,keep",
+    [
+        ("以後在 PowerShell 裡一律用 Join-Path 組路徑。", "Join-Path"),
+        ("以後摘要都用 gemini-2.5-flash-lite 模型，不要用 pro。", "gemini-2.5-flash-lite"),
+        ("From now on use the .env.local file for secrets, never commit .env.", ".env.local"),
+        ("記住：這個專案預設用 Python 3.11，不要用 3.12 才有的語法。", "3.11"),
+        ("No, use pathlib instead of os.path.", "os.path"),
+        ("以後摘要請一律用 Gemini-2.0-Flash-Lite 這個模型來跑，速度快又便宜，不要用 Pro。", "Gemini-2.0-Flash-Lite"),
+    ],
+)
 def test_title_never_cuts_an_identifier(text: str, keep: str) -> None:
     m = one(text)
     assert keep in m.title, m.title
@@ -67,8 +74,10 @@ def test_title_never_cuts_an_identifier(text: str, keep: str) -> None:
 
 
 def test_long_latin_title_stops_at_a_word_boundary_without_dangling_words() -> None:
-    text = ("From now on, when you generate PowerShell hook scripts for the Cursor integration on Windows machines, "
-            "always build every file path with Join-Path and quote it.")
+    text = (
+        "From now on, when you generate PowerShell hook scripts for the Cursor integration on Windows machines, "
+        "always build every file path with Join-Path and quote it."
+    )
     m = one(text)
     assert len(m.title) <= 70 and m.title.split()[-1] not in {"the", "for", "with", "and", "on", "of", "to"}
     assert_clean_title(m.title, m.content)
@@ -82,16 +91,50 @@ def test_long_cjk_title_is_capped_and_prefers_a_clause_boundary() -> None:
 
 
 def test_title_has_no_unbalanced_backtick_or_bracket() -> None:
-    assert_clean_title(title_for("Not `print` for logging; use the structlog logger."), "Not `print` for logging; use the structlog logger.")
-    t = title_for("用 pnpm（而不是用 npm 或者 yarn 或者任何其他的套件管理工具，因為我們的 lockfile 只有 pnpm-lock.yaml 這一份而且 CI 也只認它）。")
+    assert_clean_title(
+        title_for("Not `print` for logging; use the structlog logger."),
+        "Not `print` for logging; use the structlog logger.",
+    )
+    t = title_for(
+        "用 pnpm（而不是用 npm 或者 yarn 或者任何其他的套件管理工具，因為我們的 lockfile 只有 pnpm-lock.yaml 這一份而且 CI 也只認它）。"
+    )
     assert "（" not in t or "）" in t, t
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from([
-    "Join-Path", "gemini-2.5-flash-lite", "os.path", "snake_case", "src/generated/", "`pytest -x`", "use", "the",
-    "always", "and", "with", "路徑", "一律", "用", "，", "：", ", ", "; ", "模型", "設定檔", "v1.2.3", "(", "（",
-]), min_size=1, max_size=60))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Join-Path",
+                "gemini-2.5-flash-lite",
+                "os.path",
+                "snake_case",
+                "src/generated/",
+                "`pytest -x`",
+                "use",
+                "the",
+                "always",
+                "and",
+                "with",
+                "路徑",
+                "一律",
+                "用",
+                "，",
+                "：",
+                ", ",
+                "; ",
+                "模型",
+                "設定檔",
+                "v1.2.3",
+                "(",
+                "（",
+            ]
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
 def test_title_property_no_cut_runs_and_no_dangling_end(parts: list[str]) -> None:
     content = " ".join(parts)
     if not _RUN.search(content) and not _CJK.search(content):
@@ -104,15 +147,18 @@ def test_title_property_no_cut_runs_and_no_dangling_end(parts: list[str]) -> Non
 # -- 2. capitalisation -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text,start", [
-    ("remember: sessionStart hooks must finish within 5 seconds.", "sessionStart"),
-    ("from now on npm-run-all is our task runner for the web package.", "npm-run-all"),
-    ("remember that os.path is banned here; use pathlib.", "os.path"),
-    ("remember: pnpm is the only package manager in this repo.", "pnpm"),
-    ("from now on snake_case names for every JSON field.", "snake_case"),
-    ("remember: `make codegen` regenerates src/generated after editing openapi.yaml.", "`make codegen`"),
-    ("記住：uv 是這個專案唯一的套件管理工具。", "uv"),
-])
+@pytest.mark.parametrize(
+    "text,start",
+    [
+        ("remember: sessionStart hooks must finish within 5 seconds.", "sessionStart"),
+        ("from now on npm-run-all is our task runner for the web package.", "npm-run-all"),
+        ("remember that os.path is banned here; use pathlib.", "os.path"),
+        ("remember: pnpm is the only package manager in this repo.", "pnpm"),
+        ("from now on snake_case names for every JSON field.", "snake_case"),
+        ("remember: `make codegen` regenerates src/generated after editing openapi.yaml.", "`make codegen`"),
+        ("記住：uv 是這個專案唯一的套件管理工具。", "uv"),
+    ],
+)
 def test_identifiers_keep_their_case(text: str, start: str) -> None:
     m = one(text)
     assert m.content.startswith(start) and m.title.startswith(start), (m.title, m.content)
@@ -126,19 +172,22 @@ def test_plain_english_words_are_still_capitalised() -> None:
 # -- 3. corrections keep the corrected rule ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("turns,rule,old", [
-    (["不對，不要用 requests，應該用 httpx。"], "httpx", "requests"),
-    (["不对，不要用 os.system，应该用 subprocess.run 并传列表参数。"], "subprocess.run", "os.system"),
-    (["No, don't use moment. Use date-fns."], "date-fns", "moment"),
-    (["No, don't use tabs; use 2 spaces in YAML files."], "2 spaces", "tabs"),
-    (["No, not `print`; use the structlog logger."], "structlog", "print"),
-    (["不是用 npm，是用 pnpm。"], "pnpm", "npm"),
-    (["我用 moment 來格式化日期。", "不是 moment，是 date-fns。"], "date-fns", "moment"),
-    (["不對，應該用 httpx 而不是 requests。"], "httpx", "requests"),
-    (["No, use pathlib instead of os.path."], "pathlib", "os.path"),
-    (["Wrong: we don't use unittest, we use pytest with fixtures."], "pytest", "unittest"),
-    (["記住：不要用 var，一律用 const。"], "const", "var"),
-])
+@pytest.mark.parametrize(
+    "turns,rule,old",
+    [
+        (["不對，不要用 requests，應該用 httpx。"], "httpx", "requests"),
+        (["不对，不要用 os.system，应该用 subprocess.run 并传列表参数。"], "subprocess.run", "os.system"),
+        (["No, don't use moment. Use date-fns."], "date-fns", "moment"),
+        (["No, don't use tabs; use 2 spaces in YAML files."], "2 spaces", "tabs"),
+        (["No, not `print`; use the structlog logger."], "structlog", "print"),
+        (["不是用 npm，是用 pnpm。"], "pnpm", "npm"),
+        (["我用 moment 來格式化日期。", "不是 moment，是 date-fns。"], "date-fns", "moment"),
+        (["不對，應該用 httpx 而不是 requests。"], "httpx", "requests"),
+        (["No, use pathlib instead of os.path."], "pathlib", "os.path"),
+        (["Wrong: we don't use unittest, we use pytest with fixtures."], "pytest", "unittest"),
+        (["記住：不要用 var，一律用 const。"], "const", "var"),
+    ],
+)
 def test_correction_keeps_the_rule_and_mentions_what_it_replaces(turns: list[str], rule: str, old: str) -> None:
     roles = tuple("user" if i == len(turns) - 1 else "assistant" for i in range(len(turns)))
     m = one(*turns, roles=roles)
@@ -148,15 +197,18 @@ def test_correction_keeps_the_rule_and_mentions_what_it_replaces(turns: list[str
     assert m.content.split()[0].strip("`") not in {"No", "不對", "不对", "Don't", "不要", "不是", "Not"}
 
 
-@pytest.mark.parametrize("turns", [
-    ["這不是 bug，是 feature 啦。"],
-    ["那個不是我的問題，是網路的問題吧。"],
-    ["我剛剛試過了。", "不是這樣，是我的網路斷了。"],
-    ["It's not a bug, it's the network."],
-    ["Try the other port.", "No, it was my network."],
-    ["Done.", "No, that's fine, thanks."],
-    ["The parser looks fine.", "Actually, I think the bug is in the parser."],
-])
+@pytest.mark.parametrize(
+    "turns",
+    [
+        ["這不是 bug，是 feature 啦。"],
+        ["那個不是我的問題，是網路的問題吧。"],
+        ["我剛剛試過了。", "不是這樣，是我的網路斷了。"],
+        ["It's not a bug, it's the network."],
+        ["Try the other port.", "No, it was my network."],
+        ["Done.", "No, that's fine, thanks."],
+        ["The parser looks fine.", "Actually, I think the bug is in the parser."],
+    ],
+)
 def test_not_a_but_b_look_alikes_are_not_memories(turns: list[str]) -> None:
     roles = tuple("user" if i == len(turns) - 1 else "assistant" for i in range(len(turns)))
     assert extract_offline([Turn(r, t) for r, t in zip(roles, turns)]) == []
@@ -170,33 +222,45 @@ def test_a_following_sentence_that_is_not_a_rule_is_not_merged_into_the_correcti
 # -- 4. categories ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text,category", [
-    ("PowerShell 腳本檔一律存成 UTF-8 with BOM，否則中文會亂碼。", "project_environment_configuration"),
-    ("In PowerShell always use Test-Path before Remove-Item.", "project_environment_configuration"),
-    ("Always quote paths with spaces in PowerShell commands.", "project_environment_configuration"),
-    ("From now on set PYTHONUTF8=1 in the shell before running scripts.", "project_environment_configuration"),
-    ("以後在 PowerShell 裡一律用 Join-Path 組路徑。", "project_environment_configuration"),
-    ("From now on, when you build Windows paths in hook scripts always use Join-Path.", "project_environment_configuration"),
-    ("記住：在終端機裡一律用 uv run 執行指令，不要直接呼叫 python。", "project_environment_configuration"),
-    ("以後回答請用簡體中文。", "user_communication"),
-    ("From now on answer me in English and keep replies short.", "user_communication"),
-    ("我比較喜歡先給結論再解釋。", "user_communication"),
-    ("以后写 commit message 不要加 emoji，用 Conventional Commits 格式。", "development_practice_specification"),
-    ("記住：程式碼註解一律用英文寫。", "development_code_specification"),
-    ("以後 README 的段落標題都用英文。", "development_practice_specification"),
-    ("Always use pnpm instead of npm in this repo.", "project_tech_stack"),
-    ("Remember: run pytest -x before you tell me a change is done.", "development_test_specification"),
-    ("以後 webpack 的 alias 都設在 webpack.config.js，不要寫在 tsconfig。", "project_build_configuration"),
-    ("No, don't use tabs; use 2 spaces in YAML files.", "development_code_specification"),
-    ("FYI the staging DB resets every night at 02:00 UTC, so don't keep test fixtures there.", "common_pitfalls_experience"),
-    ("記住：這個專案預設用 Python 3.11。", "project_tech_stack"),
-])
+@pytest.mark.parametrize(
+    "text,category",
+    [
+        ("PowerShell 腳本檔一律存成 UTF-8 with BOM，否則中文會亂碼。", "project_environment_configuration"),
+        ("In PowerShell always use Test-Path before Remove-Item.", "project_environment_configuration"),
+        ("Always quote paths with spaces in PowerShell commands.", "project_environment_configuration"),
+        ("From now on set PYTHONUTF8=1 in the shell before running scripts.", "project_environment_configuration"),
+        ("以後在 PowerShell 裡一律用 Join-Path 組路徑。", "project_environment_configuration"),
+        (
+            "From now on, when you build Windows paths in hook scripts always use Join-Path.",
+            "project_environment_configuration",
+        ),
+        ("記住：在終端機裡一律用 uv run 執行指令，不要直接呼叫 python。", "project_environment_configuration"),
+        ("以後回答請用簡體中文。", "user_communication"),
+        ("From now on answer me in English and keep replies short.", "user_communication"),
+        ("我比較喜歡先給結論再解釋。", "user_communication"),
+        ("以后写 commit message 不要加 emoji，用 Conventional Commits 格式。", "development_practice_specification"),
+        ("記住：程式碼註解一律用英文寫。", "development_code_specification"),
+        ("以後 README 的段落標題都用英文。", "development_practice_specification"),
+        ("Always use pnpm instead of npm in this repo.", "project_tech_stack"),
+        ("Remember: run pytest -x before you tell me a change is done.", "development_test_specification"),
+        ("以後 webpack 的 alias 都設在 webpack.config.js，不要寫在 tsconfig。", "project_build_configuration"),
+        ("No, don't use tabs; use 2 spaces in YAML files.", "development_code_specification"),
+        (
+            "FYI the staging DB resets every night at 02:00 UTC, so don't keep test fixtures there.",
+            "common_pitfalls_experience",
+        ),
+        ("記住：這個專案預設用 Python 3.11。", "project_tech_stack"),
+    ],
+)
 def test_category_heuristics(text: str, category: str) -> None:
     assert one(text).category == category
 
 
 def test_kind_decides_pitfalls_and_decisions() -> None:
-    assert category_for("Cursor on Windows runs hooks through PowerShell, so quote paths.", "pitfall") == "common_pitfalls_experience"
+    assert (
+        category_for("Cursor on Windows runs hooks through PowerShell, so quote paths.", "pitfall")
+        == "common_pitfalls_experience"
+    )
     assert category_for("session 改用 Redis 存，不再用 JWT。", "decision") == "important_decision_experience"
     assert category_for("Nothing here points at any category at all.", "preference") == "user_behavior"
 

@@ -21,27 +21,52 @@ def kept(*turns: tuple[str, str]) -> list[MemoryObject]:
     return mems
 
 
-@pytest.mark.parametrize("text", [
-    "以後都照這樣做。", "就这么办。", "Do it like that from now on.", "對，就這樣，以後每次都這樣。",
-    "Keep doing it this way.", "以后照这个来。", "Yep, that's how I want it every time.", "所有接口都这样。",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以後都照這樣做。",
+        "就这么办。",
+        "Do it like that from now on.",
+        "對，就這樣，以後每次都這樣。",
+        "Keep doing it this way.",
+        "以后照这个来。",
+        "Yep, that's how I want it every time.",
+        "所有接口都这样。",
+    ],
+)
 def test_continuations_say_nothing_alone(text):
     assert anaphoric_only(text)
 
 
-@pytest.mark.parametrize("text", [
-    "以後都用 pnpm。", "Use black like that for every Python file in src/.", "這樣寫對嗎？", "Is it like that?",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以後都用 pnpm。",
+        "Use black like that for every Python file in src/.",
+        "這樣寫對嗎？",
+        "Is it like that?",
+    ],
+)
 def test_statements_are_not_continuations(text):
     assert not anaphoric_only(text)
 
 
-@pytest.mark.parametrize("turns,must", [
-    ([("user", "Sort imports with isort, profile black."), ("assistant", "Done."), ("user", "Do it like that from now on.")], "isort"),
-    ([("user", "錯誤訊息一律附上 trace_id。"), ("assistant", "好。"), ("user", "以後都照這樣做。")], "trace_id"),
-    ([("user", "配置文件统一放在 conf/ 目录。"), ("assistant", "好的。"), ("user", "就这么办。")], "conf/"),
-    ([("user", "Name migrations with a date prefix like 2026_01_31_x. Do that from now on.")], "2026_01_31_x"),
-])
+@pytest.mark.parametrize(
+    "turns,must",
+    [
+        (
+            [
+                ("user", "Sort imports with isort, profile black."),
+                ("assistant", "Done."),
+                ("user", "Do it like that from now on."),
+            ],
+            "isort",
+        ),
+        ([("user", "錯誤訊息一律附上 trace_id。"), ("assistant", "好。"), ("user", "以後都照這樣做。")], "trace_id"),
+        ([("user", "配置文件统一放在 conf/ 目录。"), ("assistant", "好的。"), ("user", "就这么办。")], "conf/"),
+        ([("user", "Name migrations with a date prefix like 2026_01_31_x. Do that from now on.")], "2026_01_31_x"),
+    ],
+)
 def test_a_continuation_joins_its_statement_into_one_memory(turns, must):
     mems = kept(*turns)
     assert len(mems) == 1, [m.content for m in mems]
@@ -52,12 +77,18 @@ def test_approval_of_a_one_off_instruction_sets_no_rule():
     assert kept(("user", "把 port 改成 8081。"), ("assistant", "改好了。"), ("user", "對，就這樣。")) == []
 
 
-@pytest.mark.parametrize("text,n", [
-    ("記住三點：縮進用 2 個空格、變數用 snake_case、函式要有 docstring。", 3),
-    ("Please remember a few things: use poetry for packaging; keep fixtures in tests/data; never print in library code.", 3),
-    ("Remember these:\n1. Go 1.22\n2. errors wrapped with %w\n3. no global state", 3),
-    ("记住以下几点：第一，接口用 POST；第二，返回 JSON；", 2),
-])
+@pytest.mark.parametrize(
+    "text,n",
+    [
+        ("記住三點：縮進用 2 個空格、變數用 snake_case、函式要有 docstring。", 3),
+        (
+            "Please remember a few things: use poetry for packaging; keep fixtures in tests/data; never print in library code.",
+            3,
+        ),
+        ("Remember these:\n1. Go 1.22\n2. errors wrapped with %w\n3. no global state", 3),
+        ("记住以下几点：第一，接口用 POST；第二，返回 JSON；", 2),
+    ],
+)
 def test_enumerated_requests_give_one_memory_per_item(text, n):
     assert enumerated_items(text) is not None
     mems = kept(("user", text))
@@ -76,21 +107,31 @@ def test_vague_phrase_lists_are_data_files_of_50_plus_per_language():
 
 
 def test_specificity_gate_drops_unspecific_unless_explicit():
-    plain = MemoryObject("create", "Nice", "I prefer that things feel nice and calm overall.", "user_behavior", score=4, signal="preference")
+    plain = MemoryObject(
+        "create",
+        "Nice",
+        "I prefer that things feel nice and calm overall.",
+        "user_behavior",
+        score=4,
+        signal="preference",
+    )
     assert quality_reason(plain) == "no specificity signal and no explicit request"
     plain.signal = "explicit"
     plain.score = 5
     assert quality_reason(plain) is None
 
 
-@pytest.mark.parametrize("text,score", [
-    ("記住：以後 commit 訊息用英文。", 5),
-    ("From now on use uv instead of pip.", 5),
-    ("No, don't use requests. Use httpx with a timeout.", 4),
-    ("I prefer 4 spaces for indentation in Python files.", 4),
-    ("I prefer things to be a bit nicer overall, you know.", 3),
-    ("From now on please write clean code that follows best practices.", 2),
-])
+@pytest.mark.parametrize(
+    "text,score",
+    [
+        ("記住：以後 commit 訊息用英文。", 5),
+        ("From now on use uv instead of pip.", 5),
+        ("No, don't use requests. Use httpx with a timeout.", 4),
+        ("I prefer 4 spaces for indentation in Python files.", 4),
+        ("I prefer things to be a bit nicer overall, you know.", 3),
+        ("From now on please write clean code that follows best practices.", 2),
+    ],
+)
 def test_offline_assessment_scale(text, score):
     [m] = extract_offline([Turn("user", text)])
     got, reason = assess_offline(m)

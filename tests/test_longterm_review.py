@@ -14,22 +14,42 @@ from agentmem_vault.longterm.schema import MemoryObject
 
 
 def m(title: str, content: str, **kw) -> MemoryObject:
-    d = dict(action="create", title=title, content=content, category="project_environment_configuration",
-             keywords=[], usage_scenario=[], importance=0.8, score=5, sources=["file:a.md"])
+    d = dict(
+        action="create",
+        title=title,
+        content=content,
+        category="project_environment_configuration",
+        keywords=[],
+        usage_scenario=[],
+        importance=0.8,
+        score=5,
+        sources=["file:a.md"],
+    )
     d.update(kw)
     return MemoryObject(**d)
 
 
-@pytest.mark.parametrize("a,b", [
-    (m("Log location", "service-3 logs go to /var/log/app/current.log and rotate daily at midnight."),
-     m("Log location", "service-7 logs go to /var/log/app/current.log and rotate daily at midnight.")),
-    (m("Logs of service-3", "service-3 logs go to /var/log/app/current.log and rotate daily at midnight."),
-     m("Logs of service-7", "service-7 logs go to /var/log/app/current.log and rotate daily at midnight.")),
-    (m("服務日誌", "服務3的日誌寫到 /var/log/app/current.log，每天午夜輪替。"),
-     m("服務日誌", "服務7的日誌寫到 /var/log/app/current.log，每天午夜輪替。")),
-    (m("Billing owner", "The billing service is owned by Alice; page her for billing incidents at night."),
-     m("Billing owner", "The billing service is owned by Bob; page her for billing incidents at night.")),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        (
+            m("Log location", "service-3 logs go to /var/log/app/current.log and rotate daily at midnight."),
+            m("Log location", "service-7 logs go to /var/log/app/current.log and rotate daily at midnight."),
+        ),
+        (
+            m("Logs of service-3", "service-3 logs go to /var/log/app/current.log and rotate daily at midnight."),
+            m("Logs of service-7", "service-7 logs go to /var/log/app/current.log and rotate daily at midnight."),
+        ),
+        (
+            m("服務日誌", "服務3的日誌寫到 /var/log/app/current.log，每天午夜輪替。"),
+            m("服務日誌", "服務7的日誌寫到 /var/log/app/current.log，每天午夜輪替。"),
+        ),
+        (
+            m("Billing owner", "The billing service is owned by Alice; page her for billing incidents at night."),
+            m("Billing owner", "The billing service is owned by Bob; page her for billing incidents at night."),
+        ),
+    ],
+)
 def test_dedupe_keeps_facts_that_differ_only_by_an_identifier(a: MemoryObject, b: MemoryObject) -> None:
     kept, dropped = dedupe_batch([a, b])
     assert [k.content for k in kept] == [a.content, b.content] and dropped == []
@@ -37,7 +57,9 @@ def test_dedupe_keeps_facts_that_differ_only_by_an_identifier(a: MemoryObject, b
 
 def test_dedupe_still_merges_paraphrases_and_supersets() -> None:
     short = m("pnpm", "Use pnpm 9 instead of npm in this repo.", sources=["a"])
-    long = m("Use pnpm", "Use pnpm 9 instead of npm in this repo; CI runs pnpm install --frozen-lockfile.", sources=["b"])
+    long = m(
+        "Use pnpm", "Use pnpm 9 instead of npm in this repo; CI runs pnpm install --frozen-lockfile.", sources=["b"]
+    )
     kept, dropped = dedupe_batch([short, long])
     assert [k.title for k in kept] == ["Use pnpm"] and len(dropped) == 1
     same = m("Logs", "Service-3 logs go to /var/log/app/current.log and rotate daily at midnight.")
@@ -75,7 +97,10 @@ def test_a_transcript_that_grows_while_it_is_read_is_not_marked_done(vault, tmp_
     p.parent.mkdir(parents=True)
 
     def line(role: str, text: str) -> str:
-        return json.dumps({"role": role, "message": {"content": [{"type": "text", "text": text}]}}, ensure_ascii=False) + "\n"
+        return (
+            json.dumps({"role": role, "message": {"content": [{"type": "text", "text": text}]}}, ensure_ascii=False)
+            + "\n"
+        )
 
     p.write_text(line("user", "記住：以後回答一律用繁體中文。") + line("assistant", "好的"), encoding="utf-8")
     real_read = ex.read_source
@@ -83,7 +108,10 @@ def test_a_transcript_that_grows_while_it_is_read_is_not_marked_done(vault, tmp_
     def read_then_grow(src):
         res = real_read(src)
         with open(p, "a", encoding="utf-8") as fh:  # the agent writes the next turn meanwhile
-            fh.write(line("user", "Never edit files under src/generated/ by hand; run make codegen.") + line("assistant", "OK"))
+            fh.write(
+                line("user", "Never edit files under src/generated/ by hand; run make codegen.")
+                + line("assistant", "OK")
+            )
         return res
 
     monkeypatch.setattr(ex, "read_source", read_then_grow)

@@ -21,18 +21,39 @@ from agentmem_vault.longterm.sources import (
 
 def _jsonl(path, lines):
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(x if isinstance(x, str) else json.dumps(x, ensure_ascii=False) for x in lines) + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
 def test_cursor_jsonl(tmp_path):
-    p = _jsonl(tmp_path / ".cursor/projects/Users-me-code-shop/agent-transcripts/abc/abc.jsonl", [
-        {"role": "user", "message": {"content": [{"type": "text", "text": "<user_info>OS: linux</user_info>\n<user_query>\n記住：用 pnpm\n</user_query>"}]}},
-        {"role": "assistant", "message": {"content": [{"type": "text", "text": "好的"}, {"type": "tool_use", "name": "x", "input": {}}]}},
-        "{not json",
-        {"role": "system", "message": {"content": "x"}},
-        [1, 2],
-    ])
+    p = _jsonl(
+        tmp_path / ".cursor/projects/Users-me-code-shop/agent-transcripts/abc/abc.jsonl",
+        [
+            {
+                "role": "user",
+                "message": {
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": "<user_info>OS: linux</user_info>\n<user_query>\n記住：用 pnpm\n</user_query>",
+                        }
+                    ]
+                },
+            },
+            {
+                "role": "assistant",
+                "message": {
+                    "content": [{"type": "text", "text": "好的"}, {"type": "tool_use", "name": "x", "input": {}}]
+                },
+            },
+            "{not json",
+            {"role": "system", "message": {"content": "x"}},
+            [1, 2],
+        ],
+    )
     src = source_for_transcript(p)
     # the slug is never cut into a name: no folder on this machine matches it, so no project
     assert (src.kind, src.ref, src.project) == ("cursor", "cursor:abc", "")
@@ -52,16 +73,38 @@ def test_cursor_legacy_txt(tmp_path):
 
 
 def test_claude_code_jsonl(tmp_path):
-    p = _jsonl(tmp_path / ".claude/projects/-home-me-shop/1234-uuid.jsonl", [
-        {"type": "summary", "summary": "Pnpm switch"},
-        {"type": "user", "message": {"role": "user", "content": "From now on use pnpm."}},
-        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "OK."}, {"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]}},
-        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "done"}]}},
-        {"type": "user", "isMeta": True, "message": {"role": "user", "content": "<command-name>/clear</command-name>"}},
-        {"type": "user", "message": "not a dict"},
-        {"type": "file-history-snapshot"},
-        "garbage",
-    ])
+    p = _jsonl(
+        tmp_path / ".claude/projects/-home-me-shop/1234-uuid.jsonl",
+        [
+            {"type": "summary", "summary": "Pnpm switch"},
+            {"type": "user", "message": {"role": "user", "content": "From now on use pnpm."}},
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": "OK."},
+                        {"type": "tool_use", "id": "t", "name": "Bash", "input": {}},
+                    ],
+                },
+            },
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t", "content": "done"}],
+                },
+            },
+            {
+                "type": "user",
+                "isMeta": True,
+                "message": {"role": "user", "content": "<command-name>/clear</command-name>"},
+            },
+            {"type": "user", "message": "not a dict"},
+            {"type": "file-history-snapshot"},
+            "garbage",
+        ],
+    )
     src = source_for_transcript(p)
     assert src.kind == "claude" and src.ref == "claude:1234-uuid"
     rr = read_source(src)
@@ -72,7 +115,11 @@ def test_claude_code_jsonl(tmp_path):
 
 def test_plain_text_and_markdown_roles(tmp_path):
     p = tmp_path / "chat.md"
-    p.write_bytes("\ufeff# Title\r\n\r\n**User:** 以後都用繁體中文\r\n\r\n**Assistant:** 好\r\n用戶：第二個問題\r\n".encode("utf-8"))
+    p.write_bytes(
+        "\ufeff# Title\r\n\r\n**User:** 以後都用繁體中文\r\n\r\n**Assistant:** 好\r\n用戶：第二個問題\r\n".encode(
+            "utf-8"
+        )
+    )
     rr = read_source(source_for_transcript(p))
     assert rr.title == "Title"
     assert rr.turns == [Turn("user", "以後都用繁體中文"), Turn("assistant", "好"), Turn("user", "第二個問題")]
@@ -100,7 +147,7 @@ def test_session_snapshot_source(vault):
 def test_strip_noise():
     long_line = "log: " + "z" * 895
     text = (
-        "<tool_call>{\"cmd\": \"ls\"}</tool_call> keep me\n"
+        '<tool_call>{"cmd": "ls"}</tool_call> keep me\n'
         f"commit {'a1b2c3d4' * 5}\n"
         "img data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk\n"
         "blob QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3\n"
@@ -140,8 +187,10 @@ def test_snapshot_decisions_never_become_always_on_rules(tmp_path) -> None:
     from agentmem_vault.longterm.offline import RECORDED_MAX_IMPORTANCE, extract_offline
     from agentmem_vault.longterm.sources import snapshot_turns
 
-    text = ("# Session: 2026-05-25-1318-cursor-main-agent\n\n## Current Context\n- hook 流程\n\n"
-            "## Decisions\n- sessionStart 一律寫 idle，不建立 session 檔案。\n")
+    text = (
+        "# Session: 2026-05-25-1318-cursor-main-agent\n\n## Current Context\n- hook 流程\n\n"
+        "## Decisions\n- sessionStart 一律寫 idle，不建立 session 檔案。\n"
+    )
     turns = snapshot_turns(text).turns
     assert turns[0].text == "hook 流程"
     as_record = extract_offline(turns, recorded=True)

@@ -27,15 +27,22 @@ def backups(path: Path) -> list[Path]:
     return sorted(path.parent.glob(path.name + ".agentmem-backup-*"))
 
 
-@pytest.mark.parametrize("client, rel, key", [
-    ("cursor", ".cursor/mcp.json", "mcpServers"),
-    ("claude", ".mcp.json", "mcpServers"),
-])
-def test_json_clients_merge_backup_and_stay_idempotent(client: str, rel: str, key: str, vault: Vault, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "client, rel, key",
+    [
+        ("cursor", ".cursor/mcp.json", "mcpServers"),
+        ("claude", ".mcp.json", "mcpServers"),
+    ],
+)
+def test_json_clients_merge_backup_and_stay_idempotent(
+    client: str, rel: str, key: str, vault: Vault, tmp_path: Path
+) -> None:
     proj = tmp_path / "我的 project"
     path = proj / rel
     path.parent.mkdir(parents=True)
-    path.write_text('{"mcpServers": {"github": {"command": "npx", "args": ["-y", "gh"]}}, "other": true}\n', encoding="utf-8")
+    path.write_text(
+        '{"mcpServers": {"github": {"command": "npx", "args": ["-y", "gh"]}}, "other": true}\n', encoding="utf-8"
+    )
     before = path.read_bytes()
     r = install_mcp(client, vault=vault.root, project=proj, argv=ARGV)
     assert r["changed"] and not r["created"] and r["file"] == str(path)
@@ -68,12 +75,22 @@ def test_user_scope_files(vault: Vault, tmp_path: Path) -> None:
 
 def test_claude_desktop_path_per_os(tmp_path: Path) -> None:
     home = tmp_path / "h"
-    assert config_path("claude-desktop", home=home, platform="darwin") == home / "Library/Application Support/Claude/claude_desktop_config.json"
-    assert config_path("claude-desktop", home=home, platform="win32", environ={"APPDATA": str(tmp_path / "Roaming")}) == \
-        tmp_path / "Roaming" / "Claude" / "claude_desktop_config.json"
-    assert config_path("claude-desktop", home=home, platform="linux", environ={}) == home / ".config/Claude/claude_desktop_config.json"
-    assert config_path("claude-desktop", home=home, platform="linux", environ={"XDG_CONFIG_HOME": str(tmp_path / "x")}) == \
-        tmp_path / "x" / "Claude" / "claude_desktop_config.json"
+    assert (
+        config_path("claude-desktop", home=home, platform="darwin")
+        == home / "Library/Application Support/Claude/claude_desktop_config.json"
+    )
+    assert (
+        config_path("claude-desktop", home=home, platform="win32", environ={"APPDATA": str(tmp_path / "Roaming")})
+        == tmp_path / "Roaming" / "Claude" / "claude_desktop_config.json"
+    )
+    assert (
+        config_path("claude-desktop", home=home, platform="linux", environ={})
+        == home / ".config/Claude/claude_desktop_config.json"
+    )
+    assert (
+        config_path("claude-desktop", home=home, platform="linux", environ={"XDG_CONFIG_HOME": str(tmp_path / "x")})
+        == tmp_path / "x" / "Claude" / "claude_desktop_config.json"
+    )
     with pytest.raises(UsageError):
         config_path("claude-desktop", project=tmp_path, home=home)
 
@@ -107,7 +124,7 @@ def test_codex_toml_keeps_every_byte_but_our_table(vault: Vault, tmp_path: Path)
     assert doc["mcp_servers"]["docs"]["args"] == ["-y", "docs-mcp"]
     assert doc["mcp_servers"]["agentmem"] == {"command": ARGV[0], "args": r["entry"]["args"]}
     # The user adds env to our table; moving the vault rewrites command/args only.
-    path.write_bytes(path.read_bytes() + b"[mcp_servers.agentmem.env]\r\nANTHROPIC_API_KEY = \"k\"\r\n")
+    path.write_bytes(path.read_bytes() + b'[mcp_servers.agentmem.env]\r\nANTHROPIC_API_KEY = "k"\r\n')
     other = tmp_path / "other vault"
     other.mkdir()
     install_mcp("codex", vault=other, argv=ARGV)
@@ -120,15 +137,20 @@ def test_codex_toml_keeps_every_byte_but_our_table(vault: Vault, tmp_path: Path)
     assert not again["changed"]
 
 
-@pytest.mark.parametrize("client, name, junk", [
-    ("cursor", ".cursor/mcp.json", b'{"mcpServers": {,}}'),
-    ("claude", ".mcp.json", b"[1, 2]"),
-    ("cursor", ".cursor/mcp.json", b'{"mcpServers": ["not", "an object"]}'),
-    ("codex", ".codex/config.toml", b"model = \n"),
-    ("codex", ".codex/config.toml", b"mcp_servers = { agentmem = { command = 'x' } }\n"),
-    ("codex", ".codex/config.toml", b"\xff\xfe not utf-8"),
-])
-def test_unparseable_or_foreign_shapes_are_refused_untouched(client: str, name: str, junk: bytes, vault: Vault, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "client, name, junk",
+    [
+        ("cursor", ".cursor/mcp.json", b'{"mcpServers": {,}}'),
+        ("claude", ".mcp.json", b"[1, 2]"),
+        ("cursor", ".cursor/mcp.json", b'{"mcpServers": ["not", "an object"]}'),
+        ("codex", ".codex/config.toml", b"model = \n"),
+        ("codex", ".codex/config.toml", b"mcp_servers = { agentmem = { command = 'x' } }\n"),
+        ("codex", ".codex/config.toml", b"\xff\xfe not utf-8"),
+    ],
+)
+def test_unparseable_or_foreign_shapes_are_refused_untouched(
+    client: str, name: str, junk: bytes, vault: Vault, tmp_path: Path
+) -> None:
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(junk)

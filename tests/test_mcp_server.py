@@ -23,9 +23,20 @@ from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.model.index_table import parse_index
 
 TOOLS = {
-    "memory_whoami", "memory_register", "memory_update", "memory_continue", "memory_release", "memory_organize",
-    "memory_archive", "memory_list", "memory_find", "memory_show", "memory_context", "memory_search",
-    "memory_remember", "memory_deprecate",
+    "memory_whoami",
+    "memory_register",
+    "memory_update",
+    "memory_continue",
+    "memory_release",
+    "memory_organize",
+    "memory_archive",
+    "memory_list",
+    "memory_find",
+    "memory_show",
+    "memory_context",
+    "memory_search",
+    "memory_remember",
+    "memory_deprecate",
 }
 READ_ONLY = {"memory_whoami", "memory_list", "memory_find", "memory_show", "memory_context", "memory_search"}
 DESTRUCTIVE = {"memory_release", "memory_organize", "memory_archive", "memory_deprecate"}
@@ -47,11 +58,14 @@ def server_params(vault: Vault, *extra: str, env: dict[str, str] | None = None) 
     # The SDK passes only a safe default environment to the server: hand over our isolation.
     passed = {k: v for k, v in os.environ.items() if k.startswith("AGENTMEM_") or k in ("HOME", "USERPROFILE")}
     passed.update(env or {})
-    return StdioServerParameters(command=sys.executable, args=["-m", "agentmem_vault", "mcp", "--vault", str(vault.root), *extra],
-                                 env=passed)
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "agentmem_vault", "mcp", "--vault", str(vault.root), *extra], env=passed
+    )
 
 
-def drive(vault: Vault, scenario: Callable[[Client], Awaitable[Any]], *extra: str, env: dict[str, str] | None = None) -> Any:
+def drive(
+    vault: Vault, scenario: Callable[[Client], Awaitable[Any]], *extra: str, env: dict[str, str] | None = None
+) -> Any:
     """Start a server process, run ``scenario`` against it with the initialize handshake (what
     Cursor, Claude Code, Codex and Claude Desktop do), and stop it."""
     out: list[Any] = []
@@ -84,8 +98,11 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
         reg = await call(c, "memory_register", {"topic": "MCP 伺服器", "summary": "building it", "snapshot": SNAP})
         sid = reg["session_id"]
         src = (await call(c, "memory_register", {"topic": "earlier work"}))["session_id"]
-        got["update"] = await call(c, "memory_update", {"session_id": sid, "snapshot": "## Decisions\n- resources too\n",
-                                                        "keywords": "mcp, tools"})
+        got["update"] = await call(
+            c,
+            "memory_update",
+            {"session_id": sid, "snapshot": "## Decisions\n- resources too\n", "keywords": "mcp, tools"},
+        )
         got["continue"] = await call(c, "memory_continue", {"source_id": src, "session_id": sid})
         got["show"] = await call(c, "memory_show", {"session_id": sid})
         got["list"] = await call(c, "memory_list", {"status": "active"})
@@ -93,8 +110,12 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
         got["release"] = await call(c, "memory_release", {"source_id": src, "session_id": sid})
         got["organize"] = await call(c, "memory_organize", {"dry_run": True})
         got["archive_dry"] = await call(c, "memory_archive", {"session_id": src, "dry_run": True})
-        got["remember"] = await call(c, "memory_remember", {"text": "Always use pnpm instead of npm in this repo.", "project": "demo"})
-        got["remember_again"] = await call(c, "memory_remember", {"text": "Always use pnpm instead of npm in this repo.", "project": "demo"})
+        got["remember"] = await call(
+            c, "memory_remember", {"text": "Always use pnpm instead of npm in this repo.", "project": "demo"}
+        )
+        got["remember_again"] = await call(
+            c, "memory_remember", {"text": "Always use pnpm instead of npm in this repo.", "project": "demo"}
+        )
         got["search"] = await call(c, "memory_search", {"query": "pnpm"})
         got["context"] = await c.call_tool("memory_context", {"task": "install packages with pnpm", "project": "demo"})
         mid = got["remember"]["actions"][0]["id"]
@@ -121,9 +142,23 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
             assert a.destructive_hint is (name in DESTRUCTIVE), name
         assert len(t.description or "") > 60 and t.title, name  # written for a model: when to call it, what it changes
         assert t.output_schema and t.output_schema["type"] == "object", name
-    for name in ("memory_whoami", "memory_register", "memory_update", "memory_continue", "memory_release", "memory_archive", "memory_show"):
+    for name in (
+        "memory_whoami",
+        "memory_register",
+        "memory_update",
+        "memory_continue",
+        "memory_release",
+        "memory_archive",
+        "memory_show",
+    ):
         assert tools[name].output_schema["required"] == ["session_id"], name
-    assert set(tools["memory_update"].input_schema["properties"]) == {"session_id", "snapshot", "topic", "summary", "keywords"}
+    assert set(tools["memory_update"].input_schema["properties"]) == {
+        "session_id",
+        "snapshot",
+        "topic",
+        "summary",
+        "keywords",
+    }
     assert tools["memory_update"].input_schema["required"] == ["session_id"]
     assert set(tools["memory_archive"].input_schema["properties"]) == {"session_id", "dry_run", "force"}
     assert {"text", "project"} <= set(tools["memory_remember"].input_schema["properties"])
@@ -133,7 +168,9 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
     assert g["update"]["session_id"] == sid and g["update"]["row_after"]["keywords"] == "mcp, tools"
     assert g["continue"]["session_id"] == sid and g["continue"]["source"] == src
     assert "resources too" in g["show"]["snapshot"] and "tools call one library function each" in g["show"]["snapshot"]
-    assert [r["session_id"] for r in g["list"]["rows"]] == [sid, src] or {r["session_id"] for r in g["list"]["rows"]} == {sid, src}
+    assert [r["session_id"] for r in g["list"]["rows"]] == [sid, src] or {
+        r["session_id"] for r in g["list"]["rows"]
+    } == {sid, src}
     assert g["find"]["hits"][0]["session_id"] == sid
     assert g["release"]["session_id"] == sid and g["release"]["row_changed"] is True
     assert g["organize"]["dry_run"] is True and g["organize"]["deleted"] == []
@@ -141,7 +178,9 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
     assert g["remember"]["outcome"] == "create" and g["remember_again"]["outcome"] == "ignore"
     assert "pnpm" in g["search"]["hits"][0]["title"]
     ctx = g["context"]
-    assert not ctx.is_error and "pnpm" in ctx.content[0].text and ctx.structured_content["markdown"] == ctx.content[0].text
+    assert (
+        not ctx.is_error and "pnpm" in ctx.content[0].text and ctx.structured_content["markdown"] == ctx.content[0].text
+    )
     assert "pnpm" in g["memory_res"].contents[0].text
     assert g["deprecate"]["status"] == "deprecated"
     assert g["archive"]["action"] == "archived" and g["archive"]["session_id"] == src
@@ -166,7 +205,9 @@ def test_whoami_and_the_callers_project(vault: Vault, tmp_path: Path) -> None:
     sid = register_idle(vault, "cursor-main-agent").session_id
     record_pair(vault, "conv-一", sid, agent="cursor")
     assert remember(vault, "Always run pnpm install with --frozen-lockfile in CI.", project="shop").outcome == "create"
-    assert remember(vault, "Always run pnpm dedupe before a release branch is cut.", project="billing").outcome == "create"
+    assert (
+        remember(vault, "Always run pnpm dedupe before a release branch is cut.", project="billing").outcome == "create"
+    )
 
     async def scenario(c: Client) -> dict:
         return {
@@ -174,12 +215,20 @@ def test_whoami_and_the_callers_project(vault: Vault, tmp_path: Path) -> None:
             "context": await call(c, "memory_context", {"task": "pnpm in CI and releases"}),
             "other": await call(c, "memory_context", {"task": "pnpm in CI and releases", "project": "billing"}),
             # No session yet: continuing registers one (with the snapshot given) and returns its ID.
-            "continue": await call(c, "memory_continue", {"source_id": sid, "snapshot": "## Current Context\nPicking up the pnpm work.\n"}),
+            "continue": await call(
+                c, "memory_continue", {"source_id": sid, "snapshot": "## Current Context\nPicking up the pnpm work.\n"}
+            ),
         }
 
     # Claude Code starts servers with CLAUDE_PROJECT_DIR: recall defaults to that project.
     g = drive(vault, scenario, env={"CLAUDE_PROJECT_DIR": str(tmp_path / "code" / "shop")})
-    assert g["whoami"] == {"error": False, "session_id": sid, "conversation_id": "conv-一", "source": "conversation_id", "on_board": True}
+    assert g["whoami"] == {
+        "error": False,
+        "session_id": sid,
+        "conversation_id": "conv-一",
+        "source": "conversation_id",
+        "on_board": True,
+    }
     assert "frozen-lockfile" in g["context"]["markdown"] and "dedupe" not in g["context"]["markdown"]
     assert "dedupe" in g["other"]["markdown"] and "frozen-lockfile" not in g["other"]["markdown"]
     new = g["continue"]["session_id"]
@@ -200,26 +249,32 @@ def test_bad_input_gives_error_results_and_the_server_survives(vault: Vault, tmp
 
     async def scenario(c: Client) -> dict:
         got: dict[str, Any] = {}
-        for n, (tool, args) in enumerate([
-            ("memory_show", {"session_id": "2026-01-01-0000-nobody"}),
-            ("memory_update", {"session_id": "2026-01-01-0000-nobody", "snapshot": SNAP}),
-            ("memory_update", {"session_id": "../../escape", "snapshot": SNAP}),
-            ("memory_archive", {"session_id": "../escape"}),
-            ("memory_continue", {"source_id": "..", "session_id": "2026-01-01-0000-nobody"}),
-            ("memory_release", {"source_id": "a/b", "session_id": "2026-01-01-0000-nobody"}),
-            ("memory_register", {"snapshot": ""}),
-            ("memory_register", {"snapshot": "   \n"}),
-            ("memory_register", {"snapshot": "## Current Context\n" + "x" * 1_200_000}),
-            ("memory_deprecate", {"memory_id": "../../etc/passwd", "reason": "r"}),
-            ("memory_remember", {"text": ""}),
-            ("memory_search", {"query": "  "}),
-            ("memory_find", {"query": ""}),
-        ]):
+        for n, (tool, args) in enumerate(
+            [
+                ("memory_show", {"session_id": "2026-01-01-0000-nobody"}),
+                ("memory_update", {"session_id": "2026-01-01-0000-nobody", "snapshot": SNAP}),
+                ("memory_update", {"session_id": "../../escape", "snapshot": SNAP}),
+                ("memory_archive", {"session_id": "../escape"}),
+                ("memory_continue", {"source_id": "..", "session_id": "2026-01-01-0000-nobody"}),
+                ("memory_release", {"source_id": "a/b", "session_id": "2026-01-01-0000-nobody"}),
+                ("memory_register", {"snapshot": ""}),
+                ("memory_register", {"snapshot": "   \n"}),
+                ("memory_register", {"snapshot": "## Current Context\n" + "x" * 1_200_000}),
+                ("memory_deprecate", {"memory_id": "../../etc/passwd", "reason": "r"}),
+                ("memory_remember", {"text": ""}),
+                ("memory_search", {"query": "  "}),
+                ("memory_find", {"query": ""}),
+            ]
+        ):
             got[f"{n}:{tool}"] = await call(c, tool, args)
         # Arguments that fail the input schema are tool errors too (the SDK's validation).
         bad_type = await c.call_tool("memory_list", {"status": "closed"})
         got["schema"] = bad_type.is_error
-        for uri in ("agentmem://session/..%2F..%2Fescape", "agentmem://memory/nothing-here", "agentmem://session/2026-01-01-0000-nobody"):
+        for uri in (
+            "agentmem://session/..%2F..%2Fescape",
+            "agentmem://memory/nothing-here",
+            "agentmem://session/2026-01-01-0000-nobody",
+        ):
             try:
                 await c.read_resource(uri)
                 got[uri] = "read"
@@ -244,7 +299,9 @@ def test_bad_input_gives_error_results_and_the_server_survives(vault: Vault, tmp
     assert codes["1:memory_update"] == "session_not_found"
     assert codes["2:memory_update"] == codes["3:memory_archive"] == codes["4:memory_continue"] == "invalid_session_id"
     assert codes["5:memory_release"] == "invalid_session_id"
-    assert codes["6:memory_register"] == codes["7:memory_register"] == codes["8:memory_register"] == "snapshot_malformed"
+    assert (
+        codes["6:memory_register"] == codes["7:memory_register"] == codes["8:memory_register"] == "snapshot_malformed"
+    )
     assert "limit" in g["8:memory_register"]["error"]["message"]
     assert codes["9:memory_deprecate"] == "memory_not_found"
     assert codes["10:memory_remember"] == codes["11:memory_search"] == codes["12:memory_find"] == "usage"
@@ -270,18 +327,31 @@ def test_two_server_processes_writing_one_vault_lose_nothing(vault: Vault) -> No
     a_done = anyio.Event()
 
     async def worker(name: str) -> None:
-        async with Client(server_params(vault, "--agent", f"agent-{name}"), mode="legacy", read_timeout_seconds=300) as c:
+        async with Client(
+            server_params(vault, "--agent", f"agent-{name}"), mode="legacy", read_timeout_seconds=300
+        ) as c:
+
             async def register(i: int) -> None:
-                r = await call(c, "memory_register", {"topic": f"{name} {i}", "snapshot": f"## Decisions\n- {name} decision {i}\n"})
+                r = await call(
+                    c, "memory_register", {"topic": f"{name} {i}", "snapshot": f"## Decisions\n- {name} decision {i}\n"}
+                )
                 results[name].append(r)
                 registered[name].append(r.get("session_id", ""))
 
             async def update(shared: str, i: int) -> None:
-                results[name].append(await call(c, "memory_update", {"session_id": shared, "snapshot": f"## Next Actions\n- {name} step {i}\n"}))
+                results[name].append(
+                    await call(
+                        c, "memory_update", {"session_id": shared, "snapshot": f"## Next Actions\n- {name} step {i}\n"}
+                    )
+                )
 
             async def remember(i: int) -> None:
                 port = 5000 + i + (100 if name == "b" else 0)
-                results[name].append(await call(c, "memory_remember", {"text": f"Remember: the {name} service {i} listens on port {port}."}))
+                results[name].append(
+                    await call(
+                        c, "memory_remember", {"text": f"Remember: the {name} service {i} listens on port {port}."}
+                    )
+                )
 
             async with anyio.create_task_group() as tg:
                 for i in range(n):

@@ -74,20 +74,23 @@ def test_hand_edited_note_reads_one_way() -> None:
     assert n.extra == {"related": ["[[Other note]]", "[[Third|alias]]"], "color": "red"}
 
 
-@pytest.mark.parametrize("raw, expected", [
-    (f"sources: [[{SID}]]", [f"[[{SID}]]"]),
-    (f'sources: "[[{SID}]]"', [f"[[{SID}]]"]),
-    (f'sources: ["[[{SID}]]"]', [f"[[{SID}]]"]),
-    ("sources: [[a]], [[b]]", ["[[a]]", "[[b]]"]),
-    ("sources: [[a]]，[[b]]", ["[[a]]", "[[b]]"]),
-    ('sources: "[[a]], [[b]]"', ["[[a]]", "[[b]]"]),
-    ("sources:\n  - [[a]]\n  - [[b]]", ["[[a]]", "[[b]]"]),
-    ("sources: [[[a]], [[b]]]", ["[[a]]", "[[b]]"]),  # flow list of links: YAML nesting
-    ("sources: [[a, b]]", ["[[a, b]]"]),  # a link target may hold a comma
-    ("sources: ['[''2026-x'']']", ["[[2026-x]]"]),  # what an earlier version wrote: repaired
-    ("sources: [file:chat.md, 'cursor:abc']", ["file:chat.md", "cursor:abc"]),
-    ("sources:", []),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        (f"sources: [[{SID}]]", [f"[[{SID}]]"]),
+        (f'sources: "[[{SID}]]"', [f"[[{SID}]]"]),
+        (f'sources: ["[[{SID}]]"]', [f"[[{SID}]]"]),
+        ("sources: [[a]], [[b]]", ["[[a]]", "[[b]]"]),
+        ("sources: [[a]]，[[b]]", ["[[a]]", "[[b]]"]),
+        ('sources: "[[a]], [[b]]"', ["[[a]]", "[[b]]"]),
+        ("sources:\n  - [[a]]\n  - [[b]]", ["[[a]]", "[[b]]"]),
+        ("sources: [[[a]], [[b]]]", ["[[a]]", "[[b]]"]),  # flow list of links: YAML nesting
+        ("sources: [[a, b]]", ["[[a, b]]"]),  # a link target may hold a comma
+        ("sources: ['[''2026-x'']']", ["[[2026-x]]"]),  # what an earlier version wrote: repaired
+        ("sources: [file:chat.md, 'cursor:abc']", ["file:chat.md", "cursor:abc"]),
+        ("sources:", []),
+    ],
+)
 def test_link_forms_in_list_properties(raw: str, expected: list[str]) -> None:
     assert parse_note(f"---\n{raw}\n---\n").sources == expected
 
@@ -118,19 +121,24 @@ def test_history_heading_inside_a_code_fence_is_content() -> None:
     assert "## History" in n.content and n.history == []
 
 
-ALIAS_BOMB = "---\n" + "".join(
-    f"{k}: &{k} [{', '.join([f'*{p}' if p else 'x'] * 8)}]\n" for p, k in zip(["", "a", "b", "c"], "abcd")
-) + "keywords: [*d, *d, *d, *d, *d, *d, *d, *d]\n---\n"
+ALIAS_BOMB = (
+    "---\n"
+    + "".join(f"{k}: &{k} [{', '.join([f'*{p}' if p else 'x'] * 8)}]\n" for p, k in zip(["", "a", "b", "c"], "abcd"))
+    + "keywords: [*d, *d, *d, *d, *d, *d, *d, *d]\n---\n"
+)
 
 
-@pytest.mark.parametrize("text, words", [
-    ("---\ntitle: [oops\n---\nx", "not valid YAML"),
-    ("---\n- a\n---\n", "not a set of properties"),
-    ("---\ntitle: x\n", "not closed"),
-    ("---\ntitle: {a: 1}\n---\n", "'title' is a mapping"),
-    ("---\nkeywords: [{a: 1}]\n---\n", "'keywords' holds a mapping"),
-    (ALIAS_BOMB, "nested too deeply"),  # refused, not expanded
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("---\ntitle: [oops\n---\nx", "not valid YAML"),
+        ("---\n- a\n---\n", "not a set of properties"),
+        ("---\ntitle: x\n", "not closed"),
+        ("---\ntitle: {a: 1}\n---\n", "'title' is a mapping"),
+        ("---\nkeywords: [{a: 1}]\n---\n", "'keywords' holds a mapping"),
+        (ALIAS_BOMB, "nested too deeply"),  # refused, not expanded
+    ],
+)
 def test_malformed_frontmatter_is_a_clear_error(text: str, words: str) -> None:
     with pytest.raises(NoteFormatError) as exc:
         parse_note(text)
@@ -166,8 +174,18 @@ def _agree(vault: Vault, name: str, text: str) -> Note:
     assert note == parse_note(text)
     row = _index_row(vault, name)
     assert row["error"] is None
-    assert (row["note_id"], row["title"], row["category"], row["status"]) == (note.id, note.name, note.category, note.status)
-    assert (row["importance"], row["score"], row["created"], row["updated"]) == (note.importance, note.score, note.created, note.changed_at)
+    assert (row["note_id"], row["title"], row["category"], row["status"]) == (
+        note.id,
+        note.name,
+        note.category,
+        note.status,
+    )
+    assert (row["importance"], row["score"], row["created"], row["updated"]) == (
+        note.importance,
+        note.score,
+        note.created,
+        note.changed_at,
+    )
     assert (row["project_raw"], row["module_raw"]) == (note.project, note.module)
     assert json.loads(row["keywords"]) == note.keywords and json.loads(row["usage"]) == note.usage_scenario
     assert json.loads(row["sources"]) == note.source_ids
@@ -206,18 +224,54 @@ def test_a_writer_refuses_a_note_whose_file_went_bad(vault: Vault) -> None:
 # -- property tests ---------------------------------------------------------------------------------
 
 _SEPS = set(",，、;；")
-_word = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=16).map(
-    lambda s: s.strip()).filter(lambda s: s and not set(s) & _SEPS and not s.startswith(("[", "#")) and "]]" not in s)
-_sentence = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40).map(
-    str.strip).filter(lambda s: s and "]]" not in s and not s.startswith("["))
-_session = st.builds(lambda d, h, a: f"[[2026-05-{d:02d}-{h:04d}-{a}]]", st.integers(1, 28), st.integers(0, 2359),
-                     st.sampled_from(["cursor-main-agent", "claude", "codex-2"]))
+_word = (
+    st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=16)
+    .map(lambda s: s.strip())
+    .filter(lambda s: s and not set(s) & _SEPS and not s.startswith(("[", "#")) and "]]" not in s)
+)
+_sentence = (
+    st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=40)
+    .map(str.strip)
+    .filter(lambda s: s and "]]" not in s and not s.startswith("["))
+)
+_session = st.builds(
+    lambda d, h, a: f"[[2026-05-{d:02d}-{h:04d}-{a}]]",
+    st.integers(1, 28),
+    st.integers(0, 2359),
+    st.sampled_from(["cursor-main-agent", "claude", "codex-2"]),
+)
 _ref = st.one_of(_session, st.builds(lambda w: f"file:{w}.md", st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True)))
-_ts = st.builds(lambda m, d, h: f"2026-{m:02d}-{d:02d}T{h:02d}:00", st.integers(1, 12), st.integers(1, 28), st.integers(0, 23))
-_body = st.lists(_sentence.filter(lambda s: not s.startswith(("#", "-", "`", "~"))), min_size=1, max_size=4).map("\n\n".join)
-_extra_key = st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True).filter(lambda k: k not in {
-    "id", "title", "category", "keywords", "usage_scenario", "project", "module", "importance", "score", "status",
-    "created", "updated", "sources", "tags", "scope", "assessment_score", "assessment_reason", "deprecated_reason"})
+_ts = st.builds(
+    lambda m, d, h: f"2026-{m:02d}-{d:02d}T{h:02d}:00", st.integers(1, 12), st.integers(1, 28), st.integers(0, 23)
+)
+_body = st.lists(_sentence.filter(lambda s: not s.startswith(("#", "-", "`", "~"))), min_size=1, max_size=4).map(
+    "\n\n".join
+)
+_extra_key = st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True).filter(
+    lambda k: (
+        k
+        not in {
+            "id",
+            "title",
+            "category",
+            "keywords",
+            "usage_scenario",
+            "project",
+            "module",
+            "importance",
+            "score",
+            "status",
+            "created",
+            "updated",
+            "sources",
+            "tags",
+            "scope",
+            "assessment_score",
+            "assessment_reason",
+            "deprecated_reason",
+        }
+    )
+)
 _extra_val = st.one_of(st.integers(-5, 5000), _sentence, st.lists(_session, min_size=1, max_size=3), st.booleans())
 
 
@@ -254,6 +308,7 @@ def _yaml_scalar(s: str) -> str:
 
 def hand_edit(note: Note, draw: st.DrawFn) -> str:
     """The note as a person might write it in Obsidian: the forms docs/notes.md lists."""
+
     def case(v: str) -> str:
         return draw(st.sampled_from([v, v.upper(), v.capitalize()]))
 
@@ -280,13 +335,22 @@ def hand_edit(note: Note, draw: st.DrawFn) -> str:
             return f"sources: {_yaml_scalar(', '.join(xs))}"
         return listed("sources", xs)
 
-    lines = [f"id: {note.id}", f"title: {_yaml_scalar(note.title)}", f"category: {case(note.category)}",
-             listed("keywords", note.keywords), listed("usage_scenario", note.usage_scenario),
-             f"project: {_yaml_scalar(note.project)}", f"module: {_yaml_scalar(note.module)}",
-             f"importance: {draw(st.sampled_from([note.importance, note.importance + 1.0])) if note.importance == 1.0 else note.importance}",
-             f"score: {note.score if note.score < 5 else draw(st.sampled_from([5, 6, 50]))}",
-             f"status: {case(note.status)}", f"created: {note.created}", f"updated: {note.updated}",
-             sources(note.sources), listed("tags", note.tags)]
+    lines = [
+        f"id: {note.id}",
+        f"title: {_yaml_scalar(note.title)}",
+        f"category: {case(note.category)}",
+        listed("keywords", note.keywords),
+        listed("usage_scenario", note.usage_scenario),
+        f"project: {_yaml_scalar(note.project)}",
+        f"module: {_yaml_scalar(note.module)}",
+        f"importance: {draw(st.sampled_from([note.importance, note.importance + 1.0])) if note.importance == 1.0 else note.importance}",
+        f"score: {note.score if note.score < 5 else draw(st.sampled_from([5, 6, 50]))}",
+        f"status: {case(note.status)}",
+        f"created: {note.created}",
+        f"updated: {note.updated}",
+        sources(note.sources),
+        listed("tags", note.tags),
+    ]
     if note.scope:
         lines.append(f"scope: {case(note.scope)}")
     if note.assessment_score is not None:
@@ -338,7 +402,9 @@ def test_a_rewrite_keeps_every_property_it_does_not_change(note: Note, data: st.
         after = deprecated_note(before, "superseded", now="2026-12-01T10:00")
         changed = {"status", "deprecated_reason", "updated"}
     elif change == "content":
-        after = Note(**{**vars(before), "content": "new text", "history": [HistoryEntry("x", before.content), *before.history]})
+        after = Note(
+            **{**vars(before), "content": "new text", "history": [HistoryEntry("x", before.content), *before.history]}
+        )
         changed = {"content", "history"}
     elif change == "importance":
         after = Note(**{**vars(before), "importance": 0.9})
@@ -353,7 +419,9 @@ def test_a_rewrite_keeps_every_property_it_does_not_change(note: Note, data: st.
     assert reread.extra == note.extra  # unknown keys, links in them included
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(tool_notes(), st.data())
 def test_every_reader_agrees_on_any_note(vault: Vault, note: Note, data: st.DataObject) -> None:
     vault.longterm_dir.mkdir(parents=True, exist_ok=True)
@@ -387,9 +455,16 @@ def test_sources_link_survives_curation(vault: Vault) -> None:
     vault.longterm_dir.mkdir(parents=True, exist_ok=True)
     p = vault.longterm_dir / "Deploy with blue-green releases.md"
     p.write_text(LINKED, encoding="utf-8")
-    m = MemoryObject(action="update", title="Deploy with blue-green releases", category="important_decision_experience",
-                     content="Production deploys use blue-green releases with a 10 minute soak; never deploy in place.",
-                     keywords=["deploy"], importance=0.7, score=4, sources=["[[2026-06-01-1000-claude]]"])
+    m = MemoryObject(
+        action="update",
+        title="Deploy with blue-green releases",
+        category="important_decision_experience",
+        content="Production deploys use blue-green releases with a 10 minute soak; never deploy in place.",
+        keywords=["deploy"],
+        importance=0.7,
+        score=4,
+        sources=["[[2026-06-01-1000-claude]]"],
+    )
     [action] = plan_curation([m], load_notes(vault), now="2026-06-01T10:00", folder=vault.longterm_dir)
     assert action.kind == "update" and action.note is not None
     with VaultWriter(vault, "test") as w:
@@ -398,15 +473,24 @@ def test_sources_link_survives_curation(vault: Vault) -> None:
     assert props["sources"] == [f"[[{SID}]]", "[[2026-06-01-1000-claude]]"] and props["reviewer"] == "[[Alice]]"
     assert f'sources: ["[[{SID}]]", "[[2026-06-01-1000-claude]]"]' in p.read_text(encoding="utf-8")
     [note] = load_notes(vault)
-    assert note.source_ids == [SID, "2026-06-01-1000-claude"] and note.history[0].text.startswith("Production deploys use")
+    assert note.source_ids == [SID, "2026-06-01-1000-claude"] and note.history[0].text.startswith(
+        "Production deploys use"
+    )
 
 
 def test_sources_link_survives_memories_deprecate_cli(vault: Vault, cli) -> None:
     vault.longterm_dir.mkdir(parents=True, exist_ok=True)
     p = vault.longterm_dir / "Deploy with blue-green releases.md"
     p.write_text(LINKED, encoding="utf-8")
-    r = cli("memories", "deprecate", "lt-5e5e5e", "--reason", "moved to canaries", vault=vault,
-            env={"AGENTMEM_NOW": "2026-06-02T08:00"})
+    r = cli(
+        "memories",
+        "deprecate",
+        "lt-5e5e5e",
+        "--reason",
+        "moved to canaries",
+        vault=vault,
+        env={"AGENTMEM_NOW": "2026-06-02T08:00"},
+    )
     assert r.returncode == 0, r.stderr
     text = p.read_text(encoding="utf-8")
     assert f'sources: ["[[{SID}]]"]\n' in text and "'[''" not in text
@@ -422,7 +506,9 @@ def test_memories_deprecate_refuses_a_malformed_note(vault: Vault, cli) -> None:
     p = vault.longterm_dir / "broken.md"
     p.write_text("---\ntitle: [oops\n---\nbody\n", encoding="utf-8")
     r = cli("memories", "deprecate", "broken", "--reason", "x", vault=vault)
-    assert r.returncode == 1 and "broken.md" in r.stderr and "not valid YAML" in r.stderr and "Traceback" not in r.stderr
+    assert (
+        r.returncode == 1 and "broken.md" in r.stderr and "not valid YAML" in r.stderr and "Traceback" not in r.stderr
+    )
     assert p.read_text(encoding="utf-8") == "---\ntitle: [oops\n---\nbody\n"
 
 

@@ -21,17 +21,27 @@ from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.snapshot import parse_snapshot, render_snapshot
 from agentmem_vault.ops.register import register_idle
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 SID = "2026-06-01-0930-cursor-main-agent"
 
 
-def snapshot(sid: str = SID, *, topic: str = "Obsidian 瀏覽", updated: str = "2026-06-01 09:30",
-             continues: tuple[str, ...] = (), status: str = "active") -> str:
+def snapshot(
+    sid: str = SID,
+    *,
+    topic: str = "Obsidian 瀏覽",
+    updated: str = "2026-06-01 09:30",
+    continues: tuple[str, ...] = (),
+    status: str = "active",
+) -> str:
     cf = "\n".join(f"- {c}" for c in continues) or "None"
-    return (f"# Session: {sid}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {sid} |\n"
-            f"| Agent Name | cursor-main-agent |\n| Topic | {topic} |\n| Status | {status} |\n"
-            f"| Started At | 2026-06-01 09:30 |\n| Updated At | {updated} |\n\n## Current Context\nWorking.\n\n"
-            f"## Decisions\n- use Properties\n\n## Continues From\n{cf}\n")
+    return (
+        f"# Session: {sid}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {sid} |\n"
+        f"| Agent Name | cursor-main-agent |\n| Topic | {topic} |\n| Status | {status} |\n"
+        f"| Started At | 2026-06-01 09:30 |\n| Updated At | {updated} |\n\n## Current Context\nWorking.\n\n"
+        f"## Decisions\n- use Properties\n\n## Continues From\n{cf}\n"
+    )
 
 
 # -- the pure model -------------------------------------------------------------------------------
@@ -42,10 +52,16 @@ KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(lambda k: k
 
 
 @SETTINGS
-@given(topic=CELL, summary=CELL, keywords=st.lists(CELL.filter(lambda s: s and "," not in s and "，" not in s
-                                                                  and "、" not in s and ";" not in s), max_size=4),
-       user=st.dictionaries(KEYS, TEXT | st.integers() | st.lists(TEXT, max_size=3), max_size=3),
-       crlf=st.booleans(), bom=st.booleans())
+@given(
+    topic=CELL,
+    summary=CELL,
+    keywords=st.lists(
+        CELL.filter(lambda s: s and "," not in s and "，" not in s and "、" not in s and ";" not in s), max_size=4
+    ),
+    user=st.dictionaries(KEYS, TEXT | st.integers() | st.lists(TEXT, max_size=3), max_size=3),
+    crlf=st.booleans(),
+    bom=st.booleans(),
+)
 def test_frontmatter_equals_the_tables_and_the_rest_of_the_file_is_kept(topic, summary, keywords, user, crlf, bom):
     body = snapshot(topic=topic or "t")
     if user:  # a user's own properties, written by another YAML writer
@@ -74,8 +90,11 @@ def test_frontmatter_equals_the_tables_and_the_rest_of_the_file_is_kept(topic, s
 
 
 @SETTINGS
-@given(st.dictionaries(KEYS, TEXT | st.integers() | st.booleans() | st.lists(TEXT, max_size=3), max_size=6),
-       st.sampled_from(["block", "flow"]), st.booleans())
+@given(
+    st.dictionaries(KEYS, TEXT | st.integers() | st.booleans() | st.lists(TEXT, max_size=3), max_size=6),
+    st.sampled_from(["block", "flow"]),
+    st.booleans(),
+)
 def test_parse_render_frontmatter_is_byte_identical(data, style, comment):
     raw = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, default_flow_style=(style == "flow")).rstrip("\n")
     if comment:
@@ -86,8 +105,30 @@ def test_parse_render_frontmatter_is_byte_identical(data, style, comment):
 
 
 def test_cjk_quotes_colons_and_yaml_words_read_back_as_strings():
-    for s in ["未設定", "a: b", "yes", "No", "0o17", "1.5", "-x", "[[x]]", "#tag", 'say "hi"', "a #b", "~", "",
-              "2026-06-01", "tab\there", "nel\x85x", "\u2028", "trailing ", "=", "<<", "a=b", "null"]:
+    for s in [
+        "未設定",
+        "a: b",
+        "yes",
+        "No",
+        "0o17",
+        "1.5",
+        "-x",
+        "[[x]]",
+        "#tag",
+        'say "hi"',
+        "a #b",
+        "~",
+        "",
+        "2026-06-01",
+        "tab\there",
+        "nel\x85x",
+        "\u2028",
+        "trailing ",
+        "=",
+        "<<",
+        "a=b",
+        "null",
+    ]:
         line = sp.render_entry("topic", s)
         assert yaml.safe_load(line) == {"topic": s}, line
 
@@ -111,15 +152,18 @@ def test_user_keys_and_formatting_are_kept_and_only_stale_keys_change():
     assert sp.props_of(fixed)["tags"] == ["agent-memory/session", "project/x"]  # a user's tag stays
 
 
-@pytest.mark.parametrize("bad, why", [
-    ("---\ntopic: [unclosed\n---\n", "malformed"),
-    ("---\n- a list\n---\n", "not a list of properties"),
-    ("---\ntopic: a\ntopic: b\n---\n", "more than once"),
-    ("---\ntopic: a\n", "no closing"),
-    ("---\nupdated: 2026-13-45T10:00:00\n---\n", "month must be"),
-    ("---\n\"\\x41\": 1\n\"\\x41\": 2\n---\n", "malformed|more than once"),
-    ("---\n" + "[" * 2000 + "\n---\n", "malformed"),
-])
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        ("---\ntopic: [unclosed\n---\n", "malformed"),
+        ("---\n- a list\n---\n", "not a list of properties"),
+        ("---\ntopic: a\ntopic: b\n---\n", "more than once"),
+        ("---\ntopic: a\n", "no closing"),
+        ("---\nupdated: 2026-13-45T10:00:00\n---\n", "month must be"),
+        ('---\n"\\x41": 1\n"\\x41": 2\n---\n', "malformed|more than once"),
+        ("---\n" + "[" * 2000 + "\n---\n", "malformed"),
+    ],
+)
 def test_malformed_frontmatter_is_a_clear_error(bad, why):
     with pytest.raises(SnapshotFormatError, match=why):
         sp.sync_props(bad + snapshot(), kind=sp.LIVE, board=None, session_id=SID)
@@ -128,9 +172,13 @@ def test_malformed_frontmatter_is_a_clear_error(bad, why):
 def test_merge_and_readers_accept_both_forms():
     from agentmem_vault.model.snapshot import merge_snapshots
 
-    with_fm = sp.sync_props(snapshot(continues=("2026-05-25-1318-cursor-main-agent",)), kind=sp.LIVE, board=None, session_id=SID)
+    with_fm = sp.sync_props(
+        snapshot(continues=("2026-05-25-1318-cursor-main-agent",)), kind=sp.LIVE, board=None, session_id=SID
+    )
     old = parse_snapshot(with_fm)
-    merged = merge_snapshots(old, parse_snapshot(snapshot(continues=("[[2026-05-26-0900-b]]",))), updated_at="2026-06-02 10:00")
+    merged = merge_snapshots(
+        old, parse_snapshot(snapshot(continues=("[[2026-05-26-0900-b]]",))), updated_at="2026-06-02 10:00"
+    )
     assert merged.frontmatter == old.frontmatter
     assert merged.continues_from == ["2026-05-25-1318-cursor-main-agent", "2026-05-26-0900-b"]
     assert parse_snapshot(render_snapshot(merged)).continues_from == merged.continues_from
@@ -190,7 +238,11 @@ def test_every_session_operation_keeps_properties_equal_to_the_tables(vault, clo
     a = register_manual(vault, "cursor-main-agent", topic="來源 A", snapshot_text="## Decisions\n- d1\n").session_id
     assert_in_step(vault)
     props = sp.props_of(vault.session_path(a).read_text(encoding="utf-8"))
-    assert props["status"] == "active" and props["keywords"] == ["manual-registration", "cursor-agent", "session-snapshot"]
+    assert props["status"] == "active" and props["keywords"] == [
+        "manual-registration",
+        "cursor-agent",
+        "session-snapshot",
+    ]
     clock("2026-06-01T10:00")
     b = register_idle(vault, "cursor-main-agent").session_id
     update_session(vault, b, snapshot_text=snapshot(b, topic="B 工作"), keywords="b, 工作")
@@ -203,14 +255,22 @@ def test_every_session_operation_keeps_properties_equal_to_the_tables(vault, clo
     assert f"- [[{a}]]" in text_b  # Continues From written as a link
     # register, update and continue write b's snapshot once each, its Properties in that same write
     actions = [json.loads(x) for x in vault.journal_path.read_text(encoding="utf-8").splitlines()]
-    assert [e["action"] for e in actions if e.get("session_id") == b
-            and e["action"] in ("write_snapshot", "sync_properties")] == ["write_snapshot", "write_snapshot"]
-    assert any(e["action"] == "sync_properties" and e.get("session_id") == a for e in actions)  # the source's row changed
+    assert [
+        e["action"]
+        for e in actions
+        if e.get("session_id") == b and e["action"] in ("write_snapshot", "sync_properties")
+    ] == ["write_snapshot", "write_snapshot"]
+    assert any(
+        e["action"] == "sync_properties" and e.get("session_id") == a for e in actions
+    )  # the source's row changed
     idle = register_idle(vault, "cursor-main-agent").session_id  # continue promotes it: new keywords, status
     continue_session(vault, a, session_id=idle)
     actions = [json.loads(x) for x in vault.journal_path.read_text(encoding="utf-8").splitlines()]
-    assert [e["action"] for e in actions if e.get("session_id") == idle
-            and e["action"] in ("write_snapshot", "sync_properties")] == ["write_snapshot"]
+    assert [
+        e["action"]
+        for e in actions
+        if e.get("session_id") == idle and e["action"] in ("write_snapshot", "sync_properties")
+    ] == ["write_snapshot"]
     assert_in_step(vault)
     release_reference(vault, a, session_id=idle)
     release_reference(vault, a, session_id=b)
@@ -236,8 +296,10 @@ def test_old_snapshots_are_upgraded_on_their_next_write_and_never_otherwise(vaul
     from agentmem_vault.ops.sessions import continue_session, update_session
 
     old, cur = "2026-05-01-0900-cursor-main-agent", "2026-05-02-0900-cursor-main-agent"
-    rows = [it.Row(s, "cursor-main-agent", "舊", "old work", "k", "active", "-", "2026-05-01 09:00", "2026-05-01 09:00")
-            for s in (old, cur)]
+    rows = [
+        it.Row(s, "cursor-main-agent", "舊", "old work", "k", "active", "-", "2026-05-01 09:00", "2026-05-01 09:00")
+        for s in (old, cur)
+    ]
     vault.index_path.write_text(it.new_index_text() + "".join(it.render_row(r) + "\n" for r in rows), encoding="utf-8")
     before = snapshot(old, topic="舊", updated="2026-05-01 09:00").replace("\n", "\r\n").encode("utf-8")
     vault.session_path(old).write_bytes(before)
@@ -248,7 +310,11 @@ def test_old_snapshots_are_upgraded_on_their_next_write_and_never_otherwise(vaul
     clock("2026-06-02T10:00")
     update_session(vault, old, snapshot_text="## Decisions\n- more\n")
     after = vault.session_path(old).read_bytes()
-    assert after.startswith(b"---\r\n") and b"\r\n---\r\n\r\n# Session: " in after and b"\n" not in after.replace(b"\r\n", b"")
+    assert (
+        after.startswith(b"---\r\n")
+        and b"\r\n---\r\n\r\n# Session: " in after
+        and b"\n" not in after.replace(b"\r\n", b"")
+    )
     assert_in_step(vault)
 
 
@@ -298,12 +364,16 @@ def test_doctor_fix_and_the_daemon_resolve_a_hand_edit_toward_the_table(vault, c
     assert path.read_text(encoding="utf-8") == good.replace("status: active", "status: active\nmine: again")
     assert_in_step(vault)
     # the board changes under it (a hand edit of the row): the daemon follows the row
-    vault.index_path.write_text(vault.index_path.read_text(encoding="utf-8").replace("| active |", "| stale |"), encoding="utf-8")
+    vault.index_path.write_text(
+        vault.index_path.read_text(encoding="utf-8").replace("| active |", "| stale |"), encoding="utf-8"
+    )
     d.handle_paths(["index.md"])
     assert sp.props_of(path.read_text(encoding="utf-8"))["status"] == "stale"
     # a snapshot copied in with Properties but no row: the daemon adds the row, the Properties follow it
     new = "2026-05-20-0800-cursor-main-agent"
-    vault.session_path(new).write_text(sp.sync_props(snapshot(new), kind=sp.LIVE, board=None, session_id=new), encoding="utf-8")
+    vault.session_path(new).write_text(
+        sp.sync_props(snapshot(new), kind=sp.LIVE, board=None, session_id=new), encoding="utf-8"
+    )
     d.handle_paths([f"sessions/{new}.md"])
     assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).find(new) is not None
     assert sp.props_of(vault.session_path(new).read_text(encoding="utf-8"))["summary"]
@@ -333,8 +403,11 @@ def resolve(vault_root: Path, target: str) -> list[Path]:
 
 
 def links_in(vault_root: Path) -> dict[Path, list[str]]:
-    return {p: re.findall(r"\[\[([^\[\]]+)\]\]", p.read_text(encoding="utf-8"))
-            for p in vault_root.rglob("*.md") if ".agentmem" not in p.parts}
+    return {
+        p: re.findall(r"\[\[([^\[\]]+)\]\]", p.read_text(encoding="utf-8"))
+        for p in vault_root.rglob("*.md")
+        if ".agentmem" not in p.parts
+    }
 
 
 def test_every_link_to_a_session_resolves_before_and_after_archive(vault, clock):
@@ -350,8 +423,10 @@ def test_every_link_to_a_session_resolves_before_and_after_archive(vault, clock)
     cur = register_manual(vault, "cursor-main-agent", topic="接續").session_id
     continue_session(vault, src, session_id=cur)
     note = vault.longterm_dir / "規則.md"
-    note.write_text(f"---\ntitle: 規則\nsources: [\"[[{src}]]\"]\ntags: [agent-memory/long-term]\n---\n見 [[{src.upper()}]]\n",
-                    encoding="utf-8")
+    note.write_text(
+        f'---\ntitle: 規則\nsources: ["[[{src}]]"]\ntags: [agent-memory/long-term]\n---\n見 [[{src.upper()}]]\n',
+        encoding="utf-8",
+    )
     pointing = {p: [t for t in ts if t.casefold() == src.casefold()] for p, ts in links_in(vault.root).items()}
     pointing = {p: ts for p, ts in pointing.items() if ts}
     assert len(pointing) >= 2  # the continuing snapshot (section and properties) and the note
@@ -375,8 +450,17 @@ def test_long_term_notes_link_their_source_sessions(vault, clock):
     from agentmem_vault.ops.sessions import register_manual
 
     sid = register_manual(vault, "cursor-main-agent", topic="來源").session_id
-    text = render_note(Note(id="lt-1", title="規則", category="project_introduction", created="2026-06-01T09:30",
-                            updated="2026-06-01T09:30", sources=[as_link(sid)], content="內容"))
+    text = render_note(
+        Note(
+            id="lt-1",
+            title="規則",
+            category="project_introduction",
+            created="2026-06-01T09:30",
+            updated="2026-06-01T09:30",
+            sources=[as_link(sid)],
+            content="內容",
+        )
+    )
     assert sp.props_of(text)["sources"] == [f"[[{sid}]]"] and parse_note(text).source_ids == [sid]
     (vault.longterm_dir / "規則.md").write_text(text, encoding="utf-8")
     assert resolve(vault.root, sid) == [vault.session_path(sid)]
@@ -423,8 +507,24 @@ def test_init_merges_types_into_an_existing_obsidian_folder_only(tmp_path):
     assert (v.memory / "Sessions.base").read_text(encoding="utf-8") == "views: []\n"
 
 
-FILE_PROPS = {"name", "path", "folder", "ext", "size", "ctime", "mtime", "tags", "links", "backlinks", "embeds", "properties", "file"}
-_IDENT = re.compile(r"(?<![\w.\"'])((?:note|file|formula)\.)?([A-Za-z_][A-Za-z0-9_]*)(?=\s*(?:[=!<>+\-*/%)]|\.[a-z]|$|,))")
+FILE_PROPS = {
+    "name",
+    "path",
+    "folder",
+    "ext",
+    "size",
+    "ctime",
+    "mtime",
+    "tags",
+    "links",
+    "backlinks",
+    "embeds",
+    "properties",
+    "file",
+}
+_IDENT = re.compile(
+    r"(?<![\w.\"'])((?:note|file|formula)\.)?([A-Za-z_][A-Za-z0-9_]*)(?=\s*(?:[=!<>+\-*/%)]|\.[a-z]|$|,))"
+)
 _FUNCTIONS = {"if", "now", "today", "date", "list", "link", "number", "true", "false", "null", "file", "this"}
 
 
@@ -515,8 +615,9 @@ def test_sample_vault_shows_it_all():
     for name in BASES:
         assert (v.memory / name).is_file()
     assert json.loads((root / ".obsidian" / "types.json").read_text(encoding="utf-8"))["types"]["updated"] == "datetime"
-    assert list(v.archive_dir.glob("*/session.md")) and all(sp.has_frontmatter(p.read_text(encoding="utf-8"))
-                                                             for p in all_session_files(v))
+    assert list(v.archive_dir.glob("*/session.md")) and all(
+        sp.has_frontmatter(p.read_text(encoding="utf-8")) for p in all_session_files(v)
+    )
     assert_in_step(v)
 
 
@@ -525,12 +626,21 @@ def test_a_git_merge_of_two_snapshots_merges_their_properties_key_by_key():
 
     base = sp.sync_props(snapshot(), kind=sp.LIVE, board=sp.BoardFacts("active", "s", "k", "-"), session_id=SID)
     ours = sp.sync_props(
-        base.replace("- use Properties", "- use Properties\n- ours").replace("| Updated At | 2026-06-01 09:30 |", "| Updated At | 2026-06-02 10:00 |"),
-        kind=sp.LIVE, board=None, session_id=SID).replace("tags:\n", "mine: 1\ntags:\n")
+        base.replace("- use Properties", "- use Properties\n- ours").replace(
+            "| Updated At | 2026-06-01 09:30 |", "| Updated At | 2026-06-02 10:00 |"
+        ),
+        kind=sp.LIVE,
+        board=None,
+        session_id=SID,
+    ).replace("tags:\n", "mine: 1\ntags:\n")
     theirs = sp.sync_props(
-        base.replace("- use Properties", "- use Properties\n- theirs").replace("| Topic | Obsidian 瀏覽 |", "| Topic | 新主題 |")
+        base.replace("- use Properties", "- use Properties\n- theirs")
+        .replace("| Topic | Obsidian 瀏覽 |", "| Topic | 新主題 |")
         .replace("| Updated At | 2026-06-01 09:30 |", "| Updated At | 2026-06-01 12:00 |"),
-        kind=sp.LIVE, board=None, session_id=SID).replace("  - agent-memory/session", "  - agent-memory/session\n  - theirs-tag")
+        kind=sp.LIVE,
+        board=None,
+        session_id=SID,
+    ).replace("  - agent-memory/session", "  - agent-memory/session\n  - theirs-tag")
     out = merge_snapshot_texts(base, ours, theirs)
     assert out.clean
     props = sp.props_of(out.text)
@@ -553,10 +663,37 @@ def test_doctor_fix_merges_the_property_types(vault):
 
 
 @SETTINGS
-@given(st.lists(st.sampled_from(["a: 1", "b:", "  - x", "- y", "# c", "", "'q': 2", '"k\\x41": 3', "c: [1, 2",
-                                 "d: {e: 1}", "? f", ": g", "h: |", "  text", "i: 2026-06-01T09:30:00", "j: *k",
-                                 "k: &k v", "l: !!binary aGk=", "m: 日本語", "\t", "n: 'it''s'"]) | st.text(max_size=8),
-                max_size=8))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a: 1",
+                "b:",
+                "  - x",
+                "- y",
+                "# c",
+                "",
+                "'q': 2",
+                '"k\\x41": 3',
+                "c: [1, 2",
+                "d: {e: 1}",
+                "? f",
+                ": g",
+                "h: |",
+                "  text",
+                "i: 2026-06-01T09:30:00",
+                "j: *k",
+                "k: &k v",
+                "l: !!binary aGk=",
+                "m: 日本語",
+                "\t",
+                "n: 'it''s'",
+            ]
+        )
+        | st.text(max_size=8),
+        max_size=8,
+    )
+)
 def test_any_frontmatter_text_is_read_exactly_or_refused_clearly(lines):
     raw = "\n".join(lines)
     try:
@@ -576,6 +713,10 @@ def test_project_comes_from_a_project_row_else_it_is_the_users():
     assert sp.props_of(sp.sync_props(with_row, kind=sp.LIVE, board=None, session_id=SID))["project"] == "shop"
     mine = sp.sync_props(snapshot(), kind=sp.LIVE, board=None, session_id=SID).replace("project:\n", "project: 私人\n")
     assert sp.sync_props(mine, kind=sp.LIVE, board=None, session_id=SID) == mine  # kept, not a disagreement
-    fixed = sp.sync_props(mine.replace("| Status | active |", "| Project | shop |\n| Status | active |"),
-                          kind=sp.LIVE, board=None, session_id=SID)
+    fixed = sp.sync_props(
+        mine.replace("| Status | active |", "| Project | shop |\n| Status | active |"),
+        kind=sp.LIVE,
+        board=None,
+        session_id=SID,
+    )
     assert sp.props_of(fixed)["project"] == "shop"  # once the table says, the table wins

@@ -19,8 +19,14 @@ from projects_helpers import build_vault, evaluate
 
 HAS_GIT = shutil.which("git") is not None
 needs_git = pytest.mark.skipif(not HAS_GIT, reason="git is not installed")
-GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e.org", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e.org", "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@e.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@e.org",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -69,7 +75,10 @@ def test_worktrees_name_their_main_repository_and_submodules_themselves(tmp_path
 
 def test_a_folder_that_is_not_a_repository_and_windows_paths(tmp_path: Path) -> None:
     (tmp_path / "notes folder").mkdir()
-    assert (identify(tmp_path / "notes folder").name, identify(tmp_path / "notes folder").source) == ("notes folder", "folder")
+    assert (identify(tmp_path / "notes folder").name, identify(tmp_path / "notes folder").source) == (
+        "notes folder",
+        "folder",
+    )
     win = identify(r"G:\我的雲端硬碟\code\my-app")
     assert win.name == "my-app"
     assert identify("").name == "" and identify(None).source == "unknown"
@@ -104,7 +113,9 @@ def test_slugs_are_decoded_against_existing_folders_never_cut(tmp_path: Path) ->
 def test_a_transcript_takes_its_recorded_cwd_else_the_decoded_slug_else_nothing(tmp_path: Path) -> None:
     claude = tmp_path / ".claude" / "projects" / "-home-alice-code-my-app" / "abc.jsonl"
     claude.parent.mkdir(parents=True)
-    claude.write_text(json.dumps({"type": "user", "cwd": "/home/alice/code/my-app", "message": {}}) + "\n", encoding="utf-8")
+    claude.write_text(
+        json.dumps({"type": "user", "cwd": "/home/alice/code/my-app", "message": {}}) + "\n", encoding="utf-8"
+    )
     assert for_transcript(claude).name == "my-app"  # not "app"
     cursor = tmp_path / ".cursor" / "projects" / "home-alice-code-my-app" / "agent-transcripts" / "x.jsonl"
     cursor.parent.mkdir(parents=True)
@@ -116,16 +127,19 @@ def test_a_transcript_takes_its_recorded_cwd_else_the_decoded_slug_else_nothing(
 # -- scope at extraction ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("category, text, source, expected", [
-    ("user_communication", "以後回答一律用繁體中文", "shop-api", ("", "global")),
-    ("user_behavior", "I always use PowerShell", "shop-api", ("", "global")),
-    ("user_behavior", "這個專案的回答用英文", "shop-api", ("shop-api", "project")),
-    ("development_code_specification", "我們專案的 logging 一律用 structlog", "shop-api", ("shop-api", "project")),
-    ("development_practice_specification", "這個專案的 commit message 用中文", "shop-api", ("shop-api", "project")),
-    ("development_code_specification", "所有專案都用 ruff 做 lint", "shop-api", ("", "global")),
-    ("project_tech_stack", "in every project I use pytest", "web", ("", "global")),
-    ("project_tech_stack", "we use PostgreSQL 16", "", ("", "global")),
-])
+@pytest.mark.parametrize(
+    "category, text, source, expected",
+    [
+        ("user_communication", "以後回答一律用繁體中文", "shop-api", ("", "global")),
+        ("user_behavior", "I always use PowerShell", "shop-api", ("", "global")),
+        ("user_behavior", "這個專案的回答用英文", "shop-api", ("shop-api", "project")),
+        ("development_code_specification", "我們專案的 logging 一律用 structlog", "shop-api", ("shop-api", "project")),
+        ("development_practice_specification", "這個專案的 commit message 用中文", "shop-api", ("shop-api", "project")),
+        ("development_code_specification", "所有專案都用 ruff 做 lint", "shop-api", ("", "global")),
+        ("project_tech_stack", "in every project I use pytest", "web", ("", "global")),
+        ("project_tech_stack", "we use PostgreSQL 16", "", ("", "global")),
+    ],
+)
 def test_scope_rule(category: str, text: str, source: str, expected: tuple[str, str]) -> None:
     assert scope_for(category, text, source) == expected
 
@@ -156,7 +170,9 @@ def test_context_defaults_to_the_current_folders_project(projects_vault: Vault, 
     ids = {h["id"] for h in d["rules"] + d["memories_full"] + d["memories_brief"]}
     assert "lt-sh06" in ids and "lt-web07" not in ids and "lt-ml01" not in ids
     assert d["scope"]["project"] == "shop-api"
-    other = json.loads(run_cli("context", "commit message", "--json", "--project", "web-frontend", vault=projects_vault).stdout)
+    other = json.loads(
+        run_cli("context", "commit message", "--json", "--project", "web-frontend", vault=projects_vault).stdout
+    )
     assert "lt-web07" in {h["id"] for h in other["rules"]} and "lt-sh06" not in {h["id"] for h in other["rules"]}
     every = json.loads(run_cli("context", "commit message", "--json", "--all-projects", vault=projects_vault).stdout)
     assert {"lt-web07", "lt-sh06"} <= {h["id"] for h in every["rules"]}
@@ -167,16 +183,25 @@ def test_an_unknown_project_is_a_clear_error_listing_the_known_ones(projects_vau
     assert proc.returncode == 2 and "unknown project 'nope'" in proc.stderr
     assert "shop-api" in proc.stderr and "web-frontend" in proc.stderr and "Traceback" not in proc.stderr
     # a memory of a project no folder maps to is still found with --all-projects
-    hits = json.loads(run_cli("memories", "search", "Slurm GPU", "--all-projects", "--json", vault=projects_vault).stdout)
+    hits = json.loads(
+        run_cli("memories", "search", "Slurm GPU", "--all-projects", "--json", vault=projects_vault).stdout
+    )
     assert hits and hits[0]["id"] == "lt-ml04"
 
 
-def test_session_start_shows_the_chats_own_project_rules_and_records_its_project(projects_vault: Vault, tmp_path: Path) -> None:
+def test_session_start_shows_the_chats_own_project_rules_and_records_its_project(
+    projects_vault: Vault, tmp_path: Path
+) -> None:
     run_cli("reindex", vault=projects_vault)
     ws = tmp_path / "ws" / "web-frontend"
     ws.mkdir(parents=True)
-    proc = run_hook("cursor-session-start", cursor_start(ws, conv="c-web"), cwd=ws, args=["--vault", str(projects_vault.root)],
-                    env=hook_env())
+    proc = run_hook(
+        "cursor-session-start",
+        cursor_start(ws, conv="c-web"),
+        cwd=ws,
+        args=["--vault", str(projects_vault.root)],
+        env=hook_env(),
+    )
     ctx = context_of(answer(proc))
     assert "web-frontend 用 pnpm 不用 npm" in ctx and "回答一律用繁體中文" in ctx
     assert "shop-api 的 logging 一律用 structlog" not in ctx and "訓練資料放 S3" not in ctx
@@ -202,8 +227,10 @@ def test_memories_move_rescopes_and_doctor_reports_orphans(projects_vault: Vault
     assert run_cli("memories", "move", "lt-nope", "--global", vault=projects_vault).returncode == 1
     # once chats are registered with projects, notes of a project no chat ran in are reported
     (projects_vault.state_dir / "conversations.jsonl").write_text(
-        json.dumps({"conversation_id": "c", "session_id": "2026-06-01-0930-cursor-main-agent", "project": "shop-api"}) + "\n",
-        encoding="utf-8")
+        json.dumps({"conversation_id": "c", "session_id": "2026-06-01-0930-cursor-main-agent", "project": "shop-api"})
+        + "\n",
+        encoding="utf-8",
+    )
     report = json.loads(run_cli("doctor", "--json", vault=projects_vault).stdout)
     orphans = [f for f in report["findings"] if f["kind"] == "note_project_unknown"]
     assert orphans and all("shop-api" not in f["message"] for f in orphans)

@@ -20,11 +20,15 @@ from recall_helpers import write_corpus
 from conftest import run_cli
 
 NOW = "2026-06-01T09:30"
-HEADER = ("| Session ID | Agent Name | Topic | Summary | Keywords | Status | Referenced By | Started At | Updated At |\n"
-          "|---|---|---|---|---|---|---|---|---|\n")
+HEADER = (
+    "| Session ID | Agent Name | Topic | Summary | Keywords | Status | Referenced By | Started At | Updated At |\n"
+    "|---|---|---|---|---|---|---|---|---|\n"
+)
 
 
-def _row(sid: str, topic: str, summary: str, status: str = "active", updated: str = "2026-05-30 10:00", kw: str = "-") -> str:
+def _row(
+    sid: str, topic: str, summary: str, status: str = "active", updated: str = "2026-05-30 10:00", kw: str = "-"
+) -> str:
     return f"| {sid} | cursor-main-agent | {topic} | {summary} | {kw} | {status} | - | 2026-05-25 13:18 | {updated} |\n"
 
 
@@ -37,27 +41,52 @@ def filled(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> Vault:
         + _row("2026-05-25-1318-cursor-main-agent", "退款改為異步佇列", "退款超時拖垮閘道的排查", kw="退款, RabbitMQ")
         + _row("2026-05-26-0900-cursor-main-agent", "首页样式", "Tailwind 迁移", updated="2026-05-31 09:00")
         + _row("2026-05-20-0800-cursor-main-agent", "退款 旧讨论", "退款超时", status="idle")
-        + _row("2026-04-01-0800-cursor-main-agent", "退款 第一版", "渠道超时重试", status="stale", updated="2026-04-02 10:00"),
+        + _row(
+            "2026-04-01-0800-cursor-main-agent",
+            "退款 第一版",
+            "渠道超时重试",
+            status="stale",
+            updated="2026-04-02 10:00",
+        ),
         encoding="utf-8",
     )
     return vault
 
 
 def _hit(i: int, content_len: int, rule: bool = False) -> Hit:
-    return Hit(id=f"lt-{i:06x}", title=f"標題 {i} " + "長" * (i % 7), path=f"/v/{i}.md", score=1.0 / (i + 1),
-               importance=0.95 if rule else 0.5, category="pitfall", updated="2026-05-01T10:00",
-               usage_scenario=["修改接口", "排查"], sources=["2026-05-25-1318-cursor-main-agent"],
-               content=("內容" * content_len)[:content_len] or "x", rel_path=f"{i}.md")
+    return Hit(
+        id=f"lt-{i:06x}",
+        title=f"標題 {i} " + "長" * (i % 7),
+        path=f"/v/{i}.md",
+        score=1.0 / (i + 1),
+        importance=0.95 if rule else 0.5,
+        category="pitfall",
+        updated="2026-05-01T10:00",
+        usage_scenario=["修改接口", "排查"],
+        sources=["2026-05-25-1318-cursor-main-agent"],
+        content=("內容" * content_len)[:content_len] or "x",
+        rel_path=f"{i}.md",
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(budget=st.integers(min_value=1, max_value=9000), n_rules=st.integers(0, 6), n_mem=st.integers(0, 15),
-       n_sess=st.integers(0, 6), clen=st.integers(0, 3000), full=st.integers(0, 5))
-def test_render_never_exceeds_the_budget(budget: int, n_rules: int, n_mem: int, n_sess: int, clen: int, full: int) -> None:
+@given(
+    budget=st.integers(min_value=1, max_value=9000),
+    n_rules=st.integers(0, 6),
+    n_mem=st.integers(0, 15),
+    n_sess=st.integers(0, 6),
+    clen=st.integers(0, 3000),
+    full=st.integers(0, 5),
+)
+def test_render_never_exceeds_the_budget(
+    budget: int, n_rules: int, n_mem: int, n_sess: int, clen: int, full: int
+) -> None:
     rules = [_hit(100 + i, clen, rule=True) for i in range(n_rules)]
     mems = [_hit(i, clen) for i in range(n_mem)]
-    sess = [SessionHit(f"2026-05-2{i}-1318-cursor-main-agent", "主題" * i, "摘要 " * 30, "active", "2026-05-30 10:00", 0.5)
-            for i in range(n_sess)]
+    sess = [
+        SessionHit(f"2026-05-2{i}-1318-cursor-main-agent", "主題" * i, "摘要 " * 30, "active", "2026-05-30 10:00", 0.5)
+        for i in range(n_sess)
+    ]
     md, r, f, b, s = render_context(rules, mems, sess, budget=budget, full_count=full)
     assert len(md) <= budget
     # every listed item is really in the text, and nothing is listed twice
@@ -73,7 +102,11 @@ def test_render_never_exceeds_the_budget(budget: int, n_rules: int, n_mem: int, 
 def test_context_sections_and_content(filled: Vault) -> None:
     res = build_context(filled, "退款超時 閘道被拖垮", budget=6000)
     md = res.markdown
-    assert md.index("## Rules that always apply") < md.index("## Relevant memories") < md.index("## Sessions you may continue")
+    assert (
+        md.index("## Rules that always apply")
+        < md.index("## Relevant memories")
+        < md.index("## Sessions you may continue")
+    )
     # rule index: importance >= 0.9 always there, even when unrelated to the task
     assert "Never force-push to main" in md and "回覆使用繁體中文" in md
     assert all(h.importance >= 0.9 for h in res.rules) and len(res.rules) == 8
@@ -108,8 +141,22 @@ def test_unrelated_task_lists_no_memories_but_recent_sessions(filled: Vault) -> 
 
 
 def test_relevant_sessions_ignores_single_common_token() -> None:
-    rows = [Row("2026-05-25-1318-cursor-main-agent", "a", "支付回调幂等改造", "重复入账", "-", "active", "-", "", "2026-05-30 10:00"),
-            Row("2026-05-25-1319-cursor-main-agent", "a", "接口文档", "补充说明", "-", "active", "-", "", "2026-05-31 10:00")]
+    rows = [
+        Row(
+            "2026-05-25-1318-cursor-main-agent",
+            "a",
+            "支付回调幂等改造",
+            "重复入账",
+            "-",
+            "active",
+            "-",
+            "",
+            "2026-05-30 10:00",
+        ),
+        Row(
+            "2026-05-25-1319-cursor-main-agent", "a", "接口文档", "补充说明", "-", "active", "-", "", "2026-05-31 10:00"
+        ),
+    ]
     got = relevant_sessions(rows, "支付回调 幂等 接口")
     assert [s.session_id for s in got] == ["2026-05-25-1318-cursor-main-agent"]
 
@@ -121,7 +168,9 @@ def test_cli_context_respects_budget_and_json(filled: Vault) -> None:
         assert p.returncode == 0, p.stderr
         assert len(p.stdout.rstrip("\n")) <= int(budget)
         assert p.stdout.strip()
-    p = run_cli("context", "退款超時", "--budget", "2000", "--limit", "2", "--json", "--all-projects", vault=filled, env=env)
+    p = run_cli(
+        "context", "退款超時", "--budget", "2000", "--limit", "2", "--json", "--all-projects", vault=filled, env=env
+    )
     d = json.loads(p.stdout)
     assert d["chars"] == len(d["markdown"]) <= 2000 and len(d["memories_full"]) + len(d["memories_brief"]) <= 2
     assert d["sessions"][0]["session_id"] == "2026-05-25-1318-cursor-main-agent"
@@ -131,7 +180,9 @@ def test_cli_context_respects_budget_and_json(filled: Vault) -> None:
 
 def test_cli_memories_search_json_and_reindex(filled: Vault) -> None:
     env = {"AGENTMEM_NOW": NOW}
-    p = run_cli("memories", "search", "註冊 簡訊驗證碼", "--limit", "3", "--json", "--all-projects", vault=filled, env=env)
+    p = run_cli(
+        "memories", "search", "註冊 簡訊驗證碼", "--limit", "3", "--json", "--all-projects", vault=filled, env=env
+    )
     assert p.returncode == 0, p.stderr
     hits = json.loads(p.stdout)
     assert 1 <= len(hits) <= 3
@@ -163,8 +214,12 @@ def test_session_start_context_reads_prebuilt_index_fast_and_fresh(filled: Vault
     # a rule edited or deleted in Obsidian since the last sync: never the stale text (the hook
     # does not parse notes); the edit shows after the next sync
     rule = next(p for p in filled.longterm_dir.iterdir() if p.name.startswith("Never force-push"))
-    rule.write_text(rule.read_text(encoding="utf-8").replace("open a pull request", "OPEN A PR NOW").replace(
-        "Open a pull request", "OPEN A PR NOW"), encoding="utf-8")
+    rule.write_text(
+        rule.read_text(encoding="utf-8")
+        .replace("open a pull request", "OPEN A PR NOW")
+        .replace("Open a pull request", "OPEN A PR NOW"),
+        encoding="utf-8",
+    )
     edited = session_start_context(filled, budget=4000)
     assert "Never force-push" not in edited and "OPEN A PR NOW" not in edited
     build_context(filled, "anything")  # syncs the index

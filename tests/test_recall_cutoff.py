@@ -25,8 +25,10 @@ NOW = datetime(2026, 6, 1, 9, 30)
 TASKS = load_long_tasks()
 KEY_OF_ID = {n["id"]: n["key"] for n in load_corpus()}
 # What the user reported: the top search hit (coverage 0.128 < 0.18) was dropped, money-decimal listed.
-TWO_TOPICS = ("sign-up endpoint must verify the SMS code，还有 折扣计算怎么四舍五入。This came up in yesterday's "
-              "review; please explain what we decided before and propose a fix with tests.")
+TWO_TOPICS = (
+    "sign-up endpoint must verify the SMS code，还有 折扣计算怎么四舍五入。This came up in yesterday's "
+    "review; please explain what we decided before and propose a fix with tests."
+)
 
 
 @pytest.fixture
@@ -50,8 +52,18 @@ def _ranked(v: Vault, task: str) -> list[Hit]:
 LONG = {t["relevant"][0]: t for t in TASKS["long"] if "paraphrase" not in t["kind"]}
 
 
-@pytest.mark.parametrize("key", ["refund-async", "ios-keyboard", "redis-cache-ttl", "daemon-polling", "docker-slim",
-                                 "csv-export-bom", "lock-outside"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "refund-async",
+        "ios-keyboard",
+        "redis-cache-ttl",
+        "daemon-polling",
+        "docker-slim",
+        "csv-export-bom",
+        "lock-outside",
+    ],
+)
 def test_a_long_wordy_task_lists_the_note_it_is_about_first(corpus: Vault, key: str) -> None:
     task = LONG[key]["q"]
     assert len(set(recall_tokens(task))) >= 30, "the fixture must stay a wordy task"
@@ -94,7 +106,9 @@ def test_two_topic_task_lists_the_top_search_hit_first(corpus: Vault) -> None:
 def _wordy_tasks() -> list[str]:
     qs = [q["q"] for q in load_queries()]
     fillers = TASKS["fillers"]
-    out = [f"{q} {fillers[i % len(fillers)]}" if i % 2 else f"{fillers[i % len(fillers)]} {q}" for i, q in enumerate(qs)]
+    out = [
+        f"{q} {fillers[i % len(fillers)]}" if i % 2 else f"{fillers[i % len(fillers)]} {q}" for i, q in enumerate(qs)
+    ]
     out += [f"{q}，还有 {qs[(i + 37) % len(qs)]}。{fillers[i % len(fillers)]}" for i, q in enumerate(qs)]
     return qs + out + [t["q"] for t in TASKS["long"]]
 
@@ -119,8 +133,16 @@ def test_context_lists_the_top_search_hit_whenever_it_lists_any(corpus: Vault) -
 
 
 def _hit(i: int, cov: float, ev: float, rel: float) -> Hit:
-    return Hit(id=f"lt-{i}", title=str(i), path=f"/{i}.md", score=1.0 - i / 100, coverage=cov, evidence=ev,
-               relevance=rel, rel_path=f"{i}.md")
+    return Hit(
+        id=f"lt-{i}",
+        title=str(i),
+        path=f"/{i}.md",
+        score=1.0 - i / 100,
+        coverage=cov,
+        evidence=ev,
+        relevance=rel,
+        rel_path=f"{i}.md",
+    )
 
 
 def test_select_memories_keeps_a_diluted_top_hit() -> None:
@@ -172,9 +194,13 @@ def test_filler_alone_or_a_stray_shared_word_lists_nothing(corpus: Vault) -> Non
     for f in TASKS["fillers"]:
         assert _listed(corpus, f)[0] == [], f
     # the note shares one word ("Argon2id") with a long task about something else
-    write_note(corpus.longterm_dir, {"key": "x", "id": "lt-x", "title": "Weekly cooking club", "content": "Argon2id soup"})
-    task = ("I want to plan a dinner party for eight people next Saturday. Please suggest a menu with a starter, "
-            "a main course and a dessert, and mention that my cousin once called Argon2id the best password hash.")
+    write_note(
+        corpus.longterm_dir, {"key": "x", "id": "lt-x", "title": "Weekly cooking club", "content": "Argon2id soup"}
+    )
+    task = (
+        "I want to plan a dinner party for eight people next Saturday. Please suggest a menu with a starter, "
+        "a main course and a dessert, and mention that my cousin once called Argon2id the best password hash."
+    )
     mems, _ = _listed(corpus, task)
     assert "x" not in mems
 

@@ -23,8 +23,15 @@ from recall_helpers import note_text
 
 
 def _note(i: int, words: str) -> dict:
-    return {"id": f"lt-{i:04x}", "title": f"note {i}", "keywords": ["k"], "usage_scenario": ["u"],
-            "importance": 0.5, "updated": "2026-05-01T10:00", "content": f"plain body {i}. {words}"}
+    return {
+        "id": f"lt-{i:04x}",
+        "title": f"note {i}",
+        "keywords": ["k"],
+        "usage_scenario": ["u"],
+        "importance": 0.5,
+        "updated": "2026-05-01T10:00",
+        "content": f"plain body {i}. {words}",
+    }
 
 
 @pytest.fixture

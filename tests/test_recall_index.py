@@ -19,8 +19,16 @@ NOW = "2026-06-01T09:30"
 
 
 def _note(key: str, title: str, content: str, **kw) -> dict:
-    d = {"key": key, "id": f"lt-{key}", "title": title, "content": content, "keywords": [], "usage_scenario": [],
-         "updated": "2026-05-20T10:00", "importance": 0.5}
+    d = {
+        "key": key,
+        "id": f"lt-{key}",
+        "title": title,
+        "content": content,
+        "keywords": [],
+        "usage_scenario": [],
+        "updated": "2026-05-20T10:00",
+        "importance": 0.5,
+    }
     d.update(kw)
     return d
 
@@ -170,11 +178,15 @@ def test_concurrent_queries_from_processes_while_notes_change(vault: Vault, lt: 
     import subprocess
     import sys
 
-    code = ("import sys;from pathlib import Path;from agentmem_vault.config import Vault;"
-            "from agentmem_vault.recall.rank import search\n"
-            "v=Vault(Path(sys.argv[1]))\nfor i in range(15): search(v, 'Redis 分布式锁 短信')\nprint('ok')")
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(vault.root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for _ in range(3)]
+    code = (
+        "import sys;from pathlib import Path;from agentmem_vault.config import Vault;"
+        "from agentmem_vault.recall.rank import search\n"
+        "v=Vault(Path(sys.argv[1]))\nfor i in range(15): search(v, 'Redis 分布式锁 短信')\nprint('ok')"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(vault.root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
     for i in range(15):
         write_note(lt, _note(f"n{i}", f"並發筆記 {i}", "短信"))
         time.sleep(0.01)

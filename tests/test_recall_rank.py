@@ -19,8 +19,16 @@ NOW = datetime(2026, 6, 1, 9, 30)
 
 
 def _n(key: str, title: str, content: str = "", **kw) -> dict:
-    d = {"key": key, "id": f"lt-{key}", "title": title, "content": content, "keywords": [], "usage_scenario": [],
-         "updated": "2026-05-31T10:00", "importance": 0.5}
+    d = {
+        "key": key,
+        "id": f"lt-{key}",
+        "title": title,
+        "content": content,
+        "keywords": [],
+        "usage_scenario": [],
+        "updated": "2026-05-31T10:00",
+        "importance": 0.5,
+    }
     d.update(kw)
     return d
 
@@ -121,7 +129,9 @@ def test_query_tokens_are_capped_and_common_tokens_pruned_from_match() -> None:
     assert match_tokens({"a": 10, "b": 20, "c": 30, "d": 40}) == ["a", "b", "c", "d"]
 
 
-def test_semantic_backend_is_optional_and_off_by_default(vault: Vault, lt: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_semantic_backend_is_optional_and_off_by_default(
+    vault: Vault, lt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_note(lt, _n("r", "rebase onto main before merging", "always rebase feature branches"))
     assert get_backend(None) is None and get_backend("none") is None
     with pytest.raises(ConfigError, match="unknown recall_semantic backend"):

@@ -36,15 +36,26 @@ def test_register_prints_id_after_verified_write(vault: Vault) -> None:
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "Your Memory Session ID is: 2026-06-01-0930-cursor-main-agent"
     (r,) = rows(vault)
-    assert r == it.Row("2026-06-01-0930-cursor-main-agent", "cursor-main-agent", "未設定", DEFAULT_SUMMARY,
-                       "sessionStart, cursor-agent", "idle", "-", "2026-06-01 09:30", "2026-06-01 09:30")
+    assert r == it.Row(
+        "2026-06-01-0930-cursor-main-agent",
+        "cursor-main-agent",
+        "未設定",
+        DEFAULT_SUMMARY,
+        "sessionStart, cursor-agent",
+        "idle",
+        "-",
+        "2026-06-01 09:30",
+        "2026-06-01 09:30",
+    )
     assert not any(vault.sessions_dir.iterdir())  # sessionStart writes no snapshot
     p2 = run_cli("register", "--json", "--agent", "codex-agent", vault=vault, env=NOW)
     assert json.loads(p2.stdout)["session_id"] == "2026-06-01-0930-codex-agent"
     p3 = run_cli("register", "--json", vault=vault, env=NOW)
     assert json.loads(p3.stdout)["session_id"] == "2026-06-01-0930-cursor-main-agent-2"
     journal = [json.loads(line) for line in vault.journal_path.read_text(encoding="utf-8").splitlines()]
-    assert [j["session_id"] for j in journal if j["action"] == "append_row"][-1] == "2026-06-01-0930-cursor-main-agent-2"
+    assert [j["session_id"] for j in journal if j["action"] == "append_row"][
+        -1
+    ] == "2026-06-01-0930-cursor-main-agent-2"
 
 
 def test_collision_suffix_counts_sessions_and_archive(vault: Vault) -> None:
@@ -58,9 +69,26 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
     v = Vault(tmp_path / "雲端 vault")
     v.root.mkdir()
     init_vault(v)
-    original = "# Board\n\nnotes above the table\n\n" + it.header_lines() + "".join(
-        it.render_row(it.Row(f"2026-05-0{i}-1200-old-agent", "old-agent", f"舊主題 {i} \\| pipe", "s", "k", "active", "-", "x", "y")) + "\n"
-        for i in range(1, 4)
+    original = (
+        "# Board\n\nnotes above the table\n\n"
+        + it.header_lines()
+        + "".join(
+            it.render_row(
+                it.Row(
+                    f"2026-05-0{i}-1200-old-agent",
+                    "old-agent",
+                    f"舊主題 {i} \\| pipe",
+                    "s",
+                    "k",
+                    "active",
+                    "-",
+                    "x",
+                    "y",
+                )
+            )
+            + "\n"
+            for i in range(1, 4)
+        )
     )
     v.index_path.write_text(original, encoding="utf-8")
     # 400 registrations queue on one lock: wait generously (a loaded 2-core CI machine is slow)
@@ -76,7 +104,10 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
         """
     )
     env = {**os.environ, **NOW}
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(v.root)], stdout=subprocess.PIPE, env=env) for _ in range(16)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(v.root)], stdout=subprocess.PIPE, env=env)
+        for _ in range(16)
+    ]
     printed: list[str] = []
     for p in procs:
         out, _ = p.communicate(timeout=900)
@@ -93,7 +124,20 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
 
 def test_killed_rewrite_leaves_old_or_new_file(vault: Vault) -> None:
     base = it.new_index_text() + "".join(
-        it.render_row(it.Row(f"2026-05-{1 + i // 1440:02d}-{i // 60 % 24:02d}{i % 60:02d}-agent", "agent", "主題" * 20, "摘要" * 40, "k", "active", "-", "x", "y")) + "\n"
+        it.render_row(
+            it.Row(
+                f"2026-05-{1 + i // 1440:02d}-{i // 60 % 24:02d}{i % 60:02d}-agent",
+                "agent",
+                "主題" * 20,
+                "摘要" * 40,
+                "k",
+                "active",
+                "-",
+                "x",
+                "y",
+            )
+        )
+        + "\n"
         for i in range(1500)
     )
     vault.index_path.write_text(base, encoding="utf-8")
@@ -119,7 +163,11 @@ def test_killed_rewrite_leaves_old_or_new_file(vault: Vault) -> None:
 
 
 def _snapshot(v: Vault) -> dict[str, bytes]:
-    return {str(p.relative_to(v.root)): p.read_bytes() for p in v.memory.rglob("*") if p.is_file() and ".agentmem" not in p.parts}
+    return {
+        str(p.relative_to(v.root)): p.read_bytes()
+        for p in v.memory.rglob("*")
+        if p.is_file() and ".agentmem" not in p.parts
+    }
 
 
 @pytest.mark.parametrize(
@@ -127,7 +175,11 @@ def _snapshot(v: Vault) -> dict[str, bytes]:
     [
         ("| ID | Who |\n|---|---|\n| a | b |\n", "unexpected table header"),
         (it.header_lines() + "| 2026-05-25-1318-a | a | t |\n", "3 cells"),
-        (it.header_lines() + "| 2026-05-25-1318-a | a | t | s | k | idle | - | x | y |\nstray\n| 2026-05-25-1319-b | a | t | s | k | idle | - | x | y |\n", "break in the table"),
+        (
+            it.header_lines()
+            + "| 2026-05-25-1318-a | a | t | s | k | idle | - | x | y |\nstray\n| 2026-05-25-1319-b | a | t | s | k | idle | - | x | y |\n",
+            "break in the table",
+        ),
         (it.header_lines() + "\x00\x01\x02 junk", "binary"),
     ],
 )
@@ -197,7 +249,11 @@ def test_lock_held_past_timeout(vault: Vault) -> None:
 
 def test_missing_vault_names_the_four_ways(tmp_path: Path) -> None:
     p = subprocess.run(
-        [sys.executable, "-m", "agentmem_vault", "list"], cwd=tmp_path, capture_output=True, text=True, encoding="utf-8",
+        [sys.executable, "-m", "agentmem_vault", "list"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
         env={k: v for k, v in os.environ.items() if k != "AGENTMEM_VAULT"},
     )
     assert p.returncode == 1
@@ -230,7 +286,19 @@ def test_init_idempotent_and_list_show_find(vault: Vault) -> None:
     assert json.loads(run_cli("init", "--json", vault=vault).stdout)["created"] == []
     reg = register_idle(vault, "cursor-main-agent")
     with __import__("agentmem_vault.vaultio", fromlist=["VaultWriter"]).VaultWriter(vault, "t") as w:
-        w.append_row(it.Row("2026-05-01-1000-cursor-main-agent", "cursor-main-agent", "註冊流程重構", "整理 sessionStart 註冊", "hook, 註冊", "active", "-", "2026-05-01 10:00", "2026-05-02 10:00"))
+        w.append_row(
+            it.Row(
+                "2026-05-01-1000-cursor-main-agent",
+                "cursor-main-agent",
+                "註冊流程重構",
+                "整理 sessionStart 註冊",
+                "hook, 註冊",
+                "active",
+                "-",
+                "2026-05-01 10:00",
+                "2026-05-02 10:00",
+            )
+        )
     out = json.loads(run_cli("list", "--json", "--status", "active", vault=vault).stdout)
     assert [r["session_id"] for r in out["rows"]] == ["2026-05-01-1000-cursor-main-agent"]
     hits = json.loads(run_cli("find", "注册", "--json", vault=vault).stdout)["hits"]  # Simplified finds Traditional
@@ -327,7 +395,9 @@ def test_lock_file_busy_on_open_is_waited_for_like_windows(tmp_path: Path, monke
             pass
 
 
-def test_windows_read_only_attribute_on_a_folder_does_not_block_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_windows_read_only_attribute_on_a_folder_does_not_block_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Windows ignores FILE_ATTRIBUTE_READONLY on folders (Explorer sets it on customised folders;
     # os.access treats such folders as writable), but os.stat reports them without write bits.
     from agentmem_vault import vaultio
@@ -359,8 +429,18 @@ def test_manual_registration_with_line_separator_and_undecodable_argument(vault:
     assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).get(sid).topic == "網頁 貼上"
     assert run_cli("register", vault=vault, env=NOW).returncode == 0  # the index stayed writable
     before = _snapshot(vault)
-    cmd = [sys.executable.encode(), b"-m", b"agentmem_vault", b"--vault", os.fsencode(vault.root),
-           b"register", b"--manual", b"--summary", b"bad \x85 byte", b"--json"]
+    cmd = [
+        sys.executable.encode(),
+        b"-m",
+        b"agentmem_vault",
+        b"--vault",
+        os.fsencode(vault.root),
+        b"register",
+        b"--manual",
+        b"--summary",
+        b"bad \x85 byte",
+        b"--json",
+    ]
     q = subprocess.run(cmd, capture_output=True, env={**os.environ, **NOW}, timeout=60)
     assert q.returncode == 2, q.stderr
     assert b"Traceback" not in q.stderr and b"Session ID is" not in q.stdout

@@ -19,6 +19,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
 
+
 from agentmem_vault import vaultio
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError, WriteFailed
@@ -81,7 +82,13 @@ def test_register_with_full_disk_keeps_the_board_and_the_next_register_works(vau
     assert vault.index_path.read_bytes() == before
     monkeypatch.undo()
     sid = register_idle(vault, "a", when=WHEN).session_id
-    assert vault.index_path.read_bytes().decode("utf-8").endswith(f"| {sid} | a | 未設定 | sessionStart 自動註冊，尚未整理主題。 | sessionStart, cursor-agent | idle | - | 2026-06-01 09:30 | 2026-06-01 09:30 |\n")
+    assert (
+        vault.index_path.read_bytes()
+        .decode("utf-8")
+        .endswith(
+            f"| {sid} | a | 未設定 | sessionStart 自動註冊，尚未整理主題。 | sessionStart, cursor-agent | idle | - | 2026-06-01 09:30 | 2026-06-01 09:30 |\n"
+        )
+    )
 
 
 def _can_mount_tmpfs() -> bool:
@@ -133,9 +140,14 @@ def test_tiny_tmpfs_full_disk_register_and_hook(tmp_path: Path) -> None:
             assert v.index_path.read_bytes() == before
             before.decode("utf-8")
             boards.append(before)
-            h = subprocess.run([sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start", "--vault", str(v.root)],
-                               input=json.dumps({"conversation_id": str(uuid.uuid4()), "hook_event_name": "sessionStart"}).encode(),
-                               capture_output=True, env={**os.environ, **env}, timeout=120, check=False)
+            h = subprocess.run(
+                [sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start", "--vault", str(v.root)],
+                input=json.dumps({"conversation_id": str(uuid.uuid4()), "hook_event_name": "sessionStart"}).encode(),
+                capture_output=True,
+                env={**os.environ, **env},
+                timeout=120,
+                check=False,
+            )
             # No Session ID; the chat is told in one line what is wrong.
             assert h.returncode == 0 and "Session ID" not in h.stdout.decode()
             assert "No space left" in json.loads(h.stdout)["additional_context"]

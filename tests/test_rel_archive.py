@@ -26,6 +26,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
 
+
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
 
 
@@ -37,9 +38,14 @@ def _build(root: Path) -> tuple[Vault, str, str]:
     root.mkdir(parents=True)
     init_vault(v)
     snap = "# Session: x\\n\\n## Current Context\\n- working on {t}\\n"
-    s = json.loads(run_cli("register", "--manual", "--topic", "source", "--json", vault=v, env=NOW, input=b"").stdout)["session_id"]
-    t = json.loads(run_cli("register", "--manual", "--topic", "target", "--agent", "other-agent", "--json", vault=v, env=NOW,
-                           input=b"").stdout)["session_id"]
+    s = json.loads(run_cli("register", "--manual", "--topic", "source", "--json", vault=v, env=NOW, input=b"").stdout)[
+        "session_id"
+    ]
+    t = json.loads(
+        run_cli(
+            "register", "--manual", "--topic", "target", "--agent", "other-agent", "--json", vault=v, env=NOW, input=b""
+        ).stdout
+    )["session_id"]
     p = run_cli("continue", s, "--session", t, vault=v, env=NOW)
     assert p.returncode == 0, p.stderr
     del snap
@@ -76,7 +82,9 @@ def _copy(built: dict, tmp_path: Path) -> Vault:
 
 @pytest.mark.parametrize("step", [1, 2, 3, 4, 5])
 @pytest.mark.parametrize("resolver", ["archive", "doctor"])
-def test_archive_killed_at_each_step_is_finished_or_undone(built: dict, tmp_path: Path, step: int, resolver: str) -> None:
+def test_archive_killed_at_each_step_is_finished_or_undone(
+    built: dict, tmp_path: Path, step: int, resolver: str
+) -> None:
     v = _copy(built, tmp_path)
     t = built["t"]
     killed = run_cli("archive", t, vault=v, env={**NOW, "AGENTMEM_CRASH_AT": f"archive:{step}"})
@@ -105,8 +113,12 @@ def test_archive_sigkilled_at_random_moments(built: dict, tmp_path: Path) -> Non
     for i in range(6):
         v = Vault(tmp_path / f"v{i}")
         shutil.copytree(built["vault"].root, v.root)
-        proc = subprocess.Popen([sys.executable, "-m", "agentmem_vault", "--vault", str(v.root), "archive", built["t"]],
-                                env={**os.environ, **NOW}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentmem_vault", "--vault", str(v.root), "archive", built["t"]],
+            env={**os.environ, **NOW},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(rng.uniform(0.0, 1.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)

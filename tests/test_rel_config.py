@@ -16,16 +16,26 @@ from conftest import run_cli as _run_cli
 def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, hangs and disks are real here
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
+
+
 from hooks_helpers import answer, cursor_start, hooks_log, id_from, run_hook
 
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
 
 
-@pytest.mark.parametrize("line,key", [
-    ('stale_days: "x"', "stale_days"), ("stale_days: 1e308", "stale_days"), ("stale_days: -1", "stale_days"),
-    ("stale_days: .nan", "stale_days"), ("stale_days: 2.5", "stale_days"), ("stale_days: true", "stale_days"),
-    ("lock_timeout: [1]", "lock_timeout"), ("lock_timeout: .inf", "lock_timeout"),
-])
+@pytest.mark.parametrize(
+    "line,key",
+    [
+        ('stale_days: "x"', "stale_days"),
+        ("stale_days: 1e308", "stale_days"),
+        ("stale_days: -1", "stale_days"),
+        ("stale_days: .nan", "stale_days"),
+        ("stale_days: 2.5", "stale_days"),
+        ("stale_days: true", "stale_days"),
+        ("lock_timeout: [1]", "lock_timeout"),
+        ("lock_timeout: .inf", "lock_timeout"),
+    ],
+)
 def test_bad_organize_settings_name_the_key(vault: Vault, line: str, key: str) -> None:
     vault.config_path.write_text(line + "\n", encoding="utf-8")
     p = run_cli("organize", vault=vault, env=NOW)
@@ -33,16 +43,28 @@ def test_bad_organize_settings_name_the_key(vault: Vault, line: str, key: str) -
     assert key in p.stderr and "config.yaml" in p.stderr
 
 
-@pytest.mark.parametrize("line,key", [
-    ('llm_timeout: "x"', "llm_timeout"), ("max_retries: -1", "max_retries"), ("max_retries: 1e9", "max_retries"),
-    ("concurrency: 0", "concurrency"), ('min_score: "high"', "min_score"), ("llm_source_deadline: 0", "llm_source_deadline"),
-])
+@pytest.mark.parametrize(
+    "line,key",
+    [
+        ('llm_timeout: "x"', "llm_timeout"),
+        ("max_retries: -1", "max_retries"),
+        ("max_retries: 1e9", "max_retries"),
+        ("concurrency: 0", "concurrency"),
+        ('min_score: "high"', "min_score"),
+        ("llm_source_deadline: 0", "llm_source_deadline"),
+    ],
+)
 def test_bad_extract_settings_name_the_key(vault: Vault, tmp_path: Path, line: str, key: str) -> None:
     chat = tmp_path / "chat.md"
     chat.write_text("User: hi\n", encoding="utf-8")
     vault.config_path.write_text(line + "\n", encoding="utf-8")
-    p = run_cli("extract", "--file", str(chat), vault=vault, env={"ANTHROPIC_API_KEY": "sk-test",
-                                                                    "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    p = run_cli(
+        "extract",
+        "--file",
+        str(chat),
+        vault=vault,
+        env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+    )
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
     assert key in p.stderr
 
@@ -64,4 +86,6 @@ def test_cache_dir_that_is_a_file(vault: Vault, tmp_path: Path, args: tuple[str,
         assert p.returncode == 1 and "cache" in p.stderr.lower(), p.stderr
     assert cache.read_text(encoding="utf-8") == "not a folder"
     if args == ("daemon", "start"):
-        json.loads(run_cli("daemon", "status", "--json", vault=vault, env={"AGENTMEM_CACHE_DIR": str(cache)}).stdout or "{}")
+        json.loads(
+            run_cli("daemon", "status", "--json", vault=vault, env={"AGENTMEM_CACHE_DIR": str(cache)}).stdout or "{}"
+        )

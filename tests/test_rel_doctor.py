@@ -17,6 +17,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
 
+
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
 HEADER = it.header_lines()
 
@@ -28,8 +29,18 @@ def row(sid: str, topic: str = "t", status: str = "active") -> str:
 @pytest.mark.parametrize("fence", ["```", "~~~", "````markdown"])
 def test_fenced_example_table_is_not_the_board(vault: Vault, fence: str) -> None:
     close = fence.rstrip("markdown")
-    text = ("# Memory Index\n\nExample of a row:\n\n" + fence + "\n" + HEADER + row("2026-01-01-0000-example", "EXAMPLE")
-            + close + "\n\n" + HEADER + row("2026-06-01-0900-a", "real one") + row("2026-06-01-0901-a", "real two"))
+    text = (
+        "# Memory Index\n\nExample of a row:\n\n"
+        + fence
+        + "\n"
+        + HEADER
+        + row("2026-01-01-0000-example", "EXAMPLE")
+        + close
+        + "\n\n"
+        + HEADER
+        + row("2026-06-01-0900-a", "real one")
+        + row("2026-06-01-0901-a", "real two")
+    )
     vault.index_path.write_text(text, encoding="utf-8")
     listed = json.loads(run_cli("list", "--json", vault=vault).stdout)["rows"]
     assert [r["session_id"] for r in listed] == ["2026-06-01-0900-a", "2026-06-01-0901-a"]
@@ -37,7 +48,7 @@ def test_fenced_example_table_is_not_the_board(vault: Vault, fence: str) -> None
     assert p.returncode == 0, p.stderr
     sid = json.loads(p.stdout)["session_id"]
     after = vault.index_path.read_text(encoding="utf-8")
-    assert after.startswith(text) and after[len(text):].startswith(f"| {sid} |")  # appended to the real table
+    assert after.startswith(text) and after[len(text) :].startswith(f"| {sid} |")  # appended to the real table
     fence_part = after.split(close + "\n\n", 1)[0]
     assert sid not in fence_part
     fix = run_cli("doctor", "--fix", vault=vault)
@@ -46,8 +57,15 @@ def test_fenced_example_table_is_not_the_board(vault: Vault, fence: str) -> None
 
 
 def test_fenced_table_after_the_board_is_not_a_stray_row(vault: Vault) -> None:
-    text = ("# Memory Index\n\n" + HEADER + row("2026-06-01-0900-a") + "\nExample:\n\n```\n" + HEADER
-            + row("2026-01-01-0000-example") + "```\n")
+    text = (
+        "# Memory Index\n\n"
+        + HEADER
+        + row("2026-06-01-0900-a")
+        + "\nExample:\n\n```\n"
+        + HEADER
+        + row("2026-01-01-0000-example")
+        + "```\n"
+    )
     vault.index_path.write_text(text, encoding="utf-8")
     doc = it.parse_index(text)
     assert not doc.bad and doc.ids() == ["2026-06-01-0900-a"]
@@ -55,11 +73,15 @@ def test_fenced_table_after_the_board_is_not_a_stray_row(vault: Vault) -> None:
     assert p.returncode == 0, p.stderr
     sid = json.loads(p.stdout)["session_id"]
     after = vault.index_path.read_text(encoding="utf-8")
-    assert after == text.replace("\nExample:", f"| {sid} |" + after.split(f"| {sid} |", 1)[1].split("\n", 1)[0] + "\n\nExample:", 1)
+    assert after == text.replace(
+        "\nExample:", f"| {sid} |" + after.split(f"| {sid} |", 1)[1].split("\n", 1)[0] + "\n\nExample:", 1
+    )
 
 
 def test_row_with_an_extra_cell_is_never_duplicated(vault: Vault) -> None:
-    sid = json.loads(run_cli("register", "--manual", "--topic", "t", "--json", vault=vault, env=NOW, input=b"").stdout)["session_id"]
+    sid = json.loads(run_cli("register", "--manual", "--topic", "t", "--json", vault=vault, env=NOW, input=b"").stdout)[
+        "session_id"
+    ]
     text = vault.index_path.read_text(encoding="utf-8")
     damaged = text.replace(f"| {sid} |", f"| {sid} | extra |", 1)
     vault.index_path.write_text(damaged, encoding="utf-8")

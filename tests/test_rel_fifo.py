@@ -21,6 +21,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
 
+
 from agentmem_vault.config import Vault
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and sockets in the file system are POSIX")
@@ -90,9 +91,14 @@ def test_special_file_at_index(vault: Vault, kind: str) -> None:
 def _hook(vault: Vault) -> dict:
     import subprocess
 
-    p = subprocess.run([sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start", "--vault", str(vault.root)],
-                       input=json.dumps({"conversation_id": str(uuid.uuid4()), "hook_event_name": "sessionStart"}).encode(),
-                       capture_output=True, env={**os.environ, **NOW}, timeout=GENEROUS, check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start", "--vault", str(vault.root)],
+        input=json.dumps({"conversation_id": str(uuid.uuid4()), "hook_event_name": "sessionStart"}).encode(),
+        capture_output=True,
+        env={**os.environ, **NOW},
+        timeout=GENEROUS,
+        check=False,
+    )
     assert p.returncode == 0
     return json.loads(p.stdout)
 
@@ -137,7 +143,9 @@ def test_daemon_skips_fifo_and_stops_on_sigterm(vault: Vault) -> None:
         fifo = vault.sessions_dir / "2026-06-01-0931-cursor-main-agent.md"
         os.mkfifo(fifo)
         _make_special(vault.session_path(sid), "fifo")
-        ok, _ = wait_for(lambda: any("regular file" in json.dumps(r) for r in read_status(vault).get("reports", [])), 60.0, 0.1)
+        ok, _ = wait_for(
+            lambda: any("regular file" in json.dumps(r) for r in read_status(vault).get("reports", [])), 60.0, 0.1
+        )
         assert ok, d.stderr()
         assert d.proc.poll() is None  # still running, not stuck in a read
         secs = d.stop(signal.SIGTERM)

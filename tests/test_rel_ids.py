@@ -14,6 +14,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
 
+
 from agentmem_vault.config import Vault
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import is_valid_session_id
@@ -47,7 +48,9 @@ def test_hooks_register_and_manual_mixed_never_repeat(vault: Vault) -> None:
     issued: list[str] = []
     for round_ in range(4):
         issued.append(register_idle(vault, "cursor-main-agent", when=WHEN).session_id)
-        issued.append(register_idle(vault, "cursor-main-agent", when=WHEN, command="hook cursor-session-start").session_id)
+        issued.append(
+            register_idle(vault, "cursor-main-agent", when=WHEN, command="hook cursor-session-start").session_id
+        )
         organize_now(vault)
         if round_ % 2:
             issued.append(register_manual(vault, "cursor-main-agent").session_id)

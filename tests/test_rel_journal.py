@@ -13,6 +13,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
 
+
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError
 from agentmem_vault.model import index_table as it
@@ -65,26 +66,44 @@ def test_undecodable_line_is_skipped_and_reported(vault: Vault) -> None:
 
 
 def _journal_removed_row(vault: Vault, row: dict) -> None:
-    entry = {"time": "2026-06-01T09:31:00", "command": "test", "action": "remove_row",
-             "session_id": row.get("session_id"), "before": row, "after": None}
+    entry = {
+        "time": "2026-06-01T09:31:00",
+        "command": "test",
+        "action": "remove_row",
+        "session_id": row.get("session_id"),
+        "before": row,
+        "after": None,
+    }
     with vault.journal_path.open("ab") as fh:
         fh.write((json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-GOOD = {"session_id": "2026-06-01-0930-z", "agent_name": "a", "topic": "t", "summary": "s", "keywords": "k",
-            "status": "idle", "referenced_by": "-", "started_at": "2026-06-01 09:30", "updated_at": "2026-06-01 09:30"}
+GOOD = {
+    "session_id": "2026-06-01-0930-z",
+    "agent_name": "a",
+    "topic": "t",
+    "summary": "s",
+    "keywords": "k",
+    "status": "idle",
+    "referenced_by": "-",
+    "started_at": "2026-06-01 09:30",
+    "updated_at": "2026-06-01 09:30",
+}
 
 
-@pytest.mark.parametrize("change,why", [
-    ({"status": "exploded"}, "status"),
-    ({"status": None}, "status"),
-    ({"session_id": "2026-13-45-9999-z"}, "Session ID"),
-    ({"agent_name": "../../x"}, "agent"),
-    ({"topic": ["not", "text"]}, "topic"),
-    ({"summary": 12}, "summary"),
-    ({"keywords": None}, "keywords"),
-    ({"referenced_by": "../etc"}, "Referenced By"),
-])
+@pytest.mark.parametrize(
+    "change,why",
+    [
+        ({"status": "exploded"}, "status"),
+        ({"status": None}, "status"),
+        ({"session_id": "2026-13-45-9999-z"}, "Session ID"),
+        ({"agent_name": "../../x"}, "agent"),
+        ({"topic": ["not", "text"]}, "topic"),
+        ({"summary": 12}, "summary"),
+        ({"keywords": None}, "keywords"),
+        ({"referenced_by": "../etc"}, "Referenced By"),
+    ],
+)
 def test_restore_validates_the_journaled_row(vault: Vault, change: dict, why: str) -> None:
     from agentmem_vault.journal import restore_row
 

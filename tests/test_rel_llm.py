@@ -8,7 +8,6 @@ import socket
 import threading
 from pathlib import Path
 
-import pytest
 
 from agentmem_vault.config import Vault
 
@@ -61,8 +60,9 @@ class SilentServer:
 def test_silent_server_extract_stops_at_the_deadline_and_retries_next_run(vault: Vault, tmp_path: Path) -> None:
     chat = tmp_path / "chat.md"
     chat.write_text("User: From now on use pnpm instead of npm in this repo.\n\nAssistant: OK.\n", encoding="utf-8")
-    vault.config_path.write_text("llm_source_deadline: 3\nllm_timeout: 120\nmax_retries: 4\nllm_progress_seconds: 0.5\n",
-                                 encoding="utf-8")
+    vault.config_path.write_text(
+        "llm_source_deadline: 3\nllm_timeout: 120\nmax_retries: 4\nllm_progress_seconds: 0.5\n", encoding="utf-8"
+    )
     with SilentServer() as srv:
         env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": srv.url}
         # without a deadline this would take 120 s x 5 attempts: the subprocess timeout catches a hang
@@ -81,6 +81,11 @@ def test_deadline_setting_is_validated(vault: Vault, tmp_path: Path) -> None:
     chat = tmp_path / "chat.md"
     chat.write_text("User: hi\n", encoding="utf-8")
     vault.config_path.write_text("llm_source_deadline: soon\n", encoding="utf-8")
-    p = run_cli("extract", "--file", str(chat), vault=vault, env={"ANTHROPIC_API_KEY": "sk-test",
-                                                                    "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    p = run_cli(
+        "extract",
+        "--file",
+        str(chat),
+        vault=vault,
+        env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+    )
     assert p.returncode != 0 and "Traceback" not in p.stderr and "llm_source_deadline" in p.stderr

@@ -17,6 +17,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
 
+
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
 
 
@@ -72,7 +73,8 @@ def test_merge_of_many_near_identical_items_scores_a_bounded_number_of_candidate
 
     def snap(n: int, off: int) -> str:
         return "# Session: x\n\n## Decisions\n" + "".join(
-            f"- item {i + off} decided to use tool {i * 7 + off} for module m{i}\n" for i in range(n))
+            f"- item {i + off} decided to use tool {i * 7 + off} for module m{i}\n" for i in range(n)
+        )
 
     n = 1600
     sm.merge_snapshots(parse_snapshot(snap(n, 0)), parse_snapshot(snap(n, n // 2)), updated_at="2026-06-01 10:00")

@@ -17,6 +17,8 @@ from conftest import run_cli as _run_cli
 def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, hangs and disks are real here
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
+
+
 from hooks_helpers import answer, cursor_end, hooks_log, run_hook
 
 from agentmem_vault.config import Vault
@@ -92,12 +94,18 @@ def outside(tmp_path: Path) -> Path:
     return d
 
 
-@pytest.mark.parametrize("bad", [
-    "../../../etc/shadow", "/etc/shadow", "/dev/zero", "relative/t.jsonl",
-    "{home}/.cursor/projects/p/agent-transcripts/../../../../../etc/passwd",
-    "{home}/.claude/projects/p/t.jsonl",  # Claude's folder is not Cursor's
-    "{home}/.cursor/projects/p/agent-transcripts/fifo.jsonl",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../../../etc/shadow",
+        "/etc/shadow",
+        "/dev/zero",
+        "relative/t.jsonl",
+        "{home}/.cursor/projects/p/agent-transcripts/../../../../../etc/passwd",
+        "{home}/.claude/projects/p/t.jsonl",  # Claude's folder is not Cursor's
+        "{home}/.cursor/projects/p/agent-transcripts/fifo.jsonl",
+    ],
+)
 def test_session_end_queues_only_the_agents_transcripts(vault: Vault, outside: Path, bad: str) -> None:
     home = Path.home()
     fifo = home / ".cursor" / "projects" / "p" / "agent-transcripts" / "fifo.jsonl"
@@ -110,7 +118,9 @@ def test_session_end_queues_only_the_agents_transcripts(vault: Vault, outside: P
     assert "not queued" in hooks_log(vault)[0]
 
 
-def test_session_end_accepts_the_agents_own_folder_and_configured_dirs(vault: Vault, outside: Path, tmp_path: Path) -> None:
+def test_session_end_accepts_the_agents_own_folder_and_configured_dirs(
+    vault: Vault, outside: Path, tmp_path: Path
+) -> None:
     own = Path.home() / ".cursor" / "projects" / "p" / "agent-transcripts" / "c" / "c.jsonl"
     own.parent.mkdir(parents=True)
     own.write_text("{}\n", encoding="utf-8")

@@ -18,6 +18,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     kw.setdefault("process", True)
     return _run_cli(*args, **kw)
 
+
 from agentmem_vault.config import Vault
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
@@ -109,17 +110,18 @@ def test_state_folders_linked_outside_are_refused(vault: Vault, tmp_path: Path, 
     os.replace(target, out)
     target.symlink_to(out, target_is_directory=True)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    cmds = {"sessions": [("register", "--manual", "--topic", "x"), ("show", sid)],
-            "archive": [("archive", sid, "--force")],
-            ".agentmem": [("register",)]}[folder]
+    cmds = {
+        "sessions": [("register", "--manual", "--topic", "x"), ("show", sid)],
+        "archive": [("archive", sid, "--force")],
+        ".agentmem": [("register",)],
+    }[folder]
     for args in cmds:
         _refused_outside(run_cli(*args, vault=vault, env=NOW, input=b""))
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 def test_long_term_note_linked_outside_is_not_read(vault: Vault, tmp_path: Path) -> None:
-    note = ("---\nid: mem-{n}\ntitle: {t}\ncategory: project_environment_configuration\nimportance: 0.9\n---\n"
-            "{t} body\n")
+    note = "---\nid: mem-{n}\ntitle: {t}\ncategory: project_environment_configuration\nimportance: 0.9\n---\n{t} body\n"
     secret = tmp_path / "secret.md"
     secret.write_text(note.format(n="x", t="SECRET-TOKEN-VALUE"), encoding="utf-8")
     vault.longterm_dir.mkdir(parents=True, exist_ok=True)

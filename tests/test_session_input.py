@@ -45,8 +45,9 @@ def test_snapshot_dash_with_closed_stdin_is_a_clear_error(vault: Vault, monkeypa
     before = _memory_bytes(vault)
     argv = [a.format(sid=sid) for a in args]
     # `<&-` closes fd 0: Python then has sys.stdin = None (was an AttributeError traceback).
-    p = subprocess.run(["sh", "-c", 'exec "$@" <&-', "sh", *_cmd(vault, *argv, "--json")],
-                       capture_output=True, timeout=30)
+    p = subprocess.run(
+        ["sh", "-c", 'exec "$@" <&-', "sh", *_cmd(vault, *argv, "--json")], capture_output=True, timeout=30
+    )
     assert p.returncode == 1, p.stderr
     assert b"Traceback" not in p.stderr
     assert json.loads(p.stdout)["error"]["code"] == "snapshot_malformed"
@@ -73,8 +74,10 @@ def test_register_manual_non_utf8_snapshot_is_refused_without_traceback(vault: V
 
 def test_register_manual_snapshot_file_with_bom_and_crlf(vault: Vault) -> None:
     f = vault.root / "snap.md"
-    f.write_bytes("\ufeff## Metadata\r\n| Field | Value |\r\n|---|---|\r\n| Topic | 記憶系統 |\r\n\r\n"
-                  "## Decisions\r\n- 用 SQLite\r\n".encode("utf-8"))
+    f.write_bytes(
+        "\ufeff## Metadata\r\n| Field | Value |\r\n|---|---|\r\n| Topic | 記憶系統 |\r\n\r\n"
+        "## Decisions\r\n- 用 SQLite\r\n".encode("utf-8")
+    )
     p = run_cli("register", "--manual", "--snapshot", str(f), "--json", vault=vault, env=NOW)
     assert p.returncode == 0, p.stderr
     sid = json.loads(p.stdout)["session_id"]
@@ -84,13 +87,16 @@ def test_register_manual_snapshot_file_with_bom_and_crlf(vault: Vault) -> None:
     assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).get(sid).topic == "記憶系統"
 
 
-def test_update_with_a_silent_never_closed_stdin_pipe_does_not_hang(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_update_with_a_silent_never_closed_stdin_pipe_does_not_hang(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid = _idle(vault, monkeypatch)
     vault.session_path(sid).write_text(f"# Session: {sid}\n\n## Decisions\n- A\n", encoding="utf-8")
     env = {**os.environ, **NOW}
     start = time.monotonic()
-    p = subprocess.Popen(_cmd(vault, "update", sid), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(
+        _cmd(vault, "update", sid), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     try:
         p.wait(timeout=20)  # stdin stays open and silent, as under many agent/CI runners
     except subprocess.TimeoutExpired:
@@ -110,8 +116,13 @@ def test_update_with_a_silent_never_closed_stdin_pipe_does_not_hang(vault: Vault
 def test_update_with_dev_null_stdin_uses_existing_snapshot(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
     sid = _idle(vault, monkeypatch)
     vault.session_path(sid).write_text(f"# Session: {sid}\n\n## Decisions\n- A\n", encoding="utf-8")
-    p = subprocess.run(_cmd(vault, "update", sid, "--json"), stdin=subprocess.DEVNULL, capture_output=True,
-                       env={**os.environ, **NOW}, timeout=30)
+    p = subprocess.run(
+        _cmd(vault, "update", sid, "--json"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env={**os.environ, **NOW},
+        timeout=30,
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["row_after"]["status"] == "active"
 

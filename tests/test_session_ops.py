@@ -28,7 +28,11 @@ def snap(v: Vault, sid: str):
 
 
 def files(v: Vault) -> dict[str, bytes]:
-    return {str(p.relative_to(v.root)): p.read_bytes() for p in v.memory.rglob("*") if p.is_file() and ".agentmem" not in p.parts}
+    return {
+        str(p.relative_to(v.root)): p.read_bytes()
+        for p in v.memory.rglob("*")
+        if p.is_file() and ".agentmem" not in p.parts
+    }
 
 
 FIRST = """# Session: {sid}
@@ -88,6 +92,7 @@ Merge engine done; now wiring the CLI.
 @pytest.fixture
 def idle(vault: Vault) -> str:
     import os
+
     os.environ["AGENTMEM_NOW"] = T0["AGENTMEM_NOW"]
     try:
         return register_idle(vault, "cursor-main-agent").session_id
@@ -116,7 +121,12 @@ def test_update_creates_then_merges(vault: Vault, idle: str) -> None:
     assert "[done] (Next Actions) N1: write the scenario test" in moved
     assert s.metadata["Started At"] == "2026-06-01 09:30" and s.metadata["Updated At"] == "2026-06-02 10:00"
     r = row(vault, idle)
-    assert (r.status, r.started_at, r.updated_at, r.referenced_by) == ("active", "2026-06-01 09:30", "2026-06-02 10:00", "-")
+    assert (r.status, r.started_at, r.updated_at, r.referenced_by) == (
+        "active",
+        "2026-06-01 09:30",
+        "2026-06-02 10:00",
+        "-",
+    )
 
     # the same input again: nothing changes but Updated At (the update is recorded)
     before = files(vault)
@@ -124,8 +134,9 @@ def test_update_creates_then_merges(vault: Vault, idle: str) -> None:
     assert p.returncode == 0 and json.loads(p.stdout)["snapshot_changed"] is False
     after = files(vault)
     key = f"memory/sessions/{idle}.md"
-    assert after[key] == before[key].replace(b"| Updated At | 2026-06-02 10:00 |", b"| Updated At | 2026-06-03 11:00 |").replace(
-        b"updated: 2026-06-02T10:00:00", b"updated: 2026-06-03T11:00:00")  # the frontmatter mirrors the table
+    assert after[key] == before[key].replace(
+        b"| Updated At | 2026-06-02 10:00 |", b"| Updated At | 2026-06-03 11:00 |"
+    ).replace(b"updated: 2026-06-02T10:00:00", b"updated: 2026-06-03T11:00:00")  # the frontmatter mirrors the table
     assert row(vault, idle).updated_at == "2026-06-03 11:00"
     assert after["memory/index.md"] == before["memory/index.md"].replace(b"2026-06-02 10:00 |", b"2026-06-03 11:00 |")
 
@@ -145,7 +156,9 @@ def test_update_chinese_marks(vault: Vault, idle: str) -> None:
     assert row(vault, idle).topic == "合併規則"
 
 
-@pytest.mark.parametrize("payload, code", [("   \n", "snapshot_malformed"), ("\x00\x01 garbage ###", "snapshot_malformed")])
+@pytest.mark.parametrize(
+    "payload, code", [("   \n", "snapshot_malformed"), ("\x00\x01 garbage ###", "snapshot_malformed")]
+)
 def test_update_rejects_empty_or_garbled_snapshot(vault: Vault, idle: str, payload: str, code: str) -> None:
     assert run_cli("update", idle, vault=vault, input=FIRST.format(sid=idle), env=T0).returncode == 0
     before = files(vault)
@@ -193,12 +206,26 @@ def test_update_rolls_back_snapshot_when_row_write_fails(vault: Vault, idle: str
 
 
 def test_register_manual_writes_row_and_snapshot(vault: Vault) -> None:
-    p = run_cli("register", "--manual", "--topic", "手動註冊測試", "--snapshot", "-", "--json", vault=vault,
-                input="## Current Context\n補註冊這個對話。\n\n## Decisions\n- 用 CLI 註冊\n", env=T0)
+    p = run_cli(
+        "register",
+        "--manual",
+        "--topic",
+        "手動註冊測試",
+        "--snapshot",
+        "-",
+        "--json",
+        vault=vault,
+        input="## Current Context\n補註冊這個對話。\n\n## Decisions\n- 用 CLI 註冊\n",
+        env=T0,
+    )
     assert p.returncode == 0, p.stderr
     sid = json.loads(p.stdout)["session_id"]
     r = row(vault, sid)
-    assert (r.status, r.keywords, r.topic) == ("active", "manual-registration, cursor-agent, session-snapshot", "手動註冊測試")
+    assert (r.status, r.keywords, r.topic) == (
+        "active",
+        "manual-registration, cursor-agent, session-snapshot",
+        "手動註冊測試",
+    )
     s = snap(vault, sid)
     assert s.session_id == sid and s.items("Decisions") == ["用 CLI 註冊"] and s.metadata["Status"] == "active"
 
@@ -215,7 +242,10 @@ def test_register_manual_failure_prints_no_id_and_leaves_nothing(vault: Vault) -
 
 
 def test_continue_and_release_bookkeeping(vault: Vault, idle: str) -> None:
-    assert run_cli("update", idle, "--topic", "來源工作", vault=vault, input=FIRST.format(sid=idle), env=T0).returncode == 0
+    assert (
+        run_cli("update", idle, "--topic", "來源工作", vault=vault, input=FIRST.format(sid=idle), env=T0).returncode
+        == 0
+    )
     source = idle
     cur = json.loads(run_cli("register", "--json", vault=vault, env=T1).stdout)["session_id"]
     p = run_cli("continue", source, "--session", cur, "--json", vault=vault, env=T1)

@@ -52,7 +52,9 @@ def test_fresh_machine_then_idempotent(home: Path, tmp_path: Path) -> None:
     for rel in (".cursor/hooks.json", ".claude/settings.json", ".codex/hooks.json"):
         text = (home / rel).read_text(encoding="utf-8")
         assert "--vault" in text and str(target) in text, rel
-    assert tomllib.loads((home / ".codex" / "config.toml").read_text(encoding="utf-8"))["features"]["codex_hooks"] is True
+    assert (
+        tomllib.loads((home / ".codex" / "config.toml").read_text(encoding="utf-8"))["features"]["codex_hooks"] is True
+    )
     unit = next((home / ".config" / "systemd" / "user").glob("agentmem-daemon-*.service"))
     assert ["systemctl", "--user", "enable", "--now", unit.name] in run.calls
     # the check ran the installed hook and its row is on the board
@@ -97,7 +99,9 @@ def test_adopts_an_existing_vault_and_keeps_other_settings(home: Path, tmp_path:
     assert res.ok, render(res)
     assert _actions(res)[("vault", str(v.root))] == "unchanged"
     text = cfg.read_text(encoding="utf-8")
-    assert text.startswith("# mine\n") and "agent_name: my-agent" in text and yaml.safe_load(text)["vault"] == str(v.root)
+    assert (
+        text.startswith("# mine\n") and "agent_name: my-agent" in text and yaml.safe_load(text)["vault"] == str(v.root)
+    )
     parsed = tomllib.loads(toml.read_text(encoding="utf-8"))
     assert parsed["model"] == "o3" and parsed["features"] == {"web_search": True, "codex_hooks": True}
     assert not (home / ".cursor" / "hooks.json").exists()  # only the agent asked for
@@ -122,8 +126,10 @@ def test_no_agents_found_is_a_skip_with_what_to_do(tmp_path: Path) -> None:
 def test_rules_into_a_project(home: Path, tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
-    res = run_setup(SetupOptions(vault=tmp_path / "v", project=proj, agents_md=True, daemon=False, check=False, home=home),
-                    dry_run=True)
+    res = run_setup(
+        SetupOptions(vault=tmp_path / "v", project=proj, agents_md=True, daemon=False, check=False, home=home),
+        dry_run=True,
+    )
     assert not (proj / ".cursor").exists() and any(c.step == "rules" and c.action == "create" for c in res.changes)
     run_setup(SetupOptions(vault=tmp_path / "v", project=proj, agents_md=True, daemon=False, check=False, home=home))
     assert (proj / ".cursor" / "rules" / "agent-memory.mdc").is_file() and (proj / "AGENTS.md").is_file()
@@ -140,7 +146,10 @@ def test_a_broken_check_is_reported_as_failed(home: Path, tmp_path: Path) -> Non
     assert not res.ok
     text = render(res)
     assert "FAILED" in text and "agentmem doctor" in text and "run `agentmem setup` again" in text
-    assert next(c for c in res.changes if c.detail.startswith("Agent Memory") or c.target == "sessionStart").action == "fail"
+    assert (
+        next(c for c in res.changes if c.detail.startswith("Agent Memory") or c.target == "sessionStart").action
+        == "fail"
+    )
     assert Vault(target).index_path.read_text(encoding="utf-8") == damaged
 
 
@@ -153,13 +162,17 @@ def test_cli_yes_json(cli, home: Path, tmp_path: Path) -> None:
     r = cli("setup", "--yes", "--no-daemon", "--json", "--vault", str(tmp_path / "v"))
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["ok"] and out["session_id"] and {c["step"] for c in out["changes"]} >= {"vault", "config", "hooks", "check"}
+    assert (
+        out["ok"] and out["session_id"] and {c["step"] for c in out["changes"]} >= {"vault", "config", "hooks", "check"}
+    )
     r = cli("setup", "--yes", "--no-daemon", "--json", "--vault", str(tmp_path / "v"))
     assert json.loads(r.stdout)["changed"] is False
 
 
 def test_setup_is_listed_and_documented() -> None:
-    proc = subprocess.run([sys.executable, "-m", "agentmem_vault", "--help"], check=False, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", "--help"], check=False, capture_output=True, text=True
+    )
     assert "setup" in proc.stdout and "Hooks and integrations" in proc.stdout
 
 
@@ -167,8 +180,11 @@ def test_mcp_configs_for_the_agents_found(home: Path, tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     res = run_setup(SetupOptions(vault=tmp_path / "v", daemon=False, check=False, home=home))
     mcp = {c.target: c.action for c in res.changes if c.step == "mcp"}
-    assert mcp == {str(home / ".cursor" / "mcp.json"): "create", str(home / ".claude.json"): "create",
-                   str(home / ".codex" / "config.toml"): "update"}
+    assert mcp == {
+        str(home / ".cursor" / "mcp.json"): "create",
+        str(home / ".claude.json"): "create",
+        str(home / ".codex" / "config.toml"): "update",
+    }
     cfg = json.loads((home / ".cursor" / "mcp.json").read_text(encoding="utf-8"))
     args = cfg["mcpServers"]["agentmem"]["args"]
     assert "mcp" in args and args[args.index("--vault") + 1] == str(tmp_path / "v")

@@ -21,8 +21,17 @@ SID = "2026-06-01-0930-cursor-main-agent"
 SRC = "2026-05-25-1318-cursor-main-agent"
 
 
-def snapshot_text(topic="Parser work", context="We are building the index parser.", decisions=("A", "B"),
-                  files=("F1",), questions=("Q1",), actions=("N1",), continues=(), resolved=(), updated="2026-06-01 09:30"):
+def snapshot_text(
+    topic="Parser work",
+    context="We are building the index parser.",
+    decisions=("A", "B"),
+    files=("F1",),
+    questions=("Q1",),
+    actions=("N1",),
+    continues=(),
+    resolved=(),
+    updated="2026-06-01 09:30",
+):
     def block(items):
         return "\n".join(f"- {i}" for i in items) if items else "None"
 
@@ -156,7 +165,10 @@ def test_issue_scenario_with_chinese_marks_and_traditional_content():
         "[已解決] (Open Questions) 鎖檔應該放在同步資料夾外面嗎？",
         "[已完成] (Next Actions) 撰寫來回轉換測試",
     ]
-    assert merged.items("Current Context") == ["比較 rclone 排程同步與 Google Drive 桌面版用戶端。", "來回轉換測試已通過，接著處理鎖檔。"]
+    assert merged.items("Current Context") == [
+        "比較 rclone 排程同步與 Google Drive 桌面版用戶端。",
+        "來回轉換測試已通過，接著處理鎖檔。",
+    ]
     again = merge_snapshots(merged, parse_snapshot(INCOMING_ZH), updated_at="2026-06-01 11:45")
     assert again == merged
 
@@ -171,6 +183,7 @@ def test_simplified_chinese_mark_restates_traditional_item():
 
 
 # -- marks ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "item, expected",
@@ -194,7 +207,9 @@ def test_split_mark(item, expected):
 
 def test_marked_item_that_restates_an_old_one_marks_it_with_incoming_wording():
     old = parse_snapshot(snapshot_text(decisions=("Store the lock file inside the vault folder",)))
-    inc = parse_snapshot("## Decisions\n- [superseded] Store the lock file inside the vault folder (sync clients break it)\n")
+    inc = parse_snapshot(
+        "## Decisions\n- [superseded] Store the lock file inside the vault folder (sync clients break it)\n"
+    )
     merged = merge_snapshots(old, inc, updated_at="t")
     assert merged.items("Decisions") == []
     assert merged.items("Superseded / Resolved") == [
@@ -227,7 +242,10 @@ def test_incoming_resolved_section_entries_act_on_their_origin():
     merged = merge_snapshots(old, inc, updated_at="t")
     assert merged.items("Next Actions") == [] and merged.items("Open Questions") == []
     assert merged.items("Superseded / Resolved") == [
-        "[resolved] (Open Questions) Q1", "[done] (Next Actions) N1", "dropped idea", "[wontfix] (Decisions) odd",
+        "[resolved] (Open Questions) Q1",
+        "[done] (Next Actions) N1",
+        "dropped idea",
+        "[wontfix] (Decisions) odd",
     ]
     assert merge_snapshots(merged, inc, updated_at="t") == merged
 
@@ -243,6 +261,7 @@ def test_contradictory_incoming_mark_wins_and_reopened_item_comes_back():
 
 # -- restatements ---------------------------------------------------------------------------
 
+
 def test_restated_decision_replaces_in_place_but_a_reversal_does_not():
     old = parse_snapshot(snapshot_text(decisions=("Use SQLite for the index cache", "Keep the CLI thin")))
     inc = parse_snapshot(
@@ -250,7 +269,9 @@ def test_restated_decision_replaces_in_place_but_a_reversal_does_not():
     )
     merged = merge_snapshots(old, inc, updated_at="t")
     assert merged.items("Decisions") == [
-        "Use SQLite for the index cache, with WAL mode enabled", "Keep the CLI thin", "Use Postgres for the index cache",
+        "Use SQLite for the index cache, with WAL mode enabled",
+        "Keep the CLI thin",
+        "Use Postgres for the index cache",
     ]
     assert verify_merge(old, merged) == []
     assert merge_snapshots(merged, inc, updated_at="t") == merged
@@ -258,10 +279,14 @@ def test_restated_decision_replaces_in_place_but_a_reversal_does_not():
 
 def test_restated_context_paragraph_replaces_in_place():
     old = parse_snapshot(snapshot_text(context="Para one about the parser.\n\nWe are building the index parser."))
-    inc = parse_snapshot("## Current Context\nWe are building the index parser; round-trip tests pass.\n\nBrand new fact.\n")
+    inc = parse_snapshot(
+        "## Current Context\nWe are building the index parser; round-trip tests pass.\n\nBrand new fact.\n"
+    )
     merged = merge_snapshots(old, inc, updated_at="t")
     assert merged.items("Current Context") == [
-        "Para one about the parser.", "We are building the index parser; round-trip tests pass.", "Brand new fact.",
+        "Para one about the parser.",
+        "We are building the index parser; round-trip tests pass.",
+        "Brand new fact.",
     ]
 
 
@@ -284,6 +309,7 @@ def test_is_restatement_thresholds():
 
 # -- other sections ---------------------------------------------------------------------------
 
+
 def test_files_union_ignores_backticks_slashes_and_dot_prefix():
     old = parse_snapshot(snapshot_text(files=("`src\\a.py`", "docs/", "./README.md", "docs")))
     inc = parse_snapshot("## Files / Artifacts\n- src/a.py\n- `docs`\n- README.md\n- src//b.py\n")
@@ -305,7 +331,11 @@ def test_with_continues_from_adds_and_removes_ids():
     s = parse_snapshot(snapshot_text(continues=(f"[[{SRC}]]", "2026-05-26-0900-b, 2026-05-27-0900-c")))
     added = with_continues_from(s, add=["2026-05-28-0900-d", SRC])
     # added IDs are written as [[id]] links; an untouched old item stays as written
-    assert added.items("Continues From") == [f"[[{SRC}]]", "2026-05-26-0900-b, 2026-05-27-0900-c", "[[2026-05-28-0900-d]]"]
+    assert added.items("Continues From") == [
+        f"[[{SRC}]]",
+        "2026-05-26-0900-b, 2026-05-27-0900-c",
+        "[[2026-05-28-0900-d]]",
+    ]
     removed = with_continues_from(added, remove=[SRC, "2026-05-27-0900-c"])
     assert removed.items("Continues From") == ["[[2026-05-26-0900-b]]", "[[2026-05-28-0900-d]]"]
     empty = with_continues_from(removed, remove=["2026-05-26-0900-b", "2026-05-28-0900-d"])
@@ -321,36 +351,52 @@ def test_metadata_topic_extra_rows_and_ids():
     )
     merged = merge_snapshots(old, inc, updated_at="2026-06-01 12:00")
     assert merged.metadata == {
-        "Session ID": SID, "Agent Name": "cursor-main-agent", "Topic": "New topic", "Status": "active",
-        "Started At": "2026-06-01 09:30", "Updated At": "2026-06-01 12:00", "Priority": "high", "Owner": "me",
+        "Session ID": SID,
+        "Agent Name": "cursor-main-agent",
+        "Topic": "New topic",
+        "Status": "active",
+        "Started At": "2026-06-01 09:30",
+        "Updated At": "2026-06-01 12:00",
+        "Priority": "high",
+        "Owner": "me",
     }
     assert merged.title == SID
 
 
 def test_unknown_sections_frontmatter_and_preamble_survive_a_merge():
-    old = parse_snapshot("---\ntags: [a]\n---\n" + snapshot_text().replace("## Decisions", "## My Notes\nline 1\n\n## Decisions"))
+    old = parse_snapshot(
+        "---\ntags: [a]\n---\n" + snapshot_text().replace("## Decisions", "## My Notes\nline 1\n\n## Decisions")
+    )
     inc = parse_snapshot("---\ntags: [b]\n---\n## My Notes\nline 2\n\n## Links\n- x\n\n## Decisions\n- A\n")
     merged = merge_snapshots(old, inc, updated_at="t")
     assert merged.frontmatter == "tags: [a]"
     assert [(e.heading, e.body, e.after) for e in merged.extras] == [
-        ("My Notes", "line 1\nline 2", "Current Context"), ("Links", "- x", "Superseded / Resolved"),
+        ("My Notes", "line 1\nline 2", "Current Context"),
+        ("Links", "- x", "Superseded / Resolved"),
     ]
     assert merge_snapshots(merged, inc, updated_at="t") == merged
 
 
 # -- bad input ------------------------------------------------------------------------------
 
+
 def test_incoming_for_another_session_is_refused():
     old = parse_snapshot(snapshot_text())
     other = "2026-06-01-0931-cursor-main-agent"
     with pytest.raises(SnapshotFormatError, match=other):
-        merge_snapshots(old, parse_snapshot(snapshot_text().replace(f"| Session ID | {SID} |", f"| Session ID | {other} |")), updated_at="t")
+        merge_snapshots(
+            old,
+            parse_snapshot(snapshot_text().replace(f"| Session ID | {SID} |", f"| Session ID | {other} |")),
+            updated_at="t",
+        )
     with pytest.raises(SnapshotFormatError):
         merge_snapshots(old, parse_snapshot(f"# Session: {other}\n## Decisions\n- Z\n"), updated_at="t")
     with pytest.raises(SnapshotFormatError):
         new_snapshot(SID, "a", "t", "s", "u", incoming=parse_snapshot(f"# Session: {other}\n"))
     # a template placeholder or a same-ID link is not a different session
-    merged = merge_snapshots(old, parse_snapshot(f"# Session: <id>\n## Metadata\n- Session ID: [[{SID}]]\n"), updated_at="t")
+    merged = merge_snapshots(
+        old, parse_snapshot(f"# Session: <id>\n## Metadata\n- Session ID: [[{SID}]]\n"), updated_at="t"
+    )
     assert merged.items("Decisions") == ["A", "B"]
 
 
@@ -366,7 +412,11 @@ def test_verify_merge_reports_lost_items_and_merge_refuses(monkeypatch):
     lost.sections["Decisions"] = ["A"]
     lost.sections["Continues From"] = []
     lost.metadata["Started At"] = "later"
-    assert verify_merge(old, lost) == ["Metadata: Started At = 2026-06-01 09:30", "Decisions: B", f"Continues From: {SRC}"]
+    assert verify_merge(old, lost) == [
+        "Metadata: Started At = 2026-06-01 09:30",
+        "Decisions: B",
+        f"Continues From: {SRC}",
+    ]
 
     real = snapshot_merge._merge_body
 
@@ -385,6 +435,7 @@ def test_verify_merge_reports_lost_items_and_merge_refuses(monkeypatch):
 
 # -- creation ---------------------------------------------------------------------------------
 
+
 def test_new_snapshot_from_template():
     s = new_snapshot(SID, "cursor-main-agent", "未設定", "2026-06-01 09:30", "2026-06-01 09:30")
     text = render_snapshot(s)
@@ -394,12 +445,20 @@ def test_new_snapshot_from_template():
 
 
 def test_new_snapshot_filled_from_incoming_moves_marked_items():
-    inc = parse_snapshot(INCOMING.replace("## Current Context", "## Metadata\n| Field | Value |\n|---|---|\n| Topic | Locks |\n\n## Current Context"))
-    s = new_snapshot(SID, "cursor-main-agent", "未設定", "2026-06-01 09:30", "2026-06-01 10:00", status="active", incoming=inc)
+    inc = parse_snapshot(
+        INCOMING.replace(
+            "## Current Context", "## Metadata\n| Field | Value |\n|---|---|\n| Topic | Locks |\n\n## Current Context"
+        )
+    )
+    s = new_snapshot(
+        SID, "cursor-main-agent", "未設定", "2026-06-01 09:30", "2026-06-01 10:00", status="active", incoming=inc
+    )
     assert s.topic == "Locks"  # the placeholder gives way to the agent's topic
     assert s.items("Decisions") == ["C"] and s.items("Files / Artifacts") == ["F1", "F2"]
     assert s.items("Superseded / Resolved") == [
-        "[superseded] (Decisions) B", "[resolved] (Open Questions) Q1", "[done] (Next Actions) N1",
+        "[superseded] (Decisions) B",
+        "[resolved] (Open Questions) Q1",
+        "[done] (Next Actions) N1",
     ]
     assert new_snapshot(SID, "a", "Explicit", "s", "u", incoming=inc).topic == "Explicit"
     assert isinstance(s, Snapshot) and parse_snapshot(render_snapshot(s)) == s

@@ -55,7 +55,8 @@ CONTINUATION = st.lists(st.tuples(st.booleans(), SAFE_LINE).map(lambda t: "  " *
 LIST_ITEM = st.tuples(LINE, CONTINUATION).map(lambda t: "\n".join([t[0], *t[1]]))
 CONTEXT_UNIT = st.one_of(
     st.tuples(SAFE_LINE.filter(lambda s: not BULLET_START.match(s)), st.lists(SAFE_LINE, max_size=2)).map(
-        lambda t: "\n".join([t[0], *t[1]])),
+        lambda t: "\n".join([t[0], *t[1]])
+    ),
     LIST_ITEM.map(lambda s: "- " + s.replace("\n", "\n  ")),
 )
 
@@ -85,20 +86,33 @@ def snapshots(draw):
     for name in SECTIONS:
         strat = CONTEXT_UNIT if name == "Current Context" else LIST_ITEM
         sections[name] = draw(st.lists(strat.filter(not_filler), max_size=4))
-    extras = draw(st.lists(st.builds(
-        ExtraSection,
-        heading=line(max_size=12).filter(lambda h: "#" not in h and section_name(h) is None),
-        body=st.one_of(st.just(""), block()),
-        after=st.sampled_from(["", "Metadata", *SECTIONS]),
-    ), max_size=2).map(in_render_order))
+    extras = draw(
+        st.lists(
+            st.builds(
+                ExtraSection,
+                heading=line(max_size=12).filter(lambda h: "#" not in h and section_name(h) is None),
+                body=st.one_of(st.just(""), block()),
+                after=st.sampled_from(["", "Metadata", *SECTIONS]),
+            ),
+            max_size=2,
+        ).map(in_render_order)
+    )
     return Snapshot(
         title=draw(st.one_of(st.just(""), line(max_size=30))),
         metadata=meta,
         sections=sections,
-        frontmatter=draw(st.one_of(st.none(), st.lists(
-            st.text(CHARS, max_size=12).filter(lambda s: s.strip() not in ("---", "...")), max_size=3).map("\n".join))),
+        frontmatter=draw(
+            st.one_of(
+                st.none(),
+                st.lists(st.text(CHARS, max_size=12).filter(lambda s: s.strip() not in ("---", "...")), max_size=3).map(
+                    "\n".join
+                ),
+            )
+        ),
         preamble=draw(st.one_of(st.just(""), block())),
-        metadata_notes=draw(st.lists(safe_line().filter(lambda s: s[0].isalnum() and ":" not in s and "：" not in s), max_size=2)),
+        metadata_notes=draw(
+            st.lists(safe_line().filter(lambda s: s[0].isalnum() and ":" not in s and "：" not in s), max_size=2)
+        ),
         extras=extras,
     )
 
@@ -114,12 +128,38 @@ def test_render_then_parse_is_identity(s, newline, bom):
 
 # Random Markdown-ish documents: whatever the parser makes of them, rendering is a fixed point.
 DOC_LINES = st.one_of(
-    st.sampled_from([
-        "", "# Session: 2026-06-01-0930-a", "## Metadata", "| Field | Value |", "|---|---|", "| Topic | x \\| y |",
-        "## Decisions", "## current context", "## Files/Artifacts", "## Superseded / Resolved", "## Notes", "None",
-        "無", "- item", "* star", "+ plus", "1. one", "2) two", "  continued", "\tTabbed", "---", "- [done] N1",
-        "- [[2026-05-25-1318-a]]", "Topic: t", "- Session ID: z", "## ", "##NoSpace", "### sub",
-    ]),
+    st.sampled_from(
+        [
+            "",
+            "# Session: 2026-06-01-0930-a",
+            "## Metadata",
+            "| Field | Value |",
+            "|---|---|",
+            "| Topic | x \\| y |",
+            "## Decisions",
+            "## current context",
+            "## Files/Artifacts",
+            "## Superseded / Resolved",
+            "## Notes",
+            "None",
+            "無",
+            "- item",
+            "* star",
+            "+ plus",
+            "1. one",
+            "2) two",
+            "  continued",
+            "\tTabbed",
+            "---",
+            "- [done] N1",
+            "- [[2026-05-25-1318-a]]",
+            "Topic: t",
+            "- Session ID: z",
+            "## ",
+            "##NoSpace",
+            "### sub",
+        ]
+    ),
     st.text(CHARS, max_size=15),
 )
 
@@ -140,9 +180,19 @@ def test_parse_of_any_text_is_an_error_or_a_render_fixed_point(lines, newline):
 # -- merge properties -------------------------------------------------------------------------
 
 BASE = [
-    "Use SQLite for the index cache", "Use Postgres for the index cache", "Keep the CLI a thin shell",
-    "Locks live outside the synced folder", "鎖檔放在使用者快取目錄", "锁档放在使用者快取目录", "Write round-trip tests",
-    "F1", "N1", "Q1", "src/a.py", "`src\\a.py`", "決定使用 SQLite 儲存索引",
+    "Use SQLite for the index cache",
+    "Use Postgres for the index cache",
+    "Keep the CLI a thin shell",
+    "Locks live outside the synced folder",
+    "鎖檔放在使用者快取目錄",
+    "锁档放在使用者快取目录",
+    "Write round-trip tests",
+    "F1",
+    "N1",
+    "Q1",
+    "src/a.py",
+    "`src\\a.py`",
+    "決定使用 SQLite 儲存索引",
 ]
 SUFFIX = ["", "", ", with WAL mode enabled", " (confirmed)", "，並開啟 WAL", " now"]
 MARKS = ["", "", "", "[superseded] ", "[DONE] ", "[resolved] ", "[已取代] ", "[已解決] ", "[已完成] ", "[x] "]
@@ -162,10 +212,17 @@ def merge_snapshot(draw, sid="2026-06-01-0930-a"):
         if name == "Continues From":
             sections[name] = draw(st.lists(st.sampled_from(IDS), max_size=3))
         elif name == "Superseded / Resolved":
-            sections[name] = draw(st.lists(st.builds(
-                lambda m, o, t: f"{m}({o}) {t}" if o else m + t,
-                st.sampled_from(["[done] ", "[superseded] ", "[已解決] ", ""]),
-                st.sampled_from(["", *MOVABLE]), merge_item(marks=False)), max_size=3))
+            sections[name] = draw(
+                st.lists(
+                    st.builds(
+                        lambda m, o, t: f"{m}({o}) {t}" if o else m + t,
+                        st.sampled_from(["[done] ", "[superseded] ", "[已解決] ", ""]),
+                        st.sampled_from(["", *MOVABLE]),
+                        merge_item(marks=False),
+                    ),
+                    max_size=3,
+                )
+            )
         else:
             sections[name] = draw(st.lists(merge_item(marks=name != "Current Context"), max_size=6))
     meta = {"Session ID": sid, "Started At": "2026-06-01 09:30"} if draw(st.booleans()) else {}
@@ -179,7 +236,9 @@ def survives(section: str, item: str, merged: Snapshot) -> bool:
     keyf = path_key if section == "Files / Artifacts" else item_key
     context = section == "Current Context"
     for m in merged.sections[section]:
-        if keyf(m) in (keyf(item), keyf(text)) or (section != "Files / Artifacts" and is_restatement(text, m, context=context)):
+        if keyf(m) in (keyf(item), keyf(text)) or (
+            section != "Files / Artifacts" and is_restatement(text, m, context=context)
+        ):
             return True
     if section == "Current Context":
         return False
@@ -209,7 +268,8 @@ def test_merge_never_loses_an_old_item_and_is_idempotent(old, incoming):
             keyf = path_key if section == "Files / Artifacts" else item_key
             if mark is None:
                 assert any(keyf(m) == keyf(item) for m in merged.sections[section]) or any(
-                    keyf(parse_resolved(e)[3]) == keyf(item) for e in merged.sections["Superseded / Resolved"])
+                    keyf(parse_resolved(e)[3]) == keyf(item) for e in merged.sections["Superseded / Resolved"]
+                )
             else:
                 assert not any(keyf(m) == keyf(text) for m in merged.sections[section])
     assert merge_snapshots(merged, incoming, updated_at="2026-06-02 10:00") == merged

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 AGENT = "cursor-main-agent"
 
 
-def row(sid: str, *, topic: str = "未設定", status: str = "idle", refs: str = "-", upd: str = "2026-06-01 09:30") -> it.Row:
+def row(
+    sid: str, *, topic: str = "未設定", status: str = "idle", refs: str = "-", upd: str = "2026-06-01 09:30"
+) -> it.Row:
     return it.Row(sid, AGENT, topic, "summary", "k1, k2", status, refs, "2026-06-01 09:30", upd)
 
 
@@ -134,10 +136,13 @@ def test_text_outside_the_table_uses_the_line_merge() -> None:
     assert out.clean and "notes by ours" in out.text
 
 
-@pytest.mark.parametrize("bad", [
-    board(row(A)) + "| broken | row |\n",
-    board(row(A), row(A, topic="dup")),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        board(row(A)) + "| broken | row |\n",
+        board(row(A), row(A, topic="dup")),
+    ],
+)
 def test_a_side_that_does_not_parse_is_unmergeable(bad: str) -> None:
     with pytest.raises(Unmergeable):
         merge_board(board(row(A)), bad, board(row(A), row(C)), no_line_merge)
@@ -154,7 +159,9 @@ OPS = st.lists(
 )
 
 
-def _apply(rows: dict[str, it.Row], ops: list[tuple[str, int]], side: str, clock: list[int]) -> tuple[dict[str, it.Row], set[str], set[str]]:
+def _apply(
+    rows: dict[str, it.Row], ops: list[tuple[str, int]], side: str, clock: list[int]
+) -> tuple[dict[str, it.Row], set[str], set[str]]:
     """Returns the new rows, the IDs this side changed, and the IDs it deleted."""
     rows = dict(rows)
     changed: set[str] = set()
@@ -216,8 +223,17 @@ def test_random_interleavings_merge_without_loss(ops_a: list, ops_b: list, n_bas
 # -- snapshots, pure ----------------------------------------------------------------------------
 
 
-def snapshot(sid: str, *, topic: str = "T", upd: str = "2026-06-01 10:00", context: str = "ctx", decisions=(),
-             next_actions=(), continues=(), resolved=()) -> str:
+def snapshot(
+    sid: str,
+    *,
+    topic: str = "T",
+    upd: str = "2026-06-01 10:00",
+    context: str = "ctx",
+    decisions=(),
+    next_actions=(),
+    continues=(),
+    resolved=(),
+) -> str:
     def lst(items) -> str:
         return "\n".join(f"- {i}" for i in items) if items else "None"
 
@@ -232,10 +248,19 @@ def snapshot(sid: str, *, topic: str = "T", upd: str = "2026-06-01 10:00", conte
 
 def test_snapshot_items_of_both_sides_survive_and_marks_win() -> None:
     base = snapshot(A, decisions=["use filelock"], next_actions=["write tests"])
-    ours = snapshot(A, decisions=["use filelock", "journal every write"], next_actions=["[done] write tests"],
-                    upd="2026-06-01 11:00")
-    theirs = snapshot(A, topic="Merge driver", decisions=["use filelock", "rows keyed by Session ID"],
-                      next_actions=["write tests", "document git set-up"], upd="2026-06-01 12:00")
+    ours = snapshot(
+        A,
+        decisions=["use filelock", "journal every write"],
+        next_actions=["[done] write tests"],
+        upd="2026-06-01 11:00",
+    )
+    theirs = snapshot(
+        A,
+        topic="Merge driver",
+        decisions=["use filelock", "rows keyed by Session ID"],
+        next_actions=["write tests", "document git set-up"],
+        upd="2026-06-01 12:00",
+    )
     out = merge_snapshot_texts(base, ours, theirs)
     snap = parse_snapshot(out.text)
     assert snap.items("Decisions") == ["use filelock", "journal every write", "rows keyed by Session ID"]
@@ -263,12 +288,19 @@ def test_snapshots_of_two_sessions_are_unmergeable() -> None:
 # -- notes, pure --------------------------------------------------------------------------------
 
 
-def note(*, keywords: str = "[pnpm]", updated: str = "2026-06-01T10:00", status: str = "active", body: str = "Use pnpm.\n",
-         history: str = "", extra: str = "") -> str:
+def note(
+    *,
+    keywords: str = "[pnpm]",
+    updated: str = "2026-06-01T10:00",
+    status: str = "active",
+    body: str = "Use pnpm.\n",
+    history: str = "",
+    extra: str = "",
+) -> str:
     return (
         "---\nid: lt-1\ntitle: Package manager\ncategory: project_environment_configuration\n"
         f"keywords: {keywords}\nproject: agentmem-vault\nimportance: 0.9\nscore: 5\nstatus: {status}\n"
-        f"created: 2026-06-01T09:00\nupdated: {updated}\nsources: [\"[[{A}]]\"]\ntags: [agent-memory/long-term]\n{extra}"
+        f'created: 2026-06-01T09:00\nupdated: {updated}\nsources: ["[[{A}]]"]\ntags: [agent-memory/long-term]\n{extra}'
         f"---\n{body}{history}"
     )
 
@@ -276,8 +308,13 @@ def note(*, keywords: str = "[pnpm]", updated: str = "2026-06-01T10:00", status:
 def test_note_lists_are_unioned_and_the_newer_update_wins_for_values() -> None:
     base = note()
     ours = note(keywords="[pnpm, npm]", updated="2026-06-02T10:00", status="deprecated")
-    theirs = note(keywords="[pnpm, lockfile]", updated="2026-06-03T10:00", body="Use pnpm, never npm.\n",
-                  history="\n## History\n\n### 2026-06-03T10:00\nUse pnpm.\n", extra="reviewed_by: alice\n")
+    theirs = note(
+        keywords="[pnpm, lockfile]",
+        updated="2026-06-03T10:00",
+        body="Use pnpm, never npm.\n",
+        history="\n## History\n\n### 2026-06-03T10:00\nUse pnpm.\n",
+        extra="reviewed_by: alice\n",
+    )
     out = merge_note_texts(base, ours, theirs, simple_line_merge)
     assert out.clean
     from agentmem_vault.longterm.notes import parse_note
@@ -301,8 +338,10 @@ def test_note_body_changed_on_both_sides_leaves_markers() -> None:
 
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
@@ -320,8 +359,11 @@ class Machine:
 
     def __init__(self, root: Path, name: str):
         self.root = root
-        self.env = {**GIT_ENV, "AGENTMEM_CONFIG_DIR": str(root.parent / f"config-{name}"),
-                    "AGENTMEM_CACHE_DIR": str(root.parent / f"cache-{name}")}
+        self.env = {
+            **GIT_ENV,
+            "AGENTMEM_CONFIG_DIR": str(root.parent / f"config-{name}"),
+            "AGENTMEM_CACHE_DIR": str(root.parent / f"cache-{name}"),
+        }
 
     def agentmem(self, *args: str, input: str | None = None, now: str = "2026-06-01T09:30", ok: bool = True):
         proc = run_cli(*args, vault=self.root, input=input, env={**self.env, "AGENTMEM_NOW": now})
@@ -359,13 +401,37 @@ def board_rows(root: Path) -> dict[str, it.Row]:
 def test_two_clones_register_update_organize_archive_and_pull_without_loss(two_machines) -> None:
     m1, m2 = two_machines
     # Both machines: a session with a snapshot, registered in the same minute (same agent name).
-    s1 = m1.agentmem("register", "--manual", "--topic", "laptop work", "--json", input=snapshot("x", decisions=["laptop decision"]), now="2026-06-02T10:00")
-    s2 = m2.agentmem("register", "--manual", "--topic", "desktop work", "--json", input=snapshot("x", decisions=["desktop decision"]), now="2026-06-02T10:00")
+    s1 = m1.agentmem(
+        "register",
+        "--manual",
+        "--topic",
+        "laptop work",
+        "--json",
+        input=snapshot("x", decisions=["laptop decision"]),
+        now="2026-06-02T10:00",
+    )
+    s2 = m2.agentmem(
+        "register",
+        "--manual",
+        "--topic",
+        "desktop work",
+        "--json",
+        input=snapshot("x", decisions=["desktop decision"]),
+        now="2026-06-02T10:00",
+    )
     import json
 
     id1, id2 = json.loads(s1.stdout)["session_id"], json.loads(s2.stdout)["session_id"]
     assert id1 != id2 and id1.endswith("-lap") and id2.endswith("-desk")
-    shared = m1.agentmem("register", "--manual", "--topic", "shared", "--json", input=snapshot("x", next_actions=["write the driver"]), now="2026-06-02T10:05")
+    shared = m1.agentmem(
+        "register",
+        "--manual",
+        "--topic",
+        "shared",
+        "--json",
+        input=snapshot("x", next_actions=["write the driver"]),
+        now="2026-06-02T10:05",
+    )
     sid = json.loads(shared.stdout)["session_id"]
     idle1 = m1.agentmem("register", now="2026-06-02T10:06").stdout.split()[-1]
     m1.commit("m1: sessions")
@@ -377,10 +443,20 @@ def test_two_clones_register_update_organize_archive_and_pull_without_loss(two_m
     git(m1.root, "pull", "-q", "--no-rebase", "origin", "main")
 
     # Then both change the shared session's snapshot, and m1 organizes (deletes its idle row) and archives.
-    m1.agentmem("update", sid, input=snapshot(sid, decisions=["decided on laptop"], next_actions=["[done] write the driver"]), now="2026-06-03T09:00")
+    m1.agentmem(
+        "update",
+        sid,
+        input=snapshot(sid, decisions=["decided on laptop"], next_actions=["[done] write the driver"]),
+        now="2026-06-03T09:00",
+    )
     m1.agentmem("organize", now="2026-06-03T09:01")
     m1.agentmem("archive", id1, now="2026-06-03T09:02")
-    m2.agentmem("update", sid, input=snapshot(sid, decisions=["decided on desktop"], next_actions=["write docs"]), now="2026-06-03T09:30")
+    m2.agentmem(
+        "update",
+        sid,
+        input=snapshot(sid, decisions=["decided on desktop"], next_actions=["write docs"]),
+        now="2026-06-03T09:30",
+    )
     idle2 = m2.agentmem("register", now="2026-06-03T09:31").stdout.split()[-1]
     m1.commit("m1: work")
     m2.commit("m2: work")
@@ -484,4 +560,9 @@ def test_a_bad_machine_id_in_the_user_config_is_a_clear_error(vault: Vault, tmp_
 
 def test_the_python_module_runs_the_driver() -> None:
     # The installer pins the interpreter when no console script is found; that form must work too.
-    assert subprocess.run([sys.executable, "-m", "agentmem_vault", "merge-driver", "--help"], capture_output=True).returncode == 0
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "agentmem_vault", "merge-driver", "--help"], capture_output=True
+        ).returncode
+        == 0
+    )

@@ -54,8 +54,12 @@ ENGLISH = {
     "archive memory session": "archive",
 }
 
-CASES = [(cmd, script, text) for cmd, pairs in SPEC.items() for pair in pairs
-         for script, text in zip(("traditional", "simplified"), pair)]
+CASES = [
+    (cmd, script, text)
+    for cmd, pairs in SPEC.items()
+    for pair in pairs
+    for script, text in zip(("traditional", "simplified"), pair)
+]
 
 
 @pytest.mark.parametrize("command,script,text", CASES, ids=[f"{c}-{s}-{t}" for c, s, t in CASES])
@@ -136,7 +140,10 @@ def test_cli_unknown_phrase_exits_2(cli, vault):
 
 
 def test_cli_say_organize_and_archive(cli, vault):
-    write_index(vault, [row(SID, "idle"), row("2026-05-01-0900-cursor-main-agent", summary="有內容", updated="2026-05-02 09:00")])
+    write_index(
+        vault,
+        [row(SID, "idle"), row("2026-05-01-0900-cursor-main-agent", summary="有內容", updated="2026-05-02 09:00")],
+    )
     proc = cli("say", "整理 memory", "--json", vault=vault, env={"AGENTMEM_NOW": NOW})
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
@@ -174,8 +181,9 @@ def test_cli_say_end_to_end_register_update_continue_release(cli, vault):
     src = line.split(": ", 1)[1].strip()
     assert index_rows(vault)[src].status == "active" and vault.session_path(src).exists()
 
-    proc = cli("say", "整理這個 session", src, "--snapshot", "-", vault=vault,
-               input="## Decisions\n- 加上 release\n", env=env)
+    proc = cli(
+        "say", "整理這個 session", src, "--snapshot", "-", vault=vault, input="## Decisions\n- 加上 release\n", env=env
+    )
     assert proc.returncode == 0, proc.stderr
     assert "加上 release" in vault.session_path(src).read_text(encoding="utf-8")
     assert "用繁體" in vault.session_path(src).read_text(encoding="utf-8")

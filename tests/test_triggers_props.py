@@ -11,8 +11,12 @@ from agentmem_vault.errors import UsageError
 from agentmem_vault.model.triggers import COMMANDS, load_phrases, route
 
 PHRASES = load_phrases()
-IDS = st.builds(lambda d, h, a: f"2026-06-{d:02d}-{h:02d}00-{a}", st.integers(1, 28), st.integers(0, 23),
-                st.sampled_from(["cursor-main-agent", "claude-main-agent", "x"]))
+IDS = st.builds(
+    lambda d, h, a: f"2026-06-{d:02d}-{h:02d}00-{a}",
+    st.integers(1, 28),
+    st.integers(0, 23),
+    st.sampled_from(["cursor-main-agent", "claude-main-agent", "x"]),
+)
 
 
 @settings(max_examples=200, deadline=None)

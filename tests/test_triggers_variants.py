@@ -22,15 +22,35 @@ PHRASES = load_phrases()
 
 # Written by hand (not read from the table): what people actually typed in the first hour.
 EVERYDAY = {
-    "整理記憶": "organize", "整理记忆": "organize", "清理記憶": "organize", "organize": "organize",
-    f"歸檔 {SID}": "archive", f"归档 {SID}": "archive", f"封存 {SID}": "archive", f"archive {SID}": "archive",
-    f"繼續 {SID}": "continue", f"继续 {SID}": "continue", f"接續 {SID}": "continue", f"continue {SID}": "continue",
-    f"釋放 {SID}": "release", f"释放 {SID}": "release", f"解除引用 {SID}": "release", f"release {SID}": "release",
-    "更新狀態": "update", "更新状态": "update", "update session": "update",
-    "補註冊": "register", "补注册": "register", "register session": "register",
+    "整理記憶": "organize",
+    "整理记忆": "organize",
+    "清理記憶": "organize",
+    "organize": "organize",
+    f"歸檔 {SID}": "archive",
+    f"归档 {SID}": "archive",
+    f"封存 {SID}": "archive",
+    f"archive {SID}": "archive",
+    f"繼續 {SID}": "continue",
+    f"继续 {SID}": "continue",
+    f"接續 {SID}": "continue",
+    f"continue {SID}": "continue",
+    f"釋放 {SID}": "release",
+    f"释放 {SID}": "release",
+    f"解除引用 {SID}": "release",
+    f"release {SID}": "release",
+    "更新狀態": "update",
+    "更新状态": "update",
+    "update session": "update",
+    "補註冊": "register",
+    "补注册": "register",
+    "register session": "register",
     # The procedure's phrases keep their meaning next to the variants.
-    "整理這個 session": "update", "整理这个session": "update", "整理 memory": "organize",
-    "解除引用 memory": "release", "引用 memory": "continue", "取消引用 memory": "release",
+    "整理這個 session": "update",
+    "整理这个session": "update",
+    "整理 memory": "organize",
+    "解除引用 memory": "release",
+    "引用 memory": "continue",
+    "取消引用 memory": "release",
     "organize this session": "update",
 }
 
@@ -73,8 +93,9 @@ def _spell(p: Phrase, upper: bool, spaces: int) -> str:
 
 @settings(max_examples=300, deadline=None)
 @given(p=phrase, upper=st.booleans(), spaces=st.integers(0, 3), id_before=st.booleans(), with_id=st.booleans())
-def test_every_phrase_routes_to_exactly_its_command(p: Phrase, upper: bool, spaces: int, id_before: bool,
-                                                    with_id: bool) -> None:
+def test_every_phrase_routes_to_exactly_its_command(
+    p: Phrase, upper: bool, spaces: int, id_before: bool, with_id: bool
+) -> None:
     """Any spelling of a phrase (case, spaces, script, a Session ID before or after) routes to one
     command - its own - and never fails as ambiguous."""
     text = _spell(p, upper, spaces)
@@ -118,7 +139,7 @@ def test_help_lists_every_phrase_grouped_by_command(cli) -> None:
     for i, (_, entries) in enumerate(groups):
         end = positions[i + 1] if i + 1 < len(positions) else len(out)
         for forms in entries:
-            assert " · ".join(forms) in out[positions[i]:end]
+            assert " · ".join(forms) in out[positions[i] : end]
 
 
 def test_unknown_phrase_is_one_short_line(cli, vault) -> None:

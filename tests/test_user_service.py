@@ -74,7 +74,9 @@ def test_systemd_accepts_the_unit(odd_vault: Vault, tmp_path: Path) -> None:
     unit = tmp_path / "units" / sd.name
     unit.parent.mkdir()
     unit.write_bytes(sd.content)
-    proc = subprocess.run(["systemd-analyze", "verify", str(unit)], check=False, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["systemd-analyze", "verify", str(unit)], check=False, capture_output=True, text=True, timeout=60
+    )
     if proc.returncode != 0 and "Failed to initialize manager" in proc.stderr:
         pytest.skip(f"systemd-analyze cannot run here: {proc.stderr.strip()}")
     assert proc.returncode == 0, proc.stderr
@@ -107,7 +109,9 @@ def test_windows_task_xml_content(odd_vault: Vault, monkeypatch: pytest.MonkeyPa
     assert root.find("t:Settings/t:ExecutionTimeLimit", NS).text == "PT0S"
     exec_ = root.find("t:Actions/t:Exec", NS)
     assert exec_.find("t:Command", NS).text == argv[0]
-    assert exec_.find("t:Arguments", NS).text == subprocess.list2cmdline(["--vault", str(odd_vault.root), "daemon", "run"])
+    assert exec_.find("t:Arguments", NS).text == subprocess.list2cmdline(
+        ["--vault", str(odd_vault.root), "daemon", "run"]
+    )
     assert sd.start[0][:2] == ["schtasks", "/Create"] and "/XML" in sd.start[0]
 
 
@@ -116,10 +120,23 @@ def test_install_is_idempotent_and_uninstall_removes(vault: Vault, tmp_path: Pat
     res = us.install(vault, runner=run, platform="linux", argv=["/bin/agentmem"], home=tmp_path)
     path = Path(res["file"])
     assert res["action"] == "create" and res["started"] and path.read_bytes().startswith(b"# Written by")
-    assert run.calls == [["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", res["name"]]]
-    st = us.service_status(vault, runner=FakeRunner({"is-enabled": (0, "enabled"), "is-active": (0, "active")}),
-                           platform="linux", home=tmp_path)
-    assert st == {"installed": True, "kind": "systemd", "name": res["name"], "file": str(path), "state": "enabled, active"}
+    assert run.calls == [
+        ["systemctl", "--user", "daemon-reload"],
+        ["systemctl", "--user", "enable", "--now", res["name"]],
+    ]
+    st = us.service_status(
+        vault,
+        runner=FakeRunner({"is-enabled": (0, "enabled"), "is-active": (0, "active")}),
+        platform="linux",
+        home=tmp_path,
+    )
+    assert st == {
+        "installed": True,
+        "kind": "systemd",
+        "name": res["name"],
+        "file": str(path),
+        "state": "enabled, active",
+    }
     before = path.stat().st_mtime_ns
     run2 = FakeRunner()
     again = us.install(vault, runner=run2, platform="linux", argv=["/bin/agentmem"], home=tmp_path)
@@ -130,7 +147,10 @@ def test_install_is_idempotent_and_uninstall_removes(vault: Vault, tmp_path: Pat
     run4 = FakeRunner()
     out = us.uninstall(vault, runner=run4, platform="linux", home=tmp_path)
     assert out["removed"] and not path.exists()
-    assert run4.calls == [["systemctl", "--user", "disable", "--now", res["name"]], ["systemctl", "--user", "daemon-reload"]]
+    assert run4.calls == [
+        ["systemctl", "--user", "disable", "--now", res["name"]],
+        ["systemctl", "--user", "daemon-reload"],
+    ]
     assert us.service_status(vault, runner=FakeRunner(), platform="linux", home=tmp_path)["installed"] is False
     assert us.uninstall(vault, runner=FakeRunner(), platform="linux", home=tmp_path)["removed"] is False
 
@@ -147,8 +167,9 @@ def test_unreachable_service_manager_writes_the_file_and_says_how_to_start(vault
     res = us.install(vault, runner=run, platform="linux", argv=["/bin/agentmem"], home=tmp_path)
     assert not res["started"] and Path(res["file"]).is_file()
     assert "No medium found" in res["note"] and "systemctl --user enable --now" in res["note"]
-    st = us.service_status(vault, runner=FakeRunner({"systemctl": (1, "Failed to connect to bus")}), platform="linux",
-                           home=tmp_path)
+    st = us.service_status(
+        vault, runner=FakeRunner({"systemctl": (1, "Failed to connect to bus")}), platform="linux", home=tmp_path
+    )
     assert st["state"].startswith("state unknown")
 
 

@@ -39,7 +39,9 @@ def opts_from(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
 def common_options(f: Callable) -> Callable:
     """``--vault`` and ``--json`` on every command (also accepted before the command name)."""
     f = click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")(f)
-    f = click.option("--vault", "vault", type=click.Path(file_okay=False), help="Vault folder (the one that holds memory/).")(f)
+    f = click.option(
+        "--vault", "vault", type=click.Path(file_okay=False), help="Vault folder (the one that holds memory/)."
+    )(f)
     return f
 
 
@@ -55,7 +57,19 @@ def emit(opts: Options, result: Any, human: str | Callable[[], str] | None = Non
 
 def fail(opts: Options, exc: AgentmemError) -> None:
     if opts.as_json:
-        click.echo(json.dumps({"error": {"code": exc.code, "message": exc.message, **({"details": exc.details} if exc.details else {})}}, ensure_ascii=False, default=str))
+        click.echo(
+            json.dumps(
+                {
+                    "error": {
+                        "code": exc.code,
+                        "message": exc.message,
+                        **({"details": exc.details} if exc.details else {}),
+                    }
+                },
+                ensure_ascii=False,
+                default=str,
+            )
+        )
     else:
         click.echo(f"error: {exc.message}", err=True)
     sys.exit(exc.exit_code)
@@ -150,8 +164,14 @@ _MEMORIES: dict[str, tuple[str, ...]] = {
 }
 
 
-@click.group(cls=AgentmemGroup, lazy=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})
-@click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up).")
+@click.group(
+    cls=AgentmemGroup,
+    lazy=_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
+)
+@click.option(
+    "--vault", type=click.Path(file_okay=False), help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--agent", help="Agent name (default: AGENTMEM_AGENT, config, cursor-main-agent).")
 @click.version_option(package_name="agentmem-vault")

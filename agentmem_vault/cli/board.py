@@ -36,7 +36,14 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
         # folder becomes one (the folder given by --vault is created when missing).
         v = Vault(Path.cwd().absolute())
     res = lib.init_vault(v)
-    emit(opts, res, lambda: f"vault {res['vault']}: " + (("created " + ", ".join(res["created"])) if res["created"] else "already initialised"))
+    emit(
+        opts,
+        res,
+        lambda: (
+            f"vault {res['vault']}: "
+            + (("created " + ", ".join(res["created"])) if res["created"] else "already initialised")
+        ),
+    )
 
 
 @cli.command()
@@ -46,10 +53,24 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 @click.option("--topic", help="Topic (manual registration).")
 @click.option("--summary", help="Summary (manual registration).")
 @click.option("--keywords", help="Keywords (manual registration).")
-@click.option("--snapshot", "snapshot_file", metavar="FILE|-", help="Snapshot to write (FILE or - for stdin), manual registration.")
+@click.option(
+    "--snapshot",
+    "snapshot_file",
+    metavar="FILE|-",
+    help="Snapshot to write (FILE or - for stdin), manual registration.",
+)
 @click.pass_context
-def register(ctx: click.Context, vault: str | None, as_json: bool, agent: str | None, manual: bool, topic: str | None,
-             summary: str | None, keywords: str | None, snapshot_file: str | None) -> None:
+def register(
+    ctx: click.Context,
+    vault: str | None,
+    as_json: bool,
+    agent: str | None,
+    manual: bool,
+    topic: str | None,
+    summary: str | None,
+    keywords: str | None,
+    snapshot_file: str | None,
+) -> None:
     """Register this chat: an idle row (sessionStart) or, with --manual, an active row + snapshot.
 
     Prints `Your Memory Session ID is: <id>` only after the write verified."""
@@ -67,7 +88,16 @@ def register(ctx: click.Context, vault: str | None, as_json: bool, agent: str | 
 
     text = read_snapshot_source(snapshot_file, implicit_stdin=False)
     reg = register_manual(v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text)
-    emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "snapshot_path": str(v.session_path(reg.session_id)), "message": reg.message}, reg.message)
+    emit(
+        opts,
+        {
+            "session_id": reg.session_id,
+            "row": reg.row.to_dict(),
+            "snapshot_path": str(v.session_path(reg.session_id)),
+            "message": reg.message,
+        },
+        reg.message,
+    )
 
 
 def _table(rows, archived: set[str] | None = None) -> str:
@@ -90,7 +120,9 @@ def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str |
     opts = opts_from(ctx, vault, as_json)
     rows, bad = lib.list_rows(_vault(opts), status)
     for b in bad:
-        click.echo(f"warning: memory/index.md line {b.line_no}: {b.reason} (kept as is; see `agentmem doctor`)", err=True)
+        click.echo(
+            f"warning: memory/index.md line {b.line_no}: {b.reason} (kept as is; see `agentmem doctor`)", err=True
+        )
     emit(opts, {"rows": [r.to_dict() for r in rows], "malformed": [b.__dict__ for b in bad]}, lambda: _table(rows))
 
 
@@ -122,9 +154,14 @@ def show(ctx: click.Context, vault: str | None, as_json: bool, session_id: str) 
 @click.option("--archived", is_flag=True, help="Also search archived sessions.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most rows to list.")
 @click.pass_context
-def find(ctx: click.Context, vault: str | None, as_json: bool, query: tuple[str, ...], archived: bool, limit: int) -> None:
+def find(
+    ctx: click.Context, vault: str | None, as_json: bool, query: tuple[str, ...], archived: bool, limit: int
+) -> None:
     """Find sessions by Topic/Summary/Keywords (Chinese and English)."""
     opts = opts_from(ctx, vault, as_json)
     hits = lib.find_rows(_vault(opts), " ".join(query), archived=archived, limit=limit)
-    emit(opts, {"hits": [h.to_dict() for h in hits]},
-         lambda: _table([h.row for h in hits], {h.row.session_id for h in hits if h.archived}) if hits else "(no match)")
+    emit(
+        opts,
+        {"hits": [h.to_dict() for h in hits]},
+        lambda: _table([h.row for h in hits], {h.row.session_id for h in hits if h.archived}) if hits else "(no match)",
+    )

@@ -27,6 +27,8 @@ def complete_session_id(ctx: click.Context, param: click.Parameter, incomplete: 
             vault = c.params.get("vault")
             c = c.parent
         doc = load_index(resolve_vault(vault))
-        return [CompletionItem(r.session_id, help=r.topic) for r in doc.row_list() if r.session_id.startswith(incomplete)]
+        return [
+            CompletionItem(r.session_id, help=r.topic) for r in doc.row_list() if r.session_id.startswith(incomplete)
+        ]
     except Exception:  # noqa: BLE001 - see the docstring
         return []

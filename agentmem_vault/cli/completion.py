@@ -79,12 +79,15 @@ def script(shell: str, prog_name: str = "agentmem") -> str:
     return cls(cli, {}, prog_name, COMPLETE_VAR).source()
 
 
-@cli.command("completion", epilog="""\b
+@cli.command(
+    "completion",
+    epilog="""\b
 Install (one line in your shell's start-up file):
   bash        eval "$(agentmem completion bash)"          # ~/.bashrc (bash 4.4+)
   zsh         eval "$(agentmem completion zsh)"           # ~/.zshrc
   fish        agentmem completion fish | source            # ~/.config/fish/config.fish
-  PowerShell  agentmem completion powershell | Out-String | Invoke-Expression   # $PROFILE""")
+  PowerShell  agentmem completion powershell | Out-String | Invoke-Expression   # $PROFILE""",
+)
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion_cmd(shell: str) -> None:
     """Print the shell completion script (commands, options and Session IDs from the board)."""

@@ -16,17 +16,26 @@ def daemon() -> None:
 
 
 def _rescan_option(f):
-    return click.option("--rescan", "rescan", type=click.FloatRange(min=0.05), default=None,
-                        help="Seconds between full rescans (default: rescan_seconds in config, 30).")(f)
+    return click.option(
+        "--rescan",
+        "rescan",
+        type=click.FloatRange(min=0.05),
+        default=None,
+        help="Seconds between full rescans (default: rescan_seconds in config, 30).",
+    )(f)
 
 
 @daemon.command("run")
-@click.option("--polling", is_flag=True, help="Poll the folder instead of native events (cloud drives, network shares).")
+@click.option(
+    "--polling", is_flag=True, help="Poll the folder instead of native events (cloud drives, network shares)."
+)
 @_rescan_option
 @click.option("--background", is_flag=True, hidden=True, help="Log only to the log file (used by `daemon start`).")
 @common_options
 @click.pass_context
-def run_cmd(ctx: click.Context, polling: bool, rescan: float | None, background: bool, vault: str | None, as_json: bool) -> None:
+def run_cmd(
+    ctx: click.Context, polling: bool, rescan: float | None, background: bool, vault: str | None, as_json: bool
+) -> None:
     """Run the daemon in the foreground until Ctrl+C / SIGTERM."""
     from agentmem_vault.daemon.service import run_daemon
 
@@ -81,13 +90,17 @@ def _human_status(st: dict) -> str:
         lines = ["daemon: not running"]
     else:
         up = st.get("uptime_seconds") or 0
-        lines = [f"daemon: running (pid {st['pid']}, {st.get('mode')}, up {int(up // 3600)}h{int(up % 3600 // 60):02d}m{int(up % 60):02d}s)"]
+        lines = [
+            f"daemon: running (pid {st['pid']}, {st.get('mode')}, up {int(up // 3600)}h{int(up % 3600 // 60):02d}m{int(up % 60):02d}s)"
+        ]
     c = st.get("counters") or {}
     if c:
         lines.append("counters: " + ", ".join(f"{k} {v}" for k, v in c.items()))
     q = st.get("queue") or {}
-    lines.append(f"extraction queue: {q.get('pending', 0)} pending, {q.get('due', 0)} due, {q.get('failed', 0)} failed"
-                 + (f" ({st['extractor']})" if st.get("extractor") and st["extractor"] != "available" else ""))
+    lines.append(
+        f"extraction queue: {q.get('pending', 0)} pending, {q.get('due', 0)} due, {q.get('failed', 0)} failed"
+        + (f" ({st['extractor']})" if st.get("extractor") and st["extractor"] != "available" else "")
+    )
     for ev in (st.get("last_events") or [])[-5:]:
         detail = ev.get("path") or ev.get("session_id") or ev.get("copy") or ev.get("key") or ""
         lines.append(f"  {ev['time']} {ev['kind']} {detail}")
@@ -119,7 +132,11 @@ def install_cmd(ctx: click.Context, dry_run: bool, vault: str | None, as_json: b
 
 def render_install(res: dict) -> str:
     if res["dry_run"]:
-        lines = [f"would write {res['file']} ({res['kind']}, {res['action']}):", res["definition"].rstrip(), "then run:"]
+        lines = [
+            f"would write {res['file']} ({res['kind']}, {res['action']}):",
+            res["definition"].rstrip(),
+            "then run:",
+        ]
         return "\n".join(lines + ["  " + " ".join(c["command"]) for c in res["commands"]])
     verb = {"create": "installed", "update": "updated", "unchanged": "already installed"}[res["action"]]
     lines = [f"{verb}: {res['kind']} {res['name']} ({res['file']})"]

@@ -16,8 +16,19 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Sessions", ("update", "continue", "release", "say")),
     ("Lifecycle", ("organize", "archive", "journal", "restore")),
     ("Long-term memory", ("memories", "extract", "eval", "context", "reindex")),
-    ("Hooks and integrations", ("setup", "install-hook", "install-rules", "install-mcp", "mcp",
-                                "install-merge-driver", "hook", "merge-driver")),
+    (
+        "Hooks and integrations",
+        (
+            "setup",
+            "install-hook",
+            "install-rules",
+            "install-mcp",
+            "mcp",
+            "install-merge-driver",
+            "hook",
+            "merge-driver",
+        ),
+    ),
     ("Daemon", ("daemon",)),
     ("Maintenance", ("doctor", "completion")),
 )

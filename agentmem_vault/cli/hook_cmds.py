@@ -12,7 +12,9 @@ from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import UsageError
 
 
-@cli.command("hook", context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []})
+@cli.command(
+    "hook", context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
+)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook_cmd(args: tuple[str, ...]) -> None:
     """Agent lifecycle hooks (stdin JSON -> stdout JSON): cursor-session-start, claude-session-start,
@@ -23,7 +25,9 @@ def hook_cmd(args: tuple[str, ...]) -> None:
 
 
 @cli.command("whoami")
-@click.option("--conversation", help="The agent's conversation / session ID (Cursor conversation_id, Claude Code session_id).")
+@click.option(
+    "--conversation", help="The agent's conversation / session ID (Cursor conversation_id, Claude Code session_id)."
+)
 @common_options
 @click.pass_context
 def whoami_cmd(ctx: click.Context, conversation: str | None, vault: str | None, as_json: bool) -> None:
@@ -44,13 +48,20 @@ def whoami_cmd(ctx: click.Context, conversation: str | None, vault: str | None, 
 
 @cli.command("install-hook")
 @click.argument("agent", type=click.Choice(["cursor", "claude", "codex"]))
-@click.option("--user", "scope", flag_value="user", default=True, help="Install for every project (~/.cursor, ~/.claude, ~/.codex). Default.")
+@click.option(
+    "--user",
+    "scope",
+    flag_value="user",
+    default=True,
+    help="Install for every project (~/.cursor, ~/.claude, ~/.codex). Default.",
+)
 @click.option("--project", "project", type=click.Path(file_okay=False), help="Install into this project folder only.")
 @click.option("--dry-run", is_flag=True, help="Show the merged config without writing it.")
 @common_options
 @click.pass_context
-def install_hook_cmd(ctx: click.Context, agent: str, scope: str, project: str | None, dry_run: bool,
-                     vault: str | None, as_json: bool) -> None:
+def install_hook_cmd(
+    ctx: click.Context, agent: str, scope: str, project: str | None, dry_run: bool, vault: str | None, as_json: bool
+) -> None:
     """Merge agentmem's hooks into AGENT's hook config (keeps other hooks, backs up the old file).
 
     The hook command always names the vault (--vault, AGENTMEM_VAULT, the user config or the
@@ -62,7 +73,9 @@ def install_hook_cmd(ctx: click.Context, agent: str, scope: str, project: str | 
     opts = opts_from(ctx, vault, as_json)
     vault_arg = str(pinned_vault(opts.vault).root)
     if project is not None and not os.path.isdir(project):
-        raise UsageError(f"--project {project}: no such folder; pass the project's existing folder (create it first if it is new)")
+        raise UsageError(
+            f"--project {project}: no such folder; pass the project's existing folder (create it first if it is new)"
+        )
     result = install_hook(agent, project=project, vault=vault_arg, dry_run=dry_run)
 
     def human() -> str:
@@ -70,7 +83,9 @@ def install_hook_cmd(ctx: click.Context, agent: str, scope: str, project: str | 
             import json
 
             return json.dumps(result["config"], ensure_ascii=False, indent=2)
-        head = f"{result['file']}: " + ("created" if result["created"] else "updated" if result["changed"] else "already up to date")
+        head = f"{result['file']}: " + (
+            "created" if result["created"] else "updated" if result["changed"] else "already up to date"
+        )
         lines = [head]
         for e in result["entries"]:
             lines.append(f"  {e['event']}: {e['action']} -> {e['command']}")

@@ -14,8 +14,12 @@ from agentmem_vault.cli.help import SayCommand
 
 @cli.command()
 @common_options
-@click.option("--stale-days", type=click.IntRange(min=0), default=None,
-              help="Mark active rows stale after this many days without update (default: config stale_days, 14).")
+@click.option(
+    "--stale-days",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Mark active rows stale after this many days without update (default: config stale_days, 14).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
 @click.pass_context
 def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: int | None, dry_run: bool) -> None:
@@ -47,8 +51,12 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 @click.argument("text")
 @click.argument("session_id", required=False, shell_complete=complete_session_id)
 @click.option("--session", help="The current session's ID (continue/release/update); default AGENTMEM_SESSION_ID.")
-@click.option("--snapshot", "snapshot_file", metavar="FILE|-",
-              help="Snapshot you wrote (FILE, or - for stdin) for register/update/continue.")
+@click.option(
+    "--snapshot",
+    "snapshot_file",
+    metavar="FILE|-",
+    help="Snapshot you wrote (FILE, or - for stdin) for register/update/continue.",
+)
 @click.option("--topic", help="Topic (register/update).")
 @click.option("--summary", help="Summary (register/update).")
 @click.option("--keywords", help="Keywords (register/update).")
@@ -57,8 +65,22 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 @click.option("--dry-run", is_flag=True, help="organize/archive: print the plan only.")
 @click.option("--force", is_flag=True, help="archive: archive despite references.")
 @click.pass_context
-def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, summary, keywords, agent,
-        stale_days, dry_run, force) -> None:
+def say(
+    ctx,
+    vault,
+    as_json,
+    text,
+    session_id,
+    session,
+    snapshot_file,
+    topic,
+    summary,
+    keywords,
+    agent,
+    stale_days,
+    dry_run,
+    force,
+) -> None:
     """Run a trigger phrase typed in Chinese (Traditional or Simplified) or English.
 
     Examples: `agentmem say "整理 memory"`, `agentmem say "狀態更新" ID --snapshot -`,
@@ -77,9 +99,16 @@ def say(ctx, vault, as_json, text, session_id, session, snapshot_file, topic, su
     if r.command in ("register", "continue"):
         name = resolve_agent(agent or ctx.obj.agent, vault_config(v))
     say_opts = SayOptions(
-        id_arg=session_id, session=session, snapshot_text=snapshot_text,
-        topic=topic, summary=summary, keywords=keywords, agent=name, stale_days=stale_days,
-        dry_run=dry_run, force=force,
+        id_arg=session_id,
+        session=session,
+        snapshot_text=snapshot_text,
+        topic=topic,
+        summary=summary,
+        keywords=keywords,
+        agent=name,
+        stale_days=stale_days,
+        dry_run=dry_run,
+        force=force,
     )
     result, human = dispatch(v, r, say_opts)
     # The routed command on its own line, so an ID message stays at the start of its line.
@@ -104,8 +133,13 @@ def doctor(ctx: click.Context, vault: str | None, as_json: bool, fix: bool) -> N
 
 @cli.command("install-rules")
 @common_options
-@click.option("--project", "project", type=click.Path(file_okay=False), required=True,
-              help="Project folder that gets .cursor/rules/agent-memory.mdc.")
+@click.option(
+    "--project",
+    "project",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Project folder that gets .cursor/rules/agent-memory.mdc.",
+)
 @click.option("--agents-md", is_flag=True, help="Also add the instructions to AGENTS.md (Codex).")
 @click.option("--claude-md", is_flag=True, help="Also add the instructions to CLAUDE.md (Claude Code).")
 @click.pass_context
@@ -115,5 +149,11 @@ def install_rules(ctx, vault, as_json, project, agents_md, claude_md) -> None:
 
     opts = opts_from(ctx, vault, as_json)
     res = run(Path(project), agents_md=agents_md, claude_md=claude_md)
-    emit(opts, res, lambda: "\n".join(f"{c['status']}: {c['path']}" + (f" (backup: {c['backup']})" if c.get("backup") else "")
-                                     for c in res["files"]))
+    emit(
+        opts,
+        res,
+        lambda: "\n".join(
+            f"{c['status']}: {c['path']}" + (f" (backup: {c['backup']})" if c.get("backup") else "")
+            for c in res["files"]
+        ),
+    )

@@ -15,7 +15,14 @@ from agentmem_vault.config import resolve_vault, vault_config
 @click.option("--session", "sessions", multiple=True, metavar="ID", help="A session snapshot (repeatable).")
 @click.option("--cursor", is_flag=True, help="All Cursor agent transcripts under ~/.cursor/projects.")
 @click.option("--claude", is_flag=True, help="All Claude Code transcripts under ~/.claude/projects.")
-@click.option("--file", "files", multiple=True, type=click.Path(dir_okay=False), metavar="PATH", help="A transcript or text file (repeatable).")
+@click.option(
+    "--file",
+    "files",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="A transcript or text file (repeatable).",
+)
 @click.option("--offline", is_flag=True, help="Rule-based extraction, no model calls (the default without an API key).")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @click.option("--force", is_flag=True, help="Process sources again even when unchanged since the last run.")
@@ -36,7 +43,9 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
     srcs = select_sources(v, sessions=sessions, files=files, cursor=cursor, claude=claude)
     if progress_wanted(len(srcs)):
         with click.progressbar(length=len(srcs), label="extracting", file=sys.stderr) as bar:
-            report = extract_sources(v, srcs, offline=True if offline else None, dry_run=dry_run, force=force, progress=bar.update)
+            report = extract_sources(
+                v, srcs, offline=True if offline else None, dry_run=dry_run, force=force, progress=bar.update
+            )
     else:
         report = extract_sources(v, srcs, offline=True if offline else None, dry_run=dry_run, force=force)
     emit(opts, report.to_dict(), report.summary)
@@ -46,8 +55,13 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
 
 @cli.command("eval")
 @click.argument("folder", required=False, type=click.Path(file_okay=False))
-@click.option("--set", "sets", multiple=True, type=click.Choice(["tuned", "dev", "unseen", "all"]),
-              help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    type=click.Choice(["tuned", "dev", "unseen", "all"]),
+    help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
+)
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
 @common_options
 @click.pass_context
@@ -114,9 +128,15 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
     def human() -> str:
         if not rows:
             return "No long-term memories yet." + (f" ({len(broken)} unreadable note(s))" if broken else "")
-        lines = [f"{r['id']:<9}  {r['score']}  {r['category']:<34}  {r['title']}" + ("  (deprecated)" if r["status"] == "deprecated" else "") for r in rows]
+        lines = [
+            f"{r['id']:<9}  {r['score']}  {r['category']:<34}  {r['title']}"
+            + ("  (deprecated)" if r["status"] == "deprecated" else "")
+            for r in rows
+        ]
         if broken:
-            lines.append(f"({len(broken)} note(s) with unreadable frontmatter skipped: {', '.join(p.name for p in broken[:5])})")
+            lines.append(
+                f"({len(broken)} note(s) with unreadable frontmatter skipped: {', '.join(p.name for p in broken[:5])})"
+            )
         return "\n".join(lines)
 
     emit(opts, res.to_dict(), human)
@@ -154,8 +174,11 @@ def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     note = deprecate_memory(v, key, reason, dry_run=dry_run)
-    emit(opts, {**note_row(note), "deprecated_reason": note.deprecated_reason, "dry_run": dry_run},
-         f"{'Would deprecate' if dry_run else 'Deprecated'} {note.id} {note.title!r}: {note.deprecated_reason}")
+    emit(
+        opts,
+        {**note_row(note), "deprecated_reason": note.deprecated_reason, "dry_run": dry_run},
+        f"{'Would deprecate' if dry_run else 'Deprecated'} {note.id} {note.title!r}: {note.deprecated_reason}",
+    )
 
 
 @memories.command("move")
@@ -173,6 +196,8 @@ def memories_move(ctx, key, project, to_global, dry_run, vault, as_json) -> None
     opts = opts_from(ctx, vault, as_json)
     note = move_memory(resolve_vault(opts.vault), key, project=project, to_global=to_global, dry_run=dry_run)
     where = f"project {note.project}" if note.scope != "global" and note.project else "every project (global)"
-    emit(opts, {**note_row(note), "project": note.project or None, "scope": note.scope, "dry_run": dry_run},
-         f"{'Would move' if dry_run else 'Moved'} {note.id} {note.title!r} to {where}")
-
+    emit(
+        opts,
+        {**note_row(note), "project": note.project or None, "scope": note.scope, "dry_run": dry_run},
+        f"{'Would move' if dry_run else 'Moved'} {note.id} {note.title!r} to {where}",
+    )

@@ -10,8 +10,16 @@ from agentmem_vault.cli import cli, common_options, emit, opts_from
 
 
 @cli.command("mcp")
-@click.option("--vault", "vault", type=click.Path(file_okay=False), help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up).")
-@click.option("--agent", help="Agent name for sessions this server registers (default: AGENTMEM_AGENT, config, cursor-main-agent).")
+@click.option(
+    "--vault",
+    "vault",
+    type=click.Path(file_okay=False),
+    help="Vault folder (default: AGENTMEM_VAULT, user config, or walk up).",
+)
+@click.option(
+    "--agent",
+    help="Agent name for sessions this server registers (default: AGENTMEM_AGENT, config, cursor-main-agent).",
+)
 @click.option("--project", help="Default project for memory_context / memory_search / memory_remember.")
 @click.pass_context
 def mcp_cmd(ctx: click.Context, vault: str | None, agent: str | None, project: str | None) -> None:
@@ -29,12 +37,18 @@ def mcp_cmd(ctx: click.Context, vault: str | None, agent: str | None, project: s
 
 @cli.command("install-mcp")
 @click.argument("client", type=click.Choice(["cursor", "claude", "codex", "claude-desktop"]))
-@click.option("--project", "project", type=click.Path(file_okay=False),
-              help="Configure this project folder only (Cursor .cursor/mcp.json, Claude Code .mcp.json, Codex .codex/config.toml).")
+@click.option(
+    "--project",
+    "project",
+    type=click.Path(file_okay=False),
+    help="Configure this project folder only (Cursor .cursor/mcp.json, Claude Code .mcp.json, Codex .codex/config.toml).",
+)
 @click.option("--dry-run", is_flag=True, help="Show the config that would be written; write nothing.")
 @common_options
 @click.pass_context
-def install_mcp_cmd(ctx: click.Context, client: str, project: str | None, dry_run: bool, vault: str | None, as_json: bool) -> None:
+def install_mcp_cmd(
+    ctx: click.Context, client: str, project: str | None, dry_run: bool, vault: str | None, as_json: bool
+) -> None:
     """Add the agentmem MCP server to CLIENT's config (keeps other servers, backs up the old file).
 
     The server entry pins the vault (--vault here or before the command, else the vault found
@@ -50,7 +64,9 @@ def install_mcp_cmd(ctx: click.Context, client: str, project: str | None, dry_ru
     def human() -> str:
         if dry_run:
             return f"{res['file']} would become:\n{res['text']}"
-        head = f"{res['file']}: " + ("created" if res["created"] else "updated" if res["changed"] else "already up to date")
+        head = f"{res['file']}: " + (
+            "created" if res["created"] else "updated" if res["changed"] else "already up to date"
+        )
         lines = [head, f"  server: {json.dumps(res['entry'], ensure_ascii=False)}"]
         if res["backup"]:
             lines.append(f"  previous file backed up to {res['backup']}")

@@ -9,20 +9,43 @@ from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
 
 def _scope_options(f):
     f = click.option("--module", help="Only memories of this module (and those that name none).")(f)
-    f = click.option("--all-projects", is_flag=True, help="Memories of every project (default: this folder's project and the global ones).")(f)
-    f = click.option("--project", help="Memories of this project and the global ones (default: the current folder's project).")(f)
+    f = click.option(
+        "--all-projects",
+        is_flag=True,
+        help="Memories of every project (default: this folder's project and the global ones).",
+    )(f)
+    f = click.option(
+        "--project", help="Memories of this project and the global ones (default: the current folder's project)."
+    )(f)
     return f
 
 
 @cli.command()
 @click.argument("task")
-@click.option("--limit", type=click.IntRange(min=1), default=8, show_default=True, help="Most memories to list (rules not counted).")
-@click.option("--budget", type=click.IntRange(min=1), default=4000, show_default=True, help="Most characters of Markdown.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Most memories to list (rules not counted).",
+)
+@click.option(
+    "--budget", type=click.IntRange(min=1), default=4000, show_default=True, help="Most characters of Markdown."
+)
 @_scope_options
 @common_options
 @click.pass_context
-def context(ctx: click.Context, task: str, limit: int, budget: int, project: str | None, all_projects: bool,
-            module: str | None, vault: str | None, as_json: bool) -> None:
+def context(
+    ctx: click.Context,
+    task: str,
+    limit: int,
+    budget: int,
+    project: str | None,
+    all_projects: bool,
+    module: str | None,
+    vault: str | None,
+    as_json: bool,
+) -> None:
     """Markdown of the memories and sessions relevant to TASK, for the start of a new chat.
 
     Rules (importance >= 0.9) always come first; then the strongest memories in full, the rest one
@@ -45,8 +68,17 @@ def context(ctx: click.Context, task: str, limit: int, budget: int, project: str
 @_scope_options
 @common_options
 @click.pass_context
-def memories_search(ctx: click.Context, query: str, limit: int, include_deprecated: bool, project: str | None,
-                    all_projects: bool, module: str | None, vault: str | None, as_json: bool) -> None:
+def memories_search(
+    ctx: click.Context,
+    query: str,
+    limit: int,
+    include_deprecated: bool,
+    project: str | None,
+    all_projects: bool,
+    module: str | None,
+    vault: str | None,
+    as_json: bool,
+) -> None:
     """Long-term memories ranked for QUERY (keywords, recency, importance), with their scores."""
     from agentmem_vault.config import resolve_vault
     from agentmem_vault.errors import UsageError

@@ -60,8 +60,14 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
             )
         from agentmem_vault.ops.sessions import register_manual
 
-        reg = register_manual(vault, opts.agent or "", topic=opts.topic, summary=opts.summary,
-                              keywords=opts.keywords, snapshot_text=opts.snapshot_text)
+        reg = register_manual(
+            vault,
+            opts.agent or "",
+            topic=opts.topic,
+            summary=opts.summary,
+            keywords=opts.keywords,
+            snapshot_text=opts.snapshot_text,
+        )
         return ({**head, "session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
 
     if r.command == "update":
@@ -70,13 +76,19 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
             raise UsageError(_no_session_hint())
         from agentmem_vault.ops.sessions import update_session
 
-        res = update_session(vault, target, snapshot_text=opts.snapshot_text, topic=opts.topic,
-                             summary=opts.summary, keywords=opts.keywords)
+        res = update_session(
+            vault,
+            target,
+            snapshot_text=opts.snapshot_text,
+            topic=opts.topic,
+            summary=opts.summary,
+            keywords=opts.keywords,
+        )
         return ({**head, "session_id": target, "result": res.to_dict()}, res.message)
 
     if r.command in ("continue", "release"):
         if not ids:
-            raise UsageError(f"{r.command}: name the source Session ID, e.g. `agentmem say \"{r.phrase} <SOURCE-ID>\"`")
+            raise UsageError(f'{r.command}: name the source Session ID, e.g. `agentmem say "{r.phrase} <SOURCE-ID>"`')
         source, rest = ids[0], ids[1:]
         cur = _current_session(opts, rest)
         if r.command == "continue":
@@ -99,7 +111,7 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
 
     if r.command == "archive":
         if not ids:
-            raise UsageError("archive: name the Session ID to archive, e.g. `agentmem say \"封存 memory session <ID>\"`")
+            raise UsageError('archive: name the Session ID to archive, e.g. `agentmem say "封存 memory session <ID>"`')
         if len(ids) > 1:
             raise UsageError(f"archive one session at a time (the text names {', '.join(ids)})")
         from agentmem_vault.ops.archive import archive, render_archive

@@ -13,8 +13,9 @@ def read_snapshot_arg(snapshot: str | None, *, stdin_default: bool = True) -> st
     """``--snapshot FILE``, ``--snapshot -`` (stdin), or piped stdin when the option is omitted."""
     from agentmem_vault.cli.snapshot_input import read_snapshot_source
 
-    return read_snapshot_source(snapshot, implicit_stdin=stdin_default,
-                                warn=lambda m: click.echo(f"warning: {m}", err=True))
+    return read_snapshot_source(
+        snapshot, implicit_stdin=stdin_default, warn=lambda m: click.echo(f"warning: {m}", err=True)
+    )
 
 
 def _agent(ctx: click.Context, vault: Vault) -> str:
@@ -29,41 +30,71 @@ def _agent(ctx: click.Context, vault: Vault) -> str:
 @click.option("--summary", help="New Summary for the row.")
 @click.option("--keywords", help="New Keywords for the row.")
 @click.pass_context
-def update(ctx: click.Context, vault: str | None, as_json: bool, session_id: str, snapshot: str | None, topic: str | None,
-           summary: str | None, keywords: str | None) -> None:
+def update(
+    ctx: click.Context,
+    vault: str | None,
+    as_json: bool,
+    session_id: str,
+    snapshot: str | None,
+    topic: str | None,
+    summary: str | None,
+    keywords: str | None,
+) -> None:
     """Session status update (狀態更新): merge the snapshot, then update the row."""
     from agentmem_vault.ops.sessions import update_session
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
-    res = update_session(v, session_id, snapshot_text=read_snapshot_arg(snapshot), topic=topic, summary=summary, keywords=keywords)
+    res = update_session(
+        v, session_id, snapshot_text=read_snapshot_arg(snapshot), topic=topic, summary=summary, keywords=keywords
+    )
     emit(opts, res.to_dict(), res.message)
 
 
 @cli.command("continue")
 @common_options
 @click.argument("source", shell_complete=complete_session_id)
-@click.option("--session", "session_id", envvar="AGENTMEM_SESSION_ID", show_envvar=True,
-              help="The current session's ID (default: AGENTMEM_SESSION_ID, which the Cursor/Claude hook sets; "
-                   "registered manually when neither is given).")
-@click.option("--snapshot", "snapshot", metavar="FILE|-", help="Snapshot of the current session to merge at the same time.")
+@click.option(
+    "--session",
+    "session_id",
+    envvar="AGENTMEM_SESSION_ID",
+    show_envvar=True,
+    help="The current session's ID (default: AGENTMEM_SESSION_ID, which the Cursor/Claude hook sets; "
+    "registered manually when neither is given).",
+)
+@click.option(
+    "--snapshot", "snapshot", metavar="FILE|-", help="Snapshot of the current session to merge at the same time."
+)
 @click.pass_context
-def continue_cmd(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str | None, snapshot: str | None) -> None:
+def continue_cmd(
+    ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str | None, snapshot: str | None
+) -> None:
     """Continue from SOURCE (接續 memory): Continues From + Referenced By, both verified."""
     from agentmem_vault.ops.sessions import continue_session
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
-    res = continue_session(v, source, session_id=session_id, agent=_agent(ctx, v),
-                           snapshot_text=read_snapshot_arg(snapshot, stdin_default=snapshot is not None))
+    res = continue_session(
+        v,
+        source,
+        session_id=session_id,
+        agent=_agent(ctx, v),
+        snapshot_text=read_snapshot_arg(snapshot, stdin_default=snapshot is not None),
+    )
     emit(opts, res.to_dict(), res.message)
 
 
 @cli.command()
 @common_options
 @click.argument("source", shell_complete=complete_session_id)
-@click.option("--session", "session_id", required=True, envvar="AGENTMEM_SESSION_ID", show_envvar=True,
-              help="The referencing (current) session's ID (default: AGENTMEM_SESSION_ID).")
+@click.option(
+    "--session",
+    "session_id",
+    required=True,
+    envvar="AGENTMEM_SESSION_ID",
+    show_envvar=True,
+    help="The referencing (current) session's ID (default: AGENTMEM_SESSION_ID).",
+)
 @click.pass_context
 def release(ctx: click.Context, vault: str | None, as_json: bool, source: str, session_id: str) -> None:
     """Release a reference (解除引用): remove the link in both directions."""

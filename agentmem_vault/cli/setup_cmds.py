@@ -13,11 +13,20 @@ from agentmem_vault.errors import UsageError
 
 @cli.command("setup")
 @click.option("-y", "--yes", is_flag=True, help="Accept every default without asking (for scripts).")
-@click.option("--dry-run", is_flag=True, help="Print every change (files, hook commands, service definition); write nothing.")
-@click.option("--hook", "hooks", multiple=True, type=click.Choice(["cursor", "claude", "codex"]),
-              help="Install the hook for this agent (repeatable; default: every agent found in your home folder).")
+@click.option(
+    "--dry-run", is_flag=True, help="Print every change (files, hook commands, service definition); write nothing."
+)
+@click.option(
+    "--hook",
+    "hooks",
+    multiple=True,
+    type=click.Choice(["cursor", "claude", "codex"]),
+    help="Install the hook for this agent (repeatable; default: every agent found in your home folder).",
+)
 @click.option("--no-hooks", is_flag=True, help="Do not install agent hooks.")
-@click.option("--project", type=click.Path(file_okay=False), help="Also install the agent rules into this project folder.")
+@click.option(
+    "--project", type=click.Path(file_okay=False), help="Also install the agent rules into this project folder."
+)
 @click.option("--agents-md", is_flag=True, help="With --project: also add the instructions to AGENTS.md (Codex).")
 @click.option("--claude-md", is_flag=True, help="With --project: also add the instructions to CLAUDE.md (Claude Code).")
 @click.option("--no-daemon", is_flag=True, help="Do not install the daemon as a user service.")
@@ -25,9 +34,21 @@ from agentmem_vault.errors import UsageError
 @click.option("--no-check", is_flag=True, help="Skip the final check (doctor + a simulated sessionStart).")
 @common_options
 @click.pass_context
-def setup_cmd(ctx: click.Context, yes: bool, dry_run: bool, hooks: tuple[str, ...], no_hooks: bool, project: str | None,
-              agents_md: bool, claude_md: bool, no_daemon: bool, no_mcp: bool, no_check: bool, vault: str | None,
-              as_json: bool) -> None:
+def setup_cmd(
+    ctx: click.Context,
+    yes: bool,
+    dry_run: bool,
+    hooks: tuple[str, ...],
+    no_hooks: bool,
+    project: str | None,
+    agents_md: bool,
+    claude_md: bool,
+    no_daemon: bool,
+    no_mcp: bool,
+    no_check: bool,
+    vault: str | None,
+    as_json: bool,
+) -> None:
     """Set up this machine: vault, user config, agent hooks, rules, daemon service, then a check.
 
     Creates the vault folder (or adopts an existing vault), pins it in the user config, installs
@@ -40,7 +61,9 @@ def setup_cmd(ctx: click.Context, yes: bool, dry_run: bool, hooks: tuple[str, ..
     opts = opts_from(ctx, vault, as_json)
     interactive = not yes and not dry_run and not opts.as_json
     if interactive and not sys.stdin.isatty():
-        raise UsageError("setup asks questions but stdin is not a terminal; pass --yes to accept the defaults (or --dry-run to look first)")
+        raise UsageError(
+            "setup asks questions but stdin is not a terminal; pass --yes to accept the defaults (or --dry-run to look first)"
+        )
     home = lib.home_dir()
     vault_path = Path(opts.vault).expanduser() if opts.vault else lib.default_vault()
     found = lib.detect_agents()
@@ -50,21 +73,35 @@ def setup_cmd(ctx: click.Context, yes: bool, dry_run: bool, hooks: tuple[str, ..
         vault_path = Path(click.prompt("Vault folder (created if missing)", default=str(vault_path))).expanduser()
         if not hooks and not no_hooks:
             if found:
-                agents = tuple(a for a in found if click.confirm(
-                    f"Install the session hooks for {lib.AGENT_NAMES[a]} (~/{lib.AGENT_DIRS[a]})?", default=True))
+                agents = tuple(
+                    a
+                    for a in found
+                    if click.confirm(
+                        f"Install the session hooks for {lib.AGENT_NAMES[a]} (~/{lib.AGENT_DIRS[a]})?", default=True
+                    )
+                )
             else:
                 click.echo(f"No agent config folder found in {home} (~/.cursor, ~/.claude, ~/.codex); skipping hooks.")
         if project is None:
-            answer = click.prompt("Install the agent rules into a project? Project folder (empty: skip)", default="",
-                                  show_default=False).strip()
+            answer = click.prompt(
+                "Install the agent rules into a project? Project folder (empty: skip)", default="", show_default=False
+            ).strip()
             project = answer or None
         if not no_daemon:
             daemon = click.confirm("Install the daemon as a user service (starts at login)?", default=True)
     if project is not None and not Path(project).expanduser().is_dir():
         raise UsageError(f"--project {project}: no such folder; pass the project's existing folder")
-    options = lib.SetupOptions(vault=vault_path, agents=agents, project=Path(project).expanduser() if project else None,
-                               agents_md=agents_md, claude_md=claude_md, hooks=not no_hooks, mcp=not no_mcp,
-                               daemon=daemon, check=not no_check)
+    options = lib.SetupOptions(
+        vault=vault_path,
+        agents=agents,
+        project=Path(project).expanduser() if project else None,
+        agents_md=agents_md,
+        claude_md=claude_md,
+        hooks=not no_hooks,
+        mcp=not no_mcp,
+        daemon=daemon,
+        check=not no_check,
+    )
     if interactive:
         preview = lib.run_setup(options, dry_run=True)
         click.echo(lib.render(preview, footer=False))

@@ -68,8 +68,10 @@ def read_snapshot_source(
     data = _read_stream(stream, wait)
     if data is None:
         if warn is not None:
-            warn(f"stdin is open but sent nothing within {wait:g} s; going on without a snapshot "
-                 "(use --snapshot - to wait for a slow producer)")
+            warn(
+                f"stdin is open but sent nothing within {wait:g} s; going on without a snapshot "
+                "(use --snapshot - to wait for a slow producer)"
+            )
         return None
     return decode_snapshot(data, "stdin") if data.strip() else None
 

@@ -26,11 +26,17 @@ def merge_driver(kind: str, base: str, ours: str, theirs: str, pathname: str) ->
 
 @cli.command("install-merge-driver")
 @common_options
-@click.option("--machine-id", "machine", default=None,
-              help="Short name of this machine added to new Session IDs (default: from the host name; '' for none).")
+@click.option(
+    "--machine-id",
+    "machine",
+    default=None,
+    help="Short name of this machine added to new Session IDs (default: from the host name; '' for none).",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.pass_context
-def install_merge_driver(ctx: click.Context, vault: str | None, as_json: bool, machine: str | None, dry_run: bool) -> None:
+def install_merge_driver(
+    ctx: click.Context, vault: str | None, as_json: bool, machine: str | None, dry_run: bool
+) -> None:
     """Set up git merge drivers for the board, snapshots and notes of a vault kept in git."""
     from agentmem_vault.integrations.merge_install import install_merge_driver as install
 
@@ -40,7 +46,11 @@ def install_merge_driver(ctx: click.Context, vault: str | None, as_json: bool, m
     def human() -> str:
         verb = "would write" if dry_run else "wrote"
         lines = [f"repository: {result['repository']}"]
-        lines.append(f"{verb} {result['gitattributes']}" if result["gitattributes_changed"] else f"{result['gitattributes']}: already set up")
+        lines.append(
+            f"{verb} {result['gitattributes']}"
+            if result["gitattributes_changed"]
+            else f"{result['gitattributes']}: already set up"
+        )
         changed = result["git_config_changed"]
         lines.append(f"{verb} git config: {', '.join(changed)}" if changed else "git config: already set up")
         if result["machine_id_changed"]:

@@ -15,6 +15,7 @@ from agentmem_vault.vaultio import VaultWriter, conflict_destination, read_bytes
 from agentmem_vault.daemon.reconcile import AddRow, FoldConflict, Plan, SyncRow
 from agentmem_vault.daemon.scan import INDEX, sha_of
 
+
 @dataclass
 class Applied:
     done: list[dict] = field(default_factory=list)
@@ -28,8 +29,13 @@ def _apply_one(w: VaultWriter, action: object) -> dict:
         if w.index_text() != action.base_text:
             raise AgentmemError("memory/index.md changed since the fold was planned; it is re-planned on the next pass")
         if action.new_text != action.base_text:
-            w.write_index_text(action.new_text, reason="fold_conflict", copy=action.copy,
-                               added=list(action.added), updated=list(action.updated))
+            w.write_index_text(
+                action.new_text,
+                reason="fold_conflict",
+                copy=action.copy,
+                added=list(action.added),
+                updated=list(action.updated),
+            )
         moved_to = None
         if action.move:
             src = vault.memory / action.copy
@@ -37,12 +43,19 @@ def _apply_one(w: VaultWriter, action: object) -> dict:
             if data is None:
                 raise AgentmemError(f"memory/{action.copy} disappeared before it could be moved")
             if action.copy_sha is not None and sha_of(data) != action.copy_sha:
-                raise AgentmemError(f"memory/{action.copy} changed while it was folded; it is folded again on the next pass")
+                raise AgentmemError(
+                    f"memory/{action.copy} changed while it was folded; it is folded again on the next pass"
+                )
             dst = conflict_destination(vault.state_dir, src.name)
             w.move_file(src, dst)
             moved_to = str(dst.relative_to(vault.memory).as_posix())
-        return {"action": "fold_conflict", "copy": action.copy, "added": list(action.added),
-                "updated": list(action.updated), "moved_to": moved_to}
+        return {
+            "action": "fold_conflict",
+            "copy": action.copy,
+            "added": list(action.added),
+            "updated": list(action.updated),
+            "moved_to": moved_to,
+        }
     if isinstance(action, AddRow):
         w.append_row(action.row)
         return {"action": "add_row", "session_id": action.row.session_id}
@@ -51,8 +64,11 @@ def _apply_one(w: VaultWriter, action: object) -> dict:
         # Only when the row is still what the plan saw: a concurrent CLI update wins.
         old, new = w.update_row(before.session_id, lambda r: after if r == before else r)
         changed = old != new
-        return {"action": "sync_row" if changed else "sync_skipped", "session_id": before.session_id,
-                "fields": {k: v for k, v in after.to_dict().items() if before.to_dict()[k] != v}}
+        return {
+            "action": "sync_row" if changed else "sync_skipped",
+            "session_id": before.session_id,
+            "fields": {k: v for k, v in after.to_dict().items() if before.to_dict()[k] != v},
+        }
     raise TypeError(f"unknown action {action!r}")
 
 
@@ -64,8 +80,13 @@ def apply_plan(w: VaultWriter, plan: Plan) -> Applied:
             if isinstance(action, FoldConflict) and action.move:
                 out.written[action.copy] = None
         except (AgentmemError, OSError) as exc:
-            out.errors.append({"action": getattr(action, "kind", "?"), "error": getattr(exc, "message", str(exc)),
-                               "code": getattr(exc, "code", type(exc).__name__)})
+            out.errors.append(
+                {
+                    "action": getattr(action, "kind", "?"),
+                    "error": getattr(exc, "message", str(exc)),
+                    "code": getattr(exc, "code", type(exc).__name__),
+                }
+            )
             if isinstance(action, FoldConflict):
                 break  # later actions were planned on the folded text
     data = read_bytes(w.vault.index_path)

@@ -63,7 +63,9 @@ def status(vault: Vault) -> dict:
         "running": running,
         "vault": str(vault.root),
         "pid": (read_pid(vault) or data.get("pid")) if running else None,
-        "uptime_seconds": round(time.time() - float(data["started_epoch"]), 1) if running and data.get("started_epoch") else None,
+        "uptime_seconds": round(time.time() - float(data["started_epoch"]), 1)
+        if running and data.get("started_epoch")
+        else None,
         "mode": data.get("mode"),
         "state": data.get("state") if running else "stopped",
         "started_at": data.get("started_at"),
@@ -83,7 +85,9 @@ def status(vault: Vault) -> dict:
 
 def _spawn_kwargs() -> dict:
     if sys.platform == "win32":  # pragma: no cover - Windows only
-        flags = getattr(subprocess, "DETACHED_PROCESS", 0x00000008) | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0x00000200)
+        flags = getattr(subprocess, "DETACHED_PROCESS", 0x00000008) | getattr(
+            subprocess, "CREATE_NEW_PROCESS_GROUP", 0x00000200
+        )
         return {"creationflags": flags}
     return {"start_new_session": True}
 
@@ -104,20 +108,31 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
     before = _read_json(paths.status_path(vault)) or {}
     cwd = ensure_cache_folder(user_cache_dir())  # not the vault: a working folder blocks renaming it on Windows
     with open(err_path, "wb") as err:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                cwd=str(cwd), close_fds=True, **_spawn_kwargs())
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=str(cwd),
+            close_fds=True,
+            **_spawn_kwargs(),
+        )
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
             tail = err_path.read_text(encoding="utf-8", errors="replace")[-2000:].strip()
-            raise AgentmemError(f"the daemon exited at start (code {code}): {tail or 'no output'}", code="daemon_failed")
+            raise AgentmemError(
+                f"the daemon exited at start (code {code}): {tail or 'no output'}", code="daemon_failed"
+            )
         data = _read_json(paths.status_path(vault)) or {}
         if data.get("pid") == proc.pid and data.get("state") == "running" and data != before:
             return {"started": True, "pid": proc.pid, "vault": str(vault.root), "log": str(paths.log_path(vault))}
         time.sleep(0.05)
-    raise AgentmemError(f"the daemon (pid {proc.pid}) did not report running within {wait:g} s; see {paths.log_path(vault)}",
-                        code="daemon_failed")
+    raise AgentmemError(
+        f"the daemon (pid {proc.pid}) did not report running within {wait:g} s; see {paths.log_path(vault)}",
+        code="daemon_failed",
+    )
 
 
 def stop(vault: Vault, *, wait: float = 10.0) -> dict:

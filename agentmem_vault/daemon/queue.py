@@ -80,9 +80,16 @@ def queue_key(item: object) -> str | None:
 
 
 class ExtractionQueue:
-    def __init__(self, state_dir: Path, *, quiet_seconds: float, clock: Callable[[], float] = time.time,
-                 max_attempts: int = MAX_ATTEMPTS, lock: Callable[[], ContextManager] | None = None,
-                 compact_bytes: int = COMPACT_BYTES) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        quiet_seconds: float,
+        clock: Callable[[], float] = time.time,
+        max_attempts: int = MAX_ATTEMPTS,
+        lock: Callable[[], ContextManager] | None = None,
+        compact_bytes: int = COMPACT_BYTES,
+    ) -> None:
         self.state_dir = state_dir
         # The hooks append under conversations.queue_lock: the daemon passes that same lock here.
         self.lock = lock or nullcontext
@@ -119,14 +126,22 @@ class ExtractionQueue:
             self.has_state = True
         except (ValueError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             # The queue file itself is the record: re-reading it from the start loses nothing.
-            log.warning("extraction state %s unreadable (%s); re-reading the queue from the start", self.state_path, exc)
+            log.warning(
+                "extraction state %s unreadable (%s); re-reading the queue from the start", self.state_path, exc
+            )
             self.offset = 0
 
     def save(self) -> None:
         if not self._dirty:
             return
-        state = {"offset": self.offset, "head": self.head, "pending": self.pending, "failed": self.failed,
-                 "done_count": self.done_count, "seen": self.seen}
+        state = {
+            "offset": self.offset,
+            "head": self.head,
+            "pending": self.pending,
+            "failed": self.failed,
+            "done_count": self.done_count,
+            "seen": self.seen,
+        }
         self.state_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.state_path, json.dumps(state, ensure_ascii=False, sort_keys=True) + "\n")
         self.has_state = True
@@ -224,8 +239,10 @@ class ExtractionQueue:
             self.poll()
             data = _read_from(self.queue_path, 0)
             tail = data[self.offset :]  # a torn last line, if any: kept as it was
-            keep = "".join(json.dumps(v["item"], ensure_ascii=False) + "\n"
-                           for _, v in sorted(self.pending.items(), key=lambda kv: kv[1]["first_seen"]))
+            keep = "".join(
+                json.dumps(v["item"], ensure_ascii=False) + "\n"
+                for _, v in sorted(self.pending.items(), key=lambda kv: kv[1]["first_seen"])
+            )
             new = keep.encode("utf-8")
             if len(new) + len(tail) >= len(data) // 2:
                 self._compact_floor = len(data)  # mostly unfinished items: not worth a rewrite yet
@@ -250,8 +267,11 @@ class ExtractionQueue:
     # -- hand-off -------------------------------------------------------------------------------
     def due(self) -> list[tuple[str, dict]]:
         now = self.clock()
-        return [(k, v["item"]) for k, v in sorted(self.pending.items(), key=lambda kv: kv[1]["last_seen"])
-                if now - v["last_seen"] >= self.quiet and now >= v.get("next_try", 0)]
+        return [
+            (k, v["item"])
+            for k, v in sorted(self.pending.items(), key=lambda kv: kv[1]["last_seen"])
+            if now - v["last_seen"] >= self.quiet and now >= v.get("next_try", 0)
+        ]
 
     def next_due(self) -> float | None:
         """Wall-clock time of the next item to become due."""
@@ -288,10 +308,17 @@ class ExtractionQueue:
             "done": self.done_count,
             "bad_lines": self.bad_lines,
             "quiet_seconds": self.quiet,
-            "items": [{"key": k, "kind": v["item"].get("kind"), "last_change": iso_epoch(v["last_seen"]),
-                       "due_at": iso_epoch(max(v["last_seen"] + self.quiet, v.get("next_try", 0))),
-                       "attempts": v.get("attempts", 0), **({"error": v["error"]} if v.get("error") else {})}
-                      for k, v in items[:limit]],
+            "items": [
+                {
+                    "key": k,
+                    "kind": v["item"].get("kind"),
+                    "last_change": iso_epoch(v["last_seen"]),
+                    "due_at": iso_epoch(max(v["last_seen"] + self.quiet, v.get("next_try", 0))),
+                    "attempts": v.get("attempts", 0),
+                    **({"error": v["error"]} if v.get("error") else {}),
+                }
+                for k, v in items[:limit]
+            ],
             "failed_items": [{"key": k, "error": v.get("error")} for k, v in list(self.failed.items())[:limit]],
         }
 

@@ -24,6 +24,7 @@ INDEX = "index.md"
 SESSIONS = "sessions"
 _SESSIONS_PREFIX = SESSIONS + "/"
 
+
 def is_ignored_name(name: str) -> bool:
     """Hidden files, editor/sync temporaries and our own atomic-write temporaries."""
     return (
@@ -140,13 +141,20 @@ def read_entry(path: Path, kind: str, st: os.stat_result, read: Callable[[Path],
 
 def watched_paths(memory: Path, listdir: Callable[[Path], Iterable[str]] = _listdir) -> list[str]:
     rels = [n for n in listdir(memory) if classify(n) in ("index", "conflict")]
-    rels += [_SESSIONS_PREFIX + n for n in listdir(memory / SESSIONS)
-             if n[-3:].lower() == ".md" and not is_ignored_name(n)]
+    rels += [
+        _SESSIONS_PREFIX + n for n in listdir(memory / SESSIONS) if n[-3:].lower() == ".md" and not is_ignored_name(n)
+    ]
     return rels
 
 
-def scan_file(memory: Path, rel: str, previous: Entry | None = None, *, stat: Callable = os.stat,
-              read: Callable[[Path], bytes] = _read) -> Entry | None:
+def scan_file(
+    memory: Path,
+    rel: str,
+    previous: Entry | None = None,
+    *,
+    stat: Callable = os.stat,
+    read: Callable[[Path], bytes] = _read,
+) -> Entry | None:
     """Entry for one watched file (None when it is gone); reuses ``previous`` when unchanged."""
     kind = classify(rel)
     if kind is None:
@@ -156,14 +164,24 @@ def scan_file(memory: Path, rel: str, previous: Entry | None = None, *, stat: Ca
         st = stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    if previous is not None and previous.mtime_ns == st.st_mtime_ns and previous.size == st.st_size and previous.error is None:
+    if (
+        previous is not None
+        and previous.mtime_ns == st.st_mtime_ns
+        and previous.size == st.st_size
+        and previous.error is None
+    ):
         return previous
     return read_entry(path, kind, st, read)
 
 
-def scan_memory(memory: Path, previous: FolderSnapshot | None = None, *,
-                listdir: Callable[[Path], Iterable[str]] = _listdir, stat: Callable = os.stat,
-                read: Callable[[Path], bytes] = _read) -> FolderSnapshot:
+def scan_memory(
+    memory: Path,
+    previous: FolderSnapshot | None = None,
+    *,
+    listdir: Callable[[Path], Iterable[str]] = _listdir,
+    stat: Callable = os.stat,
+    read: Callable[[Path], bytes] = _read,
+) -> FolderSnapshot:
     prev = previous.entries if previous else {}
     out: dict[str, Entry] = {}
     base = str(memory)

@@ -69,11 +69,27 @@ LOG_BACKUPS = 3
 def _event_types() -> list:
     # Only what can change content. Opened/closed-without-write events would echo every read the
     # daemon itself makes (5,000 of them on a big vault).
-    from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileClosedEvent,
-                                 FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent)
+    from watchdog.events import (
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+        FileClosedEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+    )
 
-    return [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent, FileClosedEvent,
-            DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+    return [
+        FileCreatedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+        FileDeletedEvent,
+        FileClosedEvent,
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+    ]
 
 
 class PathFilter:
@@ -128,7 +144,11 @@ class LongTermFilter:
             paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
             for raw in paths:
                 name = os.path.basename(os.fsdecode(raw)) if raw else ""
-                if name and (getattr(event, "is_directory", False) or name.endswith(".md")) and not name.startswith("."):
+                if (
+                    name
+                    and (getattr(event, "is_directory", False) or name.endswith(".md"))
+                    and not name.startswith(".")
+                ):
                     self.on_change()
                     return
         except Exception:  # never let one odd event kill the observer thread
@@ -141,8 +161,9 @@ def make_handler(memory: Path, sink: Callable[[str], None], longterm: Callable[[
     class _Handler(FileSystemEventHandler):
         def __init__(self) -> None:
             super().__init__()
-            self.filter: PathFilter | LongTermFilter = (PathFilter(memory, sink) if longterm is None
-                                                        else LongTermFilter(longterm))
+            self.filter: PathFilter | LongTermFilter = (
+                PathFilter(memory, sink) if longterm is None else LongTermFilter(longterm)
+            )
 
         def dispatch(self, event) -> None:
             self.filter.dispatch(event)
@@ -158,7 +179,9 @@ def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     lp = paths.log_path(vault)
     ensure_cache_folder(lp.parent)
-    fh = logging.handlers.RotatingFileHandler(lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True)
+    fh = logging.handlers.RotatingFileHandler(
+        lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True
+    )
     fh.setFormatter(fmt)
     handlers.append(fh)
     if to_stderr:
@@ -176,10 +199,18 @@ def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
 
 
 class Daemon:
-    def __init__(self, vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None,
-                 debounce_seconds: float | None = None, quiet_minutes: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
-                 extractor_loader: Callable = load_extractor) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        polling: bool = False,
+        rescan_seconds: float | None = None,
+        debounce_seconds: float | None = None,
+        quiet_minutes: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        extractor_loader: Callable = load_extractor,
+    ) -> None:
         cfg = vault_config(vault)
         self.vault = vault
         self.memory = vault.memory
@@ -198,10 +229,14 @@ class Daemon:
         self.prev_sessions: set[str] | None = None
         self.own: dict[str, str | None] = {}
         self.reported: set[str] = set()
-        self.queue = ExtractionQueue(vault.state_dir, quiet_seconds=quiet, clock=wall,
-                                     lock=lambda: queue_lock(vault))
-        self.status = StatusBook(paths.status_path(vault), vault=str(vault.root),
-                                 mode="polling" if polling else "native", rescan_seconds=self.rescan_seconds, wall=wall)
+        self.queue = ExtractionQueue(vault.state_dir, quiet_seconds=quiet, clock=wall, lock=lambda: queue_lock(vault))
+        self.status = StatusBook(
+            paths.status_path(vault),
+            vault=str(vault.root),
+            mode="polling" if polling else "native",
+            rescan_seconds=self.rescan_seconds,
+            wall=wall,
+        )
         self.extractor_loader = extractor_loader
         self._extractor: Callable | None = None
         self._extractor_checked = -1e18
@@ -285,8 +320,9 @@ class Daemon:
             self._unwatch_longterm()
         if self._lt_watch is None and folder.is_dir():
             try:
-                self._lt_watch = self.observer.schedule(self._lt_handler, str(folder), recursive=True,
-                                                        event_filter=_event_types())
+                self._lt_watch = self.observer.schedule(
+                    self._lt_handler, str(folder), recursive=True, event_filter=_event_types()
+                )
             except OSError as exc:  # e.g. the inotify watch limit: queries check the notes themselves
                 log.warning("cannot watch %s: %s", folder, exc)
 
@@ -339,8 +375,11 @@ class Daemon:
         new = scan_memory(self.memory, self.folder)
         diff = changed(self.folder, new)
         self.folder = new
-        real = sorted(rel for rel in diff
-                      if not self._is_own(rel, new.entries[rel].sha if rel in new.entries else None, rel in new.entries))
+        real = sorted(
+            rel
+            for rel in diff
+            if not self._is_own(rel, new.entries[rel].sha if rel in new.entries else None, rel in new.entries)
+        )
         self.status.set("last_rescan", iso_epoch(time.time()), quiet=True)
         if real:
             self.on_changes(real, source="rescan")
@@ -399,9 +438,12 @@ class Daemon:
             for d in applied.done:
                 log.info("applied %s", json.dumps(d, ensure_ascii=False))
                 self.status.event(d["action"], **{k: v for k, v in d.items() if k != "action"})
-                self.status.count({"add_row": "rows_added", "sync_row": "rows_synced",
-                                   "fold_conflict": "conflicts_folded"}.get(d["action"], "other"),
-                                  1 if d["action"] in ("add_row", "sync_row", "fold_conflict") else 0)
+                self.status.count(
+                    {"add_row": "rows_added", "sync_row": "rows_synced", "fold_conflict": "conflicts_folded"}.get(
+                        d["action"], "other"
+                    ),
+                    1 if d["action"] in ("add_row", "sync_row", "fold_conflict") else 0,
+                )
             for err in applied.errors:
                 log.error("could not apply %s: %s", err["action"], err["error"])
                 self.status.error(f"apply {err['action']}", err["error"])
@@ -446,7 +488,9 @@ class Daemon:
                 for sid in sorted(todo):
                     try:
                         row = board.get(sid)
-                        changed = resync_session(w, sid, BoardFacts.from_row(row) if row is not None else None, strict=True)
+                        changed = resync_session(
+                            w, sid, BoardFacts.from_row(row) if row is not None else None, strict=True
+                        )
                     except AgentmemError as exc:
                         key = f"properties:{sid}:{exc.message}"
                         if key not in self.reported:
@@ -552,8 +596,9 @@ class Daemon:
                 batch = [(k, item, self.queue.pending[k]["last_seen"]) for k, item in due]
                 # A daemon thread: a model call in flight must not hold up a stop; items not marked
                 # done stay queued and are extracted again (extraction is idempotent).
-                self._worker = threading.Thread(target=self._extract_batch, args=(fn, batch),
-                                                name="agentmem-extract", daemon=True)
+                self._worker = threading.Thread(
+                    target=self._extract_batch, args=(fn, batch), name="agentmem-extract", daemon=True
+                )
                 self._worker.start()
         self.status.set("queue", self.queue.summary())
         self.queue.save()
@@ -589,8 +634,13 @@ class Daemon:
         self.guard("queue", self._get_extractor)  # so that `status` says whether extraction exists
         self.guard("queue", self.tick_queue)
         self.status.set("state", "running")
-        log.info("daemon running on %s (%s, rescan every %gs, %d snapshots)", self.vault.root,
-                 "polling" if self.polling else "native", self.rescan_seconds, len(shas))
+        log.info(
+            "daemon running on %s (%s, rescan every %gs, %d snapshots)",
+            self.vault.root,
+            "polling" if self.polling else "native",
+            self.rescan_seconds,
+            len(shas),
+        )
 
     def loop(self) -> None:
         stop_file = paths.stop_request_path(self.vault)
@@ -640,8 +690,11 @@ class Daemon:
                 queue_tick = True
             if queue_tick or self.queue.file_changed():
                 self.guard("queue", self.tick_queue)
-            elif (self.queue.pending and self.clock() >= self._queue_quiet_until
-                  and (self.queue.next_due() or 0) <= self.wall()):
+            elif (
+                self.queue.pending
+                and self.clock() >= self._queue_quiet_until
+                and (self.queue.next_due() or 0) <= self.wall()
+            ):
                 self.guard("queue", self.tick_queue)
             self.guard("status", self.status.flush)
 
@@ -670,7 +723,6 @@ class Daemon:
             self.shutdown()
 
 
-
 def _refresh_board_summary(vault: Vault, text: str) -> None:
     from agentmem_vault.ops import board_cache
 
@@ -689,8 +741,9 @@ def _report_unreadable(exc: AgentmemError):
 # -- the foreground entry point -------------------------------------------------------------------
 
 
-def run_daemon(vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None,
-               background: bool = False) -> None:
+def run_daemon(
+    vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None, background: bool = False
+) -> None:
     """``agentmem daemon run``: one instance per vault, signals, pid file, rotating log."""
     from filelock import FileLock, Timeout
 
@@ -700,8 +753,9 @@ def run_daemon(vault: Vault, *, polling: bool = False, rescan_seconds: float | N
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise Refused(f"a daemon is already running for {vault.root} (see `agentmem daemon status`)",
-                      code="daemon_running") from None
+        raise Refused(
+            f"a daemon is already running for {vault.root} (see `agentmem daemon status`)", code="daemon_running"
+        ) from None
     handlers: list[logging.Handler] = []
     try:
         try:
@@ -718,8 +772,17 @@ def run_daemon(vault: Vault, *, polling: bool = False, rescan_seconds: float | N
         pid_file = paths.pid_path(vault)
         try:
             vault.state_dir.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(pid_file, json.dumps({"pid": os.getpid(), "host": daemon.status.data["host"],
-                                                    "started_at": daemon.status.data["started_at"]}) + "\n")
+            atomic_write_text(
+                pid_file,
+                json.dumps(
+                    {
+                        "pid": os.getpid(),
+                        "host": daemon.status.data["host"],
+                        "started_at": daemon.status.data["started_at"],
+                    }
+                )
+                + "\n",
+            )
             daemon.run()
         finally:
             try:

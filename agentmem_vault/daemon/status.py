@@ -34,8 +34,15 @@ class StatusBook:
             "state": "starting",
             "started_at": iso_epoch(self.started),
             "started_epoch": self.started,
-            "counters": {"events": 0, "passes": 0, "rows_added": 0, "rows_synced": 0,
-                         "conflicts_folded": 0, "extracted": 0, "errors": 0},
+            "counters": {
+                "events": 0,
+                "passes": 0,
+                "rows_added": 0,
+                "rows_synced": 0,
+                "conflicts_folded": 0,
+                "extracted": 0,
+                "errors": 0,
+            },
         }
         self.last_events: deque[dict] = deque(maxlen=KEEP)
         self.errors: deque[dict] = deque(maxlen=KEEP)
@@ -68,8 +75,14 @@ class StatusBook:
 
     def snapshot(self) -> dict:
         now = self.wall()
-        return {**self.data, "updated_at": iso_epoch(now), "updated_epoch": now,
-                "last_events": list(self.last_events), "errors": list(self.errors), "reports": list(self.reports)}
+        return {
+            **self.data,
+            "updated_at": iso_epoch(now),
+            "updated_epoch": now,
+            "last_events": list(self.last_events),
+            "errors": list(self.errors),
+            "reports": list(self.reports),
+        }
 
     def flush(self, *, force: bool = False) -> bool:
         now = self.wall()

@@ -57,19 +57,42 @@ class HookEvent:
     background: bool  # Cursor background agent
     extra: dict  # not compared, not shown
 
-    def __init__(self, agent: str, event: str, conversation_id: str | None, transcript_path: str | None,
-                 roots: tuple[str, ...] = (), source: str | None = None, background: bool = False,
-                 extra: dict | None = None) -> None:
-        for name, value in (("agent", agent), ("event", event), ("conversation_id", conversation_id),
-                            ("transcript_path", transcript_path), ("roots", roots), ("source", source),
-                            ("background", background), ("extra", {} if extra is None else extra)):
+    def __init__(
+        self,
+        agent: str,
+        event: str,
+        conversation_id: str | None,
+        transcript_path: str | None,
+        roots: tuple[str, ...] = (),
+        source: str | None = None,
+        background: bool = False,
+        extra: dict | None = None,
+    ) -> None:
+        for name, value in (
+            ("agent", agent),
+            ("event", event),
+            ("conversation_id", conversation_id),
+            ("transcript_path", transcript_path),
+            ("roots", roots),
+            ("source", source),
+            ("background", background),
+            ("extra", {} if extra is None else extra),
+        ):
             object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"HookEvent is frozen; cannot set {name!r}")
 
     def _key(self) -> tuple:
-        return (self.agent, self.event, self.conversation_id, self.transcript_path, self.roots, self.source, self.background)
+        return (
+            self.agent,
+            self.event,
+            self.conversation_id,
+            self.transcript_path,
+            self.roots,
+            self.source,
+            self.background,
+        )
 
     def __eq__(self, other: object) -> bool:
         return self._key() == other._key() if type(other) is HookEvent else NotImplemented
@@ -105,9 +128,9 @@ def normalize_root(value: object) -> str | None:
     if v.startswith("file://"):
         from urllib.parse import unquote  # rare: only for URI-shaped roots
 
-        v = unquote(v[len("file://"):])
+        v = unquote(v[len("file://") :])
         if v.startswith("localhost/"):
-            v = v[len("localhost"):]
+            v = v[len("localhost") :]
     if _WIN_URI_PATH_RE.match(v):
         v = v[1:]
     return v

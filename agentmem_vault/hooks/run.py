@@ -284,8 +284,9 @@ def _lock_timeout(cfg: dict) -> float:
     return max(0.0, t)
 
 
-def session_start(ev: HookEvent, vault, agent: str, *, timeout: float, project: str = "",
-                  workspace: str = "") -> tuple[str, bool, object]:
+def session_start(
+    ev: HookEvent, vault, agent: str, *, timeout: float, project: str = "", workspace: str = ""
+) -> tuple[str, bool, object]:
     """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board)``
     where ``board`` describes the index as read under the lock before any change (for recall).
 
@@ -321,11 +322,19 @@ def session_start(ev: HookEvent, vault, agent: str, *, timeout: float, project: 
                     return sid, True, board
         when = now()
         used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
-        reg = register_idle(vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used,
-                            state=state)
+        reg = register_idle(
+            vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used, state=state
+        )
         if ev.conversation_id:
-            record_pair(vault, ev.conversation_id, reg.session_id, agent=ev.agent, source=ev.source,
-                        project=project, workspace=workspace)
+            record_pair(
+                vault,
+                ev.conversation_id,
+                reg.session_id,
+                agent=ev.agent,
+                source=ev.source,
+                project=project,
+                workspace=workspace,
+            )
         return reg.session_id, False, board
 
 
@@ -341,9 +350,14 @@ def _recall_context(vault, cfg: dict, session_id: str, doc: object = None, proje
 
         kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a board_cache.BoardState
         # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
-        text = session_start_context(vault, budget=int(cfg.get("hook_recall_budget", 1500)), exclude=(session_id,),
-                                     project_names=project_names,
-                                     project_of=PairProjects(read_pairs(vault)) if project_names else None, **kw)
+        text = session_start_context(
+            vault,
+            budget=int(cfg.get("hook_recall_budget", 1500)),
+            exclude=(session_id,),
+            project_names=project_names,
+            project_of=PairProjects(read_pairs(vault)) if project_names else None,
+            **kw,
+        )
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""
     return text.strip() if isinstance(text, str) else ""
@@ -375,7 +389,6 @@ def _hook_config(vault, ev: HookEvent) -> dict:
 
 
 def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
-    from agentmem_vault.config import vault_config
 
     vault = find_vault(args.vault, ev.roots)
     cfg = _hook_config(vault, ev)
@@ -384,8 +397,9 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     agent = agent_name(ev, args.agent, cfg)
     aliases = aliases_from_config(cfg)
     ident = identify_roots(ev.roots, aliases)
-    sid, resumed, board = session_start(ev, vault, agent, timeout=_lock_timeout(cfg), project=ident.name,
-                                        workspace=ident.root)
+    sid, resumed, board = session_start(
+        ev, vault, agent, timeout=_lock_timeout(cfg), project=ident.name, workspace=ident.root
+    )
     context = start_context(sid, str(vault.root), resumed=resumed)
     extra = _recall_context(vault, cfg, sid, board, tuple(aliases.names_for(ident.name)) if ident.name else ())
     if extra:
@@ -396,7 +410,6 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
 
 
 def run_session_end(ev: HookEvent, args: HookArgs) -> dict:
-    from agentmem_vault.config import vault_config
     from agentmem_vault.ops.conversations import checked_transcript_path, find_pair, queue_transcript
 
     if not ev.transcript_path:

@@ -45,7 +45,11 @@ ENTRIES: dict[str, list[tuple[str, str, str | None]]] = {
 def config_path(agent: str, *, project: str | os.PathLike | None = None, home: Path | None = None) -> Path:
     if agent not in ENTRIES:
         raise UsageError(f"unknown agent {agent!r}: expected cursor, claude or codex")
-    folder, name = {"cursor": (".cursor", "hooks.json"), "claude": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}[agent]
+    folder, name = {
+        "cursor": (".cursor", "hooks.json"),
+        "claude": (".claude", "settings.json"),
+        "codex": (".codex", "hooks.json"),
+    }[agent]
     base = Path(project).expanduser().absolute() if project is not None else (home or Path.home())
     return base / folder / name
 
@@ -63,7 +67,9 @@ def pinned_vault(explicit: str | os.PathLike | None) -> Vault:
             "install-hook cursor`), or run `agentmem setup` to create one and install everything"
         ) from exc
     if not vault.index_path.is_file():
-        raise VaultNotFound(f"{vault.root} has no memory/index.md yet; run `agentmem init --vault {shlex.quote(str(vault.root))}` first")
+        raise VaultNotFound(
+            f"{vault.root} has no memory/index.md yet; run `agentmem init --vault {shlex.quote(str(vault.root))}` first"
+        )
     return vault
 
 
@@ -85,8 +91,9 @@ def _ps_quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def hook_command(agent: str, hook_name: str, *, vault: str | None = None, argv: list[str] | None = None,
-                 platform: str = sys.platform) -> str:
+def hook_command(
+    agent: str, hook_name: str, *, vault: str | None = None, argv: list[str] | None = None, platform: str = sys.platform
+) -> str:
     """The command line for one hook. Cursor on Windows runs hooks through PowerShell, which needs
     ``& 'path'`` to run a quoted program; everything else gets POSIX shell quoting."""
     parts = list(argv or agentmem_argv()) + ["hook", hook_name]
@@ -132,7 +139,9 @@ def _parse_existing(path: Path) -> dict | None:
     return obj
 
 
-def merge(agent: str, existing: dict | None, commands: dict[str, str], *, path: Path | str = "<config>") -> tuple[dict, list[dict]]:
+def merge(
+    agent: str, existing: dict | None, commands: dict[str, str], *, path: Path | str = "<config>"
+) -> tuple[dict, list[dict]]:
     """Pure merge: ``existing`` config + our ``{hook_name: command}`` -> new config and actions.
 
     Our entry replaces an older entry of ours for the same event in place (so re-running updates a
@@ -143,13 +152,13 @@ def merge(agent: str, existing: dict | None, commands: dict[str, str], *, path: 
         doc.setdefault("version", 1)
     hooks = doc.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise Refused(f"{path}: \"hooks\" is not an object; it was not changed")
+        raise Refused(f'{path}: "hooks" is not an object; it was not changed')
     actions: list[dict] = []
     for event, hook_name, matcher in ENTRIES[agent]:
         cmd = commands[hook_name]
         lst = hooks.setdefault(event, [])
         if not isinstance(lst, list):
-            raise Refused(f"{path}: \"hooks.{event}\" is not a list; it was not changed")
+            raise Refused(f'{path}: "hooks.{event}" is not a list; it was not changed')
         action = _merge_cursor(lst, cmd) if agent == "cursor" else _merge_grouped(lst, cmd, matcher)
         actions.append({"event": event, "hook": hook_name, "command": cmd, "action": action})
     return doc, actions
@@ -198,8 +207,14 @@ def _merge_grouped(lst: list, cmd: str, matcher: str | None) -> str:
     return action
 
 
-def plan_install(agent: str, *, project: str | os.PathLike | None = None, vault: str | None = None,
-                 argv: list[str] | None = None, home: Path | None = None) -> InstallPlan:
+def plan_install(
+    agent: str,
+    *,
+    project: str | os.PathLike | None = None,
+    vault: str | None = None,
+    argv: list[str] | None = None,
+    home: Path | None = None,
+) -> InstallPlan:
     path = config_path(agent, project=project, home=home)
     before = _parse_existing(path)
     commands = {name: hook_command(agent, name, vault=vault, argv=argv) for _, name, _ in ENTRIES[agent]}
@@ -237,10 +252,25 @@ def apply_install(plan: InstallPlan) -> dict:
     }
 
 
-def install_hook(agent: str, *, project: str | os.PathLike | None = None, vault: str | None = None,
-                 argv: list[str] | None = None, dry_run: bool = False) -> dict:
+def install_hook(
+    agent: str,
+    *,
+    project: str | os.PathLike | None = None,
+    vault: str | None = None,
+    argv: list[str] | None = None,
+    dry_run: bool = False,
+) -> dict:
     plan = plan_install(agent, project=project, vault=vault, argv=argv)
     if dry_run:
-        return {"agent": agent, "file": str(plan.path), "created": plan.before is None, "changed": plan.changed,
-                "backup": None, "entries": plan.actions, "notes": [], "dry_run": True, "config": plan.after}
+        return {
+            "agent": agent,
+            "file": str(plan.path),
+            "created": plan.before is None,
+            "changed": plan.changed,
+            "backup": None,
+            "entries": plan.actions,
+            "notes": [],
+            "dry_run": True,
+            "config": plan.after,
+        }
     return apply_install(plan)

@@ -41,8 +41,14 @@ CLIENTS = ("cursor", "claude", "codex", "claude-desktop")
 DEFAULT_AGENTS = {"claude": "claude-main-agent", "codex": "codex-main-agent", "claude-desktop": "claude-desktop-agent"}
 
 
-def config_path(client: str, *, project: str | os.PathLike | None = None, home: Path | None = None,
-                platform: str = sys.platform, environ: dict[str, str] | None = None) -> Path:
+def config_path(
+    client: str,
+    *,
+    project: str | os.PathLike | None = None,
+    home: Path | None = None,
+    platform: str = sys.platform,
+    environ: dict[str, str] | None = None,
+) -> Path:
     env = os.environ if environ is None else environ
     base = home or Path.home()
     proj = Path(project).expanduser().absolute() if project is not None else None
@@ -64,8 +70,14 @@ def config_path(client: str, *, project: str | os.PathLike | None = None, home: 
     raise UsageError(f"unknown MCP client {client!r}: expected one of {', '.join(CLIENTS)}")
 
 
-def server_entry(client: str, *, vault: str | os.PathLike, agent: str | None = None, argv: list[str] | None = None,
-                 project: str | None = None) -> dict:
+def server_entry(
+    client: str,
+    *,
+    vault: str | os.PathLike,
+    agent: str | None = None,
+    argv: list[str] | None = None,
+    project: str | None = None,
+) -> dict:
     """Our server as the client starts it: an absolute command (clients start servers with a
     minimal PATH), ``mcp`` and the pinned vault (and agent name; and, for a project's config, the
     project that recall is scoped to)."""
@@ -113,7 +125,7 @@ def merge_json(text: str | None, entry: dict, *, path: Path | str = "<config>") 
         doc = parsed
     servers = doc.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
-        raise Refused(f"{path}: \"mcpServers\" is not an object; it was not changed")
+        raise Refused(f'{path}: "mcpServers" is not an object; it was not changed')
     mine = servers.get(SERVER_NAME)
     # Keys the user added to our entry (env, disabled, ...) stay; command and args are ours.
     merged = {**mine, **entry} if isinstance(mine, dict) else entry
@@ -139,8 +151,11 @@ def _toml_str(s: str) -> str:
 
 
 def toml_table(entry: dict, nl: str = "\n") -> str:
-    lines = [f"[mcp_servers.{SERVER_NAME}]", f"command = {_toml_str(entry['command'])}",
-             "args = [" + ", ".join(_toml_str(a) for a in entry["args"]) + "]"]
+    lines = [
+        f"[mcp_servers.{SERVER_NAME}]",
+        f"command = {_toml_str(entry['command'])}",
+        "args = [" + ", ".join(_toml_str(a) for a in entry["args"]) + "]",
+    ]
     return nl.join(lines) + nl
 
 
@@ -179,8 +194,11 @@ def merge_toml(text: str | None, entry: dict, *, path: Path | str = "<config>") 
     if not isinstance(servers, dict):
         raise Refused(f"{path}: mcp_servers is not a table; it was not changed")
     mine = servers.get(SERVER_NAME)
-    wanted = {**mine, "command": entry["command"], "args": entry["args"]} if isinstance(mine, dict) else \
-        {"command": entry["command"], "args": entry["args"]}
+    wanted = (
+        {**mine, "command": entry["command"], "args": entry["args"]}
+        if isinstance(mine, dict)
+        else {"command": entry["command"], "args": entry["args"]}
+    )
     if mine == wanted:
         return text
     nl = "\r\n" if "\r\n" in text else "\n"
@@ -190,7 +208,10 @@ def merge_toml(text: str | None, entry: dict, *, path: Path | str = "<config>") 
     for i, line in enumerate(lines):
         m = _HEADER.match(line.rstrip("\r\n"))
         if m and m.group(1).strip().replace(" ", "").replace("\t", "") in (
-                f"mcp_servers.{SERVER_NAME}", f'mcp_servers."{SERVER_NAME}"', f"mcp_servers.'{SERVER_NAME}'"):
+            f"mcp_servers.{SERVER_NAME}",
+            f'mcp_servers."{SERVER_NAME}"',
+            f"mcp_servers.'{SERVER_NAME}'",
+        ):
             start = i
             break
     if start is not None:
@@ -203,10 +224,18 @@ def merge_toml(text: str | None, entry: dict, *, path: Path | str = "<config>") 
             body.append(lines[i])
             i += 1
         head = ours.split(nl, 1)[1]  # our command/args lines, without the header
-        new = "".join(lines[: start + 1]) + ("" if lines[start].endswith("\n") else nl) + head + "".join(body) + "".join(lines[i:])
+        new = (
+            "".join(lines[: start + 1])
+            + ("" if lines[start].endswith("\n") else nl)
+            + head
+            + "".join(body)
+            + "".join(lines[i:])
+        )
     elif isinstance(mine, dict):
-        raise Refused(f"{path} defines mcp_servers.{SERVER_NAME} in a form this installer does not rewrite "
-                      f"(inline table or dotted keys); replace it by hand with:\n{ours}")
+        raise Refused(
+            f"{path} defines mcp_servers.{SERVER_NAME} in a form this installer does not rewrite "
+            f"(inline table or dotted keys); replace it by hand with:\n{ours}"
+        )
     elif not text.strip():
         new = text + ours
     else:
@@ -214,8 +243,10 @@ def merge_toml(text: str | None, entry: dict, *, path: Path | str = "<config>") 
     want = dict(old)
     want["mcp_servers"] = {**servers, SERVER_NAME: wanted}
     if _parse_toml(new, path) != want:
-        raise Refused(f"{path}: could not place [mcp_servers.{SERVER_NAME}] without changing other settings; "
-                      f"add it by hand:\n{ours}")
+        raise Refused(
+            f"{path}: could not place [mcp_servers.{SERVER_NAME}] without changing other settings; "
+            f"add it by hand:\n{ours}"
+        )
     return new
 
 
@@ -231,9 +262,17 @@ def _decode(data: bytes | None, path: Path) -> str | None:
         raise Refused(f"{path} is not UTF-8 text (byte {exc.start}); it was not changed") from exc
 
 
-def plan_mcp_install(client: str, *, vault: str | os.PathLike, project: str | os.PathLike | None = None,
-                     agent: str | None = None, argv: list[str] | None = None, home: Path | None = None,
-                     platform: str = sys.platform, environ: dict[str, str] | None = None) -> McpPlan:
+def plan_mcp_install(
+    client: str,
+    *,
+    vault: str | os.PathLike,
+    project: str | os.PathLike | None = None,
+    agent: str | None = None,
+    argv: list[str] | None = None,
+    home: Path | None = None,
+    platform: str = sys.platform,
+    environ: dict[str, str] | None = None,
+) -> McpPlan:
     if project is not None and not Path(project).expanduser().is_dir():
         raise UsageError(f"--project {project}: no such folder")
     path = config_path(client, project=project, home=home, platform=platform, environ=environ)
@@ -244,19 +283,25 @@ def plan_mcp_install(client: str, *, vault: str | os.PathLike, project: str | os
     text = _decode(before, path)
     from agentmem_vault.longterm.sources import project_of_folder
 
-    entry = server_entry(client, vault=vault, agent=agent, argv=argv,
-                         project=project_of_folder(project) if project is not None else None)
+    entry = server_entry(
+        client, vault=vault, agent=agent, argv=argv, project=project_of_folder(project) if project is not None else None
+    )
     new = merge_toml(text, entry, path=path) if client == "codex" else merge_json(text, entry, path=path)
     bom = b"\xef\xbb\xbf" if before and before.startswith(b"\xef\xbb\xbf") else b""
     after = bom + new.encode("utf-8")
     notes = {
         "cursor": "Restart Cursor or toggle the server under Settings > MCP; its tools appear as memory_*.",
-        "claude": ("Claude Code asks once to approve a project's .mcp.json servers; check with `claude mcp list`."
-                   if project is not None else
-                   "Written to ~/.claude.json (user scope); quit Claude Code first, it rewrites that file. "
-                   "Check with `claude mcp list`."),
-        "codex": ("Codex reads a project's .codex/config.toml only in a trusted project; check with `codex mcp list`."
-                  if project is not None else "Check with `codex mcp list`."),
+        "claude": (
+            "Claude Code asks once to approve a project's .mcp.json servers; check with `claude mcp list`."
+            if project is not None
+            else "Written to ~/.claude.json (user scope); quit Claude Code first, it rewrites that file. "
+            "Check with `claude mcp list`."
+        ),
+        "codex": (
+            "Codex reads a project's .codex/config.toml only in a trusted project; check with `codex mcp list`."
+            if project is not None
+            else "Check with `codex mcp list`."
+        ),
         "claude-desktop": "Quit and reopen Claude Desktop to load the server.",
     }
     return McpPlan(client, path, before, after, entry, [notes[client]])
@@ -277,13 +322,27 @@ def apply_mcp_install(plan: McpPlan) -> dict:
 
 def _result(plan: McpPlan, backup: Path | None, *, dry_run: bool) -> dict:
     return {
-        "client": plan.client, "file": str(plan.path), "created": plan.before is None, "changed": plan.changed,
-        "backup": str(backup) if backup else None, "entry": plan.entry, "server": SERVER_NAME,
-        "notes": plan.notes, "dry_run": dry_run, "text": plan.after.decode("utf-8-sig"),
+        "client": plan.client,
+        "file": str(plan.path),
+        "created": plan.before is None,
+        "changed": plan.changed,
+        "backup": str(backup) if backup else None,
+        "entry": plan.entry,
+        "server": SERVER_NAME,
+        "notes": plan.notes,
+        "dry_run": dry_run,
+        "text": plan.after.decode("utf-8-sig"),
     }
 
 
-def install_mcp(client: str, *, vault: str | os.PathLike, project: str | os.PathLike | None = None,
-                agent: str | None = None, argv: list[str] | None = None, dry_run: bool = False) -> dict:
+def install_mcp(
+    client: str,
+    *,
+    vault: str | os.PathLike,
+    project: str | os.PathLike | None = None,
+    agent: str | None = None,
+    argv: list[str] | None = None,
+    dry_run: bool = False,
+) -> dict:
     plan = plan_mcp_install(client, vault=vault, project=project, agent=agent, argv=argv)
     return _result(plan, None, dry_run=True) if dry_run else apply_mcp_install(plan)

@@ -31,7 +31,9 @@ class DriverResult:
         return {"exit_code": self.exit_code, "clean": self.exit_code == 0, "messages": list(self.messages)}
 
 
-def _git_merge_file(ours: Path, base: Path, theirs: Path, *, stdout: bool, labels: tuple[str, str, str]) -> tuple[bytes, int]:
+def _git_merge_file(
+    ours: Path, base: Path, theirs: Path, *, stdout: bool, labels: tuple[str, str, str]
+) -> tuple[bytes, int]:
     """git's own three-way line merge. Returns (output, number of conflicts)."""
     cmd = ["git", "merge-file", "-L", labels[0], "-L", labels[1], "-L", labels[2]]
     if stdout:
@@ -57,7 +59,9 @@ def git_line_merge(label: str) -> merge3.LineMerge:
                 p = Path(tmp) / name
                 p.write_bytes(text.encode("utf-8"))
                 paths.append(p)
-            out, conflicts = _git_merge_file(paths[0], paths[1], paths[2], stdout=True, labels=(f"ours:{label}", "base", f"theirs:{label}"))
+            out, conflicts = _git_merge_file(
+                paths[0], paths[1], paths[2], stdout=True, labels=(f"ours:{label}", "base", f"theirs:{label}")
+            )
         return out.decode("utf-8"), conflicts == 0
 
     return merge
@@ -74,8 +78,9 @@ def _read(path: Path, what: str) -> bytes:
         raise UsageError(f"cannot read {what} file {path}: {exc.strerror or exc}") from exc
 
 
-def run_merge_driver(kind: str, base: str | os.PathLike, ours: str | os.PathLike, theirs: str | os.PathLike,
-                     pathname: str = "") -> DriverResult:
+def run_merge_driver(
+    kind: str, base: str | os.PathLike, ours: str | os.PathLike, theirs: str | os.PathLike, pathname: str = ""
+) -> DriverResult:
     """Merge per ``kind`` and leave the result in ``ours`` (the only file written)."""
     if kind not in KINDS:
         raise UsageError(f"unknown merge driver kind {kind!r}: expected one of {', '.join(KINDS)}")
@@ -93,13 +98,25 @@ def run_merge_driver(kind: str, base: str | os.PathLike, ours: str | os.PathLike
     except (UnicodeDecodeError, Unmergeable) as exc:
         reason = "a side is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.message
         try:
-            merged, conflicts = _git_merge_file(a_path, o_path, b_path, stdout=True, labels=(f"ours:{label}", "base", f"theirs:{label}"))
+            merged, conflicts = _git_merge_file(
+                a_path, o_path, b_path, stdout=True, labels=(f"ours:{label}", "base", f"theirs:{label}")
+            )
         except AgentmemError as git_exc:
-            return DriverResult(2, [f"{label}: cannot merge by key ({reason}) nor line by line ({git_exc.message}); "
-                                    "kept ours unchanged: resolve it by hand"])
+            return DriverResult(
+                2,
+                [
+                    f"{label}: cannot merge by key ({reason}) nor line by line ({git_exc.message}); "
+                    "kept ours unchanged: resolve it by hand"
+                ],
+            )
         atomic_write_bytes(a_path, merged)
         if conflicts:
-            return DriverResult(1, [f"{label}: cannot merge by key ({reason}); left git's line merge with conflict markers for you to resolve"])
+            return DriverResult(
+                1,
+                [
+                    f"{label}: cannot merge by key ({reason}); left git's line merge with conflict markers for you to resolve"
+                ],
+            )
         return DriverResult(0, [f"{label}: cannot merge by key ({reason}); git's line merge was clean"])
     if outcome.text.encode("utf-8") != raw[1]:
         atomic_write_bytes(a_path, outcome.text.encode("utf-8"))

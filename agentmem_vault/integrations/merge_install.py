@@ -33,8 +33,9 @@ DRIVERS = {
 
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     try:
-        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                              encoding="utf-8", timeout=60, check=False)
+        proc = subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, encoding="utf-8", timeout=60, check=False
+        )
     except FileNotFoundError as exc:
         raise AgentmemError("git is not installed (or not on PATH); install git first", code="git_missing") from exc
     except subprocess.TimeoutExpired as exc:
@@ -230,8 +231,9 @@ def apply_merge_driver(plan: MergeDriverPlan) -> dict:
     return result
 
 
-def install_merge_driver(vault: Vault, *, dry_run: bool = False, argv: list[str] | None = None,
-                         machine: str | None = None) -> dict:
+def install_merge_driver(
+    vault: Vault, *, dry_run: bool = False, argv: list[str] | None = None, machine: str | None = None
+) -> dict:
     plan = plan_merge_driver(vault, argv=argv, machine=machine)
     if dry_run:
         out = plan.to_dict()

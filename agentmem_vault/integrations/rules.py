@@ -33,8 +33,11 @@ def _install_file(path: Path, text: str, dry_run: bool = False) -> dict:
         return {"path": str(path), "status": "would install" if old is None else "would update"}
     backup = backup_file(path, old) if old is not None else None
     atomic_write_bytes(path, new)
-    return {"path": str(path), "status": "installed" if old is None else "updated",
-            "backup": str(backup) if backup else None}
+    return {
+        "path": str(path),
+        "status": "installed" if old is None else "updated",
+        "backup": str(backup) if backup else None,
+    }
 
 
 def merge_block(existing: str | None, block: str) -> str:
@@ -46,7 +49,7 @@ def merge_block(existing: str | None, block: str) -> str:
     start = existing.find(BEGIN)
     end = existing.find(END, start + 1) if start != -1 else -1
     if start != -1 and end != -1:
-        return existing[:start] + body + existing[end + len(END):]
+        return existing[:start] + body + existing[end + len(END) :]
     if start != -1 or existing.find(END) != -1:
         raise UsageError("found only one of the agentmem markers (<!-- agentmem:begin/end -->); fix the file by hand")
     sep = "" if existing.endswith(nl + nl) else (nl if existing.endswith(nl) else nl + nl)
@@ -66,8 +69,11 @@ def _install_block(path: Path, block: str, dry_run: bool = False) -> dict:
         return {"path": str(path), "status": "would install" if raw is None else "would update"}
     backup = backup_file(path, raw) if raw is not None else None
     atomic_write_text(path, new)
-    return {"path": str(path), "status": "installed" if raw is None else "updated",
-            "backup": str(backup) if backup else None}
+    return {
+        "path": str(path),
+        "status": "installed" if raw is None else "updated",
+        "backup": str(backup) if backup else None,
+    }
 
 
 def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = False, dry_run: bool = False) -> dict:

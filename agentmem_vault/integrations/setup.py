@@ -76,8 +76,14 @@ class SetupResult:
         return any(c.action in ("create", "update") for c in self.changes)
 
     def to_dict(self) -> dict:
-        return {"vault": self.vault, "dry_run": self.dry_run, "ok": self.ok, "changed": self.changed,
-                "session_id": self.session_id, "changes": [asdict(c) for c in self.changes]}
+        return {
+            "vault": self.vault,
+            "dry_run": self.dry_run,
+            "ok": self.ok,
+            "changed": self.changed,
+            "session_id": self.session_id,
+            "changes": [asdict(c) for c in self.changes],
+        }
 
 
 def home_dir(home: Path | None = None) -> Path:
@@ -110,7 +116,12 @@ def _vault_step(vault: Vault, dry_run: bool) -> Change:
             try:
                 init_vault(vault)  # fills in anything missing; validates the table and config
             except AgentmemError as exc:
-                return Change("vault", str(vault.root), "fail", f"{exc.message}; see `agentmem doctor --vault {shlex.quote(str(vault.root))}`")
+                return Change(
+                    "vault",
+                    str(vault.root),
+                    "fail",
+                    f"{exc.message}; see `agentmem doctor --vault {shlex.quote(str(vault.root))}`",
+                )
         return Change("vault", str(vault.root), "unchanged", "existing vault adopted")
     what = "new folder" if not vault.root.exists() else "memory/ added to the existing folder"
     if not dry_run:
@@ -159,25 +170,41 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
     try:
         features = tomllib.loads(old).get("features", {}) if old else {}
     except tomllib.TOMLDecodeError as exc:
-        return Change("hooks", str(path), "fail", f"not valid TOML ({exc}); add `[features]` / `codex_hooks = true` by hand")
+        return Change(
+            "hooks", str(path), "fail", f"not valid TOML ({exc}); add `[features]` / `codex_hooks = true` by hand"
+        )
     if isinstance(features, dict) and features.get("codex_hooks") is True:
         return Change("hooks", str(path), "unchanged", "codex_hooks = true")
     if isinstance(features, dict) and "codex_hooks" in features:
-        return Change("hooks", str(path), "skip", "codex_hooks is set to false there; set it to true to let Codex run hooks")
+        return Change(
+            "hooks", str(path), "skip", "codex_hooks is set to false there; set it to true to let Codex run hooks"
+        )
     if re.search(r"(?m)^\[features\]\s*$", old):
         new = re.sub(r"(?m)^\[features\]\s*$", "[features]\ncodex_hooks = true", old, count=1)
     else:
-        new = old + ("" if not old or old.endswith("\n") else "\n") + ("\n" if old else "") + "[features]\ncodex_hooks = true\n"
+        new = (
+            old
+            + ("" if not old or old.endswith("\n") else "\n")
+            + ("\n" if old else "")
+            + "[features]\ncodex_hooks = true\n"
+        )
     try:
         assert tomllib.loads(new)["features"]["codex_hooks"] is True
     except (tomllib.TOMLDecodeError, KeyError, AssertionError):
-        return Change("hooks", str(path), "fail", "could not add codex_hooks safely; add `[features]` / `codex_hooks = true` by hand")
+        return Change(
+            "hooks",
+            str(path),
+            "fail",
+            "could not add codex_hooks safely; add `[features]` / `codex_hooks = true` by hand",
+        )
     if not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
         if raw is not None:
             backup_file(path, old.encode("utf-8"))  # vaultio's one naming scheme; never overwrites an older backup
         atomic_write_text(path, new)
-    return Change("hooks", str(path), "create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then")
+    return Change(
+        "hooks", str(path), "create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then"
+    )
 
 
 def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> list[Change]:
@@ -207,7 +234,14 @@ def _mcp_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> li
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        return [Change("mcp", "-", "skip", "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)")]
+        return [
+            Change(
+                "mcp",
+                "-",
+                "skip",
+                "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)",
+            )
+        ]
     if not agents:
         return [Change("mcp", "-", "skip", "no agent found to configure")]
     from agentmem_vault.integrations import mcp_install
@@ -219,11 +253,20 @@ def _mcp_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> li
             if not dry_run and plan.changed:
                 mcp_install.apply_mcp_install(plan)
         except AgentmemError as exc:
-            out.append(Change("mcp", AGENT_NAMES[agent], "fail", f"{exc.message}; or run `agentmem install-mcp {agent}` later"))
+            out.append(
+                Change("mcp", AGENT_NAMES[agent], "fail", f"{exc.message}; or run `agentmem install-mcp {agent}` later")
+            )
             continue
         action = "create" if plan.before is None else ("update" if plan.changed else "unchanged")
-        out.append(Change("mcp", str(plan.path), action, f"{AGENT_NAMES[agent]}: server '{mcp_install.SERVER_NAME}'",
-                          preview=f"{plan.entry['command']} {' '.join(plan.entry['args'])}"))
+        out.append(
+            Change(
+                "mcp",
+                str(plan.path),
+                action,
+                f"{AGENT_NAMES[agent]}: server '{mcp_install.SERVER_NAME}'",
+                preview=f"{plan.entry['command']} {' '.join(plan.entry['args'])}",
+            )
+        )
     return out
 
 
@@ -233,8 +276,12 @@ def _rules_step(opts: SetupOptions, dry_run: bool) -> list[Change]:
     assert opts.project is not None
     res = install_rules(opts.project, agents_md=opts.agents_md, claude_md=opts.claude_md, dry_run=dry_run)
     words = {"installed": "create", "would install": "create", "updated": "update", "would update": "update"}
-    return [Change("rules", f["path"], words.get(f["status"], "unchanged"),
-                   f"backup: {f['backup']}" if f.get("backup") else "") for f in res["files"]]
+    return [
+        Change(
+            "rules", f["path"], words.get(f["status"], "unchanged"), f"backup: {f['backup']}" if f.get("backup") else ""
+        )
+        for f in res["files"]
+    ]
 
 
 def _daemon_step(vault: Vault, dry_run: bool, runner: user_service.Runner, home: Path) -> Change:
@@ -252,10 +299,18 @@ def hook_check(vault: Vault, command: str | None, home: Path) -> tuple[str | Non
     """Run a sessionStart the way an agent would: the installed command (through the shell, as the
     agent runs it), from the home folder, without AGENTMEM_* in the environment. Returns
     (Session ID or None, what happened)."""
-    payload = {"conversation_id": CHECK_CONVERSATION, "workspace_roots": [], "hook_event_name": "sessionStart",
-               "is_background_agent": False}
+    payload = {
+        "conversation_id": CHECK_CONVERSATION,
+        "workspace_roots": [],
+        "hook_event_name": "sessionStart",
+        "is_background_agent": False,
+    }
     # The cache and config folders stay: they say where this user's locks and settings are.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTMEM_") or k in ("AGENTMEM_CACHE_DIR", "AGENTMEM_CONFIG_DIR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("AGENTMEM_") or k in ("AGENTMEM_CACHE_DIR", "AGENTMEM_CONFIG_DIR")
+    }
     if command is None or sys.platform == "win32":
         argv = hook_install.agentmem_argv() + ["hook", "cursor-session-start", "--vault", str(vault.root)]
         run_args: dict = {"args": argv}
@@ -264,8 +319,15 @@ def hook_check(vault: Vault, command: str | None, home: Path) -> tuple[str | Non
         run_args = {"args": command, "shell": True}
         shown = command
     try:
-        proc = subprocess.run(**run_args, input=json.dumps(payload).encode(), capture_output=True, cwd=str(home), env=env,
-                              timeout=60, check=False)
+        proc = subprocess.run(
+            **run_args,
+            input=json.dumps(payload).encode(),
+            capture_output=True,
+            cwd=str(home),
+            env=env,
+            timeout=60,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"could not run `{shown}`: {exc}"
     try:
@@ -275,7 +337,10 @@ def hook_check(vault: Vault, command: str | None, home: Path) -> tuple[str | Non
     context = answer.get("additional_context") or ""
     m = re.search(r"Your Memory Session ID is: (\S+)", context)
     if not m:
-        return None, f"no Session ID from `{shown}`: {context or proc.stderr.decode('utf-8', 'replace')[-300:] or 'empty answer'}"
+        return (
+            None,
+            f"no Session ID from `{shown}`: {context or proc.stderr.decode('utf-8', 'replace')[-300:] or 'empty answer'}",
+        )
     return m.group(1), shown
 
 
@@ -286,22 +351,38 @@ def _check_steps(vault: Vault, home: Path, hook_command: str | None) -> tuple[li
     out: list[Change] = []
     report = diagnose(vault)
     errors = report.unresolved_errors()
-    out.append(Change("check", "doctor", "fail" if errors else "ok",
-                      f"{len(errors)} error(s); run `agentmem doctor` for details" if errors else "memory/ is healthy"))
+    out.append(
+        Change(
+            "check",
+            "doctor",
+            "fail" if errors else "ok",
+            f"{len(errors)} error(s); run `agentmem doctor` for details" if errors else "memory/ is healthy",
+        )
+    )
     sid, how = hook_check(vault, hook_command, home)
     if sid is None:
         out.append(Change("check", "sessionStart", "fail", how))
         return out, None
     row = load_index(vault).find(sid)
     if row is None:
-        out.append(Change("check", "sessionStart", "fail", f"the hook answered {sid} but memory/index.md has no such row"))
+        out.append(
+            Change("check", "sessionStart", "fail", f"the hook answered {sid} but memory/index.md has no such row")
+        )
         return out, None
-    out.append(Change("check", "sessionStart", "ok",
-                      f"the hook registered {sid} ({row.status}) on memory/index.md; a test chat, `agentmem organize` clears it"))
+    out.append(
+        Change(
+            "check",
+            "sessionStart",
+            "ok",
+            f"the hook registered {sid} ({row.status}) on memory/index.md; a test chat, `agentmem organize` clears it",
+        )
+    )
     return out, sid
 
 
-def run_setup(opts: SetupOptions, *, dry_run: bool = False, runner: user_service.Runner = user_service.run_command) -> SetupResult:
+def run_setup(
+    opts: SetupOptions, *, dry_run: bool = False, runner: user_service.Runner = user_service.run_command
+) -> SetupResult:
     home = home_dir(opts.home)
     vault = Vault(Path(opts.vault).expanduser().absolute())
     result = SetupResult(str(vault.root), dry_run)
@@ -312,8 +393,15 @@ def run_setup(opts: SetupOptions, *, dry_run: bool = False, runner: user_service
     if not opts.hooks:
         ch.append(Change("hooks", "-", "skip", "--no-hooks"))
     elif not agents:
-        ch.append(Change("hooks", "-", "skip", "no ~/.cursor, ~/.claude or ~/.codex found; after installing an agent run "
-                                               "`agentmem setup` again (or `agentmem install-hook cursor`)"))
+        ch.append(
+            Change(
+                "hooks",
+                "-",
+                "skip",
+                "no ~/.cursor, ~/.claude or ~/.codex found; after installing an agent run "
+                "`agentmem setup` again (or `agentmem install-hook cursor`)",
+            )
+        )
     else:
         ch.extend(_hook_steps(vault, agents, home, dry_run))
     if opts.mcp:
@@ -333,12 +421,21 @@ def run_setup(opts: SetupOptions, *, dry_run: bool = False, runner: user_service
 
 def render(result: SetupResult, *, footer: bool = True) -> str:
     """The human report: one line per change, what would be written (dry run) indented under it."""
-    verbs = {"create": "create", "update": "update", "unchanged": "ok (unchanged)", "skip": "skipped", "fail": "FAILED", "ok": "ok"}
+    verbs = {
+        "create": "create",
+        "update": "update",
+        "unchanged": "ok (unchanged)",
+        "skip": "skipped",
+        "fail": "FAILED",
+        "ok": "ok",
+    }
     if result.dry_run:
         verbs.update(create="would create", update="would update")
     lines = [f"agentmem setup{' (dry run, nothing written)' if result.dry_run else ''}: vault {result.vault}"]
     for c in result.changes:
-        lines.append(f"  {c.step:<7} {verbs.get(c.action, c.action):<15} {c.target}" + (f"  ({c.detail})" if c.detail else ""))
+        lines.append(
+            f"  {c.step:<7} {verbs.get(c.action, c.action):<15} {c.target}" + (f"  ({c.detail})" if c.detail else "")
+        )
         if result.dry_run and c.preview and c.action in ("create", "update"):
             lines += ["            | " + ln for ln in c.preview.rstrip().splitlines()]
     if not footer:
@@ -346,7 +443,7 @@ def render(result: SetupResult, *, footer: bool = True) -> str:
     elif result.dry_run:
         lines.append("Run without --dry-run to apply.")
     elif result.ok:
-        lines.append("Ready: open a new chat in your agent; it starts with \"Your Memory Session ID is: …\".")
+        lines.append('Ready: open a new chat in your agent; it starts with "Your Memory Session ID is: …".')
     else:
         lines.append("Some steps failed (marked FAILED above); fix what they say and run `agentmem setup` again.")
     return "\n".join(lines)

@@ -84,44 +84,48 @@ def daemon_argv(vault: Vault, argv: list[str] | None = None) -> list[str]:
 def _systemd_arg(arg: str) -> str:
     """One ExecStart word: systemd expands % specifiers and $ variables and splits on spaces."""
     arg = arg.replace("%", "%%").replace("$", "$$")
-    if arg and not any(c in arg for c in ' \t"\'\\;'):
+    if arg and not any(c in arg for c in " \t\"'\\;"):
         return arg
     return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def systemd_unit(vault: Vault, argv: list[str]) -> str:
     description = f"agentmem daemon for {vault.root}".replace("%", "%%").replace("\n", " ")
-    return "\n".join([
-        "# Written by `agentmem daemon install`; remove it with `agentmem daemon uninstall`.",
-        "[Unit]",
-        f"Description={description}",
-        "",
-        "[Service]",
-        "Type=simple",
-        "ExecStart=" + " ".join(_systemd_arg(a) for a in argv),
-        "Restart=on-failure",
-        "RestartSec=10",
-        "Environment=PYTHONIOENCODING=utf-8",
-        "",
-        "[Install]",
-        "WantedBy=default.target",
-        "",
-    ])
+    return "\n".join(
+        [
+            "# Written by `agentmem daemon install`; remove it with `agentmem daemon uninstall`.",
+            "[Unit]",
+            f"Description={description}",
+            "",
+            "[Service]",
+            "Type=simple",
+            "ExecStart=" + " ".join(_systemd_arg(a) for a in argv),
+            "Restart=on-failure",
+            "RestartSec=10",
+            "Environment=PYTHONIOENCODING=utf-8",
+            "",
+            "[Install]",
+            "WantedBy=default.target",
+            "",
+        ]
+    )
 
 
 def launchd_plist(vault: Vault, argv: list[str], label: str, log_path: Path) -> bytes:
-    return plistlib.dumps({
-        "Label": label,
-        "ProgramArguments": argv,
-        "RunAtLoad": True,
-        # Restart after a crash, but not after `agentmem daemon stop` (a clean exit).
-        "KeepAlive": {"SuccessfulExit": False},
-        "ThrottleInterval": 10,
-        "ProcessType": "Background",
-        "StandardOutPath": str(log_path),
-        "StandardErrorPath": str(log_path),
-        "EnvironmentVariables": {"PYTHONIOENCODING": "utf-8"},
-    })
+    return plistlib.dumps(
+        {
+            "Label": label,
+            "ProgramArguments": argv,
+            "RunAtLoad": True,
+            # Restart after a crash, but not after `agentmem daemon stop` (a clean exit).
+            "KeepAlive": {"SuccessfulExit": False},
+            "ThrottleInterval": 10,
+            "ProcessType": "Background",
+            "StandardOutPath": str(log_path),
+            "StandardErrorPath": str(log_path),
+            "EnvironmentVariables": {"PYTHONIOENCODING": "utf-8"},
+        }
+    )
 
 
 def windows_command(argv: list[str]) -> tuple[str, str]:
@@ -187,8 +191,14 @@ def _home(home: Path | None) -> Path:
     return home or Path.home()
 
 
-def service_definition(vault: Vault, *, platform: str = sys.platform, argv: list[str] | None = None,
-                       home: Path | None = None, kind: str | None = None) -> ServiceDef:
+def service_definition(
+    vault: Vault,
+    *,
+    platform: str = sys.platform,
+    argv: list[str] | None = None,
+    home: Path | None = None,
+    kind: str | None = None,
+) -> ServiceDef:
     """What ``daemon install`` writes for this vault on this platform (pure apart from reading the
     environment for folders and the user name)."""
     cmd = daemon_argv(vault, argv)
@@ -198,20 +208,32 @@ def service_definition(vault: Vault, *, platform: str = sys.platform, argv: list
         name = f"agentmem-daemon-{key}.service"
         base = Path(os.environ.get("XDG_CONFIG_HOME") or _home(home) / ".config")
         text = systemd_unit(vault, cmd)
-        return ServiceDef(kind, name, base / "systemd" / "user" / name, text.encode("utf-8"), text,
-                          start=[["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", name]],
-                          stop=[["systemctl", "--user", "disable", "--now", name]],
-                          hint=f"systemctl --user daemon-reload && systemctl --user enable --now {name}")
+        return ServiceDef(
+            kind,
+            name,
+            base / "systemd" / "user" / name,
+            text.encode("utf-8"),
+            text,
+            start=[["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", name]],
+            stop=[["systemctl", "--user", "disable", "--now", name]],
+            hint=f"systemctl --user daemon-reload && systemctl --user enable --now {name}",
+        )
     if kind == "launchd":
         label = f"com.agentmem.daemon.{key}"
         uid = os.getuid() if hasattr(os, "getuid") else 0
         log = _home(home) / "Library" / "Logs" / "agentmem" / f"daemon-{key}.log"
         path = _home(home) / "Library" / "LaunchAgents" / f"{label}.plist"
         data = launchd_plist(vault, cmd, label, log)
-        return ServiceDef(kind, label, path, data, data.decode("utf-8"),
-                          start=[["launchctl", "bootstrap", f"gui/{uid}", str(path)]],
-                          stop=[["launchctl", "bootout", f"gui/{uid}/{label}"]],
-                          hint=f"launchctl bootstrap gui/{uid} {path}")
+        return ServiceDef(
+            kind,
+            label,
+            path,
+            data,
+            data.decode("utf-8"),
+            start=[["launchctl", "bootstrap", f"gui/{uid}", str(path)]],
+            stop=[["launchctl", "bootout", f"gui/{uid}/{label}"]],
+            hint=f"launchctl bootstrap gui/{uid} {path}",
+        )
     if kind == "startup":
         appdata = Path(os.environ.get("APPDATA") or _home(home) / "AppData" / "Roaming")
         path = appdata / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup" / f"agentmem-daemon-{key}.cmd"
@@ -223,10 +245,16 @@ def service_definition(vault: Vault, *, platform: str = sys.platform, argv: list
         user = f"{os.environ['USERDOMAIN']}\\{user}"
     path = user_config_dir() / "services" / f"daemon-{key}.xml"
     text = task_xml(vault, cmd, user, user_cache_dir())
-    return ServiceDef("schtasks", name, path, text.encode("utf-16"), text,
-                      start=[["schtasks", "/Create", "/TN", name, "/XML", str(path), "/F"], ["schtasks", "/Run", "/TN", name]],
-                      stop=[["schtasks", "/End", "/TN", name], ["schtasks", "/Delete", "/TN", name, "/F"]],
-                      hint=f'schtasks /Create /TN "{name}" /XML "{path}" /F')
+    return ServiceDef(
+        "schtasks",
+        name,
+        path,
+        text.encode("utf-16"),
+        text,
+        start=[["schtasks", "/Create", "/TN", name, "/XML", str(path), "/F"], ["schtasks", "/Run", "/TN", name]],
+        stop=[["schtasks", "/End", "/TN", name], ["schtasks", "/Delete", "/TN", name, "/F"]],
+        hint=f'schtasks /Create /TN "{name}" /XML "{path}" /F',
+    )
 
 
 # -- install / uninstall / status -----------------------------------------------------------------
@@ -250,18 +278,35 @@ def _run_all(cmds: list[list[str]], runner: Runner) -> tuple[bool, list[dict]]:
     return True, ran
 
 
-def install(vault: Vault, *, dry_run: bool = False, runner: Runner = run_command, platform: str = sys.platform,
-            argv: list[str] | None = None, home: Path | None = None) -> dict:
+def install(
+    vault: Vault,
+    *,
+    dry_run: bool = False,
+    runner: Runner = run_command,
+    platform: str = sys.platform,
+    argv: list[str] | None = None,
+    home: Path | None = None,
+) -> dict:
     """Write the service definition and register it with the service manager; idempotent (an
     unchanged definition is not rewritten, only made sure to be enabled)."""
     if not dry_run and not vault.index_path.is_file():
-        raise AgentmemError(f"{vault.root} has no memory/index.md; run `agentmem init --vault {vault.root}` first",
-                            code="not_a_vault")
+        raise AgentmemError(
+            f"{vault.root} has no memory/index.md; run `agentmem init --vault {vault.root}` first", code="not_a_vault"
+        )
     sd = service_definition(vault, platform=platform, argv=argv, home=home)
     old = read_bytes(sd.path)
     action = "create" if old is None else ("unchanged" if old == sd.content else "update")
-    out: dict = {"kind": sd.kind, "name": sd.name, "file": str(sd.path), "action": action, "dry_run": dry_run,
-                 "definition": sd.text, "commands": [], "started": False, "note": None}
+    out: dict = {
+        "kind": sd.kind,
+        "name": sd.name,
+        "file": str(sd.path),
+        "action": action,
+        "dry_run": dry_run,
+        "definition": sd.text,
+        "commands": [],
+        "started": False,
+        "note": None,
+    }
     if dry_run:
         out["commands"] = [{"command": c} for c in sd.start]
         return out
@@ -280,14 +325,21 @@ def install(vault: Vault, *, dry_run: bool = False, runner: Runner = run_command
         fb = service_definition(vault, platform=platform, argv=argv, home=home, kind="startup")
         _write(fb)
         sd.path.unlink(missing_ok=True)  # no task was registered: status and uninstall see the Startup entry
-        out.update(kind="startup", name=fb.name, file=str(fb.path), definition=fb.text,
-                   note=f"Task Scheduler refused ({ran[-1]['output'] or ran[-1]['exit']}); added a Startup-folder "
-                        "entry instead: it starts the daemon at logon but does not restart it after a crash")
+        out.update(
+            kind="startup",
+            name=fb.name,
+            file=str(fb.path),
+            definition=fb.text,
+            note=f"Task Scheduler refused ({ran[-1]['output'] or ran[-1]['exit']}); added a Startup-folder "
+            "entry instead: it starts the daemon at logon but does not restart it after a crash",
+        )
         return out
     if not ok:
         last = ran[-1]
-        out["note"] = (f"the service file is written, but `{' '.join(last['command'])}` failed "
-                       f"({last['output'] or 'exit ' + str(last['exit'])}); start it from your login session with: {sd.hint}")
+        out["note"] = (
+            f"the service file is written, but `{' '.join(last['command'])}` failed "
+            f"({last['output'] or 'exit ' + str(last['exit'])}); start it from your login session with: {sd.hint}"
+        )
     return out
 
 
@@ -300,17 +352,31 @@ def _installed(vault: Vault, platform: str, home: Path | None) -> ServiceDef | N
     return None
 
 
-def uninstall(vault: Vault, *, dry_run: bool = False, runner: Runner = run_command, platform: str = sys.platform,
-              home: Path | None = None) -> dict:
+def uninstall(
+    vault: Vault,
+    *,
+    dry_run: bool = False,
+    runner: Runner = run_command,
+    platform: str = sys.platform,
+    home: Path | None = None,
+) -> dict:
     sd = _installed(vault, platform, home)
     if sd is None:
         return {"removed": False, "dry_run": dry_run, "message": "no daemon service is installed for this vault"}
-    out: dict = {"removed": not dry_run, "dry_run": dry_run, "kind": sd.kind, "name": sd.name, "file": str(sd.path),
-                 "commands": [{"command": c} for c in sd.stop]}
+    out: dict = {
+        "removed": not dry_run,
+        "dry_run": dry_run,
+        "kind": sd.kind,
+        "name": sd.name,
+        "file": str(sd.path),
+        "commands": [{"command": c} for c in sd.stop],
+    }
     if dry_run:
         return out
     # Stopping may fail (already stopped, no session bus): the file goes anyway, so it cannot come back.
-    out["commands"] = [{"command": c, "exit": code, "output": text[:500]} for c in sd.stop for code, text in [runner(c)]]
+    out["commands"] = [
+        {"command": c, "exit": code, "output": text[:500]} for c in sd.stop for code, text in [runner(c)]
+    ]
     try:
         sd.path.unlink()
     except FileNotFoundError:
@@ -322,8 +388,9 @@ def uninstall(vault: Vault, *, dry_run: bool = False, runner: Runner = run_comma
     return out
 
 
-def service_status(vault: Vault, *, runner: Runner = run_command, platform: str = sys.platform,
-                   home: Path | None = None) -> dict:
+def service_status(
+    vault: Vault, *, runner: Runner = run_command, platform: str = sys.platform, home: Path | None = None
+) -> dict:
     """Whether a service is installed for this vault and what the service manager says about it."""
     sd = _installed(vault, platform, home)
     if sd is None:
@@ -342,7 +409,11 @@ def service_status(vault: Vault, *, runner: Runner = run_command, platform: str 
         out["state"] = ("loaded, " + m.group(1)) if code == 0 and m else ("loaded" if code == 0 else "not loaded")
     elif sd.kind == "schtasks":
         code, text = runner(["schtasks", "/Query", "/TN", sd.name, "/FO", "LIST"])
-        out["state"] = (text.split("Status:", 1)[1].split()[0] if "Status:" in text else "registered") if code == 0 else "not registered"
+        out["state"] = (
+            (text.split("Status:", 1)[1].split()[0] if "Status:" in text else "registered")
+            if code == 0
+            else "not registered"
+        )
     else:
         out["state"] = "starts at logon (Startup folder)"
     return out

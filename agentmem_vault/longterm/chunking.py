@@ -42,7 +42,9 @@ def _split_long(text: str, size: int) -> list[str]:
     return parts
 
 
-def chunk_turns(turns: list[Turn], size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHARS, *, clean: bool = True) -> list[Chunk]:
+def chunk_turns(
+    turns: list[Turn], size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHARS, *, clean: bool = True
+) -> list[Chunk]:
     pieces: list[tuple[int, str]] = []  # (turn index, rendered text)
     for i, t in enumerate(turns):
         body = strip_noise(t.text) if clean else t.text

@@ -183,7 +183,12 @@ def older_into_history(n: Note, m: MemoryObject, *, now: str) -> Note | None:
     out.keywords = _union(n.keywords, m.keywords)
     out.usage_scenario = _union(n.usage_scenario, m.usage_scenario)
     out.sources = _union(n.sources, m.sources, cap=1000)
-    if (out.history, out.keywords, out.usage_scenario, out.sources) == (n.history, n.keywords, n.usage_scenario, n.sources):
+    if (out.history, out.keywords, out.usage_scenario, out.sources) == (
+        n.history,
+        n.keywords,
+        n.usage_scenario,
+        n.sources,
+    ):
         return None
     out.updated = now
     return out
@@ -244,19 +249,42 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
         match, how = _best_match(m, current)
         if m.action == "delete":
             if match is None or not match.active:
-                actions.append(Action("ignore", m.title, "asked to deprecate a note that does not exist (or already deprecated)", memory=m))
+                actions.append(
+                    Action(
+                        "ignore",
+                        m.title,
+                        "asked to deprecate a note that does not exist (or already deprecated)",
+                        memory=m,
+                    )
+                )
                 continue
             if match.importance >= RULE_IMPORTANCE and not user_retracts(m.evidence, match):
-                actions.append(Action("ignore", m.title, "a rule note is deprecated only when the user's own words retract it",
-                                      target=match.id, memory=m))
+                actions.append(
+                    Action(
+                        "ignore",
+                        m.title,
+                        "a rule note is deprecated only when the user's own words retract it",
+                        target=match.id,
+                        memory=m,
+                    )
+                )
                 continue
             if is_older(m, match):
-                actions.append(Action("ignore", m.title, "the delete comes from a source older than the note's current text",
-                                      target=match.id, memory=m))
+                actions.append(
+                    Action(
+                        "ignore",
+                        m.title,
+                        "the delete comes from a source older than the note's current text",
+                        target=match.id,
+                        memory=m,
+                    )
+                )
                 continue
             dn = deprecated_note(match, m.reason or m.content, now=now)
             notes[key_of(match)] = dn
-            actions.append(Action("deprecate", match.title, m.reason or "superseded", note=dn, target=match.id, memory=m))
+            actions.append(
+                Action("deprecate", match.title, m.reason or "superseded", note=dn, target=match.id, memory=m)
+            )
             continue
         if match is None:
             nn = new_note(m, now=now, folder=folder, taken_ids=taken_ids, taken_names=taken_names)
@@ -268,16 +296,35 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
             actions.append(Action("create", nn.title, m.reason or "new knowledge", note=nn, memory=m))
             continue
         if not match.active:
-            actions.append(Action("ignore", m.title, f"matches deprecated note {match.title!r}", target=match.id, memory=m))
+            actions.append(
+                Action("ignore", m.title, f"matches deprecated note {match.title!r}", target=match.id, memory=m)
+            )
             continue
         if is_older(m, match):
             # forced or repeated extraction of an older source: never make older text current
             on = older_into_history(match, m, now=now)
             if on is None:
-                actions.append(Action("ignore", m.title, f"older than {match.title!r}'s current text and already in it", target=match.id, memory=m))
+                actions.append(
+                    Action(
+                        "ignore",
+                        m.title,
+                        f"older than {match.title!r}'s current text and already in it",
+                        target=match.id,
+                        memory=m,
+                    )
+                )
             else:
                 notes[key_of(match)] = on
-                actions.append(Action("update", match.title, "older source: filed into History, current text kept", note=on, target=match.id, memory=m))
+                actions.append(
+                    Action(
+                        "update",
+                        match.title,
+                        "older source: filed into History, current text kept",
+                        note=on,
+                        target=match.id,
+                        memory=m,
+                    )
+                )
             continue
         if _adds_nothing(m, match):
             adds_u, adds_k = _new_lists(m, match)
@@ -297,13 +344,33 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
                 merged = copy.deepcopy(match)
                 merged.sources = match.sources + new_sources
                 notes[key_of(match)] = merged
-                actions.append(Action("update", match.title, "same knowledge from another source (sources merged)", note=merged, target=match.id, memory=m))
+                actions.append(
+                    Action(
+                        "update",
+                        match.title,
+                        "same knowledge from another source (sources merged)",
+                        note=merged,
+                        target=match.id,
+                        memory=m,
+                    )
+                )
             else:
-                actions.append(Action("ignore", m.title, f"already known as {match.title!r}", target=match.id, memory=m))
+                actions.append(
+                    Action("ignore", m.title, f"already known as {match.title!r}", target=match.id, memory=m)
+                )
             continue
         un = updated_note(match, m, now=now)
         notes[key_of(match)] = un
-        actions.append(Action("update", match.title, m.reason or f"refines the note (matched by {how})", note=un, target=match.id, memory=m))
+        actions.append(
+            Action(
+                "update",
+                match.title,
+                m.reason or f"refines the note (matched by {how})",
+                note=un,
+                target=match.id,
+                memory=m,
+            )
+        )
     return actions
 
 
@@ -370,4 +437,3 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
         if not dry_run:
             write_note(w, vault, out)
     return out
-

@@ -133,14 +133,23 @@ class EvalReport:
             p = tp / (tp + fp) if tp + fp else 1.0
             r_ = tp / (tp + fn) if tp + fn else 1.0
             f = 2 * p * r_ / (p + r_) if p + r_ else 0.0
-            out[key] = {"tp": tp, "fp": fp, "fn": fn, "precision": round(p, 4), "recall": round(r_, 4), "f1": round(f, 4)}
+            out[key] = {
+                "tp": tp,
+                "fp": fp,
+                "fn": fn,
+                "precision": round(p, 4),
+                "recall": round(r_, 4),
+                "f1": round(f, 4),
+            }
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
             "fixtures": len(self.results),
-            "tp": self.tp, "fp": self.fp, "fn": self.fn,
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
             "precision": round(self.precision, 4),
             "recall": round(self.recall, 4),
             "f1": round(self.f1, 4),
@@ -178,7 +187,9 @@ class EvalReport:
             w = max([len(k) for k in rows] + [len(by)])
             lines.append(f"{by:<{w}}  precision  recall     F1  tp  fp  fn")
             for k, v in rows.items():
-                lines.append(f"{k:<{w}}  {v['precision']:>9.3f}  {v['recall']:>6.3f}  {v['f1']:>5.3f}  {v['tp']:>2}  {v['fp']:>2}  {v['fn']:>2}")
+                lines.append(
+                    f"{k:<{w}}  {v['precision']:>9.3f}  {v['recall']:>6.3f}  {v['f1']:>5.3f}  {v['tp']:>2}  {v['fp']:>2}  {v['fn']:>2}"
+                )
             lines.append("")
         return lines
 
@@ -202,7 +213,9 @@ def load_fixture(path: Path | Traversable) -> Fixture:
 def load_fixtures(folder: Path | Traversable) -> list[Fixture]:
     if not folder.is_dir():
         raise UsageError(f"eval fixtures folder not found: {folder}")
-    paths = sorted((p for p in folder.iterdir() if p.name.endswith(".json") and p.name != "baseline.json"), key=lambda p: p.name)
+    paths = sorted(
+        (p for p in folder.iterdir() if p.name.endswith(".json") and p.name != "baseline.json"), key=lambda p: p.name
+    )
     if not paths:
         raise UsageError(f"no *.json fixtures in {folder}")
     return [load_fixture(p) for p in paths]
@@ -235,9 +248,17 @@ def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
         if i not in claimed:
             by_cat.setdefault(m.category, [0, 0, 0])[1] += 1
     return FixtureResult(
-        id=fx.id, expected=len(fx.expected), extracted=len(extracted), tp=tp, fp=len(extracted) - len(claimed),
-        fn=len(fx.expected) - tp, noise=not fx.expected, extracted_titles=[m.title for m in extracted], missed=missed,
-        language=fx.language, by_category=by_cat,
+        id=fx.id,
+        expected=len(fx.expected),
+        extracted=len(extracted),
+        tp=tp,
+        fp=len(extracted) - len(claimed),
+        fn=len(fx.expected) - tp,
+        noise=not fx.expected,
+        extracted_titles=[m.title for m in extracted],
+        missed=missed,
+        language=fx.language,
+        by_category=by_cat,
     )
 
 

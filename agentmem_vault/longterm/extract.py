@@ -147,7 +147,10 @@ class ExtractReport:
                 f"estimated cost ${self.cost_usd:.4f}"
             )
         if self.broken_notes:
-            lines.append(f"  {len(self.broken_notes)} note(s) with unreadable frontmatter were left alone: " + ", ".join(self.broken_notes[:5]))
+            lines.append(
+                f"  {len(self.broken_notes)} note(s) with unreadable frontmatter were left alone: "
+                + ", ".join(self.broken_notes[:5])
+            )
         return "\n".join(lines)
 
 
@@ -313,7 +316,9 @@ def memories_from_turns(
         res = _JobResult()
         ctx = _context_text(turns, start)
         for ch in chunk_turns(turns[start:], size=chunk_chars):
-            r = _run_model_job(model, _Job(0, ch.text, ctx, _user_words(turns[start:])), ref, project, existing_titles or [])
+            r = _run_model_job(
+                model, _Job(0, ch.text, ctx, _user_words(turns[start:])), ref, project, existing_titles or []
+            )
             res.memories += r.memories
             res.skipped += r.skipped
             res.errors += r.errors
@@ -351,9 +356,14 @@ def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
         proj = project_of_session(vault, sid) or _snapshot_project(src.path)
         if proj:
             return dataclasses.replace(src, project=aliases.canonical(proj), project_note="")
-        return dataclasses.replace(src, project="", project_note=(
-            "the chat's workspace was not recorded for this session (registered by hand or before projects "
-            "were recorded): its memories are global; `agentmem memories move ID --project NAME` re-scopes one"))
+        return dataclasses.replace(
+            src,
+            project="",
+            project_note=(
+                "the chat's workspace was not recorded for this session (registered by hand or before projects "
+                "were recorded): its memories are global; `agentmem memories move ID --project NAME` re-scopes one"
+            ),
+        )
     if src.workspace:
         return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
     if src.project:
@@ -385,10 +395,16 @@ def extract_sources(
         if key:
             model = model_from_config(cfg, key, prompts_dir=vault.state_dir / "prompts")
         elif offline is False:
-            raise ConfigError("no API key: set ANTHROPIC_API_KEY (or anthropic_api_key in the vault config), or use --offline")
+            raise ConfigError(
+                "no API key: set ANTHROPIC_API_KEY (or anthropic_api_key in the vault config), or use --offline"
+            )
     if offline:
         model = None
-    report = ExtractReport(mode="offline" if model is None else "model", dry_run=dry_run, model=getattr(model, "model", "") if model else "")
+    report = ExtractReport(
+        mode="offline" if model is None else "model",
+        dry_run=dry_run,
+        model=getattr(model, "model", "") if model else "",
+    )
 
     state = load_state(vault)
     broken: list = []
@@ -400,7 +416,12 @@ def extract_sources(
     aliases = aliases_from_config(cfg)
     for src in sources:
         src = source_project(vault, src, aliases)
-        info: dict[str, Any] = {"source": src.ref, "kind": src.kind, "path": str(src.path), "project": src.project or None}
+        info: dict[str, Any] = {
+            "source": src.ref,
+            "kind": src.kind,
+            "path": str(src.path),
+            "project": src.project or None,
+        }
         if src.project_note:
             info["project_note"] = src.project_note
         try:
@@ -430,8 +451,11 @@ def extract_sources(
     failed_sources: set[str] = set()
     if model is None:
         for src, turns, start, _, info in work:
-            found = assess_all_offline(extract_offline(turns, sources=[src.ref], project=src.project, first_turn=start,
-                                                       recorded=src.kind == "session"))
+            found = assess_all_offline(
+                extract_offline(
+                    turns, sources=[src.ref], project=src.project, first_turn=start, recorded=src.kind == "session"
+                )
+            )
             for m in found:
                 apply_scope(m, src.project)
             info["candidates"] = len(found)
@@ -509,8 +533,12 @@ def extract_sources(
                 if src.ref in failed_sources:
                     continue  # retried next time
                 state["sources"][src.key] = {
-                    "path": str(src.path), "kind": src.kind, "sha": fsha, "turns": len(turns),
-                    "prefix_sha": _turns_sha(turns), "updated": now,
+                    "path": str(src.path),
+                    "kind": src.kind,
+                    "sha": fsha,
+                    "turns": len(turns),
+                    "prefix_sha": _turns_sha(turns),
+                    "updated": now,
                 }
             if work:
                 p = _state_path(vault)

@@ -53,9 +53,17 @@ GENERIC_PRINCIPLES: tuple[str, ...] = generic_principles().cjk + generic_princip
 # could copy them); file-system verbs next to paths and classic jailbreak lines are refused.
 _INJECTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\.\.[/\\]"), "path traversal ('../')"),
-    (re.compile(r"\b(?:write|create|overwrite|delete|remove|save)\s+(?:to\s+)?(?:the|a|this)?\s*file\b", re.I), "file-system instruction"),
+    (
+        re.compile(r"\b(?:write|create|overwrite|delete|remove|save)\s+(?:to\s+)?(?:the|a|this)?\s*file\b", re.I),
+        "file-system instruction",
+    ),
     (re.compile(r"(?:寫入|写入|建立|創建|创建|刪除|删除|覆蓋|覆盖)(?:檔案|文件)"), "file-system instruction"),
-    (re.compile(r"\bignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+(?:instructions|prompts?|rules)\b", re.I), "prompt injection"),
+    (
+        re.compile(
+            r"\bignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+(?:instructions|prompts?|rules)\b", re.I
+        ),
+        "prompt injection",
+    ),
     (re.compile(r"(?:忽略|無視|无视)(?:之前|以上|前面|先前)的?(?:指令|指示|規則|规则|提示)"), "prompt injection"),
     (re.compile(r"\b(?:system prompt|developer message|you are now)\b", re.I), "prompt injection"),
     (re.compile(r"\b(?:api[_ -]?key|secret|password|passwd|token)\s*[:=]\s*\S{6,}", re.I), "contains a secret"),
@@ -134,7 +142,9 @@ def quality_reason(m: MemoryObject, *, min_score: int = 4) -> str | None:
     return None
 
 
-def filter_memories(mems: list[MemoryObject], *, min_score: int = 4) -> tuple[list[MemoryObject], list[tuple[MemoryObject, str]]]:
+def filter_memories(
+    mems: list[MemoryObject], *, min_score: int = 4
+) -> tuple[list[MemoryObject], list[tuple[MemoryObject, str]]]:
     kept: list[MemoryObject] = []
     dropped: list[tuple[MemoryObject, str]] = []
     for m in mems:

@@ -79,7 +79,9 @@ class _Progress:
         while not self._stop.wait(self.every):
             used = self.total - max(0.0, self.deadline - time.monotonic())
             try:
-                sys.stderr.write(f"agentmem: waiting for the model on {self.label} ({used:.0f} s of {self.total:g} s)\n")
+                sys.stderr.write(
+                    f"agentmem: waiting for the model on {self.label} ({used:.0f} s of {self.total:g} s)\n"
+                )
                 sys.stderr.flush()
             except (OSError, ValueError):
                 return
@@ -125,7 +127,12 @@ def estimate_cost(usage: Usage, model: str, prices: dict | None = None) -> float
     p = None
     if prices:
         try:
-            p = (float(prices["input"]), float(prices["output"]), float(prices.get("cache_read", 0)), float(prices.get("cache_write", 0)))
+            p = (
+                float(prices["input"]),
+                float(prices["output"]),
+                float(prices.get("cache_read", 0)),
+                float(prices.get("cache_write", 0)),
+            )
         except (KeyError, TypeError, ValueError):
             p = None
     if p is None:
@@ -144,7 +151,9 @@ class MemoryModel(Protocol):
 
     model: str
 
-    def extract(self, conversation: str, *, context: str, existing_titles: list[str], project: str) -> tuple[Any, Usage]: ...
+    def extract(
+        self, conversation: str, *, context: str, existing_titles: list[str], project: str
+    ) -> tuple[Any, Usage]: ...
 
     def assess(self, conversation: str, memory: MemoryObject) -> tuple[Any, Usage]: ...
 
@@ -287,18 +296,27 @@ class AnthropicModel:
         what is left of it, and a server that accepts and never answers costs at most the
         deadline, not timeout x retries. Progress goes to stderr while a request is waiting."""
         a = self._anthropic
-        deadline = _scope.deadline if getattr(_scope, "deadline", None) is not None else time.monotonic() + self.deadline_seconds
+        deadline = (
+            _scope.deadline
+            if getattr(_scope, "deadline", None) is not None
+            else time.monotonic() + self.deadline_seconds
+        )
         label = getattr(_scope, "label", None) or "the model call"
         total = getattr(_scope, "total", None) or self.deadline_seconds
         attempt = 0
         while True:
             left = deadline - time.monotonic()
             if left <= 0.05:
-                raise LLMError(f"no answer from the model for {label} within the {total:g} s deadline "
-                               "(llm_source_deadline); it is retried next run", code="llm_timeout")
+                raise LLMError(
+                    f"no answer from the model for {label} within the {total:g} s deadline "
+                    "(llm_source_deadline); it is retried next run",
+                    code="llm_timeout",
+                )
             with _Progress(label, deadline, total, self.progress_seconds):
                 try:
-                    return self.client.with_options(timeout=min(self.timeout, left), max_retries=0).messages.create(**kw)
+                    return self.client.with_options(timeout=min(self.timeout, left), max_retries=0).messages.create(
+                        **kw
+                    )
                 except a.APIStatusError as exc:
                     if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
                         raise
@@ -315,10 +333,14 @@ class AnthropicModel:
                 pass
             time.sleep(max(0.0, min(wait, deadline - time.monotonic() - 0.1)))
 
-    def _call(self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str) -> tuple[Any, Usage]:
+    def _call(
+        self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str
+    ) -> tuple[Any, Usage]:
         a = self._anthropic
         try:
-            resp = self._create_tolerant(model=model, system=system, user=user, tool=tool, schema=schema, description=description)
+            resp = self._create_tolerant(
+                model=model, system=system, user=user, tool=tool, schema=schema, description=description
+            )
         except a.APIStatusError as exc:
             raise LLMError(f"model call failed: HTTP {exc.status_code} {_short(exc)}") from exc
         except a.APIConnectionError as exc:
@@ -334,13 +356,19 @@ class AnthropicModel:
             exc.details["usage"] = usage.to_dict()
             raise
 
-    def extract(self, conversation: str, *, context: str, existing_titles: list[str], project: str) -> tuple[Any, Usage]:
+    def extract(
+        self, conversation: str, *, context: str, existing_titles: list[str], project: str
+    ) -> tuple[Any, Usage]:
         titles = "\n".join(f"- {t}" for t in existing_titles) or "(无)"
         user = self._extract_user.safe_substitute(
             conversation=conversation, context=context or "(无)", existing_titles=titles, project=project or "(未知)"
         )
         return self._call(
-            model=self.model, system=self._extract_system, user=user, tool=EXTRACT_TOOL, schema=EXTRACT_TOOL_SCHEMA,
+            model=self.model,
+            system=self._extract_system,
+            user=user,
+            tool=EXTRACT_TOOL,
+            schema=EXTRACT_TOOL_SCHEMA,
             description="Record the explanation, then the memories worth keeping (an empty list when there are none).",
         )
 
@@ -349,7 +377,11 @@ class AnthropicModel:
         mem = f"{memory.title}: {memory.content}".replace("\n", " ")
         user = self._assess_user.safe_substitute(conversation=conversation, memory=mem)
         return self._call(
-            model=self.assess_model, system=self._assess_system, user=user, tool=ASSESS_TOOL, schema=ASSESS_TOOL_SCHEMA,
+            model=self.assess_model,
+            system=self._assess_system,
+            user=user,
+            tool=ASSESS_TOOL,
+            schema=ASSESS_TOOL_SCHEMA,
             description="Record the reason first, then the score (1-5).",
         )
 
@@ -360,7 +392,9 @@ def _short(exc: BaseException) -> str:
 
 
 def _json_instruction(tool: str, schema: dict) -> str:
-    extra = "\n若写不出 JSON，也可以先写理由，然后在下一行以“评分：[分数]”的格式返回分数。" if tool == ASSESS_TOOL else ""
+    extra = (
+        "\n若写不出 JSON，也可以先写理由，然后在下一行以“评分：[分数]”的格式返回分数。" if tool == ASSESS_TOOL else ""
+    )
     return (
         "\n\n不要调用工具。只输出一个 JSON 对象（不要有其他文字），它必须符合以下 JSON Schema：\n"
         + json.dumps(schema, ensure_ascii=False)
@@ -399,14 +433,19 @@ def model_from_config(cfg: dict, api_key: str, *, prompts_dir: Path | None = Non
     bearer token, the way gateways and Ollama expect it; an API key as ``x-api-key``."""
     token = None
     if not os.environ.get("ANTHROPIC_API_KEY") and not cfg.get("anthropic_api_key"):
-        token = os.environ.get("ANTHROPIC_AUTH_TOKEN") or (str(cfg["llm_auth_token"]) if cfg.get("llm_auth_token") else None)
+        token = os.environ.get("ANTHROPIC_AUTH_TOKEN") or (
+            str(cfg["llm_auth_token"]) if cfg.get("llm_auth_token") else None
+        )
     model = str(cfg.get("llm_model") or cfg.get("model") or "claude-sonnet-4-6")
     return AnthropicModel(
         api_key=None if token else api_key,
         auth_token=token,
         model=model,
         assess_model=cfg.get("assess_model") or None,
-        base_url=os.environ.get("ANTHROPIC_BASE_URL") or cfg.get("llm_base_url") or cfg.get("anthropic_base_url") or None,
+        base_url=os.environ.get("ANTHROPIC_BASE_URL")
+        or cfg.get("llm_base_url")
+        or cfg.get("anthropic_base_url")
+        or None,
         max_retries=int(cfg.get("max_retries", 4)),
         timeout=float(cfg.get("llm_timeout", 120.0)),
         deadline_seconds=float(cfg.get("llm_source_deadline", DEFAULT_SOURCE_DEADLINE)),

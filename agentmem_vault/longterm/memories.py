@@ -30,15 +30,23 @@ def get_memory(vault: Vault, key: str) -> Note:
     if note is None:
         hit = next((p for p in broken if key.strip() in (p.stem, p.name)), None)
         if hit is not None:  # the note is there but unreadable: say so (docs/notes.md)
-            raise NoteFormatError(f"{hit.name}: {reasons.get(hit, 'unreadable')}; fix its frontmatter first, nothing was changed")
-        raise MemoryNotFound(f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)")
+            raise NoteFormatError(
+                f"{hit.name}: {reasons.get(hit, 'unreadable')}; fix its frontmatter first, nothing was changed"
+            )
+        raise MemoryNotFound(
+            f"no long-term memory {key!r} (give its ID, title or file name; see `agentmem memories list`)"
+        )
     return note
 
 
 def memory_dict(note: Note) -> dict[str, Any]:
     """Frontmatter, content, history and file of a note (the JSON of `memories show`)."""
-    return {**properties(note), "content": note.content, "history": [h.__dict__ for h in note.history],
-            "file": str(note.path) if note.path else None}
+    return {
+        **properties(note),
+        "content": note.content,
+        "history": [h.__dict__ for h in note.history],
+        "file": str(note.path) if note.path else None,
+    }
 
 
 def memory_markdown(note: Note) -> str:
@@ -48,8 +56,14 @@ def memory_markdown(note: Note) -> str:
 def note_row(n: Note) -> dict[str, Any]:
     """One line of a memory list (the JSON of `memories list`, the MCP list)."""
     return {
-        "id": n.id, "title": n.name, "category": n.category, "score": n.score, "importance": n.importance,
-        "status": n.status, "updated": n.updated, "file": n.path.name if n.path else None,
+        "id": n.id,
+        "title": n.name,
+        "category": n.category,
+        "score": n.score,
+        "importance": n.importance,
+        "status": n.status,
+        "updated": n.updated,
+        "file": n.path.name if n.path else None,
     }
 
 
@@ -70,6 +84,8 @@ def list_memories(vault: Vault, *, include_deprecated: bool = False, category: s
     ``category`` when given (compared case-insensitively)."""
     broken: list[Path] = []
     want = category.strip().lower() if category else None
-    notes = [n for n in load_notes(vault, broken) if (include_deprecated or n.active) and (not want or n.category == want)]
+    notes = [
+        n for n in load_notes(vault, broken) if (include_deprecated or n.active) and (not want or n.category == want)
+    ]
     notes.sort(key=lambda n: (n.updated, n.title), reverse=True)
     return MemoryList(notes, broken)

@@ -100,8 +100,7 @@ def note_id(title: str, source: str, taken: set[str] | None = None) -> str:
 # -- vault access ------------------------------------------------------------------------------------
 
 
-def load_notes(vault: Vault, broken: list[Path] | None = None,
-               reasons: dict[Path, str] | None = None) -> list[Note]:
+def load_notes(vault: Vault, broken: list[Path] | None = None, reasons: dict[Path, str] | None = None) -> list[Note]:
     """Every readable note in ``memory/long-term/`` (sorted by file name). Notes that cannot be
     parsed are skipped, never fatal; their paths are appended to ``broken`` and the one-line
     reason put in ``reasons`` when those are given."""
@@ -125,8 +124,13 @@ def load_notes(vault: Vault, broken: list[Path] | None = None,
             if broken is not None:
                 broken.append(p)
             if reasons is not None:
-                reasons[p] = (str(exc) if isinstance(exc, NoteFormatError) else exc.message if isinstance(exc, AgentmemError)
-                              else (exc.strerror or str(exc)))
+                reasons[p] = (
+                    str(exc)
+                    if isinstance(exc, NoteFormatError)
+                    else exc.message
+                    if isinstance(exc, AgentmemError)
+                    else (exc.strerror or str(exc))
+                )
             continue
     return notes
 

@@ -37,20 +37,75 @@ _TRIGGERS: tuple[tuple[str, int, float, re.Pattern[str]], ...] = tuple(
     (kind, score, imp, re.compile(p))
     for kind, score, imp, p in (
         ("explicit", 5, 0.9, r"(?:请|帮我|要)?(?:记住|记得|牢记|备忘)(?!吗|不|了吗)"),
-        ("explicit", 5, 0.9, r"以后(?:[^,;。?]{0,30}?(?:都|一律|请|要(?!是)|不要|别|统一|必须)|也|默认|的)|今后|往后|从现在(?:开始|起)|下次(?:不要|别|记得|请|要)|不要再|别再|永远(?:不要|要)|一律"),
-        ("explicit", 5, 0.9, r"\b(?:please\s+)?remember(?:\s+that|\s+to|\s*:|,)|\bnote for (?:the )?future\b|\bfrom now on\b|\bgoing forward\b|\bin (?:the )?future,"),
-        ("explicit", 5, 0.85, rf"(?:^|please\s+|you\s+(?:should|must)\s+|we\s+(?:should|must)\s+|make sure (?:to|you)\s+|so\s+|and\s+)(?:always|never)\b|\b(?:always|never)\s+(?:{_EN_VERBS})\b"),
-        ("correction", 4, 0.8, r"^(?:不对|错了|不是这样|搞错了|不行|不要这样)|应该(?:是|用|要)|而不是|不要用|别用|改用|换成|不能(?:用|直接)"),
-        ("correction", 4, 0.8, rf"^(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|actually)\b|\binstead of\b|\brather than\b|\bdon'?t (?:{_EN_VERBS})\b|\bdo not (?:{_EN_VERBS})\b|\bstop (?:using|writing|adding)\b|\bi (?:said|told you)\b"),
+        (
+            "explicit",
+            5,
+            0.9,
+            r"以后(?:[^,;。?]{0,30}?(?:都|一律|请|要(?!是)|不要|别|统一|必须)|也|默认|的)|今后|往后|从现在(?:开始|起)|下次(?:不要|别|记得|请|要)|不要再|别再|永远(?:不要|要)|一律",
+        ),
+        (
+            "explicit",
+            5,
+            0.9,
+            r"\b(?:please\s+)?remember(?:\s+that|\s+to|\s*:|,)|\bnote for (?:the )?future\b|\bfrom now on\b|\bgoing forward\b|\bin (?:the )?future,",
+        ),
+        (
+            "explicit",
+            5,
+            0.85,
+            rf"(?:^|please\s+|you\s+(?:should|must)\s+|we\s+(?:should|must)\s+|make sure (?:to|you)\s+|so\s+|and\s+)(?:always|never)\b|\b(?:always|never)\s+(?:{_EN_VERBS})\b",
+        ),
+        (
+            "correction",
+            4,
+            0.8,
+            r"^(?:不对|错了|不是这样|搞错了|不行|不要这样)|应该(?:是|用|要)|而不是|不要用|别用|改用|换成|不能(?:用|直接)",
+        ),
+        (
+            "correction",
+            4,
+            0.8,
+            rf"^(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|actually)\b|\binstead of\b|\brather than\b|\bdon'?t (?:{_EN_VERBS})\b|\bdo not (?:{_EN_VERBS})\b|\bstop (?:using|writing|adding)\b|\bi (?:said|told you)\b",
+        ),
         # dissatisfaction is a preference too ("需要避免的痛点或用户不满点"): what to stop doing
-        ("preference", 4, 0.7, r"我(?:很|真的|实在)?(?:不喜欢|讨厌|受不了|不想再?看到)|烦死了|很烦|\bi (?:really )?(?:hate|dislike|can'?t stand)\b|\bi don'?t like\b|\bi'?m tired of\b"),
-        ("preference", 4, 0.7, r"我(?:比较)?(?:喜欢|偏好|偏爱|习惯|倾向)|请(?:用|使用|改用|统一)|统一(?:用|使用)|预设|默认(?:用|使用|是)|命名请"),
-        ("preference", 4, 0.7, r"\bi(?:'d| would)? prefer\b|\bi like (?:to|it when|my|our)\b|\bplease (?:use|write|keep|show|answer|reply|format|put|prefer)\b|\bour convention\b|\bthe convention is\b|\bby default\b|\bwe (?:always )?use\b|"
-                             r"\bwe(?:'re| are) on [\w.+#-]+(?: \d[\w.]*)? (?:in|for|across) (?:this|the|our|all) (?:project|repo|codebase|services?|apps?)\b"),
-        ("decision", 4, 0.8, r"(?:决定|定案|拍板)(?:了|用|采用|:|：|，|,)|采用|选用|\bwe(?:'ve)? decided\b|\bdecision:|\blet'?s go with\b|\bwe(?:'ll| will) go with\b"),
+        (
+            "preference",
+            4,
+            0.7,
+            r"我(?:很|真的|实在)?(?:不喜欢|讨厌|受不了|不想再?看到)|烦死了|很烦|\bi (?:really )?(?:hate|dislike|can'?t stand)\b|\bi don'?t like\b|\bi'?m tired of\b",
+        ),
+        (
+            "preference",
+            4,
+            0.7,
+            r"我(?:比较)?(?:喜欢|偏好|偏爱|习惯|倾向)|请(?:用|使用|改用|统一)|统一(?:用|使用)|预设|默认(?:用|使用|是)|命名请",
+        ),
+        (
+            "preference",
+            4,
+            0.7,
+            r"\bi(?:'d| would)? prefer\b|\bi like (?:to|it when|my|our)\b|\bplease (?:use|write|keep|show|answer|reply|format|put|prefer)\b|\bour convention\b|\bthe convention is\b|\bby default\b|\bwe (?:always )?use\b|"
+            r"\bwe(?:'re| are) on [\w.+#-]+(?: \d[\w.]*)? (?:in|for|across) (?:this|the|our|all) (?:project|repo|codebase|services?|apps?)\b",
+        ),
+        (
+            "decision",
+            4,
+            0.8,
+            r"(?:决定|定案|拍板)(?:了|用|采用|:|：|，|,)|采用|选用|\bwe(?:'ve)? decided\b|\bdecision:|\blet'?s go with\b|\bwe(?:'ll| will) go with\b",
+        ),
         # "那就這樣定了：…" / "Settled then: …": what follows the colon is the decision
-        ("decision", 4, 0.8, r"^(?:那就|就)?(?:这样|这么)(?:定了?|决定了?|办)\s*[:：]|^(?:settled(?: then)?|that'?s settled|final decision)\s*[:：,]"),
-        ("pitfall", 4, 0.75, r"踩坑|坑[:：]|注意[:：]|会导致|会被.*(?:弄坏|覆盖|删除)|\bwatch out\b|\bheads up\b|\bgotcha\b|\bpitfall\b|\bbeware\b|\bcaveat\b"),
+        (
+            "decision",
+            4,
+            0.8,
+            r"^(?:那就|就)?(?:这样|这么)(?:定了?|决定了?|办)\s*[:：]|^(?:settled(?: then)?|that'?s settled|final decision)\s*[:：,]",
+        ),
+        (
+            "pitfall",
+            4,
+            0.75,
+            r"踩坑|坑[:：]|注意[:：]|会导致|会被.*(?:弄坏|覆盖|删除)|\bwatch out\b|\bheads up\b|\bgotcha\b|\bpitfall\b|\bbeware\b|\bcaveat\b",
+        ),
     )
 )
 
@@ -63,7 +118,9 @@ _NOT_MEMORY = re.compile(
 )
 # Quoted text is someone else's words (an error message, a doc): "it says 'remember to ...'".
 _QUOTED = re.compile(r"'[^'\n]{3,}'|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」")
-_QUESTION = re.compile(r"[?？]\s*$|(?:吗|么|呢)\s*[。.!！]?\s*$|^(?:should|can|could|would|is|are|do|does|did|why|what|how|which|where|when)\b")
+_QUESTION = re.compile(
+    r"[?？]\s*$|(?:吗|么|呢)\s*[。.!！]?\s*$|^(?:should|can|could|would|is|are|do|does|did|why|what|how|which|where|when)\b"
+)
 _EXPLICIT_LEAD = re.compile(
     r"^(?:(?:ok|okay|好|好的|嗯)[,，]?\s*)?(?:(?:请|帮我)?(?:记住|记得|牢记|备忘)|please remember(?: that)?|remember(?: that)?|note for (?:the )?future|"
     r"from now on|going forward|in (?:the )?future|heads up|watch out|踩坑记录|踩坑|注意|另外|also\b|and\b|"
@@ -72,7 +129,9 @@ _EXPLICIT_LEAD = re.compile(
 )
 _SPLIT = re.compile(r"(?<=[。！？\n])|(?<=[.;!?])\s+(?=[A-Z`\"'(])|(?<=；)")
 _REASON_NEXT = re.compile(r"^(?:because|since|so that|as |因为|因為|原因|由于|由於|这样|這樣)", re.I)
-_ONE_OFF_SCOPE = re.compile(r"\b(?:this|that) (?:file|function|line|variable|component|pr|branch)\b|这个(?:文件|函数|变量|组件)|这里|这行")
+_ONE_OFF_SCOPE = re.compile(
+    r"\b(?:this|that) (?:file|function|line|variable|component|pr|branch)\b|这个(?:文件|函数|变量|组件)|这里|这行"
+)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -139,7 +198,7 @@ def classify_sentence(sentence: str, context: str = "") -> Cue | None:
 def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text):
-        if para.lstrip().startswith(("```", "    ", "\t", "Traceback", "File \"")):
+        if para.lstrip().startswith(("```", "    ", "\t", "Traceback", 'File "')):
             continue  # code and logs are not statements of preference
         for s in _SPLIT.split(para):
             s = " ".join(s.split())
@@ -183,8 +242,12 @@ def _clean(sentence: str) -> str:
         # The lead regex works on folded text semantics; try the Traditional forms too.
         s = re.sub(r"^(?:請?記住|記得|不對|錯了|踩坑記錄|記錄|另外)[\s,，:：;；.—-]*", "", s).strip()
         # the "settled" lead of a decision ("那就這樣定了：", "Settled then:") is not part of it
-        s = re.sub(r"^(?:(?:那就|就)?(?:這樣|这样|這麼|这么)(?:定了?|決定了?|决定了?|辦|办)|settled(?: then)?|that'?s settled|final decision)\s*[:：,，]\s*",
-                   "", s, flags=re.I).strip()
+        s = re.sub(
+            r"^(?:(?:那就|就)?(?:這樣|这样|這麼|这么)(?:定了?|決定了?|决定了?|辦|办)|settled(?: then)?|that'?s settled|final decision)\s*[:：,，]\s*",
+            "",
+            s,
+            flags=re.I,
+        ).strip()
     return _capitalise(s)
 
 
@@ -213,7 +276,7 @@ def _insert_after_first_clause(rule: str, note: str, ends: re.Pattern[str]) -> s
     m = ends.search(rule)
     if m is None:
         return rule.rstrip() + note
-    return rule[: m.start()].rstrip() + note + rule[m.start():]
+    return rule[: m.start()].rstrip() + note + rule[m.start() :]
 
 
 def restructure_correction(content: str) -> str:
@@ -254,7 +317,9 @@ _CJK_WIDTH = 1.75
 _CJK_PUNCT = "，。、；：！？「」『』（）【】《》〈〉"
 # Tokens: one CJK character, one CJK punctuation mark, whitespace, or a run of anything else (a
 # Latin word or identifier such as Join-Path, gemini-2.5-flash-lite, src/generated/, `make x`).
-_TOKEN = re.compile(rf"[\u3400-\u9fff\uf900-\ufaff]|[{_CJK_PUNCT}]|\s+|`[^`\s]*(?:\s[^`\s]+)*`|[^\s\u3400-\u9fff\uf900-\ufaff{_CJK_PUNCT}]+")
+_TOKEN = re.compile(
+    rf"[\u3400-\u9fff\uf900-\ufaff]|[{_CJK_PUNCT}]|\s+|`[^`\s]*(?:\s[^`\s]+)*`|[^\s\u3400-\u9fff\uf900-\ufaff{_CJK_PUNCT}]+"
+)
 _SENTENCE_END = re.compile(r"[。！？；;\n]|(?<=\S)[.!?](?=\s|$)")
 _CLAUSE_BREAK = re.compile(r"[，,：:、]|\s[—–-]\s|\s(?=(?:so|because|since|which|unless|otherwise|but)\s)", re.I)
 _TITLE_SOFT = 42.0  # a CJK sentence longer than this (about 24 characters) keeps only its first clause
@@ -288,7 +353,7 @@ def _tidy_end(t: str) -> str:
                 t = t[:i]
         if t.count("`") % 2:
             i = t.rfind("`")
-            t = t[:i] + t[i + 1:]
+            t = t[:i] + t[i + 1 :]
         t = t.rstrip(_DANGLING_CHARS)
         t = _DANGLING_WORDS.sub("", t)
         t = re.sub(r"(?<=[\u3400-\u9fff])[的和或與与及把被在]$", "", t)
@@ -352,7 +417,9 @@ _EN_STOP = set(
     get set see try way yes why how who out off own per via its too got can may must should would could
     everywhere something anything thing things""".split()
 )
-_ZH_SPLIT = re.compile(r"[，。、；：！？「」『』（）()\s,.;:!?\"'`]+|的|了|和|与|與|及|或|在|把|被|要|用|不|都|是|请|請|也|就|会|會|将|將|再|先|后|後|时|時")
+_ZH_SPLIT = re.compile(
+    r"[，。、；：！？「」『』（）()\s,.;:!?\"'`]+|的|了|和|与|與|及|或|在|把|被|要|用|不|都|是|请|請|也|就|会|會|将|將|再|先|后|後|时|時"
+)
 
 
 def keywords_for(content: str) -> list[str]:
@@ -388,67 +455,158 @@ def _w(alts: str) -> str:
 _CATEGORY_CUES: tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...] = tuple(
     (cat, tuple((wgt, re.compile(p)) for wgt, p in cues))
     for cat, cues in (
-        ("user_communication", (
-            (2, _w(r"answers?|answering|repl(?:y|ies|ying)|respond(?:s|ing)?|responses?")),
-            (2, r"回答|回复|答复|回应|跟我说|对我说|告诉我|给我看|问我|称呼我|语气|口吻"),
-            (1, _w(r"talk to me|tell me|show me|ask me|explain\w*|summar(?:y|ies|ise|ize)|concise|verbose|bullet points?|tl;?dr|diffs?|emojis?")),
-            (1, r"结论|解释|啰嗦|简洁|(?:超过|最多|不超过).{0,3}段|分段|条列"),
-            (1, r"(?:回答|回复|说|讲|交流|沟通|答|写给我).{0,8}(?:繁体|简体|中文|英文|日文)|(?:繁体|简体|中文|英文|日文).{0,4}(?:回答|回复|说|讲|交流|沟通)"),
-            (1, _w(r"(?:in|into) (?:plain )?(?:english|chinese|japanese|traditional chinese|simplified chinese)")),
-        )),
-        ("common_pitfalls_experience", (
-            (2, r"踩坑|坑[:：]|陷阱|会导致|会被.{0,12}(?:弄坏|覆盖|删除|吃掉)|弄坏"),
-            (2, _w(r"watch out|heads up|gotcha|pitfall|beware|caveat")),
-            (2, _w(r"fyi|resets?|gets? wiped")),
-            (1, _w(r"warns?|breaks?|silently")),
-            (1, r"注意|小心|否则"),
-        )),
-        ("important_decision_experience", (
-            (2, _w(r"we(?:'ve)? decided|decision|let'?s go with|we(?:'ll| will) go with")),
-            (2, r"决定|定案|拍板"),
-            (1, _w(r"architecture|trade-?offs?|adopt\w*")),
-            (1, r"采用|选用|架构|方案"),
-        )),
-        ("development_test_specification", (
-            (2, _w(r"tests?|testing|pytest|jest|vitest|unittest|mocha|fixtures?|mock(?:s|ing|ed)?|coverage|tdd|e2e|respx|hypothesis")),
-            (2, r"测试|单元测|单测"),
-        )),
-        ("development_practice_specification", (
-            (2, _w(r"commit\w*|pull requests?|prs?|branch(?:es)?|rebas\w*|git|conventional commits|pre-commit|code review|changelog")),
-            (2, r"提交|分支|合并|审查|审核|发布流程|开 ?pr"),
-            (1, _w(r"push(?:ed|ing)?|merg\w+|reviews?|ci|releases?|codegen|generated|lint\w*|ruff|eslint|prettier|flake8|readme|docs?|documentation|workflow")),
-            (1, r"文档|说明文件|流程|版本号|审"),
-        )),
-        ("project_build_configuration", (
-            (2, _w(r"webpack|vite|rollup|esbuild|tsconfig(?:\.json)?|pyproject(?:\.toml)?|package\.json|dockerfile|makefile|cmake|gradle|maven|setup\.py|[\w-]+\.config\.(?:js|ts|mjs|cjs)")),
-            (2, r"构建|建置|打包|编译"),
-            (1, _w(r"build(?:s|ing)?|bundl\w+|compil\w+|alias(?:es)?")),
-        )),
-        ("project_environment_configuration", (
-            (2, _w(r"powershell|pwsh|bash|zsh|cmd(?:\.exe)?|shell|terminal|command line|cli|environment variables?|env vars?|\.env[\w.]*|proxy|docker|venv|virtualenv|conda|wsl|encoding|utf-8(?: with bom)?|bom")),
-            (2, _w(r"(?:get|set|new|remove|test|join|invoke|start|stop|copy|move|write|read|out|select|where|import|export|add|clear|resolve|split)-[a-z]+")),
-            (2, r"(?<![\w.-])[a-z][a-z0-9_]*=\S"),  # PYTHONUTF8=1
-            (2, r"终端|命令行|指令|脚本|环境变|编码|乱码|端口|时区|代理"),
-            (1, _w(r"scripts?|env|environment|paths?|config(?:uration)?|settings?|ports?|install\w*|windows|macos|linux|hooks?|timezone|utc|cache|locale|uv|pip|brew|apt|nvm|pyenv|sudo|cron|quote[ds]?")),
-            (1, r"环境|配置|设定|设置|路径|安装|快取|缓存|权限"),
-        )),
-        ("project_tech_stack", (
-            (2, _w(r"pnpm|npm|yarn|bun|react|svelte|vue|angular|next\.js|nuxt|django|flask|fastapi|express|spring|rails|tailwind(?: ?css)?|redis|postgres(?:ql)?|mysql|sqlite|mongo(?:db)?|kafka|rabbitmq|elasticsearch|opensearch|graphql|grpc|date-fns|moment(?:\.js)?|lodash[\w-]*|structlog|pydantic|httpx|requests|axios|sqlalchemy|prisma|jwt")),
-            (2, _w(r"(?:python|node|java|go|rust|typescript) \d[\d.]*")),
-            (1, _w(r"frameworks?|librar(?:y|ies)|packages?|dependenc(?:y|ies)|sdk|orm|typescript|stack")),
-            (1, r"框架|函式库|套件|(?<!数据)库(?!存)|技术栈|选型|依赖"),
-        )),
-        ("development_code_specification", (
-            (2, _w(r"functions?|methods?|class(?:es)?|variables?|constants?|type hints?|typing|docstrings?|comments?|naming|snake_case|camelcase|pascalcase|kebab-case|async/await|async|await|promises?|indent\w*|f-strings?|parameteri[sz]ed|pathlib|os\.path|subprocess(?:\.run)?|os\.system")),
-            (2, r"函数|变数|变量|类别|类名|常数|常量|型别|类型|注解|注释|命名|缩进|缩排|语法|写法|字符串|字串|程式码|代码|异常|回传|返回值"),
-            (1, _w(r"names?|imports?|exceptions?|errors?|logging|logger|print|sql|quer(?:y|ies)|lines|style|syntax|return|null|strict\w*|code|const|var")),
-            (2, _w(r"(?:\d+ )?(?:spaces|tabs)")),
-            (1, r"空格|数据库|格式"),
-        )),
-        ("project_introduction", (
-            (2, _w(r"(?:this|the|our) (?:project|repo|repository|service|app) is (?:a|an|the)")),
-            (2, r"(?:这个|本)(?:项目|专案)是|项目定位|专案定位"),
-        )),
+        (
+            "user_communication",
+            (
+                (2, _w(r"answers?|answering|repl(?:y|ies|ying)|respond(?:s|ing)?|responses?")),
+                (2, r"回答|回复|答复|回应|跟我说|对我说|告诉我|给我看|问我|称呼我|语气|口吻"),
+                (
+                    1,
+                    _w(
+                        r"talk to me|tell me|show me|ask me|explain\w*|summar(?:y|ies|ise|ize)|concise|verbose|bullet points?|tl;?dr|diffs?|emojis?"
+                    ),
+                ),
+                (1, r"结论|解释|啰嗦|简洁|(?:超过|最多|不超过).{0,3}段|分段|条列"),
+                (
+                    1,
+                    r"(?:回答|回复|说|讲|交流|沟通|答|写给我).{0,8}(?:繁体|简体|中文|英文|日文)|(?:繁体|简体|中文|英文|日文).{0,4}(?:回答|回复|说|讲|交流|沟通)",
+                ),
+                (1, _w(r"(?:in|into) (?:plain )?(?:english|chinese|japanese|traditional chinese|simplified chinese)")),
+            ),
+        ),
+        (
+            "common_pitfalls_experience",
+            (
+                (2, r"踩坑|坑[:：]|陷阱|会导致|会被.{0,12}(?:弄坏|覆盖|删除|吃掉)|弄坏"),
+                (2, _w(r"watch out|heads up|gotcha|pitfall|beware|caveat")),
+                (2, _w(r"fyi|resets?|gets? wiped")),
+                (1, _w(r"warns?|breaks?|silently")),
+                (1, r"注意|小心|否则"),
+            ),
+        ),
+        (
+            "important_decision_experience",
+            (
+                (2, _w(r"we(?:'ve)? decided|decision|let'?s go with|we(?:'ll| will) go with")),
+                (2, r"决定|定案|拍板"),
+                (1, _w(r"architecture|trade-?offs?|adopt\w*")),
+                (1, r"采用|选用|架构|方案"),
+            ),
+        ),
+        (
+            "development_test_specification",
+            (
+                (
+                    2,
+                    _w(
+                        r"tests?|testing|pytest|jest|vitest|unittest|mocha|fixtures?|mock(?:s|ing|ed)?|coverage|tdd|e2e|respx|hypothesis"
+                    ),
+                ),
+                (2, r"测试|单元测|单测"),
+            ),
+        ),
+        (
+            "development_practice_specification",
+            (
+                (
+                    2,
+                    _w(
+                        r"commit\w*|pull requests?|prs?|branch(?:es)?|rebas\w*|git|conventional commits|pre-commit|code review|changelog"
+                    ),
+                ),
+                (2, r"提交|分支|合并|审查|审核|发布流程|开 ?pr"),
+                (
+                    1,
+                    _w(
+                        r"push(?:ed|ing)?|merg\w+|reviews?|ci|releases?|codegen|generated|lint\w*|ruff|eslint|prettier|flake8|readme|docs?|documentation|workflow"
+                    ),
+                ),
+                (1, r"文档|说明文件|流程|版本号|审"),
+            ),
+        ),
+        (
+            "project_build_configuration",
+            (
+                (
+                    2,
+                    _w(
+                        r"webpack|vite|rollup|esbuild|tsconfig(?:\.json)?|pyproject(?:\.toml)?|package\.json|dockerfile|makefile|cmake|gradle|maven|setup\.py|[\w-]+\.config\.(?:js|ts|mjs|cjs)"
+                    ),
+                ),
+                (2, r"构建|建置|打包|编译"),
+                (1, _w(r"build(?:s|ing)?|bundl\w+|compil\w+|alias(?:es)?")),
+            ),
+        ),
+        (
+            "project_environment_configuration",
+            (
+                (
+                    2,
+                    _w(
+                        r"powershell|pwsh|bash|zsh|cmd(?:\.exe)?|shell|terminal|command line|cli|environment variables?|env vars?|\.env[\w.]*|proxy|docker|venv|virtualenv|conda|wsl|encoding|utf-8(?: with bom)?|bom"
+                    ),
+                ),
+                (
+                    2,
+                    _w(
+                        r"(?:get|set|new|remove|test|join|invoke|start|stop|copy|move|write|read|out|select|where|import|export|add|clear|resolve|split)-[a-z]+"
+                    ),
+                ),
+                (2, r"(?<![\w.-])[a-z][a-z0-9_]*=\S"),  # PYTHONUTF8=1
+                (2, r"终端|命令行|指令|脚本|环境变|编码|乱码|端口|时区|代理"),
+                (
+                    1,
+                    _w(
+                        r"scripts?|env|environment|paths?|config(?:uration)?|settings?|ports?|install\w*|windows|macos|linux|hooks?|timezone|utc|cache|locale|uv|pip|brew|apt|nvm|pyenv|sudo|cron|quote[ds]?"
+                    ),
+                ),
+                (1, r"环境|配置|设定|设置|路径|安装|快取|缓存|权限"),
+            ),
+        ),
+        (
+            "project_tech_stack",
+            (
+                (
+                    2,
+                    _w(
+                        r"pnpm|npm|yarn|bun|react|svelte|vue|angular|next\.js|nuxt|django|flask|fastapi|express|spring|rails|tailwind(?: ?css)?|redis|postgres(?:ql)?|mysql|sqlite|mongo(?:db)?|kafka|rabbitmq|elasticsearch|opensearch|graphql|grpc|date-fns|moment(?:\.js)?|lodash[\w-]*|structlog|pydantic|httpx|requests|axios|sqlalchemy|prisma|jwt"
+                    ),
+                ),
+                (2, _w(r"(?:python|node|java|go|rust|typescript) \d[\d.]*")),
+                (1, _w(r"frameworks?|librar(?:y|ies)|packages?|dependenc(?:y|ies)|sdk|orm|typescript|stack")),
+                (1, r"框架|函式库|套件|(?<!数据)库(?!存)|技术栈|选型|依赖"),
+            ),
+        ),
+        (
+            "development_code_specification",
+            (
+                (
+                    2,
+                    _w(
+                        r"functions?|methods?|class(?:es)?|variables?|constants?|type hints?|typing|docstrings?|comments?|naming|snake_case|camelcase|pascalcase|kebab-case|async/await|async|await|promises?|indent\w*|f-strings?|parameteri[sz]ed|pathlib|os\.path|subprocess(?:\.run)?|os\.system"
+                    ),
+                ),
+                (
+                    2,
+                    r"函数|变数|变量|类别|类名|常数|常量|型别|类型|注解|注释|命名|缩进|缩排|语法|写法|字符串|字串|程式码|代码|异常|回传|返回值",
+                ),
+                (
+                    1,
+                    _w(
+                        r"names?|imports?|exceptions?|errors?|logging|logger|print|sql|quer(?:y|ies)|lines|style|syntax|return|null|strict\w*|code|const|var"
+                    ),
+                ),
+                (2, _w(r"(?:\d+ )?(?:spaces|tabs)")),
+                (1, r"空格|数据库|格式"),
+            ),
+        ),
+        (
+            "project_introduction",
+            (
+                (2, _w(r"(?:this|the|our) (?:project|repo|repository|service|app) is (?:a|an|the)")),
+                (2, r"(?:这个|本)(?:项目|专案)是|项目定位|专案定位"),
+            ),
+        ),
     )
 )
 _SCENARIOS = {
@@ -542,7 +700,9 @@ _ENUM_INTRO = re.compile(
     r"(?:记(?:住|一下|下来|下|得|几件事|几点|两件事|三件事)|牢记|备忘|"
     r"\bremember\b|\bkeep in mind\b|\bnote (?:the following|these|this)\b|\bfor future (?:sessions|reference)\b)"
 )
-_LIST_LINE = re.compile(r"^\s*(?:[-*•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.．])\s*(?P<item>\S.*)$")
+_LIST_LINE = re.compile(
+    r"^\s*(?:[-*•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.．])\s*(?P<item>\S.*)$"
+)
 _ORDINAL = re.compile(
     r"(?:^|(?<=[；;，,。\s]))(?:第[一二三四五六七八九十]+(?:点|點|条|條|件)?|首先|其次|再者|最后|最後|然后|然後|"
     r"[（(]?\d{1,2}[)）]|\d{1,2}[.、](?!\d))\s*[，,:：、]?\s*"
@@ -598,18 +758,22 @@ def enumerated_items(text: str) -> tuple[str, list[str]] | None:
     m = re.search(r"[:：]|\n", t)
     if m is None:
         return None
-    intro, body = t[: m.start()], t[m.end():]
+    intro, body = t[: m.start()], t[m.end() :]
     if len(intro) > 80 or not _ENUM_INTRO.search(_fold(intro)) or _NOT_MEMORY.search(_fold(intro)):
         return None
     items = [x for x in _split_items(body, bool(_PLURAL_CUE.search(_fold(intro)))) if _substance(x) >= 3]
     return (intro, items) if len(items) >= 2 else None
 
 
-def _memory(content: str, raw: list[str], kind: str, *, sources: list[str] | None, project: str, recorded: bool) -> MemoryObject:
+def _memory(
+    content: str, raw: list[str], kind: str, *, sources: list[str] | None, project: str, recorded: bool
+) -> MemoryObject:
     cjk = bool(_CJK.search(content))
     category = category_for(f"{' '.join(raw)} {content}", kind)
     scenario = _SCENARIOS.get(category, _SCENARIOS["user_behavior"])[1 if cjk else 0]
-    importance = {"explicit": 0.9, "correction": 0.8, "preference": 0.7, "decision": 0.8, "pitfall": 0.75}.get(kind, 0.7)
+    importance = {"explicit": 0.9, "correction": 0.8, "preference": 0.7, "decision": 0.8, "pitfall": 0.75}.get(
+        kind, 0.7
+    )
     return MemoryObject(
         action="create",
         title=title_for(content),
@@ -634,8 +798,14 @@ def _make_explicit(m: MemoryObject, *, recorded: bool) -> None:
     m.importance = max(m.importance, RECORDED_MAX_IMPORTANCE if recorded else 0.9)
 
 
-def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, project: str = "", first_turn: int = 0,
-                    recorded: bool = False) -> list[MemoryObject]:
+def extract_offline(
+    turns: list[Turn],
+    *,
+    sources: list[str] | None = None,
+    project: str = "",
+    first_turn: int = 0,
+    recorded: bool = False,
+) -> list[MemoryObject]:
     """Candidate Memory Objects from the user turns at index >= ``first_turn`` (earlier turns are
     context). Candidates carry ``signal`` and ``evidence`` but no score: the assessment stage
     (``longterm.assess.assess_offline``) scores them and the pipeline keeps those >= 4.
@@ -699,9 +869,9 @@ def extract_offline(turns: list[Turn], *, sources: list[str] | None = None, proj
                 # what to do instead belong in the same memory.
                 nxt = sentences[i + 1]
                 nhit = classify_sentence(nxt, said)
-                follows = (nhit is not None and nhit.kind in ("correction", "preference") and hit.kind == "correction") or (
-                    _NEG_START.search(content) is not None and _POS_START.search(_clean(nxt)) is not None
-                )
+                follows = (
+                    nhit is not None and nhit.kind in ("correction", "preference") and hit.kind == "correction"
+                ) or (_NEG_START.search(content) is not None and _POS_START.search(_clean(nxt)) is not None)
                 if follows and len(content) + len(nxt) <= 240:
                     i += 1
                     raw.append(nxt)
@@ -720,8 +890,17 @@ def _statement(s: str) -> bool:
     return not _QUESTION.search(f) and _substance(s) >= 6 and not anaphoric_only(s) and not _NOT_MEMORY.search(f)
 
 
-def _continue_statement(s: str, idx: int, i: int, sentences: list[str], user_turns: list[tuple[int, list[str]]],
-                        made: dict[tuple[int, int], MemoryObject], emit, *, recorded: bool) -> None:
+def _continue_statement(
+    s: str,
+    idx: int,
+    i: int,
+    sentences: list[str],
+    user_turns: list[tuple[int, list[str]]],
+    made: dict[tuple[int, int], MemoryObject],
+    emit,
+    *,
+    recorded: bool,
+) -> None:
     """Join an anaphoric continuation to the statement it points at (same turn first, then the
     user's previous turn): make that statement's candidate explicit, or create it."""
     durable = bool(_DURABLE.search(_fold(s)))
@@ -756,4 +935,3 @@ def _continue_statement(s: str, idx: int, i: int, sentences: list[str], user_tur
     if m is not None:
         for t, k, _ in target:
             made[(t, k)] = m
-

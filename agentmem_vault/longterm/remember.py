@@ -27,7 +27,10 @@ from agentmem_vault.vaultio import VaultWriter
 MAX_TEXT = 8_000  # characters: one knowledge point, not a document
 
 # Text that already says "remember" (any language the offline rules know) is passed as it is.
-_ALREADY_ASKS = re.compile(r"^\s*(?:please\s+)?(?:remember|note for (?:the )?future|from now on)\b|^\s*(?:請|请|帮我|幫我)?(?:記住|记住|記得|记得)", re.IGNORECASE)
+_ALREADY_ASKS = re.compile(
+    r"^\s*(?:please\s+)?(?:remember|note for (?:the )?future|from now on)\b|^\s*(?:請|请|帮我|幫我)?(?:記住|记住|記得|记得)",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -45,8 +48,14 @@ class RememberResult:
         return "create" if "create" in kinds else "update" if "update" in kinds else "ignore"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "dry_run": self.dry_run, "mode": self.mode, "actions": self.actions,
-                "skipped": self.skipped, "errors": self.errors}
+        return {
+            "outcome": self.outcome,
+            "dry_run": self.dry_run,
+            "mode": self.mode,
+            "actions": self.actions,
+            "skipped": self.skipped,
+            "errors": self.errors,
+        }
 
 
 def as_request(text: str) -> str:
@@ -55,15 +64,23 @@ def as_request(text: str) -> str:
 
 
 def remember(
-    vault: Vault, text: str, *, project: str = "", session_id: str | None = None, dry_run: bool = False,
-    offline: bool | None = None, model: MemoryModel | None = None,
+    vault: Vault,
+    text: str,
+    *,
+    project: str = "",
+    session_id: str | None = None,
+    dry_run: bool = False,
+    offline: bool | None = None,
+    model: MemoryModel | None = None,
 ) -> RememberResult:
     """Keep ``text`` as a long-term memory if it passes extraction's bar (see module doc)."""
     text = (text or "").strip()
     if not text:
         raise UsageError("nothing to remember: the text is empty")
     if len(text) > MAX_TEXT:
-        raise UsageError(f"the text is {len(text):,} characters, over the {MAX_TEXT:,} limit: give one knowledge point at a time")
+        raise UsageError(
+            f"the text is {len(text):,} characters, over the {MAX_TEXT:,} limit: give one knowledge point at a time"
+        )
     ref = f"[[{validate_session_id(session_id)}]]" if session_id else ""
     cfg = vault_config(vault)
     try:
@@ -74,8 +91,11 @@ def remember(
         key = api_key_from(cfg)
         model = model_from_config(cfg, key, prompts_dir=vault.state_dir / "prompts") if key else None
     kept, skipped, errors, _usage = memories_from_turns(
-        [Turn("user", as_request(text))], model=model, ref=ref, project=project, min_score=min_score)
-    result = RememberResult(dry_run=dry_run, mode="offline" if model is None else "model", skipped=skipped, errors=errors)
+        [Turn("user", as_request(text))], model=model, ref=ref, project=project, min_score=min_score
+    )
+    result = RememberResult(
+        dry_run=dry_run, mode="offline" if model is None else "model", skipped=skipped, errors=errors
+    )
     now = format_note_ts(clock_now())
     if dry_run or not kept:
         actions = plan_curation(kept, load_notes(vault), now=now, folder=vault.longterm_dir)
@@ -87,6 +107,8 @@ def remember(
                 write_note(w, vault, note)
     result.actions = [a.to_dict() for a in actions]
     if not actions:
-        reasons = "; ".join(s.get("reason", "") for s in skipped) or "no durable rule, preference or fact found in the text"
+        reasons = (
+            "; ".join(s.get("reason", "") for s in skipped) or "no durable rule, preference or fact found in the text"
+        )
         result.actions = [{"action": "ignore", "title": text[:80], "reason": reasons}]
     return result

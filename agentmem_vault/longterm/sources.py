@@ -141,8 +141,14 @@ def discover_sessions(vault: Vault) -> list[Source]:
     return out
 
 
-def select_sources(vault: Vault, *, sessions: Iterable[str] = (), files: Iterable[str | os.PathLike] = (),
-                   cursor: bool = False, claude: bool = False) -> list[Source]:
+def select_sources(
+    vault: Vault,
+    *,
+    sessions: Iterable[str] = (),
+    files: Iterable[str | os.PathLike] = (),
+    cursor: bool = False,
+    claude: bool = False,
+) -> list[Source]:
     """What ``extract`` reads: the named sessions and files, all Cursor / Claude Code transcripts
     when asked; every session snapshot of the vault when nothing is named."""
     sessions, files = list(sessions), list(files)

@@ -22,4 +22,6 @@ def require_sdk() -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise MissingExtra(f"the MCP server needs the optional extra: {EXTRA_HINT} (the official `mcp` SDK, version 2 or later)")
+        raise MissingExtra(
+            f"the MCP server needs the optional extra: {EXTRA_HINT} (the official `mcp` SDK, version 2 or later)"
+        )

@@ -35,20 +35,32 @@ READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 
 
 def _writes(*, destructive: bool, idempotent: bool, open_world: bool = False) -> ToolAnnotations:
-    return ToolAnnotations(read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent,
-                           open_world_hint=open_world)
+    return ToolAnnotations(
+        read_only_hint=False, destructive_hint=destructive, idempotent_hint=idempotent, open_world_hint=open_world
+    )
 
 
 SessionId = Annotated[str, Field(description="A Memory Session ID, e.g. 2026-05-25-1318-cursor-main-agent.")]
-Snapshot = Annotated[str | None, Field(description=(
-    "The session snapshot as Markdown in the template (## Current Context, ## Decisions, ## Files / Artifacts, "
-    "## Open Questions, ## Next Actions, ## Continues From, ## Superseded / Resolved). It is merged section by "
-    "section, never overwriting: send what this chat knows; mark finished items [done] / [resolved] / [superseded] "
-    "instead of deleting them."))]
+Snapshot = Annotated[
+    str | None,
+    Field(
+        description=(
+            "The session snapshot as Markdown in the template (## Current Context, ## Decisions, ## Files / Artifacts, "
+            "## Open Questions, ## Next Actions, ## Continues From, ## Superseded / Resolved). It is merged section by "
+            "section, never overwriting: send what this chat knows; mark finished items [done] / [resolved] / [superseded] "
+            "instead of deleting them."
+        )
+    ),
+]
 Topic = Annotated[str | None, Field(description="Short topic of the session (the board's Topic column).")]
 Summary = Annotated[str | None, Field(description="One or two factual sentences for the board's Summary column.")]
 Keywords = Annotated[str | None, Field(description="Comma-separated keywords for the board, e.g. 'mcp, installer'.")]
-Project = Annotated[str | None, Field(description="Project name to scope long-term memories to (notes of other projects are left out; notes without a project always count).")]
+Project = Annotated[
+    str | None,
+    Field(
+        description="Project name to scope long-term memories to (notes of other projects are left out; notes without a project always count)."
+    ),
+]
 DryRun = Annotated[bool, Field(description="True: compute and return the plan, write nothing.")]
 
 
@@ -101,8 +113,11 @@ def error_result(exc: AgentmemError) -> CallToolResult:
     err: dict[str, Any] = {"code": exc.code, "message": exc.message}
     if exc.details:
         err["details"] = exc.details
-    return CallToolResult(content=[TextContent(type="text", text=f"error [{exc.code}]: {exc.message}")],
-                          structured_content={"error": err}, is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"error [{exc.code}]: {exc.message}")],
+        structured_content={"error": err},
+        is_error=True,
+    )
 
 
 class _Front:
@@ -130,11 +145,16 @@ class _Front:
         except AgentmemError as exc:
             return error_result(exc)
         except OSError as exc:  # a disk or permission problem the library did not name
-            return error_result(AgentmemError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), code="os_error"))
+            return error_result(
+                AgentmemError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), code="os_error")
+            )
         except Exception as exc:  # the server must outlive any bug: log it, answer with an error
             log.exception("agentmem tool failed")
-            return error_result(AgentmemError(f"internal error ({type(exc).__name__}: {exc}); see the server log",
-                                              code="internal_error"))
+            return error_result(
+                AgentmemError(
+                    f"internal error ({type(exc).__name__}: {exc}); see the server log", code="internal_error"
+                )
+            )
         return _ok(data, text(data) if text else None)
 
 
@@ -155,7 +175,12 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
     @server.tool(title="Find this chat's Memory Session ID", annotations=READ)
     def memory_whoami(
-        conversation_id: Annotated[str | None, Field(description="This chat's conversation / session ID as the agent knows it (Cursor conversation_id, Claude Code session_id).")] = None,
+        conversation_id: Annotated[
+            str | None,
+            Field(
+                description="This chat's conversation / session ID as the agent knows it (Cursor conversation_id, Claude Code session_id)."
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, SessionOut]:
         """Find this chat's Memory Session ID (registered by the agent's sessionStart hook).
 
@@ -167,36 +192,56 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         return front.call(lambda v: whoami(v, conversation_id))
 
     @server.tool(title="Register this chat (manual)", annotations=_writes(destructive=False, idempotent=False))
-    def memory_register(topic: Topic = None, summary: Summary = None, keywords: Keywords = None,
-                        snapshot: Snapshot = None) -> Annotated[CallToolResult, SessionOut]:
+    def memory_register(
+        topic: Topic = None, summary: Summary = None, keywords: Keywords = None, snapshot: Snapshot = None
+    ) -> Annotated[CallToolResult, SessionOut]:
         """Register this chat by hand (註冊 memory session): a new active row on the board plus a
         session snapshot. Call it only when memory_whoami finds no Session ID. Returns the new
         session_id; use it for every later call of this chat. Never reuse another chat's ID."""
         from agentmem_vault.ops.sessions import register_manual
 
         def run(v: Vault) -> dict:
-            reg = register_manual(v, front.agent(v), topic=topic, summary=summary, keywords=keywords, snapshot_text=snapshot)
-            return {"session_id": reg.session_id, "row": reg.row.to_dict(),
-                    "snapshot_path": str(v.session_path(reg.session_id)), "message": reg.message}
+            reg = register_manual(
+                v, front.agent(v), topic=topic, summary=summary, keywords=keywords, snapshot_text=snapshot
+            )
+            return {
+                "session_id": reg.session_id,
+                "row": reg.row.to_dict(),
+                "snapshot_path": str(v.session_path(reg.session_id)),
+                "message": reg.message,
+            }
 
         return front.call(run)
 
     @server.tool(title="Update this session (snapshot + row)", annotations=_writes(destructive=False, idempotent=True))
-    def memory_update(session_id: SessionId, snapshot: Snapshot = None, topic: Topic = None, summary: Summary = None,
-                      keywords: Keywords = None) -> Annotated[CallToolResult, SessionOut]:
+    def memory_update(
+        session_id: SessionId,
+        snapshot: Snapshot = None,
+        topic: Topic = None,
+        summary: Summary = None,
+        keywords: Keywords = None,
+    ) -> Annotated[CallToolResult, SessionOut]:
         """Session status update (狀態更新 / 整理這個 session): merge your snapshot into the session's
         snapshot file (creating it if needed) and update only this session's row (status active,
         Updated At now). Old decisions, files, questions and actions are never dropped. Call it
         when the user asks to update the session or at the end of a meaningful piece of work."""
         from agentmem_vault.ops.sessions import update_session
 
-        return front.call(lambda v: update_session(v, session_id, snapshot_text=snapshot, topic=topic, summary=summary,
-                                                   keywords=keywords).to_dict())
+        return front.call(
+            lambda v: update_session(
+                v, session_id, snapshot_text=snapshot, topic=topic, summary=summary, keywords=keywords
+            ).to_dict()
+        )
 
     @server.tool(title="Continue from an earlier session", annotations=_writes(destructive=False, idempotent=False))
     def memory_continue(
         source_id: Annotated[str, Field(description="The Session ID to continue from (the earlier session).")],
-        session_id: Annotated[str | None, Field(description="Your (current) Session ID. Omit only when this chat has none: it is then registered first and the new ID returned.")] = None,
+        session_id: Annotated[
+            str | None,
+            Field(
+                description="Your (current) Session ID. Omit only when this chat has none: it is then registered first and the new ID returned."
+            ),
+        ] = None,
         snapshot: Snapshot = None,
     ) -> Annotated[CallToolResult, SessionOut]:
         """Continue from an earlier session (接續 / 引用 / 沿用 memory): your snapshot lists the source in
@@ -204,8 +249,11 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         to only read a session use memory_show. Returns session_id (yours)."""
         from agentmem_vault.ops.sessions import continue_session
 
-        return front.call(lambda v: continue_session(v, source_id, session_id=session_id, agent=front.agent(v),
-                                                     snapshot_text=snapshot))
+        return front.call(
+            lambda v: continue_session(
+                v, source_id, session_id=session_id, agent=front.agent(v), snapshot_text=snapshot
+            )
+        )
 
     @server.tool(title="Release a session reference", annotations=_writes(destructive=True, idempotent=True))
     def memory_release(
@@ -221,7 +269,13 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
     @server.tool(title="Organize the board", annotations=_writes(destructive=True, idempotent=True))
     def memory_organize(
         dry_run: DryRun = False,
-        stale_days: Annotated[int | None, Field(ge=0, description="Mark active sessions stale after this many days without update (default: vault config, 14).")] = None,
+        stale_days: Annotated[
+            int | None,
+            Field(
+                ge=0,
+                description="Mark active sessions stale after this many days without update (default: vault config, 14).",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, OrganizeOut]:
         """Organize the board (整理 / 清理 memory): delete idle placeholder rows (except referenced
         ones), mark long-unchanged active sessions stale. Never archives. Only when the user asks;
@@ -229,13 +283,20 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         protected / inconsistent: report them to the user."""
         from agentmem_vault.ops.lifecycle import organize
 
-        return front.call(lambda v: {**organize(v, stale_days=stale_days, dry_run=dry_run).to_dict(), "dry_run": dry_run})
+        return front.call(
+            lambda v: {**organize(v, stale_days=stale_days, dry_run=dry_run).to_dict(), "dry_run": dry_run}
+        )
 
     @server.tool(title="Archive a session", annotations=_writes(destructive=True, idempotent=False))
     def memory_archive(
         session_id: SessionId,
         dry_run: DryRun = False,
-        force: Annotated[bool, Field(description="Archive even though other sessions still reference it. Only when the user explicitly says so.")] = False,
+        force: Annotated[
+            bool,
+            Field(
+                description="Archive even though other sessions still reference it. Only when the user explicitly says so."
+            ),
+        ] = False,
     ) -> Annotated[CallToolResult, SessionOut]:
         """Archive a session (封存 memory session): move its snapshot to memory/archive/<ID>/ and remove
         its row, all or nothing. Refused (code refused) while other sessions reference it: tell
@@ -246,7 +307,9 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
     @server.tool(title="List sessions on the board", annotations=READ)
     def memory_list(
-        status: Annotated[Literal["idle", "active", "stale"] | None, Field(description="Only rows with this status.")] = None,
+        status: Annotated[
+            Literal["idle", "active", "stale"] | None, Field(description="Only rows with this status.")
+        ] = None,
     ) -> Annotated[CallToolResult, RowsOut]:
         """List the sessions on the board (memory/index.md): ID, agent, topic, summary, keywords,
         status, references, times. Read-only."""
@@ -260,7 +323,9 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
     @server.tool(title="Find sessions", annotations=READ)
     def memory_find(
-        query: Annotated[str, Field(description="Words to look for in Topic / Summary / Keywords (Chinese or English).")],
+        query: Annotated[
+            str, Field(description="Words to look for in Topic / Summary / Keywords (Chinese or English).")
+        ],
         limit: Annotated[int, Field(ge=1, le=200, description="Most sessions to return.")] = 20,
         archived: Annotated[bool, Field(description="Also search archived sessions.")] = False,
     ) -> Annotated[CallToolResult, HitsOut]:
@@ -268,7 +333,9 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         Use it to pick a session to continue from or show. Read-only."""
         from agentmem_vault.ops.board import find_rows
 
-        return front.call(lambda v: {"hits": [h.to_dict() for h in find_rows(v, query, archived=archived, limit=limit)]})
+        return front.call(
+            lambda v: {"hits": [h.to_dict() for h in find_rows(v, query, archived=archived, limit=limit)]}
+        )
 
     @server.tool(title="Show a session", annotations=READ)
     def memory_show(session_id: SessionId) -> Annotated[CallToolResult, SessionOut]:
@@ -292,8 +359,10 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         continue. Call it at the start of a task. Read-only."""
         from agentmem_vault.recall.context import build_context
 
-        return front.call(lambda v: build_context(v, task, limit=limit, budget=budget, project=project or front.project).to_dict(),
-                          lambda d: d["markdown"])
+        return front.call(
+            lambda v: build_context(v, task, limit=limit, budget=budget, project=project or front.project).to_dict(),
+            lambda d: d["markdown"],
+        )
 
     @server.tool(title="Search long-term memories", annotations=READ)
     def memory_search(
@@ -310,16 +379,24 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         def run(v: Vault) -> dict:
             if not query.strip():
                 raise UsageError("query is empty")
-            hits = search(v, query, limit=limit, project=project or front.project, include_deprecated=include_deprecated)
+            hits = search(
+                v, query, limit=limit, project=project or front.project, include_deprecated=include_deprecated
+            )
             return {"hits": [h.to_dict() for h in hits]}
 
         return front.call(run)
 
-    @server.tool(title="Remember this (long-term)", annotations=_writes(destructive=False, idempotent=True, open_world=True))
+    @server.tool(
+        title="Remember this (long-term)", annotations=_writes(destructive=False, idempotent=True, open_world=True)
+    )
     def memory_remember(
-        text: Annotated[str, Field(description="What to remember, in the user's words: one rule, preference, decision or fact.")],
+        text: Annotated[
+            str, Field(description="What to remember, in the user's words: one rule, preference, decision or fact.")
+        ],
         project: Project = None,
-        session_id: Annotated[str | None, Field(description="Your Session ID, recorded as the memory's source.")] = None,
+        session_id: Annotated[
+            str | None, Field(description="Your Session ID, recorded as the memory's source.")
+        ] = None,
         dry_run: DryRun = False,
     ) -> Annotated[CallToolResult, RememberOut]:
         """Keep something as a long-term memory, only when the user explicitly asks you to
@@ -329,8 +406,11 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         configured the text is sent to that model."""
         from agentmem_vault.longterm.remember import remember
 
-        return front.call(lambda v: remember(v, text, project=project or front.project or "", session_id=session_id,
-                                             dry_run=dry_run).to_dict())
+        return front.call(
+            lambda v: remember(
+                v, text, project=project or front.project or "", session_id=session_id, dry_run=dry_run
+            ).to_dict()
+        )
 
     @server.tool(title="Deprecate a long-term memory", annotations=_writes(destructive=True, idempotent=True))
     def memory_deprecate(
@@ -345,8 +425,14 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         def run(v: Vault) -> dict:
             n = deprecate_memory(v, memory_id, reason, dry_run=dry_run)
-            return {"id": n.id, "title": n.title, "status": n.status, "deprecated_reason": n.deprecated_reason,
-                    "file": n.path.name if n.path else None, "dry_run": dry_run}
+            return {
+                "id": n.id,
+                "title": n.title,
+                "status": n.status,
+                "deprecated_reason": n.deprecated_reason,
+                "file": n.path.name if n.path else None,
+                "dry_run": dry_run,
+            }
 
         return front.call(run)
 
@@ -360,14 +446,18 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
         except AgentmemError as exc:
             raise ResourceError(f"[{exc.code}] {exc.message}") from exc
 
-    @server.resource("agentmem://index", name="board", title="Working board (memory/index.md)", mime_type="text/markdown")
+    @server.resource(
+        "agentmem://index", name="board", title="Working board (memory/index.md)", mime_type="text/markdown"
+    )
     def index_resource() -> str:
         """The working board: one Markdown table row per Memory Session."""
         from agentmem_vault.vaultio import read_text
 
         return resource(lambda v: read_text(v.index_path) or "")
 
-    @server.resource("agentmem://session/{session_id}", name="session", title="Session snapshot", mime_type="text/markdown")
+    @server.resource(
+        "agentmem://session/{session_id}", name="session", title="Session snapshot", mime_type="text/markdown"
+    )
     def session_resource(session_id: str) -> str:
         """A session's snapshot (memory/sessions/<ID>.md, or the archived copy)."""
         from agentmem_vault.ops.board import show_session
@@ -380,7 +470,9 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
 
         return resource(run)
 
-    @server.resource("agentmem://memory/{memory_id}", name="memory", title="Long-term memory note", mime_type="text/markdown")
+    @server.resource(
+        "agentmem://memory/{memory_id}", name="memory", title="Long-term memory note", mime_type="text/markdown"
+    )
     def memory_resource(memory_id: str) -> str:
         """A long-term memory note (frontmatter + content), by ID, title or file name."""
         from agentmem_vault.longterm.memories import get_memory, memory_markdown

@@ -16,7 +16,9 @@ from agentmem_vault.errors import InvalidSessionId, UsageError
 AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 SESSION_ID_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})-([a-z0-9][a-z0-9-]{0,79})$")
 # Loose pattern to pick IDs out of free text (trigger phrases, Continues From lines).
-SESSION_ID_IN_TEXT_RE = re.compile(r"\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9][a-z0-9-]*[a-z0-9]|\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9]")
+SESSION_ID_IN_TEXT_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9][a-z0-9-]*[a-z0-9]|\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9]"
+)
 
 
 def is_valid_session_id(value: str) -> bool:

@@ -14,8 +14,15 @@ from agentmem_vault.errors import IndexFormatError, SessionNotFound, UsageError
 from agentmem_vault.model.ids import is_valid_session_id
 
 COLUMNS: tuple[str, ...] = (
-    "Session ID", "Agent Name", "Topic", "Summary", "Keywords",
-    "Status", "Referenced By", "Started At", "Updated At",
+    "Session ID",
+    "Agent Name",
+    "Topic",
+    "Summary",
+    "Keywords",
+    "Status",
+    "Referenced By",
+    "Started At",
+    "Updated At",
 )
 STATUSES = ("idle", "active", "stale")
 BOM = "\ufeff"
@@ -45,8 +52,20 @@ if TYPE_CHECKING:
         started_at: str
         updated_at: str
 else:
-    _RowBase = namedtuple("Row", ("session_id", "agent_name", "topic", "summary", "keywords", "status",
-                                  "referenced_by", "started_at", "updated_at"))
+    _RowBase = namedtuple(
+        "Row",
+        (
+            "session_id",
+            "agent_name",
+            "topic",
+            "summary",
+            "keywords",
+            "status",
+            "referenced_by",
+            "started_at",
+            "updated_at",
+        ),
+    )
 
 
 class Row(_RowBase):
@@ -97,9 +116,17 @@ class BadRow:
 class IndexDoc:
     """A parsed memory/index.md (plain class: see the note on ``Row``)."""
 
-    def __init__(self, bom: bool, lines: list[str], header_at: int | None, table_end: int,
-                 bad: list[BadRow] | None = None, newline: str = "\n",
-                 row_ids: list[tuple[int, str]] | None = None, _rows: list[tuple[int, Row]] | None = None) -> None:
+    def __init__(
+        self,
+        bom: bool,
+        lines: list[str],
+        header_at: int | None,
+        table_end: int,
+        bad: list[BadRow] | None = None,
+        newline: str = "\n",
+        row_ids: list[tuple[int, str]] | None = None,
+        _rows: list[tuple[int, Row]] | None = None,
+    ) -> None:
         self.bom = bom
         self.lines = lines  # raw lines, each with its own line ending (the last one may have none)
         self.header_at = header_at  # 0-based index of the header line, None when there is no table
@@ -115,13 +142,22 @@ class IndexDoc:
         if type(other) is not IndexDoc:
             return NotImplemented
         return (self.bom, self.lines, self.header_at, self.table_end, self.bad, self.newline, self.row_ids) == (
-            other.bom, other.lines, other.header_at, other.table_end, other.bad, other.newline, other.row_ids)
+            other.bom,
+            other.lines,
+            other.header_at,
+            other.table_end,
+            other.bad,
+            other.newline,
+            other.row_ids,
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return (f"IndexDoc(bom={self.bom!r}, lines=<{len(self.lines)}>, header_at={self.header_at!r}, "
-                f"table_end={self.table_end!r}, bad={self.bad!r}, newline={self.newline!r}, rows={len(self.row_ids)})")
+        return (
+            f"IndexDoc(bom={self.bom!r}, lines=<{len(self.lines)}>, header_at={self.header_at!r}, "
+            f"table_end={self.table_end!r}, bad={self.bad!r}, newline={self.newline!r}, rows={len(self.row_ids)})"
+        )
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -272,7 +308,12 @@ def fenced_lines(lines: list[str]) -> set[int]:
                 out.add(i)
         else:
             out.add(i)
-            if m and m.group(1)[0] == open_[0] and len(m.group(1)) >= len(open_) and not ln.strip()[len(m.group(1)):].strip():
+            if (
+                m
+                and m.group(1)[0] == open_[0]
+                and len(m.group(1)) >= len(open_)
+                and not ln.strip()[len(m.group(1)) :].strip()
+            ):
                 open_ = None
     return out
 
@@ -322,14 +363,25 @@ def parse_index(text: str) -> IndexDoc:
     # Table-like lines after a break in the table: stray text split the table. Keep and report.
     for j in range(i, len(lines)):
         if j not in fenced and _strip_eol(lines[j]).strip().startswith("|"):
-            doc.bad.append(BadRow(j + 1, _strip_eol(lines[j]), "table row after a break in the table (stray text or blank line inside the table)"))
+            doc.bad.append(
+                BadRow(
+                    j + 1,
+                    _strip_eol(lines[j]),
+                    "table row after a break in the table (stray text or blank line inside the table)",
+                )
+            )
     return doc
 
 
 def _parse_row_line(doc: IndexDoc, i: int, check_ctrl: bool = True) -> None:
     raw = _strip_eol(doc.lines[i])
     # Fast path for the usual well-formed row: 10 pipes, none escaped, valid ID in the first cell.
-    if "\\" not in raw and raw.count("|") == 10 and raw.rstrip().endswith("|") and not (check_ctrl and _CTRL_RE.search(raw)):
+    if (
+        "\\" not in raw
+        and raw.count("|") == 10
+        and raw.rstrip().endswith("|")
+        and not (check_ctrl and _CTRL_RE.search(raw))
+    ):
         a = raw.index("|")
         sid = raw[a + 1 : raw.index("|", a + 1)].strip()
         if is_valid_session_id(sid):

@@ -167,7 +167,9 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
     pre_text, pre_clean = _merge_part(pre, line_merge)
     post_text, post_clean = _merge_part(post, line_merge)
     if not (pre_clean and post_clean):
-        reports.append("text outside the board's table changed on both sides at the same place: left conflict markers there")
+        reports.append(
+            "text outside the board's table changed on both sides at the same place: left conflict markers there"
+        )
 
     head_doc = a_doc if a_doc.header_at is not None else b_doc if b_doc.header_at is not None else None
     nl = head_doc.newline if head_doc is not None else "\n"
@@ -178,9 +180,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
     else:
         header = it.header_lines(nl) if merged else ""
     raw_a = {sid: _strip_eol(a_doc.lines[i]) for i, sid in a_doc.row_ids} if a_doc.header_at is not None else {}
-    body = "".join(
-        (raw_a[sid] if a.get(sid) == merged[sid] else it.render_row(merged[sid])) + nl for sid in order
-    )
+    body = "".join((raw_a[sid] if a.get(sid) == merged[sid] else it.render_row(merged[sid])) + nl for sid in order)
     if pre_text and header and not pre_text.endswith(("\n", "\r")):
         pre_text += nl
     text = pre_text + header + body + post_text
@@ -188,7 +188,9 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
         text = it.BOM + text
     added = [sid for sid in order if sid not in a]
     if added:
-        reports.insert(0, f"took {len(added)} row(s) from theirs: {', '.join(added[:5])}{' …' if len(added) > 5 else ''}")
+        reports.insert(
+            0, f"took {len(added)} row(s) from theirs: {', '.join(added[:5])}{' …' if len(added) > 5 else ''}"
+        )
     return MergeOutcome(text, pre_clean and post_clean, reports)
 
 
@@ -280,13 +282,15 @@ def _merge_properties(o: Snapshot, a: Snapshot, b: Snapshot, merged: Snapshot) -
 
     if a.frontmatter is None and b.frontmatter is None:
         return None
-    expected = sp.expected_props(merged.metadata, merged.continues_from, session_id=merged.session_id,
-                                 kind=sp.LIVE, board=None)
+    expected = sp.expected_props(
+        merged.metadata, merged.continues_from, session_id=merged.session_id, kind=sp.LIVE, board=None
+    )
     expected.pop("status", None)  # the board's status, not the table's, is what the properties show
     later_is_a = ts_key(a.metadata.get("Updated At", "")) >= ts_key(b.metadata.get("Updated At", ""))
     try:
-        return sp.merge_frontmatter(o.frontmatter, a.frontmatter, b.frontmatter, later_is_ours=later_is_a,
-                                    expected=expected)
+        return sp.merge_frontmatter(
+            o.frontmatter, a.frontmatter, b.frontmatter, later_is_ours=later_is_a, expected=expected
+        )
     except AgentmemError as e:
         raise Unmergeable(f"the Properties cannot be merged ({e.message})") from e
 
@@ -345,7 +349,9 @@ def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -
         if isinstance(av, dict) and isinstance(bv, dict):
             od = ov if isinstance(ov, dict) else {}
             changes[f.name] = {
-                k: _merge_value(od.get(k), av.get(k), bv.get(k), later_is_a) if k in av and k in bv else (av[k] if k in av else bv[k])
+                k: _merge_value(od.get(k), av.get(k), bv.get(k), later_is_a)
+                if k in av and k in bv
+                else (av[k] if k in av else bv[k])
                 for k in dict.fromkeys([*av, *bv])
                 if not ((k in od) and ((k not in av and bv.get(k) == od[k]) or (k not in bv and av.get(k) == od[k])))
             }
@@ -368,6 +374,14 @@ def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -
 
 
 __all__ = [
-    "LineMerge", "MergeOutcome", "Unmergeable", "merge_board", "merge_note_texts", "merge_rows", "merge_snapshot_texts",
-    "ts_key", "METADATA_FIELDS", "RESOLVED",
+    "LineMerge",
+    "MergeOutcome",
+    "Unmergeable",
+    "merge_board",
+    "merge_note_texts",
+    "merge_rows",
+    "merge_snapshot_texts",
+    "ts_key",
+    "METADATA_FIELDS",
+    "RESOLVED",
 ]

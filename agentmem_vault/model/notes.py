@@ -29,8 +29,20 @@ from agentmem_vault.errors import NoteFormatError
 TAG = "agent-memory/long-term"
 NOTE_TS = "%Y-%m-%dT%H:%M"
 KEY_ORDER = (
-    "id", "title", "category", "keywords", "usage_scenario", "project", "module", "importance",
-    "score", "status", "created", "updated", "sources", "tags",
+    "id",
+    "title",
+    "category",
+    "keywords",
+    "usage_scenario",
+    "project",
+    "module",
+    "importance",
+    "score",
+    "status",
+    "created",
+    "updated",
+    "sources",
+    "tags",
 )
 # Written after KEY_ORDER, each only when set (the others are always written, in that order).
 OPTIONAL_KEYS = ("scope", "assessment_score", "assessment_reason", "deprecated_reason")
@@ -44,7 +56,18 @@ DEFAULT_SCORE = 3
 SCORE_RANGE = (1, 5)
 HISTORY_HEADING = "History"
 # Headings that open the History section (compared case-insensitively, a trailing colon allowed).
-HISTORY_HEADINGS = ("history", "歷史", "历史", "歷史紀錄", "歷史記錄", "历史记录", "版本歷史", "版本历史", "履歴", "변경 이력")
+HISTORY_HEADINGS = (
+    "history",
+    "歷史",
+    "历史",
+    "歷史紀錄",
+    "歷史記錄",
+    "历史记录",
+    "版本歷史",
+    "版本历史",
+    "履歴",
+    "변경 이력",
+)
 
 # A scalar written for a list property is split on ASCII and full-width commas, the ideographic
 # enumeration comma and semicolons (Obsidian's text field invites "pnpm，npm").
@@ -59,7 +82,9 @@ _LINKS_RE = re.compile(rf"{_LINK}(?:[ \t]*[{_SEPARATORS}][ \t]*{_LINK})*")
 _LINK_TARGET_RE = re.compile(r"^\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]$")
 # An unquoted Obsidian link as a property value or a list item: YAML would read it as a nested
 # list, so it is quoted before the YAML is loaded (docs/notes.md, "Links").
-_KEY_LINKS_RE = re.compile(rf"^(?P<lead>[ \t]*(?:-[ \t]+)?[^\s#'\"\[\]{{}}:-][^:\n]*:[ \t]+)(?P<links>{_LINKS_RE.pattern})[ \t]*$")
+_KEY_LINKS_RE = re.compile(
+    rf"^(?P<lead>[ \t]*(?:-[ \t]+)?[^\s#'\"\[\]{{}}:-][^:\n]*:[ \t]+)(?P<links>{_LINKS_RE.pattern})[ \t]*$"
+)
 _ITEM_LINKS_RE = re.compile(rf"^(?P<lead>[ \t]*-[ \t]+)(?P<links>{_LINKS_RE.pattern})[ \t]*$")
 _BARE_LINK_RE = re.compile(r"[:-][ \t]+\[\[")
 _BLOCK_SCALAR_RE = re.compile(r":[ \t]*[|>][-+0-9]*[ \t]*(?:#.*)?$")
@@ -545,6 +570,7 @@ _Dumper.add_representer(list, _represent_list)
 
 def properties(note: Note) -> dict[str, Any]:
     """The frontmatter as written: KEY_ORDER, then the optional keys that are set, then ``extra``."""
+
     # Written as they will be read: text stripped, enums lower-case, numbers clamped, no empty items.
     def items(xs: list[str]) -> list[str]:
         return [x.strip() for x in xs if x.strip()]
@@ -580,8 +606,19 @@ def properties(note: Note) -> dict[str, Any]:
 
 def _check_text(note: Note) -> None:
     """Refuse what would not read back as written (a writer never produces a note it cannot read)."""
-    for name in ("id", "title", "category", "project", "module", "status", "scope", "created", "updated",
-                 "assessment_reason", "deprecated_reason"):
+    for name in (
+        "id",
+        "title",
+        "category",
+        "project",
+        "module",
+        "status",
+        "scope",
+        "created",
+        "updated",
+        "assessment_reason",
+        "deprecated_reason",
+    ):
         v = getattr(note, name)
         if not isinstance(v, str):
             raise NoteFormatError(f"{name} must be text, not {type(v).__name__}")
@@ -603,4 +640,3 @@ def render_note(note: Note) -> str:
         for h in note.history:
             out += f"\n### {h.when}\n{h.text.strip(chr(10))}\n"
     return out.replace("\n", "\r\n") if note.crlf else out
-

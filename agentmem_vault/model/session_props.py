@@ -69,8 +69,21 @@ PROPERTY_TYPES: dict[str, str] = {
 
 # The order keys are written in when a file gets its frontmatter for the first time.
 KEY_ORDER: tuple[str, ...] = (
-    "aliases", "tags", "session_id", "agent", "topic", "status", "original_status", "summary",
-    "keywords", "project", "started", "updated", "archived", "continues_from", "referenced_by",
+    "aliases",
+    "tags",
+    "session_id",
+    "agent",
+    "topic",
+    "status",
+    "original_status",
+    "summary",
+    "keywords",
+    "project",
+    "started",
+    "updated",
+    "archived",
+    "continues_from",
+    "referenced_by",
 )
 DATETIME_KEYS = frozenset(k for k, t in PROPERTY_TYPES.items() if t == "datetime")
 LIST_KEYS = frozenset(k for k, t in PROPERTY_TYPES.items() if t in ("multitext", "aliases", "tags"))
@@ -159,12 +172,18 @@ class BoardFacts:
 
     @classmethod
     def from_archive_index(cls, meta: Mapping[str, str]) -> BoardFacts:
-        return cls(meta.get("Original Status", ""), meta.get("Summary", ""), meta.get("Keywords", ""),
-                   meta.get("Referenced By", "-"), meta.get("Archived At", ""))
+        return cls(
+            meta.get("Original Status", ""),
+            meta.get("Summary", ""),
+            meta.get("Keywords", ""),
+            meta.get("Referenced By", "-"),
+            meta.get("Archived At", ""),
+        )
 
 
-def expected_props(meta: Mapping[str, str], continues_from: Iterable[str], *, session_id: str, kind: str,
-                   board: BoardFacts | None) -> dict[str, Any]:
+def expected_props(
+    meta: Mapping[str, str], continues_from: Iterable[str], *, session_id: str, kind: str, board: BoardFacts | None
+) -> dict[str, Any]:
     """The managed properties of one file, from its Metadata table and the board facts.
 
     ``board`` None: the board is not known here, so summary/keywords/referenced_by are not managed
@@ -183,8 +202,9 @@ def expected_props(meta: Mapping[str, str], continues_from: Iterable[str], *, se
         out["status"] = _scalar(board.status if board and board.status.strip() else meta.get("Status"))
     else:
         out["status"] = "archived"
-        out["original_status"] = _scalar(meta.get("Original Status") if kind == ARCHIVE_INDEX
-                                         else (board.status if board else None))
+        out["original_status"] = _scalar(
+            meta.get("Original Status") if kind == ARCHIVE_INDEX else (board.status if board else None)
+        )
     if kind == ARCHIVE_INDEX:
         board = BoardFacts.from_archive_index(meta)
     if board is not None:
@@ -234,7 +254,9 @@ _YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "y", "n", "n
 
 def _quoted(s: str) -> str:
     body = json.dumps(s, ensure_ascii=False)[1:-1]
-    body = _ESCAPE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) > 0x9f else f"\\x{ord(m.group()):02x}", body)
+    body = _ESCAPE_RE.sub(
+        lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) > 0x9F else f"\\x{ord(m.group()):02x}", body
+    )
     return f'"{body}"'
 
 
@@ -252,8 +274,15 @@ def yaml_scalar(value: Any) -> str:
         raise UsageError(f"{shown!r} is not UTF-8 text (undecodable bytes in an argument?); nothing was written")
     if _TS_RE.match(s) and "T" in s:
         return s  # a datetime as Obsidian's documentation writes it
-    plain = (_PLAIN_RE.match(s) and s == s.strip() and ": " not in s and not s.endswith(":")
-             and s.lower() not in _YAML_WORDS and not _ESCAPE_RE.search(s) and _reads_back(s))
+    plain = (
+        _PLAIN_RE.match(s)
+        and s == s.strip()
+        and ": " not in s
+        and not s.endswith(":")
+        and s.lower() not in _YAML_WORDS
+        and not _ESCAPE_RE.search(s)
+        and _reads_back(s)
+    )
     return s if plain else _quoted(s)
 
 
@@ -294,7 +323,9 @@ class Frontmatter:
         return key in self.data
 
 
-_KEY_RE = re.compile(r"""^(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#\-?:'"{\[][^:#]*?|-[^\s:][^:#]*?))[ \t]*:(?:[ \t]|$)""")
+_KEY_RE = re.compile(
+    r"""^(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#\-?:'"{\[][^:#]*?|-[^\s:][^:#]*?))[ \t]*:(?:[ \t]|$)"""
+)
 
 
 def _load(raw: str) -> Any:
@@ -306,7 +337,9 @@ def _load(raw: str) -> Any:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
-        raise SnapshotFormatError(f"the YAML frontmatter is malformed{where}: {getattr(exc, 'problem', None) or exc}") from exc
+        raise SnapshotFormatError(
+            f"the YAML frontmatter is malformed{where}: {getattr(exc, 'problem', None) or exc}"
+        ) from exc
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # e.g. a date 2026-13-45
         raise SnapshotFormatError(f"the YAML frontmatter is malformed: {exc}") from exc
 
@@ -322,7 +355,11 @@ def parse_frontmatter(raw: str) -> Frontmatter:
     for line in raw.split("\n"):
         m = _KEY_RE.match(line)
         if m:
-            key = m.group(1) if m.group(1) is not None else (m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3).strip())
+            key = (
+                m.group(1)
+                if m.group(1) is not None
+                else (m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3).strip())
+            )
             if m.group(1) is not None:
                 try:
                     key = json.loads(f'"{m.group(1)}"')
@@ -366,9 +403,12 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
             data[key] = _merged_value(key, want, data.get(key))
         import yaml
 
-        lines = [render_entry(str(k), _normal(str(k), v)) if str(k) in expected
-                 else yaml.safe_dump({k: v}, allow_unicode=True, default_flow_style=False, sort_keys=False).rstrip("\n")
-                 for k, v in data.items()]
+        lines = [
+            render_entry(str(k), _normal(str(k), v))
+            if str(k) in expected
+            else yaml.safe_dump({k: v}, allow_unicode=True, default_flow_style=False, sort_keys=False).rstrip("\n")
+            for k, v in data.items()
+        ]
         return "\n".join(lines)
     changed = False
     by_key = {e.key: e for e in fm.entries if e.key is not None}
@@ -394,7 +434,9 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
     out = render_frontmatter(fm)
     check = _load(out)  # never write frontmatter that does not read back as intended
     for key, want in expected.items():
-        if not isinstance(check, dict) or _normal(key, check.get(key)) != _normal(key, _merged_value(key, want, fm.data.get(key))):
+        if not isinstance(check, dict) or _normal(key, check.get(key)) != _normal(
+            key, _merged_value(key, want, fm.data.get(key))
+        ):
             raise SnapshotFormatError(f"property {key!r} would not read back as written; nothing was written")
     return out
 
@@ -418,8 +460,9 @@ def _append(entries: list[Entry], entry: Entry) -> None:
     entries.append(entry)
 
 
-def merge_frontmatter(base: str | None, ours: str | None, theirs: str | None, *, later_is_ours: bool,
-                      expected: Mapping[str, Any]) -> str | None:
+def merge_frontmatter(
+    base: str | None, ours: str | None, theirs: str | None, *, later_is_ours: bool, expected: Mapping[str, Any]
+) -> str | None:
     """Three-way merge of two frontmatters (a git merge of a snapshot, docs/sync.md): a key changed
     on one side takes that side's value, lists changed on both are united, other values changed on
     both take the later side's; ours' layout is kept. The managed keys in ``expected`` are then put
@@ -445,8 +488,11 @@ def merge_frontmatter(base: str | None, ours: str | None, theirs: str | None, *,
             changes[str(key)] = list(dict.fromkeys([*av, *bv]))
         elif not later_is_ours:
             changes[str(key)] = bv
-    changes = {k: _normal(k, v) if isinstance(v, (date, datetime)) or k in LIST_KEYS else v
-               for k, v in changes.items() if not isinstance(v, dict)}
+    changes = {
+        k: _normal(k, v) if isinstance(v, (date, datetime)) or k in LIST_KEYS else v
+        for k, v in changes.items()
+        if not isinstance(v, dict)
+    }
     merged = sync_frontmatter(ours, changes) if changes or ours is not None else ""
     return sync_frontmatter(merged, expected)
 
@@ -467,7 +513,7 @@ def split_text(text: str) -> SplitText:
     """Separate a file's frontmatter from the rest. A ``---`` first line without a closing fence is
     malformed frontmatter (an error), not body text."""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
-    rest = text[len(bom):]
+    rest = text[len(bom) :]
     newline = "\r\n" if "\r\n" in rest else "\n"
     first, _, after = rest.partition("\n")
     if first.rstrip("\r").strip() != "---":
@@ -476,7 +522,7 @@ def split_text(text: str) -> SplitText:
     for j, ln in enumerate(lines):
         if ln.rstrip("\r").strip() in ("---", "..."):
             fm = "\n".join(x.rstrip("\r") for x in lines[:j])
-            return SplitText(bom, newline, fm, ln.rstrip("\r").strip(), "\n".join(lines[j + 1:]))
+            return SplitText(bom, newline, fm, ln.rstrip("\r").strip(), "\n".join(lines[j + 1 :]))
     raise SnapshotFormatError("the YAML frontmatter has no closing '---' line")
 
 
@@ -496,7 +542,9 @@ def _facts(text: str) -> tuple[dict[str, str], list[str], str]:
     return dict(snap.metadata), snap.continues_from, snap.session_id
 
 
-def expected_for_text(text: str, *, kind: str, board: BoardFacts | None, session_id: str | None = None) -> dict[str, Any]:
+def expected_for_text(
+    text: str, *, kind: str, board: BoardFacts | None, session_id: str | None = None
+) -> dict[str, Any]:
     meta, cf, sid = _facts(text)
     return expected_props(meta, cf, session_id=session_id or sid, kind=kind, board=board)
 
@@ -523,8 +571,12 @@ def disagreements(text: str, *, kind: str, board: BoardFacts | None, session_id:
         return []
     fm = parse_frontmatter(parts.frontmatter)
     expected = expected_for_text(text, kind=kind, board=board, session_id=session_id)
-    return [k for k, want in expected.items() if want is not KEEP
-            and (k not in fm.data or _normal(k, fm.data.get(k)) != _normal(k, _merged_value(k, want, fm.data.get(k))))]
+    return [
+        k
+        for k, want in expected.items()
+        if want is not KEEP
+        and (k not in fm.data or _normal(k, fm.data.get(k)) != _normal(k, _merged_value(k, want, fm.data.get(k))))
+    ]
 
 
 def has_frontmatter(text: str) -> bool:

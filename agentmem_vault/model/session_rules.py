@@ -190,7 +190,6 @@ def is_conflict_copy(name: str) -> bool:
     return bool(_CONFLICT_RE.match(name)) and name != "index.md"
 
 
-
 def union_refs(a: str, b: str) -> str:
     ids = it.split_id_list(a)
     ids += [x for x in it.split_id_list(b) if x not in ids]
@@ -210,7 +209,9 @@ def archived_in_copy(index_text: str, copy_rows: list[it.Row], archived: Collect
     return out
 
 
-def fold_rows(index_text: str, copy_rows: list[it.Row], *, archived: Collection[str] = ()) -> tuple[str, list[str], list[str]]:
+def fold_rows(
+    index_text: str, copy_rows: list[it.Row], *, archived: Collection[str] = ()
+) -> tuple[str, list[str], list[str]]:
     """Fold rows of a conflict copy into the index text: (new text, added IDs, updated IDs).
     Newer Updated At wins per row, rows only in the copy are added, nothing is deleted, Referenced
     By lists are united. Rows of ``archived`` sessions that the index no longer has are not added back."""
@@ -234,7 +235,9 @@ def fold_rows(index_text: str, copy_rows: list[it.Row], *, archived: Collection[
             continue
         t_theirs, t_ours = ts_of(theirs.updated_at), ts_of(ours.updated_at)
         winner = theirs if (t_theirs is not None and (t_ours is None or t_theirs > t_ours)) else ours
-        merged = winner.with_(referenced_by=union_refs(winner.referenced_by, (ours if winner is theirs else theirs).referenced_by))
+        merged = winner.with_(
+            referenced_by=union_refs(winner.referenced_by, (ours if winner is theirs else theirs).referenced_by)
+        )
         if merged != ours:
             text = it.replace_row(doc, sid, merged)
             updated.append(sid)

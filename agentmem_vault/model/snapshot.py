@@ -32,30 +32,59 @@ NEXT_ACTIONS = "Next Actions"
 CONTINUES_FROM = "Continues From"
 RESOLVED = "Superseded / Resolved"
 SECTIONS: tuple[str, ...] = (
-    CURRENT_CONTEXT, DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS, CONTINUES_FROM, RESOLVED,
+    CURRENT_CONTEXT,
+    DECISIONS,
+    FILES,
+    OPEN_QUESTIONS,
+    NEXT_ACTIONS,
+    CONTINUES_FROM,
+    RESOLVED,
 )
 METADATA_FIELDS: tuple[str, ...] = ("Session ID", "Agent Name", "Topic", "Status", "Started At", "Updated At")
 
 # Heading spellings agents actually use, keyed by the heading folded down to letters/digits/CJK.
 _HEADING_ALIASES: dict[str, str] = {
-    "metadata": METADATA, "meta": METADATA, "元数据": METADATA,
-    "currentcontext": CURRENT_CONTEXT, "context": CURRENT_CONTEXT, "当前上下文": CURRENT_CONTEXT,
-    "decisions": DECISIONS, "decision": DECISIONS, "决策": DECISIONS, "决定": DECISIONS,
-    "filesartifacts": FILES, "filesandartifacts": FILES, "files": FILES, "artifacts": FILES,
-    "文件": FILES, "档案": FILES,
-    "openquestions": OPEN_QUESTIONS, "openquestion": OPEN_QUESTIONS, "questions": OPEN_QUESTIONS,
-    "待解问题": OPEN_QUESTIONS, "未解问题": OPEN_QUESTIONS,
-    "nextactions": NEXT_ACTIONS, "nextaction": NEXT_ACTIONS, "nextsteps": NEXT_ACTIONS,
-    "nextstep": NEXT_ACTIONS, "todo": NEXT_ACTIONS, "下一步": NEXT_ACTIONS,
-    "continuesfrom": CONTINUES_FROM, "continuefrom": CONTINUES_FROM, "接续": CONTINUES_FROM,
-    "supersededresolved": RESOLVED, "supersededandresolved": RESOLVED, "resolvedsuperseded": RESOLVED,
+    "metadata": METADATA,
+    "meta": METADATA,
+    "元数据": METADATA,
+    "currentcontext": CURRENT_CONTEXT,
+    "context": CURRENT_CONTEXT,
+    "当前上下文": CURRENT_CONTEXT,
+    "decisions": DECISIONS,
+    "decision": DECISIONS,
+    "决策": DECISIONS,
+    "决定": DECISIONS,
+    "filesartifacts": FILES,
+    "filesandartifacts": FILES,
+    "files": FILES,
+    "artifacts": FILES,
+    "文件": FILES,
+    "档案": FILES,
+    "openquestions": OPEN_QUESTIONS,
+    "openquestion": OPEN_QUESTIONS,
+    "questions": OPEN_QUESTIONS,
+    "待解问题": OPEN_QUESTIONS,
+    "未解问题": OPEN_QUESTIONS,
+    "nextactions": NEXT_ACTIONS,
+    "nextaction": NEXT_ACTIONS,
+    "nextsteps": NEXT_ACTIONS,
+    "nextstep": NEXT_ACTIONS,
+    "todo": NEXT_ACTIONS,
+    "下一步": NEXT_ACTIONS,
+    "continuesfrom": CONTINUES_FROM,
+    "continuefrom": CONTINUES_FROM,
+    "接续": CONTINUES_FROM,
+    "supersededresolved": RESOLVED,
+    "supersededandresolved": RESOLVED,
+    "resolvedsuperseded": RESOLVED,
 }
 _FIELD_ALIASES: dict[str, str] = {re.sub(r"[^0-9a-z]", "", f.lower()): f for f in METADATA_FIELDS}
 
 _NONE_WORDS = frozenset({"none", "无", "n/a", "nil", "null"})
 # The template's instructions; an agent that copies the template verbatim has not said anything.
 _TEMPLATE_HINTS = frozenset(
-    fold(t).rstrip(".") for t in (
+    fold(t).rstrip(".")
+    for t in (
         "Summarize what has happened in this agent session so far.",
         "List decisions already made.",
         "List files, folders, hooks, skills, or wiki pages created or changed.",
@@ -213,6 +242,7 @@ def _is_filler(text: str) -> bool:
 
 # -- parsing ----------------------------------------------------------------------------------
 
+
 def parse_snapshot(text: str) -> Snapshot:
     """Parse snapshot text. Raises SnapshotFormatError when the text is empty, binary, or has
     neither a ``# Session:`` title nor any known section."""
@@ -224,7 +254,9 @@ def parse_snapshot(text: str) -> Snapshot:
     crlf = "\r\n" in text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
-        raise SnapshotFormatError("the snapshot is empty: expected '# Session: <id>' and sections such as '## Decisions'")
+        raise SnapshotFormatError(
+            "the snapshot is empty: expected '# Session: <id>' and sections such as '## Decisions'"
+        )
     if "\x00" in text:
         raise SnapshotFormatError("the snapshot contains NUL bytes (binary data?); refusing to use it")
     lines = text.split("\n")
@@ -331,7 +363,7 @@ def _parse_list(body: list[str]) -> list[str]:
             items.append(current)
             content_indent = len(line) - len(b.group(3) or "") if b.group(3) else ind + len(b.group(2)) + 1
         elif current is not None and ind >= 1:
-            current.append(line[min(ind, content_indent):])
+            current.append(line[min(ind, content_indent) :])
         else:
             current = [line.strip()]  # prose inside a list section is an item too: never dropped
             items.append(current)
@@ -382,6 +414,7 @@ def _parse_paragraphs(body: list[str]) -> list[str]:
 
 
 # -- rendering --------------------------------------------------------------------------------
+
 
 def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> str:
     """The canonical template text (docs/snapshots.md): title, Metadata table, the seven sections in
@@ -450,6 +483,15 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "SECTIONS", "METADATA_FIELDS", "Snapshot", "ExtraSection", "parse_snapshot", "render_snapshot",
-    "section_name", "clean_id", "continues_ids", "linked_item", *_LAZY,
+    "SECTIONS",
+    "METADATA_FIELDS",
+    "Snapshot",
+    "ExtraSection",
+    "parse_snapshot",
+    "render_snapshot",
+    "section_name",
+    "clean_id",
+    "continues_ids",
+    "linked_item",
+    *_LAZY,
 ]

@@ -105,7 +105,7 @@ _GRAM_NOISE = re.compile(r"[\s`*~]+")
 def split_mark(item: str) -> tuple[str | None, str | None, str]:
     """``"[done] write tests"`` -> ``("[done]", "done", "write tests")``; unmarked -> ``(None, None, item)``."""
     s = item.strip()
-    for rx, cut in ((_PREFIX_MARK, lambda m: s[m.end():]), (_SUFFIX_MARK, lambda m: s[: m.start()])):
+    for rx, cut in ((_PREFIX_MARK, lambda m: s[m.end() :]), (_SUFFIX_MARK, lambda m: s[: m.start()])):
         m = rx.search(s)
         if m:
             kind = _MARKS.get(fold(m.group(2)))
@@ -120,8 +120,8 @@ def parse_resolved(entry: str) -> tuple[str | None, str | None, str | None, str]
     mark, kind, text = split_mark(entry)
     m = _ORIGIN.match(text)
     origin = section_name(m.group(1)) if m else None
-    if m and origin in SECTIONS and text[m.end():].strip():
-        text = text[m.end():].strip()
+    if m and origin in SECTIONS and text[m.end() :].strip():
+        text = text[m.end() :].strip()
         if mark is None:  # "(Decisions) [superseded] B"
             mark, kind, text = split_mark(text)
     else:
@@ -294,6 +294,7 @@ class _Resolved:
 
 # -- merging ------------------------------------------------------------------------------------
 
+
 def _merge_section(
     section: str,
     old_items: list[str],
@@ -456,7 +457,10 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
 
 def _check_same_session(session_id: str, incoming: Snapshot) -> None:
     """An incoming snapshot that names another session must not be merged into this one."""
-    checks = (("its Metadata Session ID", incoming.metadata.get("Session ID", ""), False), ("its title", incoming.title, True))
+    checks = (
+        ("its Metadata Session ID", incoming.metadata.get("Session ID", ""), False),
+        ("its title", incoming.title, True),
+    )
     for where, raw, must_be_id in checks:
         v = clean_id(raw)
         if not v or is_placeholder_topic(v) or (must_be_id and not is_valid_session_id(v)):
@@ -520,8 +524,14 @@ def new_snapshot(
     Superseded / Resolved as in a merge). ``topic`` wins unless it is a placeholder such as
     ``未設定`` and the incoming snapshot names a real one."""
     base = Snapshot(title=session_id)
-    meta = {"Session ID": session_id, "Agent Name": agent_name, "Topic": topic, "Status": status,
-            "Started At": started_at, "Updated At": updated_at}
+    meta = {
+        "Session ID": session_id,
+        "Agent Name": agent_name,
+        "Topic": topic,
+        "Status": status,
+        "Started At": started_at,
+        "Updated At": updated_at,
+    }
     if incoming is None:
         base.metadata = meta
         return base
@@ -559,6 +569,7 @@ def with_continues_from(s: Snapshot, add: Iterable[str] = (), remove: Iterable[s
 
 
 # -- verification -------------------------------------------------------------------------------
+
 
 def _in_section(parsed: list[tuple[str | None, str | None, str | None, str]], sec: str, i: int) -> bool:
     """Whether Superseded / Resolved entry ``i`` came from ``sec`` (or names no origin)."""
@@ -635,8 +646,10 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
         missing += [f"{e.heading}: {line}" for line in e.body.split("\n") if line.strip() and fold(line) not in have]
     if old.frontmatter is not None and merged.frontmatter != old.frontmatter:
         missing.append("YAML frontmatter")
-    for label, o, n in (("preamble", old.preamble, merged.preamble),
-                        (METADATA, "\n".join(old.metadata_notes), "\n".join(merged.metadata_notes))):
+    for label, o, n in (
+        ("preamble", old.preamble, merged.preamble),
+        (METADATA, "\n".join(old.metadata_notes), "\n".join(merged.metadata_notes)),
+    ):
         have_lines = {fold(line) for line in n.split("\n")}
         missing += [f"{label}: {line}" for line in o.split("\n") if line.strip() and fold(line) not in have_lines]
     return missing

@@ -86,7 +86,9 @@ def phrases_from_table(table: dict) -> list[Phrase]:
     for p in out:
         other = seen.setdefault(p.key, p)
         if other.command != p.command:
-            raise UsageError(f"templates/triggers.yaml: {p.text!r} is listed under both {other.command} and {p.command}")
+            raise UsageError(
+                f"templates/triggers.yaml: {p.text!r} is listed under both {other.command} and {p.command}"
+            )
     return out
 
 
@@ -136,8 +138,9 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
             hits.append((start, start + len(p.key), p))
             start = key.find(p.key, start + 1)
     if not hits:
-        raise UsageError(f"unknown trigger phrase {text!r}; the phrases are listed by `agentmem say --help`",
-                         code="unknown_phrase")
+        raise UsageError(
+            f"unknown trigger phrase {text!r}; the phrases are listed by `agentmem say --help`", code="unknown_phrase"
+        )
     # Longest first, then procedure phrases before variants; a match overlapping a kept match is
     # part of that phrase, not its own.
     hits.sort(key=lambda h: (-(h[1] - h[0]), h[2].variant, h[0]))
@@ -151,5 +154,7 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
             commands.append(p.command)
     if len(commands) > 1:
         found = ", ".join(f"{p.text!r} ({p.command})" for _, _, p in kept)
-        raise UsageError(f"{text!r} names more than one command: {found}; say one thing at a time", code="ambiguous_phrase")
+        raise UsageError(
+            f"{text!r} names more than one command: {found}; say one thing at a time", code="ambiguous_phrase"
+        )
     return Route(commands[0], tuple(ids), kept[0][2].text)

@@ -75,10 +75,16 @@ def render_archive_index(row: it.Row, archived_at: str, *, has_snapshot: bool) -
     """The archive index (docs/lifecycle.md), filled from the row."""
     e = it.escape_cell
     fields = [
-        ("Session ID", row.session_id), ("Agent Name", row.agent_name), ("Topic", row.topic),
-        ("Summary", row.summary), ("Keywords", row.keywords), ("Original Status", row.status),
-        ("Referenced By", row.referenced_by or "-"), ("Started At", row.started_at),
-        ("Updated At", row.updated_at), ("Archived At", archived_at),
+        ("Session ID", row.session_id),
+        ("Agent Name", row.agent_name),
+        ("Topic", row.topic),
+        ("Summary", row.summary),
+        ("Keywords", row.keywords),
+        ("Original Status", row.status),
+        ("Referenced By", row.referenced_by or "-"),
+        ("Started At", row.started_at),
+        ("Updated At", row.updated_at),
+        ("Archived At", archived_at),
     ]
     table = "\n".join(f"| {k} | {e(v)} |" for k, v in fields)
     files = "- Session: ./session.md" if has_snapshot else "- Session: None (no snapshot was written for this session)"
@@ -131,7 +137,11 @@ def plan_archive(
     base = ArchivePlan(sid, ARCHIVE, "", row, has_snapshot, referenced_by=refs, forced=bool(refs))
     if not has_snapshot and (row.status.strip() == "idle" or not has_meaningful_summary(row)):
         base.action = DELETE_ROW
-        base.reason = "idle placeholder without a snapshot" if row.status.strip() == "idle" else "no snapshot and no meaningful Summary"
+        base.reason = (
+            "idle placeholder without a snapshot"
+            if row.status.strip() == "idle"
+            else "no snapshot and no meaningful Summary"
+        )
         return base
     if archive_exists:
         raise Refused(f"memory/archive/{sid}/ already exists; refusing to overwrite an archive")
@@ -140,7 +150,9 @@ def plan_archive(
     base.release_from = [
         s for s in sources if s != sid and (src := doc.find(s)) is not None and sid in src.referencing_ids
     ]
-    base.reason = "archived with its snapshot" if has_snapshot else "archived (metadata only: no snapshot, meaningful Summary)"
+    base.reason = (
+        "archived with its snapshot" if has_snapshot else "archived (metadata only: no snapshot, meaningful Summary)"
+    )
     base.archive_index_text = render_archive_index(row, format_ts(now), has_snapshot=has_snapshot)
     return base
 
@@ -175,7 +187,9 @@ def _preflight(vault: Vault, plan: ArchivePlan) -> None:
         ensure_writable(vault.sessions_dir)
 
 
-def archive(vault: Vault, session_id: str, *, force: bool = False, dry_run: bool = False, now: datetime | None = None) -> ArchiveResult:
+def archive(
+    vault: Vault, session_id: str, *, force: bool = False, dry_run: bool = False, now: datetime | None = None
+) -> ArchiveResult:
     sid = validate_session_id(session_id)
     when = now or clock_now()
     with VaultWriter(vault, "archive") as w:
@@ -183,18 +197,32 @@ def archive(vault: Vault, session_id: str, *, force: bool = False, dry_run: bool
         doc = w.index()
         snap_path = vault.session_path(sid)
         if resumed.get(sid) == "completed" and doc.find(sid) is None:
-            plan = ArchivePlan(sid, ARCHIVE, "an interrupted archive was completed", it.Row(sid, *[""] * 8),
-                               vault.archive_path(sid).joinpath("session.md").exists())
-            return ArchiveResult(plan, done=True, dry_run=False,
-                                 notes=[f"completed the interrupted archive of {sid} (from the journal's intent)"])
+            plan = ArchivePlan(
+                sid,
+                ARCHIVE,
+                "an interrupted archive was completed",
+                it.Row(sid, *[""] * 8),
+                vault.archive_path(sid).joinpath("session.md").exists(),
+            )
+            return ArchiveResult(
+                plan,
+                done=True,
+                dry_run=False,
+                notes=[f"completed the interrupted archive of {sid} (from the journal's intent)"],
+            )
         snap_text = read_text(snap_path)
         snaps = snapshot_ids(vault)
         cf = collect_continues_from(vault, snaps)
         if snap_text is not None:
             cf[sid] = continues_from_of(snap_text)
         plan = plan_archive(
-            doc, sid, snapshot_text=snap_text, archive_exists=vault.archive_path(sid).exists(),
-            continues_from=cf, now=when, force=force,
+            doc,
+            sid,
+            snapshot_text=snap_text,
+            archive_exists=vault.archive_path(sid).exists(),
+            continues_from=cf,
+            now=when,
+            force=force,
         )
         result = ArchiveResult(plan, done=False, dry_run=dry_run)
         result.notes += [f"interrupted archive of {k}: {v.replace('_', ' ')}" for k, v in resumed.items()]
@@ -251,9 +279,16 @@ def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: P
     session_dst = folder / "session.md"
     doc = w.index()
     old_refs = {src: doc.get(src).referenced_by for src in plan.release_from}
-    w.journal(INTENT, session_id=sid, path=folder, row=plan.row.to_dict(), has_snapshot=plan.has_snapshot,
-              snapshot_sha=_digest(read_bytes(snap_path)) if plan.has_snapshot else None,
-              archive_index=plan.archive_index_text, release_from=old_refs)
+    w.journal(
+        INTENT,
+        session_id=sid,
+        path=folder,
+        row=plan.row.to_dict(),
+        has_snapshot=plan.has_snapshot,
+        snapshot_sha=_digest(read_bytes(snap_path)) if plan.has_snapshot else None,
+        archive_index=plan.archive_index_text,
+        release_from=old_refs,
+    )
     _crash_point(1)
     try:
         with w.transaction():
@@ -262,7 +297,9 @@ def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: P
             if plan.has_snapshot:
                 w.move_file(snap_path, session_dst, session_id=sid)
                 # Its properties now say archived (and the archive index's facts): docs/obsidian.md.
-                write_session_file(w, session_dst, read_text(session_dst) or "", session_id=sid, action="archive_properties")
+                write_session_file(
+                    w, session_dst, read_text(session_dst) or "", session_id=sid, action="archive_properties"
+                )
                 _crash_point(3)
             for src in plan.release_from:
                 w.update_row(src, lambda r: r.with_(referenced_by=_without(r.referenced_by, sid)))
@@ -360,13 +397,20 @@ def _resume_one(vault: Vault, w: VaultWriter, sid: str, e: dict) -> str:
         else:
             if dst_bytes is not None:
                 if src_bytes is None or src_bytes != dst_bytes:
-                    raise Refused(f"memory/archive/{sid}/session.md differs from memory/sessions/{sid}.md; compare them by hand")
+                    raise Refused(
+                        f"memory/archive/{sid}/session.md differs from memory/sessions/{sid}.md; compare them by hand"
+                    )
                 w.delete_file(dst, session_id=sid)
             if index_path.is_file():
                 w.delete_file(index_path, session_id=sid)
             for s, old in refs.items():
                 row = w.index().find(s)
-                if isinstance(old, str) and row is not None and row.referenced_by == _without(old, sid) and row.referenced_by != old:
+                if (
+                    isinstance(old, str)
+                    and row is not None
+                    and row.referenced_by == _without(old, sid)
+                    and row.referenced_by != old
+                ):
                     w.update_row(s, _set_refs(old))
                     resync_session(w, s)
     if not forward:

@@ -111,9 +111,15 @@ def _archived_row(text: str) -> it.Row | None:
     if "Session ID" not in meta:
         return None
     return it.Row(
-        meta.get("Session ID", ""), meta.get("Agent Name", ""), meta.get("Topic", ""), meta.get("Summary", ""),
-        meta.get("Keywords", ""), meta.get("Original Status", ""), meta.get("Referenced By", "-"),
-        meta.get("Started At", ""), meta.get("Updated At", ""),
+        meta.get("Session ID", ""),
+        meta.get("Agent Name", ""),
+        meta.get("Topic", ""),
+        meta.get("Summary", ""),
+        meta.get("Keywords", ""),
+        meta.get("Original Status", ""),
+        meta.get("Referenced By", "-"),
+        meta.get("Started At", ""),
+        meta.get("Updated At", ""),
     )
 
 

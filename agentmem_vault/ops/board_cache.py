@@ -83,8 +83,19 @@ class BoardState:
 
     __slots__ = ("active", "appendable", "bom", "crc", "crlf", "data", "lf", "rows", "table_start", "writable")
 
-    def __init__(self, data: bytes, table_start: int, writable: bool, appendable: bool, crlf: int, lf: int,
-                 rows: int, active: list[list], bom: bool, crc: int | None = None) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        table_start: int,
+        writable: bool,
+        appendable: bool,
+        crlf: int,
+        lf: int,
+        rows: int,
+        active: list[list],
+        bom: bool,
+        crc: int | None = None,
+    ) -> None:
         self.data = data
         self.crc = crc  # zlib.crc32 of data, when known (carried over appends: crc32(tail, crc))
         self.table_start = table_start  # byte offset of the first row line
@@ -120,11 +131,22 @@ class BoardState:
     def to_json(self) -> bytes:
         if self.crc is None:
             self.crc = zlib.crc32(self.data)
-        return json.dumps({
-            "v": VERSION, "size": len(self.data), "crc": self.crc, "table_start": self.table_start,
-            "writable": self.writable, "appendable": self.appendable, "crlf": self.crlf, "lf": self.lf,
-            "rows": self.rows, "active": self.active, "bom": self.bom,
-        }, ensure_ascii=False).encode("utf-8")
+        return json.dumps(
+            {
+                "v": VERSION,
+                "size": len(self.data),
+                "crc": self.crc,
+                "table_start": self.table_start,
+                "writable": self.writable,
+                "appendable": self.appendable,
+                "crlf": self.crlf,
+                "lf": self.lf,
+                "rows": self.rows,
+                "active": self.active,
+                "bom": self.bom,
+            },
+            ensure_ascii=False,
+        ).encode("utf-8")
 
 
 def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
@@ -142,8 +164,17 @@ def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
                 entries.append(_active_entry(row, ordinal))
     crlf = sum(1 for ln in doc.lines if ln.endswith("\r\n"))
     lf = sum(1 for ln in doc.lines if ln.endswith("\n"))
-    return BoardState(data, table_start, not doc.bad, doc.table_end == len(doc.lines), crlf, lf,
-                      len(doc.row_ids), _top(entries), doc.bom)
+    return BoardState(
+        data,
+        table_start,
+        not doc.bad,
+        doc.table_end == len(doc.lines),
+        crlf,
+        lf,
+        len(doc.row_ids),
+        _top(entries),
+        doc.bom,
+    )
 
 
 def _extend(cached: dict, data: bytes) -> BoardState | None:
@@ -202,14 +233,25 @@ def load(vault: Vault, data: bytes | None) -> BoardState | None:
             prefix_crc = zlib.crc32(data[:size] if len(data) != size else data)
             if len(data) >= size and prefix_crc == cached["crc"]:
                 if len(data) == size:
-                    return BoardState(data, cached["table_start"], cached["writable"], cached["appendable"],
-                                      cached["crlf"], cached["lf"], cached["rows"], cached["active"], cached["bom"],
-                                      prefix_crc)
+                    return BoardState(
+                        data,
+                        cached["table_start"],
+                        cached["writable"],
+                        cached["appendable"],
+                        cached["crlf"],
+                        cached["lf"],
+                        cached["rows"],
+                        cached["active"],
+                        cached["bom"],
+                        prefix_crc,
+                    )
                 state = _extend(cached, data)
                 if state is not None:
                     state.crc = zlib.crc32(data[size:], prefix_crc)
                     if state.rows - cached["rows"] >= SAVE_EVERY:
-                        save(vault, state)  # else the few appended rows are parsed again next time (cheaper than a write)
+                        save(
+                            vault, state
+                        )  # else the few appended rows are parsed again next time (cheaper than a write)
                     return state
         except (KeyError, TypeError, ValueError):
             pass
@@ -256,11 +298,18 @@ def after_append(vault: Vault, state: BoardState, new_data: bytes, row: it.Row) 
     if row.status == "active":
         active.append(_active_entry(row, state.rows))
     nl = state.newline
-    new = BoardState(new_data, state.table_start, state.writable, state.appendable,
-                     state.crlf + (nl == "\r\n") + (0 if state.data.endswith((b"\n", b"\r")) else nl == "\r\n"),
-                     state.lf + 1 + (0 if state.data.endswith((b"\n", b"\r")) else 1),
-                     state.rows + 1, _top(active), state.bom,
-                     None if state.crc is None else zlib.crc32(new_data[len(state.data):], state.crc))
+    new = BoardState(
+        new_data,
+        state.table_start,
+        state.writable,
+        state.appendable,
+        state.crlf + (nl == "\r\n") + (0 if state.data.endswith((b"\n", b"\r")) else nl == "\r\n"),
+        state.lf + 1 + (0 if state.data.endswith((b"\n", b"\r")) else 1),
+        state.rows + 1,
+        _top(active),
+        state.bom,
+        None if state.crc is None else zlib.crc32(new_data[len(state.data) :], state.crc),
+    )
     return new
 
 

@@ -62,8 +62,16 @@ def _append_line(path: Path, entry: dict) -> None:
     append_line(path, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def record_pair(vault: Vault, conversation_id: str, session_id: str, *, agent: str, source: str | None = None,
-                project: str = "", workspace: str = "") -> dict:
+def record_pair(
+    vault: Vault,
+    conversation_id: str,
+    session_id: str,
+    *,
+    agent: str,
+    source: str | None = None,
+    project: str = "",
+    workspace: str = "",
+) -> dict:
     """Append one pair. Call it while holding the vault's index lock (``VaultWriter``).
     ``project``/``workspace``: the chat's project and folder (ops/projects.py), when known."""
     entry = {
@@ -240,8 +248,10 @@ def checked_transcript_path(agent: str, raw: str, extra: object = None) -> str:
     roots = transcript_roots(agent, extra)
     if not any(real.startswith(os.path.realpath(r).rstrip(os.sep) + os.sep) for r in roots):
         where = ", ".join(str(r) for r in roots) or "none known"
-        raise ValueError(f"transcript_path {raw!r} is not inside {agent}'s transcript folders ({where}); not queued "
-                         "(add its folder to transcript_dirs in memory/.agentmem/config.yaml if it is one)")
+        raise ValueError(
+            f"transcript_path {raw!r} is not inside {agent}'s transcript folders ({where}); not queued "
+            "(add its folder to transcript_dirs in memory/.agentmem/config.yaml if it is one)"
+        )
     try:
         st = os.stat(real)
     except OSError:
@@ -326,7 +336,10 @@ class PairProjects:
                     obj = json.loads(line.decode("utf-8-sig"))
                 except (UnicodeDecodeError, ValueError):
                     obj = None
-                if isinstance(obj, dict) and obj.get("session_id") == session_id and isinstance(obj.get("project"), str):
+                if (
+                    isinstance(obj, dict)
+                    and obj.get("session_id") == session_id
+                    and isinstance(obj.get("project"), str)
+                ):
                     return obj["project"]
             end = start
-

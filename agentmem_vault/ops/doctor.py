@@ -41,7 +41,16 @@ from agentmem_vault.model.session_rules import (
 )
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.lifecycle import continues_from_of, edit_table
-from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, _kind, backup_dir, backup_files, check_inside_vault, conflict_destination, read_bytes
+from agentmem_vault.vaultio import (
+    TMP_SUFFIX,
+    VaultWriter,
+    _kind,
+    backup_dir,
+    backup_files,
+    check_inside_vault,
+    conflict_destination,
+    read_bytes,
+)
 
 ERROR = "error"
 WARNING = "warning"
@@ -189,8 +198,13 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
         idx = read_bytes(vault.index_path)
     for folder in (vault.sessions_dir, vault.archive_dir, vault.state_dir):
         if folder.exists() and not folder.is_dir():
-            unsafe.append((f"memory/{folder.name}", f"memory/{folder.name} is a file, not a folder; commands that "
-                           "write there refuse until it is moved away"))
+            unsafe.append(
+                (
+                    f"memory/{folder.name}",
+                    f"memory/{folder.name} is a file, not a folder; commands that "
+                    "write there refuse until it is moved away",
+                )
+            )
         elif why := _unsafe_entry(folder):
             unsafe.append((f"memory/{folder.name}", why))
     snapshots: dict[str, str | bytes] = {}
@@ -224,8 +238,15 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     for n in top:
         if n != "index.md" and is_conflict_copy(n) and (vault.memory / n).is_file():
             conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
-    return VaultState(None if idx is None else _decode(idx), snapshots, others, archived, conflicts,
-                      find_temp_files(vault, now), unsafe)
+    return VaultState(
+        None if idx is None else _decode(idx),
+        snapshots,
+        others,
+        archived,
+        conflicts,
+        find_temp_files(vault, now),
+        unsafe,
+    )
 
 
 # -- diagnosis (pure) ---------------------------------------------------------------------------
@@ -234,9 +255,16 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
 def diagnose_state(state: VaultState) -> tuple[list[Finding], Plan | None]:
     """Findings for this state, and the plan of safe fixes to the index (None when it cannot be
     edited). Temporary files are reported whatever state the index is in."""
-    unsafe = [Finding("not_a_regular_file" if "regular file" in why else "unsafe_path", ERROR, f"{rel}: {why}",
-                      path=rel, hint="move it away and put the real file (or folder) back; nothing reads or writes it until then")
-              for rel, why in state.unsafe]
+    unsafe = [
+        Finding(
+            "not_a_regular_file" if "regular file" in why else "unsafe_path",
+            ERROR,
+            f"{rel}: {why}",
+            path=rel,
+            hint="move it away and put the real file (or folder) back; nothing reads or writes it until then",
+        )
+        for rel, why in state.unsafe
+    ]
     if any(rel == "memory/index.md" for rel, _ in state.unsafe):
         return unsafe + temp_findings(state.temp_files), None  # the board cannot be read: no index fixes
     out, plan = _diagnose_index(state)
@@ -260,15 +288,28 @@ def temp_findings(temps: list[TempFile]) -> list[Finding]:
         target = m.group("target") if m else "?"
         where = f"memory/{t.rel}"
         if t.age >= STALE_TEMP_SECONDS:
-            out.append(Finding(TEMP_KIND, WARNING, f"{where} is left over from an interrupted write of {target} "
-                               f"({t.size} bytes, last modified {_age(t.age)} ago)", path=where,
-                               fix="remove it (a copy goes to the backup)"))
+            out.append(
+                Finding(
+                    TEMP_KIND,
+                    WARNING,
+                    f"{where} is left over from an interrupted write of {target} "
+                    f"({t.size} bytes, last modified {_age(t.age)} ago)",
+                    path=where,
+                    fix="remove it (a copy goes to the backup)",
+                )
+            )
         else:
             when = "with a modification time in the future" if t.age < 0 else f"modified {_age(t.age)} ago"
-            out.append(Finding(TEMP_KIND, WARNING, f"{where} is a temporary file of a write of {target} {when}; "
-                               "it may belong to a write in progress", path=where,
-                               hint=f"nothing to do if it goes away; --fix removes it once it is {STALE_TEMP_SECONDS // 60} "
-                                    "minutes old"))
+            out.append(
+                Finding(
+                    TEMP_KIND,
+                    WARNING,
+                    f"{where} is a temporary file of a write of {target} {when}; it may belong to a write in progress",
+                    path=where,
+                    hint=f"nothing to do if it goes away; --fix removes it once it is {STALE_TEMP_SECONDS // 60} "
+                    "minutes old",
+                )
+            )
     return out
 
 
@@ -278,8 +319,14 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
         out.append(Finding("index_missing", ERROR, "memory/index.md does not exist", hint="run `agentmem init`"))
         return out, None
     if isinstance(state.index_text, bytes):
-        out.append(Finding("index_unreadable", ERROR, "memory/index.md is not UTF-8 text",
-                           hint="restore it from a backup or the journal (memory/.agentmem/journal.jsonl)"))
+        out.append(
+            Finding(
+                "index_unreadable",
+                ERROR,
+                "memory/index.md is not UTF-8 text",
+                hint="restore it from a backup or the journal (memory/.agentmem/journal.jsonl)",
+            )
+        )
         return out, None
     text = state.index_text
     plan = Plan(text)
@@ -287,15 +334,27 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
     # Sync-conflict copies of the index: fold readable rows in, as the daemon does.
     for name, copy_text in state.conflict_copies.items():
         if isinstance(copy_text, bytes):
-            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy that is not UTF-8 text",
-                               hint=f"compare it with memory/index.md by hand, then delete memory/{name}"))
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name} is a sync-conflict copy that is not UTF-8 text",
+                    hint=f"compare it with memory/index.md by hand, then delete memory/{name}",
+                )
+            )
             continue
         try:
             copy = it.parse_index(copy_text)
             it.parse_index(text)
         except IndexFormatError as exc:
-            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy: {exc.message}",
-                               hint=f"compare it with memory/index.md by hand, then delete memory/{name}"))
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name} is a sync-conflict copy: {exc.message}",
+                    hint=f"compare it with memory/index.md by hand, then delete memory/{name}",
+                )
+            )
             continue
         gone = archived_in_copy(text, copy.row_list(), state.archived)
         new_text, added, updated = fold_rows(text, copy.row_list(), archived=state.archived)
@@ -303,15 +362,33 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
         if gone:
             detail += f", {len(gone)} archived since (not put back: {', '.join(gone)})"
         if copy.bad:
-            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy ({detail})",
-                               fix="fold its readable rows into memory/index.md (the copy stays)"))
-            out.append(Finding("conflict_copy", ERROR,
-                               f"memory/{name}: {len(copy.bad)} row(s) cannot be read (first: line {copy.bad[0].line_no})",
-                               line=copy.bad[0].line_no, hint=f"look at those rows of memory/{name}, then delete it"))
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name} is a sync-conflict copy ({detail})",
+                    fix="fold its readable rows into memory/index.md (the copy stays)",
+                )
+            )
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name}: {len(copy.bad)} row(s) cannot be read (first: line {copy.bad[0].line_no})",
+                    line=copy.bad[0].line_no,
+                    hint=f"look at those rows of memory/{name}, then delete it",
+                )
+            )
         else:
-            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy ({detail})",
-                               fix="fold its rows into memory/index.md (newer Updated At wins, references united) "
-                                   "and move the copy to memory/.agentmem/conflicts/"))
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name} is a sync-conflict copy ({detail})",
+                    fix="fold its rows into memory/index.md (newer Updated At wins, references united) "
+                    "and move the copy to memory/.agentmem/conflicts/",
+                )
+            )
             plan.fold_moves.append(name)
         text = new_text
     plan.base_text = text
@@ -323,8 +400,15 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
         return out, None
 
     for b in doc.bad:
-        out.append(Finding("malformed_row", ERROR, f"memory/index.md line {b.line_no}: {b.reason}", line=b.line_no,
-                           hint="repair the row by hand (it is kept as it is; no command changes the table until then)"))
+        out.append(
+            Finding(
+                "malformed_row",
+                ERROR,
+                f"memory/index.md line {b.line_no}: {b.reason}",
+                line=b.line_no,
+                hint="repair the row by hand (it is kept as it is; no command changes the table until then)",
+            )
+        )
 
     rows = doc.row_list()
     live = {r.session_id for r in rows}
@@ -343,14 +427,31 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
         sid = r.session_id
         if sid in first_line:
             j = first_line[sid]
-            if it.render_row(r) == it.render_row(row_at(j)) and doc.lines[i].rstrip("\r\n") == doc.lines[j].rstrip("\r\n"):
-                out.append(Finding("duplicate_id", ERROR, f"{sid} appears twice with identical rows (lines {j + 1} and {i + 1})",
-                                   session_id=sid, line=i + 1, fix=f"remove the second copy (line {i + 1})"))
+            if it.render_row(r) == it.render_row(row_at(j)) and doc.lines[i].rstrip("\r\n") == doc.lines[j].rstrip(
+                "\r\n"
+            ):
+                out.append(
+                    Finding(
+                        "duplicate_id",
+                        ERROR,
+                        f"{sid} appears twice with identical rows (lines {j + 1} and {i + 1})",
+                        session_id=sid,
+                        line=i + 1,
+                        fix=f"remove the second copy (line {i + 1})",
+                    )
+                )
                 plan.edits[i] = None
             else:
-                out.append(Finding("duplicate_id", ERROR, f"{sid} appears in more than one row with different values "
-                                   f"(lines {j + 1} and {i + 1})", session_id=sid, line=i + 1,
-                                   hint="keep the right row and delete the other by hand (the journal lists earlier values)"))
+                out.append(
+                    Finding(
+                        "duplicate_id",
+                        ERROR,
+                        f"{sid} appears in more than one row with different values (lines {j + 1} and {i + 1})",
+                        session_id=sid,
+                        line=i + 1,
+                        hint="keep the right row and delete the other by hand (the journal lists earlier values)",
+                    )
+                )
             continue
         first_line[sid] = i
 
@@ -361,54 +462,143 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
         low = status.lower()
         if low in it.STATUSES and status != low:
             new = new.with_(status=low)
-            out.append(Finding("bad_status", ERROR, f"{sid}: Status {status!r} is not lower-case", session_id=sid,
-                               line=i + 1, fix=f"write {low!r}"))
+            out.append(
+                Finding(
+                    "bad_status",
+                    ERROR,
+                    f"{sid}: Status {status!r} is not lower-case",
+                    session_id=sid,
+                    line=i + 1,
+                    fix=f"write {low!r}",
+                )
+            )
         elif low in ("closed", "archived", "done", "finished"):
             new = new.with_(status="stale")
-            hint = (f"memory/archive/{sid}/ exists: the archive was not finished; check it and remove the row"
-                    if sid in state.archived else f"archive it with `agentmem archive {sid}`")
-            out.append(Finding("bad_status", ERROR, f"{sid}: Status {status!r} is not used in the index (idle/active/stale)",
-                               session_id=sid, line=i + 1, fix="set it to 'stale' (finished, waiting to be archived)", hint=hint))
+            hint = (
+                f"memory/archive/{sid}/ exists: the archive was not finished; check it and remove the row"
+                if sid in state.archived
+                else f"archive it with `agentmem archive {sid}`"
+            )
+            out.append(
+                Finding(
+                    "bad_status",
+                    ERROR,
+                    f"{sid}: Status {status!r} is not used in the index (idle/active/stale)",
+                    session_id=sid,
+                    line=i + 1,
+                    fix="set it to 'stale' (finished, waiting to be archived)",
+                    hint=hint,
+                )
+            )
         elif low not in it.STATUSES:
-            out.append(Finding("bad_status", ERROR, f"{sid}: unknown Status {status!r}", session_id=sid, line=i + 1,
-                               hint="set it to idle, active or stale by hand"))
+            out.append(
+                Finding(
+                    "bad_status",
+                    ERROR,
+                    f"{sid}: unknown Status {status!r}",
+                    session_id=sid,
+                    line=i + 1,
+                    hint="set it to idle, active or stale by hand",
+                )
+            )
         low = new.status  # the checks below see the status as it will be after the fixes
         if low == "idle" and sid in state.snapshots:
             new = new.with_(status="active")
-            out.append(Finding("idle_with_snapshot", ERROR, f"{sid} is idle but has memory/sessions/{sid}.md",
-                               session_id=sid, line=i + 1, fix="set it to 'active' (the snapshot is real work)"))
+            out.append(
+                Finding(
+                    "idle_with_snapshot",
+                    ERROR,
+                    f"{sid} is idle but has memory/sessions/{sid}.md",
+                    session_id=sid,
+                    line=i + 1,
+                    fix="set it to 'active' (the snapshot is real work)",
+                )
+            )
         if low in ("active", "stale") and sid not in state.snapshots:
-            out.append(Finding("row_without_snapshot", WARNING, f"{sid} is {low} but memory/sessions/{sid}.md does not exist",
-                               session_id=sid, line=i + 1,
-                               hint=f"write it with `agentmem update {sid} --snapshot -`, or archive the row"))
+            out.append(
+                Finding(
+                    "row_without_snapshot",
+                    WARNING,
+                    f"{sid} is {low} but memory/sessions/{sid}.md does not exist",
+                    session_id=sid,
+                    line=i + 1,
+                    hint=f"write it with `agentmem update {sid} --snapshot -`, or archive the row",
+                )
+            )
         if sid in state.archived:
-            out.append(Finding("half_archived", ERROR, f"{sid} still has a row but memory/archive/{sid}/ exists",
-                               session_id=sid, line=i + 1,
-                               hint=f"check memory/archive/{sid}/; if it is complete, delete the row by hand"))
+            out.append(
+                Finding(
+                    "half_archived",
+                    ERROR,
+                    f"{sid} still has a row but memory/archive/{sid}/ exists",
+                    session_id=sid,
+                    line=i + 1,
+                    hint=f"check memory/archive/{sid}/; if it is complete, delete the row by hand",
+                )
+            )
         for col in ("started_at", "updated_at"):
             v = getattr(r, col)
             if parse_ts(v) is None:
-                out.append(Finding("bad_timestamp", WARNING, f"{sid}: {col.replace('_', ' ').title()} {v!r} is not a time",
-                                   session_id=sid, line=i + 1, hint="write it as YYYY-MM-DD HH:MM"))
+                out.append(
+                    Finding(
+                        "bad_timestamp",
+                        WARNING,
+                        f"{sid}: {col.replace('_', ' ').title()} {v!r} is not a time",
+                        session_id=sid,
+                        line=i + 1,
+                        hint="write it as YYYY-MM-DD HH:MM",
+                    )
+                )
         # Referenced By: IDs only, of sessions that still exist and are still working.
         keep: list[str] = []
         for ref in r.referencing_ids:
             if ref == sid:
-                out.append(Finding("self_reference", ERROR, f"{sid} lists itself in Referenced By", session_id=sid,
-                                   line=i + 1, fix="remove it"))
+                out.append(
+                    Finding(
+                        "self_reference",
+                        ERROR,
+                        f"{sid} lists itself in Referenced By",
+                        session_id=sid,
+                        line=i + 1,
+                        fix="remove it",
+                    )
+                )
             elif not is_valid_session_id(ref):
                 keep.append(ref)
-                out.append(Finding("unknown_reference", ERROR, f"{sid}: Referenced By holds {ref!r}, which is not a Session ID",
-                                   session_id=sid, line=i + 1,
-                                   hint="Referenced By lists Session IDs, never agent names; correct it by hand"))
+                out.append(
+                    Finding(
+                        "unknown_reference",
+                        ERROR,
+                        f"{sid}: Referenced By holds {ref!r}, which is not a Session ID",
+                        session_id=sid,
+                        line=i + 1,
+                        hint="Referenced By lists Session IDs, never agent names; correct it by hand",
+                    )
+                )
             elif ref in live or ref in state.snapshots:
                 keep.append(ref)
             elif ref in state.archived:
-                out.append(Finding("unknown_reference", ERROR, f"{sid}: Referenced By lists {ref}, which is archived",
-                                   session_id=sid, line=i + 1, fix=f"remove {ref} (an archived session continues nothing)"))
+                out.append(
+                    Finding(
+                        "unknown_reference",
+                        ERROR,
+                        f"{sid}: Referenced By lists {ref}, which is archived",
+                        session_id=sid,
+                        line=i + 1,
+                        fix=f"remove {ref} (an archived session continues nothing)",
+                    )
+                )
             else:
-                out.append(Finding("unknown_reference", ERROR, f"{sid}: Referenced By lists {ref}, which exists nowhere",
-                                   session_id=sid, line=i + 1, fix=f"remove {ref}"))
+                out.append(
+                    Finding(
+                        "unknown_reference",
+                        ERROR,
+                        f"{sid}: Referenced By lists {ref}, which exists nowhere",
+                        session_id=sid,
+                        line=i + 1,
+                        fix=f"remove {ref}",
+                    )
+                )
         if keep != r.referencing_ids:
             new = new.with_(referenced_by=it.join_id_list(keep))
         current[i] = new
@@ -417,35 +607,76 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
     line_of = dict(first_line)
     for sid, snap in sorted(state.snapshots.items()):
         if isinstance(snap, bytes):
-            out.append(Finding("snapshot_unreadable", ERROR, f"memory/sessions/{sid}.md is not UTF-8 text", session_id=sid,
-                               hint="re-save it as UTF-8"))
+            out.append(
+                Finding(
+                    "snapshot_unreadable",
+                    ERROR,
+                    f"memory/sessions/{sid}.md is not UTF-8 text",
+                    session_id=sid,
+                    hint="re-save it as UTF-8",
+                )
+            )
             continue
         if sid not in live:
             if sid in state.archived:
-                out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md has no row and the session is archived",
-                                   session_id=sid, hint=f"compare it with memory/archive/{sid}/session.md and delete one"))
+                out.append(
+                    Finding(
+                        "snapshot_without_row",
+                        ERROR,
+                        f"memory/sessions/{sid}.md has no row and the session is archived",
+                        session_id=sid,
+                        hint=f"compare it with memory/archive/{sid}/session.md and delete one",
+                    )
+                )
             elif sid in bad_ids:
-                out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md: its row in memory/index.md "
-                                   "cannot be read; not adding a second one", session_id=sid,
-                                   hint="repair that row by hand (see the malformed-row finding)"))
+                out.append(
+                    Finding(
+                        "snapshot_without_row",
+                        ERROR,
+                        f"memory/sessions/{sid}.md: its row in memory/index.md cannot be read; not adding a second one",
+                        session_id=sid,
+                        hint="repair that row by hand (see the malformed-row finding)",
+                    )
+                )
             else:
-                out.append(Finding("snapshot_without_row", ERROR, f"memory/sessions/{sid}.md has no row in memory/index.md",
-                                   session_id=sid, fix="add its row from the snapshot's Metadata (Status active)"))
+                out.append(
+                    Finding(
+                        "snapshot_without_row",
+                        ERROR,
+                        f"memory/sessions/{sid}.md has no row in memory/index.md",
+                        session_id=sid,
+                        fix="add its row from the snapshot's Metadata (Status active)",
+                    )
+                )
                 plan.appends.append(_row_from_snapshot_text(sid, snap))
         for src in continues_from_of(snap):
             if src == sid:
                 continue
             if src not in known:
-                out.append(Finding("unknown_reference", WARNING, f"memory/sessions/{sid}.md continues from {src}, which exists nowhere",
-                                   session_id=sid, hint=f"correct it, or `agentmem release {src} --session {sid}`"))
+                out.append(
+                    Finding(
+                        "unknown_reference",
+                        WARNING,
+                        f"memory/sessions/{sid}.md continues from {src}, which exists nowhere",
+                        session_id=sid,
+                        hint=f"correct it, or `agentmem release {src} --session {sid}`",
+                    )
+                )
                 continue
             if src in line_of and sid not in state.archived:
                 i = line_of[src]
                 refs = current[i].referencing_ids
                 if sid not in refs:
-                    out.append(Finding("one_sided_reference", ERROR,
-                                       f"memory/sessions/{sid}.md continues from {src}, but {src}'s Referenced By lacks {sid}",
-                                       session_id=src, line=i + 1, fix=f"add {sid} to {src}'s Referenced By"))
+                    out.append(
+                        Finding(
+                            "one_sided_reference",
+                            ERROR,
+                            f"memory/sessions/{sid}.md continues from {src}, but {src}'s Referenced By lacks {sid}",
+                            session_id=src,
+                            line=i + 1,
+                            fix=f"add {sid} to {src}'s Referenced By",
+                        )
+                    )
                     current[i] = current[i].with_(referenced_by=it.join_id_list(refs + [sid]))
 
     # The other direction: a Referenced By entry whose session's snapshot does not say so.
@@ -453,25 +684,51 @@ def _diagnose_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
         for ref in current[i].referencing_ids:
             ref_snap = state.snapshots.get(ref)
             if ref in live and isinstance(ref_snap, str) and src not in continues_from_of(ref_snap):
-                out.append(Finding("one_sided_reference", WARNING,
-                                   f"{src}'s Referenced By lists {ref}, but memory/sessions/{ref}.md does not continue from {src}",
-                                   session_id=src, line=i + 1,
-                                   hint=f"record it with `agentmem continue {src} --session {ref}` or drop it with "
-                                        f"`agentmem release {src} --session {ref}`"))
+                out.append(
+                    Finding(
+                        "one_sided_reference",
+                        WARNING,
+                        f"{src}'s Referenced By lists {ref}, but memory/sessions/{ref}.md does not continue from {src}",
+                        session_id=src,
+                        line=i + 1,
+                        hint=f"record it with `agentmem continue {src} --session {ref}` or drop it with "
+                        f"`agentmem release {src} --session {ref}`",
+                    )
+                )
             elif ref in live and ref_snap is None:
-                out.append(Finding("one_sided_reference", WARNING,
-                                   f"{src}'s Referenced By lists {ref}, which has no snapshot to say so",
-                                   session_id=src, line=i + 1, hint=f"`agentmem update {ref}` writes its snapshot"))
+                out.append(
+                    Finding(
+                        "one_sided_reference",
+                        WARNING,
+                        f"{src}'s Referenced By lists {ref}, which has no snapshot to say so",
+                        session_id=src,
+                        line=i + 1,
+                        hint=f"`agentmem update {ref}` writes its snapshot",
+                    )
+                )
 
     for name in state.other_session_files:
         stem = name[:-3] if name.endswith(".md") else name
         base = stem.split(" (")[0].split(".sync-conflict")[0]
         if is_valid_session_id(base) and base != stem:
-            out.append(Finding("conflict_copy", ERROR, f"memory/sessions/{name} is a sync-conflict copy of {base}'s snapshot",
-                               session_id=base, hint=f"merge it with `agentmem update {base} --snapshot \"memory/sessions/{name}\"`, then delete it"))
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/sessions/{name} is a sync-conflict copy of {base}'s snapshot",
+                    session_id=base,
+                    hint=f'merge it with `agentmem update {base} --snapshot "memory/sessions/{name}"`, then delete it',
+                )
+            )
         else:
-            out.append(Finding("session_file_name", WARNING, f"memory/sessions/{name}: the name is not <Session ID>.md",
-                               hint="rename or move it; agentmem ignores it"))
+            out.append(
+                Finding(
+                    "session_file_name",
+                    WARNING,
+                    f"memory/sessions/{name}: the name is not <Session ID>.md",
+                    hint="rename or move it; agentmem ignores it",
+                )
+            )
 
     orig = dict(doc.rows)
     for i, r in current.items():
@@ -547,9 +804,16 @@ def archive_findings(vault: Vault) -> list[Finding]:
     """Archives killed halfway: their write-ahead intent is in the journal (docs/reliability.md)."""
     from agentmem_vault.ops.archive import pending_archives
 
-    return [Finding("archive_interrupted", ERROR, f"the interrupted archive of {sid} is not finished", session_id=sid,
-                    fix="finish it (the snapshot had moved) or undo it, from the journal's intent")
-            for sid in pending_archives(vault)]
+    return [
+        Finding(
+            "archive_interrupted",
+            ERROR,
+            f"the interrupted archive of {sid} is not finished",
+            session_id=sid,
+            fix="finish it (the snapshot had moved) or undo it, from the journal's intent",
+        )
+        for sid in pending_archives(vault)
+    ]
 
 
 def project_findings(vault: Vault) -> list[Finding]:
@@ -574,14 +838,17 @@ def project_findings(vault: Vault) -> list[Finding]:
             if fold_name(aliases.canonical(n.project)) in known:
                 continue
             rel = n.path.relative_to(vault.root).as_posix() if n.path else None
-            out.append(Finding(
-                "note_project_unknown", WARNING,
-                f"memory {n.id or n.title!r} belongs to project {n.project!r}, which no chat of this vault ran in "
-                "(renamed or moved?): it is shown in no chat",
-                hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global), or add "
-                     f"{n.project!r} under projects: in memory/.agentmem/config.yaml",
-                path=rel,
-            ))
+            out.append(
+                Finding(
+                    "note_project_unknown",
+                    WARNING,
+                    f"memory {n.id or n.title!r} belongs to project {n.project!r}, which no chat of this vault ran in "
+                    "(renamed or moved?): it is shown in no chat",
+                    hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global), or add "
+                    f"{n.project!r} under projects: in memory/.agentmem/config.yaml",
+                    path=rel,
+                )
+            )
         return out
     except AgentmemError:
         return []
@@ -589,7 +856,9 @@ def project_findings(vault: Vault) -> list[Finding]:
 
 def diagnose(vault: Vault) -> DoctorReport:
     findings, _ = diagnose_state(read_state(vault))
-    return DoctorReport(archive_findings(vault) + findings + sync_findings(vault) + project_findings(vault) + obsidian_findings(vault))
+    return DoctorReport(
+        archive_findings(vault) + findings + sync_findings(vault) + project_findings(vault) + obsidian_findings(vault)
+    )
 
 
 def obsidian_findings(vault: Vault, w: VaultWriter | None = None) -> list[Finding]:
@@ -600,22 +869,43 @@ def obsidian_findings(vault: Vault, w: VaultWriter | None = None) -> list[Findin
     out = []
     for p in ob.property_problems(vault, w):
         if p["kind"] == ob.PROPS_MALFORMED:
-            out.append(Finding(p["kind"], ERROR, f"{p['path']}: {p['message']}", p["session_id"], path=p["path"],
-                               hint="fix the YAML between the '---' lines by hand, or delete that block: "
-                                    "it is written again from the Metadata table on the next update"))
+            out.append(
+                Finding(
+                    p["kind"],
+                    ERROR,
+                    f"{p['path']}: {p['message']}",
+                    p["session_id"],
+                    path=p["path"],
+                    hint="fix the YAML between the '---' lines by hand, or delete that block: "
+                    "it is written again from the Metadata table on the next update",
+                )
+            )
         else:
-            out.append(Finding(p["kind"], WARNING, p["message"], p["session_id"], path=p["path"],
-                               fix="rewrite those properties from the Metadata table and the board"))
+            out.append(
+                Finding(
+                    p["kind"],
+                    WARNING,
+                    p["message"],
+                    p["session_id"],
+                    path=p["path"],
+                    fix="rewrite those properties from the Metadata table and the board",
+                )
+            )
     try:
         missing = ob.types_needing_merge(vault)
     except AgentmemError as exc:
         out.append(Finding(ob.TYPES_MISSING, WARNING, exc.message, hint="fix or remove .obsidian/types.json"))
     else:
         if missing:
-            out.append(Finding(ob.TYPES_MISSING, WARNING,
-                               f".obsidian/types.json lacks the property types of {', '.join(missing[:6])}"
-                               + (f" and {len(missing) - 6} more" if len(missing) > 6 else ""),
-                               fix="merge our property types into it (the old file is backed up)"))
+            out.append(
+                Finding(
+                    ob.TYPES_MISSING,
+                    WARNING,
+                    f".obsidian/types.json lacks the property types of {', '.join(missing[:6])}"
+                    + (f" and {len(missing) - 6} more" if len(missing) > 6 else ""),
+                    fix="merge our property types into it (the old file is backed up)",
+                )
+            )
     return out
 
 
@@ -650,10 +940,17 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     from agentmem_vault.ops.archive import resume_archives
 
     with VaultWriter(vault, "doctor") as w:
-        resumed = [Finding("archive_interrupted", ERROR, f"interrupted archive of {sid}: {outcome.replace('_', ' ')}",
-                           session_id=sid, fix="finish or undo it from the journal's intent",
-                           fixed=outcome in ("completed", "rolled_back"))
-                   for sid, outcome in resume_archives(vault, w).items()]
+        resumed = [
+            Finding(
+                "archive_interrupted",
+                ERROR,
+                f"interrupted archive of {sid}: {outcome.replace('_', ' ')}",
+                session_id=sid,
+                fix="finish or undo it from the journal's intent",
+                fixed=outcome in ("completed", "rolled_back"),
+            )
+            for sid, outcome in resume_archives(vault, w).items()
+        ]
         state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)
         report = DoctorReport(resumed + findings + sync_findings(vault) + project_findings(vault), fixed_run=True)
@@ -665,10 +962,20 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
             _repair_obsidian(vault, w, report)
             return report
         new_text = plan_text(plan) if plan is not None and fixes else state.index_text
-        why = unproven_fix(plan.base_text, new_text, plan) if plan is not None and fixes and isinstance(new_text, str) else None
+        why = (
+            unproven_fix(plan.base_text, new_text, plan)
+            if plan is not None and fixes and isinstance(new_text, str)
+            else None
+        )
         if why:
-            report.findings.append(Finding("fix_refused", ERROR, f"doctor cannot prove its fix keeps every row: {why}; "
-                                           "nothing in memory/index.md was changed", hint="repair the board by hand"))
+            report.findings.append(
+                Finding(
+                    "fix_refused",
+                    ERROR,
+                    f"doctor cannot prove its fix keeps every row: {why}; nothing in memory/index.md was changed",
+                    hint="repair the board by hand",
+                )
+            )
             for f in fixes:
                 f.fix = None
             fixes, new_text = [], state.index_text

@@ -215,7 +215,9 @@ def apply_organize_text(doc: it.IndexDoc, plan: OrganizePlan) -> str:
     return edit_table(doc, changes)
 
 
-def organize(vault: Vault, *, stale_days: int | None = None, dry_run: bool = False, now: datetime | None = None) -> OrganizePlan:
+def organize(
+    vault: Vault, *, stale_days: int | None = None, dry_run: bool = False, now: datetime | None = None
+) -> OrganizePlan:
     """Plan under the lock (so the plan matches what is written) and apply unless ``dry_run``."""
     if stale_days is None:
         stale_days = int(vault_config(vault).get("stale_days", 14))
@@ -235,9 +237,12 @@ def organize(vault: Vault, *, stale_days: int | None = None, dry_run: bool = Fal
         # One journal entry (one fsync) for the whole run, holding every deleted row in full so a
         # row is found and restored by its ID; the entry also keeps the whole previous index text.
         with w.transaction():
-            w.write_index_text(apply_organize_text(doc, plan), reason="organize",
-                               deleted_rows=[rows[s].to_dict() for s in plan.deleted],
-                               marked_stale=plan.marked_stale)
+            w.write_index_text(
+                apply_organize_text(doc, plan),
+                reason="organize",
+                deleted_rows=[rows[s].to_dict() for s in plan.deleted],
+                marked_stale=plan.marked_stale,
+            )
             # A snapshot's Properties show its board status (docs/obsidian.md); only files that
             # already have them are touched.
             from agentmem_vault.model.session_props import BoardFacts
@@ -250,8 +255,10 @@ def organize(vault: Vault, *, stale_days: int | None = None, dry_run: bool = Fal
 
 def render_organize(plan: OrganizePlan, *, dry_run: bool = False) -> str:
     would = "would " if dry_run else ""
-    head = (f"organize{' (dry run, nothing written)' if dry_run else ''}: {would}delete {len(plan.deleted)} idle "
-            f"row(s), {would}mark {len(plan.marked_stale)} stale, keep {len(plan.kept_active)} active")
+    head = (
+        f"organize{' (dry run, nothing written)' if dry_run else ''}: {would}delete {len(plan.deleted)} idle "
+        f"row(s), {would}mark {len(plan.marked_stale)} stale, keep {len(plan.kept_active)} active"
+    )
     lines = [head]
 
     def part(title: str, ids: list[str], extra: Callable[[str], str] | None = None) -> None:
@@ -265,7 +272,10 @@ def render_organize(plan: OrganizePlan, *, dry_run: bool = False) -> str:
     part("would mark stale" if dry_run else "marked stale", plan.marked_stale)
     part("kept active", plan.kept_active)
     part("protected (referenced by)", plan.protected, lambda s: f"  ← {', '.join(plan.protected_by.get(s, []))}")
-    part("inconsistent (idle row with a snapshot; kept — run `agentmem update ID` or `agentmem doctor`)", plan.inconsistent)
+    part(
+        "inconsistent (idle row with a snapshot; kept — run `agentmem update ID` or `agentmem doctor`)",
+        plan.inconsistent,
+    )
     for sid, why in plan.skipped.items():
         lines.append(f"note: {sid}: {why}")
     return "\n".join(lines)

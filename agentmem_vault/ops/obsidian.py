@@ -51,7 +51,9 @@ def types_needing_merge(vault: Vault) -> list[str]:
     try:
         _, changed = sp.merge_types_json(read_text(types_path(vault)))
     except (ValueError, TypeError) as exc:
-        raise AgentmemError(f".obsidian/types.json cannot be read ({exc}); left as it is", code="obsidian_types") from exc
+        raise AgentmemError(
+            f".obsidian/types.json cannot be read ({exc}); left as it is", code="obsidian_types"
+        ) from exc
     return changed
 
 
@@ -66,8 +68,9 @@ def merge_types(vault: Vault, w: VaultWriter) -> dict:
     try:
         new, changed = sp.merge_types_json(old)
     except (ValueError, TypeError) as exc:
-        raise AgentmemError(f".obsidian/types.json cannot be read ({exc}); fix or remove it, nothing was written",
-                            code="obsidian_types") from exc
+        raise AgentmemError(
+            f".obsidian/types.json cannot be read ({exc}); fix or remove it, nothing was written", code="obsidian_types"
+        ) from exc
     if not changed:
         return {"types_changed": [], "types_backup": None}
     backup = None
@@ -136,8 +139,15 @@ def property_problems(vault: Vault, w: VaultWriter | None = None) -> list[dict]:
         except SnapshotFormatError:
             continue  # not a readable snapshot: reported by doctor's snapshot checks
         if keys:
-            out.append({"kind": PROPS_DISAGREE, "path": rel, "session_id": sid, "keys": keys,
-                        "message": f"{rel}: properties {', '.join(keys)} differ from its Metadata table / board row"})
+            out.append(
+                {
+                    "kind": PROPS_DISAGREE,
+                    "path": rel,
+                    "session_id": sid,
+                    "keys": keys,
+                    "message": f"{rel}: properties {', '.join(keys)} differ from its Metadata table / board row",
+                }
+            )
     return out
 
 

@@ -36,14 +36,22 @@ class ProjectIdentity:
         self.note = note
 
     def to_dict(self) -> dict:
-        return {"project": self.name or None, "project_source": self.source, "project_root": self.root or None,
-                **({"project_note": self.note} if self.note else {})}
+        return {
+            "project": self.name or None,
+            "project_source": self.source,
+            "project_root": self.root or None,
+            **({"project_note": self.note} if self.note else {}),
+        }
 
     def __repr__(self) -> str:
         return f"ProjectIdentity({self.name!r}, {self.source!r}, {self.root!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ProjectIdentity) and (self.name, self.source, self.root) == (other.name, other.source, other.root)
+        return isinstance(other, ProjectIdentity) and (self.name, self.source, self.root) == (
+            other.name,
+            other.source,
+            other.root,
+        )
 
 
 UNKNOWN = ProjectIdentity("", "unknown", "", "no workspace folder was given")
@@ -208,6 +216,7 @@ def identify_roots(roots: list[str] | tuple[str, ...], aliases: Aliases | None =
 
 # -- transcripts ------------------------------------------------------------------------------------
 
+
 def decode_slug(slug: str, *, listdir=None, max_candidates: int = 4) -> list[str]:  # type: ignore[no-untyped-def]
     """The existing folders an agent's project-folder slug can stand for.
 
@@ -304,11 +313,25 @@ def for_transcript(path: str | os.PathLike, aliases: Aliases | None = None, *, l
     cands = decode_slug(slug, listdir=listdir)
     if len(cands) == 1:
         return identify(cands[0], aliases)
-    why = "matches no folder on this machine" if not cands else f"could be {len(cands)} folders ({', '.join(cands[:3])})"
-    return ProjectIdentity("", "unknown", "", f"project folder slug {slug!r} {why}; left global (set `projects:` in config.yaml or pass --project)")
+    why = (
+        "matches no folder on this machine" if not cands else f"could be {len(cands)} folders ({', '.join(cands[:3])})"
+    )
+    return ProjectIdentity(
+        "",
+        "unknown",
+        "",
+        f"project folder slug {slug!r} {why}; left global (set `projects:` in config.yaml or pass --project)",
+    )
 
 
 __all__ = [
-    "Aliases", "ProjectIdentity", "UNKNOWN", "aliases_from_config", "decode_slug", "fold_name", "for_transcript",
-    "identify", "identify_roots",
+    "Aliases",
+    "ProjectIdentity",
+    "UNKNOWN",
+    "aliases_from_config",
+    "decode_slug",
+    "fold_name",
+    "for_transcript",
+    "identify",
+    "identify_roots",
 ]

@@ -33,7 +33,6 @@ from agentmem_vault.vaultio import (
 )
 
 
-
 class Registration:
     """The registered Session ID and its row (plain class: this module is on the hook path, which
     does not import ``dataclasses``; docs/performance.md)."""
@@ -45,7 +44,11 @@ class Registration:
         self.row = row
 
     def __eq__(self, other: object) -> bool:
-        return (self.session_id, self.row) == (other.session_id, other.row) if type(other) is Registration else NotImplemented
+        return (
+            (self.session_id, self.row) == (other.session_id, other.row)
+            if type(other) is Registration
+            else NotImplemented
+        )
 
     def __hash__(self) -> int:
         return hash((self.session_id, self.row))
@@ -102,7 +105,9 @@ def _rebuild_ledger(vault: Vault) -> bytes:
     return blob
 
 
-def issue_session_id(vault: Vault, doc: it.IndexDoc | BoardState, base: str, also_taken: frozenset[str] | set[str] = frozenset()) -> str:
+def issue_session_id(
+    vault: Vault, doc: it.IndexDoc | BoardState, base: str, also_taken: frozenset[str] | set[str] = frozenset()
+) -> str:
     """Pick the next free ID for ``base`` and burn it in the ledger before any row is written.
 
     Call under the vault lock (the ledger is written under the same lock as the registration).
@@ -127,15 +132,25 @@ def _free_id_known(vault: Vault, base: str, state: BoardState, also_taken: froze
     n = 1
     while True:
         cand = base if n == 1 else f"{base}-{n}"
-        if (cand not in also_taken and not state.has_row(cand)
-                and not os.path.lexists(os.path.join(vault.sessions_dir, cand + ".md"))
-                and not os.path.lexists(os.path.join(vault.archive_dir, cand))):
+        if (
+            cand not in also_taken
+            and not state.has_row(cand)
+            and not os.path.lexists(os.path.join(vault.sessions_dir, cand + ".md"))
+            and not os.path.lexists(os.path.join(vault.archive_dir, cand))
+        ):
             return cand
         n += 1
 
 
-def register_idle(vault: Vault, agent: str, *, when: datetime | None = None, command: str = "register",
-                  also_taken: frozenset[str] | set[str] = frozenset(), state: BoardState | None = None) -> Registration:
+def register_idle(
+    vault: Vault,
+    agent: str,
+    *,
+    when: datetime | None = None,
+    command: str = "register",
+    also_taken: frozenset[str] | set[str] = frozenset(),
+    state: BoardState | None = None,
+) -> Registration:
     """sessionStart registration: append an idle row, verified, under the vault lock.
 
     ``also_taken``: IDs handed out before whose rows are gone (the hook passes the IDs recorded in

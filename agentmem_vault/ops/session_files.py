@@ -86,12 +86,20 @@ def with_props(w: VaultWriter, path: Path, text: str, board: sp.BoardFacts | Non
         return sp.sync_props(text, kind=kind, board=board, session_id=sid)
     except SnapshotFormatError as exc:
         rel = path.relative_to(w.vault.root) if path.is_relative_to(w.vault.root) else path
-        raise SnapshotFormatError(f"{rel}: {exc.message}; fix it by hand first — nothing was written",
-                                  details={"path": str(rel)}) from exc
+        raise SnapshotFormatError(
+            f"{rel}: {exc.message}; fix it by hand first — nothing was written", details={"path": str(rel)}
+        ) from exc
 
 
-def write_session_file(w: VaultWriter, path: Path, text: str, *, session_id: str | None = None,
-                       action: str = "write_snapshot", board: sp.BoardFacts | None = _UNSET) -> bool:
+def write_session_file(
+    w: VaultWriter,
+    path: Path,
+    text: str,
+    *,
+    session_id: str | None = None,
+    action: str = "write_snapshot",
+    board: sp.BoardFacts | None = _UNSET,
+) -> bool:
     """``VaultWriter.write_file`` of a session or archive file with its properties in step.
     ``board``: the row's facts when the caller is about to write that row (else read now)."""
     return w.write_file(path, with_props(w, path, text, board), session_id=session_id, action=action)

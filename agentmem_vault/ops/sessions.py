@@ -85,14 +85,22 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_SNAPSHOT_BYTES:
-        raise SnapshotFormatError(f"the incoming snapshot is {size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte limit "
-                                  "(keep it to the session's summary, not logs or file contents); nothing was written")
+        raise SnapshotFormatError(
+            f"the incoming snapshot is {size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte limit "
+            "(keep it to the session's summary, not logs or file contents); nothing was written"
+        )
     return parse_snapshot(text)
 
 
 def register_manual(
-    vault: Vault, agent: str, *, topic: str | None = None, summary: str | None = None,
-    keywords: str | None = None, snapshot_text: str | None = None, writer: VaultWriter | None = None,
+    vault: Vault,
+    agent: str,
+    *,
+    topic: str | None = None,
+    summary: str | None = None,
+    keywords: str | None = None,
+    snapshot_text: str | None = None,
+    writer: VaultWriter | None = None,
 ) -> Registration:
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
@@ -100,17 +108,27 @@ def register_manual(
     incoming = _incoming(snapshot_text, vault)
     when = clock_now()
     ts = format_ts(when)
-    with (nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual")) as w, w.transaction():
+    with nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual") as w, w.transaction():
         text, doc = w.read_index()
         doc.check_writable()
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = pick_topic(topic, incoming.topic if incoming else None)
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
-        row = it.Row(sid, agent, use_topic, summary or summary_from_snapshot(snap) or MANUAL_FALLBACK_SUMMARY,
-                     keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
+        row = it.Row(
+            sid,
+            agent,
+            use_topic,
+            summary or summary_from_snapshot(snap) or MANUAL_FALLBACK_SUMMARY,
+            keywords or MANUAL_KEYWORDS,
+            "active",
+            "-",
+            ts,
+            ts,
+        )
         # the snapshot first (docs/board.md "Writing rules"), its Properties already from the row written next
-        write_session_file(w, vault.session_path(sid), render_snapshot(snap), session_id=sid,
-                           board=BoardFacts.from_row(row))
+        write_session_file(
+            w, vault.session_path(sid), render_snapshot(snap), session_id=sid, board=BoardFacts.from_row(row)
+        )
         w.append_row(row)
         _verify_snapshot(vault, sid)
     return Registration(sid, row)
@@ -142,9 +160,11 @@ class UpdateResult:
 
     def to_dict(self) -> dict:
         return {
-            "session_id": self.session_id, "snapshot_created": self.snapshot_created,
+            "session_id": self.session_id,
+            "snapshot_created": self.snapshot_created,
             "snapshot_changed": self.snapshot_changed,
-            "row_before": self.row_before.to_dict(), "row_after": self.row_after.to_dict(),
+            "row_before": self.row_before.to_dict(),
+            "row_after": self.row_after.to_dict(),
         }
 
 
@@ -178,9 +198,18 @@ class ReleaseResult:
 
 
 def _write_session(
-    w: VaultWriter, vault: Vault, sid: str, row: it.Row, *, incoming: Snapshot | None, ts: str,
-    topic: str | None = None, add_sources: tuple[str, ...] = (), context_note: str | None = None,
-    touch: bool = False, board: Callable[[Snapshot], BoardFacts] | None = None,
+    w: VaultWriter,
+    vault: Vault,
+    sid: str,
+    row: it.Row,
+    *,
+    incoming: Snapshot | None,
+    ts: str,
+    topic: str | None = None,
+    add_sources: tuple[str, ...] = (),
+    context_note: str | None = None,
+    touch: bool = False,
+    board: Callable[[Snapshot], BoardFacts] | None = None,
 ) -> tuple[Snapshot, bool, bool]:
     """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
 
@@ -201,7 +230,9 @@ def _write_session(
         try:
             old = parse_snapshot(existing)
         except SnapshotFormatError as exc:
-            raise SnapshotFormatError(f"the existing snapshot {path} cannot be read ({exc.message}); fix it by hand first — nothing was written") from exc
+            raise SnapshotFormatError(
+                f"the existing snapshot {path} cannot be read ({exc.message}); fix it by hand first — nothing was written"
+            ) from exc
         if old.session_id and old.session_id != sid:
             raise SnapshotFormatError(f"{path} names Session ID {old.session_id}; refusing to merge into it")
         snap = merge_snapshots(old, incoming, updated_at=ts) if incoming is not None else old
@@ -248,8 +279,13 @@ def _same_but_time(a: str, b: str) -> bool:
 
 
 def update_session(
-    vault: Vault, session_id: str, *, snapshot_text: str | None = None, topic: str | None = None,
-    summary: str | None = None, keywords: str | None = None,
+    vault: Vault,
+    session_id: str,
+    *,
+    snapshot_text: str | None = None,
+    topic: str | None = None,
+    summary: str | None = None,
+    keywords: str | None = None,
 ) -> UpdateResult:
     """狀態更新: create or merge the snapshot, then update only that row (Status active, Updated At);
     Started At and Referenced By unchanged."""
@@ -265,12 +301,23 @@ def update_session(
             new_topic = topic or (snap.topic if not is_placeholder_topic(snap.topic) else r.topic)
             # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
             # (the agent passes --summary when the facts changed).
-            new_summary = summary or ((summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary)
+            new_summary = summary or (
+                (summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary
+            )
             new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
             return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
 
-        snap, created, changed = _write_session(w, vault, sid, row, incoming=incoming, ts=ts, topic=topic, touch=True,
-                                                board=lambda s: BoardFacts.from_row(updated(row, s)))
+        snap, created, changed = _write_session(
+            w,
+            vault,
+            sid,
+            row,
+            incoming=incoming,
+            ts=ts,
+            topic=topic,
+            touch=True,
+            board=lambda s: BoardFacts.from_row(updated(row, s)),
+        )
         before, after = w.update_row(sid, lambda r: updated(r, snap))
         written = _verify_snapshot(vault, sid)
         if written.metadata.get("Updated At") != ts or after.updated_at != ts:
@@ -279,7 +326,11 @@ def update_session(
 
 
 def continue_session(
-    vault: Vault, source_id: str, *, session_id: str | None = None, agent: str | None = None,
+    vault: Vault,
+    source_id: str,
+    *,
+    session_id: str | None = None,
+    agent: str | None = None,
     snapshot_text: str | None = None,
 ) -> ContinueResult:
     """接續 memory SOURCE: the current session lists SOURCE in Continues From, SOURCE's row lists the
@@ -302,8 +353,13 @@ def continue_session(
         source_row = doc.get(src)
         if cur is None:
             registered = register_manual(
-                vault, agent or "", topic=None, summary=f"接續 {src}：{source_row.topic}", writer=w,
-                snapshot_text=snapshot_text or f"## Current Context\n接續 {src}（{source_row.topic}）。\n\n## Continues From\n- {src}\n",
+                vault,
+                agent or "",
+                topic=None,
+                summary=f"接續 {src}：{source_row.topic}",
+                writer=w,
+                snapshot_text=snapshot_text
+                or f"## Current Context\n接續 {src}（{source_row.topic}）。\n\n## Continues From\n- {src}\n",
             )
             cur = registered.session_id
             doc = w.index()
@@ -320,7 +376,14 @@ def continue_session(
 
         # the snapshot is only written when its content changed: its Properties from that row
         snap, created, changed = _write_session(
-            w, vault, cur, cur_row, incoming=incoming, ts=ts, add_sources=(src,), context_note=note,
+            w,
+            vault,
+            cur,
+            cur_row,
+            incoming=incoming,
+            ts=ts,
+            add_sources=(src,),
+            context_note=note,
             board=lambda s: BoardFacts.from_row(updated(cur_row, s, True)),
         )
         if src not in snap.continues_from:
@@ -334,7 +397,10 @@ def continue_session(
         resync_session(w, cur)
         resync_session(w, src)
     return ContinueResult(
-        cur, src, registered.session_id if registered else None, not changed and cur in refs and not created,
+        cur,
+        src,
+        registered.session_id if registered else None,
+        not changed and cur in refs and not created,
         (registered.message + "\n" if registered else "") + f"{cur} continues from {src}",
     )
 
@@ -361,7 +427,9 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
                 snap.metadata["Updated At"] = ts
                 changed_snap = write_session_file(w, path, _render_like(snap, existing), session_id=cur)
         if src_row is not None and cur in src_row.referencing_ids:
-            w.update_row(src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur])))
+            w.update_row(
+                src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur]))
+            )
             changed_row = True
         if src_row is not None and cur in w.index().get(src).referencing_ids:
             raise IncompleteOperation(f"{src} still lists {cur} in Referenced By")
@@ -371,5 +439,12 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
     return ReleaseResult(src, cur, changed_row, changed_snap)
 
 
-__all__ = ["register_manual", "update_session", "continue_session", "release_reference",
-           "UpdateResult", "ContinueResult", "ReleaseResult"]
+__all__ = [
+    "register_manual",
+    "update_session",
+    "continue_session",
+    "release_reference",
+    "UpdateResult",
+    "ContinueResult",
+    "ReleaseResult",
+]

@@ -46,9 +46,13 @@ class ContextResult:
 
     def to_dict(self) -> dict:
         return {
-            "task": self.task, "budget": self.budget, "chars": len(self.markdown), "markdown": self.markdown,
+            "task": self.task,
+            "budget": self.budget,
+            "chars": len(self.markdown),
+            "markdown": self.markdown,
             **({"scope": self.scope} if self.scope else {}),
-            "rules": [h.to_dict() for h in self.rules], "memories_full": [h.to_dict() for h in self.full],
+            "rules": [h.to_dict() for h in self.rules],
+            "memories_full": [h.to_dict() for h in self.full],
             "memories_brief": [h.to_dict(with_content=False) for h in self.brief],
             "sessions": [s.to_dict() for s in self.sessions],
         }
@@ -73,7 +77,9 @@ def _ts(value: str) -> datetime:
     return parse_ts(value) or datetime.min
 
 
-def relevant_sessions(rows: list[Row], task: str, *, limit: int = MAX_SESSIONS, recent_fallback: int = 3) -> list[SessionHit]:
+def relevant_sessions(
+    rows: list[Row], task: str, *, limit: int = MAX_SESSIONS, recent_fallback: int = 3
+) -> list[SessionHit]:
     """Active/stale rows whose topic, summary or keywords share enough of the task's tokens.
 
     With none relevant, the most recently updated active rows are listed instead (marked so)."""
@@ -92,7 +98,10 @@ def relevant_sessions(rows: list[Row], task: str, *, limit: int = MAX_SESSIONS, 
     out = [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, round(s, 3)) for s, r in scored[:limit]]
     if not out:
         recent = sorted((r for r in live if r.status == "active"), key=lambda r: _ts(r.updated_at), reverse=True)
-        out = [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in recent[:recent_fallback]]
+        out = [
+            SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True)
+            for r in recent[:recent_fallback]
+        ]
     return out
 
 
@@ -129,9 +138,18 @@ def select_memories(hits: list[Hit], *, limit: int, matchable: bool = True) -> l
 # -- assembling ------------------------------------------------------------------------------------------
 
 
-def build_context(vault: Vault, task: str, *, limit: int = 8, budget: int = 4000, project: str | list[str] | None = None,
-                  module: str | None = None, now: datetime | None = None, full_count: int = FULL_COUNT,
-                  scope: dict | None = None) -> ContextResult:
+def build_context(
+    vault: Vault,
+    task: str,
+    *,
+    limit: int = 8,
+    budget: int = 4000,
+    project: str | list[str] | None = None,
+    module: str | None = None,
+    now: datetime | None = None,
+    full_count: int = FULL_COUNT,
+    scope: dict | None = None,
+) -> ContextResult:
     """Rank memories and sessions for ``task`` and render them within ``budget`` characters.
     ``project``: the project's names (recall/scoping.py), ``None`` for every project."""
     from agentmem_vault.errors import UsageError
@@ -145,16 +163,18 @@ def build_context(vault: Vault, task: str, *, limit: int = 8, budget: int = 4000
     try:
         idx.sync()
         rules = rule_notes(idx, project=project, module=module, now=when)
-        hits = search(vault, task, limit=limit + len(rules), project=project, module=module, now=when, index=idx,
-                      sync=False)
+        hits = search(
+            vault, task, limit=limit + len(rules), project=project, module=module, now=when, index=idx, sync=False
+        )
     finally:
         idx.close()
     rule_paths = {h.rel_path for h in rules}
     score_of = {h.rel_path: h.score for h in hits}
     # Rules that match the task come first among the rules.
     rules.sort(key=lambda h: (-(score_of.get(h.rel_path, 0.0)), -h.importance))
-    memories = select_memories([h for h in hits if h.rel_path not in rule_paths], limit=limit,
-                               matchable=bool(query_tokens(task)))
+    memories = select_memories(
+        [h for h in hits if h.rel_path not in rule_paths], limit=limit, matchable=bool(query_tokens(task))
+    )
     sessions = relevant_sessions(load_rows(vault), task)
     if project:  # sessions of the caller's own project first (docs/projects.md)
         from agentmem_vault.ops.conversations import projects_of_sessions

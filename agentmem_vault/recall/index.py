@@ -98,9 +98,16 @@ class SyncStats:
 
     def to_dict(self) -> dict:
         return {
-            "added": self.added, "updated": self.updated, "removed": self.removed, "touched": self.touched,
-            "total": self.total, "seconds": round(self.seconds, 4), "rebuilt": self.rebuilt,
-            "in_memory": self.in_memory, "trusted": self.trusted, "errors": self.errors,
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "touched": self.touched,
+            "total": self.total,
+            "seconds": round(self.seconds, 4),
+            "rebuilt": self.rebuilt,
+            "in_memory": self.in_memory,
+            "trusted": self.trusted,
+            "errors": self.errors,
         }
 
 
@@ -322,8 +329,9 @@ class RecallIndex:
         except NoteFormatError as exc:
             return Note(content=salvage_body(data), tags=[], path=p), str(exc), sha
 
-    def _upsert(self, conn: sqlite3.Connection, rel: str, stamp: tuple[int, int], old: tuple[int, str] | None,
-                stats: SyncStats) -> None:
+    def _upsert(
+        self, conn: sqlite3.Connection, rel: str, stamp: tuple[int, int], old: tuple[int, str] | None, stats: SyncStats
+    ) -> None:
         """Index one file. ``old`` = (docid, sha) of its current entry, if any."""
         got = self._read(rel)
         if got is None:  # vanished meanwhile
@@ -340,13 +348,31 @@ class RecallIndex:
         if error:
             stats.errors.append({"path": rel, "error": error})
         values = (
-            stamp[0], stamp[1], sha, note.id, note.name, note.category, scope_key(note), fold(note.module),
-            note.project, note.module, note.importance, note.score, note.status, note.created, note.changed_at,
-            json.dumps(note.keywords, ensure_ascii=False), json.dumps(note.usage_scenario, ensure_ascii=False),
-            json.dumps(note.source_ids, ensure_ascii=False), note.content, error,
+            stamp[0],
+            stamp[1],
+            sha,
+            note.id,
+            note.name,
+            note.category,
+            scope_key(note),
+            fold(note.module),
+            note.project,
+            note.module,
+            note.importance,
+            note.score,
+            note.status,
+            note.created,
+            note.changed_at,
+            json.dumps(note.keywords, ensure_ascii=False),
+            json.dumps(note.usage_scenario, ensure_ascii=False),
+            json.dumps(note.source_ids, ensure_ascii=False),
+            note.content,
+            error,
         )
-        cols = ("mtime_ns, size, sha, note_id, title, category, project, module, project_raw, module_raw, importance, "
-                "score, status, created, updated, keywords, usage, sources, content, error")
+        cols = (
+            "mtime_ns, size, sha, note_id, title, category, project, module, project_raw, module_raw, importance, "
+            "score, status, created, updated, keywords, usage, sources, content, error"
+        )
         if old is not None:
             docid = old[0]
             conn.execute("DELETE FROM fts WHERE rowid = ?", (docid,))
@@ -357,8 +383,10 @@ class RecallIndex:
             cur = conn.execute(f"INSERT INTO notes(path, {cols}) VALUES (?{', ?' * len(values)})", (rel, *values))
             docid = cur.lastrowid or 0  # sqlite always gives the new rowid after an INSERT
             stats.added += 1
-        conn.execute("INSERT INTO fts(rowid, title, keywords, usage, content) VALUES (?, ?, ?, ?, ?)",
-                     (docid, *note_tokens(note)))
+        conn.execute(
+            "INSERT INTO fts(rowid, title, keywords, usage, content) VALUES (?, ?, ?, ?, ?)",
+            (docid, *note_tokens(note)),
+        )
 
     # -- keeping it fresh ---------------------------------------------------------------------------
     def _load_stamps(self) -> dict[str, tuple[int, int]]:
@@ -427,7 +455,10 @@ class RecallIndex:
         try:
             # Re-read under the write lock: another process may have synced in the meantime.
             self._stamps = None
-            rows = {p: (d, m, s, sha) for d, p, m, s, sha in conn.execute("SELECT docid, path, mtime_ns, size, sha FROM notes")}
+            rows = {
+                p: (d, m, s, sha)
+                for d, p, m, s, sha in conn.execute("SELECT docid, path, mtime_ns, size, sha FROM notes")
+            }
             for rel, (docid, *_rest) in rows.items():
                 if rel not in disk:
                     conn.execute("DELETE FROM fts WHERE rowid = ?", (docid,))

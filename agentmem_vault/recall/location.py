@@ -24,8 +24,10 @@ def db_path(vault) -> Path:  # type: ignore[no-untyped-def]
 # index file's (mtime_ns, size) at that write; a mismatch means "ask the index itself".
 RULES_NAME = "rules.json"
 RULES_LIMIT = 500  # every project's rules: the hook keeps its own project's and the global ones
-RULES_SQL = ("SELECT path, mtime_ns, size, note_id, title, content, importance, updated, project FROM notes "
-             "WHERE importance >= ? AND status != 'deprecated' ORDER BY importance DESC, updated DESC, title LIMIT ?")
+RULES_SQL = (
+    "SELECT path, mtime_ns, size, note_id, title, content, importance, updated, project FROM notes "
+    "WHERE importance >= ? AND status != 'deprecated' ORDER BY importance DESC, updated DESC, title LIMIT ?"
+)
 
 
 def rules_path(vault) -> Path:  # type: ignore[no-untyped-def]

@@ -189,12 +189,12 @@ def combine(relevance: float, recency: float, importance: float, semantic: float
         w = WEIGHTS
         return w["relevance"] * relevance + w["recency"] * recency + w["importance"] * importance
     w = WEIGHTS_SEMANTIC
-    return (w["semantic"] * semantic + w["relevance"] * relevance + w["recency"] * recency
-            + w["importance"] * importance)
+    return w["semantic"] * semantic + w["relevance"] * relevance + w["recency"] * recency + w["importance"] * importance
 
 
-def _scope_sql(project: str | list[str] | tuple[str, ...] | None, module: str | None,
-               include_deprecated: bool) -> tuple[str, list]:
+def _scope_sql(
+    project: str | list[str] | tuple[str, ...] | None, module: str | None, include_deprecated: bool
+) -> tuple[str, list]:
     """Scoping keeps the notes of that project (any of its names: ops/projects.py aliases) and the
     global ones (docs/projects.md); ``None`` keeps every project's notes."""
     where: list[str] = []
@@ -215,21 +215,46 @@ def _scope_sql(project: str | list[str] | tuple[str, ...] | None, module: str | 
     return (" AND " + " AND ".join(where)) if where else "", args
 
 
-_NOTE_COLS = ("n.docid, n.path, n.note_id, n.title, n.category, n.project_raw, n.module_raw, n.importance, "
-              "n.status, n.created, n.updated, n.keywords, n.usage, n.sources, n.content")
+_NOTE_COLS = (
+    "n.docid, n.path, n.note_id, n.title, n.category, n.project_raw, n.module_raw, n.importance, "
+    "n.status, n.created, n.updated, n.keywords, n.usage, n.sources, n.content"
+)
 
 
 def _hit_from_row(row: tuple, folder: Path) -> Hit:
     (_docid, rel, nid, title, cat, proj, mod, imp, status, created, updated, kws, usage, sources, content) = row
     return Hit(
-        id=nid, title=title, path=str(folder / rel), score=0.0, importance=imp, category=cat, project=proj,
-        module=mod, status=status, created=created, updated=updated, keywords=json.loads(kws),
-        usage_scenario=json.loads(usage), sources=json.loads(sources), content=content, rel_path=rel,
+        id=nid,
+        title=title,
+        path=str(folder / rel),
+        score=0.0,
+        importance=imp,
+        category=cat,
+        project=proj,
+        module=mod,
+        status=status,
+        created=created,
+        updated=updated,
+        keywords=json.loads(kws),
+        usage_scenario=json.loads(usage),
+        sources=json.loads(sources),
+        content=content,
+        rel_path=rel,
     )
 
 
-def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None, module: str | None,
-               include_deprecated: bool, now: datetime, semantic, candidates: int, limit: int = 0) -> list[Hit]:
+def _rank_rows(
+    idx: RecallIndex,
+    query: str,
+    *,
+    project: str | list[str] | None,
+    module: str | None,
+    include_deprecated: bool,
+    now: datetime,
+    semantic,
+    candidates: int,
+    limit: int = 0,
+) -> list[Hit]:
     conn = idx.conn
     assert conn is not None
     toks = query_tokens(query, MAX_SCAN_TOKENS)
@@ -237,8 +262,10 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None,
     folder = idx.folder
     if not toks:
         # Nothing to match on: the most important, most recent notes.
-        rows = conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE 1 = 1{scope} "
-                            "ORDER BY n.importance DESC, n.updated DESC LIMIT ?", (*args, candidates)).fetchall()
+        rows = conn.execute(
+            f"SELECT {_NOTE_COLS} FROM notes n WHERE 1 = 1{scope} ORDER BY n.importance DESC, n.updated DESC LIMIT ?",
+            (*args, candidates),
+        ).fetchall()
         hits: list[Hit] = [_hit_from_row(r, folder) for r in rows]
         for h in hits:
             h.recency = recency_score(h.updated, now)
@@ -246,7 +273,9 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None,
         return sorted(hits, key=lambda h: -h.score)
     if len(toks) > MAX_QUERY_TOKENS:
         marks = ",".join("?" * len(toks))
-        toks = informative_tokens(toks, dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", toks).fetchall()))
+        toks = informative_tokens(
+            toks, dict(conn.execute(f"SELECT term, doc FROM vocab WHERE term IN ({marks})", toks).fetchall())
+        )
     plan = plan_query(query, toks)
     words = sorted({w for u in plan.units for w in u.split(" ")})
     marks = ",".join("?" * len(words))
@@ -260,15 +289,22 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None,
     # note bodies for every candidate costs more than the BM25 itself).
     # The ranking query carries no token columns: SQLite would read them for every match before
     # sorting; they are fetched for the top candidates only, in the ranking's order.
-    sql = (f"SELECT fts.rowid, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s "
-           f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts MATCH ?{scope} ORDER BY s DESC LIMIT ?")
+    sql = (
+        f"SELECT fts.rowid, -bm25(fts, {w['title']}, {w['keywords']}, {w['usage']}, {w['content']}) AS s "
+        f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts MATCH ?{scope} ORDER BY s DESC LIMIT ?"
+    )
     ranked = conn.execute(sql, (match_expr(match_tokens(df)), *args, candidates)).fetchall()
     if not ranked:
         return []
     marks = ",".join("?" * len(ranked))
-    cols = {r[0]: r[1:] for r in conn.execute(
-        "SELECT fts.rowid, n.importance, n.updated, fts.title, fts.keywords, fts.usage, fts.content "
-        f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts.rowid IN ({marks})", [r[0] for r in ranked])}
+    cols = {
+        r[0]: r[1:]
+        for r in conn.execute(
+            "SELECT fts.rowid, n.importance, n.updated, fts.title, fts.keywords, fts.usage, fts.content "
+            f"FROM fts JOIN notes n ON n.docid = fts.rowid WHERE fts.rowid IN ({marks})",
+            [r[0] for r in ranked],
+        )
+    }
     rows = [(docid, s, *cols[docid]) for docid, s in ranked if docid in cols]
     n_docs = conn.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
     # Each concept weighs the IDF of its rarest query word; words no note contains still count (at
@@ -277,7 +313,9 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None,
     concepts = [(alts, max(_idf(tf[t], n_docs) if t in tf else idf_absent for t in qt)) for alts, qt in plan.concepts]
     idf_total = sum(c[1] for c in concepts) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
-    scored: dict[int, tuple[float, float, float, float, float, float]] = {}  # docid -> (bm25, coverage, evidence, relevance, recency, importance)
+    scored: dict[
+        int, tuple[float, float, float, float, float, float]
+    ] = {}  # docid -> (bm25, coverage, evidence, relevance, recency, importance)
     padded = [(tuple(f" {a} " for a in alts), v) for alts, v in concepts]  # built once, not per candidate
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
         bag = f" {t1} {t2} {t3} {t4} "
@@ -299,7 +337,9 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None,
         h.bm25, h.coverage, h.evidence, h.relevance, h.recency, _imp = scored[d]
         hits.append(h)
     if semantic is not None:
-        sims = semantic.similarity(query, [(i, f"{h.title}\n{' '.join(h.usage_scenario)}\n{h.content}") for i, h in enumerate(hits)])
+        sims = semantic.similarity(
+            query, [(i, f"{h.title}\n{' '.join(h.usage_scenario)}\n{h.content}") for i, h in enumerate(hits)]
+        )
         for i, h in enumerate(hits):
             h.semantic = float(sims.get(i, 0.0))
     for h in hits:
@@ -308,9 +348,19 @@ def _rank_rows(idx: RecallIndex, query: str, *, project: str | list[str] | None,
     return hits
 
 
-def search(vault: Vault, query: str, *, limit: int = 10, project: str | list[str] | None = None, module: str | None = None,
-           include_deprecated: bool = False, now: datetime | None = None, index: RecallIndex | None = None,
-           semantic: object = "config", sync: bool = True) -> list[Hit]:
+def search(
+    vault: Vault,
+    query: str,
+    *,
+    limit: int = 10,
+    project: str | list[str] | None = None,
+    module: str | None = None,
+    include_deprecated: bool = False,
+    now: datetime | None = None,
+    index: RecallIndex | None = None,
+    semantic: object = "config",
+    sync: bool = True,
+) -> list[Hit]:
     """Ranked long-term memories for ``query``.
 
     The index is first synced with the notes on disk (pass ``sync=False`` only right after a sync
@@ -326,28 +376,50 @@ def search(vault: Vault, query: str, *, limit: int = 10, project: str | list[str
 
             semantic = configured_backend(vault)
         try:
-            hits = _rank_rows(idx, query, project=project, module=module, include_deprecated=include_deprecated,
-                              now=when, semantic=semantic, candidates=max(CANDIDATES, limit), limit=limit)
+            hits = _rank_rows(
+                idx,
+                query,
+                project=project,
+                module=module,
+                include_deprecated=include_deprecated,
+                now=when,
+                semantic=semantic,
+                candidates=max(CANDIDATES, limit),
+                limit=limit,
+            )
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
                 raise
             idx._discard()
             idx.rebuild()
-            hits = _rank_rows(idx, query, project=project, module=module, include_deprecated=include_deprecated,
-                              now=when, semantic=semantic, candidates=max(CANDIDATES, limit), limit=limit)
+            hits = _rank_rows(
+                idx,
+                query,
+                project=project,
+                module=module,
+                include_deprecated=include_deprecated,
+                now=when,
+                semantic=semantic,
+                candidates=max(CANDIDATES, limit),
+                limit=limit,
+            )
         return hits[:limit] if limit and limit > 0 else hits
     finally:
         if own:
             idx.close()
 
 
-def rule_notes(idx: RecallIndex, *, project: str | list[str] | None = None, module: str | None = None,
-               now: datetime | None = None) -> list[Hit]:
+def rule_notes(
+    idx: RecallIndex, *, project: str | list[str] | None = None, module: str | None = None, now: datetime | None = None
+) -> list[Hit]:
     """The rule index: active notes with importance >= 0.9, most important and newest first."""
     assert idx.conn is not None
     scope, args = _scope_sql(project, module, False)
-    rows = idx.conn.execute(f"SELECT {_NOTE_COLS} FROM notes n WHERE n.importance >= ?{scope} "
-                            "ORDER BY n.importance DESC, n.updated DESC, n.title", (RULE_IMPORTANCE, *args)).fetchall()
+    rows = idx.conn.execute(
+        f"SELECT {_NOTE_COLS} FROM notes n WHERE n.importance >= ?{scope} "
+        "ORDER BY n.importance DESC, n.updated DESC, n.title",
+        (RULE_IMPORTANCE, *args),
+    ).fetchall()
     when = now or clock_now()
     hits = [_hit_from_row(r, idx.folder) for r in rows]
     for h in hits:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         title: str
         content: str
 
+
 # A note at least this important is a rule: always injected, ahead of relevance-ranked notes.
 RULE_IMPORTANCE = 0.9
 RULES_SHARE = 0.35
@@ -33,8 +34,16 @@ class SessionHit:
     """A board row shown by recall (plain class: the hook renders these and does not import
     ``dataclasses``; docs/performance.md)."""
 
-    def __init__(self, session_id: str, topic: str, summary: str, status: str, updated_at: str, relevance: float,
-                 recent_only: bool = False) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        topic: str,
+        summary: str,
+        status: str,
+        updated_at: str,
+        relevance: float,
+        recent_only: bool = False,
+    ) -> None:
         self.session_id = session_id
         self.topic = topic
         self.summary = summary
@@ -117,8 +126,9 @@ def _fit(lines: list[str], header: str, cap: int) -> tuple[str, int]:
     return out, n
 
 
-def render_context(rules: list[Hit], memories: list[Hit], sessions: list[SessionHit], *, budget: int,
-                   full_count: int = FULL_COUNT) -> tuple[str, list[Hit], list[Hit], list[Hit], list[SessionHit]]:
+def render_context(
+    rules: list[Hit], memories: list[Hit], sessions: list[SessionHit], *, budget: int, full_count: int = FULL_COUNT
+) -> tuple[str, list[Hit], list[Hit], list[Hit], list[SessionHit]]:
     """The Markdown and what made it in: (markdown, rules, full, brief, sessions). ``len(md) <= budget``."""
     budget = max(0, int(budget))
     parts: list[str] = []
@@ -153,7 +163,11 @@ def render_context(rules: list[Hit], memories: list[Hit], sessions: list[Session
                 used += len(text) - 1
 
     sess_lines = [render_session(s) for s in sessions]
-    sess_header = "## Sessions you may continue\n" if not (sessions and sessions[0].recent_only) else "## Recent active sessions\n"
+    sess_header = (
+        "## Sessions you may continue\n"
+        if not (sessions and sessions[0].recent_only)
+        else "## Recent active sessions\n"
+    )
     sess_reserve = min(int(budget * SESSIONS_SHARE), len(sess_header) + sum(len(x) for x in sess_lines))
 
     # 2./3. memories: the strongest in full, then one line each
@@ -175,14 +189,14 @@ def render_context(rules: list[Hit], memories: list[Hit], sessions: list[Session
                     break
             mem_text += start + block
             full.append(h)
-        rest = [render_brief(h) for h in memories[len(full):]]
+        rest = [render_brief(h) for h in memories[len(full) :]]
         brief_header = "## Other memories (ask for details if needed)\n"
         btext, n = _fit(rest, brief_header, mem_cap - len(mem_text))
         if n:
             mem_text += btext + "\n"
             if len(mem_text) > mem_cap:
                 mem_text = mem_text[:-1]
-            brief = memories[len(full): len(full) + n]
+            brief = memories[len(full) : len(full) + n]
         parts.append(mem_text)
         used += len(mem_text)
 

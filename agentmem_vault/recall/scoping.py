@@ -52,8 +52,9 @@ def known_projects(vault: Vault, cfg: dict | None = None) -> list[str]:
     return sorted(names.values(), key=fold_name)
 
 
-def resolve_scope(vault: Vault, *, project: str | None = None, all_projects: bool = False,
-                  cwd: str | os.PathLike | None = None) -> Scope:
+def resolve_scope(
+    vault: Vault, *, project: str | None = None, all_projects: bool = False, cwd: str | os.PathLike | None = None
+) -> Scope:
     if all_projects and project:
         raise UsageError("give --project NAME or --all-projects, not both")
     if all_projects:

@@ -86,21 +86,27 @@ def _rules_from_index(vault: Vault, project_names: tuple[str, ...] | None = None
     return out[:MAX_RULES]
 
 
-def recent_active_sessions(rows: list[Row], *, exclude: tuple[str, ...] = (), limit: int = MAX_SESSIONS) -> list[SessionHit]:
+def recent_active_sessions(
+    rows: list[Row], *, exclude: tuple[str, ...] = (), limit: int = MAX_SESSIONS
+) -> list[SessionHit]:
     """Active rows, most recently updated first (timestamps compared as strings: ``ts_key``)."""
     active = [r for r in rows if r.status == "active" and r.session_id not in exclude]
     active.sort(key=lambda r: ts_key(r.updated_at), reverse=True)
     return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in active[:limit]]
 
 
-def _same_project_first(hits: list[SessionHit], project_of: dict[str, str] | None, names: tuple[str, ...] | None) -> list[SessionHit]:
+def _same_project_first(
+    hits: list[SessionHit], project_of: dict[str, str] | None, names: tuple[str, ...] | None
+) -> list[SessionHit]:
     """Sessions of the chat's own project first (stable otherwise)."""
     if not names or not project_of:
         return hits[:MAX_SESSIONS]
     return sorted(hits, key=lambda h: project_of.get(h.session_id, "").casefold() not in names)[:MAX_SESSIONS]
 
 
-def _recent_from_board(vault: Vault, doc: object, exclude: tuple[str, ...], limit: int = MAX_SESSIONS) -> list[SessionHit]:
+def _recent_from_board(
+    vault: Vault, doc: object, exclude: tuple[str, ...], limit: int = MAX_SESSIONS
+) -> list[SessionHit]:
     """From the hook's board summary (no row parsed), a parsed board, or else the summary of the
     board on disk (``board_cache``: kept current by every writer)."""
     if doc is None:
@@ -125,9 +131,15 @@ def _recent_from_board(vault: Vault, doc: object, exclude: tuple[str, ...], limi
     return recent_active_sessions(doc.row_list(), exclude=exclude, limit=limit)  # type: ignore[attr-defined]
 
 
-def session_start_context(vault: Vault, *, budget: int = 1500, doc: IndexDoc | board_cache.BoardState | None = None,
-                          exclude: tuple[str, ...] | list[str] = (), project_names: tuple[str, ...] | None = None,
-                          project_of: dict[str, str] | None = None) -> str:
+def session_start_context(
+    vault: Vault,
+    *,
+    budget: int = 1500,
+    doc: IndexDoc | board_cache.BoardState | None = None,
+    exclude: tuple[str, ...] | list[str] = (),
+    project_names: tuple[str, ...] | None = None,
+    project_of: dict[str, str] | None = None,
+) -> str:
     """Markdown (at most ``budget`` characters, "" when there is nothing to say) for additional_context.
 
     ``doc``: memory/index.md as the hook read it (its ``board_cache.BoardState``, or a parsed
