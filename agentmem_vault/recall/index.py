@@ -170,6 +170,12 @@ def note_tokens(note: Note) -> tuple[str, str, str, str]:
     )
 
 
+def _is_swapped(exc: BaseException) -> bool:
+    """SQLite's answer when the database file was replaced (another process's rebuild was swapped
+    in) while this connection was writing to it: a retry on a fresh connection sees the new file."""
+    return isinstance(exc, sqlite3.OperationalError) and "disk i/o error" in str(exc).lower()
+
+
 def _is_corrupt(exc: BaseException) -> bool:
     """A damaged or foreign database file (rebuild it), as opposed to a busy one (report it)."""
     if not isinstance(exc, sqlite3.DatabaseError):
@@ -417,19 +423,27 @@ class RecallIndex:
         stands for the check: the daemon has already applied every change it was told about.
         Otherwise every note is stat'ed, so an edit written in place shows in the next query."""
         t0 = time.perf_counter()
-        try:
-            self.open()
-            if trust_daemon and not self.in_memory and daemon_vouches(self.vault):
-                assert self.conn is not None
-                stats = SyncStats(total=self.conn.execute("SELECT count(*) FROM notes").fetchone()[0], trusted=True)
-                stats.seconds = time.perf_counter() - t0
-                return stats
-            stats = self._sync()
-        except sqlite3.DatabaseError as exc:
-            if not _is_corrupt(exc):
-                raise
-            self._discard()
-            stats = self.rebuild()
+        for attempt in range(3):
+            try:
+                self.open()
+                if trust_daemon and not self.in_memory and daemon_vouches(self.vault):
+                    assert self.conn is not None
+                    stats = SyncStats(total=self.conn.execute("SELECT count(*) FROM notes").fetchone()[0], trusted=True)
+                    stats.seconds = time.perf_counter() - t0
+                    return stats
+                stats = self._sync()
+                break
+            except sqlite3.DatabaseError as exc:
+                if attempt < 2 and _is_swapped(exc):
+                    # Another process swapped a freshly built index file in under this connection
+                    # (its write now hits the replaced file): reopen the new file and sync again.
+                    self.close()
+                    continue
+                if not _is_corrupt(exc):
+                    raise
+                self._discard()
+                stats = self.rebuild()
+                break
         stats.seconds = time.perf_counter() - t0
         return stats
 
@@ -472,7 +486,10 @@ class RecallIndex:
             self._save_stamps(conn)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # a failed COMMIT can end the transaction itself: the first error is the one to report
             raise
         self._stamps = None
         self._save_rules()
