@@ -375,8 +375,9 @@ def search(
             from agentmem_vault.recall.semantic import configured_backend
 
             semantic = configured_backend(vault)
-        try:
-            hits = _rank_rows(
+
+        def rank() -> list[Hit]:
+            return _rank_rows(
                 idx,
                 query,
                 project=project,
@@ -387,22 +388,15 @@ def search(
                 candidates=max(CANDIDATES, limit),
                 limit=limit,
             )
+
+        try:
+            hits = rank()
         except sqlite3.DatabaseError as exc:
             if not _is_corrupt(exc):
                 raise
             idx._discard()
             idx.rebuild()
-            hits = _rank_rows(
-                idx,
-                query,
-                project=project,
-                module=module,
-                include_deprecated=include_deprecated,
-                now=when,
-                semantic=semantic,
-                candidates=max(CANDIDATES, limit),
-                limit=limit,
-            )
+            hits = rank()  # once more, on the rebuilt index
         return hits[:limit] if limit and limit > 0 else hits
     finally:
         if own:
