@@ -72,9 +72,13 @@ def test_frontmatter_equals_the_tables_and_the_rest_of_the_file_is_kept(topic, s
     board = sp.BoardFacts("stale", summary, ", ".join(keywords), "-")
     out = sp.sync_props(text, kind=sp.LIVE, board=board, session_id=SID)
     props = sp.props_of(out)
-    assert props["topic"] == (topic.strip() or "t") or (props["topic"] is None and not topic.strip())
-    assert props["summary"] == (summary.strip() or None)
-    assert props["keywords"] == list(dict.fromkeys(k.strip() for k in keywords if k.strip()))  # a list, deduplicated
+
+    def filled(cell: str) -> str | None:  # "-" is the tables' empty cell (docs/board.md), as "" is
+        return cell.strip() if cell.strip() not in ("", "-") else None
+
+    assert props["topic"] == (topic.strip() or "t") or (props["topic"] is None and not filled(topic))
+    assert props["summary"] == filled(summary)
+    assert props["keywords"] == list(dict.fromkeys(k for k in map(filled, keywords) if k))  # a list, deduplicated
     assert props["status"] == "stale" and props["aliases"][-1] == SID and sp.SESSION_TAG in props["tags"]
     said = yaml.safe_load(yaml.safe_dump(user, allow_unicode=True)) if user else {}  # what the user's file says
     for k, v in said.items():  # the user's keys and values survive
