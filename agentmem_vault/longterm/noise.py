@@ -1,9 +1,14 @@
-"""Strip what carries no knowledge before a model sees it (docs/extraction.md, layer 1): tool-call
-blocks, long hashes, base64 / data URIs, over-long log lines."""
+"""Strip what carries no knowledge (docs/extraction.md): before a model sees a conversation, tool-call
+blocks, long hashes, base64 / data URIs and over-long log lines (``strip_noise``); before the
+offline extractor reads a user's message, the lines the user pasted rather than wrote
+(``own_words``: tool output, logs, tracebacks, quoted docs and chats, code)."""
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from agentmem_vault.longterm.lexicon import log_levels, log_levels_weak, output_starts
 
 _TOOL_BLOCK_RE = re.compile(
     r"<(tool_call|tool_use|tool_result|invoke|function_call|function_results|antml:invoke|antml:function_calls)\b[^>]*>"
@@ -40,3 +45,124 @@ def _looks_encoded(s: str) -> bool:
     upper = sum(c.isupper() for c in s)
     lower = sum(c.islower() for c in s)
     return digits >= 3 and upper >= 3 and lower >= 3
+
+
+# -- pasted text in a user's message (docs/extraction.md, "Pasted text") ------------------------------
+# A user who pastes a pip warning, a linter report, a traceback, a CI log, a README paragraph or a
+# colleague's chat has not said those words: "it is recommended to use a virtual environment",
+# "Do not use bare except", "> Always run make lint" are the tool's or the author's rules. The
+# offline extractor reads only the user's own lines; these rules say which lines are pasted, by
+# their form (never by the wording of one tool): fenced or indented code, "> " quotes, shell
+# prompts, leading timestamps, file:line:col locations and stack frames, exception lines,
+# severity tags (word lists in templates/quality/), and the indented lines that continue them.
+
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_QUOTE = re.compile(r"^\s*[>＞](?:\s|>|$)")
+_PROMPT = re.compile(
+    r"^\s*(?:\$|%|>>>|❯|➜|PS [^>\n]{0,80}>|[A-Za-z]:\\[^>\n]{0,80}>|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#])(?:\s|$)"
+)
+_TIMESTAMP = re.compile(
+    r"^\s*\[?(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[T ]\d{1,2}:\d{2}|\d{1,2}:\d{2}:\d{2}(?![\d:])|"
+    r"[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2})|^\s*\[\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?\]"
+)
+_LOCATION = re.compile(
+    r"^\s*(?:"
+    r"-->\s*\S+:\d+"  # rustc:  --> src/main.rs:4:9
+    r"|[^\s:]*[./\\][^\s:]*:\d+(?::\d+)?:"  # ruff, gcc, go, Python warnings: path:line[:col]:
+    r"|[^\s(]+\.\w+\(\d+,\d+\)"  # tsc, msbuild: file.ts(12,5)
+    r"|File \"[^\"]+\", line \d+"  # Python frames
+    r"|at \S.*(?:\([^()\s]*:\d+(?::\d+)?\)|\S+:\d+:\d+|\((?:Native Method|Unknown Source)\))\s*$"  # Java/JS frames
+    r"|\d+:\d+\s+(?:error|warning|warn|info)\b"  # eslint: 12:5  error  ...
+    r"|(?:\d+\s+)?\|(?:\s|$)"  # a compiler's source gutter: "  |", "41 |     let x"
+    r"|\^+(?:\s|~|$)"  # a caret under the offending code
+    r")"
+)
+_GUTTER_NEEDS_INDENT = re.compile(r"^\|")  # "| a | b |" at column 0 is a Markdown table, the user's
+_EXCEPTION = re.compile(
+    r"^\s*(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault)\b(?:\s*\[[^\]]*\])?\s*[:：]"
+)
+_PROCESS_PREFIX = re.compile(r"^\s*\([\w.-]+:\d+\)")  # (node:1234) Warning: ...
+_INDENTED_CODE = re.compile(r"^(?: {4,}|\t)")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）])\s")
+
+
+def _alternation(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+@lru_cache(maxsize=None)
+def _level_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], tuple[str, ...]]:
+    """(strong tag, weak tag, bracketed tag, fixed starts), built from the data files."""
+    levels, weak = log_levels(), log_levels_weak()
+    caps = tuple(w for w in levels if w.isupper())
+    other = tuple(w for w in levels if not w.isupper())
+    strong = re.compile(rf"^\s*(?:(?:{_alternation(caps)})(?=[\s:\]\[!]|$)|(?:{_alternation(other)})(?=[:：\[]))")
+    weak_re = re.compile(rf"^\s*(?:{_alternation(weak)})\s*[:：]")
+    bracket = re.compile(rf"^\s*(?:##)?[\[【]\s*(?:{_alternation(levels + weak)})\s*[\]】]", re.I)
+    return strong, weak_re, bracket, output_starts()
+
+
+def _starts_with_output(line: str, starts: tuple[str, ...]) -> bool:
+    s = line.lstrip()
+    for lit in starts:
+        if s.startswith(lit):
+            nxt = s[len(lit) : len(lit) + 1]
+            if not (lit[-1].isalnum() and (nxt.isalnum() or nxt == "_")):
+                return True
+    return False
+
+
+def _pasted_on_its_own(line: str) -> bool:
+    """A line whose form alone says it was pasted (output, log, quote, prompt, code)."""
+    strong, _weak, bracket, starts = _level_patterns()
+    if _LOCATION.match(line) and not _GUTTER_NEEDS_INDENT.match(line):
+        return True
+    if _INDENTED_CODE.match(line) and not _LIST_ITEM.match(line):
+        return True
+    return bool(
+        _QUOTE.match(line)
+        or _PROMPT.match(line)
+        or _TIMESTAMP.match(line)
+        or _EXCEPTION.match(line)
+        or _PROCESS_PREFIX.match(line)
+        or strong.match(line)
+        or bracket.match(line)
+        or _starts_with_output(line, starts)
+    )
+
+
+def pasted_lines(text: str) -> list[bool]:
+    """For each line of ``text`` (``str.splitlines``): was it pasted rather than written by the user?
+
+    A fenced block is pasted from fence to fence (to the end when it is never closed). A line that
+    follows pasted output with no blank line between continues it when it is indented or opens
+    with a weak severity word ("Warning:", "Caused by:")."""
+    _strong, weak, _bracket, _starts = _level_patterns()
+    out: list[bool] = []
+    fenced = False
+    prev = False  # the line before (no blank line between) was pasted
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            out.append(True)
+            prev = True
+            continue
+        if fenced:
+            out.append(True)
+            continue
+        if not line.strip():
+            out.append(False)
+            prev = False
+            continue
+        pasted = _pasted_on_its_own(line) or (prev and (line[:1].isspace() or bool(weak.match(line))))
+        out.append(pasted)
+        prev = pasted
+    return out
+
+
+def own_words(text: str) -> str:
+    """``text`` with the pasted lines blanked: each becomes an empty line, so that what the user
+    wrote before and after a paste are separate paragraphs and never one sentence."""
+    lines = text.splitlines()
+    flags = pasted_lines(text)
+    return "\n".join("" if f else ln for ln, f in zip(lines, flags, strict=True))
