@@ -200,8 +200,10 @@ def classify_sentence(sentence: str, context: str = "") -> Cue | None:
 def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text):
-        if para.lstrip().startswith(("```", "    ", "\t", "Traceback", 'File "')):
-            continue  # code and logs are not statements of preference
+        # Callers pass the user's own words (noise.own_words has blanked pasted lines); a paragraph
+        # that still opens like code or a traceback is not a statement of preference either.
+        if para.lstrip().startswith(("```", "Traceback", 'File "')):
+            continue
         for s in _SPLIT.split(para):
             s = " ".join(s.split())
             if s:
