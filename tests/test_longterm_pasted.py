@@ -70,6 +70,16 @@ def kept(*turns: tuple[str, str]) -> list[MemoryObject]:
         "PS C:\\Users\\me> Set-ExecutionPolicy RemoteSigned",
         "me@box:~/app$ make lint",
         "    # always use the session helper here",
+        "web-1  | npm WARN config production Use `--omit=dev` instead.",
+        "api_1 | always retry on 503",
+        "[main] WARN  c.e.Config - Never use the default admin password",
+        'time=2026-11-30T10:15:02Z level=warn msg="always retry" component=client',
+        "level=error msg=never-retry-post",
+        '{"level":"error","msg":"請使用 TLS 1.2 以上版本"}',
+        "E       AssertionError: 不要用字符串比较，应该用整数",
+        "main.cpp(12): warning C4996: 'strcpy': Consider using strcpy_s instead.",
+        "@@ -10,7 +10,7 @@ def load(path):",
+        "diff --git a/src/x.py b/src/x.py",
     ],
 )
 def test_pasted_lines_are_recognised(line):
@@ -98,6 +108,10 @@ def test_pasted_lines_are_recognised(line):
         "The server always starts at 10:00 on weekdays.",
         "-> always use the wrapper",
         "Help me set this up: we use uv.",
+        "- [ ] always write a test for the parser",
+        "tool | rule: pnpm | always",
+        "Everything (1) should go through the gateway.",
+        "E2E tests always run against staging.",
     ],
 )
 def test_the_users_own_lines_are_kept(line):
@@ -118,6 +132,23 @@ def test_output_continues_on_indented_and_weak_lines_until_a_blank_line():
         ]
     )
     assert pasted_lines(text) == [True, True, True, True, False, False, False, False]
+
+
+def test_a_diff_hunk_is_pasted_until_a_blank_line_and_a_weak_line_joins_the_output_after_it():
+    text = "\n".join(
+        [
+            "@@ -1,3 +1,3 @@",
+            "-import requests",
+            "+import httpx",
+            " # always use httpx",
+            "From now on we use httpx.",
+            "",
+            "- never use requests",
+            "Error: Cannot find module 'x'",
+            "    at Object.<anonymous> (/app/x.js:3:9)",
+        ]
+    )
+    assert pasted_lines(text) == [True, True, True, True, False, False, False, True, True]
 
 
 def test_fenced_blocks_are_pasted_to_the_closing_fence_or_the_end():

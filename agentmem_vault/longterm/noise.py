@@ -69,7 +69,7 @@ _LOCATION = re.compile(
     r"^\s*(?:"
     r"-->\s*\S+:\d+"  # rustc:  --> src/main.rs:4:9
     r"|[^\s:]*[./\\][^\s:]*:\d+(?::\d+)?:"  # ruff, gcc, go, Python warnings: path:line[:col]:
-    r"|[^\s(]+\.\w+\(\d+,\d+\)"  # tsc, msbuild: file.ts(12,5)
+    r"|[^\s(]+\.\w+\((?:\d+,\d+\)|\d+\)\s*:)"  # tsc, msbuild, MSVC: file.ts(12,5) / main.cpp(12):
     r"|File \"[^\"]+\", line \d+"  # Python frames
     r"|at \S.*(?:\([^()\s]*:\d+(?::\d+)?\)|\S+:\d+:\d+|\((?:Native Method|Unknown Source)\))\s*$"  # Java/JS frames
     r"|\d+:\d+\s+(?:error|warning|warn|info)\b"  # eslint: 12:5  error  ...
@@ -82,6 +82,14 @@ _EXCEPTION = re.compile(
     r"^\s*(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault)\b(?:\s*\[[^\]]*\])?\s*[:：]"
 )
 _PROCESS_PREFIX = re.compile(r"^\s*\([\w.-]+:\d+\)")  # (node:1234) Warning: ...
+_SERVICE_PREFIX = re.compile(r"^\s*[\w.-]+[-_]\d+\s+\|(?:\s|$)")  # docker compose: "web-1  | ..."
+_STRUCTURED_LOG = re.compile(
+    r"^\s*(?:(?:ts|time|timestamp)=\S+\s+)?(?:level|lvl|severity)=\w"  # logfmt
+    r"|^\s*\{\s*\"[^\"\n]+\"\s*:"  # a JSON log line
+)
+_PYTEST_DETAIL = re.compile(r"^E {2,}\S")  # pytest's failure lines: "E       AssertionError: ..."
+_DIFF_HEADER = re.compile(r"^(?:@@ -\d|diff --git |--- a/|\+\+\+ b/)")
+_DIFF_LINE = re.compile(r"^[-+ \\]")
 _INDENTED_CODE = re.compile(r"^(?: {4,}|\t)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）])\s")
 
@@ -96,7 +104,11 @@ def _level_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]
     levels, weak = log_levels(), log_levels_weak()
     caps = tuple(w for w in levels if w.isupper())
     other = tuple(w for w in levels if not w.isupper())
-    strong = re.compile(rf"^\s*(?:(?:{_alternation(caps)})(?=[\s:\]\[!]|$)|(?:{_alternation(other)})(?=[:：\[]))")
+    # "[main] WARN  c.e.App - ...": a logger's bracketed thread or module name may come first
+    strong = re.compile(
+        rf"^\s*(?:\[[^\]\n]{{1,40}}\]\s*)*"
+        rf"(?:(?:{_alternation(caps)})(?=[\s:\]\[!]|$)|(?:{_alternation(other)})(?=[:：\[]))"
+    )
     weak_re = re.compile(rf"^\s*(?:{_alternation(weak)})\s*[:：]")
     bracket = re.compile(rf"^\s*(?:##)?[\[【]\s*(?:{_alternation(levels + weak)})\s*[\]】]", re.I)
     return strong, weak_re, bracket, output_starts()
@@ -125,6 +137,10 @@ def _pasted_on_its_own(line: str) -> bool:
         or _TIMESTAMP.match(line)
         or _EXCEPTION.match(line)
         or _PROCESS_PREFIX.match(line)
+        or _SERVICE_PREFIX.match(line)
+        or _STRUCTURED_LOG.match(line)
+        or _PYTEST_DETAIL.match(line)
+        or _DIFF_HEADER.match(line)
         or strong.match(line)
         or bracket.match(line)
         or _starts_with_output(line, starts)
@@ -134,14 +150,17 @@ def _pasted_on_its_own(line: str) -> bool:
 def pasted_lines(text: str) -> list[bool]:
     """For each line of ``text`` (``str.splitlines``): was it pasted rather than written by the user?
 
-    A fenced block is pasted from fence to fence (to the end when it is never closed). A line that
-    follows pasted output with no blank line between continues it when it is indented or opens
-    with a weak severity word ("Warning:", "Caused by:")."""
+    A fenced block is pasted from fence to fence (to the end when it is never closed). Within a run
+    of lines with no blank line between, pasted output continues on a line that is indented or
+    opens with a weak severity word ("Warning:", "Caused by:"), a weak-word line right before
+    pasted output belongs to it, and after a diff header every "+", "-", " " line is the diff."""
     _strong, weak, _bracket, _starts = _level_patterns()
+    lines = text.splitlines()
     out: list[bool] = []
     fenced = False
+    diff = False  # inside a diff hunk (until a blank line)
     prev = False  # the line before (no blank line between) was pasted
-    for line in text.splitlines():
+    for line in lines:
         if _FENCE.match(line):
             fenced = not fenced
             out.append(True)
@@ -152,11 +171,20 @@ def pasted_lines(text: str) -> list[bool]:
             continue
         if not line.strip():
             out.append(False)
-            prev = False
+            prev = diff = False
             continue
-        pasted = _pasted_on_its_own(line) or (prev and (line[:1].isspace() or bool(weak.match(line))))
+        diff = diff or bool(_DIFF_HEADER.match(line))
+        pasted = (
+            _pasted_on_its_own(line)
+            or (diff and bool(_DIFF_LINE.match(line)))
+            or (prev and (line[:1].isspace() or bool(weak.match(line))))
+        )
         out.append(pasted)
         prev = pasted
+    # "Error: Cannot find module 'x'" followed by its stack frames: the message is output too
+    for i in range(len(lines) - 2, -1, -1):
+        if not out[i] and out[i + 1] and lines[i + 1].strip() and weak.match(lines[i]):
+            out[i] = True
     return out
 
 
