@@ -71,12 +71,18 @@ _LOCATION = re.compile(
     r"|[^\s:]*[./\\][^\s:]*:\d+(?::\d+)?:"  # ruff, gcc, go, Python warnings: path:line[:col]:
     r"|[^\s(]+\.\w+\((?:\d+,\d+\)|\d+\)\s*:)"  # tsc, msbuild, MSVC: file.ts(12,5) / main.cpp(12):
     r"|File \"[^\"]+\", line \d+"  # Python frames
-    r"|at \S.*(?:\([^()\s]*:\d+(?::\d+)?\)|\S+:\d+:\d+|\((?:Native Method|Unknown Source)\))\s*$"  # Java/JS frames
     r"|\d+:\d+\s+(?:error|warning|warn|info)\b"  # eslint: 12:5  error  ...
     r"|(?:\d+\s+)?\|(?:\s|$)"  # a compiler's source gutter: "  |", "41 |     let x"
     r"|\^+(?:\s|~|$)"  # a caret under the offending code
     r")"
 )
+# Java/JS stack frames: "at com.x.App.main(App.java:12)", "at Object.<anonymous> (/app/x.js:3:9)"
+_FRAME = re.compile(
+    r"^\s*at (?:\S[^()\n]{0,200}\((?:[^()\s]{1,300}:\d+(?::\d+)?|Native Method|Unknown Source)\)|[^\s()]{1,300}:\d+:\d+)\s*$"
+)
+# The forms are all at the start of a line: only its head is examined, so that a pasted line of
+# megabytes (minified code, a base64 blob) costs no more than a short one.
+_HEAD = 400
 _GUTTER_NEEDS_INDENT = re.compile(r"^\|")  # "| a | b |" at column 0 is a Markdown table, the user's
 _EXCEPTION = re.compile(
     r"^\s*(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault)\b(?:\s*\[[^\]]*\])?\s*[:：]"
@@ -127,23 +133,25 @@ def _starts_with_output(line: str, starts: tuple[str, ...]) -> bool:
 def _pasted_on_its_own(line: str) -> bool:
     """A line whose form alone says it was pasted (output, log, quote, prompt, code)."""
     strong, _weak, bracket, starts = _level_patterns()
-    if _LOCATION.match(line) and not _GUTTER_NEEDS_INDENT.match(line):
+    head = line[:_HEAD]
+    if _LOCATION.match(head) and not _GUTTER_NEEDS_INDENT.match(head):
         return True
-    if _INDENTED_CODE.match(line) and not _LIST_ITEM.match(line):
+    if _INDENTED_CODE.match(head) and not _LIST_ITEM.match(head):
         return True
     return bool(
-        _QUOTE.match(line)
-        or _PROMPT.match(line)
-        or _TIMESTAMP.match(line)
-        or _EXCEPTION.match(line)
-        or _PROCESS_PREFIX.match(line)
-        or _SERVICE_PREFIX.match(line)
-        or _STRUCTURED_LOG.match(line)
-        or _PYTEST_DETAIL.match(line)
-        or _DIFF_HEADER.match(line)
-        or strong.match(line)
-        or bracket.match(line)
-        or _starts_with_output(line, starts)
+        (len(line) <= _HEAD and _FRAME.match(line))
+        or _QUOTE.match(head)
+        or _PROMPT.match(head)
+        or _TIMESTAMP.match(head)
+        or _EXCEPTION.match(head)
+        or _PROCESS_PREFIX.match(head)
+        or _SERVICE_PREFIX.match(head)
+        or _STRUCTURED_LOG.match(head)
+        or _PYTEST_DETAIL.match(head)
+        or _DIFF_HEADER.match(head)
+        or strong.match(head)
+        or bracket.match(head)
+        or _starts_with_output(head, starts)
     )
 
 
@@ -173,17 +181,17 @@ def pasted_lines(text: str) -> list[bool]:
             out.append(False)
             prev = diff = False
             continue
-        diff = diff or bool(_DIFF_HEADER.match(line))
+        diff = diff or bool(_DIFF_HEADER.match(line[:_HEAD]))
         pasted = (
             _pasted_on_its_own(line)
             or (diff and bool(_DIFF_LINE.match(line)))
-            or (prev and (line[:1].isspace() or bool(weak.match(line))))
+            or (prev and (line[:1].isspace() or bool(weak.match(line[:_HEAD]))))
         )
         out.append(pasted)
         prev = pasted
     # "Error: Cannot find module 'x'" followed by its stack frames: the message is output too
     for i in range(len(lines) - 2, -1, -1):
-        if not out[i] and out[i + 1] and lines[i + 1].strip() and weak.match(lines[i]):
+        if not out[i] and out[i + 1] and lines[i + 1].strip() and weak.match(lines[i][:_HEAD]):
             out[i] = True
     return out
 
