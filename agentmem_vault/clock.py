@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 
 from agentmem_vault.errors import ConfigError
 

@@ -18,8 +18,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentmem_vault import clock
@@ -379,6 +378,32 @@ def write_cache_file(path: Path, data: bytes) -> None:
 # -- the locked writer ----------------------------------------------------------------------------
 
 
+class _Transaction:
+    """The context manager of ``VaultWriter.transaction`` (a class: no contextlib on the hook path)."""
+
+    __slots__ = ("_outer", "_writer")
+
+    def __init__(self, writer: VaultWriter) -> None:
+        self._writer = writer
+        self._outer = False
+
+    def __enter__(self) -> VaultWriter:
+        w = self._writer
+        if w._undo is None:  # nested: the outer transaction owns the undo log
+            self._outer = True
+            w._undo = []
+            w._created_dirs = []
+        return w
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if not self._outer:
+            return
+        w = self._writer
+        log, w._undo = w._undo, None
+        if exc_type is not None:
+            w._rollback(log or [])
+
+
 class VaultWriter:
     """Holds the vault lock for one operation and performs verified, journaled writes.
 
@@ -399,7 +424,7 @@ class VaultWriter:
                 timeout = 10.0
         self.timeout = timeout
         self.now = now
-        self._cm: AbstractContextManager[None] | None = None
+        self._cm: exclusive_lock | None = None
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
@@ -415,22 +440,11 @@ class VaultWriter:
         self._cm.__exit__(*exc)
 
     # -- all-or-nothing ---------------------------------------------------------------------
-    @contextmanager
-    def transaction(self) -> Iterator[VaultWriter]:
-        """Everything written inside is undone (files restored byte for byte, new files removed)
-        if the block raises, so a multi-file operation is either fully done or not at all."""
-        if self._undo is not None:  # nested: the outer transaction owns the undo log
-            yield self
-            return
-        self._undo = []
-        self._created_dirs = []
-        try:
-            yield self
-        except BaseException:
-            log, self._undo = self._undo, None
-            self._rollback(log)
-            raise
-        self._undo = None
+    def transaction(self) -> _Transaction:
+        """``with w.transaction():`` everything written inside is undone (files restored byte for
+        byte, new files removed) if the block raises, so a multi-file operation is either fully
+        done or not at all. Nested transactions belong to the outermost one."""
+        return _Transaction(self)
 
     def _remember(self, path: Path) -> None:
         if self._undo is not None and all(p != path for p, _ in self._undo):

@@ -26,7 +26,7 @@ out = sys.argv[1]
 sys.argv = ["agentmem"] + sys.argv[2:]
 from agentmem_vault import entry
 try:
-    entry.main()
+    entry.main(sys.argv[1:])  # an argv of its own: no os._exit, so that the probe can write its list
 except SystemExit:
     pass
 with open(out, "w", encoding="utf-8") as fh:

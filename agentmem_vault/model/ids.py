@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from functools import lru_cache
 
 from agentmem_vault.errors import InvalidSessionId, UsageError

@@ -10,7 +10,7 @@ Import-light (the sessionStart hook imports the defaults): the snapshot model is
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from functools import lru_cache
 
 from agentmem_vault.clock import format_ts, parse_ts

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from datetime import datetime
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 
 from agentmem_vault.model import index_table as it
 

@@ -7,7 +7,7 @@ live in ``ops/sessions.py``; this module stays light because the sessionStart ho
 from __future__ import annotations
 
 import os
-from datetime import datetime
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from pathlib import Path
 
 from agentmem_vault.clock import format_ts
