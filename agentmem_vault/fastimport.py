@@ -29,6 +29,27 @@ else:
         from datetime import datetime, timedelta, timezone
 
 
+class LazyRegex:
+    """A regular expression compiled on its first use. Patterns that the sessionStart hook never
+    uses are declared with it, so that the hook does not pay for compiling them (about 0.1 ms
+    each, docs/performance.md). Attribute access (``.match``, ``.finditer``...) goes to the compiled
+    pattern."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
+        self._args: tuple = (pattern, flags)
+        self._compiled: object = None
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        compiled = self._compiled
+        if compiled is None:
+            import re
+
+            compiled = self._compiled = re.compile(*self._args)  # type: ignore[call-overload]
+        return getattr(compiled, name)
+
+
 def _quote_from_bytes(bs: bytes, safe: str = "/") -> str:
     from urllib.parse import quote_from_bytes  # the real module: the stand-in is gone by now
 
@@ -56,4 +77,4 @@ def import_pathlib() -> None:
     import pathlib  # noqa: F401, F811 - after an ImportError above
 
 
-__all__ = ["datetime", "import_pathlib", "timedelta", "timezone"]
+__all__ = ["LazyRegex", "datetime", "import_pathlib", "timedelta", "timezone"]

@@ -93,6 +93,40 @@ def _vault_root_of(path: Path) -> Path | None:
     return None
 
 
+_REAL_DIRS: dict[str, tuple[str, float]] = {}  # folder -> (its realpath, when it was resolved)
+_REAL_DIR_SECONDS = 1.0
+
+
+def _real_dir(folder: str) -> str:
+    """``os.path.realpath`` of a folder, remembered for a second: one command checks the same few
+    folders many times (each realpath is one lstat per path component), while a folder swapped for
+    a link later in a long-running process (the daemon) is seen again a second after."""
+    now = time.monotonic()
+    hit = _REAL_DIRS.get(folder)
+    if hit is not None and now - hit[1] < _REAL_DIR_SECONDS:
+        return hit[0]
+    real = os.path.realpath(folder)
+    if len(_REAL_DIRS) > 256:
+        _REAL_DIRS.clear()
+    _REAL_DIRS[folder] = (real, now)
+    return real
+
+
+def _realpath(path: Path) -> str:
+    """``os.path.realpath(path)``, with its folder's part from ``_real_dir``; the last component
+    itself is always looked at (a file replaced by a link is seen at once)."""
+    full = os.path.abspath(path)
+    folder, name = os.path.split(full)
+    if not name or name in (".", ".."):
+        return os.path.realpath(full)
+    try:
+        if stat.S_ISLNK(os.lstat(full).st_mode):
+            return os.path.realpath(full)
+    except OSError:
+        pass  # missing: resolved through its folder, as realpath does
+    return os.path.join(_real_dir(folder), name)
+
+
 def check_inside_vault(path: Path) -> None:
     """The symlink rule (docs/reliability.md): a vault path may be a link, or lie in a linked
     folder, only if it resolves inside the vault. Otherwise a link could make the tool append to
@@ -100,8 +134,8 @@ def check_inside_vault(path: Path) -> None:
     root = _vault_root_of(path)
     if root is None:
         return
-    real = os.path.realpath(path)
-    root_real = os.path.realpath(root)
+    real = _realpath(path)
+    root_real = _real_dir(str(root))
     if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
         raise OutsideVault(
             f"{path} resolves outside the vault (to {real}) through a symbolic link; refusing to read or "

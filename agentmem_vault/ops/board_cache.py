@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.model import index_table as it
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path)

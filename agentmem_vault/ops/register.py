@@ -7,12 +7,12 @@ live in ``ops/sessions.py``; this module stays light because the sessionStart ho
 from __future__ import annotations
 
 import os
-from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from pathlib import Path
 
 from agentmem_vault.clock import format_ts
 from agentmem_vault.clock import now as clock_now
 from agentmem_vault.config import Vault, machine_id
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import (
     base_session_id,
