@@ -190,6 +190,22 @@ def read_bytes(path: Path) -> bytes | None:
         raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc
 
 
+def _read_from(path: Path, offset: int) -> bytes | None:
+    """The file's bytes from ``offset`` to its end (None when it does not exist); as ``read_bytes``."""
+    check_inside_vault(path)
+
+    def _do() -> bytes:
+        fd = _open_regular(path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as fh:
+            fh.seek(offset)
+            return fh.read()
+
+    try:
+        return _retry(_do, f"read {path}")  # type: ignore[return-value]
+    except FileNotFoundError:
+        return None
+
+
 def decode_text(data: bytes, path: Path) -> str:
     """UTF-8 (a BOM is kept as U+FEFF so that it is written back as it was)."""
     try:
@@ -592,10 +608,16 @@ class VaultWriter:
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
 
-    def append_row_known(self, row: it.Row, state: "BoardState") -> bytes:
-        """Append one row to a board described by ``state`` (ops/board_cache.py: its bytes as read
-        under this lock, every row well formed, the table running to the end of the file), without
-        parsing the board; verified byte for byte. Returns the board's new bytes."""
+    def append_row_known(self, row: it.Row, state: BoardState) -> tuple[bytes, list[int] | None]:
+        """Append one row to a board described by ``state`` (ops/board_cache.py: every row well
+        formed, the table running to the end of the file; its bytes as read under this lock, or
+        its stat matching the summary's), without parsing, or even reading, the other rows.
+
+        Verified: the board must still be the one ``state`` describes (its stat, or its bytes),
+        must grow by exactly the new line, and the bytes read back after the old end must be that
+        line. Returns the appended bytes and the board's stat after the append (or None)."""
+        from agentmem_vault.ops.board_cache import board_stat
+
         if not (state.writable and state.appendable):
             raise WriteFailed("append_row_known needs a well-formed board whose table ends the file")
         if state.has_row(row.session_id):
@@ -604,20 +626,29 @@ class VaultWriter:
         if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
             raise WriteFailed(f"row {row.session_id} would not read back as written")
         nl = state.newline
-        before = state.data
-        tail = (("" if before.endswith((b"\n", b"\r")) else nl) + line + nl).encode("utf-8")
-        self._remember(self.vault.index_path)
-        self.journal(
-            "append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict()
+        path = self.vault.index_path
+        tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
+        changed = VerifyFailed(
+            f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
+            "nothing was written, run the command again"
         )
-        append_bytes(self.vault.index_path, tail)
-        # Byte-exact: the new row is there, every other byte is as it was, nobody wrote in between.
-        after = read_bytes(self.vault.index_path)
-        if after != before + tail:
+        if state.stat is not None:
+            if board_stat(path) != state.stat:
+                raise changed
+        elif read_bytes(path) != state.data:
+            raise changed
+        self._remember(path)
+        self.journal("append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict())
+        append_bytes(path, tail)
+        # Verified without reading the whole board: the stat is taken before the read-back, so a
+        # later write by another program changes it and the next hook reads the board again.
+        after = board_stat(path)
+        back = _read_from(path, state.size)
+        if back != tail or (after is not None and after[0] != state.size + len(tail)):
             raise VerifyFailed(
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
-        return after
+        return tail, after
 
     def update_row(
         self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True

@@ -164,11 +164,12 @@ def register_idle(
     base = base_session_id(when, agent, machine_id())
     with VaultWriter(vault, command) as w:
         if state is None:
-            state = board_cache.load(vault, read_bytes(vault.index_path))
+            state = board_cache.load(vault)
         if state is not None and state.writable and state.appendable:
             sid = issue_session_id(vault, state, base, also_taken)
             row = idle_row(sid, agent, ts)
-            board_cache.after_append(vault, state, w.append_row_known(row, state), row)
+            tail, stat = w.append_row_known(row, state)
+            board_cache.after_append(vault, state, tail, row, stat)
             return Registration(sid, row)
         text, doc = w.read_index()
         doc.check_writable()
