@@ -84,13 +84,18 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _vault_root_of(path: Path) -> Path | None:
+def _vault_root_of(path: Path) -> str | None:
     """The vault folder of a path under ``<vault>/memory/``; None for paths elsewhere (user config,
-    caches, transcripts), which the symlink rule does not cover."""
-    for parent in path.absolute().parents:
-        if parent.name == "memory":
-            return parent.parent
-    return None
+    caches, transcripts), which the symlink rule does not cover. String operations: this runs on
+    every read and write."""
+    head = os.path.dirname(os.path.abspath(path))
+    while True:
+        parent = os.path.dirname(head)
+        if os.path.basename(head) == "memory":
+            return parent
+        if parent == head:
+            return None
+        head = parent
 
 
 _REAL_DIRS: dict[str, tuple[str, float]] = {}  # folder -> (its realpath, when it was resolved)
@@ -135,7 +140,7 @@ def check_inside_vault(path: Path) -> None:
     if root is None:
         return
     real = _realpath(path)
-    root_real = _real_dir(str(root))
+    root_real = _real_dir(root)
     if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
         raise OutsideVault(
             f"{path} resolves outside the vault (to {real}) through a symbolic link; refusing to read or "
