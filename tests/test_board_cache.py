@@ -406,3 +406,23 @@ def test_summary_of_an_earlier_version_is_ignored(tmp_path: Path) -> None:
     board_cache.cache_path(v).write_text(json.dumps(c), encoding="utf-8")
     assert_agrees(v, by_stat=True)
     assert cached(v)["v"] == board_cache.VERSION
+
+
+def test_a_summary_vouched_on_another_drive_does_not_block_appends_on_a_coarse_one(tmp_path: Path) -> None:
+    """The summary was written where modification times are fine-grained (its stat vouches), then
+    the board arrives with the same bytes and a whole-second time: a vault copied to an exFAT stick,
+    or a cloud drive that set the server's time on the synced board (board-cache.json synced with
+    it). The board is read and matches by CRC; the stale stat must not make every append refuse."""
+    from hooks_helpers import answer, cursor_start, id_from, run_hook
+
+    v = make_vault(tmp_path / "v", 6)
+    assert_agrees(v, by_stat=True)  # the summary records a stat
+    _coarse(v.index_path)  # same bytes, same size: only the time is now coarse
+    reg = register_idle(v, "agent", when=datetime(2026, 6, 1, 9, 30))
+    assert reg.session_id in v.index_path.read_text(encoding="utf-8")
+    assert_agrees(v)
+    _coarse(v.index_path)  # again, for the hook (a real process)
+    proc = run_hook("cursor-session-start", cursor_start(v.root), cwd=v.root, args=["--vault", str(v.root)])
+    sid = id_from(answer(proc))
+    assert sid in v.index_path.read_text(encoding="utf-8")
+    assert_agrees(v)

@@ -358,6 +358,7 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
     ``parse_index`` raises for a board that cannot be read. Call under the vault lock."""
     cached = _read_cache(vault)
     stat = None
+    from_disk = data is None
     if data is None:
         stat = board_stat(vault.index_path)
         if cached is not None and stat is not None and cached.get("stat") == stat:
@@ -380,9 +381,13 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
             if len(data) >= size and prefix_crc == cached["crc"]:
                 if len(data) == size:
                     state = _from_cache(cached, data, prefix_crc, vault.index_path)
-                    if stat is not None and state.stat != stat:
+                    # The recorded stat is of another file of the same bytes (a copy on a coarse
+                    # drive, a cloud drive's download): this read's stat replaces it, None too
+                    # (then nothing vouches and the append compares the bytes).
+                    if state.stat != stat:
                         state.stat = stat
-                        save(vault, state)  # vouched for by stat from now on
+                        if from_disk:
+                            save(vault, state)  # vouched for by stat from now on (or by nothing)
                     return state
                 grown = _extend(cached, data)
                 if grown is not None:
