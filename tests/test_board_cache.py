@@ -426,3 +426,33 @@ def test_a_summary_vouched_on_another_drive_does_not_block_appends_on_a_coarse_o
     sid = id_from(answer(proc))
     assert sid in v.index_path.read_text(encoding="utf-8")
     assert_agrees(v)
+
+
+def test_a_stale_summary_the_stat_still_vouches_for_costs_at_most_one_failed_start(tmp_path: Path) -> None:
+    """On NTFS, and on Linux before 6.13, a file's modification time moves once per clock tick
+    (1-16 ms): an in-place save of the same size within the tick of the board's last write keeps
+    its (size, mtime_ns, inode), and the summary is trusted although the bytes changed (os.utime
+    gives the file that tick's time here). A known chat's older row is then looked up in the bytes,
+    which no longer match: that start may fail ("run it again"), but the next one must not."""
+    from hooks_helpers import answer, cursor_start, id_from, run_hook
+
+    v = make_vault(tmp_path / "v", 3)
+
+    def start(conv: str, now: str) -> dict:
+        payload = cursor_start(v.root, conv=conv)
+        proc = run_hook(
+            "cursor-session-start", payload, cwd=v.root, args=["--vault", str(v.root)], env={"AGENTMEM_NOW": now}
+        )
+        return answer(proc)
+
+    first = id_from(start("conv-1", "2026-06-01T09:30"))
+    id_from(start("conv-2", "2026-06-01T09:45"))  # a newer minute: conv-1's row is looked up in the bytes
+    st_ = os.stat(v.index_path)
+    data = v.index_path.read_bytes()
+    with open(v.index_path, "r+b") as fh:  # in place, the same size: a typo fixed in Obsidian
+        fh.write(data.replace(b"# Memory Index", b"# Memory index", 1))
+    os.utime(v.index_path, ns=(st_.st_atime_ns, st_.st_mtime_ns))  # within the same clock tick
+    assert board_cache.board_stat(v.index_path) == cached(v)["stat"]  # the stat still vouches
+    answers = [start("conv-1", "2026-06-01T09:50") for _ in range(2)]
+    assert id_from(answers[-1]) == first
+    assert_agrees(v)

@@ -166,6 +166,14 @@ class BoardState:
 
             data = read_bytes(self.path) if self.path is not None else None
             if data is None or len(data) != self.size or (self.crc is not None and zlib.crc32(data) != self.crc):
+                if self.path is not None:
+                    # The summary does not describe this board (written since, or rewritten at the
+                    # same size within one tick of the clock that stamps mtime, which kept the
+                    # stat): drop it, so that running again parses the board.
+                    try:
+                        os.unlink(self.path.parent / ".agentmem" / CACHE_NAME)
+                    except OSError:
+                        pass
                 raise VerifyFailed(
                     "memory/index.md changed while it was being read (another program wrote it); "
                     "nothing was written, run the command again"
