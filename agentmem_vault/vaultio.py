@@ -209,6 +209,8 @@ def _read_from(path: Path, offset: int) -> bytes | None:
         return _retry(_do, f"read {path}")  # type: ignore[return-value]
     except FileNotFoundError:
         return None
+    except OSError as exc:  # as read_bytes: an error naming the path, never a traceback
+        raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}", code="io_error") from exc
 
 
 def decode_text(data: bytes, path: Path) -> str:

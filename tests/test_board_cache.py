@@ -456,3 +456,19 @@ def test_a_stale_summary_the_stat_still_vouches_for_costs_at_most_one_failed_sta
     answers = [start("conv-1", "2026-06-01T09:50") for _ in range(2)]
     assert id_from(answers[-1]) == first
     assert_agrees(v)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
+def test_the_append_read_back_fails_as_every_read_does(tmp_path: Path) -> None:
+    """The append's read-back (only the appended bytes) refuses an unreadable board the way every
+    other read does: an AgentmemError naming the file, never a bare OSError (a traceback)."""
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.vaultio import _read_from, read_bytes
+
+    v = make_vault(tmp_path / "v", 2)
+    loop = v.memory / "loop.md"
+    loop.symlink_to("loop.md")  # opening it fails with ELOOP: an OSError other than "not found"
+    with pytest.raises(AgentmemError, match="cannot read"):
+        read_bytes(loop)
+    with pytest.raises(AgentmemError, match="cannot read"):
+        _read_from(loop, 0)
