@@ -1,11 +1,13 @@
 """Who vouches that the recall index matches memory/long-term/ (docs/performance.md).
 
-A running daemon (native file events, not polling) is the freshness authority: it watches
-long-term/ recursively, marks its heartbeat *dirty* from the observer thread the moment an event
-arrives, syncs the index, and marks it *clean* again only if no event came in meanwhile. A query
-that finds a clean, recent heartbeat from a live daemon on this machine trusts the index and skips
-the stat of every note. Without such a heartbeat the query checks the notes itself (a stat of each:
-an edit written in place changes no folder mtime, so nothing cheaper can tell).
+Two things can stand for a query's stat of every note: this process's own inotify watch (below;
+Linux, a process that checks the folder more than once), and a running daemon (native file events,
+not polling), the freshness authority. The daemon watches long-term/ recursively, marks its
+heartbeat *dirty* from the observer thread the moment an event arrives, syncs the index, and marks
+it *clean* again only if no event came in meanwhile. A query that finds a clean, recent heartbeat
+from a live daemon on this machine trusts the index and skips the stat of every note. Without
+either, the query checks the notes itself (a stat of each: an edit written in place changes no
+folder mtime, so nothing cheaper can tell).
 
 The heartbeat lives in the user cache folder (per vault key), never in the synced vault: it
 changes every few seconds and means nothing on another machine. Kept apart from note parsing
