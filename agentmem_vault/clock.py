@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime
 
 from agentmem_vault.errors import ConfigError
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 
 TS_FORMAT = "%Y-%m-%d %H:%M"  # board and snapshot times (docs/board.md)
 ISO_SECONDS = "%Y-%m-%dT%H:%M:%S"  # journal, queue, logs

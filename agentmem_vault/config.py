@@ -86,11 +86,17 @@ class Vault:
     """A vault folder. A plain frozen class rather than a dataclass: importing ``dataclasses``
     costs the sessionStart hook more than its own work (docs/performance.md)."""
 
-    __slots__ = ("root",)
+    __slots__ = ("_memory", "_state", "root")
     root: Path
+    _memory: Path
+    _state: Path
 
     def __init__(self, root: Path) -> None:
         object.__setattr__(self, "root", root)
+        # The two folders every path below is built from, joined once: the hook asks for them
+        # dozens of times, and each pathlib join is a parse (docs/performance.md).
+        object.__setattr__(self, "_memory", root / "memory")
+        object.__setattr__(self, "_state", root / "memory" / ".agentmem")
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"Vault is frozen; cannot set {name!r}")
@@ -109,7 +115,7 @@ class Vault:
 
     @property
     def memory(self) -> Path:
-        return self.root / "memory"
+        return self._memory
 
     @property
     def index_path(self) -> Path:
@@ -129,7 +135,7 @@ class Vault:
 
     @property
     def state_dir(self) -> Path:
-        return self.memory / ".agentmem"
+        return self._state
 
     @property
     def journal_path(self) -> Path:

@@ -3,6 +3,7 @@ hook runs on every new chat and must start fast (click alone costs more than the
 
 from __future__ import annotations
 
+import os
 import sys
 
 # Global options that may come before the command name (``agentmem --vault V hook ...``).
@@ -26,9 +27,21 @@ def is_hook_call(args: list[str]) -> bool:
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if is_hook_call(args):
+        from agentmem_vault.fastimport import import_pathlib
+
+        import_pathlib()  # before the hook's imports: pathlib without urllib.parse (docs/performance.md)
         from agentmem_vault.hooks.run import main as hook_main
 
-        sys.exit(hook_main(args))
+        code = hook_main(args)
+        if argv is None:  # a process of its own (the console script)
+            # The answer is written and flushed, every file closed and every lock released: skip
+            # the interpreter's teardown of the imported modules (about 3 ms, docs/performance.md).
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+        sys.exit(code)
     from agentmem_vault.cli import cli
 
     cli.main(args=args, prog_name="agentmem")

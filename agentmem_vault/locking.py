@@ -14,8 +14,6 @@ import _thread  # not threading: its import costs the sessionStart hook ~1 ms (d
 import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from agentmem_vault.errors import LockTimeout, WriteFailed
@@ -63,30 +61,50 @@ def _rlock_for(key: str) -> _thread.RLock:
         return lk
 
 
-@contextmanager
-def exclusive_lock(path: Path, timeout: float = 10.0, *, what: str = "the memory index") -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (created if missing) or raise LockTimeout."""
-    key = str(path)
-    rlock = _rlock_for(key)
-    deadline = time.monotonic() + max(0.0, timeout)
-    if not rlock.acquire(timeout=max(0.0, timeout)):
-        raise LockTimeout(_timeout_message(path, timeout, what))
-    try:
-        entry = _held.get(key)
-        if entry is not None:  # re-entrant use from the same thread
-            entry[1] += 1
-        else:
-            entry = _held[key] = [_acquire(path, deadline, timeout, what), 1]
+class exclusive_lock:  # noqa: N801 - used as ``with exclusive_lock(path, timeout):``
+    """Hold an exclusive lock on ``path`` (created if missing) or raise LockTimeout.
+
+    A class rather than a ``contextlib.contextmanager``: contextlib's import is a measurable share
+    of the sessionStart hook's budget (docs/performance.md)."""
+
+    __slots__ = ("_entry", "_key", "_rlock", "path", "timeout", "what")
+
+    def __init__(self, path: Path, timeout: float = 10.0, *, what: str = "the memory index") -> None:
+        self.path, self.timeout, self.what = path, timeout, what
+        self._key = str(path)
+        self._rlock: _thread.RLock | None = None
+        self._entry: list[int] | None = None
+
+    def __enter__(self) -> None:
+        path, timeout = self.path, self.timeout
+        rlock = _rlock_for(self._key)
+        deadline = time.monotonic() + max(0.0, timeout)
+        if not rlock.acquire(timeout=max(0.0, timeout)):
+            raise LockTimeout(_timeout_message(path, timeout, self.what))
         try:
-            yield
-        finally:
+            entry = _held.get(self._key)
+            if entry is not None:  # re-entrant use from the same thread
+                entry[1] += 1
+            else:
+                entry = _held[self._key] = [_acquire(path, deadline, timeout, self.what), 1]
+        except BaseException:
+            rlock.release()
+            raise
+        self._rlock, self._entry = rlock, entry
+
+    def __exit__(self, *exc: object) -> None:
+        rlock, entry = self._rlock, self._entry
+        self._rlock = self._entry = None
+        if rlock is None or entry is None:
+            return
+        try:
             entry[1] -= 1
             if entry[1] == 0:
-                del _held[key]
+                del _held[self._key]
                 _unlock(entry[0])
                 os.close(entry[0])
-    finally:
-        rlock.release()
+        finally:
+            rlock.release()
 
 
 def _open_busy(exc: OSError) -> bool:

@@ -18,8 +18,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentmem_vault import clock
@@ -85,13 +84,52 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _vault_root_of(path: Path) -> Path | None:
+def _vault_root_of(path: Path) -> str | None:
     """The vault folder of a path under ``<vault>/memory/``; None for paths elsewhere (user config,
-    caches, transcripts), which the symlink rule does not cover."""
-    for parent in path.absolute().parents:
-        if parent.name == "memory":
-            return parent.parent
-    return None
+    caches, transcripts), which the symlink rule does not cover. String operations: this runs on
+    every read and write."""
+    head = os.path.dirname(os.path.abspath(path))
+    while True:
+        parent = os.path.dirname(head)
+        if os.path.basename(head) == "memory":
+            return parent
+        if parent == head:
+            return None
+        head = parent
+
+
+_REAL_DIRS: dict[str, tuple[str, float]] = {}  # folder -> (its realpath, when it was resolved)
+_REAL_DIR_SECONDS = 1.0
+
+
+def _real_dir(folder: str) -> str:
+    """``os.path.realpath`` of a folder, remembered for a second: one command checks the same few
+    folders many times (each realpath is one lstat per path component), while a folder swapped for
+    a link later in a long-running process (the daemon) is seen again a second after."""
+    now = time.monotonic()
+    hit = _REAL_DIRS.get(folder)
+    if hit is not None and now - hit[1] < _REAL_DIR_SECONDS:
+        return hit[0]
+    real = os.path.realpath(folder)
+    if len(_REAL_DIRS) > 256:
+        _REAL_DIRS.clear()
+    _REAL_DIRS[folder] = (real, now)
+    return real
+
+
+def _realpath(path: Path) -> str:
+    """``os.path.realpath(path)``, with its folder's part from ``_real_dir``; the last component
+    itself is always looked at (a file replaced by a link is seen at once)."""
+    full = os.path.abspath(path)
+    folder, name = os.path.split(full)
+    if not name or name in (".", ".."):
+        return os.path.realpath(full)
+    try:
+        if stat.S_ISLNK(os.lstat(full).st_mode):
+            return os.path.realpath(full)
+    except OSError:
+        pass  # missing: resolved through its folder, as realpath does
+    return os.path.join(_real_dir(folder), name)
 
 
 def check_inside_vault(path: Path) -> None:
@@ -101,8 +139,8 @@ def check_inside_vault(path: Path) -> None:
     root = _vault_root_of(path)
     if root is None:
         return
-    real = os.path.realpath(path)
-    root_real = os.path.realpath(root)
+    real = _realpath(path)
+    root_real = _real_dir(root)
     if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
         raise OutsideVault(
             f"{path} resolves outside the vault (to {real}) through a symbolic link; refusing to read or "
@@ -155,6 +193,22 @@ def read_bytes(path: Path) -> bytes | None:
         return None
     except OSError as exc:  # no permission, a folder on Windows…: say which path
         raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc
+
+
+def _read_from(path: Path, offset: int) -> bytes | None:
+    """The file's bytes from ``offset`` to its end (None when it does not exist); as ``read_bytes``."""
+    check_inside_vault(path)
+
+    def _do() -> bytes:
+        fd = _open_regular(path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as fh:
+            fh.seek(offset)
+            return fh.read()
+
+    try:
+        return _retry(_do, f"read {path}")  # type: ignore[return-value]
+    except FileNotFoundError:
+        return None
 
 
 def decode_text(data: bytes, path: Path) -> str:
@@ -379,6 +433,32 @@ def write_cache_file(path: Path, data: bytes) -> None:
 # -- the locked writer ----------------------------------------------------------------------------
 
 
+class _Transaction:
+    """The context manager of ``VaultWriter.transaction`` (a class: no contextlib on the hook path)."""
+
+    __slots__ = ("_outer", "_writer")
+
+    def __init__(self, writer: VaultWriter) -> None:
+        self._writer = writer
+        self._outer = False
+
+    def __enter__(self) -> VaultWriter:
+        w = self._writer
+        if w._undo is None:  # nested: the outer transaction owns the undo log
+            self._outer = True
+            w._undo = []
+            w._created_dirs = []
+        return w
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if not self._outer:
+            return
+        w = self._writer
+        log, w._undo = w._undo, None
+        if exc_type is not None:
+            w._rollback(log or [])
+
+
 class VaultWriter:
     """Holds the vault lock for one operation and performs verified, journaled writes.
 
@@ -399,7 +479,7 @@ class VaultWriter:
                 timeout = 10.0
         self.timeout = timeout
         self.now = now
-        self._cm: AbstractContextManager[None] | None = None
+        self._cm: exclusive_lock | None = None
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
@@ -415,22 +495,11 @@ class VaultWriter:
         self._cm.__exit__(*exc)
 
     # -- all-or-nothing ---------------------------------------------------------------------
-    @contextmanager
-    def transaction(self) -> Iterator[VaultWriter]:
-        """Everything written inside is undone (files restored byte for byte, new files removed)
-        if the block raises, so a multi-file operation is either fully done or not at all."""
-        if self._undo is not None:  # nested: the outer transaction owns the undo log
-            yield self
-            return
-        self._undo = []
-        self._created_dirs = []
-        try:
-            yield self
-        except BaseException:
-            log, self._undo = self._undo, None
-            self._rollback(log)
-            raise
-        self._undo = None
+    def transaction(self) -> _Transaction:
+        """``with w.transaction():`` everything written inside is undone (files restored byte for
+        byte, new files removed) if the block raises, so a multi-file operation is either fully
+        done or not at all. Nested transactions belong to the outermost one."""
+        return _Transaction(self)
 
     def _remember(self, path: Path) -> None:
         if self._undo is not None and all(p != path for p, _ in self._undo):
@@ -544,10 +613,16 @@ class VaultWriter:
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
 
-    def append_row_known(self, row: it.Row, state: "BoardState") -> bytes:
-        """Append one row to a board described by ``state`` (ops/board_cache.py: its bytes as read
-        under this lock, every row well formed, the table running to the end of the file), without
-        parsing the board; verified byte for byte. Returns the board's new bytes."""
+    def append_row_known(self, row: it.Row, state: BoardState) -> tuple[bytes, list[int] | None]:
+        """Append one row to a board described by ``state`` (ops/board_cache.py: every row well
+        formed, the table running to the end of the file; its bytes as read under this lock, or
+        its stat matching the summary's), without parsing, or even reading, the other rows.
+
+        Verified: the board must still be the one ``state`` describes (its stat, or its bytes),
+        must grow by exactly the new line, and the bytes read back after the old end must be that
+        line. Returns the appended bytes and the board's stat after the append (or None)."""
+        from agentmem_vault.ops.board_cache import board_stat
+
         if not (state.writable and state.appendable):
             raise WriteFailed("append_row_known needs a well-formed board whose table ends the file")
         if state.has_row(row.session_id):
@@ -556,20 +631,29 @@ class VaultWriter:
         if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
             raise WriteFailed(f"row {row.session_id} would not read back as written")
         nl = state.newline
-        before = state.data
-        tail = (("" if before.endswith((b"\n", b"\r")) else nl) + line + nl).encode("utf-8")
-        self._remember(self.vault.index_path)
-        self.journal(
-            "append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict()
+        path = self.vault.index_path
+        tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
+        changed = VerifyFailed(
+            f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
+            "nothing was written, run the command again"
         )
-        append_bytes(self.vault.index_path, tail)
-        # Byte-exact: the new row is there, every other byte is as it was, nobody wrote in between.
-        after = read_bytes(self.vault.index_path)
-        if after != before + tail:
+        if state.stat is not None:
+            if board_stat(path) != state.stat:
+                raise changed
+        elif read_bytes(path) != state.data:
+            raise changed
+        self._remember(path)
+        self.journal("append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict())
+        append_bytes(path, tail)
+        # Verified without reading the whole board: the stat is taken before the read-back, so a
+        # later write by another program changes it and the next hook reads the board again.
+        after = board_stat(path)
+        back = _read_from(path, state.size)
+        if back != tail or (after is not None and after[0] != state.size + len(tail)):
             raise VerifyFailed(
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
-        return after
+        return tail, after
 
     def update_row(
         self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True

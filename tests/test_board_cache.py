@@ -8,6 +8,7 @@ applies) must give what a full parse gives.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 
@@ -47,24 +48,41 @@ def full(v: Vault) -> tuple[it.IndexDoc, board_cache.BoardState | None]:
     return doc, board_cache.from_doc(data, doc)
 
 
-def assert_agrees(v: Vault) -> board_cache.BoardState | None:
+def assert_agrees(v: Vault, *, by_stat: bool = False) -> board_cache.BoardState | None:
+    """``load`` with the board's bytes, and then without them (the hook's way: by the summary's
+    stat when it vouches, else by reading), each agrees with a full parse."""
     data = v.index_path.read_bytes()
-    got = board_cache.load(v, data)
     doc, want = full(v)
-    if want is None:
-        assert got is None
-        return None
-    assert got is not None
-    for attr in ("table_start", "writable", "appendable", "rows", "bom", "newline"):
-        assert getattr(got, attr) == getattr(want, attr), attr
-    assert [list(e) for e in got.active] == [list(e) for e in want.active]
-    if got.writable:
-        for sid in doc.ids():
-            assert got.has_row(sid)
-        assert not got.has_row("2026-01-01-0000-nobody")
-        expect = [(h.session_id, h.updated_at) for h in recent_active_sessions(doc.row_list())]
-        assert [(r.session_id, r.updated_at) for r in got.recent_active()] == expect
+    got = None
+    for bytes_given in (data, None):
+        got = board_cache.load(v, bytes_given)
+        if want is None:
+            assert got is None
+            return None
+        assert got is not None
+        for attr in ("table_start", "writable", "appendable", "rows", "bom", "newline", "size", "ends_nl"):
+            assert getattr(got, attr) == getattr(want, attr), attr
+        assert [list(e) for e in got.active] == [list(e) for e in want.active]
+        assert (got.stamp, sorted(got.stamp_ids)) == (want.stamp, sorted(want.stamp_ids))
+        if got.writable:
+            for sid in doc.ids():
+                assert got.has_row(sid)
+            assert not got.has_row("2026-01-01-0000-nobody")
+            assert not got.has_row("2099-01-01-0000-nobody")  # a later minute than every row
+            if want.stamp:
+                assert not got.has_row(want.stamp + "-nobody")  # the newest minute, another agent
+            expect = [(h.session_id, h.updated_at) for h in recent_active_sessions(doc.row_list())]
+            assert [(r.session_id, r.updated_at) for r in got.recent_active()] == expect
+    if by_stat:  # a third load trusts the stat and does not read the board
+        again = board_cache.load(v)
+        assert again is not None and again._data is None
     return got
+
+
+def _coarse(path: Path) -> None:
+    """Give the file a whole-second modification time, as FAT or some network drives keep."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, (st.st_mtime_ns // 10**9 + 1) * 10**9))
 
 
 def cached(v: Vault) -> dict:
@@ -79,10 +97,18 @@ def test_first_load_then_cache_hit_then_appended_tail(tmp_path: Path) -> None:
     assert_agrees(v)  # from the cache
     with open(v.index_path, "ab") as fh:  # another program appends two rows
         fh.write((it.render_row(row(100)) + "\n" + it.render_row(row(101, "idle")) + "\n").encode())
-    size = cached(v)["size"]
     st_ = assert_agrees(v)
     assert st_ is not None and st_.rows == 32 and st_.has_row(row(100).session_id)
-    assert cached(v)["size"] == size  # two rows: parsed again next time rather than rewriting the summary
+    # read once by the hook's load: the summary is rewritten with the new stat, so that the next
+    # hook need not even read the board
+    assert cached(v)["size"] == v.index_path.stat().st_size
+    size = cached(v)["size"]
+    with open(v.index_path, "ab") as fh:  # and again, now without a stat that can vouch (coarse mtime)
+        fh.write((it.render_row(row(102)) + "\n").encode())
+    _coarse(v.index_path)
+    st_ = board_cache.load(v, v.index_path.read_bytes())
+    assert st_ is not None and st_.rows == 33 and st_.has_row(row(102).session_id)
+    assert cached(v)["size"] == size  # one row: parsed again next time rather than rewriting the summary
     with open(v.index_path, "ab") as fh:
         fh.write("".join(it.render_row(row(200 + i)) + "\n" for i in range(board_cache.SAVE_EVERY)).encode())
     assert_agrees(v)
@@ -275,3 +301,108 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
         )
         assert ok, d.stderr()
     assert_agrees(v)
+
+
+# -- the summary vouched for by the board's stat: no read of the board on the hook's path ----------
+
+
+def _reads_of_board(monkeypatch: pytest.MonkeyPatch, v: Vault) -> list[str]:
+    """Records every whole-board read through vaultio (the appended line's read-back is not one)."""
+    from agentmem_vault import vaultio
+
+    seen: list[str] = []
+    real = vaultio.read_bytes
+
+    def spy(path: Path) -> bytes | None:
+        if Path(path) == v.index_path:
+            seen.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(vaultio, "read_bytes", spy)
+    return seen
+
+
+def test_register_after_register_never_reads_the_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    v = make_vault(tmp_path / "v", 40)
+    assert_agrees(v, by_stat=True)
+    reads = _reads_of_board(monkeypatch, v)
+    ids = [register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 30)).session_id for _ in range(3)]
+    ids.append(register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 31)).session_id)
+    assert ids == [
+        "2026-06-01-0930-cursor-main-agent",
+        "2026-06-01-0930-cursor-main-agent-2",
+        "2026-06-01-0930-cursor-main-agent-3",
+        "2026-06-01-0931-cursor-main-agent",
+    ]
+    assert reads == []  # each ID was newer than every row, or of the newest minute the summary lists
+    monkeypatch.undo()
+    doc, _ = full(v)
+    assert not doc.bad and doc.ids()[-4:] == ids
+    assert_agrees(v, by_stat=True)
+
+
+def test_an_older_minute_reads_the_board_and_still_finds_the_free_id(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 40)
+    assert_agrees(v, by_stat=True)
+    taken = row(1).session_id  # 2026-05-02-0101-agent-1: a minute older than the newest row
+    when = datetime(2026, 5, 2, 1, 1)
+    reg = register_idle(v, "agent", when=when)  # the summary vouches, but this minute is not the newest
+    assert reg.session_id == "2026-05-02-0101-agent" and taken != reg.session_id
+    v.index_path.write_bytes(v.index_path.read_bytes())  # same bytes, new mtime: read and CRC again
+    reg2 = register_idle(v, "agent-1", when=when)  # "2026-05-02-0101-agent-1" has a row: -2
+    assert reg2.session_id == "2026-05-02-0101-agent-1-2"
+    assert_agrees(v, by_stat=True)
+
+
+def test_same_size_edit_by_another_program_is_seen_through_the_stat(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 12)
+    assert_agrees(v, by_stat=True)
+    data = v.index_path.read_bytes()
+    old = row(4)
+    edited = data.replace(
+        it.render_row(old).encode(), it.render_row(old.with_(status="idle", topic="topic 4xx")).encode()
+    )
+    assert len(edited) == len(data)
+    v.index_path.write_bytes(edited)  # in place, as Obsidian saves: new mtime, same size and inode
+    st_ = board_cache.load(v)
+    assert st_ is not None and st_._data is not None  # the stat no longer vouches: read and parsed
+    assert old.session_id not in [r.session_id for r in st_.recent_active(limit=99)]
+    assert_agrees(v, by_stat=True)
+
+
+def test_coarse_modification_times_never_vouch(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 6)
+    _coarse(v.index_path)
+    assert board_cache.board_stat(v.index_path) is None
+    st_ = board_cache.load(v)
+    assert st_ is not None and st_._data is not None and st_.stat is None
+    assert board_cache.load(v)._data is not None  # type: ignore[union-attr]  # read every time
+    assert_agrees(v)
+
+
+def test_a_write_between_the_summary_and_the_append_is_refused(tmp_path: Path) -> None:
+    from agentmem_vault.errors import VerifyFailed
+
+    v = make_vault(tmp_path / "v", 6)
+    assert_agrees(v, by_stat=True)
+    state = board_cache.load(v)
+    assert state is not None and state._data is None
+    with open(v.index_path, "ab") as fh:  # another program appends after the summary was loaded
+        fh.write((it.render_row(row(50)) + "\n").encode())
+    before = v.index_path.read_bytes()
+    with VaultWriter(v, "test") as w, pytest.raises(VerifyFailed, match="changed before"):
+        w.append_row_known(it.Row("2026-06-01-0930-x", "x", "t", "s", "k", "idle", "-", "a", "b"), state)
+    assert v.index_path.read_bytes() == before  # nothing appended
+    assert_agrees(v, by_stat=True)
+
+
+def test_summary_of_an_earlier_version_is_ignored(tmp_path: Path) -> None:
+    v = make_vault(tmp_path / "v", 5)
+    assert_agrees(v)
+    c = cached(v)
+    c["v"] = 1
+    for k in ("stat", "stamp", "stamp_ids", "ends_nl"):
+        c.pop(k)
+    board_cache.cache_path(v).write_text(json.dumps(c), encoding="utf-8")
+    assert_agrees(v, by_stat=True)
+    assert cached(v)["v"] == board_cache.VERSION

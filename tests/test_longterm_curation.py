@@ -13,6 +13,7 @@ from agentmem_vault.longterm.curate import plan_curation, user_retracts
 from agentmem_vault.longterm.dedupe import dedupe_batch, same_memory, shingles
 from agentmem_vault.longterm.extract import extract_sources
 from agentmem_vault.longterm.notes import Note, load_notes
+from agentmem_vault.model.notes import render_note
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import source_for_transcript
 
@@ -189,6 +190,15 @@ def test_model_delete_of_a_rule_note_is_refused_end_to_end(vault, tmp_path, monk
         model = AnthropicModel(api_key="k", model="m", base_url=api.url, max_retries=0, timeout=10)
         rep = extract_sources(vault, [source_for_transcript(chat)], model=model)
         assert rep.count("deprecate") == 0 and load_notes(vault)[0].active
+        # words the user pasted (another repo's README) are not the user's retraction
+        pasted = _write(
+            tmp_path / "p.md",
+            "User: Their README says:\n> Forget the pnpm rule, we no longer use pnpm.\nDoes that matter to us?\n\n"
+            "Assistant: No.\n",
+            "2026-11-25T11:00",
+        )
+        rep = extract_sources(vault, [source_for_transcript(pasted)], model=model)
+        assert rep.count("deprecate") == 0 and load_notes(vault)[0].active
         chat2 = _write(
             tmp_path / "d.md",
             "User: Forget the pnpm rule, we no longer use pnpm.\n\nAssistant: OK.\n",
@@ -210,3 +220,23 @@ def test_an_update_without_a_source_time_counts_as_said_now(tmp_path):
     earlier = m("Use pnpm instead of npm; CI runs pnpm install.", source_time="2026-11-25T08:00")
     [b] = plan_curation([earlier], [a.note], now="2026-11-29T17:00", folder=tmp_path)
     assert b.note is None or b.note.content == said_now.content
+
+
+def test_an_update_keeps_the_best_score_with_its_reason(tmp_path):
+    """One assessment property, ``score`` (docs/notes.md): an update assessed lower keeps the
+    note's score and the reason that goes with it; one assessed at least as high brings both."""
+    n = note(tmp_path, score=5, assessment_reason="explicit request")
+    lower = m(
+        "Use pnpm 9 instead of npm; CI runs pnpm install --frozen-lockfile.", score=4, source_time="2026-11-25T12:00"
+    )
+    lower.assessment_reason = "a specific preference"
+    [a] = plan_curation([lower], [n], now="2026-11-29T16:00", folder=tmp_path)
+    assert a.kind == "update" and a.note.content == lower.content
+    assert (a.note.score, a.note.assessment_reason) == (5, "explicit request")
+    higher = m("Use pnpm 9 instead of npm everywhere; CI runs pnpm install --frozen-lockfile.", score=5)
+    higher.assessment_reason = "asked to remember"
+    [b] = plan_curation(
+        [higher], [note(tmp_path, score=4, assessment_reason="old")], now="2026-11-29T16:00", folder=tmp_path
+    )
+    assert (b.note.score, b.note.assessment_reason) == (5, "asked to remember")
+    assert "assessment_score" not in render_note(b.note)

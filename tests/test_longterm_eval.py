@@ -148,11 +148,27 @@ def test_unseen_set_shape():
 
 
 def test_offline_on_the_held_out_set():
-    """Targets on fixtures the rules were never tuned on (docs/extraction.md). The noise figure
-    is the measured one, not the target (0): see the recorded baseline and the closing report."""
+    """Targets on fixtures the rules were never tuned on (docs/extraction.md)."""
     rep = evaluate(load_fixtures(UNSEEN)).to_dict()
     assert rep["precision"] >= 0.90 and rep["recall"] >= 0.80, {k: rep[k] for k in ("precision", "recall", "f1")}
-    assert rep["noise_false_positives"] <= 1
+
+
+@pytest.mark.parametrize("folder", ["eval", "eval-dev", "eval-unseen"])
+def test_no_extraction_on_noise_in_any_set(folder):
+    """Zero memories from a noise conversation, on every set (docs/extraction.md, "Evaluation").
+    For the held-out set only the count is reported: naming the fixture invites tuning on it."""
+    rep = evaluate(load_fixtures(Path(__file__).parent / "fixtures" / folder))
+    noise = [r for r in rep.results if r.noise]
+    assert len(noise) >= 10
+    bad = [r for r in noise if r.extracted]
+    shown = f"{len(bad)} noise fixture(s)" if folder == "eval-unseen" else [(r.id, r.extracted_titles) for r in bad]
+    assert not bad, shown
+
+
+def test_offline_on_the_dev_set():
+    """The set rules are tuned on: the same targets as the held-out set, at least."""
+    rep = evaluate(load_fixtures(Path(__file__).parent / "fixtures" / "eval-dev"))
+    assert rep.precision >= 0.90 and rep.recall >= 0.80, rep.table()
 
 
 def test_report_breaks_down_by_category_and_language():
@@ -208,6 +224,12 @@ def test_fixtures_and_word_lists_ship_in_the_wheel(tmp_path):
     names = zipfile.ZipFile(whl).namelist()
     for folder, n in (("eval", 60), ("eval-unseen", 40), ("eval-dev", 20)):
         assert sum(1 for x in names if x.startswith(f"agentmem_vault/evalsets/{folder}/") and x.endswith(".json")) >= n
-    for name in ("vague_phrases.zh.txt", "vague_phrases.en.txt", "tech_terms.txt"):
+    for name in (
+        "vague_phrases.zh.txt",
+        "vague_phrases.en.txt",
+        "tech_terms.txt",
+        "log_levels.txt",
+        "output_starts.txt",
+    ):
         assert f"agentmem_vault/templates/quality/{name}" in names
     assert "agentmem_vault/templates/prompts/assess_system.md" in names

@@ -74,6 +74,20 @@ def test_hand_edited_note_reads_one_way() -> None:
     assert n.extra == {"related": ["[[Other note]]", "[[Third|alias]]"], "color": "red"}
 
 
+def test_assessment_score_is_read_as_a_legacy_alias_of_score() -> None:
+    """An older version wrote the assessment twice; ``score`` is the one property (docs/notes.md)."""
+    head = "---\nid: lt-abcdef\ntitle: Use pnpm\n"
+    both = parse_note(head + "score: 4\nassessment_score: 2\nassessment_reason: asked to\n---\nUse pnpm.\n")
+    assert both.score == 4 and both.assessment_reason == "asked to" and "assessment_score" not in both.extra
+    rendered = render_note(both)
+    assert "assessment_score" not in rendered and "score: 4" in rendered
+    only_old = parse_note(head + "assessment_score: 5\n---\nUse pnpm.\n")
+    assert only_old.score == 5
+    bad_score = parse_note(head + "score: high\nassessment_score: 2\n---\nUse pnpm.\n")
+    assert bad_score.score == 2
+    assert parse_note(head + "---\nUse pnpm.\n").score == 3
+
+
 @pytest.mark.parametrize(
     "raw, expected",
     [
@@ -293,7 +307,6 @@ def tool_notes(draw: st.DrawFn) -> Note:
         sources=draw(st.lists(_ref, max_size=3)),
         tags=[TAG],
         scope=draw(st.sampled_from(["", "project", "global"])),
-        assessment_score=draw(st.one_of(st.none(), st.integers(1, 5))),
         assessment_reason=draw(st.one_of(st.just(""), _sentence)),
         deprecated_reason=draw(st.one_of(st.just(""), _sentence)),
         content=draw(_body),
@@ -353,8 +366,9 @@ def hand_edit(note: Note, draw: st.DrawFn) -> str:
     ]
     if note.scope:
         lines.append(f"scope: {case(note.scope)}")
-    if note.assessment_score is not None:
-        lines.append(f"assessment_score: {note.assessment_score}")
+    if draw(st.booleans()):
+        # what an older version also wrote: the same number again (docs/notes.md, legacy alias)
+        lines.append(f"assessment_score: {note.score}")
     if note.assessment_reason:
         lines.append(f"assessment_reason: {_yaml_scalar(note.assessment_reason)}")
     if note.deprecated_reason or note.status == "deprecated":

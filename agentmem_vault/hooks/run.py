@@ -301,11 +301,10 @@ def session_start(
     from agentmem_vault.ops import board_cache
     from agentmem_vault.ops.conversations import find_pair, read_pairs, record_pair, session_ids_with_prefix
     from agentmem_vault.ops.register import register_idle
-    from agentmem_vault.vaultio import VaultWriter, read_bytes
+    from agentmem_vault.vaultio import VaultWriter
 
     with VaultWriter(vault, "hook " + ev.agent + "-session-start", timeout=timeout) as w:
-        data = read_bytes(vault.index_path)
-        state = board_cache.load(vault, data)
+        state = board_cache.load(vault)  # by the summary's stat, without reading the board when it can
         board: object = state
         if state is None or not state.writable:
             _, board = w.read_index()  # no table yet, or broken rows: the full parse, as before

@@ -146,7 +146,6 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         tags=[TAG],
         content=m.content.strip(),
         path=folder / name,
-        assessment_score=m.score,
         assessment_reason=m.assessment_reason,
         extra={"source_time": m.source_time} if m.source_time else {},
     )
@@ -205,11 +204,10 @@ def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out.usage_scenario = _union(n.usage_scenario, m.usage_scenario)
     out.sources = _union(n.sources, m.sources, cap=1000)
     out.importance = max(n.importance, m.importance)
-    if m.score is not None and (n.assessment_score is None or m.score >= n.assessment_score):
-        # the assessment of the text that is now current (docs/extraction.md)
-        out.assessment_score = m.score
+    if m.score is not None and m.score >= n.score:
+        # the note keeps its best assessment, and the reason that goes with it (docs/extraction.md)
+        out.score = m.score
         out.assessment_reason = m.assessment_reason
-    out.score = max(n.score, m.score or 0)
     out.project = n.project or m.project
     out.module = n.module or m.module
     out.updated = now

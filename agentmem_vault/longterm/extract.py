@@ -61,7 +61,7 @@ from agentmem_vault.longterm.llm import (
     model_from_config,
     source_deadline,
 )
-from agentmem_vault.longterm.noise import strip_noise
+from agentmem_vault.longterm.noise import own_words, strip_noise
 from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, write_note
 from agentmem_vault.longterm.offline import extract_offline
 from agentmem_vault.longterm.schema import MemoryObject, validate_assessment, validate_memory
@@ -230,7 +230,8 @@ class _Job:
 
 
 def _user_words(turns: list[Turn]) -> str:
-    return "\n".join(t.text for t in turns if t.role == "user")
+    # what the user wrote, not what they pasted: a quoted "we no longer use pnpm" retracts nothing
+    return "\n".join(own_words(t.text) for t in turns if t.role == "user")
 
 
 def source_time(src: Source) -> str:

@@ -1,9 +1,11 @@
-"""Word lists the quality gate reads (docs/extraction.md): vague phrases per language, general
-engineering principles and technical vocabulary. They are data files under ``templates/quality/``
+"""Word lists the extractor and the quality gate read (docs/extraction.md): vague phrases per
+language, general engineering principles, technical vocabulary, and the wording that marks pasted
+tool output (severity words, fixed line starts). They are data files under ``templates/quality/``
 (shipped with the package) so that they can be reviewed and extended without touching code.
 
-Chinese entries are written in Simplified; matching folds Traditional first (``textnorm.fold``).
-English entries match as whole words, case-insensitively.
+Phrase lists: Chinese entries are written in Simplified; matching folds Traditional first
+(``textnorm.fold``); English entries match as whole words, case-insensitively. The pasted-output
+lists are read as written (case matters: "WARNING" is a log level, "Warning" may be the user's).
 """
 
 from __future__ import annotations
@@ -26,6 +28,14 @@ def _read_list(name: str) -> tuple[str, ...]:
         if line:
             out.append(fold(line))
     return tuple(dict.fromkeys(out))
+
+
+def _read_literal(name: str) -> tuple[str, ...]:
+    """Entries exactly as written, one a line; only lines starting with "# " (or a lone "#") are
+    comments, so that an entry may itself start with "#" ("##[" of a CI log)."""
+    text = (resources.files("agentmem_vault.templates") / "quality" / name).read_text(encoding="utf-8-sig")
+    out = [ln.strip() for ln in text.splitlines()]
+    return tuple(dict.fromkeys(x for x in out if x and x != "#" and not x.startswith("# ")))
 
 
 @dataclass(frozen=True)
@@ -69,3 +79,21 @@ def generic_principles() -> PhraseList:
 @lru_cache(maxsize=None)
 def tech_terms() -> PhraseList:
     return PhraseList.of(_read_list("tech_terms.txt"))
+
+
+@lru_cache(maxsize=None)
+def log_levels() -> tuple[str, ...]:
+    """Severity words that open a line of tool output ("WARNING", "warning", "錯誤")."""
+    return _read_literal("log_levels.txt")
+
+
+@lru_cache(maxsize=None)
+def log_levels_weak() -> tuple[str, ...]:
+    """Severity words that count only where pasted output continues ("Warning", "Caused by")."""
+    return _read_literal("log_levels_weak.txt")
+
+
+@lru_cache(maxsize=None)
+def output_starts() -> tuple[str, ...]:
+    """Fixed line starts of program output ("Traceback (most recent call last)", "npm WARN")."""
+    return _read_literal("output_starts.txt")

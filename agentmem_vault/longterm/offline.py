@@ -4,7 +4,8 @@ It reads only what the *user* said (information that comes purely from the assis
 memory) and keeps sentences that carry an explicit request ("記住", "from now on", "以後都",
 "下次不要", "always use ..."), a correction ("不對，...", "No, don't use ..."), a stated preference
 or dissatisfaction ("I prefer", "我習慣", "請用", "我不喜歡"), plus stated decisions and pitfalls.
-Questions, one-off task details ("for this file only", "這次先") and chit-chat are left out. A
+Questions, one-off task details ("for this file only", "這次先") and chit-chat are left out, and so
+are the lines the user pasted rather than wrote (``noise.own_words``: tool output, logs, quotes). A
 continuation ("以後都照這樣做") joins the statement it points at; an enumerated request ("記住三點：
 …、…、…") gives one candidate per item. The output is the same Memory Objects the model would
 produce, with ``signal`` and ``evidence`` but no score: the assessment stage scores them.
@@ -21,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from agentmem_vault.model.textnorm import fold
+from agentmem_vault.longterm.noise import own_words
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 
@@ -198,8 +200,10 @@ def classify_sentence(sentence: str, context: str = "") -> Cue | None:
 def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     for para in re.split(r"\n\s*\n", text):
-        if para.lstrip().startswith(("```", "    ", "\t", "Traceback", 'File "')):
-            continue  # code and logs are not statements of preference
+        # Callers pass the user's own words (noise.own_words has blanked pasted lines); a paragraph
+        # that still opens like code or a traceback is not a statement of preference either.
+        if para.lstrip().startswith(("```", "Traceback", 'File "')):
+            continue
         for s in _SPLIT.split(para):
             s = " ".join(s.split())
             if s:
@@ -830,11 +834,14 @@ def extract_offline(
         if turn.role != "user":
             said = turn.text
             continue
-        sentences = split_sentences(turn.text)
+        # Only the user's own lines: a pasted warning, log, traceback, quoted doc or chat says
+        # "always"/"should" in someone else's voice (docs/extraction.md, "Pasted text").
+        text = own_words(turn.text)
+        sentences = split_sentences(text)
         if idx < first_turn:
             user_turns.append((idx, sentences))
             continue
-        enum = enumerated_items(turn.text)
+        enum = enumerated_items(text)
         if enum is not None:
             intro, items = enum
             for item in items:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime
 from functools import lru_cache
 
 from agentmem_vault.errors import InvalidSessionId, UsageError
+from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without datetime.py (docs/performance.md)
 
 AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 SESSION_ID_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})-([a-z0-9][a-z0-9-]{0,79})$")
 # Loose pattern to pick IDs out of free text (trigger phrases, Continues From lines).
-SESSION_ID_IN_TEXT_RE = re.compile(
+SESSION_ID_IN_TEXT_RE = LazyRegex(
     r"\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9][a-z0-9-]*[a-z0-9]|\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9]"
 )
 
@@ -103,7 +103,7 @@ def ids_with_prefix(data: bytes, base: str) -> set[str]:
     return out
 
 
-_JSON_SID_RE = re.compile(rb'"session_id":\s*"([0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4}-[a-z0-9-]+)"')
+_JSON_SID_RE = LazyRegex(rb'"session_id":\s*"([0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4}-[a-z0-9-]+)"')
 
 
 def ids_in_json_lines(data: bytes) -> set[str]:

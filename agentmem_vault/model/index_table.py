@@ -11,6 +11,7 @@ import re
 from collections import namedtuple
 
 from agentmem_vault.errors import IndexFormatError, SessionNotFound, UsageError
+from agentmem_vault.fastimport import LazyRegex
 from agentmem_vault.model.ids import is_valid_session_id
 
 COLUMNS: tuple[str, ...] = (
@@ -30,11 +31,11 @@ BOM = "\ufeff"
 _CTRL_RE = re.compile(r"[\x00-\x08\x0a-\x1f]")
 # Everything a cell may not hold as is: control characters (a row with one is reported as broken)
 # and what str.splitlines() treats as a line end (NEL, U+2028, U+2029). They become spaces.
-_CELL_BREAK_RE = re.compile("\r\n|[\x00-\x08\x0a-\x1f\x85\u2028\u2029]")
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_CELL_BREAK_RE = LazyRegex("\r\n|[\x00-\x08\x0a-\x1f\x85\u2028\u2029]")
+_SURROGATE_RE = LazyRegex("[\ud800-\udfff]")
 # A Markdown line ends at \n, \r\n or \r, not at the other separators str.splitlines() knows.
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
-_SEP_RE = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+_SEP_RE = LazyRegex(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
 TYPE_CHECKING = False  # neither typing nor dataclasses at run time: the hook path (docs/performance.md)
@@ -215,6 +216,8 @@ def escape_cell(value: str) -> str:
     """Cell text for a table row: ``|`` escaped, line breaks and control characters as spaces.
     Raises UsageError for text that cannot be written as UTF-8 (undecodable bytes in an argument)."""
     v = str(value)
+    if v.isprintable():  # the common case: no surrogates, breaks or control characters to look for
+        return v.replace("|", "\\|").strip()
     if _SURROGATE_RE.search(v):
         shown = v.encode("utf-8", "backslashreplace").decode("utf-8")
         raise UsageError(f"{shown!r} is not UTF-8 text (undecodable bytes in an argument?); nothing was written")
@@ -292,7 +295,7 @@ def _strip_eol(line: str) -> str:
     return line.rstrip("\r\n")
 
 
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE_RE = LazyRegex(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def fenced_lines(lines: list[str]) -> set[int]:

@@ -45,8 +45,12 @@ KEY_ORDER = (
     "tags",
 )
 # Written after KEY_ORDER, each only when set (the others are always written, in that order).
-OPTIONAL_KEYS = ("scope", "assessment_score", "assessment_reason", "deprecated_reason")
+OPTIONAL_KEYS = ("scope", "assessment_reason", "deprecated_reason")
 KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
+# Read, never written: an older version wrote the assessment twice, as ``score`` and as
+# ``assessment_score``. ``score`` is the one property (docs/notes.md); the old key stands in for
+# it when ``score`` is missing or not a number, and is dropped when the note is written back.
+LEGACY_SCORE_KEY = "assessment_score"
 LIST_KEYS = ("keywords", "usage_scenario", "sources", "tags")
 
 STATUSES = ("active", "deprecated")
@@ -120,8 +124,7 @@ class Note:
     sources: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=lambda: [TAG])
     scope: str = ""  # "project" / "module" / "global"; "" = not set
-    assessment_score: int | None = None
-    assessment_reason: str = ""
+    assessment_reason: str = ""  # why the assessment gave ``score`` (set by extraction)
     deprecated_reason: str = ""
     content: str = ""
     history: list[HistoryEntry] = field(default_factory=list)
@@ -467,7 +470,7 @@ def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
 def note_from_properties(data: dict[str, Any], body: str) -> Note:
     """A Note from loaded properties and the body (every field normalised here)."""
     content, heading, preface, history = split_body(body)
-    a_score = data.get("assessment_score")
+    score = _int_in(data.get("score"), *SCORE_RANGE) or _int_in(data.get(LEGACY_SCORE_KEY), *SCORE_RANGE)
     return Note(
         id=_text(data.get("id"), "id"),
         title=_text(data.get("title"), "title"),
@@ -477,21 +480,20 @@ def note_from_properties(data: dict[str, Any], body: str) -> Note:
         project=_text(data.get("project"), "project"),
         module=_text(data.get("module"), "module"),
         importance=_importance(data.get("importance")),
-        score=_int_in(data.get("score"), *SCORE_RANGE) or DEFAULT_SCORE,
+        score=score or DEFAULT_SCORE,
         status=_enum(data.get("status"), "status", "active"),
         created=_ts(data.get("created"), "created"),
         updated=_ts(data.get("updated"), "updated"),
         sources=_list(data.get("sources"), "sources"),
         tags=_list(data.get("tags"), "tags") if "tags" in data else [TAG],
         scope=_enum(data.get("scope"), "scope", ""),
-        assessment_score=None if a_score in (None, "") else _int_in(a_score, *SCORE_RANGE),
         assessment_reason=_text(data.get("assessment_reason"), "assessment_reason"),
         deprecated_reason=_text(data.get("deprecated_reason"), "deprecated_reason"),
         content=content,
         history=history,
         history_preface=preface,
         history_heading=heading,
-        extra={k: v for k, v in data.items() if k not in KNOWN_KEYS},
+        extra={k: v for k, v in data.items() if k not in KNOWN_KEYS and k != LEGACY_SCORE_KEY},
     )
 
 
@@ -593,8 +595,6 @@ def properties(note: Note) -> dict[str, Any]:
     }
     if note.scope.strip():
         d["scope"] = note.scope.strip().lower()
-    if note.assessment_score is not None:
-        d["assessment_score"] = _int_in(note.assessment_score, *SCORE_RANGE)
     if note.assessment_reason.strip():
         d["assessment_reason"] = note.assessment_reason.strip()
     if d["status"] == "deprecated" or note.deprecated_reason.strip():

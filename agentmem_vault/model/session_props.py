@@ -63,7 +63,6 @@ PROPERTY_TYPES: dict[str, str] = {
     "sources": "multitext",
     "deprecated_reason": "text",
     "scope": "text",
-    "assessment_score": "number",
     "assessment_reason": "text",
 }
 

@@ -10,10 +10,10 @@ Import-light (the sessionStart hook imports the defaults): the snapshot model is
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from functools import lru_cache
 
 from agentmem_vault.clock import format_ts, parse_ts
+from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import SESSION_ID_RE
 
@@ -182,7 +182,7 @@ def synced_row(row: it.Row, metadata: Mapping[str, str]) -> it.Row | None:
 
 # Google Drive / Dropbox / OneDrive style "index (1).md", "index (Conflict 2026-05-01).md",
 # "index (Ann's conflicted copy 2026-05-01).md", and Syncthing's "index.sync-conflict-…".
-_CONFLICT_RE = re.compile(r"^index(?: \([^/\\]*\)|\.sync-conflict-[^/\\]*)\.md$", re.IGNORECASE)
+_CONFLICT_RE = LazyRegex(r"^index(?: \([^/\\]*\)|\.sync-conflict-[^/\\]*)\.md$", re.IGNORECASE)
 
 
 def is_conflict_copy(name: str) -> bool:

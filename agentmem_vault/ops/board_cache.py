@@ -1,14 +1,20 @@
-"""A small derived summary of the board, so that the sessionStart hook never parses the whole of
-``memory/index.md`` (see docs/performance.md).
+"""A small derived summary of the board, so that the sessionStart hook never parses, nor even
+reads, the whole of ``memory/index.md`` (see docs/performance.md).
 
-``memory/.agentmem/board-cache.json`` records, for the board's first ``size`` bytes (checked by
-CRC-32 before it is trusted): where the table's rows start, whether every row is well formed (the
-board is writable), whether the table runs to the end of the file (a new row is a pure append),
-the line-ending counts, the row count, and the most recently updated ``active`` rows (the
-session-start context). When the board has only grown since (a row appended by any process), just
-the new bytes are parsed; any other change means one full parse, after which the summary is
-rewritten. Every writer of the board (``VaultWriter``) refreshes it after its verified write, so
-the hook normally finds it current.
+``memory/.agentmem/board-cache.json`` records, for the board's first ``size`` bytes (CRC-32): where
+the table's rows start, whether every row is well formed (the board is writable), whether the
+table runs to the end of the file (a new row is a pure append), the line-ending counts, the row
+count, the most recently updated ``active`` rows (the session-start context), the newest minute
+among the row IDs with the IDs of that minute, and the board's ``(size, mtime_ns, inode)`` when
+the summary was written.
+
+When that stat still matches (and the file system keeps sub-millisecond times), the summary is
+trusted without reading the board: a new chat's ID is checked against the newest minute (an ID of
+a later minute cannot have a row yet), the row is appended, and the appended bytes are read back.
+Otherwise the board is read and checked by CRC; when it has only grown since (a row appended by
+any process), just the new bytes are parsed; any other change means one full parse, after which
+the summary is rewritten. Every writer of the board (``VaultWriter``, the hook's append) refreshes
+it after its verified write.
 
 Deleting the file loses nothing. It is never the authority: on any doubt the caller parses the
 board as before. Pure stdlib (zlib, json), no dataclasses: this module is on the hook path.
@@ -19,8 +25,8 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from datetime import datetime
 
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.model import index_table as it
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
@@ -29,9 +35,10 @@ if TYPE_CHECKING:
 
     from agentmem_vault.config import Vault
 
-VERSION = 1
+VERSION = 2
 CACHE_NAME = "board-cache.json"
-SAVE_EVERY = 64  # rows appended since the summary was written before it is rewritten
+SAVE_EVERY = 64  # rows appended by others since the summary was written before it is rewritten
+STAMP = 15  # "YYYY-MM-DD-HHMM": the minute every Session ID starts with (docs/board.md)
 KEEP_ACTIVE = 12  # the hook lists 5; more kept so that excluding the chat's own row still leaves 5
 
 
@@ -78,14 +85,45 @@ def _fast_status(line: str) -> str | None:
     return parts[1].strip() if len(parts) == 6 else None
 
 
-class BoardState:
-    """What the hook needs to know about the board, without the parsed rows."""
+def board_stat(path: Path | str) -> list[int] | None:
+    """``[size, mtime_ns, inode]`` of the board, or None when it cannot vouch for the content: a
+    missing file, or a modification time with millisecond or coarser steps (FAT, exFAT, some
+    network and cloud drives), where a rewrite of the same size moments later could keep it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_mtime_ns % 1_000_000 == 0:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
-    __slots__ = ("active", "appendable", "bom", "crc", "crlf", "data", "lf", "rows", "table_start", "writable")
+
+class BoardState:
+    """What the hook needs to know about the board, without the parsed rows (and, when the stat
+    vouches for the summary, without its bytes: ``data`` is then read only if asked for)."""
+
+    __slots__ = (
+        "_data",
+        "active",
+        "appendable",
+        "bom",
+        "crc",
+        "crlf",
+        "ends_nl",
+        "lf",
+        "path",
+        "rows",
+        "size",
+        "stamp",
+        "stamp_ids",
+        "stat",
+        "table_start",
+        "writable",
+    )
 
     def __init__(
         self,
-        data: bytes,
+        data: bytes | None,
         table_start: int,
         writable: bool,
         appendable: bool,
@@ -95,9 +133,18 @@ class BoardState:
         active: list[list],
         bom: bool,
         crc: int | None = None,
+        *,
+        size: int | None = None,
+        ends_nl: bool | None = None,
+        stamp: str = "",
+        stamp_ids: list[str] | None = None,
+        stat: list[int] | None = None,
+        path: Path | None = None,
     ) -> None:
-        self.data = data
-        self.crc = crc  # zlib.crc32 of data, when known (carried over appends: crc32(tail, crc))
+        self._data = data
+        self.size = len(data) if data is not None else (size or 0)
+        self.ends_nl = data.endswith((b"\n", b"\r")) if data is not None else bool(ends_nl)
+        self.crc = crc  # zlib.crc32 of the board's bytes, when known (carried over appends)
         self.table_start = table_start  # byte offset of the first row line
         self.writable = writable  # no broken rows anywhere (doc.bad is empty)
         self.appendable = appendable  # the table runs to the end of the file
@@ -105,6 +152,26 @@ class BoardState:
         self.rows = rows
         self.active = active
         self.bom = bom
+        self.stamp = stamp  # the newest "YYYY-MM-DD-HHMM" among the row IDs ("" with no rows)
+        self.stamp_ids = stamp_ids or []  # the row IDs of that minute
+        self.stat = stat  # board_stat() of the board these facts describe, when known
+        self.path = path  # where ``data`` is read from when it was not (yet)
+
+    @property
+    def data(self) -> bytes:
+        """The board's bytes (read under the caller's lock when the summary was trusted by stat)."""
+        if self._data is None:
+            from agentmem_vault.errors import VerifyFailed
+            from agentmem_vault.vaultio import read_bytes
+
+            data = read_bytes(self.path) if self.path is not None else None
+            if data is None or len(data) != self.size or (self.crc is not None and zlib.crc32(data) != self.crc):
+                raise VerifyFailed(
+                    "memory/index.md changed while it was being read (another program wrote it); "
+                    "nothing was written, run the command again"
+                )
+            self._data = data
+        return self._data
 
     @property
     def newline(self) -> str:
@@ -113,7 +180,15 @@ class BoardState:
 
     def has_row(self, session_id: str) -> bool:
         """Whether a table row has this Session ID (only valid when ``writable``: then every line
-        from ``table_start`` on is a well-formed row)."""
+        from ``table_start`` on is a well-formed row). Without the board's bytes at hand, an ID of
+        a minute later than every row's cannot have a row, and one of the newest minute is looked
+        up among that minute's IDs; any other ID reads the board."""
+        if self._data is None and self.writable:
+            minute = session_id[:STAMP]
+            if minute > self.stamp:
+                return False
+            if minute == self.stamp:
+                return session_id in self.stamp_ids
         needle = session_id.encode("utf-8")
         data = self.data
         pos = data.find(needle, self.table_start)
@@ -134,7 +209,7 @@ class BoardState:
         return json.dumps(
             {
                 "v": VERSION,
-                "size": len(self.data),
+                "size": self.size,
                 "crc": self.crc,
                 "table_start": self.table_start,
                 "writable": self.writable,
@@ -144,9 +219,23 @@ class BoardState:
                 "rows": self.rows,
                 "active": self.active,
                 "bom": self.bom,
+                "ends_nl": self.ends_nl,
+                "stamp": self.stamp,
+                "stamp_ids": self.stamp_ids,
+                "stat": self.stat,
             },
             ensure_ascii=False,
         ).encode("utf-8")
+
+
+def _newest(stamp: str, ids: list[str], sid: str) -> tuple[str, list[str]]:
+    """The newest minute and its IDs once a row ``sid`` is counted too."""
+    minute = sid[:STAMP]
+    if minute > stamp:
+        return minute, [sid]
+    if minute == stamp and sid not in ids:
+        return stamp, [*ids, sid]
+    return stamp, ids
 
 
 def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
@@ -156,7 +245,9 @@ def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
     prefix = "".join(doc.lines[: doc.header_at + 2])
     table_start = len(prefix.encode("utf-8")) + (3 if doc.bom else 0)
     entries: list[list] = []
-    for ordinal, (i, _sid) in enumerate(doc.row_ids):
+    stamp, stamp_ids = "", list[str]()
+    for ordinal, (i, sid) in enumerate(doc.row_ids):
+        stamp, stamp_ids = _newest(stamp, stamp_ids, sid)
         status = _fast_status(doc.lines[i])
         if status is None or status == "active":
             row = doc._row_at(i)
@@ -174,6 +265,8 @@ def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
         len(doc.row_ids),
         _top(entries),
         doc.bom,
+        stamp=stamp,
+        stamp_ids=stamp_ids,
     )
 
 
@@ -196,6 +289,7 @@ def _extend(cached: dict, data: bytes) -> BoardState | None:
     active = [list(e) for e in cached["active"]]
     rows = cached["rows"]
     crlf, lf = cached["crlf"], cached["lf"]
+    stamp, stamp_ids = str(cached["stamp"]), list(cached["stamp_ids"])
     for i, ln in enumerate(lines):
         if not ln.lstrip().startswith("|"):
             return None
@@ -204,64 +298,109 @@ def _extend(cached: dict, data: bytes) -> BoardState | None:
         if probe.bad or len(probe.row_ids) == before:
             return None
         row = probe._row_at(i)
+        stamp, stamp_ids = _newest(stamp, stamp_ids, row.session_id)
         if row.status == "active":
             active.append(_active_entry(row, rows))
         rows += 1
         crlf += ln.endswith("\r\n")
         lf += ln.endswith("\n")
-    return BoardState(data, cached["table_start"], True, True, crlf, lf, rows, _top(active), cached["bom"])
+    return BoardState(
+        data,
+        cached["table_start"],
+        True,
+        True,
+        crlf,
+        lf,
+        rows,
+        _top(active),
+        cached["bom"],
+        stamp=stamp,
+        stamp_ids=stamp_ids,
+    )
 
 
-def load(vault: Vault, data: bytes | None) -> BoardState | None:
-    """The board's state for ``data`` (its current bytes), from the cache when it still describes a
-    prefix of them. None when the board is missing, empty or has no table (callers then take the
-    full path). Raises what ``parse_index`` raises for a board that cannot be read."""
-    if not data:
-        return None
-    path = cache_path(vault)
-    cached = None
+def _from_cache(cached: dict, data: bytes | None, crc: int, path: Path) -> BoardState:
+    return BoardState(
+        data,
+        cached["table_start"],
+        cached["writable"],
+        cached["appendable"],
+        cached["crlf"],
+        cached["lf"],
+        cached["rows"],
+        cached["active"],
+        cached["bom"],
+        crc,
+        size=cached["size"],
+        ends_nl=cached["ends_nl"],
+        stamp=str(cached["stamp"]),
+        stamp_ids=list(cached["stamp_ids"]),
+        stat=cached["stat"],
+        path=path,
+    )
+
+
+def _read_cache(vault: Vault) -> dict | None:
     from agentmem_vault.errors import AgentmemError
     from agentmem_vault.vaultio import read_bytes
 
     try:  # vaultio's read: a FIFO here is refused, never waited on (docs/reliability.md)
-        cached = json.loads(read_bytes(path) or b"null")
+        cached = json.loads(read_bytes(cache_path(vault)) or b"null")
     except (OSError, ValueError, AgentmemError):
-        cached = None
-    if isinstance(cached, dict) and cached.get("v") == VERSION:
+        return None
+    return cached if isinstance(cached, dict) and cached.get("v") == VERSION else None
+
+
+def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
+    """The board's state, from the cache when it still describes the board (by stat, without
+    reading it, when ``data`` is not given) or a prefix of ``data`` (its current bytes). None when
+    the board is missing, empty or has no table (callers then take the full path). Raises what
+    ``parse_index`` raises for a board that cannot be read. Call under the vault lock."""
+    cached = _read_cache(vault)
+    stat = None
+    if data is None:
+        stat = board_stat(vault.index_path)
+        if cached is not None and stat is not None and cached.get("stat") == stat:
+            try:
+                if cached["size"] and cached["size"] == stat[0]:
+                    return _from_cache(cached, None, cached["crc"], vault.index_path)
+            except (KeyError, TypeError, ValueError):
+                pass
+        from agentmem_vault.vaultio import read_bytes
+
+        data = read_bytes(vault.index_path)
+        if stat is not None and (data is None or len(data) != stat[0]):
+            stat = None  # written between the stat and the read: vouch for nothing
+    if not data:
+        return None
+    if cached is not None:
         try:
             size = cached["size"]
             prefix_crc = zlib.crc32(data[:size] if len(data) != size else data)
             if len(data) >= size and prefix_crc == cached["crc"]:
                 if len(data) == size:
-                    return BoardState(
-                        data,
-                        cached["table_start"],
-                        cached["writable"],
-                        cached["appendable"],
-                        cached["crlf"],
-                        cached["lf"],
-                        cached["rows"],
-                        cached["active"],
-                        cached["bom"],
-                        prefix_crc,
-                    )
-                state = _extend(cached, data)
-                if state is not None:
-                    state.crc = zlib.crc32(data[size:], prefix_crc)
-                    if state.rows - cached["rows"] >= SAVE_EVERY:
-                        save(
-                            vault, state
-                        )  # else the few appended rows are parsed again next time (cheaper than a write)
+                    state = _from_cache(cached, data, prefix_crc, vault.index_path)
+                    if stat is not None and state.stat != stat:
+                        state.stat = stat
+                        save(vault, state)  # vouched for by stat from now on
                     return state
+                grown = _extend(cached, data)
+                if grown is not None:
+                    grown.crc = zlib.crc32(data[size:], prefix_crc)
+                    grown.stat, grown.path = stat, vault.index_path
+                    if stat is not None or grown.rows - cached["rows"] >= SAVE_EVERY:
+                        save(vault, grown)  # else the few appended rows are parsed again next time
+                    return grown
         except (KeyError, TypeError, ValueError):
             pass
     from agentmem_vault.vaultio import decode_text
 
     doc = it.parse_index(decode_text(data, vault.index_path))
-    state = from_doc(data, doc)
-    if state is not None:
-        save(vault, state)
-    return state
+    parsed = from_doc(data, doc)
+    if parsed is not None:
+        parsed.stat, parsed.path = stat, vault.index_path
+        save(vault, parsed)
+    return parsed
 
 
 def save(vault: Vault, state: BoardState) -> None:
@@ -278,7 +417,8 @@ def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:
     """After a verified write of the board: record the new state (``doc``: its parse, if at hand)."""
     try:
         # read_text keeps a BOM as U+FEFF, which encodes back to the same three bytes
-        state = from_doc(text.encode("utf-8"), doc if doc is not None else it.parse_index(text))
+        data = text.encode("utf-8")
+        state = from_doc(data, doc if doc is not None else it.parse_index(text))
     except Exception:
         return
     if state is None:
@@ -287,30 +427,41 @@ def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:
         except OSError:
             pass
         return
+    stat = board_stat(vault.index_path)
+    state.stat = stat if stat is not None and stat[0] == len(data) else None
     save(vault, state)
 
 
-def after_append(vault: Vault, state: BoardState, new_data: bytes, row: it.Row) -> BoardState:
-    """The state once ``row`` was appended (verified) to the board described by ``state``. Not
-    written: the summary on disk still describes a prefix, and the next ``load`` parses just the
-    appended rows (rewriting the summary every ``SAVE_EVERY`` rows)."""
+def after_append(vault: Vault, state: BoardState, tail: bytes, row: it.Row, stat: list[int] | None) -> BoardState:
+    """The state once ``tail`` (the line of ``row``, verified) was appended to the board described
+    by ``state``; saved, so that the next hook trusts it by ``stat`` (the board's stat after the
+    append) without reading the board."""
     active = [list(e) for e in state.active]
     if row.status == "active":
         active.append(_active_entry(row, state.rows))
     nl = state.newline
+    stamp, stamp_ids = _newest(state.stamp, state.stamp_ids, row.session_id)
     new = BoardState(
-        new_data,
+        None if state._data is None else state._data + tail,
         state.table_start,
         state.writable,
         state.appendable,
-        state.crlf + (nl == "\r\n") + (0 if state.data.endswith((b"\n", b"\r")) else nl == "\r\n"),
-        state.lf + 1 + (0 if state.data.endswith((b"\n", b"\r")) else 1),
+        state.crlf + (nl == "\r\n") + (0 if state.ends_nl else nl == "\r\n"),
+        state.lf + 1 + (0 if state.ends_nl else 1),
         state.rows + 1,
         _top(active),
         state.bom,
-        None if state.crc is None else zlib.crc32(new_data[len(state.data) :], state.crc),
+        None if state.crc is None else zlib.crc32(tail, state.crc),
+        size=state.size + len(tail),
+        ends_nl=True,
+        stamp=stamp,
+        stamp_ids=stamp_ids,
+        stat=stat if stat is not None and stat[0] == state.size + len(tail) else None,
+        path=state.path,
     )
+    if new.crc is not None:  # never read the board just to write its summary
+        save(vault, new)
     return new
 
 
-__all__ = ["BoardState", "after_append", "cache_path", "load", "refresh", "ts_key"]
+__all__ = ["BoardState", "after_append", "board_stat", "cache_path", "load", "refresh", "ts_key"]

@@ -30,13 +30,12 @@ import json
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 
 from agentmem_vault.clock import ISO_SECONDS, now_precise
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vaultio import append_line, make_dirs, read_bytes
 
@@ -261,10 +260,9 @@ def checked_transcript_path(agent: str, raw: str, extra: object = None) -> str:
     return os.path.abspath(p)
 
 
-@contextmanager
-def queue_lock(vault: Vault, timeout: float = 5.0) -> Iterator[None]:
-    with exclusive_lock(vault.lock_path("extract-queue"), timeout, what="the extraction queue"):
-        yield
+def queue_lock(vault: Vault, timeout: float = 5.0) -> exclusive_lock:
+    """``with queue_lock(vault):`` the extraction queue's own lock (not the board's)."""
+    return exclusive_lock(vault.lock_path("extract-queue"), timeout, what="the extraction queue")
 
 
 def queue_transcript(

@@ -18,8 +18,10 @@ import os
 import re
 from pathlib import Path, PurePath, PureWindowsPath
 
+from agentmem_vault.fastimport import LazyRegex
+
 _DRIVE_RE = re.compile(r"^[A-Za-z]:[\\/]")
-_REMOTE_URL_RE = re.compile(r'^\s*\[remote\s+"origin"\]\s*$|^\s*url\s*=\s*(.+?)\s*$', re.MULTILINE)
+_REMOTE_URL_RE = LazyRegex(r'^\s*\[remote\s+"origin"\]\s*$|^\s*url\s*=\s*(.+?)\s*$', re.MULTILINE)
 MAX_NAME = 80
 
 

@@ -7,12 +7,12 @@ live in ``ops/sessions.py``; this module stays light because the sessionStart ho
 from __future__ import annotations
 
 import os
-from datetime import datetime
 from pathlib import Path
 
 from agentmem_vault.clock import format_ts
 from agentmem_vault.clock import now as clock_now
 from agentmem_vault.config import Vault, machine_id
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.model import index_table as it
 from agentmem_vault.model.ids import (
     base_session_id,
@@ -164,11 +164,12 @@ def register_idle(
     base = base_session_id(when, agent, machine_id())
     with VaultWriter(vault, command) as w:
         if state is None:
-            state = board_cache.load(vault, read_bytes(vault.index_path))
+            state = board_cache.load(vault)
         if state is not None and state.writable and state.appendable:
             sid = issue_session_id(vault, state, base, also_taken)
             row = idle_row(sid, agent, ts)
-            board_cache.after_append(vault, state, w.append_row_known(row, state), row)
+            tail, stat = w.append_row_known(row, state)
+            board_cache.after_append(vault, state, tail, row, stat)
             return Registration(sid, row)
         text, doc = w.read_index()
         doc.check_writable()

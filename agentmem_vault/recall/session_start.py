@@ -111,9 +111,7 @@ def _recent_from_board(
     board on disk (``board_cache``: kept current by every writer)."""
     if doc is None:
         try:
-            from agentmem_vault.vaultio import read_bytes
-
-            doc = board_cache.load(vault, read_bytes(vault.index_path))
+            doc = board_cache.load(vault)
         except Exception:
             return []
         if doc is None:
