@@ -173,6 +173,19 @@ def test_a_renamed_subfolder_and_a_second_path_to_the_folder_stay_watched(vault:
         _edit_in_place(moved, "quokkafish", 88)
         assert _ids(other, "quokkafish", b) == ["lt-0058"]
         assert _ids(vault, "quokkafish", a) == ["lt-0058"]
+        # Moved out of the tree: gone from results, and its later edits no longer cost a full check.
+        (vault.longterm_dir / "new").rename(vault.root / "gone")
+        assert _ids(vault, "quokkafish", a) == []
+        assert _watched(a) and _watched(b)
+        _edit_in_place(vault.root / "gone" / "n.md", "wombatlily", 88)
+        assert a.sync().watched and b.sync().watched
+        # A new folder under a name that was watched before is watched itself.
+        (vault.longterm_dir / "new").mkdir()
+        (vault.longterm_dir / "new" / "m.md").write_text(note_text(_note(89, "ordinary")), encoding="utf-8")
+        assert _ids(vault, "plain body 89", a)[:1] == ["lt-0059"]
+        assert _watched(a)
+        _edit_in_place(vault.longterm_dir / "new" / "m.md", "platypuswren", 89)
+        assert _ids(vault, "platypuswren", a) == ["lt-0059"]
     finally:
         a.close()
         b.close()

@@ -260,14 +260,19 @@ class FolderWatch:
             if wd < 0:
                 self.refused = True
                 return
+            before = self.dirs.get(path)
             self.dirs[path] = wd
             self.notifier.owner.setdefault(wd, set()).add(self)  # another path may share the folder
             self._seen.add(path)
+            if before is not None and before != wd:
+                self._release(before)  # a new folder under an old name
 
     def drop(self, path: str) -> None:
         """Stop watching ``path`` for this folder; the inotify watch itself goes when no other
         name of ours (a folder moved inside the tree) and no other folder watch uses it."""
-        wd = self.dirs.pop(path)
+        self._release(self.dirs.pop(path))
+
+    def _release(self, wd: int) -> None:
         if wd in self.dirs.values():
             return
         users = self.notifier.owner.get(wd)
