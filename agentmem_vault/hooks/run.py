@@ -100,8 +100,10 @@ def _complete_json(buf: bytes) -> bool:
         return False
     import json
 
+    from agentmem_vault.fastimport import utf8
+
     try:
-        json.loads(buf.decode("utf-8-sig"))
+        json.loads(utf8(buf))
         return True
     except (ValueError, UnicodeDecodeError):
         return False

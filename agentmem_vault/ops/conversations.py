@@ -35,6 +35,7 @@ from pathlib import Path
 from agentmem_vault.clock import ISO_SECONDS, now_precise
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
+from agentmem_vault.fastimport import utf8
 from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vaultio import append_line, make_dirs, read_bytes
@@ -98,7 +99,7 @@ def _json_lines(data: bytes | None, needle: bytes = b"", *, newest_first: bool =
         if needle and needle not in raw:
             continue
         try:
-            obj = json.loads(raw.decode("utf-8-sig"))
+            obj = json.loads(utf8(raw))
         except (UnicodeDecodeError, ValueError):
             continue
         if isinstance(obj, dict):
@@ -331,7 +332,7 @@ class PairProjects:
             line = self.data[start : stop if stop != -1 else len(self.data)]
             if b'"project"' in line:
                 try:
-                    obj = json.loads(line.decode("utf-8-sig"))
+                    obj = json.loads(utf8(line))
                 except (UnicodeDecodeError, ValueError):
                     obj = None
                 if (
