@@ -51,12 +51,12 @@ def _ids(vault: Vault, q: str, idx: RecallIndex | None = None) -> list[str]:
 
 
 def _edit_in_place(path: Path, words: str, i: int) -> None:
-    """What Obsidian does: rewrite the file's bytes in place (same inode, folder untouched)."""
+    """What Obsidian does: rewrite the file's bytes in place (same inode, folder untouched: its
+    times are not even restored, which would itself raise an event in the folder above)."""
     folder = path.parent.stat()
     with open(path, "r+b") as fh:
         fh.truncate(0)
         fh.write(note_text(_note(i, words)).encode("utf-8"))
-    os.utime(path.parent, ns=(folder.st_atime_ns, folder.st_mtime_ns))
     assert path.parent.stat().st_mtime_ns == folder.st_mtime_ns
 
 
@@ -143,6 +143,70 @@ def test_a_long_lived_caller_skips_the_scan_yet_sees_every_change(vault: Vault, 
         # A new RecallIndex in the same process (the MCP server opens one per call) shares the watch.
         with RecallIndex(vault) as other:
             assert other.sync().watched
+    finally:
+        idx.close()
+
+
+@needs_watch
+def test_a_renamed_subfolder_and_a_second_path_to_the_folder_stay_watched(vault: Vault, notes: list[Path]) -> None:
+    """A folder moved inside the tree keeps its inotify watch under the new name, and two vault
+    paths to the same folder (a symlinked vault) share one watch: an edit is seen through both."""
+    sub = vault.longterm_dir / "old"
+    sub.mkdir()
+    (sub / "n.md").write_text(note_text(_note(88, "ordinary")), encoding="utf-8")
+    alias = vault.root.parent / "alias"
+    alias.symlink_to(vault.root, target_is_directory=True)
+    other = Vault(alias)
+    a, b = RecallIndex(vault).open(), RecallIndex(other, path=vault.state_dir / "recall" / "alias.sqlite3").open()
+    try:
+        if not _watched(a):
+            pytest.skip("no watch on this file system")
+        assert _watched(b)
+        (sub).rename(vault.longterm_dir / "new")
+        moved = vault.longterm_dir / "new" / "n.md"
+        assert [h.path for h in search(vault, "plain body 88", limit=1, semantic=None, index=a)] == [str(moved)]
+        assert _watched(a) and _watched(b)
+        _edit_in_place(moved, "zebracorn", 88)
+        assert _ids(vault, "zebracorn", a) == ["lt-0058"]
+        assert _ids(other, "zebracorn", b) == ["lt-0058"]
+        assert _watched(a) and _watched(b)
+        _edit_in_place(moved, "quokkafish", 88)
+        assert _ids(other, "quokkafish", b) == ["lt-0058"]
+        assert _ids(vault, "quokkafish", a) == ["lt-0058"]
+        # Moved out of the tree: gone from results, and its later edits no longer cost a full check.
+        (vault.longterm_dir / "new").rename(vault.root / "gone")
+        assert _ids(vault, "quokkafish", a) == []
+        assert _watched(a) and _watched(b)
+        _edit_in_place(vault.root / "gone" / "n.md", "wombatlily", 88)
+        assert a.sync().watched and b.sync().watched
+        # A new folder under a name that was watched before is watched itself.
+        (vault.longterm_dir / "new").mkdir()
+        (vault.longterm_dir / "new" / "m.md").write_text(note_text(_note(89, "ordinary")), encoding="utf-8")
+        assert _ids(vault, "plain body 89", a)[:1] == ["lt-0059"]
+        assert _watched(a)
+        _edit_in_place(vault.longterm_dir / "new" / "m.md", "platypuswren", 89)
+        assert _ids(vault, "platypuswren", a) == ["lt-0059"]
+    finally:
+        a.close()
+        b.close()
+
+
+@needs_watch
+def test_an_index_written_before_sync_tokens_gets_one_and_is_vouched_for(vault: Vault, notes: list[Path]) -> None:
+    import sqlite3
+
+    _ids(vault, "warm")
+    path = RecallIndex(vault).path
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM meta WHERE key = 'synced'")  # as an older version left it
+    conn.close()
+    idx = RecallIndex(vault).open()
+    try:
+        if freshness.file_system_type(str(vault.longterm_dir)) not in freshness.LOCAL_FILE_SYSTEMS:
+            pytest.skip("no watch on this file system")
+        assert _watched(idx)
+        _edit_in_place(notes[9], "zebracorn", 9)
+        assert _ids(vault, "zebracorn", idx) == ["lt-0009"]
     finally:
         idx.close()
 

@@ -260,9 +260,27 @@ class FolderWatch:
             if wd < 0:
                 self.refused = True
                 return
+            before = self.dirs.get(path)
             self.dirs[path] = wd
-            self.notifier.owner[wd] = self
+            self.notifier.owner.setdefault(wd, set()).add(self)  # another path may share the folder
             self._seen.add(path)
+            if before is not None and before != wd:
+                self._release(before)  # a new folder under an old name
+
+    def drop(self, path: str) -> None:
+        """Stop watching ``path`` for this folder; the inotify watch itself goes when no other
+        name of ours (a folder moved inside the tree) and no other folder watch uses it."""
+        self._release(self.dirs.pop(path))
+
+    def _release(self, wd: int) -> None:
+        if wd in self.dirs.values():
+            return
+        users = self.notifier.owner.get(wd)
+        if users is not None:
+            users.discard(self)
+            if users:
+                return
+        self.notifier.rm_watch(wd)
 
     def refuse(self) -> None:
         """Something under the folder changes without an event here (a symlink, a hard link, a
@@ -276,7 +294,7 @@ class FolderWatch:
             if generation != self.generation:
                 return  # a later full check is under way: it decides
             for path in [p for p in self.dirs if p not in self._seen]:
-                self.notifier.rm_watch(self.dirs.pop(path))  # gone from the tree (or moved out)
+                self.drop(path)  # gone from the tree, or moved (then it is seen under its new name)
             if not ok or self.refused or self.dirty or not token:
                 return
             self.token, self.total = token, total
@@ -303,7 +321,7 @@ class _Notifier:
             raise OSError(ctypes.get_errno(), "inotify_init1")
         self.pid = os.getpid()
         self.lock = threading.RLock()
-        self.owner: dict[int, FolderWatch] = {}
+        self.owner: dict[int, set[FolderWatch]] = {}  # watch descriptor -> the folder watches using it
         self.folders: dict[str, FolderWatch] = {}  # insertion order = least recently used first
 
     def add_watch(self, path: str) -> int:
@@ -335,18 +353,17 @@ class _Notifier:
                     for each in self.folders.values():
                         each.dirty = True
                     continue
-                w = self.owner.get(wd)
-                if w is None:
+                users = self.owner.get(wd)
+                if not users:
                     continue
                 if mask & _IN_IGNORED:  # the watched folder went away
                     self.owner.pop(wd, None)
-                    w.dirty = True
-                    continue
                 # What the scan never looks at (hidden entries, files other than *.md) cannot change
                 # a result: editors' swap files and sync tools' temp files do not force a full check.
-                if name and (name[:1] == b"." or not (mask & _IN_ISDIR or name.endswith(b".md"))):
+                elif name and (name[:1] == b"." or not (mask & _IN_ISDIR or name.endswith(b".md"))):
                     continue
-                w.dirty = True
+                for w in users:
+                    w.dirty = True
 
     def close(self) -> None:
         try:
@@ -399,8 +416,8 @@ def folder_watch(folder: Path) -> FolderWatch | None:
         with n.lock:
             while len(n.folders) >= MAX_WATCHED_FOLDERS:
                 old = n.folders.pop(next(iter(n.folders)))
-                for wd in old.dirs.values():
-                    n.rm_watch(wd)
+                for path in list(old.dirs):
+                    old.drop(path)
             w = FolderWatch(n, key)
             n.folders[key] = w
         return w

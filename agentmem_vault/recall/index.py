@@ -472,6 +472,7 @@ class RecallIndex:
         assert self.conn is not None
         token = os.urandom(8).hex()
         try:
+            self.conn.execute("PRAGMA busy_timeout = 0")  # a query never waits for this write
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 cur = self.conn.execute(
@@ -485,6 +486,8 @@ class RecallIndex:
                 raise
         except sqlite3.Error:
             return None  # read-only or busy: the next query checks every note again
+        finally:
+            self.conn.execute("PRAGMA busy_timeout = 5000")
         return token if cur.rowcount == 1 else None
 
     def _token(self) -> str | None:
