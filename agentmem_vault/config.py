@@ -169,8 +169,24 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
     try:
         st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
-        return {}
+        return _NO_SETTINGS
     stamp = [st.st_mtime_ns, st.st_size]
+    seen = _PARSED.get(str(path))
+    if seen is not None and seen[0] == stamp:
+        return seen[1]  # this process read it already (the hook asks four times)
+    data = _read_yaml_uncached(path, cache, stamp)
+    _PARSED[str(path)] = (stamp, data)
+    return data
+
+
+# path -> ((mtime_ns, size), parsed mapping): one read per process while the file is unchanged.
+# Callers never change the mapping they get (vault_config copies it into a fresh dict).
+_PARSED: dict[str, tuple[list[int], dict]] = {}
+_NO_SETTINGS: dict = {}  # a missing file (one object, so that vault_config's memo sees it again)
+_VALIDATED: dict[str, tuple[dict, dict]] = {}  # config path -> (the parsed mapping, its validated settings)
+
+
+def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dict:
     if cache is not None:
         try:
             cached = json.loads(cache.read_text(encoding="utf-8"))
@@ -211,7 +227,7 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
 
 def user_config() -> dict:
     d = user_config_dir()
-    return _read_yaml_cached(d / "config.yaml", user_cache_dir() / "user-config.json")
+    return dict(_read_yaml_cached(d / "config.yaml", user_cache_dir() / "user-config.json"))
 
 
 _MACHINE_ID_RE = re.compile(r"[a-z0-9]{1,12}")
@@ -338,9 +354,16 @@ def validate_settings(data: dict, where: Path | str) -> dict:
 
 
 def vault_config(vault: Vault) -> dict:
+    raw = _read_yaml_cached(vault.config_path, vault.state_dir / "cache" / "config.json")
+    key = str(vault.config_path)
+    done = _VALIDATED.get(key)
+    if done is not None and done[0] is raw:  # the same parse as last time: validated already
+        return dict(done[1])
     data = dict(DEFAULTS)
-    data.update(_read_yaml_cached(vault.config_path, vault.state_dir / "cache" / "config.json"))
-    return validate_settings(data, vault.config_path)
+    data.update(raw)
+    settings = validate_settings(data, vault.config_path)
+    _VALIDATED[key] = (raw, settings)
+    return dict(settings)
 
 
 def resolve_agent(explicit: str | None, cfg: dict | None = None) -> str:

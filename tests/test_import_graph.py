@@ -12,7 +12,13 @@ import agentmem_vault
 
 PKG = Path(agentmem_vault.__file__).parent
 FRONT_ENDS = ("cli", "daemon", "hooks", "mcp")
-MODEL_MAY_IMPORT = ("agentmem_vault.model", "agentmem_vault.errors", "agentmem_vault.clock")
+# fastimport: standard-library imports made cheaper for the hook (pure stdlib, imports none of ours).
+MODEL_MAY_IMPORT = (
+    "agentmem_vault.model",
+    "agentmem_vault.errors",
+    "agentmem_vault.clock",
+    "agentmem_vault.fastimport",
+)
 # Known exceptions, each with its reason (none today); remove an entry when its reason goes.
 MODEL_EXCEPTIONS: set[tuple[str, str]] = set()
 
@@ -99,7 +105,7 @@ def test_model_is_pure() -> None:
         for dep in _imports(name, path, known, top_level_only=False):
             if not dep.startswith(MODEL_MAY_IMPORT) and dep != "agentmem_vault" and (name, dep) not in MODEL_EXCEPTIONS:
                 bad.append(f"{name} -> {dep}")
-    assert not bad, "model/ imports beyond model/, errors and clock:\n" + "\n".join(sorted(bad))
+    assert not bad, "model/ imports beyond model/, errors, clock and fastimport:\n" + "\n".join(sorted(bad))
 
 
 def test_no_import_cycles() -> None:

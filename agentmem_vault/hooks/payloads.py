@@ -24,6 +24,7 @@ import json
 import re
 
 from agentmem_vault.errors import PayloadError
+from agentmem_vault.fastimport import utf8
 
 # hook name -> (agent, event)
 HOOKS: dict[str, tuple[str, str]] = {
@@ -141,7 +142,7 @@ def decode_stdin(data: bytes) -> dict:
     if not data or not data.strip():
         raise PayloadError("empty stdin (expected the agent's hook JSON)")
     try:
-        text = data.decode("utf-8-sig")
+        text = utf8(data)
     except UnicodeDecodeError:
         # Windows PowerShell 5.1 may re-encode piped text in the ANSI code page or UTF-16.
         try:

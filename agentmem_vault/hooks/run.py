@@ -100,8 +100,10 @@ def _complete_json(buf: bytes) -> bool:
         return False
     import json
 
+    from agentmem_vault.fastimport import utf8
+
     try:
-        json.loads(buf.decode("utf-8-sig"))
+        json.loads(utf8(buf))
         return True
     except (ValueError, UnicodeDecodeError):
         return False
@@ -286,9 +288,10 @@ def _lock_timeout(cfg: dict) -> float:
 
 def session_start(
     ev: HookEvent, vault, agent: str, *, timeout: float, project: str = "", workspace: str = ""
-) -> tuple[str, bool, object]:
-    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board)``
-    where ``board`` describes the index as read under the lock before any change (for recall).
+) -> tuple[str, bool, object, bytes | None]:
+    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board,
+    pairs)`` where ``board`` describes the index as read under the lock before any change and
+    ``pairs`` is ``conversations.jsonl`` as read then (both for recall: read once per hook).
 
     The lookup, the registration and the pair are done under one hold of the vault lock, so two
     hooks for the same conversation cannot both register it. Cost does not grow with the board
@@ -318,7 +321,7 @@ def session_start(
                 else:
                     known = board.find(sid) is not None  # type: ignore[attr-defined]
                 if known:
-                    return sid, True, board
+                    return sid, True, board, pairs
         when = now()
         used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
         reg = register_idle(
@@ -334,10 +337,17 @@ def session_start(
                 project=project,
                 workspace=workspace,
             )
-        return reg.session_id, False, board
+        return reg.session_id, False, board, pairs
 
 
-def _recall_context(vault, cfg: dict, session_id: str, doc: object = None, project_names: tuple[str, ...] = ()) -> str:
+def _recall_context(
+    vault,
+    cfg: dict,
+    session_id: str,
+    doc: object = None,
+    project_names: tuple[str, ...] = (),
+    pairs: bytes | None = None,
+) -> str:
     """Long-term rules and recent active sessions for a new chat (the recall module); best effort:
     an ImportError or any other failure just leaves the context without it."""
     if cfg.get("hook_recall") is False:
@@ -345,7 +355,7 @@ def _recall_context(vault, cfg: dict, session_id: str, doc: object = None, proje
     try:
         from agentmem_vault.recall import session_start_context
 
-        from agentmem_vault.ops.conversations import PairProjects, read_pairs
+        from agentmem_vault.ops.conversations import PairProjects
 
         kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a board_cache.BoardState
         # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
@@ -354,7 +364,7 @@ def _recall_context(vault, cfg: dict, session_id: str, doc: object = None, proje
             budget=int(cfg.get("hook_recall_budget", 1500)),
             exclude=(session_id,),
             project_names=project_names,
-            project_of=PairProjects(read_pairs(vault)) if project_names else None,
+            project_of=PairProjects(pairs) if project_names else None,
             **kw,
         )
     except Exception:  # noqa: BLE001 - recall is optional on this path
@@ -396,11 +406,11 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     agent = agent_name(ev, args.agent, cfg)
     aliases = aliases_from_config(cfg)
     ident = identify_roots(ev.roots, aliases)
-    sid, resumed, board = session_start(
+    sid, resumed, board, pairs = session_start(
         ev, vault, agent, timeout=_lock_timeout(cfg), project=ident.name, workspace=ident.root
     )
     context = start_context(sid, str(vault.root), resumed=resumed)
-    extra = _recall_context(vault, cfg, sid, board, tuple(aliases.names_for(ident.name)) if ident.name else ())
+    extra = _recall_context(vault, cfg, sid, board, tuple(aliases.names_for(ident.name)) if ident.name else (), pairs)
     if extra:
         context += "\n\n" + extra
     if ev.agent == "claude":

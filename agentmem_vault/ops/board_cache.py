@@ -198,7 +198,15 @@ class BoardState:
             if minute == self.stamp:
                 return session_id in self.stamp_ids
         needle = session_id.encode("utf-8")
-        data = self.data
+        data = self._data
+        if data is None and self.path is not None:
+            # The bytes as they are now, searched without the CRC check of ``data``: the answer
+            # is about the board on disk, whatever the summary's other facts.
+            from agentmem_vault.vaultio import read_bytes
+
+            data = read_bytes(self.path)
+        if data is None:
+            data = self.data
         pos = data.find(needle, self.table_start)
         while pos != -1:
             start = data.rfind(b"\n", 0, pos) + 1

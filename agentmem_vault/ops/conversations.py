@@ -35,6 +35,7 @@ from pathlib import Path
 from agentmem_vault.clock import ISO_SECONDS, now_precise
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
+from agentmem_vault.fastimport import utf8
 from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vaultio import append_line, make_dirs, read_bytes
@@ -98,7 +99,7 @@ def _json_lines(data: bytes | None, needle: bytes = b"", *, newest_first: bool =
         if needle and needle not in raw:
             continue
         try:
-            obj = json.loads(raw.decode("utf-8-sig"))
+            obj = json.loads(utf8(raw))
         except (UnicodeDecodeError, ValueError):
             continue
         if isinstance(obj, dict):
@@ -318,8 +319,13 @@ class PairProjects:
 
     def __init__(self, data: bytes | None):
         self.data = data or b""
+        # Pairs written before projects were recorded have no "project" key at all: one scan
+        # says so, instead of one scan of the whole file per ID asked for.
+        self.any_project = b'"project"' in self.data
 
     def get(self, session_id: str, default: str = "") -> str:
+        if not self.any_project:
+            return default
         key = session_id.encode("utf-8")
         end = len(self.data)
         while True:
@@ -329,15 +335,13 @@ class PairProjects:
             start = self.data.rfind(b"\n", 0, i) + 1
             stop = self.data.find(b"\n", i)
             line = self.data[start : stop if stop != -1 else len(self.data)]
-            if b'"project"' in line:
-                try:
-                    obj = json.loads(line.decode("utf-8-sig"))
-                except (UnicodeDecodeError, ValueError):
-                    obj = None
-                if (
-                    isinstance(obj, dict)
-                    and obj.get("session_id") == session_id
-                    and isinstance(obj.get("project"), str)
-                ):
-                    return obj["project"]
+            try:
+                obj = json.loads(utf8(line))
+            except (UnicodeDecodeError, ValueError):
+                obj = None
+            if isinstance(obj, dict) and obj.get("session_id") == session_id:
+                # The session's newest pair decides: lines are appended in time order, so when it
+                # has no project (written before projects were recorded) no older one has either.
+                project = obj.get("project")
+                return project if isinstance(project, str) and project else default
             end = start
