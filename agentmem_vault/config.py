@@ -330,15 +330,15 @@ SETTINGS: dict[str, tuple[str, float | None, float | None]] = {
 
 def validate_settings(data: dict, where: Path | str) -> dict:
     """Check the known settings (unknown keys are left alone: other tools may share the file)."""
-    import math
-
     for key, (kind, low, high) in SETTINGS.items():
         if key not in data or data[key] is None:
             continue
         v = data[key]
         bad = f"{where}: {key}: expected a {kind}"
         if kind in (_NUM, _INT):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            if (
+                isinstance(v, bool) or not isinstance(v, (int, float)) or v - v != 0
+            ):  # NaN and ±inf (without importing math on the hook path)
                 raise ConfigError(f"{bad}, got {v!r}")
             if kind == _INT and v != int(v):
                 raise ConfigError(f"{bad}, got {v!r}")

@@ -358,13 +358,14 @@ def make_dirs(folder: Path) -> None:
         raise WriteFailed(f"could not create {folder}: {exc.strerror or exc}; nothing was written") from exc
 
 
-def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False) -> None:
+def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False, durable: bool = True) -> None:
     """Append in place with one write (only the new row goes to disk).
 
     On any error (a full disk cutting the write inside a UTF-8 character, EIO…) the file is cut
     back to its exact old length and fsynced before the error is raised, so a failed append never
     leaves half a line (docs/reliability.md). ``fresh_line``: start on a new line if the file ends
-    without one (a line cut off by a crash must not swallow this one)."""
+    without one (a line cut off by a crash must not swallow this one). ``durable=False``: no
+    fsync (the OS writes it back; a power cut may lose the line, a crash or a kill does not)."""
     check_inside_vault(path)
     ensure_writable(path)
     undo_failed: list[str] = []
@@ -385,7 +386,8 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False) -> None:
                     if n <= 0:
                         raise OSError(errno.ENOSPC, "No space left on device")
                     view = view[n:]
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
             except OSError:
                 try:
                     os.ftruncate(fd, old)
@@ -407,9 +409,9 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False) -> None:
         raise WriteFailed(f"could not append to {path}: {exc.strerror or exc}; the file is as it was") from exc
 
 
-def append_line(path: Path, data: bytes) -> None:
+def append_line(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Append one line to an append-only state file (journal, ledgers, queues)."""
-    append_bytes(path, data, fresh_line=True)
+    append_bytes(path, data, fresh_line=True, durable=durable)
 
 
 def write_cache_file(path: Path, data: bytes) -> None:
@@ -543,7 +545,15 @@ class VaultWriter:
             )
 
     # -- journal ----------------------------------------------------------------------------
-    def journal(self, action: str, *, session_id: str | None = None, path: Path | None = None, **data: object) -> None:
+    def journal(
+        self,
+        action: str,
+        *,
+        session_id: str | None = None,
+        path: Path | None = None,
+        durable: bool = True,
+        **data: object,
+    ) -> None:
         entry: dict[str, object] = {
             "time": clock.iso_now(),
             "command": self.command,
@@ -560,7 +570,7 @@ class VaultWriter:
         try:
             make_dirs(jp.parent)
             _rotate_journal(jp)
-            append_line(jp, line)
+            append_line(jp, line, durable=durable)
         except (OSError, WriteFailed) as exc:
             raise WriteFailed(f"could not write the journal {jp}: {exc}; nothing was changed") from exc
         self.changes.append(entry)
@@ -645,7 +655,11 @@ class VaultWriter:
         elif read_bytes(path) != state.data:
             raise changed
         self._remember(path)
-        self.journal("append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict())
+        # Not fsynced on its own: the row's fsync right after makes what matters durable, and
+        # a lost audit line costs no row and no ID (docs/reliability.md, "What a power cut may cost").
+        self.journal(
+            "append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict(), durable=False
+        )
         append_bytes(path, tail)
         # Verified without reading the whole board: the stat is taken before the read-back, so a
         # later write by another program changes it and the next hook reads the board again.

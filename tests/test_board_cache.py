@@ -472,3 +472,23 @@ def test_the_append_read_back_fails_as_every_read_does(tmp_path: Path) -> None:
         read_bytes(loop)
     with pytest.raises(AgentmemError, match="cannot read"):
         _read_from(loop, 0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names fsynced descriptors through /proc")
+def test_register_fsyncs_the_row_and_the_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reliability.md "What a power cut may cost": a new row and its ledger line are on the
+    disk before the ID is handed out, on the fast path too."""
+    from agentmem_vault import vaultio
+
+    v = make_vault(tmp_path / "v", 5)
+    assert_agrees(v, by_stat=True)
+    synced: list[str] = []
+    real = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append(os.path.basename(os.readlink(f"/proc/self/fd/{fd}")))
+        real(fd)
+
+    monkeypatch.setattr(vaultio.os, "fsync", spy)
+    register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 30))
+    assert "index.md" in synced and "issued-ids.txt" in synced

@@ -57,9 +57,9 @@ def stamp(when: datetime | None = None) -> str:
     return (when or now_precise()).strftime(ISO_SECONDS)
 
 
-def _append_line(path: Path, entry: dict) -> None:
+def _append_line(path: Path, entry: dict, *, durable: bool = True) -> None:
     make_dirs(path.parent)
-    append_line(path, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+    append_line(path, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"), durable=durable)
 
 
 def record_pair(
@@ -85,7 +85,9 @@ def record_pair(
         entry["project"] = project
     if workspace:
         entry["workspace"] = workspace
-    _append_line(conversations_path(vault), entry)
+    # No fsync: a power cut may lose the newest pair (the chat keeps its ID; a resume then gets
+    # a new one), never a row or an ID: those are fsynced (docs/reliability.md).
+    _append_line(conversations_path(vault), entry, durable=False)
     return entry
 
 
