@@ -319,8 +319,14 @@ class PairProjects:
     """Session ID -> project from the bytes of ``conversations.jsonl``, looked up on demand (the
     sessionStart hook asks for a handful of IDs and must not parse every line)."""
 
+    WINDOW = 64 * 1024  # bytes from the end: the last few hundred chats (bounded cost per ID)
+
     def __init__(self, data: bytes | None):
         self.data = data or b""
+        # Only the newest pairs are searched: the hook asks about the board's recently updated
+        # sessions, and a session registered longer ago simply ranks as "project unknown" (listed
+        # after the chat's own project's), so the cost does not grow with the history.
+        self.floor = max(0, len(self.data) - self.WINDOW)
         # Pairs written before projects were recorded have no "project" key at all: one scan
         # says so, instead of one scan of the whole file per ID asked for.
         self.any_project = b'"project"' in self.data
@@ -331,7 +337,7 @@ class PairProjects:
         key = session_id.encode("utf-8")
         end = len(self.data)
         while True:
-            i = self.data.rfind(key, 0, end)
+            i = self.data.rfind(key, self.floor, end)
             if i == -1:
                 return default
             start = self.data.rfind(b"\n", 0, i) + 1
