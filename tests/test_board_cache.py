@@ -428,13 +428,16 @@ def test_a_summary_vouched_on_another_drive_does_not_block_appends_on_a_coarse_o
     assert_agrees(v)
 
 
-def test_a_stale_summary_the_stat_still_vouches_for_costs_at_most_one_failed_start(tmp_path: Path) -> None:
+def test_a_stale_summary_the_stat_still_vouches_for_is_dropped_once_seen(tmp_path: Path) -> None:
     """On NTFS, and on Linux before 6.13, a file's modification time moves once per clock tick
     (1-16 ms): an in-place save of the same size within the tick of the board's last write keeps
     its (size, mtime_ns, inode), and the summary is trusted although the bytes changed (os.utime
-    gives the file that tick's time here). A known chat's older row is then looked up in the bytes,
-    which no longer match: that start may fail ("run it again"), but the next one must not."""
+    gives the file that tick's time here). A known chat still gets its ID back (its older row is
+    searched in the bytes as they are), and the first read that finds the bytes differ from the
+    summary drops it: running again parses the board instead of trusting the stat again."""
     from hooks_helpers import answer, cursor_start, id_from, run_hook
+
+    from agentmem_vault.errors import VerifyFailed
 
     v = make_vault(tmp_path / "v", 3)
 
@@ -453,9 +456,15 @@ def test_a_stale_summary_the_stat_still_vouches_for_costs_at_most_one_failed_sta
         fh.write(data.replace(b"# Memory Index", b"# Memory index", 1))
     os.utime(v.index_path, ns=(st_.st_atime_ns, st_.st_mtime_ns))  # within the same clock tick
     assert board_cache.board_stat(v.index_path) == cached(v)["stat"]  # the stat still vouches
-    answers = [start("conv-1", "2026-06-01T09:50") for _ in range(2)]
-    assert id_from(answers[-1]) == first
-    assert_agrees(v)
+    for _ in range(2):
+        assert id_from(start("conv-1", "2026-06-01T09:50")) == first
+    state = board_cache.load(v)
+    assert state is not None and state._data is None  # trusted by the stat
+    with pytest.raises(VerifyFailed, match="run the command again"):
+        state.data  # noqa: B018 - the bytes are read under the caller's lock and checked by CRC
+    again = board_cache.load(v)  # "run the command again": now it reads the board
+    assert again is not None and again._data is not None
+    assert_agrees(v, by_stat=True)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
