@@ -157,6 +157,10 @@ def worker(py: Path, env: dict, *args: str) -> dict:
     )
     if p.returncode != 0:
         raise RuntimeError(f"worker {args[0]} failed: {p.stderr[-2000:]}")
+    # The fixture just wrote thousands of files: let them reach the disk before anything is timed,
+    # or the first fsyncs measured (a new chat's row) wait for that writeback instead of their own.
+    if hasattr(os, "sync"):
+        os.sync()
     return json.loads(p.stdout)
 
 

@@ -429,7 +429,7 @@ def save(vault: Vault, state: BoardState) -> None:
     from agentmem_vault.vaultio import write_cache_file
 
     try:
-        write_cache_file(cache_path(vault), state.to_json())
+        write_cache_file(cache_path(vault), state.to_json(), in_place=True)  # a torn one does not parse
     except Exception:
         pass
 
