@@ -108,3 +108,16 @@ def test_impossible_id_dates_are_not_session_ids(bad: str) -> None:
 def test_possible_dates_still_valid() -> None:
     assert is_valid_session_id("2024-02-29-2359-x")
     assert is_valid_session_id("2026-06-01-0930-cursor-main-agent-2")
+
+
+def test_agent_names_are_checked_whole() -> None:
+    """A trailing newline once passed the agent-name rule (a regex ``$`` matches before it) and
+    would have broken the row it named; the rule now checks every character (docs/board.md)."""
+    from agentmem_vault.errors import UsageError
+    from agentmem_vault.model.ids import validate_agent_name
+
+    assert validate_agent_name("cursor-main-agent") == "cursor-main-agent"
+    assert validate_agent_name("a" * 64) == "a" * 64
+    for bad in ("cursor\n", "", "-x", "Cursor", "a" * 65, "x y", "é", "a/b", "a_b"):
+        with pytest.raises(UsageError):
+            validate_agent_name(bad)

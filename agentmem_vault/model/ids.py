@@ -13,7 +13,9 @@ from functools import lru_cache
 from agentmem_vault.errors import InvalidSessionId, UsageError
 from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without datetime.py (docs/performance.md)
 
-AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+AGENT_RE = LazyRegex(r"^[a-z0-9][a-z0-9-]{0,63}$")  # the rule; checked below without a regex
+_AGENT_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_AGENT_CHARS = _AGENT_FIRST | {"-"}
 SESSION_ID_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})-([a-z0-9][a-z0-9-]{0,79})$")
 # Loose pattern to pick IDs out of free text (trigger phrases, Continues From lines).
 SESSION_ID_IN_TEXT_RE = LazyRegex(
@@ -48,7 +50,10 @@ def validate_session_id(value: str) -> str:
 
 
 def validate_agent_name(value: str) -> str:
-    if not AGENT_RE.match(value or ""):
+    # AGENT_RE, as set operations: every sessionStart hook checks its agent name, and compiling
+    # the pattern would cost it more than the check (docs/performance.md).
+    v = value or ""
+    if not (0 < len(v) <= 64 and v[0] in _AGENT_FIRST and _AGENT_CHARS.issuperset(v)):
         raise UsageError(
             f"invalid agent name {value!r}: use lower-case letters, digits and '-', starting with a letter or digit"
         )
