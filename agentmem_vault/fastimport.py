@@ -30,24 +30,27 @@ else:
 
 
 class LazyRegex:
-    """A regular expression compiled on its first use. Patterns that the sessionStart hook never
-    uses are declared with it, so that the hook does not pay for compiling them (about 0.1 ms
+    """A regular expression compiled on its first use. Patterns that the sessionStart hook does not
+    use are declared with it, so that the hook does not pay for compiling them (about 0.1 ms
     each, docs/performance.md). Attribute access (``.match``, ``.finditer``...) goes to the compiled
-    pattern."""
-
-    __slots__ = ("_args", "_compiled")
+    pattern; each method is looked up once and then kept on the instance, so a hot loop pays a
+    plain attribute lookup, as with a compiled pattern."""
 
     def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
         self._args: tuple = (pattern, flags)
         self._compiled: object = None
 
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        if name.startswith("__"):  # copy/pickle probes: not the pattern's business
+            raise AttributeError(name)
         compiled = self._compiled
         if compiled is None:
             import re
 
             compiled = self._compiled = re.compile(*self._args)  # type: ignore[call-overload]
-        return getattr(compiled, name)
+        value = getattr(compiled, name)
+        setattr(self, name, value)  # found directly from now on (no __getattr__ call)
+        return value
 
 
 def utf8(data: bytes) -> str:

@@ -121,3 +121,10 @@ def test_agent_names_are_checked_whole() -> None:
     for bad in ("cursor\n", "", "-x", "Cursor", "a" * 65, "x y", "é", "a/b", "a_b"):
         with pytest.raises(UsageError):
             validate_agent_name(bad)
+
+
+def test_a_session_id_with_a_final_newline_is_not_one() -> None:
+    from agentmem_vault.model.ids import is_valid_session_id
+
+    assert is_valid_session_id("2026-05-01-0930-cursor-main-agent")
+    assert not is_valid_session_id("2026-05-01-0930-cursor-main-agent\n")

@@ -6,17 +6,17 @@ everywhere: no ``..``, no separators, no upper case, bounded length.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import lru_cache
 
 from agentmem_vault.errors import InvalidSessionId, UsageError
 from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without datetime.py (docs/performance.md)
 
-AGENT_RE = LazyRegex(r"^[a-z0-9][a-z0-9-]{0,63}$")  # the rule; checked below without a regex
+AGENT_RE = LazyRegex(r"^[a-z0-9][a-z0-9-]{0,63}\Z")  # the rule; checked below without a regex
 _AGENT_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _AGENT_CHARS = _AGENT_FIRST | {"-"}
-SESSION_ID_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})-([a-z0-9][a-z0-9-]{0,79})$")
+# \Z, not $: "$" also matches before a final newline, and an ID becomes a path.
+SESSION_ID_RE = LazyRegex(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})-([a-z0-9][a-z0-9-]{0,79})\Z")
 # Loose pattern to pick IDs out of free text (trigger phrases, Continues From lines).
 SESSION_ID_IN_TEXT_RE = LazyRegex(
     r"\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9][a-z0-9-]*[a-z0-9]|\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9]"
