@@ -15,6 +15,7 @@ from pathlib import Path
 # The clock lives in clock.py; re-exported here for call sites that predate it.
 from agentmem_vault.clock import TS_FORMAT, format_ts, now, parse_ts  # noqa: F401
 from agentmem_vault.errors import ConfigError, VaultNotFound
+from agentmem_vault.fastimport import LazyRegex
 from agentmem_vault.model.ids import validate_agent_name, validate_session_id
 
 TYPE_CHECKING = False  # typing itself is not imported at run time (the hook path, docs/performance.md)
@@ -230,7 +231,7 @@ def user_config() -> dict:
     return dict(_read_yaml_cached(d / "config.yaml", user_cache_dir() / "user-config.json"))
 
 
-_MACHINE_ID_RE = re.compile(r"[a-z0-9]{1,12}")
+_MACHINE_ID_RE = LazyRegex(r"[a-z0-9]{1,12}")  # only when a machine_id is set
 
 
 def machine_id() -> str:

@@ -28,13 +28,13 @@ COLUMNS: tuple[str, ...] = (
 STATUSES = ("idle", "active", "stale")
 BOM = "\ufeff"
 
-_CTRL_RE = re.compile(r"[\x00-\x08\x0a-\x1f]")
+_CTRL_RE = LazyRegex(r"[\x00-\x08\x0a-\x1f]")
 # Everything a cell may not hold as is: control characters (a row with one is reported as broken)
 # and what str.splitlines() treats as a line end (NEL, U+2028, U+2029). They become spaces.
 _CELL_BREAK_RE = LazyRegex("\r\n|[\x00-\x08\x0a-\x1f\x85\u2028\u2029]")
 _SURROGATE_RE = LazyRegex("[\ud800-\udfff]")
 # A Markdown line ends at \n, \r\n or \r, not at the other separators str.splitlines() knows.
-_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
+_LINE_RE = LazyRegex(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
 _SEP_RE = LazyRegex(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 

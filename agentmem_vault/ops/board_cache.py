@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import zlib
 
 from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.model import index_table as it
@@ -83,6 +82,14 @@ def _fast_status(line: str) -> str | None:
         return None
     parts = line.rstrip("\r\n").rstrip().rsplit("|", 5)
     return parts[1].strip() if len(parts) == 6 else None
+
+
+def _crc32(data: bytes, value: int = 0) -> int:
+    """``zlib.crc32``, imported on first use: a known chat whose summary the stat vouches for never
+    needs it (docs/performance.md)."""
+    import zlib
+
+    return zlib.crc32(data, value)
 
 
 def board_stat(path: Path | str) -> list[int] | None:
@@ -165,7 +172,7 @@ class BoardState:
             from agentmem_vault.vaultio import read_bytes
 
             data = read_bytes(self.path) if self.path is not None else None
-            if data is None or len(data) != self.size or (self.crc is not None and zlib.crc32(data) != self.crc):
+            if data is None or len(data) != self.size or (self.crc is not None and _crc32(data) != self.crc):
                 if self.path is not None:
                     # The summary does not describe this board (written since, or rewritten at the
                     # same size within one tick of the clock that stamps mtime, which kept the
@@ -221,7 +228,7 @@ class BoardState:
 
     def to_json(self) -> bytes:
         if self.crc is None:
-            self.crc = zlib.crc32(self.data)
+            self.crc = _crc32(self.data)
         return json.dumps(
             {
                 "v": VERSION,
@@ -393,7 +400,7 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
     if cached is not None:
         try:
             size = cached["size"]
-            prefix_crc = zlib.crc32(data[:size] if len(data) != size else data)
+            prefix_crc = _crc32(data[:size] if len(data) != size else data)
             if len(data) >= size and prefix_crc == cached["crc"]:
                 if len(data) == size:
                     state = _from_cache(cached, data, prefix_crc, vault.index_path)
@@ -407,7 +414,7 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
                     return state
                 grown = _extend(cached, data)
                 if grown is not None:
-                    grown.crc = zlib.crc32(data[size:], prefix_crc)
+                    grown.crc = _crc32(data[size:], prefix_crc)
                     grown.stat, grown.path = stat, vault.index_path
                     if stat is not None or grown.rows - cached["rows"] >= SAVE_EVERY:
                         save(vault, grown)  # else the few appended rows are parsed again next time
@@ -472,7 +479,7 @@ def after_append(vault: Vault, state: BoardState, tail: bytes, row: it.Row, stat
         state.rows + 1,
         _top(active),
         state.bom,
-        None if state.crc is None else zlib.crc32(tail, state.crc),
+        None if state.crc is None else _crc32(tail, state.crc),
         size=state.size + len(tail),
         ends_nl=True,
         stamp=stamp,
