@@ -143,6 +143,11 @@ class Vault:
         return self.state_dir / "journal.jsonl"
 
     @property
+    def issued_ids_path(self) -> Path:
+        """The issued-IDs ledger (docs/reliability.md): every Session ID handed out, one per line."""
+        return self._state / "issued-ids.txt"
+
+    @property
     def config_path(self) -> Path:
         return self.state_dir / "config.yaml"
 

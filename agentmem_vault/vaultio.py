@@ -414,6 +414,17 @@ def append_line(path: Path, data: bytes, *, durable: bool = True) -> None:
     append_bytes(path, data, fresh_line=True, durable=durable)
 
 
+def _row_ids(text: str) -> list[str]:
+    """The Session IDs of a board's rows; for a board too damaged to parse (doctor repairs those),
+    every valid ID on its table lines (a few too many burned is harmless; one too few is not)."""
+    try:
+        return it.parse_index(text).ids()
+    except AgentmemError:
+        from agentmem_vault.model.ids import find_ids
+
+        return find_ids("".join(ln for ln in it.split_lines(text) if ln.lstrip().startswith("|")))
+
+
 def write_cache_file(path: Path, data: bytes, *, in_place: bool = False) -> None:
     """Derived state that can be rebuilt at any time (docs/performance.md): temp file + rename, no
     fsync. Read-only folders are honoured as for vault files, and so is the symlink rule.
@@ -725,6 +736,7 @@ class VaultWriter:
         new_text = it.remove_row(doc, session_id)
         self._remember(self.vault.index_path)
         self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
+        self._burn([session_id])
         atomic_write_text(self.vault.index_path, new_text)
         after = self._verify_index(new_text)
         if after.find(session_id) is not None:
@@ -737,11 +749,26 @@ class VaultWriter:
         before = self.index_text()
         if new_text == before:
             return
-        it.parse_index(new_text)  # never write a table we could not read back
+        kept = set(it.parse_index(new_text).ids())  # never write a table we could not read back
         self._remember(self.vault.index_path)
         self.journal(reason, path=self.vault.index_path, before_text=before, **journal_data)
+        self._burn([sid for sid in _row_ids(before) if sid not in kept])
         atomic_write_text(self.vault.index_path, new_text)
         _refresh_board_cache(self.vault, new_text, self._verify_index(new_text))
+
+    def _burn(self, removed: list[str]) -> None:
+        """IDs whose rows this write removes go to the issued-IDs ledger, fsynced, before the table
+        is written: from then on the ledger alone keeps them from being handed out again
+        (docs/reliability.md; the registration's own ledger line is not fsynced)."""
+        if not removed:
+            return
+        path = self.vault.issued_ids_path
+        self._remember(path)
+        try:
+            make_dirs(path.parent)
+            append_line(path, "".join(sid + "\n" for sid in removed).encode("utf-8"))
+        except (OSError, WriteFailed) as exc:
+            raise WriteFailed(f"could not record removed Session IDs in {path}: {exc}; nothing was changed") from exc
 
     # -- other files ------------------------------------------------------------------------
     def write_file(self, path: Path, text: str, *, session_id: str | None = None, action: str = "write_file") -> bool:

@@ -484,9 +484,10 @@ def test_the_append_read_back_fails_as_every_read_does(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names fsynced descriptors through /proc")
-def test_register_fsyncs_the_row_and_the_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/reliability.md "What a power cut may cost": a new row and its ledger line are on the
-    disk before the ID is handed out, on the fast path too."""
+def test_the_row_is_fsynced_and_a_removal_fsyncs_the_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reliability.md "What a power cut may cost": a new row is on the disk before its ID is
+    handed out, on the fast path too; the ID of a row removed later is in the ledger, on the disk,
+    before the table without it is written."""
     from agentmem_vault import vaultio
 
     v = make_vault(tmp_path / "v", 5)
@@ -499,5 +500,10 @@ def test_register_fsyncs_the_row_and_the_ledger(tmp_path: Path, monkeypatch: pyt
         real(fd)
 
     monkeypatch.setattr(vaultio.os, "fsync", spy)
-    register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 30))
-    assert "index.md" in synced and "issued-ids.txt" in synced
+    sid = register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 30)).session_id
+    assert "index.md" in synced
+    synced.clear()
+    with VaultWriter(v, "test") as w:
+        w.remove_row(sid)
+    assert synced.index("issued-ids.txt") < len(synced) - 1  # the ledger first, then the new table
+    assert sid in v.issued_ids_path.read_text(encoding="utf-8").split()

@@ -128,3 +128,26 @@ def test_a_session_id_with_a_final_newline_is_not_one() -> None:
 
     assert is_valid_session_id("2026-05-01-0930-cursor-main-agent")
     assert not is_valid_session_id("2026-05-01-0930-cursor-main-agent\n")
+
+
+@pytest.mark.parametrize("how", ["organize", "remove_row"])
+def test_a_removed_row_burns_its_id_even_if_its_ledger_line_was_lost(vault: Vault, how: str) -> None:
+    """The registration's ledger line is not fsynced (docs/reliability.md): a power cut may lose
+    it while the fsynced row survives. Whoever removes that row later writes the ID to the
+    ledger, fsynced, before the table, so it is never handed out again."""
+    from agentmem_vault.ops.register import issued_path, register_idle
+    from agentmem_vault.vaultio import VaultWriter
+
+    a = register_idle(vault, "a", when=WHEN).session_id
+    ledger = issued_path(vault)
+    ledger.write_bytes(ledger.read_bytes().replace((a + "\n").encode(), b""))  # the lost line
+    (vault.state_dir / "conversations.jsonl").unlink(missing_ok=True)
+    if how == "organize":
+        organize_now(vault)
+    else:
+        with VaultWriter(vault, "test") as w:
+            w.remove_row(a)
+    assert a in ledger.read_text(encoding="utf-8").split()
+    for jf in vault.state_dir.glob("journal*.jsonl"):  # not even the journal is needed
+        jf.unlink()
+    assert register_idle(vault, "a", when=WHEN).session_id != a

@@ -87,7 +87,7 @@ ISSUED_IDS = "issued-ids.txt"
 
 def issued_path(vault: Vault) -> Path:
     """The issued-IDs ledger: every Session ID ever handed out, one per line, append-only."""
-    return vault.state_dir / ISSUED_IDS
+    return vault.issued_ids_path
 
 
 def _rebuild_ledger(vault: Vault) -> bytes:
@@ -122,7 +122,10 @@ def issue_session_id(
         sid = _free_id_known(vault, base, doc, burned)
     else:
         sid = next_free_id(base, taken_ids(vault, doc) | burned)
-    append_line(issued_path(vault), (sid + "\n").encode("utf-8"))
+    # Written before the row, without an fsync of its own: until the row is removed the board
+    # itself burns the ID, and every writer that removes a row appends its ID here again, fsynced,
+    # before the table is written (VaultWriter; docs/reliability.md).
+    append_line(issued_path(vault), (sid + "\n").encode("utf-8"), durable=False)
     return sid
 
 
