@@ -303,7 +303,6 @@ def session_start(
     from agentmem_vault.model.ids import base_session_id
     from agentmem_vault.ops import board_cache
     from agentmem_vault.ops.conversations import find_pair, read_pairs, record_pair, session_ids_with_prefix
-    from agentmem_vault.ops.register import register_idle
     from agentmem_vault.vaultio import VaultWriter
 
     with VaultWriter(vault, "hook " + ev.agent + "-session-start", timeout=timeout) as w:
@@ -322,6 +321,8 @@ def session_start(
                     known = board.find(sid) is not None  # type: ignore[attr-defined]
                 if known:
                     return sid, True, board, pairs
+        from agentmem_vault.ops.register import register_idle  # a known chat never needs it
+
         when = now()
         used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
         reg = register_idle(
