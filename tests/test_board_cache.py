@@ -293,12 +293,15 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
         data = v.index_path.read_bytes().replace(b"| active |", b"| stale  |", 1)  # Obsidian: in place
         with open(v.index_path, "r+b") as fh:
             fh.write(data)
-        ok, _ = wait_for(
-            lambda: (lambda c: c.get("size") == len(data) and c.get("crc") == zlib.crc32(data))(
-                json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
-            ),
-            30,
-        )
+
+        def current() -> bool:
+            try:  # written in place: a read may catch it half written, as the hook's reads may
+                c = json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return False
+            return c.get("size") == len(data) and c.get("crc") == zlib.crc32(data)
+
+        ok, _ = wait_for(current, 30)
         assert ok, d.stderr()
     assert_agrees(v)
 
