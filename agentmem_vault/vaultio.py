@@ -339,6 +339,18 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 _os_write = os.write  # the one write call of appends (tests inject ENOSPC here)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Every byte of ``data`` to ``fd`` (a short write is continued; no progress is a full disk)."""
+    view = memoryview(data)
+    while view:
+        n = _os_write(fd, view)
+        if n <= 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        view = view[n:]
+
+
 O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: opening a FIFO must not wait for a peer
 O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
@@ -380,12 +392,7 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False, durable: 
                 if os.read(fd, 1) != b"\n":
                     payload = b"\n" + data
             try:
-                view = memoryview(payload)
-                while view:
-                    n = _os_write(fd, view)
-                    if n <= 0:
-                        raise OSError(errno.ENOSPC, "No space left on device")
-                    view = view[n:]
+                _write_all(fd, payload)
                 if durable:
                     os.fsync(fd)
             except OSError:
@@ -441,12 +448,7 @@ def write_cache_file(path: Path, data: bytes, *, in_place: bool = False) -> None
         def _do() -> None:
             fd = _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
             try:
-                view = memoryview(data)
-                while view:
-                    n = _os_write(fd, view)
-                    if n <= 0:
-                        raise OSError(errno.ENOSPC, "No space left on device")
-                    view = view[n:]
+                _write_all(fd, data)
             finally:
                 os.close(fd)
 
