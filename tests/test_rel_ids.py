@@ -151,3 +151,26 @@ def test_a_removed_row_burns_its_id_even_if_its_ledger_line_was_lost(vault: Vaul
     for jf in vault.state_dir.glob("journal*.jsonl"):  # not even the journal is needed
         jf.unlink()
     assert register_idle(vault, "a", when=WHEN).session_id != a
+
+
+def test_session_ids_with_prefix_reads_the_field_as_json_does(vault: Vault) -> None:
+    """The byte search of ``session_ids_with_prefix`` finds what parsing every line would."""
+    from agentmem_vault.ops.conversations import session_ids_with_prefix
+
+    base = "2026-06-01-0930-a"
+    lines = [
+        {"conversation_id": "c1", "session_id": base},
+        {"conversation_id": "c2", "session_id": base + "-2", "note": base + "-9"},
+        {"conversation_id": base + "-5", "session_id": "2026-06-01-0931-a"},  # the prefix elsewhere only
+        {"conversation_id": "c4", "session_id": "2026-06-01-0930-ab"},  # same characters, other agent
+    ]
+    text = "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in lines)
+    text += json.dumps({"conversation_id": "c5", "session_id": base + "-3"}, separators=(",", ":")) + "\n"
+    text += "{broken line " + base + "-7\n"
+    want = {
+        o["session_id"]
+        for o in (json.loads(ln) for ln in text.splitlines() if ln.startswith("{") and ln.endswith("}"))
+        if o["session_id"].startswith(base)
+    }
+    assert session_ids_with_prefix(vault, base, data=text.encode("utf-8")) == want
+    assert want == {base, base + "-2", base + "-3", "2026-06-01-0930-ab"}

@@ -215,10 +215,22 @@ def session_ids_with_prefix(vault: Vault, prefix: str, *, data: bytes | None = N
         return out
     if data is None:
         data = read_pairs(vault)
-    for obj in _lines_with(data, prefix.encode("utf-8"), newest_first=False):
-        sid = obj.get("session_id")
-        if isinstance(sid, str) and sid.startswith(prefix):
-            out.add(sid)
+    if not data:
+        return out
+    # A byte search for the field itself, as json.dumps writes it (with or without the space), so
+    # that a burst of chats in one minute costs no JSON parse per line (the hook's path).
+    for key in (b'"session_id": "', b'"session_id":"'):
+        needle = key + prefix.encode("utf-8")
+        pos = data.find(needle)
+        while pos != -1:
+            start = pos + len(key)
+            end = data.find(b'"', start)
+            if end == -1:
+                break
+            sid = data[start:end].decode("utf-8", "replace")
+            if sid.startswith(prefix) and "\\" not in sid:
+                out.add(sid)
+            pos = data.find(needle, end)
     return out
 
 
