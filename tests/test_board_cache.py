@@ -510,3 +510,13 @@ def test_the_row_is_fsynced_and_a_removal_fsyncs_the_ledger(tmp_path: Path, monk
         w.remove_row(sid)
     assert synced.index("issued-ids.txt") < len(synced) - 1  # the ledger first, then the new table
     assert sid in v.issued_ids_path.read_text(encoding="utf-8").split()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=5000), st.integers(min_value=0, max_value=2**32 - 1))
+def test_the_hooks_crc_is_zlibs(data: bytes, start: int) -> None:
+    """The summary's CRC carried over an appended line without importing zlib equals zlib's."""
+    import zlib
+
+    assert board_cache._crc32(data, start) == zlib.crc32(data, start)
+    assert board_cache._crc32(data) == zlib.crc32(data)
