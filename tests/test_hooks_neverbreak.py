@@ -182,6 +182,24 @@ def test_stdin_left_open_after_a_complete_payload(vault: Vault, outside: Path) -
     assert id_from(json.loads(out)) == "2026-06-01-0930-claude-main-agent"
 
 
+def test_payload_arriving_in_two_parts_on_an_open_stdin(vault: Vault, outside: Path) -> None:
+    """The hook first takes what is already written without waiting, then waits for the rest:
+    whichever part it finds first, the whole payload is read (the pause only sets the scene)."""
+    p = _popen_hook("claude-session-start", outside, hook_env({"AGENTMEM_HOOK_STDIN_TIMEOUT": "30"}))
+    payload = json.dumps(claude_start(vault.root)).encode()
+    try:
+        p.stdin.write(payload[:20])
+        p.stdin.flush()
+        time.sleep(0.3)
+        p.stdin.write(payload[20:])
+        p.stdin.flush()
+        out = p.stdout.readline()  # stdin still open: answered on the whole object
+    finally:
+        p.stdin.close()
+        p.wait(timeout=30)
+    assert id_from(json.loads(out)) == "2026-06-01-0930-claude-main-agent"
+
+
 def test_stdin_left_open_with_a_partial_payload_times_out(vault: Vault) -> None:
     p = _popen_hook("cursor-session-start", vault.root, hook_env({"AGENTMEM_HOOK_STDIN_TIMEOUT": "0.5"}))
     t0 = time.monotonic()

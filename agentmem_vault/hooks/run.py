@@ -145,9 +145,27 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         threading.Thread(target=_reader, daemon=True).start()
         finished.wait(timeout)
         return b"".join(list(got))
+    chunks: list[bytes] = []
+    # What the agent has written already, without waiting: usually the whole payload (the agent
+    # writes it as it starts us), and then select is not even imported (docs/performance.md).
+    try:
+        os.set_blocking(fd, False)
+        try:
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return b"".join(chunks)  # end of input
+                chunks.append(chunk)
+        except BlockingIOError:
+            pass  # nothing more for now
+        finally:
+            os.set_blocking(fd, True)
+    except OSError:
+        pass  # not a descriptor that can be made non-blocking: wait below
+    if chunks and _complete_json(b"".join(chunks)):
+        return b"".join(chunks)  # a whole object: do not wait for EOF (Claude Code may keep stdin open)
     import select
 
-    chunks: list[bytes] = []
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
