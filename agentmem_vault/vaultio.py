@@ -761,11 +761,12 @@ class VaultWriter:
     def _burn(self, removed: list[str]) -> None:
         """IDs whose rows this write removes go to the issued-IDs ledger, fsynced, before the table
         is written: from then on the ledger alone keeps them from being handed out again
-        (docs/reliability.md; the registration's own ledger line is not fsynced)."""
+        (docs/reliability.md; the registration's own ledger line is not fsynced). Not undone by a
+        rollback: the ledger is append-only, an ID burned too many is harmless, and restoring it
+        (before the board, in reverse order) would free the ID if the board's restore then failed."""
         if not removed:
             return
         path = self.vault.issued_ids_path
-        self._remember(path)
         try:
             make_dirs(path.parent)
             append_line(path, "".join(sid + "\n" for sid in removed).encode("utf-8"))

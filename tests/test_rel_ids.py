@@ -174,3 +174,36 @@ def test_session_ids_with_prefix_reads_the_field_as_json_does(vault: Vault) -> N
     }
     assert session_ids_with_prefix(vault, base, data=text.encode("utf-8")) == want
     assert want == {base, base + "-2", base + "-3", "2026-06-01-0930-ab"}
+
+
+def test_a_rolled_back_removal_keeps_its_ledger_line(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ledger is append-only: a rollback restores the board but never takes back the removed
+    rows' IDs. Had it (the ledger is restored before the board), a board restore that fails (a
+    full disk) or a power cut between the two would leave the ID neither on the board nor in the
+    ledger when its registration line was lost (docs/reliability.md)."""
+    from agentmem_vault import vaultio
+    from agentmem_vault.errors import WriteFailed
+    from agentmem_vault.ops.register import issued_path, register_idle
+    from agentmem_vault.vaultio import VaultWriter
+
+    a = register_idle(vault, "a", when=WHEN).session_id
+    ledger = issued_path(vault)
+    ledger.write_bytes(ledger.read_bytes().replace((a + "\n").encode(), b""))  # the lost line
+    (vault.state_dir / "conversations.jsonl").unlink(missing_ok=True)
+    real = vaultio.atomic_write_bytes
+    disk_full = False
+
+    def board_restore_fails(path, data):  # noqa: ANN001, ANN202
+        if disk_full and path == vault.index_path:
+            raise OSError(28, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(vaultio, "atomic_write_bytes", board_restore_fails)
+    with pytest.raises(WriteFailed), VaultWriter(vault, "test") as w, w.transaction():
+        w.remove_row(a)
+        disk_full = True
+        raise OSError(28, "No space left on device")  # a later step of the operation fails
+    monkeypatch.undo()
+    assert a not in board(vault)  # the board could not be restored
+    assert a in ledger.read_text(encoding="utf-8").split()
+    assert register_idle(vault, "a", when=WHEN).session_id != a
