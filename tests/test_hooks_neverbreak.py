@@ -200,6 +200,32 @@ def test_payload_arriving_in_two_parts_on_an_open_stdin(vault: Vault, outside: P
     assert id_from(json.loads(out)) == "2026-06-01-0930-claude-main-agent"
 
 
+@pytest.mark.skipif(not Path("/dev/zero").exists() or sys.platform == "win32", reason="POSIX /dev/zero")
+def test_stdin_that_never_ends_is_read_only_until_the_timeout(vault: Vault) -> None:
+    """A stdin that is always ready and never ends (here /dev/zero) is read against the timeout,
+    as a pipe left open is: the hook answers instead of reading until memory runs out. The child
+    gets a 1 GB address-space limit so that a hook that does not stop cannot exhaust the machine."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start"],
+            stdin=zero,
+            capture_output=True,
+            cwd=vault.root,
+            env=hook_env({"AGENTMEM_HOOK_STDIN_TIMEOUT": "0.5"}),
+            preexec_fn=limit,
+            timeout=120,
+        )
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-2000:]
+    note = failure_note(json.loads(proc.stdout))
+    assert note and "not valid JSON" in note
+    assert rows(vault) == [] and "bad_payload" in hooks_log(vault)[0]
+
+
 def test_stdin_left_open_with_a_partial_payload_times_out(vault: Vault) -> None:
     p = _popen_hook("cursor-session-start", vault.root, hook_env({"AGENTMEM_HOOK_STDIN_TIMEOUT": "0.5"}))
     t0 = time.monotonic()

@@ -151,7 +151,9 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
     try:
         os.set_blocking(fd, False)
         try:
-            while True:
+            # At most 1 MB here, where no deadline is checked: a stdin that is always ready and
+            # never ends (/dev/zero, an endless writer) goes on in the loop below, against the timeout.
+            while len(chunks) < 16:
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     return b"".join(chunks)  # end of input
