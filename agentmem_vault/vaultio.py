@@ -443,7 +443,7 @@ def write_cache_file(path: Path, data: bytes, *, in_place: bool = False) -> None
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if in_place:
+    if in_place and not os.path.islink(path):  # a link is replaced (below), never written through
 
         def _do() -> None:
             fd = _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)

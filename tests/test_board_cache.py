@@ -520,3 +520,15 @@ def test_the_hooks_crc_is_zlibs(data: bytes, start: int) -> None:
 
     assert board_cache._crc32(data, start) == zlib.crc32(data, start)
     assert board_cache._crc32(data) == zlib.crc32(data)
+
+
+def test_a_summary_that_is_a_link_is_replaced_not_written_through(tmp_path: Path) -> None:
+    """The summary is written in place, but never through a link: a board-cache.json linked to
+    the board itself must not turn the board into JSON (docs/reliability.md: links)."""
+    v = make_vault(tmp_path / "v", 4)
+    board = v.index_path.read_bytes()
+    v.state_dir.mkdir(parents=True, exist_ok=True)
+    board_cache.cache_path(v).symlink_to(Path("..") / "index.md")
+    assert_agrees(v, by_stat=True)
+    assert v.index_path.read_bytes() == board
+    assert not board_cache.cache_path(v).is_symlink() and cached(v)["v"] == board_cache.VERSION
