@@ -19,6 +19,7 @@ from agentmem_vault.longterm.curate import deprecated_note, plan_curation
 from agentmem_vault.longterm.notes import load_notes, write_note
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.model.notes import (
+    KEY_ORDER,
     TAG,
     HistoryEntry,
     Note,
@@ -262,29 +263,8 @@ _body = st.lists(_sentence.filter(lambda s: not s.startswith(("#", "-", "`", "~"
     "\n\n".join
 )
 _extra_key = st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True).filter(
-    lambda k: (
-        k
-        not in {
-            "id",
-            "title",
-            "category",
-            "keywords",
-            "usage_scenario",
-            "project",
-            "module",
-            "importance",
-            "score",
-            "status",
-            "created",
-            "updated",
-            "sources",
-            "tags",
-            "scope",
-            "assessment_score",
-            "assessment_reason",
-            "deprecated_reason",
-        }
-    )
+    # a user's own property: none of the note model's keys, nor the legacy ones it reads
+    lambda k: k not in {*KEY_ORDER, "scope", "assessment_score", "assessment_reason", "deprecated_reason"}
 )
 _extra_val = st.one_of(st.integers(-5, 5000), _sentence, st.lists(_session, min_size=1, max_size=3), st.booleans())
 
