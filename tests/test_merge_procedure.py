@@ -18,7 +18,8 @@ SID = "2026-06-01-0930-cursor-main-agent"
 
 def snap(**sections: list[str]) -> Snapshot:
     body = "".join(
-        f"## {name.replace('_', ' ').title().replace('Files', 'Files / Artifacts')}\n" + "".join(f"- {i}\n" for i in items)
+        f"## {name.replace('_', ' ').title().replace('Files', 'Files / Artifacts')}\n"
+        + "".join(f"- {i}\n" for i in items)
         for name, items in sections.items()
     )
     return parse_snapshot(f"# Session: {SID}\n\n{body}")
@@ -94,12 +95,16 @@ def _board_row(v, sid: str):
 
 def test_update_reports_the_marked_item_and_rederives_the_summary(vault) -> None:
     env = {"AGENTMEM_NOW": "2026-06-01T09:30"}
-    first = "## Current Context\nRetries use 5 attempts.\n\n## Decisions\n- Retry up to 5 times with exponential backoff\n"
+    first = (
+        "## Current Context\nRetries use 5 attempts.\n\n## Decisions\n- Retry up to 5 times with exponential backoff\n"
+    )
     reg = run_cli("--json", "register", "--manual", "--snapshot", "-", vault=vault, input=first, env=env)
     assert reg.returncode == 0, reg.stderr
     sid = json.loads(reg.stdout)["session_id"]
     assert _board_row(vault, sid).summary == "Retries use 5 attempts."
-    second = "## Current Context\nRetries use 8 attempts.\n\n## Decisions\n- Retry up to 8 times with exponential backoff\n"
+    second = (
+        "## Current Context\nRetries use 8 attempts.\n\n## Decisions\n- Retry up to 8 times with exponential backoff\n"
+    )
     env["AGENTMEM_NOW"] = "2026-06-01T10:00"
     up = run_cli("update", sid, "--snapshot", "-", vault=vault, input=second, env=env)
     assert up.returncode == 0, up.stderr
