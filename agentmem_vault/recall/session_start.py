@@ -3,9 +3,9 @@
 Called by the sessionStart hooks, whose whole run has ~100 ms, so this path reads the PREBUILT
 recall index (read-only SQLite, the rule notes only) and never builds or syncs it, and imports no
 YAML/frontmatter/anthropic/watchdog. Each rule note's stamp is checked against the file on disk: a
-note deleted or edited since the last index sync is left out, so stale text never surfaces. A rule
-note created or edited since the last sync shows from the next `agentmem context`/`memories
-search`/`reindex` (or daemon sync) on. Never raises.
+note deleted or edited since the last index sync is left out, so stale text never surfaces. A note
+written by one of our commands is in the index as soon as that command is done (recall/refresh.py);
+one created or edited by hand shows from the next query's sync (or the daemon's) on. Never raises.
 """
 
 from __future__ import annotations
