@@ -327,6 +327,8 @@ SETTINGS: dict[str, tuple[str, float | None, float | None]] = {
     "hook_recall_budget": (_INT, 0, 1_000_000),
     "max_snapshot_bytes": (_INT, 1024, 1 << 31),
     "hook_recall": (_BOOL, None, None),
+    "hook_prompt_budget": (_INT, 0, 100_000),
+    "hook_prompt_recall": (_BOOL, None, None),
     "model": (_STR, None, None),
     "agent_name": (_STR, None, None),
     "background_agent_name": (_STR, None, None),
