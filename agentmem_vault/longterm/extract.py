@@ -56,7 +56,7 @@ from agentmem_vault.longterm.llm import (
     LLMError,
     MemoryModel,
     Usage,
-    api_key_from,
+    endpoint_from,
     estimate_cost,
     model_from_config,
     source_deadline,
@@ -395,9 +395,9 @@ def extract_sources(
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad extraction setting in {vault.config_path}: {exc}") from exc
     if model is None and offline is not True:
-        key = api_key_from(cfg)
-        if key:
-            model = model_from_config(cfg, key, prompts_dir=vault.state_dir / "prompts")
+        endpoint = endpoint_from(cfg, vault.config_path)
+        if endpoint:
+            model = model_from_config(cfg, endpoint, prompts_dir=vault.state_dir / "prompts")
         elif offline is False:
             raise ConfigError(
                 "no API key: set ANTHROPIC_API_KEY (or anthropic_api_key in the vault config), or use --offline"
