@@ -53,7 +53,6 @@ BUILTIN_SETS: dict[str, str] = {
     "curation": "eval-curation",
     "unseen2": "eval-unseen2",
 }
-LANGUAGES = ("en", "zh-TW", "zh-CN")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 

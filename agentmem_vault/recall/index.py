@@ -262,6 +262,22 @@ class RecallIndex:
         self.rebuild()
         return self
 
+    def open_readonly(self) -> bool:
+        """Open the index file as it is, read-only and never building it (a hook's path): False
+        when there is none, or it is from another version or not a database."""
+        try:
+            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, timeout=0.2)
+        except sqlite3.Error:
+            return False
+        try:
+            if self._valid(conn):
+                self.conn = conn
+                return True
+        except sqlite3.Error:
+            pass
+        conn.close()
+        return False
+
     def _file_id(self) -> tuple[int, int] | None:
         try:
             st = os.stat(self.path)
