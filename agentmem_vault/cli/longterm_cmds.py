@@ -59,7 +59,7 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(["tuned", "dev", "unseen", "all"]),
+    type=click.Choice(["tuned", "dev", "unseen", "fields-unseen", "all"]),
     help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
 )
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
@@ -97,7 +97,7 @@ def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
         report = evaluate(load_fixtures(Path(folder)), model=model, min_score=min_score)
         emit(opts, report.to_dict(), report.table)
         return
-    names = ["tuned", "dev", "unseen"] if "all" in sets else list(dict.fromkeys(sets)) or ["tuned", "unseen"]
+    names = ["tuned", "dev", "unseen", "fields-unseen"] if "all" in sets else list(dict.fromkeys(sets)) or ["tuned", "unseen"]
     reports = {n: evaluate(load_fixtures(builtin_set(n)), model=model, min_score=min_score) for n in names}
 
     def human() -> str:

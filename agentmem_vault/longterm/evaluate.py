@@ -38,7 +38,14 @@ from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 
 
-BUILTIN_SETS: dict[str, str] = {"tuned": "eval", "dev": "eval-dev", "unseen": "eval-unseen"}
+BUILTIN_SETS: dict[str, str] = {
+    "tuned": "eval",
+    "dev": "eval-dev",
+    "unseen": "eval-unseen",
+    "fields-unseen": "eval-fields-unseen",
+}
+# The source's project a fixture is read from when it names none (docs/extraction.md, Evaluation).
+DEFAULT_PROJECT = "eval-project"
 LANGUAGES = ("en", "zh-TW", "zh-CN")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -67,6 +74,7 @@ class Fixture:
     expected: list[dict]
     title: str = ""
     language: str = ""
+    project: str = DEFAULT_PROJECT  # the source's project ("" = unknown)
 
 
 @dataclass
@@ -84,6 +92,8 @@ class FixtureResult:
     language: str = ""
     # category -> [tp, fp, fn]
     by_category: dict[str, list[int]] = field(default_factory=dict)
+    # the found memories' fields against their labels (longterm/fields/evaluation.py)
+    fields: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -157,6 +167,7 @@ class EvalReport:
             "noise_false_positives": sum(r.fp for r in self.results if r.noise),
             "by_category": self.breakdown("category"),
             "by_language": self.breakdown("language"),
+            "fields": self.field_figures(),
             "usage": self.usage.to_dict(),
             "results": [r.__dict__ for r in self.results],
         }
@@ -171,6 +182,13 @@ class EvalReport:
         lines += self.breakdown_lines()
         lines.append(self.summary_line())
         return "\n".join(lines)
+
+    def field_figures(self) -> dict[str, dict[str, Any]]:
+        """Category / scope / importance accuracy and bad keyword / scenario / title shares, overall
+        and per language, over the memories found."""
+        from agentmem_vault.longterm.fields.evaluation import aggregate
+
+        return aggregate([(r.language, r.fields) for r in self.results if r.fields])
 
     def summary_line(self) -> str:
         noise_fp = sum(r.fp for r in self.results if r.noise)
@@ -191,10 +209,14 @@ class EvalReport:
                     f"{k:<{w}}  {v['precision']:>9.3f}  {v['recall']:>6.3f}  {v['f1']:>5.3f}  {v['tp']:>2}  {v['fp']:>2}  {v['fn']:>2}"
                 )
             lines.append("")
+        from agentmem_vault.longterm.fields.evaluation import lines as field_lines
+
+        lines += field_lines(self.field_figures()) + [""]
         return lines
 
 
-def load_fixture(path: Path | Traversable) -> Fixture:
+def load_fixture(path: Path | Traversable, labels: dict | None = None) -> Fixture:
+    """One fixture; ``labels`` is the folder's field-label file (see ``field_labels``)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
         conv = data["conversation"]
@@ -205,9 +227,43 @@ def load_fixture(path: Path | Traversable) -> Fixture:
                 raise TypeError("must_contain is not a list")
         lang = str(data.get("language") or "") or infer_language(turns)
         stem = path.name.rsplit(".", 1)[0]
-        return Fixture(str(data.get("id") or stem), turns, expected, str(conv.get("title", "")), lang)
+        fid = str(data.get("id") or stem)
+        project = _merge_labels(expected, data, (labels or {}).get("fixtures", {}).get(fid), labels or {})
+        return Fixture(fid, turns, expected, str(conv.get("title", "")), lang, project)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path}: not a valid eval fixture ({exc})") from exc
+
+
+def _merge_labels(expected: list[dict], data: dict, labelled: dict | None, labels: dict) -> str:
+    """Add the field labels of a label file to the fixture's expected memories (matched by
+    ``must_contain``; a key the fixture sets itself wins) and return the source's project: the
+    fixture's ``project``, else the label file's, else ``DEFAULT_PROJECT`` (``null``: unknown)."""
+    for lab in (labelled or {}).get("expected", []):
+        for e in expected:
+            if e.get("must_contain") == lab.get("must_contain"):
+                for k, v in lab.items():
+                    e.setdefault(k, v)
+                break
+    for src in (data, labelled or {}, labels):
+        if "project" in src:
+            return str(src["project"] or "")
+    return DEFAULT_PROJECT
+
+
+def field_labels(folder: Path | Traversable) -> dict:
+    """The field labels of a fixture folder: ``../fields/<folder name>.json`` when it exists
+    (kept apart from the fixtures so that both can be edited at once), else none."""
+    try:
+        f = folder / ".." / "fields" / f"{folder.name}.json" if isinstance(folder, Path) else None
+        if f is None:
+            parent = resources.files("agentmem_vault.evalsets") / "fields" / f"{folder.name}.json"
+            f = parent if parent.is_file() else None
+        if f is None or not f.is_file():
+            return {}
+        data = json.loads(f.read_text(encoding="utf-8-sig"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"field labels of {folder}: not valid JSON ({exc})") from exc
 
 
 def load_fixtures(folder: Path | Traversable) -> list[Fixture]:
@@ -218,7 +274,8 @@ def load_fixtures(folder: Path | Traversable) -> list[Fixture]:
     )
     if not paths:
         raise UsageError(f"no *.json fixtures in {folder}")
-    return [load_fixture(p) for p in paths]
+    labels = field_labels(folder)
+    return [load_fixture(p, labels) for p in paths]
 
 
 def _matches(m: MemoryObject, exp: dict) -> bool:
@@ -229,7 +286,10 @@ def _matches(m: MemoryObject, exp: dict) -> bool:
 
 
 def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
+    from agentmem_vault.longterm.fields.evaluation import fixture_counts
+
     claimed: set[int] = set()
+    pairs: list[tuple[dict, MemoryObject]] = []
     tp = 0
     missed: list[list[str]] = []
     by_cat: dict[str, list[int]] = {}
@@ -242,6 +302,7 @@ def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
             c[2] += 1
         else:
             claimed.add(hit)
+            pairs.append((exp, extracted[hit]))
             tp += 1
             c[0] += 1
     for i, m in enumerate(extracted):
@@ -259,13 +320,16 @@ def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
         missed=missed,
         language=fx.language,
         by_category=by_cat,
+        fields=fixture_counts(pairs, fx.project),
     )
 
 
 def evaluate(fixtures: list[Fixture], *, model: MemoryModel | None = None, min_score: int = 4) -> EvalReport:
     report = EvalReport(mode="offline" if model is None else f"model {model.model}", results=[])
     for fx in fixtures:
-        kept, _, errors, usage = memories_from_turns(fx.turns, model=model, ref=f"eval:{fx.id}", min_score=min_score)
+        kept, _, errors, usage = memories_from_turns(
+            fx.turns, model=model, ref=f"eval:{fx.id}", project=fx.project, min_score=min_score
+        )
         report.usage.add(usage)
         r = score_fixture(fx, kept)
         r.errors = errors
