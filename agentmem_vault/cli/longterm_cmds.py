@@ -97,7 +97,11 @@ def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
         report = evaluate(load_fixtures(Path(folder)), model=model, min_score=min_score)
         emit(opts, report.to_dict(), report.table)
         return
-    names = ["tuned", "dev", "unseen", "fields-unseen"] if "all" in sets else list(dict.fromkeys(sets)) or ["tuned", "unseen"]
+    names = (
+        ["tuned", "dev", "unseen", "fields-unseen"]
+        if "all" in sets
+        else list(dict.fromkeys(sets)) or ["tuned", "unseen"]
+    )
     reports = {n: evaluate(load_fixtures(builtin_set(n)), model=model, min_score=min_score) for n in names}
 
     def human() -> str:

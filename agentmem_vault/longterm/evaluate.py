@@ -254,7 +254,9 @@ def field_labels(folder: Path | Traversable) -> dict:
     """The field labels of a fixture folder: ``../fields/<folder name>.json`` when it exists
     (kept apart from the fixtures so that both can be edited at once), else none."""
     try:
-        f = folder / ".." / "fields" / f"{folder.name}.json" if isinstance(folder, Path) else None
+        f: Path | Traversable | None = (
+            folder / ".." / "fields" / f"{folder.name}.json" if isinstance(folder, Path) else None
+        )
         if f is None:
             parent = resources.files("agentmem_vault.evalsets") / "fields" / f"{folder.name}.json"
             f = parent if parent.is_file() else None

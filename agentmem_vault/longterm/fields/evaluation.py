@@ -57,7 +57,9 @@ def fixture_counts(pairs: list[tuple[dict, MemoryObject]], source_project: str) 
             tally("scope", got == exp["scope"], f"{got} (expected {exp['scope']})")
         if exp.get("importance_band"):
             got = band_of(m.importance)
-            tally("importance_band", got == exp["importance_band"], f"{m.importance} (expected {exp['importance_band']})")
+            tally(
+                "importance_band", got == exp["importance_band"], f"{m.importance} (expected {exp['importance_band']})"
+            )
         for kw in m.keywords:
             why = bad_keyword(kw, m.content, m.title)
             tally("keywords", not why, f"{kw!r} {why}")

@@ -22,10 +22,20 @@ class Word(NamedTuple):
 
 
 @lru_cache(maxsize=1)
-def _cut():  # type: ignore[no-untyped-def]
+def _segmenter():  # type: ignore[no-untyped-def]
+    """rjieba's default segmenter, taught the technical vocabulary of the quality gate
+    (``templates/quality/tech_terms.txt``: 时间戳, 环境变量, ...) so that those stay whole words."""
     import rjieba  # the segmenter's dictionary loads on first use (benchmarks/bench_fields.py)
 
-    return rjieba.cut
+    from agentmem_vault.longterm.lexicon import tech_terms
+
+    for term in tech_terms().cjk:
+        rjieba.add_word(term, 2000, "n")
+    return rjieba
+
+
+def _cut():  # type: ignore[no-untyped-def]
+    return _segmenter().cut
 
 
 def words(text: str) -> list[Word]:
@@ -49,3 +59,7 @@ def boundaries(text: str) -> frozenset[int]:
         out.add(w.start)
         out.add(w.end)
     return frozenset(out)
+
+
+def _tagger():  # type: ignore[no-untyped-def]
+    return _segmenter().tag
