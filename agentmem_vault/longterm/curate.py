@@ -406,7 +406,7 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
     config's aliases) or to every project (``to_global``). The old scope goes to History."""
     import copy
 
-    from agentmem_vault.config import now as clock_now
+    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.config import vault_config
     from agentmem_vault.errors import UsageError
     from agentmem_vault.longterm.memories import get_memory

@@ -24,6 +24,15 @@ def band_of(importance: float) -> str:
     return "below"
 
 
+def band_label(label: str) -> str:
+    """A band label by name (``high``) or by range (``0.9-1.0``, as some fixtures write it)."""
+    text = str(label).strip().lower().replace("–", "-")
+    for name, (lo, _) in BANDS.items():
+        if text == name or text.startswith(f"{lo}-") or text.startswith(f"{lo:.1f}-"):
+            return name
+    return text
+
+
 def scope_of(m: MemoryObject, source_project: str) -> str:
     """project / global / unscoped as the note would be filed, or ``other:<name>`` for a note
     filed under a project that is not the source's."""
@@ -58,7 +67,9 @@ def fixture_counts(pairs: list[tuple[dict, MemoryObject]], source_project: str) 
         if exp.get("importance_band"):
             got = band_of(m.importance)
             tally(
-                "importance_band", got == exp["importance_band"], f"{m.importance} (expected {exp['importance_band']})"
+                "importance_band",
+                got == band_label(exp["importance_band"]),
+                f"{m.importance} (expected {exp['importance_band']})",
             )
         for kw in m.keywords:
             why = bad_keyword(kw, m.content, m.title)
