@@ -36,15 +36,8 @@ from agentmem_vault.model.session_rules import (
     summary_from_snapshot,
 )
 from agentmem_vault.ops.register import Registration, issue_session_id
-from agentmem_vault.model.snapshot import (
-    Snapshot,
-    marked_by_merge,
-    merge_snapshots,
-    new_snapshot,
-    parse_snapshot,
-    render_snapshot,
-    with_continues_from,
-)
+from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
+from agentmem_vault.model.snapshot_merge import marked_by_merge, merge_snapshots, new_snapshot, with_continues_from
 from agentmem_vault.model.session_props import BoardFacts
 from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.vaultio import VaultWriter, read_text
