@@ -12,8 +12,6 @@ import re
 import sys
 from pathlib import Path
 
-# The clock lives in clock.py; re-exported here for call sites that predate it.
-from agentmem_vault.clock import TS_FORMAT, format_ts, now, parse_ts  # noqa: F401
 from agentmem_vault.errors import ConfigError, VaultNotFound
 from agentmem_vault.fastimport import LazyRegex
 from agentmem_vault.model.ids import validate_agent_name, validate_session_id
