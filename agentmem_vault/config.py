@@ -12,8 +12,6 @@ import re
 import sys
 from pathlib import Path
 
-# The clock lives in clock.py; re-exported here for call sites that predate it.
-from agentmem_vault.clock import TS_FORMAT, format_ts, now, parse_ts  # noqa: F401
 from agentmem_vault.errors import ConfigError, VaultNotFound
 from agentmem_vault.fastimport import LazyRegex
 from agentmem_vault.model.ids import validate_agent_name, validate_session_id
@@ -361,6 +359,8 @@ SETTINGS: dict[str, tuple[str, float | None, float | None]] = {
     "hook_recall_budget": (_INT, 0, 1_000_000),
     "max_snapshot_bytes": (_INT, 1024, 1 << 31),
     "hook_recall": (_BOOL, None, None),
+    "hook_prompt_budget": (_INT, 0, 100_000),
+    "hook_prompt_recall": (_BOOL, None, None),
     "model": (_STR, None, None),
     "agent_name": (_STR, None, None),
     "background_agent_name": (_STR, None, None),

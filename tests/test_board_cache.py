@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault.config import Vault, parse_ts
+from agentmem_vault.clock import parse_ts
+from agentmem_vault.config import Vault
 from agentmem_vault.errors import IndexFormatError
 from agentmem_vault.model import index_table as it
 from agentmem_vault.ops import board_cache

@@ -37,9 +37,16 @@ ENTRIES: dict[str, list[tuple[str, str, str | None]]] = {
     "claude": [
         ("SessionStart", "claude-session-start", "startup|resume|clear|compact"),
         ("SessionEnd", "claude-session-end", None),
+        ("UserPromptSubmit", "claude-user-prompt", None),
     ],
-    # Codex has no SessionEnd; its Stop (end of each turn) carries the transcript.
-    "codex": [("SessionStart", "codex-session-start", "startup|resume|clear|compact"), ("Stop", "codex-stop", None)],
+    # Codex has no SessionEnd; its Stop (end of each turn) carries the transcript. Cursor's
+    # beforeSubmitPrompt cannot add context (docs/recall.md), so only Claude Code and Codex get a
+    # prompt-time recall hook.
+    "codex": [
+        ("SessionStart", "codex-session-start", "startup|resume|clear|compact"),
+        ("Stop", "codex-stop", None),
+        ("UserPromptSubmit", "codex-user-prompt", None),
+    ],
 }
 
 

@@ -49,7 +49,7 @@ def ts_key(value: str) -> str:
     """A string that sorts like the timestamp (``YYYY-MM-DD HH:MM:SS``; "" when unreadable).
 
     The board's own format ``YYYY-MM-DD HH:MM`` is recognised without ``strptime`` (which costs
-    ~1 ms per 100 rows, and its import more); other forms go through ``config.parse_ts``."""
+    ~1 ms per 100 rows, and its import more); other forms go through ``clock.parse_ts``."""
     v = (value or "").strip()
     if len(v) == 16 and v[4] == "-" and v[7] == "-" and v[10] == " " and v[13] == ":":
         y, mo, d, h, mi = v[:4], v[5:7], v[8:10], v[11:13], v[14:16]

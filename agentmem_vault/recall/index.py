@@ -41,7 +41,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentmem_vault.model.notes import Note
 
-SCHEMA_VERSION = 6  # 6: notes.project holds the scope key (docs/projects.md): '' for a global note
+SCHEMA_VERSION = 7  # 7: an unscoped note's key matches no project (recall/scoping.py); 6: notes.project = scope key
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 FIELDS = ("title", "keywords", "usage", "content")
@@ -186,11 +186,10 @@ def recall_tokens(text: str) -> list[str]:
 
 
 def scope_key(note: Note) -> str:
-    """Where a note applies (docs/projects.md): '' everywhere (a global note, or one that names no
-    project), else its project's name casefolded."""
-    if (note.scope or "").strip().lower() == "global":
-        return ""
-    return fold_name(note.project)
+    """Where a note applies (docs/projects.md): the one rule of ``recall/scoping.py``."""
+    from agentmem_vault.recall.scoping import note_scope_key
+
+    return note_scope_key(note.scope, note.project, fold_name)
 
 
 def note_tokens(note: Note) -> tuple[str, str, str, str]:
@@ -261,6 +260,22 @@ class RecallIndex:
                 pass
         self.rebuild()
         return self
+
+    def open_readonly(self) -> bool:
+        """Open the index file as it is, read-only and never building it (a hook's path): False
+        when there is none, or it is from another version or not a database."""
+        try:
+            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, timeout=0.2)
+        except sqlite3.Error:
+            return False
+        try:
+            if self._valid(conn):
+                self.conn = conn
+                return True
+        except sqlite3.Error:
+            pass
+        conn.close()
+        return False
 
     def _file_id(self) -> tuple[int, int] | None:
         try:
