@@ -116,7 +116,7 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
         got["remember_again"] = await call(
             c, "memory_remember", {"text": "Always use pnpm instead of npm in this repo.", "project": "demo"}
         )
-        got["search"] = await call(c, "memory_search", {"query": "pnpm"})
+        got["search"] = await call(c, "memory_search", {"query": "pnpm", "project": "demo"})
         got["context"] = await c.call_tool("memory_context", {"task": "install packages with pnpm", "project": "demo"})
         mid = got["remember"]["actions"][0]["id"]
         got["memory_res"] = await c.read_resource(f"agentmem://memory/{mid}")
