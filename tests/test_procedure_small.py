@@ -63,3 +63,27 @@ def test_an_old_note_without_seconds_still_reads() -> None:
     )
     n = parse_note(old)
     assert n.created == "2026-11-29T15:20:00" and n.updated == "2026-11-30T00:00:00"
+
+
+def test_memory_register_without_content_is_the_clis_manual_registration(vault) -> None:
+    pytest.importorskip("mcp.server.mcpserver")
+    from tests.test_mcp_server import call, drive
+
+    async def scenario(c) -> list[dict]:
+        return [await call(c, "memory_register", args) for args in ({}, {"snapshot": ""}, {"snapshot": " \n"})]
+
+    got = drive(vault, scenario)
+    cli = run_cli("--json", "register", "--manual", vault=vault)
+    assert cli.returncode == 0, cli.stderr
+    sids = [g["session_id"] for g in got if not g["error"]] + [json.loads(cli.stdout)["session_id"]]
+    assert len(sids) == 4
+    from agentmem_vault.model.index_table import parse_index
+    from agentmem_vault.model.snapshot import parse_snapshot
+
+    doc = parse_index(vault.index_path.read_text(encoding="utf-8"))
+    for sid in sids:
+        row = doc.get(sid)
+        assert (row.status, row.topic, row.summary) == ("active", "未設定", "手動補註冊，已建立 session snapshot。")
+        assert row.keywords == "manual-registration, cursor-agent, session-snapshot"
+        snap = parse_snapshot(vault.session_path(sid).read_text(encoding="utf-8"))
+        assert snap.items("Current Context") == ["手動補註冊，已建立 session snapshot。"]  # not a snapshot of None
