@@ -38,7 +38,12 @@ def notes(vault: Vault) -> Vault:
     for i, topic in enumerate(("pnpm packages", "docker images", "release tags", "sql migrations", "css tokens")):
         write_note(
             vault.longterm_dir,
-            {"id": f"lt-f0000{i}", "title": f"Notes on {topic}", "keywords": topic.split(), "content": f"About {topic}."},
+            {
+                "id": f"lt-f0000{i}",
+                "title": f"Notes on {topic}",
+                "keywords": topic.split(),
+                "content": f"About {topic}.",
+            },
         )
     reindex(vault)
     return vault
