@@ -176,10 +176,10 @@ def build_context(
         idx.close()
     rule_paths = {h.rel_path for h in rules}
     matched = {h.rel_path: h for h in hits}
-    for r in rules:  # a rule the task matches carries its match's score (and its parts, for --explain)
-        m = matched.get(r.rel_path)
+    for rule in rules:  # a rule the task matches carries its match's score (and its parts, for --explain)
+        m = matched.get(rule.rel_path)
         if m is not None:
-            r.score, r.relevance, r.bm25, r.coverage, r.evidence, r.semantic = (
+            rule.score, rule.relevance, rule.bm25, rule.coverage, rule.evidence, rule.semantic = (
                 m.score,
                 m.relevance,
                 m.bm25,
