@@ -54,7 +54,7 @@ def read_snapshot_source(
         return decode_snapshot(data, "stdin")
     if spec:
         from agentmem_vault.errors import AgentmemError
-        from agentmem_vault.vaultio import read_bytes
+        from agentmem_vault.fs import read_bytes
 
         try:  # a regular file only: a FIFO would hang (pipe it with --snapshot - instead)
             got = read_bytes(Path(spec))

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from agentmem_vault.config import Vault, user_cache_dir, ensure_cache_folder
+from agentmem_vault.vault import Vault, user_cache_dir, ensure_cache_folder
 from agentmem_vault.errors import AgentmemError, Refused
 from agentmem_vault.daemon import paths
 

@@ -24,9 +24,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, resolve_vault
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import Refused, UsageError, VaultNotFound
-from agentmem_vault.vaultio import atomic_write_text, backup_file, read_bytes
+from agentmem_vault.fs import atomic_write_text, read_bytes
+from agentmem_vault.backups import backup_file
 
 HOOK_TIMEOUT = 10  # seconds the agent waits for our hook
 

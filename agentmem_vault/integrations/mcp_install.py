@@ -33,7 +33,8 @@ from pathlib import Path
 
 from agentmem_vault.errors import Refused, UsageError
 from agentmem_vault.integrations.hook_install import agentmem_argv
-from agentmem_vault.vaultio import atomic_write_bytes, backup_file, read_bytes
+from agentmem_vault.fs import atomic_write_bytes, read_bytes
+from agentmem_vault.backups import backup_file
 
 SERVER_NAME = "agentmem"
 CLIENTS = ("cursor", "claude", "codex", "claude-desktop")

@@ -2,7 +2,7 @@
 
 ``.cursor/rules/agent-memory.mdc`` (a Cursor rule, ``alwaysApply: true``) and, on request, the same
 text as a marked block in ``AGENTS.md`` (Codex) / ``CLAUDE.md`` (Claude Code). A file the user
-changed is never lost: it is copied to ``<name>.agentmem-backup-<time>`` (``vaultio.backup_file``) before it is replaced, and in
+changed is never lost: it is copied to ``<name>.agentmem-backup-<time>`` (``backups.backup_file``) before it is replaced, and in
 AGENTS.md/CLAUDE.md only the text between the agentmem markers is ever rewritten.
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.vaultio import atomic_write_bytes, atomic_write_text, backup_file, read_bytes
+from agentmem_vault.fs import atomic_write_bytes, atomic_write_text, read_bytes
+from agentmem_vault.backups import backup_file
 
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"

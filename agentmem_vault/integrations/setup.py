@@ -27,10 +27,12 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, resolve_vault, user_config_dir
+from agentmem_vault.vault import Vault, user_config_dir
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import AgentmemError, UsageError, VaultNotFound
 from agentmem_vault.integrations import hook_install, user_service
-from agentmem_vault.vaultio import atomic_write_text, backup_file, read_bytes
+from agentmem_vault.fs import atomic_write_text, read_bytes
+from agentmem_vault.backups import backup_file
 
 AGENT_DIRS = {"cursor": ".cursor", "claude": ".claude", "codex": ".codex"}
 AGENT_NAMES = {"cursor": "Cursor", "claude": "Claude Code", "codex": "Codex"}
@@ -200,7 +202,7 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
     if not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
         if raw is not None:
-            backup_file(path, old.encode("utf-8"))  # vaultio's one naming scheme; never overwrites an older backup
+            backup_file(path, old.encode("utf-8"))  # backups' one naming scheme; never overwrites an older backup
         atomic_write_text(path, new)
     return Change(
         "hooks", str(path), "create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then"

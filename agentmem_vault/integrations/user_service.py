@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from agentmem_vault.config import Vault, user_cache_dir, user_config_dir
+from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 from agentmem_vault.errors import AgentmemError, Refused
-from agentmem_vault.vaultio import atomic_write_bytes, read_bytes
+from agentmem_vault.fs import atomic_write_bytes, read_bytes
 
 ENABLED_WORDS = {"enabled", "enabled-runtime", "disabled", "static", "linked", "masked", "indirect"}
 ACTIVE_WORDS = {"active", "inactive", "failed", "activating", "deactivating", "reloading"}

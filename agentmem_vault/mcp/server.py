@@ -24,7 +24,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
 from agentmem_vault.errors import AgentmemError, MemoryNotFound, SessionNotFound
 
 log = logging.getLogger("agentmem.mcp")
@@ -451,7 +452,7 @@ def build_server(vault: str | None = None, *, agent: str | None = None, project:
     )
     def index_resource() -> str:
         """The working board: one Markdown table row per Memory Session."""
-        from agentmem_vault.vaultio import read_text
+        from agentmem_vault.fs import read_text
 
         return resource(lambda v: read_text(v.index_path) or "")
 

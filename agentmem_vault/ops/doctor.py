@@ -8,13 +8,13 @@ duplicates, references in snapshots, conflict copies of snapshots — is reporte
 the command that resolves it. Files are backed up under ``memory/.agentmem/backups/`` first.
 
 A process killed in the middle of an atomic write leaves its temporary file
-(``.<name>.<pid>.<n>.agentmem-tmp``, see ``vaultio.TMP_SUFFIX``) next to the file it was writing.
+(``.<name>.<pid>.<n>.agentmem-tmp``, see ``fs.TMP_SUFFIX``) next to the file it was writing.
 Those are reported anywhere under ``memory/``; ``--fix`` removes the ones last modified more than
 STALE_TEMP_SECONDS ago (a write takes milliseconds, so their writer is gone), under the vault lock.
 Younger ones may belong to a write in progress and are only reported.
 
 Diagnosis is pure (``diagnose_state``: the text of the files in, findings out); ``read_state``
-gathers the files and ``repair`` applies the planned fixes through ``VaultWriter``.
+gathers the files and ``repair`` applies the planned fixes through ``BoardWriter``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentmem_vault.clock import parse_ts
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, IndexFormatError, SnapshotFormatError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.model.session_rules import (
+from agentmem_vault.board.rules import (
     archived_in_copy,
     fold_rows,
     is_conflict_copy,
@@ -41,16 +41,10 @@ from agentmem_vault.model.session_rules import (
 )
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.lifecycle import continues_from_of, edit_table
-from agentmem_vault.vaultio import (
-    TMP_SUFFIX,
-    VaultWriter,
-    _kind,
-    backup_dir,
-    backup_files,
-    check_inside_vault,
-    conflict_destination,
-    read_bytes,
-)
+from agentmem_vault.fs import TMP_SUFFIX, check_inside_vault, read_bytes
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import _kind
+from agentmem_vault.backups import backup_dir, backup_files, conflict_destination
 
 ERROR = "error"
 WARNING = "warning"
@@ -861,7 +855,7 @@ def diagnose(vault: Vault) -> DoctorReport:
     )
 
 
-def obsidian_findings(vault: Vault, w: VaultWriter | None = None) -> list[Finding]:
+def obsidian_findings(vault: Vault, w: BoardWriter | None = None) -> list[Finding]:
     """Properties that are malformed or disagree with their tables; ``.obsidian/types.json``
     missing our property types (docs/obsidian.md)."""
     from agentmem_vault.ops import obsidian as ob
@@ -909,7 +903,7 @@ def obsidian_findings(vault: Vault, w: VaultWriter | None = None) -> list[Findin
     return out
 
 
-def _repair_obsidian(vault: Vault, w: VaultWriter, report: DoctorReport) -> None:
+def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None:
     from agentmem_vault.ops import obsidian as ob
 
     found = obsidian_findings(vault, w)
@@ -939,7 +933,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     stays reported). ``now``: the time temporaries' ages are measured against (tests)."""
     from agentmem_vault.ops.archive import resume_archives
 
-    with VaultWriter(vault, "doctor") as w:
+    with BoardWriter(vault, "doctor") as w:
         resumed = [
             Finding(
                 "archive_interrupted",
@@ -1002,7 +996,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     return report
 
 
-def _remove_temp(w: VaultWriter, vault: Vault, f: Finding, now: float | None) -> None:
+def _remove_temp(w: BoardWriter, vault: Vault, f: Finding, now: float | None) -> None:
     """Remove one stale temporary, checking again under the lock that it is still one."""
     assert f.path
     path = vault.root / f.path
