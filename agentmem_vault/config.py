@@ -138,8 +138,42 @@ def _looks_like_vault(p: Path) -> bool:
     return (p / "memory" / "index.md").is_file() or (p / ".obsidian").is_dir()
 
 
+def wiki_folder(root: Path) -> Path | None:
+    """The ``wiki/`` folder that would hold ``root/memory``, if any. Working memory lives beside
+    ``raw/`` and ``wiki/``, never inside ``wiki/`` (docs/setup.md). A folder named ``wiki`` above
+    the Obsidian vault (the folder holding ``.obsidian/``) is not the vault's wiki; the vault
+    itself may be called anything."""
+    chain = (root, *root.parents)
+    if not any(p.name.casefold() == "wiki" for p in chain):
+        return None  # the usual case, without a single stat (the sessionStart hook resolves a vault)
+    for p in chain:
+        if (p / ".obsidian").is_dir():
+            return None
+        if p.name.casefold() == "wiki":
+            return p
+    return None
+
+
+def check_not_in_wiki(vault: Vault) -> Vault:
+    wiki = wiki_folder(vault.root)
+    if wiki is not None:
+        from agentmem_vault.errors import Refused
+
+        raise Refused(
+            f"refusing the vault {vault.root}: its memory/ folder would be inside {wiki}. Working memory "
+            f"lives beside wiki/, not in it: use the folder that holds wiki/ ({wiki.parent}) as the vault",
+            code="memory_inside_wiki",
+        )
+    return vault
+
+
 def resolve_vault(explicit: str | os.PathLike | None = None, *, cwd: Path | None = None) -> Vault:
-    """``--vault`` > ``AGENTMEM_VAULT`` > user config ``vault:`` > walk up from the current folder."""
+    """``--vault`` > ``AGENTMEM_VAULT`` > user config ``vault:`` > walk up from the current folder.
+    A vault whose memory/ would sit inside a ``wiki/`` folder is refused (``wiki_folder``)."""
+    return check_not_in_wiki(_resolve_vault(explicit, cwd=cwd))
+
+
+def _resolve_vault(explicit: str | os.PathLike | None, *, cwd: Path | None) -> Vault:
     if explicit:
         p = Path(explicit).expanduser()
         if not p.is_dir():
@@ -194,9 +228,12 @@ SETTINGS: dict[str, tuple[str, float | None, float | None]] = {
     "hook_recall_budget": (_INT, 0, 1_000_000),
     "max_snapshot_bytes": (_INT, 1024, 1 << 31),
     "hook_recall": (_BOOL, None, None),
+    "hook_prompt_budget": (_INT, 0, 100_000),
+    "hook_prompt_recall": (_BOOL, None, None),
     "model": (_STR, None, None),
     "agent_name": (_STR, None, None),
     "background_agent_name": (_STR, None, None),
+    "allow_any_agent_name": (_BOOL, None, None),
     "transcript_dirs": (_STRS, None, None),
 }
 
@@ -239,7 +276,30 @@ def vault_config(vault: Vault) -> dict:
     return dict(settings)
 
 
-def resolve_agent(explicit: str | None, cfg: dict | None = None) -> str:
-    """``--agent`` > ``AGENTMEM_AGENT`` > config ``agent_name`` > ``cursor-main-agent``."""
-    name = explicit or os.environ.get("AGENTMEM_AGENT") or (cfg or {}).get("agent_name") or DEFAULT_AGENT
-    return validate_agent_name(str(name))
+AGENT_SUFFIX = "-agent"
+
+
+def resolve_agent(explicit: str | None, cfg: dict | None = None, *, allow_any: bool = False) -> str:
+    """``--agent`` > ``AGENTMEM_AGENT`` > config ``agent_name`` > ``cursor-main-agent``.
+
+    The procedure's convention (docs/board.md): an Agent Name names the agent and ends in
+    ``-agent`` (``cursor-main-agent``, ``claude-code-agent``); task wording belongs in the Topic.
+    Another name is refused with the reason unless ``allow_any`` (``--allow-agent-name``), the
+    config's ``allow_any_agent_name: true`` or ``AGENTMEM_ALLOW_ANY_AGENT_NAME=1`` says so."""
+    cfg = cfg or {}
+    name = validate_agent_name(
+        str(explicit or os.environ.get("AGENTMEM_AGENT") or cfg.get("agent_name") or DEFAULT_AGENT)
+    )
+    if name.endswith(AGENT_SUFFIX) and len(name) > len(AGENT_SUFFIX):
+        return name
+    if allow_any or cfg.get("allow_any_agent_name") is True or os.environ.get("AGENTMEM_ALLOW_ANY_AGENT_NAME") == "1":
+        return name
+    from agentmem_vault.errors import UsageError
+
+    raise UsageError(
+        f"agent name {name!r} does not follow the convention: an Agent Name names the agent, not the task, "
+        f"and ends in '-agent' (cursor-main-agent, claude-code-agent, codex-main-agent); put the task in "
+        "--topic or --keywords. To use this name anyway pass --allow-agent-name, or set "
+        "allow_any_agent_name: true in config.yaml or AGENTMEM_ALLOW_ANY_AGENT_NAME=1",
+        code="agent_name_convention",
+    )

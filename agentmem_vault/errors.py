@@ -106,6 +106,13 @@ class Refused(AgentmemError):
     code = "refused"
 
 
+class UnsafeValue(Refused):
+    """A path or name that a file written for another program cannot hold safely (a line break, a
+    control character, bytes that are not UTF-8): refused before anything is written."""
+
+    code = "unsafe_value"
+
+
 class ConfigError(AgentmemError):
     code = "config_error"
 

@@ -138,7 +138,7 @@ class Vault:
             p = str(self.root.resolve())
         except OSError:
             p = str(self.root.absolute())
-        return _sha256(os.path.normcase(p).encode("utf-8")).hexdigest()[:16]
+        return _sha256(os.path.normcase(p).encode("utf-8", "surrogatepass")).hexdigest()[:16]  # non-UTF-8 names too
 
     def lock_path(self, name: str = "index") -> Path:
         return user_cache_dir() / "locks" / f"{self.key}-{name}.lock"

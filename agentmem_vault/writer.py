@@ -87,6 +87,7 @@ class VaultWriter:
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
+        self.touched: list[Path] = []  # every file written, moved or removed (for the recall index)
 
     def __enter__(self) -> Self:
         cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
@@ -97,6 +98,12 @@ class VaultWriter:
     def __exit__(self, *exc: Any) -> None:
         assert self._cm is not None
         self._cm.__exit__(*exc)
+        lt = self.vault.longterm_dir.absolute()
+        notes = [p for p in self.touched if p.absolute().is_relative_to(lt)]
+        if notes:  # after the lock: the recall index has its own (recall/refresh.py)
+            from agentmem_vault.recall.refresh import notes_written
+
+            notes_written(self.vault, notes)
 
     # -- all-or-nothing ---------------------------------------------------------------------
     def transaction(self) -> _Transaction:
@@ -257,6 +264,7 @@ class VaultWriter:
         if ".." in p.parts or not p.is_relative_to(mem):
             raise WriteFailed(f"refusing to write outside {mem}: {path}")
         check_inside_vault(path)
+        self.touched.append(path)
 
 
 JOURNAL_ROTATE_BYTES = 8 * 1024 * 1024

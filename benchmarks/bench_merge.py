@@ -120,7 +120,7 @@ def build_incoming(rng: random.Random, old: Snapshot, total: int, mode: str) -> 
 
 
 def clear_caches() -> None:
-    for f in (snapshot_merge.grams, snapshot_merge.item_key, snapshot_merge.path_key):
+    for f in (snapshot_merge.tokens, snapshot_merge.item_key, snapshot_merge.path_key):
         f.cache_clear()
 
 

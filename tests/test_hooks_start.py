@@ -182,14 +182,16 @@ def test_agent_name_from_option_env_and_config(vault: Vault, outside: Path) -> N
         )
     )
     assert sid == "2026-06-01-0930-env-agent"
-    vault.config_path.write_text("agent_name: cfg-cursor\nclaude_agent_name: cfg-claude\n", encoding="utf-8")
+    vault.config_path.write_text(
+        "agent_name: cfg-cursor-agent\nclaude_agent_name: cfg-claude-agent\n", encoding="utf-8"
+    )
     assert (
         id_from(answer(run_hook("cursor-session-start", cursor_start(vault.root, conv="c"), cwd=outside)))
-        == "2026-06-01-0930-cfg-cursor"
+        == "2026-06-01-0930-cfg-cursor-agent"
     )
     assert (
         id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="d"), cwd=outside)))
-        == "2026-06-01-0930-cfg-claude"
+        == "2026-06-01-0930-cfg-claude-agent"
     )
 
 

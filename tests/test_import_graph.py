@@ -151,8 +151,10 @@ def test_the_graph_reader_sees_real_edges() -> None:
     # Guard against a test that cannot fail: known edges must be found.
     mods = _modules()
     known = set(mods)
-    deps = _imports("agentmem_vault.ops.doctor", mods["agentmem_vault.ops.doctor"], known, top_level_only=True)
-    assert "agentmem_vault.board.rules" in deps and "agentmem_vault.fs" in deps
+    deps = _imports(
+        "agentmem_vault.ops.doctor.checks", mods["agentmem_vault.ops.doctor.checks"], known, top_level_only=True
+    )
+    assert "agentmem_vault.board.rules" in deps and "agentmem_vault.ops.lifecycle" in deps
     cli_deps = _imports(
         "agentmem_vault.cli.say_dispatch", mods["agentmem_vault.cli.say_dispatch"], known, top_level_only=False
     )

@@ -328,7 +328,7 @@ def test_two_server_processes_writing_one_vault_lose_nothing(vault: Vault) -> No
 
     async def worker(name: str) -> None:
         async with Client(
-            server_params(vault, "--agent", f"agent-{name}"), mode="legacy", read_timeout_seconds=300
+            server_params(vault, "--agent", f"{name}-agent"), mode="legacy", read_timeout_seconds=300
         ) as c:
 
             async def register(i: int) -> None:

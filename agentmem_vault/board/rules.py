@@ -1,7 +1,7 @@
 """Board rules about a session's row, in one place (pure: no I/O, no clock).
 
 Used alike by session operations (ops/sessions.py, ops/register.py), organize (ops/lifecycle.py),
-doctor (ops/doctor.py) and the daemon (daemon/reconcile.py). The rules are stated in
+doctor (ops/doctor/checks.py) and the daemon (daemon/reconcile.py). The rules are stated in
 docs/board.md (defaults, placeholders, a row from a snapshot, conflict-copy folding).
 
 Import-light (the sessionStart hook imports the defaults): the snapshot model is only a type here.

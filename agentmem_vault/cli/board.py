@@ -18,7 +18,7 @@ def _vault(opts: Options) -> Vault:
 
 
 def _agent(ctx: click.Context, agent: str | None, vault: Vault) -> str:
-    return resolve_agent(agent or ctx.obj.agent, vault_config(vault))
+    return resolve_agent(agent or ctx.obj.agent, vault_config(vault), allow_any=ctx.obj.allow_agent_name)
 
 
 @cli.command()

@@ -97,7 +97,7 @@ def say(
     snapshot_text = read_snapshot_source(snapshot_file, implicit_stdin=False)
     name = None
     if r.command in ("register", "continue"):
-        name = resolve_agent(agent or ctx.obj.agent, vault_config(v))
+        name = resolve_agent(agent or ctx.obj.agent, vault_config(v), allow_any=ctx.obj.allow_agent_name)
     say_opts = SayOptions(
         id_arg=session_id,
         session=session,

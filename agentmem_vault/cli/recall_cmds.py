@@ -1,4 +1,4 @@
-"""context, memories search, reindex: thin commands over agentmem_vault.recall."""
+"""context, memories search, injected, reindex: thin commands over agentmem_vault.recall."""
 
 from __future__ import annotations
 
@@ -119,3 +119,22 @@ def reindex(ctx: click.Context, vault: str | None, as_json: bool) -> None:
         return "\n".join(lines)
 
     emit(opts, d, human)
+
+
+@cli.command()
+@click.argument("session_id")
+@common_options
+@click.pass_context
+def injected(ctx: click.Context, session_id: str, vault: str | None, as_json: bool) -> None:
+    """What a chat was given: every sessionStart context, prompt-time recall and memory_context
+    answer recorded for SESSION_ID (its Memory Session ID, or the agent's conversation ID), with
+    note and session IDs, scores, characters and budget."""
+    from agentmem_vault.config import resolve_vault
+    from agentmem_vault.errors import UsageError
+    from agentmem_vault.recall.audit import injected as given, render_injected
+
+    opts = opts_from(ctx, vault, as_json)
+    if not session_id.strip():
+        raise UsageError("SESSION_ID is empty")
+    res = given(resolve_vault(opts.vault), session_id.strip())
+    emit(opts, res, lambda: render_injected(res))

@@ -20,7 +20,9 @@ def read_snapshot_arg(snapshot: str | None, *, stdin_default: bool = True) -> st
 
 
 def _agent(ctx: click.Context, vault: Vault) -> str:
-    return resolve_agent(ctx.obj.agent if ctx.obj else None, vault_config(vault))
+    return resolve_agent(
+        ctx.obj.agent if ctx.obj else None, vault_config(vault), allow_any=bool(ctx.obj and ctx.obj.allow_agent_name)
+    )
 
 
 @cli.command()

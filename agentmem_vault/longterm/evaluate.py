@@ -5,6 +5,13 @@ Fixture (JSON)::
     {"id": "...", "conversation": {"title": "...", "turns": [{"role": "user", "text": "..."}]},
      "expected": [{"must_contain": ["..."], "must_not_contain": ["..."], "category": "..."}]}
 
+Optional labels of an expected memory: ``kind`` (the kind of statement, ``longterm/statement.py``),
+``scope`` (project / global) and ``importance_band`` ("0.9-1.0", "0.7-0.9", "0.5-0.7") for the
+field rules. A file may hold one fixture or a JSON list of them. A curation fixture has ``chats``
+(``[{"at": "YYYY-MM-DDTHH:MM", "turns": [...]}, ...]``, said in that order) instead of
+``conversation``: the expected memories are the notes active after curating every chat, and
+``retired`` lists memories that must no longer be active (``longterm/eval_curation.py``).
+
 An empty ``expected`` is a noise case. Each expected memory is matched by the first unclaimed
 extracted memory whose title + content + keywords contain every ``must_contain`` and none of the
 ``must_not_contain`` (case-insensitive); unmatched extractions are false positives. Scores are
@@ -38,8 +45,14 @@ from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 
 
-BUILTIN_SETS: dict[str, str] = {"tuned": "eval", "dev": "eval-dev", "unseen": "eval-unseen"}
-LANGUAGES = ("en", "zh-TW", "zh-CN")
+BUILTIN_SETS: dict[str, str] = {
+    "tuned": "eval",
+    "dev": "eval-dev",
+    "unseen": "eval-unseen",
+    "kinds": "eval-kinds",
+    "curation": "eval-curation",
+    "unseen2": "eval-unseen2",
+}
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -67,6 +80,10 @@ class Fixture:
     expected: list[dict]
     title: str = ""
     language: str = ""
+    # a curation fixture: the chats in the order they were said, each (when, turns)
+    chats: list[tuple[str, list[Turn]]] = field(default_factory=list)
+    retired: list[dict] = field(default_factory=list)
+    cls: str = ""  # the fixture's ``class``: what it probes (a kind, "multi", "buried", "noise", ...)
 
 
 @dataclass
@@ -82,8 +99,12 @@ class FixtureResult:
     missed: list[list[str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     language: str = ""
+    cls: str = ""
     # category -> [tp, fp, fn]
     by_category: dict[str, list[int]] = field(default_factory=dict)
+    # kind of statement -> [tp, fp, fn] (an expected memory under its label, a false positive
+    # under the kind the extractor gave it)
+    by_kind: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -118,10 +139,14 @@ class EvalReport:
         return 2 * p * r / (p + r) if p + r else 0.0
 
     def breakdown(self, by: str) -> dict[str, dict[str, Any]]:
-        """Precision / recall / F1 per ``category`` or per ``language``."""
+        """Precision / recall / F1 per ``category``, ``kind``, ``class`` or ``language``."""
         counts: dict[str, list[int]] = {}
         for r in self.results:
-            parts = r.by_category.items() if by == "category" else [(r.language or "?", [r.tp, r.fp, r.fn])]
+            if by in ("language", "class"):
+                key = r.language if by == "language" else r.cls
+                parts: Any = [(key or "?", [r.tp, r.fp, r.fn])]
+            else:
+                parts = (r.by_kind if by == "kind" else r.by_category).items()
             for key, (tp, fp, fn) in parts:
                 c = counts.setdefault(key, [0, 0, 0])
                 c[0] += tp
@@ -156,6 +181,8 @@ class EvalReport:
             "noise_fixtures": sum(1 for r in self.results if r.noise),
             "noise_false_positives": sum(r.fp for r in self.results if r.noise),
             "by_category": self.breakdown("category"),
+            "by_kind": self.breakdown("kind"),
+            "by_class": self.breakdown("class"),
             "by_language": self.breakdown("language"),
             "usage": self.usage.to_dict(),
             "results": [r.__dict__ for r in self.results],
@@ -182,7 +209,7 @@ class EvalReport:
 
     def breakdown_lines(self) -> list[str]:
         lines: list[str] = []
-        for by in ("category", "language"):
+        for by in ("category", "kind", "class", "language"):
             rows = self.breakdown(by)
             w = max([len(k) for k in rows] + [len(by)])
             lines.append(f"{by:<{w}}  precision  recall     F1  tp  fp  fn")
@@ -194,20 +221,46 @@ class EvalReport:
         return lines
 
 
-def load_fixture(path: Path | Traversable) -> Fixture:
+def _turns(raw: Any) -> list[Turn]:
+    return [Turn(str(t["role"]), str(t["text"])) for t in raw]
+
+
+def _fixture(data: dict, stem: str) -> Fixture:
+    expected = list(data.get("expected") or [])
+    retired = list(data.get("retired") or [])
+    for e in expected + retired:
+        if not isinstance(e.get("must_contain", []), list):
+            raise TypeError("must_contain is not a list")
+    if "chats" in data:
+        chats = [(str(c.get("at") or ""), _turns(c["turns"])) for c in data["chats"]]
+        turns = [t for _, ts in chats for t in ts]
+        title = ""
+    else:
+        chats = []
+        turns = _turns(data["conversation"]["turns"])
+        title = str(data["conversation"].get("title", ""))
+    lang = str(data.get("language") or "") or infer_language(turns)
+    cls = str(data.get("class") or "")
+    return Fixture(str(data.get("id") or stem), turns, expected, title, lang, chats, retired, cls)
+
+
+def load_fixture_file(path: Path | Traversable) -> list[Fixture]:
+    """The fixtures of one file: a fixture object, or a JSON list of them."""
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
-        conv = data["conversation"]
-        turns = [Turn(str(t["role"]), str(t["text"])) for t in conv["turns"]]
-        expected = list(data.get("expected") or [])
-        for e in expected:
-            if not isinstance(e.get("must_contain", []), list):
-                raise TypeError("must_contain is not a list")
-        lang = str(data.get("language") or "") or infer_language(turns)
         stem = path.name.rsplit(".", 1)[0]
-        return Fixture(str(data.get("id") or stem), turns, expected, str(conv.get("title", "")), lang)
+        if isinstance(data, list):
+            return [_fixture(d, f"{stem}-{i + 1}") for i, d in enumerate(data)]
+        return [_fixture(data, stem)]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path}: not a valid eval fixture ({exc})") from exc
+
+
+def load_fixture(path: Path | Traversable) -> Fixture:
+    fixtures = load_fixture_file(path)
+    if len(fixtures) != 1:
+        raise UsageError(f"{path}: holds {len(fixtures)} fixtures, not one")
+    return fixtures[0]
 
 
 def load_fixtures(folder: Path | Traversable) -> list[Fixture]:
@@ -218,11 +271,16 @@ def load_fixtures(folder: Path | Traversable) -> list[Fixture]:
     )
     if not paths:
         raise UsageError(f"no *.json fixtures in {folder}")
-    return [load_fixture(p) for p in paths]
+    return [fx for p in paths for fx in load_fixture_file(p)]
 
 
 def _matches(m: MemoryObject, exp: dict) -> bool:
-    blob = m.search_text().lower()
+    return text_matches(m.search_text(), exp)
+
+
+def text_matches(text: str, exp: dict) -> bool:
+    """``text`` holds every ``must_contain`` and none of the ``must_not_contain`` (any case)."""
+    blob = text.lower()
     return all(str(s).lower() in blob for s in exp.get("must_contain", [])) and not any(
         str(s).lower() in blob for s in exp.get("must_not_contain", [])
     )
@@ -233,39 +291,63 @@ def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
     tp = 0
     missed: list[list[str]] = []
     by_cat: dict[str, list[int]] = {}
+    by_kind: dict[str, list[int]] = {}
     for exp in fx.expected:
         hit = next((i for i, m in enumerate(extracted) if i not in claimed and _matches(m, exp)), None)
         cat = str(exp.get("category") or (extracted[hit].category if hit is not None else "(unlabelled)"))
         c = by_cat.setdefault(cat, [0, 0, 0])
+        k = by_kind.setdefault(str(exp.get("kind") or "(unlabelled)"), [0, 0, 0])
         if hit is None:
             missed.append(list(exp.get("must_contain", [])))
             c[2] += 1
+            k[2] += 1
         else:
             claimed.add(hit)
             tp += 1
             c[0] += 1
+            k[0] += 1
     for i, m in enumerate(extracted):
         if i not in claimed:
             by_cat.setdefault(m.category, [0, 0, 0])[1] += 1
+            by_kind.setdefault(kind_of(m), [0, 0, 0])[1] += 1
+    # a retired rule that is still said by a memory counted as right is a contradiction: wrong too
+    contradicting = [i for i in claimed if any(_matches(extracted[i], r) for r in fx.retired)]
+    for i in contradicting:
+        by_cat.setdefault(extracted[i].category, [0, 0, 0])[1] += 1
+        by_kind.setdefault(kind_of(extracted[i]), [0, 0, 0])[1] += 1
     return FixtureResult(
         id=fx.id,
         expected=len(fx.expected),
         extracted=len(extracted),
         tp=tp,
-        fp=len(extracted) - len(claimed),
+        fp=len(extracted) - len(claimed) + len(contradicting),
         fn=len(fx.expected) - tp,
         noise=not fx.expected,
         extracted_titles=[m.title for m in extracted],
         missed=missed,
         language=fx.language,
+        cls=fx.cls,
         by_category=by_cat,
+        by_kind=by_kind,
     )
+
+
+def kind_of(m: MemoryObject) -> str:
+    """The kind of statement the extractor gave a memory (its signal for older candidates)."""
+    return m.statement.kind if m.statement is not None else (m.signal or "(unlabelled)")
 
 
 def evaluate(fixtures: list[Fixture], *, model: MemoryModel | None = None, min_score: int = 4) -> EvalReport:
     report = EvalReport(mode="offline" if model is None else f"model {model.model}", results=[])
     for fx in fixtures:
-        kept, _, errors, usage = memories_from_turns(fx.turns, model=model, ref=f"eval:{fx.id}", min_score=min_score)
+        if fx.chats:
+            from agentmem_vault.longterm.eval_curation import curated_memories
+
+            kept, errors, usage = curated_memories(fx, model=model, min_score=min_score)
+        else:
+            kept, _, errors, usage = memories_from_turns(
+                fx.turns, model=model, ref=f"eval:{fx.id}", min_score=min_score
+            )
         report.usage.add(usage)
         r = score_fixture(fx, kept)
         r.errors = errors

@@ -58,7 +58,7 @@ from agentmem_vault.longterm.llm import (
     LLMError,
     MemoryModel,
     Usage,
-    api_key_from,
+    endpoint_from,
     estimate_cost,
     model_from_config,
     source_deadline,
@@ -306,8 +306,10 @@ def memories_from_turns(
     existing_titles: list[str] | None = None,
     min_score: int = 4,
     chunk_chars: int = CHUNK_CHARS,
+    said_at: str = "",
 ) -> tuple[list[MemoryObject], list[dict], list[str], Usage]:
     """Candidates for one conversation, filtered and de-duplicated (no vault involved).
+    ``said_at``: when the conversation was held (the memories' ``source_time``).
 
     Returns (memories, skipped, errors, usage). Used by the evaluation; the vault pipeline does
     the same steps across many sources at once.
@@ -329,6 +331,7 @@ def memories_from_turns(
             ctx = ""
     for m in res.memories:
         apply_scope(m, project)
+        m.source_time = m.source_time or said_at
     kept, dropped = filter_memories(res.memories, min_score=min_score)
     kept, dups = dedupe_batch(kept)
     skipped = res.skipped + [{"title": m.title, "source": ref, "reason": why} for m, why in dropped + dups]
@@ -394,9 +397,9 @@ def extract_sources(
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad extraction setting in {vault.config_path}: {exc}") from exc
     if model is None and offline is not True:
-        key = api_key_from(cfg)
-        if key:
-            model = model_from_config(cfg, key, prompts_dir=vault.state_dir / "prompts")
+        endpoint = endpoint_from(cfg, vault.config_path)
+        if endpoint:
+            model = model_from_config(cfg, endpoint, prompts_dir=vault.state_dir / "prompts")
         elif offline is False:
             raise ConfigError(
                 "no API key: set ANTHROPIC_API_KEY (or anthropic_api_key in the vault config), or use --offline"

@@ -10,6 +10,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from agentmem_vault.longterm.statement import Statement
+
 CATEGORIES: tuple[str, ...] = (
     "user_communication",
     "user_behavior",
@@ -51,6 +53,9 @@ class MemoryObject:
     evidence: str = ""  # offline: the user's own words the candidate was taken from
     source_time: str = ""  # when the source said it (YYYY-MM-DDTHH:MM), for curation order
     scope: str = ""  # "project" / "global", set from the source's workspace (longterm/scope.py)
+    # what the extractor knows of the statement it came from (kind, scope words, time, reason):
+    # filled by detection, read by the field rules (longterm/statement.py)
+    statement: Statement | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -26,6 +26,8 @@ KINDS = ("session", "cursor", "cursor-txt", "claude", "text")
 class Turn:
     role: str  # "user" | "assistant"
     text: str
+    # when the turn was said (YYYY-MM-DDTHH:MM[:SS]), where the format records it; "" otherwise
+    at: str = ""
 
 
 @dataclass(frozen=True)

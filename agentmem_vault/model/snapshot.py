@@ -470,7 +470,15 @@ def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> s
     return ("\ufeff" if bom else "") + text
 
 
-_LAZY = ("merge_snapshots", "verify_merge", "new_snapshot", "with_continues_from", "split_mark", "is_restatement")
+_LAZY = (
+    "merge_snapshots",
+    "verify_merge",
+    "new_snapshot",
+    "with_continues_from",
+    "split_mark",
+    "is_restatement",
+    "marked_by_merge",
+)
 
 
 def __getattr__(name: str):

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from agentmem_vault.errors import UsageError
 from agentmem_vault.model.ids import find_ids
+from agentmem_vault.model.negation import negated
 from agentmem_vault.model.textnorm import fold
 
 COMMANDS = ("register", "update", "continue", "release", "organize", "archive")
@@ -128,7 +129,9 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
     ids = find_ids(folded)
     for sid in ids:
         folded = folded.replace(sid, " ")
-    key = "".join(folded.split())
+    # Phrases are matched without whitespace; where[i] is the key's character i in ``folded``.
+    where = [i for i, c in enumerate(folded) if not c.isspace()]
+    key = "".join(folded[i] for i in where)
     hits: list[tuple[int, int, Phrase]] = []
     for p in phrases:
         if not p.key:
@@ -152,8 +155,18 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
     for _, _, p in kept:
         if p.command not in commands:
             commands.append(p.command)
+    found = ", ".join(f"{p.text!r} ({p.command})" for _, _, p in kept)
+    for start, end, p in kept:
+        neg = negated(folded, where[start], where[end - 1] + 1)
+        if neg is not None:
+            how = "asks about" if neg.kind == "question" else "negates"
+            raise UsageError(
+                f"{text!r} {how} the trigger phrase {p.text!r} ({p.command}) with {neg.word!r}; nothing was run. "
+                f"Understood: {found}. To run it, say the phrase on its own",
+                code="negated_phrase",
+                details={"phrases": [{"phrase": q.text, "command": q.command} for _, _, q in kept], "word": neg.word},
+            )
     if len(commands) > 1:
-        found = ", ".join(f"{p.text!r} ({p.command})" for _, _, p in kept)
         raise UsageError(
             f"{text!r} names more than one command: {found}; say one thing at a time", code="ambiguous_phrase"
         )

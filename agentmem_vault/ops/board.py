@@ -31,7 +31,11 @@ CONFIG_TEMPLATE = """\
 
 
 def init_vault(vault: Vault) -> dict:
-    """Create the memory/ layout, the index header and a commented config; idempotent."""
+    """Create the memory/ layout, the index header and a commented config; idempotent. A vault
+    whose memory/ would be inside ``wiki/`` is refused before anything is created."""
+    from agentmem_vault.config import check_not_in_wiki
+
+    check_not_in_wiki(vault)
     created: list[str] = []
     for d in (vault.memory, vault.sessions_dir, vault.archive_dir, vault.longterm_dir, vault.state_dir):
         if not d.is_dir():

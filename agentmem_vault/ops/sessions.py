@@ -9,7 +9,7 @@ operation is incomplete.
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterator
 
 from agentmem_vault.clock import format_ts, now as clock_now
@@ -40,6 +40,7 @@ from agentmem_vault.board.register import Registration
 from agentmem_vault.board.ids import issue_session_id
 from agentmem_vault.model.snapshot import (
     Snapshot,
+    marked_by_merge,
     merge_snapshots,
     new_snapshot,
     parse_snapshot,
@@ -154,12 +155,14 @@ class UpdateResult:
     snapshot_changed: bool
     row_before: it.Row
     row_after: it.Row
+    marked: list[str] = field(default_factory=list)  # Superseded / Resolved entries this merge added
 
     @property
     def message(self) -> str:
-        # Honest about whether the snapshot changed.
+        # Honest about whether the snapshot changed, and naming every item the merge marked.
         verb = "created" if self.snapshot_created else ("merged" if self.snapshot_changed else "unchanged")
-        return f"updated {self.session_id}: snapshot {verb}, row active (Updated At {self.row_after.updated_at})"
+        line = f"updated {self.session_id}: snapshot {verb}, row active (Updated At {self.row_after.updated_at})"
+        return "\n".join([line, *(f"  marked: {m}" for m in self.marked)])
 
     def to_dict(self) -> dict:
         return {
@@ -168,6 +171,7 @@ class UpdateResult:
             "snapshot_changed": self.snapshot_changed,
             "row_before": self.row_before.to_dict(),
             "row_after": self.row_after.to_dict(),
+            "marked": list(self.marked),
         }
 
 
@@ -213,11 +217,14 @@ def _write_session(
     context_note: str | None = None,
     touch: bool = False,
     board: Callable[[Snapshot], BoardFacts] | None = None,
+    marked_out: list[str] | None = None,
 ) -> tuple[Snapshot, bool, bool]:
     """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
 
     ``touch``: a status update always records its time (docs/board.md: Updated At matches the
-    update), even when the merge added nothing; continue/release leave an unchanged file alone."""
+    update), even when the merge added nothing; continue/release leave an unchanged file alone.
+    ``marked_out`` receives the Superseded / Resolved entries the merge added (its report)."""
+    report: list[str] = marked_out if marked_out is not None else []
     path = vault.session_path(sid)
     existing = read_text(path)
     if existing is None:
@@ -255,6 +262,8 @@ def _write_session(
         proj = project_of_session(vault, sid)
         if proj:
             snap.metadata["Project"] = proj
+    if existing is not None:
+        report.extend(marked_by_merge(parse_snapshot(existing), snap))
     new_text = _render_like(snap, existing)
     same = existing is not None and _same_but_time(existing, new_text)
     if same and not touch:
@@ -302,14 +311,13 @@ def update_session(
 
         def updated(r: it.Row, snap: Snapshot) -> it.Row:
             new_topic = topic or (snap.topic if not is_placeholder_topic(snap.topic) else r.topic)
-            # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
-            # (the agent passes --summary when the facts changed).
-            new_summary = summary or (
-                (summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary
-            )
+            # Summary: as given, else re-derived from the merged Current Context on every update
+            # (docs/board.md: the row says what the snapshot says, shorter).
+            new_summary = summary or summary_from_snapshot(snap) or r.summary
             new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
             return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
 
+        marked: list[str] = []
         snap, created, changed = _write_session(
             w,
             vault,
@@ -320,12 +328,13 @@ def update_session(
             topic=topic,
             touch=True,
             board=lambda s: BoardFacts.from_row(updated(row, s)),
+            marked_out=marked,
         )
         before, after = w.update_row(sid, lambda r: updated(r, snap))
         written = _verify_snapshot(vault, sid)
         if written.metadata.get("Updated At") != ts or after.updated_at != ts:
             raise IncompleteOperation(f"Updated At of {sid} does not match {ts} after the write")
-    return UpdateResult(sid, created, changed, before, after)
+    return UpdateResult(sid, created, changed, before, after, marked)
 
 
 def continue_session(

@@ -360,11 +360,14 @@ def search(
     index: RecallIndex | None = None,
     semantic: object = "config",
     sync: bool = True,
+    repair: bool = True,
 ) -> list[Hit]:
     """Ranked long-term memories for ``query``.
 
     The index is first synced with the notes on disk (pass ``sync=False`` only right after a sync
-    of the same ``index``). ``semantic``: "config" (vault config / env), None (off) or a backend."""
+    of the same ``index``, or on a hook's read-only index). ``semantic``: "config" (vault config /
+    env), None (off) or a backend. ``repair``: rebuild a damaged index and ask again (a hook, which
+    must stay fast, passes False and gets the error)."""
     own = index is None
     idx = index or open_index(vault, sync=False)
     try:
@@ -392,7 +395,7 @@ def search(
         try:
             hits = rank()
         except sqlite3.DatabaseError as exc:
-            if not _is_corrupt(exc):
+            if not repair or not _is_corrupt(exc):
                 raise
             idx._discard()
             idx.rebuild()
