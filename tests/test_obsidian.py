@@ -174,7 +174,7 @@ def test_malformed_frontmatter_is_a_clear_error(bad, why):
 
 
 def test_merge_and_readers_accept_both_forms():
-    from agentmem_vault.model.snapshot import merge_snapshots
+    from agentmem_vault.model.snapshot_merge import merge_snapshots
 
     with_fm = sp.sync_props(
         snapshot(continues=("2026-05-25-1318-cursor-main-agent",)), kind=sp.LIVE, board=None, session_id=SID

@@ -86,8 +86,9 @@ def register(
         return
     from agentmem_vault.ops.sessions import register_manual
     from agentmem_vault.cli.snapshot_input import read_snapshot_source
+    from agentmem_vault.ops.sessions import snapshot_limit
 
-    text = read_snapshot_source(snapshot_file, implicit_stdin=False)
+    text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
     reg = register_manual(v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text)
     emit(
         opts,

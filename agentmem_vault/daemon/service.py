@@ -33,8 +33,8 @@ from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, Refused, UsageError
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.board.store import BoardWriter
-from agentmem_vault.fs import atomic_write_text, read_text
-from agentmem_vault.daemon import paths
+from agentmem_vault.fs import read_text
+from agentmem_vault.daemon import paths, pidfile
 from agentmem_vault.daemon.apply import apply_plan
 from agentmem_vault.daemon.debounce import Debouncer
 from agentmem_vault.daemon.queue import ExtractionQueue, load_extractor
@@ -771,26 +771,14 @@ def run_daemon(
             sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])
             for s in sigs:
                 old[s] = signal.signal(s, daemon.request_stop)
-        pid_file = paths.pid_path(vault)
+        token = None
         try:
-            vault.state_dir.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(
-                pid_file,
-                json.dumps(
-                    {
-                        "pid": os.getpid(),
-                        "host": daemon.status.data["host"],
-                        "started_at": daemon.status.data["started_at"],
-                    }
-                )
-                + "\n",
-            )
+            info = {"host": daemon.status.data["host"], "started_at": daemon.status.data["started_at"]}
+            token = pidfile.record_run(vault, info)
             daemon.run()
         finally:
-            try:
-                pid_file.unlink()
-            except OSError:
-                pass
+            if token is not None:
+                pidfile.clear_run(vault, token)
             for s, prev in old.items():
                 signal.signal(s, prev)
     finally:

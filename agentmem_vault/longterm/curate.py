@@ -428,7 +428,8 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
         if (out.project, out.scope) == (note.project, note.scope):
             return out
         now = format_note_ts(clock_now())
-        was = f"project {note.project}" if note.project and note.scope != "global" else "global"
+        was = f"project {note.project}" if note.project and note.scope != "global" else note.scope or "global"
+        was = "global" if was == "project" else was  # a legacy note: scope set, no project
         now_is = f"project {name}" if name else "global"
         out.history.insert(0, HistoryEntry(now, f"(scope moved from {was} to {now_is})"))
         out.updated = now

@@ -54,7 +54,6 @@ LEGACY_SCORE_KEY = "assessment_score"
 LIST_KEYS = ("keywords", "usage_scenario", "sources", "tags")
 
 STATUSES = ("active", "deprecated")
-SCOPES = ("project", "module", "global")
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_SCORE = 3
 SCORE_RANGE = (1, 5)

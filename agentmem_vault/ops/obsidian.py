@@ -176,11 +176,6 @@ def fix_properties(w: BoardWriter, problems: list[dict], backup: Path) -> list[s
     return fixed
 
 
-def types_json_text(vault: Vault) -> str:
-    """What ``.obsidian/types.json`` would hold after the merge (for tests and --dry-run)."""
-    return sp.merge_types_json(read_text(types_path(vault)))[0]
-
-
 __all__ = [
     "BASES",
     "base_template",

@@ -38,15 +38,8 @@ from agentmem_vault.board.rules import (
 )
 from agentmem_vault.board.register import Registration
 from agentmem_vault.board.ids import issue_session_id
-from agentmem_vault.model.snapshot import (
-    Snapshot,
-    marked_by_merge,
-    merge_snapshots,
-    new_snapshot,
-    parse_snapshot,
-    render_snapshot,
-    with_continues_from,
-)
+from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
+from agentmem_vault.model.snapshot_merge import marked_by_merge, merge_snapshots, new_snapshot, with_continues_from
 from agentmem_vault.model.session_props import BoardFacts
 from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.board.store import BoardWriter
@@ -73,12 +66,17 @@ def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[BoardWrit
 DEFAULT_MAX_SNAPSHOT_BYTES = 1_000_000
 
 
+def snapshot_limit(vault: Vault) -> int:
+    """``max_snapshot_bytes``: the most an incoming snapshot may be, also while it is being read."""
+    return int(vault_config(vault).get("max_snapshot_bytes") or DEFAULT_MAX_SNAPSHOT_BYTES)
+
+
 def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
     """The incoming snapshot, checked before the vault lock is taken: empty and oversized input
     is refused up front, so a huge paste never holds the lock while other writers time out."""
     if text is None:
         return None
-    limit = int(vault_config(vault).get("max_snapshot_bytes") or DEFAULT_MAX_SNAPSHOT_BYTES)
+    limit = snapshot_limit(vault)
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise SnapshotFormatError(

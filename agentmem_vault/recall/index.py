@@ -41,7 +41,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentmem_vault.model.notes import Note
 
-SCHEMA_VERSION = 6  # 6: notes.project holds the scope key (docs/projects.md): '' for a global note
+SCHEMA_VERSION = 7  # 7: an unscoped note's key matches no project (recall/scoping.py); 6: notes.project = scope key
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 FIELDS = ("title", "keywords", "usage", "content")
@@ -186,11 +186,10 @@ def recall_tokens(text: str) -> list[str]:
 
 
 def scope_key(note: Note) -> str:
-    """Where a note applies (docs/projects.md): '' everywhere (a global note, or one that names no
-    project), else its project's name casefolded."""
-    if (note.scope or "").strip().lower() == "global":
-        return ""
-    return fold_name(note.project)
+    """Where a note applies (docs/projects.md): the one rule of ``recall/scoping.py``."""
+    from agentmem_vault.recall.scoping import note_scope_key
+
+    return note_scope_key(note.scope, note.project, fold_name)
 
 
 def note_tokens(note: Note) -> tuple[str, str, str, str]:
