@@ -312,7 +312,7 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
 
 
 def _reads_of_board(monkeypatch: pytest.MonkeyPatch, v: Vault) -> list[str]:
-    """Records every whole-board read through vaultio (the appended line's read-back is not one)."""
+    """Records every whole-board read through fs (the appended line's read-back is not one)."""
     from agentmem_vault import fs
 
     seen: list[str] = []

@@ -26,7 +26,7 @@ FILE_NAME = "injected.jsonl"
 OLD_NAME = "injected.1.jsonl"
 ROTATE_BYTES = 512 * 1024
 READ_LIMIT = 2 * ROTATE_BYTES  # per file: a foreign, oversized audit is read from its tail only
-SOURCES = ("session-start", "prompt", "memory_context")
+SOURCES = ("session-start", "prompt", "memory_context", "context")  # context: `agentmem context --session`
 
 
 def audit_paths(vault: Vault) -> tuple[Path, Path]:
@@ -54,6 +54,16 @@ def from_given(given: list) -> tuple[list[dict], list[dict]]:
         else:
             sessions.append(session_entry(item[1].session_id, item[1].relevance))
     return notes, sessions
+
+
+def from_context(res) -> tuple[list[dict], list[dict]]:  # type: ignore[no-untyped-def]
+    """(notes, sessions) entries from a ``recall.context.ContextResult``: what its Markdown holds."""
+    notes = [
+        note_entry(h.id or h.rel_path, h.title, h.rel_path, h.score, shown)
+        for shown, hits in (("rule", res.rules), ("full", res.full), ("brief", res.brief))
+        for h in hits
+    ]
+    return notes, [session_entry(s.session_id, s.relevance) for s in res.sessions]
 
 
 def record(

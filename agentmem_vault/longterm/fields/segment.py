@@ -8,6 +8,7 @@ need it, the sessionStart hook never does (tests/test_hooks_imports.py).
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -21,6 +22,11 @@ class Word(NamedTuple):
     end: int
 
 
+# rjieba's one segmenter is not safe across threads ("RuntimeError: Already borrowed" when two MCP
+# calls extract at once, docs/mcp.md "Concurrency"): every use holds this lock.
+_LOCK = threading.RLock()
+
+
 @lru_cache(maxsize=1)
 def _segmenter():  # type: ignore[no-untyped-def]
     """rjieba's default segmenter, taught the technical vocabulary of the quality gate
@@ -29,13 +35,22 @@ def _segmenter():  # type: ignore[no-untyped-def]
 
     from agentmem_vault.longterm.lexicon import tech_terms
 
-    for term in tech_terms().cjk:
-        rjieba.add_word(term, 2000, "n")
+    with _LOCK:
+        for term in tech_terms().cjk:
+            rjieba.add_word(term, 2000, "n")
     return rjieba
 
 
+def _locked(fn):  # type: ignore[no-untyped-def]
+    def call(text: str) -> list:
+        with _LOCK:
+            return list(fn(text))
+
+    return call
+
+
 def _cut():  # type: ignore[no-untyped-def]
-    return _segmenter().cut
+    return _locked(_segmenter().cut)
 
 
 def words(text: str) -> list[Word]:
@@ -62,4 +77,4 @@ def boundaries(text: str) -> frozenset[int]:
 
 
 def _tagger():  # type: ignore[no-untyped-def]
-    return _segmenter().tag
+    return _locked(_segmenter().tag)
