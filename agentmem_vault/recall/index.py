@@ -24,7 +24,6 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentmem_vault.vault import Vault
@@ -81,19 +80,23 @@ CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 """
 
 
-@dataclass
 class SyncStats:
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    touched: int = 0  # stamp changed, content identical
-    total: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    in_memory: bool = False
-    trusted: bool = False  # not checked here: a running daemon vouched for the index
-    watched: bool = False  # not checked here: this process's change notification saw no change
-    errors: list[dict] = field(default_factory=list)
+    """What a sync, refresh or rebuild did (a plain class: no ``dataclasses`` on the hook path)."""
+
+    def __init__(
+        self,
+        *,
+        total: int = 0,
+        rebuilt: bool = False,
+        in_memory: bool = False,
+        trusted: bool = False,  # not checked here: a running daemon vouched for the index
+        watched: bool = False,  # not checked here: this process's change notification saw no change
+    ) -> None:
+        self.added = self.updated = self.removed = 0
+        self.touched = 0  # stamp changed, content identical
+        self.total, self.seconds = total, 0.0
+        self.rebuilt, self.in_memory, self.trusted, self.watched = rebuilt, in_memory, trusted, watched
+        self.errors: list[dict] = []
 
     @property
     def changed(self) -> bool:
