@@ -5,7 +5,7 @@ Small rooms, one job each:
 - ``debounce``  — per-path quiet timer (pure, injected clock);
 - ``scan``      — snapshot of the watched files (injected stat/listdir/read) and their comparison;
 - ``reconcile`` — PURE planning: folder snapshot + index text -> actions and reports;
-- ``apply``     — carries the actions out through ``VaultWriter`` (the one safe writer);
+- ``apply``     — carries the actions out through ``BoardWriter`` (the one safe writer);
 - ``queue``     — the long-term extraction queue that survives restarts;
 - ``watch``     — the observer threads: filter events, put paths on the loop's inbox;
 - ``passes``    — which changes are real (own writes by hash), the reconcile pass, Properties;

@@ -9,7 +9,7 @@ import queue as stdlib_queue
 import threading
 from collections.abc import Callable
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.queue import ExtractionQueue
 from agentmem_vault.daemon.status import StatusBook
 

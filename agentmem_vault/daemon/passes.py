@@ -2,7 +2,7 @@
 changed (its own writes are recognised by content hash, not by a time window: after a write the
 daemon remembers the hash of what it wrote, and an event whose file still has that hash is its own
 echo), the reconcile pass (plan: daemon/reconcile.py, pure; apply: daemon/apply.py through
-VaultWriter) and the Obsidian Properties that follow the board (docs/obsidian.md)."""
+BoardWriter) and the Obsidian Properties that follow the board (docs/obsidian.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from agentmem_vault.clock import iso_epoch
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.apply import apply_plan
 from agentmem_vault.daemon.queue import ExtractionQueue
 from agentmem_vault.daemon.reconcile import Plan, plan
@@ -21,7 +21,8 @@ from agentmem_vault.daemon.scan import SESSIONS, FolderSnapshot, changed, classi
 from agentmem_vault.daemon.status import StatusBook
 from agentmem_vault.errors import AgentmemError
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.vaultio import VaultWriter, read_text
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import read_text
 
 log = logging.getLogger("agentmem.daemon")
 
@@ -116,7 +117,7 @@ class BoardPasses:
         archived = self.archived_ids() if self.folder.conflicts() else ()
         p = plan(self.folder, text, previous_sessions=self.prev_sessions, archived=archived)
         if p.writes:
-            with VaultWriter(self.vault, "daemon") as w:
+            with BoardWriter(self.vault, "daemon") as w:
                 # Re-plan on the text read under the lock when an agent has written meanwhile.
                 locked_text = read_text(self.vault.index_path)
                 if locked_text != text:
@@ -159,7 +160,7 @@ class BoardPasses:
         """Resolve a frontmatter that disagrees with its tables toward the tables, for snapshots
         edited since the last pass and those whose board row changed. Files without frontmatter
         are never rewritten for it (docs/obsidian.md)."""
-        from agentmem_vault.model import index_table as it
+        from agentmem_vault.board import table as it
         from agentmem_vault.model.session_props import BoardFacts
         from agentmem_vault.ops.session_files import resync_session
 
@@ -176,7 +177,7 @@ class BoardPasses:
             todo |= {sid for sid, r in rows.items() if self._rows_seen.get(sid) != r}
         todo &= {s for s in sessions if is_valid_session_id(s)}
         if todo:
-            with VaultWriter(self.vault, "daemon") as w:
+            with BoardWriter(self.vault, "daemon") as w:
                 try:  # the rows as they are under the lock (a command may have written meanwhile)
                     board = {r.session_id: r for r in w.index().row_list()}
                 except AgentmemError:
@@ -221,7 +222,7 @@ class BoardPasses:
 
 
 def _refresh_board_summary(vault: Vault, text: str) -> None:
-    from agentmem_vault.ops import board_cache
+    from agentmem_vault.board import summary as board_cache
 
     try:
         board_cache.load(vault, text.encode("utf-8"))

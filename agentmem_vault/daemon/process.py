@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 
-from agentmem_vault.config import Vault, ensure_cache_folder
+from agentmem_vault.vault import Vault, ensure_cache_folder
 from agentmem_vault.daemon import paths, pidfile
 from agentmem_vault.daemon.service import Daemon
 from agentmem_vault.errors import Refused

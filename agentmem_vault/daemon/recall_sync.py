@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.watch import Watcher
 from agentmem_vault.recall.freshness import Heartbeat
 

@@ -17,7 +17,8 @@ import time
 import traceback
 from collections.abc import Callable
 
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.config import vault_config
+from agentmem_vault.vault import Vault
 from agentmem_vault.daemon import paths
 from agentmem_vault.daemon.debounce import Debouncer
 from agentmem_vault.daemon.extraction import ExtractionWorker

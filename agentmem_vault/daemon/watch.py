@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.scan import SESSIONS, classify
 
 log = logging.getLogger("agentmem.daemon")
