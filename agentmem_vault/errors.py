@@ -25,6 +25,12 @@ class UsageError(AgentmemError):
     exit_code = 2
 
 
+class UnknownProject(UsageError):
+    """``--project NAME`` (or an MCP call's ``project``) names no project this vault knows."""
+
+    code = "unknown_project"
+
+
 class VaultNotFound(AgentmemError):
     code = "vault_not_found"
 
@@ -104,6 +110,13 @@ class Refused(AgentmemError):
     """The operation is not allowed in the current state (e.g. archive of a referenced session)."""
 
     code = "refused"
+
+
+class UnsafeValue(Refused):
+    """A path or name that a file written for another program cannot hold safely (a line break, a
+    control character, bytes that are not UTF-8): refused before anything is written."""
+
+    code = "unsafe_value"
 
 
 class ConfigError(AgentmemError):

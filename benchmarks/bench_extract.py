@@ -110,7 +110,7 @@ def main() -> None:
         compare(args.compare, args.transcripts, args.turns, args.repeat)
         return
 
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
     from agentmem_vault.longterm.extract import extract_sources
     from agentmem_vault.longterm.sources import source_for_transcript
 

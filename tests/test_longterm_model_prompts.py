@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from agentmem_vault.longterm.extract import extract_sources
-from agentmem_vault.longterm.llm import AnthropicModel, api_key_from, model_from_config
+from agentmem_vault.config import set_user_setting
+from agentmem_vault.vault import user_config_dir
+from agentmem_vault.longterm.llm import AnthropicModel, endpoint_from, model_from_config
 from agentmem_vault.longterm.notes import load_notes
 from agentmem_vault.longterm.sources import source_for_transcript
 
@@ -167,8 +169,9 @@ def test_prompt_override_from_the_vault(vault, tmp_path, api):
     d = vault.state_dir / "prompts"
     d.mkdir(parents=True)
     (d / "assess_system.md").write_text("OVERRIDDEN 评分 值得记住 rubric", encoding="utf-8")
-    cfg = {"llm_base_url": api.url, "llm_model": "qwen3-coder"}
-    model = model_from_config(cfg, api_key_from(cfg), prompts_dir=d)
+    cfg = {"llm_model": "qwen3-coder"}
+    set_user_setting("llm_base_url", api.url)  # the user's choice (a vault's own needs an opt-in)
+    model = model_from_config(cfg, endpoint_from(cfg), prompts_dir=d)
     extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=model)
     assess = api.answered("assess")
     assert assess and all(_system(r) == "OVERRIDDEN 评分 值得记住 rubric" for r in assess)
@@ -178,12 +181,16 @@ def test_prompt_override_from_the_vault(vault, tmp_path, api):
 def test_local_model_config_and_auth_token(vault, tmp_path, api, monkeypatch):
     (vault.state_dir).mkdir(parents=True, exist_ok=True)
     vault.config_path.write_text(f"llm_base_url: {api.url}\nllm_model: qwen3-coder\n", encoding="utf-8")
+    # a server named by the vault needs the user's opt-in (docs/reliability.md, the trust boundary)
+    user_config_dir().mkdir(parents=True, exist_ok=True)
+    (user_config_dir() / "config.yaml").write_text("llm_allow_vault_base_url: true\n", encoding="utf-8")
     rep = extract_sources(vault, [source_for_transcript(_chat(tmp_path))])
     assert rep.mode == "model" and not rep.errors
     assert {r["body"]["model"] for r in api.requests} == {"qwen3-coder"}
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "ollama")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     cfg: dict = {}
-    assert api_key_from(cfg) == "ollama"
-    model_from_config(cfg, "ollama").extract("User: hi", context="", existing_titles=[], project="")
+    endpoint = endpoint_from(cfg)
+    assert endpoint is not None and endpoint.auth_token == "ollama" and endpoint.base_url == api.url
+    model_from_config(cfg, endpoint).extract("User: hi", context="", existing_titles=[], project="")
     assert api.requests[-1]["headers"].get("Authorization") == "Bearer ollama"

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from agentmem_vault.config import Vault
-from agentmem_vault.model import index_table as it
+from agentmem_vault.vault import Vault
+from agentmem_vault.board import table as it
 
 from conftest import run_cli as _run_cli
 
@@ -95,7 +95,7 @@ def test_row_with_an_extra_cell_is_never_duplicated(vault: Vault) -> None:
 
 
 def test_fix_that_cannot_prove_every_row_survives_changes_nothing(vault: Vault, monkeypatch) -> None:
-    from agentmem_vault.ops import doctor
+    from agentmem_vault.ops.doctor import repairs as doctor
 
     text = "# Memory Index\n\n" + HEADER + row("2026-06-01-0900-a", status="Active") + row("2026-06-01-0901-a")
     vault.index_path.write_text(text, encoding="utf-8")

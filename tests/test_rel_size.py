@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.locking import exclusive_lock
 
 from conftest import run_cli as _run_cli
@@ -63,13 +63,13 @@ def test_merge_of_many_near_identical_items_scores_a_bounded_number_of_candidate
     from agentmem_vault.model.snapshot import parse_snapshot
 
     calls = {"n": 0}
-    real = sm._score
+    real = sm._revision_score
 
     def counting(*a, **kw):
         calls["n"] += 1
         return real(*a, **kw)
 
-    monkeypatch.setattr(sm, "_score", counting)
+    monkeypatch.setattr(sm, "_revision_score", counting)
 
     def snap(n: int, off: int) -> str:
         return "# Session: x\n\n## Decisions\n" + "".join(

@@ -6,16 +6,16 @@ import pytest
 
 from agentmem_vault.model import snapshot_merge
 from agentmem_vault.errors import SnapshotFormatError, SnapshotMergeError
-from agentmem_vault.model.snapshot import (
-    Snapshot,
+from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
+from agentmem_vault.model.snapshot_merge import (
+    is_restatement,
+    is_revision,
     merge_snapshots,
     new_snapshot,
-    parse_snapshot,
-    render_snapshot,
+    split_mark,
     verify_merge,
     with_continues_from,
 )
-from agentmem_vault.model.snapshot_merge import is_restatement, split_mark
 
 SID = "2026-06-01-0930-cursor-main-agent"
 SRC = "2026-05-25-1318-cursor-main-agent"
@@ -205,7 +205,7 @@ def test_split_mark(item, expected):
     assert split_mark(item) == expected
 
 
-def test_marked_item_that_restates_an_old_one_marks_it_with_incoming_wording():
+def test_marked_item_that_revises_an_old_one_marks_it_and_keeps_both_wordings():
     old = parse_snapshot(snapshot_text(decisions=("Store the lock file inside the vault folder",)))
     inc = parse_snapshot(
         "## Decisions\n- [superseded] Store the lock file inside the vault folder (sync clients break it)\n"
@@ -213,7 +213,8 @@ def test_marked_item_that_restates_an_old_one_marks_it_with_incoming_wording():
     merged = merge_snapshots(old, inc, updated_at="t")
     assert merged.items("Decisions") == []
     assert merged.items("Superseded / Resolved") == [
-        "[superseded] (Decisions) Store the lock file inside the vault folder (sync clients break it)"
+        "[superseded] (Decisions) Store the lock file inside the vault folder",
+        "[superseded] (Decisions) Store the lock file inside the vault folder (sync clients break it)",
     ]
     assert merge_snapshots(merged, inc, updated_at="t") == merged
 
@@ -299,12 +300,16 @@ def test_exact_restatement_pins_an_old_item_against_near_duplicates():
     assert merge_snapshots(merged, inc, updated_at="t") == merged
 
 
-def test_is_restatement_thresholds():
+def test_restatement_is_the_same_text_and_a_revision_a_changed_word():
     assert is_restatement("Use SQLite for storage", "use sqlite for storage.")
-    assert is_restatement("決定使用 SQLite 儲存索引", "决定使用SQLite储存索引，并开启 WAL")
+    assert is_restatement("決定使用 SQLite 儲存索引", "决定使用SQLite储存索引")
+    assert not is_restatement("決定使用 SQLite 儲存索引", "决定使用SQLite储存索引，并开启 WAL")
     assert not is_restatement("Use SQLite for the index cache", "Use Postgres for the index cache")
-    assert not is_restatement("Run the tests on Windows", "Run the tests on Linux")
-    assert not is_restatement("N1", "N1 done")  # short items only match exactly
+    assert is_revision("Use SQLite for the index cache", "Use Postgres for the index cache")
+    assert is_revision("重試最多 5 次，使用指數退避", "重试最多 8 次，使用指数退避")
+    assert not is_revision("Use SQLite for storage", "use sqlite for storage.")  # a restatement
+    assert not is_revision("Use SQLite for storage", "Deploy with Docker on Fridays")
+    assert not is_revision("N1", "N2")  # short items never revise each other
 
 
 # -- other sections ---------------------------------------------------------------------------

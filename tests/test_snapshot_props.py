@@ -14,15 +14,14 @@ from agentmem_vault.model.snapshot import (
     ExtraSection,
     Snapshot,
     in_render_order,
-    merge_snapshots,
     parse_snapshot,
     render_snapshot,
     section_name,
 )
+from agentmem_vault.model.snapshot_merge import merge_snapshots
 from agentmem_vault.model.snapshot import _FIELD_ALIASES, _is_filler
 from agentmem_vault.model.snapshot_merge import (
     MOVABLE,
-    is_restatement,
     item_key,
     parse_resolved,
     path_key,
@@ -230,21 +229,18 @@ def merge_snapshot(draw, sid="2026-06-01-0930-a"):
 
 
 def survives(section: str, item: str, merged: Snapshot) -> bool:
-    """Independent oracle: the old item is still in its section (verbatim or restated), or it is
-    recorded in Superseded / Resolved."""
+    """Independent oracle: the old item is still in its section as the same text after
+    normalisation (or, in Current Context, whole inside an extended paragraph), or it is recorded
+    in Superseded / Resolved. No near-duplicate counts: nothing whose text differs is dropped."""
     _, _, text = split_mark(item) if section in MOVABLE else (None, None, item)
     keyf = path_key if section == "Files / Artifacts" else item_key
     context = section == "Current Context"
     for m in merged.sections[section]:
-        if keyf(m) in (keyf(item), keyf(text)) or (
-            section != "Files / Artifacts" and is_restatement(text, m, context=context)
-        ):
+        if keyf(m) in (keyf(item), keyf(text)) or (context and item_key(item) in item_key(m)):
             return True
-    if section == "Current Context":
-        return False
     for e in merged.sections["Superseded / Resolved"]:
         _, _, origin, t = parse_resolved(e)
-        if origin in (None, section) and (keyf(t) == keyf(text) or is_restatement(text, t)):
+        if origin in (None, section) and keyf(t) == keyf(text):
             return True
     return False
 

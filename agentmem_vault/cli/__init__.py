@@ -24,6 +24,7 @@ class Options:
     vault: str | None = None
     as_json: bool = False
     agent: str | None = None
+    allow_agent_name: bool = False
 
 
 def opts_from(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
@@ -151,7 +152,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("hook", "whoami", "install-hook"), ("hook_cmds",)),
     "daemon": ("daemon_cmds",),
     **dict.fromkeys(("extract", "eval"), ("longterm_cmds",)),
-    **dict.fromkeys(("context", "reindex"), ("recall_cmds",)),
+    **dict.fromkeys(("context", "reindex", "injected"), ("recall_cmds",)),
     **dict.fromkeys(("journal", "restore"), ("journal_cmds",)),
     "setup": ("setup_cmds",),
     "completion": ("completion",),
@@ -174,11 +175,16 @@ _MEMORIES: dict[str, tuple[str, ...]] = {
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--agent", help="Agent name (default: AGENTMEM_AGENT, config, cursor-main-agent).")
+@click.option(
+    "--allow-agent-name",
+    is_flag=True,
+    help="Accept an agent name that does not end in '-agent' (the convention: name the agent, not the task).",
+)
 @click.version_option(package_name="agentmem-vault")
 @click.pass_context
-def cli(ctx: click.Context, vault: str | None, as_json: bool, agent: str | None) -> None:
+def cli(ctx: click.Context, vault: str | None, as_json: bool, agent: str | None, allow_agent_name: bool) -> None:
     """Reliable agent memory in an Obsidian vault: sessions, snapshots, long-term notes."""
-    ctx.obj = Options(vault=vault, as_json=as_json, agent=agent)
+    ctx.obj = Options(vault=vault, as_json=as_json, agent=agent, allow_agent_name=allow_agent_name)
 
 
 @cli.group(cls=AgentmemGroup, lazy=_MEMORIES)

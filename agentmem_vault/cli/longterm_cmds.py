@@ -59,7 +59,7 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "all"]),
+    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "fields-unseen", "all"]),
     help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
 )
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
@@ -77,21 +77,21 @@ def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
     from agentmem_vault.config import DEFAULTS
     from agentmem_vault.errors import AgentmemError
     from agentmem_vault.longterm.evaluate import BUILTIN_SETS, builtin_set, evaluate, load_fixtures
-    from agentmem_vault.longterm.llm import api_key_from, model_from_config
+    from agentmem_vault.longterm.llm import endpoint_from, model_from_config
 
     opts = opts_from(ctx, vault, as_json)
-    prompts_dir = None
+    prompts_dir = where = None
     try:
         v = resolve_vault(opts.vault)
         cfg = vault_config(v)
-        prompts_dir = v.state_dir / "prompts"
+        prompts_dir, where = v.state_dir / "prompts", v.config_path
     except AgentmemError:
         cfg = dict(DEFAULTS)  # eval needs no vault; config only tunes the model
     model = None
     if not offline:
-        key = api_key_from(cfg)
-        if key:
-            model = model_from_config(cfg, key, prompts_dir=prompts_dir)
+        endpoint = endpoint_from(cfg, where)
+        if endpoint:
+            model = model_from_config(cfg, endpoint, prompts_dir=prompts_dir)
     min_score = int(cfg.get("min_score", 4))
     if folder:
         report = evaluate(load_fixtures(Path(folder)), model=model, min_score=min_score)

@@ -24,9 +24,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, resolve_vault
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import Refused, UsageError, VaultNotFound
-from agentmem_vault.vaultio import atomic_write_text, backup_file, read_bytes
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.quoting import posix_join, powershell_command
 
 HOOK_TIMEOUT = 10  # seconds the agent waits for our hook
 
@@ -36,9 +38,16 @@ ENTRIES: dict[str, list[tuple[str, str, str | None]]] = {
     "claude": [
         ("SessionStart", "claude-session-start", "startup|resume|clear|compact"),
         ("SessionEnd", "claude-session-end", None),
+        ("UserPromptSubmit", "claude-user-prompt", None),
     ],
-    # Codex has no SessionEnd; its Stop (end of each turn) carries the transcript.
-    "codex": [("SessionStart", "codex-session-start", "startup|resume|clear|compact"), ("Stop", "codex-stop", None)],
+    # Codex has no SessionEnd; its Stop (end of each turn) carries the transcript. Cursor's
+    # beforeSubmitPrompt cannot add context (docs/recall.md), so only Claude Code and Codex get a
+    # prompt-time recall hook.
+    "codex": [
+        ("SessionStart", "codex-session-start", "startup|resume|clear|compact"),
+        ("Stop", "codex-stop", None),
+        ("UserPromptSubmit", "codex-user-prompt", None),
+    ],
 }
 
 
@@ -87,21 +96,19 @@ def agentmem_argv() -> list[str]:
     return [sys.executable, "-m", "agentmem_vault"]
 
 
-def _ps_quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
 def hook_command(
     agent: str, hook_name: str, *, vault: str | None = None, argv: list[str] | None = None, platform: str = sys.platform
 ) -> str:
     """The command line for one hook. Cursor on Windows runs hooks through PowerShell, which needs
-    ``& 'path'`` to run a quoted program; everything else gets POSIX shell quoting."""
+    ``& 'path'`` to run a quoted program; everything else gets POSIX shell quoting. A path neither
+    can hold safely (a line break, a control character, non-UTF-8 bytes) is refused."""
     parts = list(argv or agentmem_argv()) + ["hook", hook_name]
     if vault:
         parts += ["--vault", str(vault)]
+    target = f"the {agent} hook command"
     if platform == "win32" and agent == "cursor":
-        return "& " + " ".join(_ps_quote(p) for p in parts)
-    return shlex.join(parts)
+        return powershell_command(parts, target)
+    return posix_join(parts, target)
 
 
 def is_ours(command: object) -> bool:
@@ -117,15 +124,15 @@ class InstallPlan:
     path: Path
     before: dict | None  # None: the file does not exist
     after: dict
+    edit: FileEdit
     actions: list[dict] = field(default_factory=list)  # {"event", "hook", "command", "action"}
 
     @property
     def changed(self) -> bool:
-        return self.before != self.after
+        return self.edit.changed
 
 
-def _parse_existing(path: Path) -> dict | None:
-    data = read_bytes(path)
+def _parse_existing(path: Path, data: bytes | None) -> dict | None:
     if data is None:
         return None
     if not data.strip():
@@ -216,28 +223,27 @@ def plan_install(
     home: Path | None = None,
 ) -> InstallPlan:
     path = config_path(agent, project=project, home=home)
-    before = _parse_existing(path)
+    raw = read_current(path)
+    before = _parse_existing(path, raw)
     commands = {name: hook_command(agent, name, vault=vault, argv=argv) for _, name, _ in ENTRIES[agent]}
     after, actions = merge(agent, before, commands, path=path)
-    return InstallPlan(agent, path, before, after, actions)
+    # The same document is not rewritten (its formatting is the user's).
+    text = (
+        raw
+        if raw is not None and before == after
+        else (json.dumps(after, ensure_ascii=False, indent=2) + "\n").encode()
+    )
+    edit = plan_edit(path, raw, text, what="JSON", check=json.loads)
+    return InstallPlan(agent, path, before, after, edit, actions)
 
 
 def apply_install(plan: InstallPlan) -> dict:
     """Write the merged config (backing up the previous file); nothing is written when unchanged."""
-    backup: Path | None = None
-    if plan.changed:
-        plan.path.parent.mkdir(parents=True, exist_ok=True)
-        old = read_bytes(plan.path)
-        if old is not None:
-            # Re-check: the file must still be what was planned on (another editor may have saved).
-            if _parse_existing(plan.path) != plan.before:
-                raise Refused(f"{plan.path} changed while installing; run the command again")
-            backup = backup_file(plan.path, old)
-        atomic_write_text(plan.path, json.dumps(plan.after, ensure_ascii=False, indent=2) + "\n")
+    backup = apply_edit(plan.edit)
     notes: list[str] = []
     if plan.agent == "codex":
         tomls = [plan.path.parent / "config.toml", Path.home() / ".codex" / "config.toml"]
-        if not any("codex_hooks" in (read_bytes(t) or b"").decode("utf-8", "replace") for t in tomls):
+        if not any("codex_hooks" in (read_current(t) or b"").decode("utf-8", "replace") for t in tomls):
             notes.append(f"Codex runs hooks only when enabled: add `[features]` / `codex_hooks = true` to {tomls[-1]}")
     if plan.agent == "cursor":
         notes.append("Restart Cursor (or open a new chat) to load the hook.")

@@ -32,12 +32,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentmem_vault.errors import Refused, UsageError
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.hook_install import agentmem_argv
-from agentmem_vault.vaultio import atomic_write_bytes, backup_file, read_bytes
+from agentmem_vault.integrations.quoting import check_safe, toml_string
 
 SERVER_NAME = "agentmem"
 CLIENTS = ("cursor", "claude", "codex", "claude-desktop")
 # Sessions registered through a client's server carry that client's agent name (as its hooks do).
+# The variable each client replaces with the open workspace folder in an MCP server's arguments
+# (Cursor's mcp.json interpolates ${workspaceFolder} in command, args, env, url and headers).
+# Claude Code and Codex start servers in the project folder and Claude Code also sends MCP roots:
+# the server's roots and working-folder fallbacks cover them (docs/mcp.md, "Which project").
+WORKSPACE_VARIABLE = {"cursor": "${workspaceFolder}"}
 DEFAULT_AGENTS = {"claude": "claude-main-agent", "codex": "codex-main-agent", "claude-desktop": "claude-desktop-agent"}
 
 
@@ -88,6 +94,12 @@ def server_entry(
         args += ["--agent", name]
     if project:
         args += ["--project", project]
+    elif client in WORKSPACE_VARIABLE:
+        # One user-level entry serves every workspace: the client fills in the chat's folder when it
+        # starts the server, so recall is scoped to that folder's project (docs/mcp.md).
+        args += ["--workspace", WORKSPACE_VARIABLE[client]]
+    for word in (cmd[0], *args):
+        check_safe(word, f"the {client} MCP config")
     entry: dict = {"command": cmd[0], "args": args}
     if client == "claude":
         entry = {"type": "stdio", **entry}
@@ -98,14 +110,21 @@ def server_entry(
 class McpPlan:
     client: str
     path: Path
-    before: bytes | None  # None: the file does not exist
-    after: bytes
+    edit: FileEdit
     entry: dict
     notes: list[str] = field(default_factory=list)
 
     @property
+    def before(self) -> bytes | None:  # None: the file does not exist
+        return self.edit.before
+
+    @property
+    def after(self) -> bytes:
+        return self.edit.after
+
+    @property
     def changed(self) -> bool:
-        return self.before != self.after
+        return self.edit.changed
 
 
 # -- JSON clients -----------------------------------------------------------------------------------
@@ -142,19 +161,11 @@ def merge_json(text: str | None, entry: dict, *, path: Path | str = "<config>") 
 _HEADER = re.compile(r"^[ \t]*\[\[?([^\]\n]*)\]\]?[ \t]*(?:#.*)?$")
 
 
-def _toml_str(s: str) -> str:
-    """A TOML string: literal ('...') when it can be, else a basic string with JSON's escapes
-    (which are valid TOML escapes)."""
-    if "'" not in s and not any(ord(c) < 0x20 or c == "\x7f" for c in s):
-        return f"'{s}'"
-    return json.dumps(s, ensure_ascii=False)
-
-
 def toml_table(entry: dict, nl: str = "\n") -> str:
     lines = [
         f"[mcp_servers.{SERVER_NAME}]",
-        f"command = {_toml_str(entry['command'])}",
-        "args = [" + ", ".join(_toml_str(a) for a in entry["args"]) + "]",
+        f"command = {toml_string(entry['command'])}",
+        "args = [" + ", ".join(toml_string(a) for a in entry["args"]) + "]",
     ]
     return nl.join(lines) + nl
 
@@ -279,7 +290,7 @@ def plan_mcp_install(
     if path.is_symlink():
         # Dotfiles managers link these files: write the target, do not replace the link by a copy.
         path = path.resolve()
-    before = read_bytes(path)
+    before = read_current(path)
     text = _decode(before, path)
     from agentmem_vault.longterm.sources import project_of_folder
 
@@ -289,6 +300,8 @@ def plan_mcp_install(
     new = merge_toml(text, entry, path=path) if client == "codex" else merge_json(text, entry, path=path)
     bom = b"\xef\xbb\xbf" if before and before.startswith(b"\xef\xbb\xbf") else b""
     after = bom + new.encode("utf-8")
+    check = (lambda b: tomllib.loads(b.decode("utf-8-sig"))) if client == "codex" else json.loads
+    edit = plan_edit(path, before, after, what="TOML" if client == "codex" else "JSON", check=check)
     notes = {
         "cursor": "Restart Cursor or toggle the server under Settings > MCP; its tools appear as memory_*.",
         "claude": (
@@ -304,20 +317,12 @@ def plan_mcp_install(
         ),
         "claude-desktop": "Quit and reopen Claude Desktop to load the server.",
     }
-    return McpPlan(client, path, before, after, entry, [notes[client]])
+    return McpPlan(client, path, edit, entry, [notes[client]])
 
 
 def apply_mcp_install(plan: McpPlan) -> dict:
     """Write the merged config, backing up the previous file; nothing is written when unchanged."""
-    backup: Path | None = None
-    if plan.changed:
-        plan.path.parent.mkdir(parents=True, exist_ok=True)
-        if plan.before is not None:
-            if read_bytes(plan.path) != plan.before:
-                raise Refused(f"{plan.path} changed while installing; run the command again")
-            backup = backup_file(plan.path, plan.before)
-        atomic_write_bytes(plan.path, plan.after)
-    return _result(plan, backup, dry_run=False)
+    return _result(plan, apply_edit(plan.edit), dry_run=False)
 
 
 def _result(plan: McpPlan, backup: Path | None, *, dry_run: bool) -> dict:

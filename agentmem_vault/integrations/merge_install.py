@@ -11,16 +11,19 @@ Plan first, apply second; running it twice changes nothing; files are backed up 
 
 from __future__ import annotations
 
-import shlex
 import socket
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, machine_id, set_user_setting
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import machine_id, set_user_setting
 from agentmem_vault.errors import AgentmemError, Refused, UsageError
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.hook_install import agentmem_argv
-from agentmem_vault.vaultio import atomic_write_text, backup_file, read_text
+from agentmem_vault.integrations.quoting import git_driver_command, gitattributes_pattern
+from agentmem_vault.backups import backup_file
+from agentmem_vault.fs import read_text
 
 BEGIN = "# >>> agentmem merge drivers (agentmem install-merge-driver) >>>"
 END = "# <<< agentmem merge drivers <<<"
@@ -55,24 +58,23 @@ def repo_top(vault: Vault) -> Path | None:
     return Path(out) if proc.returncode == 0 and out else None
 
 
-def _pattern(path: str) -> str:
-    """A .gitattributes pattern; C-style quoted when it holds a space or a quote."""
-    if any(c in path for c in ' "\\\t'):
-        return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return path
-
-
 def attributes_block(memory_rel: str) -> str:
+    """Our lines of ``.gitattributes``: the folder's own name is text (its ``*`` or ``[`` match
+    only themselves), the part after it is our pattern."""
     m = memory_rel.rstrip("/")
+
+    def pattern(glob: str) -> str:
+        return gitattributes_pattern(m, glob)
+
     lines = [
         BEGIN,
-        f"{_pattern(m + '/index.md')} merge=agentmem-index",
-        f"{_pattern(m + '/sessions/*.md')} merge=agentmem-snapshot",
-        f"{_pattern(m + '/archive/*/session.md')} merge=agentmem-snapshot",
-        f"{_pattern(m + '/long-term/*.md')} merge=agentmem-note",
+        f"{pattern('/index.md')} merge=agentmem-index",
+        f"{pattern('/sessions/*.md')} merge=agentmem-snapshot",
+        f"{pattern('/archive/*/session.md')} merge=agentmem-snapshot",
+        f"{pattern('/long-term/*.md')} merge=agentmem-note",
         # Append-only logs (journal, conversation pairs, the issued-IDs ledger): keep both sides' lines.
-        f"{_pattern(m + '/.agentmem/*.jsonl')} merge=union",
-        f"{_pattern(m + '/.agentmem/issued-ids.txt')} merge=union",
+        f"{pattern('/.agentmem/*.jsonl')} merge=union",
+        f"{pattern('/.agentmem/issued-ids.txt')} merge=union",
         END,
     ]
     return "\n".join(lines) + "\n"
@@ -93,7 +95,7 @@ STATE_GITIGNORE = """# agentmem: machine-local tool state stays out of git (agen
 
 def driver_command(kind: str, argv: list[str] | None = None) -> str:
     # %P is quoted by git itself; %O %A %B are temporary file names without spaces.
-    return shlex.join([*(argv or agentmem_argv()), "merge-driver", kind]) + " %O %A %B %P"
+    return git_driver_command([*(argv or agentmem_argv()), "merge-driver", kind]) + " %O %A %B %P"
 
 
 def _with_block(text: str, block: str) -> str:
@@ -119,9 +121,7 @@ def default_machine_id() -> str:
 @dataclass
 class MergeDriverPlan:
     repo: Path
-    attributes_path: Path
-    attributes_before: str | None
-    attributes_after: str
+    attributes: FileEdit
     config: dict[str, str]  # git config key -> value that must be set
     config_before: dict[str, str]
     machine_id_before: str
@@ -131,8 +131,16 @@ class MergeDriverPlan:
     state_ignore_missing: bool = False  # memory/.agentmem/.gitignore is written only when absent
 
     @property
+    def attributes_path(self) -> Path:
+        return self.attributes.path
+
+    @property
+    def attributes_after(self) -> str:
+        return self.attributes.after.decode("utf-8")
+
+    @property
     def attributes_changed(self) -> bool:
-        return self.attributes_before != self.attributes_after
+        return self.attributes.changed
 
     @property
     def config_changes(self) -> dict[str, str]:
@@ -166,8 +174,14 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
     attr_path = top / ".gitattributes"
     if attr_path.is_symlink():
         raise Refused(f"{attr_path} is a symbolic link; refusing to change it (edit it by hand: see docs/sync.md)")
-    before = read_text(attr_path)
-    after = _with_block(before or "", attributes_block(rel))
+    raw = read_current(attr_path)
+    try:
+        before = "" if raw is None else raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"{attr_path} is not UTF-8 text; it was not changed") from exc
+    after = _with_block(before, attributes_block(rel))
+    bom = b"\xef\xbb\xbf" if raw is not None and raw.startswith(b"\xef\xbb\xbf") else b""
+    attributes = plan_edit(attr_path, raw, raw if raw is not None and after == before else bom + after.encode("utf-8"))
     config: dict[str, str] = {}
     for kind, name in DRIVERS.items():
         config[f"merge.agentmem-{kind}.name"] = name
@@ -194,7 +208,7 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
             f"new Session IDs made on this machine end in -{mid_after} (e.g. 2026-06-01-0930-cursor-main-agent-{mid_after}) "
             "so that two machines never give out the same ID; `--machine-id ''` turns it off"
         )
-    plan = MergeDriverPlan(top, attr_path, before, after, config, current, mid_before, mid_after, notes)
+    plan = MergeDriverPlan(top, attributes, config, current, mid_before, mid_after, notes)
     plan.state_ignore_path = ignore_path
     plan.state_ignore_missing = ignore_before is None and not ignore_path.is_symlink()
     return plan
@@ -209,10 +223,9 @@ def _backup(path: Path, text: str) -> Path:
 def apply_merge_driver(plan: MergeDriverPlan) -> dict:
     result = plan.to_dict()
     backups: list[str] = []
-    if plan.attributes_changed:
-        if plan.attributes_before is not None:
-            backups.append(str(_backup(plan.attributes_path, plan.attributes_before)))
-        atomic_write_text(plan.attributes_path, plan.attributes_after)
+    saved = apply_edit(plan.attributes)
+    if saved is not None:
+        backups.append(str(saved))
     changes = plan.config_changes
     if changes:
         git_config = Path(_git(plan.repo, "rev-parse", "--git-path", "config").stdout.strip())
@@ -224,7 +237,7 @@ def apply_merge_driver(plan: MergeDriverPlan) -> dict:
         for key, value in changes.items():
             _git(plan.repo, "config", "--local", key, value)
     if plan.state_ignore_missing and plan.state_ignore_path is not None:
-        atomic_write_text(plan.state_ignore_path, STATE_GITIGNORE)
+        apply_edit(plan_edit(plan.state_ignore_path, None, STATE_GITIGNORE.encode()))
     if plan.machine_id_after != plan.machine_id_before:
         set_user_setting("machine_id", plan.machine_id_after)
     result["backups"] = backups

@@ -2,7 +2,7 @@
 
 ``.cursor/rules/agent-memory.mdc`` (a Cursor rule, ``alwaysApply: true``) and, on request, the same
 text as a marked block in ``AGENTS.md`` (Codex) / ``CLAUDE.md`` (Claude Code). A file the user
-changed is never lost: it is copied to ``<name>.agentmem-backup-<time>`` (``vaultio.backup_file``) before it is replaced, and in
+changed is never lost: it is copied to ``<name>.agentmem-backup-<time>`` (the installers' one file-edit step, ``integrations/file_edit.py``) before it is replaced, and in
 AGENTS.md/CLAUDE.md only the text between the agentmem markers is ever rewritten.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.vaultio import atomic_write_bytes, atomic_write_text, backup_file, read_bytes
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
 
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"
@@ -24,20 +24,21 @@ def template_text(name: str) -> str:
     return resources.files("agentmem_vault.templates").joinpath(name).read_text(encoding="utf-8")
 
 
-def _install_file(path: Path, text: str, dry_run: bool = False) -> dict:
-    old = read_bytes(path)
-    new = text.encode("utf-8")
-    if old == new:
-        return {"path": str(path), "status": "unchanged"}
+def _apply(edit: FileEdit, dry_run: bool) -> dict:
+    if not edit.changed:
+        return {"path": str(edit.path), "status": "unchanged"}
     if dry_run:
-        return {"path": str(path), "status": "would install" if old is None else "would update"}
-    backup = backup_file(path, old) if old is not None else None
-    atomic_write_bytes(path, new)
+        return {"path": str(edit.path), "status": "would install" if edit.before is None else "would update"}
+    backup = apply_edit(edit)
     return {
-        "path": str(path),
-        "status": "installed" if old is None else "updated",
+        "path": str(edit.path),
+        "status": "installed" if edit.before is None else "updated",
         "backup": str(backup) if backup else None,
     }
+
+
+def _install_file(path: Path, text: str, dry_run: bool = False) -> dict:
+    return _apply(plan_edit(path, read_current(path), text.encode("utf-8")), dry_run)
 
 
 def merge_block(existing: str | None, block: str) -> str:
@@ -57,23 +58,13 @@ def merge_block(existing: str | None, block: str) -> str:
 
 
 def _install_block(path: Path, block: str, dry_run: bool = False) -> dict:
-    raw = read_bytes(path)
+    raw = read_current(path)
     try:
         old = None if raw is None else raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path} is not UTF-8 text; not changing it") from exc
     new = merge_block(old, block)
-    if new == old:
-        return {"path": str(path), "status": "unchanged"}
-    if dry_run:
-        return {"path": str(path), "status": "would install" if raw is None else "would update"}
-    backup = backup_file(path, raw) if raw is not None else None
-    atomic_write_text(path, new)
-    return {
-        "path": str(path),
-        "status": "installed" if raw is None else "updated",
-        "backup": str(backup) if backup else None,
-    }
+    return _apply(plan_edit(path, raw, raw if raw is not None and new == old else new.encode("utf-8")), dry_run)
 
 
 def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = False, dry_run: bool = False) -> dict:

@@ -27,10 +27,12 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, resolve_vault, user_config_dir
+from agentmem_vault.vault import Vault, user_config_dir
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import AgentmemError, UsageError, VaultNotFound
 from agentmem_vault.integrations import hook_install, user_service
-from agentmem_vault.vaultio import atomic_write_text, backup_file, read_bytes
+from agentmem_vault.integrations.file_edit import apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.quoting import check_safe
 
 AGENT_DIRS = {"cursor": ".cursor", "claude": ".claude", "codex": ".codex"}
 AGENT_NAMES = {"cursor": "Cursor", "claude": "Claude Code", "codex": "Codex"}
@@ -131,8 +133,9 @@ def _vault_step(vault: Vault, dry_run: bool) -> Change:
 
 def _config_text(old: str | None, vault_root: Path) -> str:
     """The user config with ``vault:`` set; other lines (and comments) kept. The value is written
-    as a JSON string, which is a valid YAML double-quoted scalar for any path (CJK, backslashes)."""
-    line = "vault: " + json.dumps(str(vault_root), ensure_ascii=False)
+    as a JSON string, which is a valid YAML double-quoted scalar for any path (CJK, backslashes)
+    that holds no line break (refused: YAML folds U+0085 and U+2028 even there)."""
+    line = "vault: " + json.dumps(check_safe(str(vault_root), "the user config"), ensure_ascii=False)
     if not old:
         return f"# agentmem user settings (written by `agentmem setup`)\n{line}\n"
     if re.search(r"(?m)^vault\s*:.*$", old):
@@ -142,7 +145,7 @@ def _config_text(old: str | None, vault_root: Path) -> str:
 
 def _config_step(vault: Vault, dry_run: bool) -> Change:
     path = user_config_dir() / "config.yaml"
-    raw = read_bytes(path)
+    raw = read_current(path)
     try:
         old = None if raw is None else raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -155,9 +158,14 @@ def _config_step(vault: Vault, dry_run: bool) -> Change:
     if new == old:
         return Change("config", str(path), "unchanged", f"vault: {vault.root}{note}")
     if not dry_run:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, new)
+        apply_edit(plan_edit(path, raw, new.encode("utf-8"), what="YAML", check=_yaml_check))
     return Change("config", str(path), "create" if old is None else "update", f"vault: {vault.root}{note}", preview=new)
+
+
+def _yaml_check(data: bytes) -> None:
+    import yaml
+
+    yaml.safe_load(data.decode("utf-8-sig"))
 
 
 def _codex_toml_step(home: Path, dry_run: bool) -> Change:
@@ -165,8 +173,11 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
     import tomllib
 
     path = home / ".codex" / "config.toml"
-    raw = read_bytes(path)
-    old = "" if raw is None else raw.decode("utf-8", "replace")
+    raw = read_current(path)
+    try:
+        old = "" if raw is None else raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Change("hooks", str(path), "fail", "not UTF-8 text; add `[features]` / `codex_hooks = true` by hand")
     try:
         features = tomllib.loads(old).get("features", {}) if old else {}
     except tomllib.TOMLDecodeError as exc:
@@ -198,10 +209,8 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
             "could not add codex_hooks safely; add `[features]` / `codex_hooks = true` by hand",
         )
     if not dry_run:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if raw is not None:
-            backup_file(path, old.encode("utf-8"))  # vaultio's one naming scheme; never overwrites an older backup
-        atomic_write_text(path, new)
+        edit = plan_edit(path, raw, new.encode("utf-8"), what="TOML", check=lambda b: tomllib.loads(b.decode()))
+        apply_edit(edit)
     return Change(
         "hooks", str(path), "create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then"
     )

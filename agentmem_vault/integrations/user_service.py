@@ -24,11 +24,20 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
-from agentmem_vault.config import Vault, user_cache_dir, user_config_dir
+from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 from agentmem_vault.errors import AgentmemError, Refused
-from agentmem_vault.vaultio import atomic_write_bytes, read_bytes
+from agentmem_vault.integrations.file_edit import Check, apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.quoting import (
+    check_safe,
+    cmd_word,
+    systemd_text,
+    systemd_word,
+    task_arguments,
+    task_value,
+)
 
 ENABLED_WORDS = {"enabled", "enabled-runtime", "disabled", "static", "linked", "masked", "indirect"}
 ACTIVE_WORDS = {"active", "inactive", "failed", "activating", "deactivating", "reloading"}
@@ -63,6 +72,7 @@ class ServiceDef:
     path: Path  # the definition file written on install
     content: bytes
     text: str  # the definition as text (what --dry-run prints)
+    check: Check | None = None  # the format's parser, run on the bytes before and after writing
     start: list[list[str]] = field(default_factory=list)  # run after writing the file
     stop: list[list[str]] = field(default_factory=list)  # run before removing it
     hint: str = ""  # how to start it by hand when the service manager could not be reached
@@ -81,16 +91,8 @@ def daemon_argv(vault: Vault, argv: list[str] | None = None) -> list[str]:
 # -- the three definitions (pure) -----------------------------------------------------------------
 
 
-def _systemd_arg(arg: str) -> str:
-    """One ExecStart word: systemd expands % specifiers and $ variables and splits on spaces."""
-    arg = arg.replace("%", "%%").replace("$", "$$")
-    if arg and not any(c in arg for c in " \t\"'\\;"):
-        return arg
-    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def systemd_unit(vault: Vault, argv: list[str]) -> str:
-    description = f"agentmem daemon for {vault.root}".replace("%", "%%").replace("\n", " ")
+    description = systemd_text(f"agentmem daemon for {vault.root}")
     return "\n".join(
         [
             "# Written by `agentmem daemon install`; remove it with `agentmem daemon uninstall`.",
@@ -99,7 +101,7 @@ def systemd_unit(vault: Vault, argv: list[str]) -> str:
             "",
             "[Service]",
             "Type=simple",
-            "ExecStart=" + " ".join(_systemd_arg(a) for a in argv),
+            "ExecStart=" + " ".join(systemd_word(a) for a in argv),
             "Restart=on-failure",
             "RestartSec=10",
             "Environment=PYTHONIOENCODING=utf-8",
@@ -112,6 +114,9 @@ def systemd_unit(vault: Vault, argv: list[str]) -> str:
 
 
 def launchd_plist(vault: Vault, argv: list[str], label: str, log_path: Path) -> bytes:
+    # plistlib escapes XML's own characters; what XML cannot hold at all is refused.
+    for word in (*argv, str(log_path)):
+        check_safe(word, "a launchd plist")
     return plistlib.dumps(
         {
             "Label": label,
@@ -128,18 +133,26 @@ def launchd_plist(vault: Vault, argv: list[str], label: str, log_path: Path) -> 
     )
 
 
-def windows_command(argv: list[str]) -> tuple[str, str]:
+def windows_command(argv: list[str]) -> tuple[str, list[str]]:
     """(program, arguments) for the task: pythonw.exe next to the interpreter when there is one,
     so no console window opens at logon."""
     pythonw = Path(sys.executable).with_name("pythonw.exe")
     if sys.platform == "win32" and pythonw.is_file() and argv[0].lower().endswith("agentmem.exe"):
         argv = [str(pythonw), "-m", "agentmem_vault", *argv[1:]]
-    return argv[0], subprocess.list2cmdline(argv[1:])
+    return argv[0], argv[1:]
 
 
 def task_xml(vault: Vault, argv: list[str], user: str, workdir: Path) -> str:
-    program, arguments = windows_command(argv)
-    e = escape
+    program, args = windows_command(argv)
+    arguments = task_arguments(args)
+    task_value(program)
+    task_value(str(workdir))
+    for word in (user, str(vault.root)):
+        check_safe(word, "a Task Scheduler task")
+
+    def e(s: str) -> str:
+        return escape(s, {'"': "&quot;"})
+
     return f"""<?xml version="1.0" encoding="UTF-16"?>
 <Task version="1.2" xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">
   <RegistrationInfo>
@@ -183,8 +196,15 @@ def task_xml(vault: Vault, argv: list[str], user: str, workdir: Path) -> str:
 
 
 def startup_cmd(argv: list[str]) -> str:
-    program, arguments = windows_command(argv)
-    return f'@echo off\r\nrem Written by `agentmem daemon install`; `agentmem daemon uninstall` removes it.\r\nstart "" /b {subprocess.list2cmdline([program])} {arguments}\r\n'
+    """A batch file for the Startup folder: every word double-quoted with ``%`` doubled (cmd_word);
+    delayed expansion off so that a ``!`` in a path stays a ``!``."""
+    program, args = windows_command(argv)
+    line = " ".join(cmd_word(a) for a in [program, *args])
+    return (
+        "@echo off\r\nsetlocal DisableDelayedExpansion\r\n"
+        "rem Written by `agentmem daemon install`; `agentmem daemon uninstall` removes it.\r\n"
+        f'start "" /b {line}\r\n'
+    )
 
 
 def _home(home: Path | None) -> Path:
@@ -230,6 +250,7 @@ def service_definition(
             path,
             data,
             data.decode("utf-8"),
+            plistlib.loads,
             start=[["launchctl", "bootstrap", f"gui/{uid}", str(path)]],
             stop=[["launchctl", "bootout", f"gui/{uid}/{label}"]],
             hint=f"launchctl bootstrap gui/{uid} {path}",
@@ -251,6 +272,7 @@ def service_definition(
         path,
         text.encode("utf-16"),
         text,
+        lambda b: ElementTree.fromstring(b.decode("utf-16").split("?>", 1)[1]),
         start=[["schtasks", "/Create", "/TN", name, "/XML", str(path), "/F"], ["schtasks", "/Run", "/TN", name]],
         stop=[["schtasks", "/End", "/TN", name], ["schtasks", "/Delete", "/TN", name, "/F"]],
         hint=f'schtasks /Create /TN "{name}" /XML "{path}" /F',
@@ -260,10 +282,12 @@ def service_definition(
 # -- install / uninstall / status -----------------------------------------------------------------
 
 
-def _write(sd: ServiceDef) -> None:
+def _write(sd: ServiceDef, before: bytes | None) -> None:
+    # The definition is entirely ours: no backup (a copy in the Startup folder or LaunchAgents
+    # would itself be started at logon).
+    edit = plan_edit(sd.path, before, sd.content, what=sd.kind, check=sd.check, backup=False)
     try:
-        sd.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(sd.path, sd.content)
+        apply_edit(edit)
     except OSError as exc:
         raise Refused(f"cannot write {sd.path} ({exc.strerror or exc}); check that folder's permissions") from exc
 
@@ -294,7 +318,7 @@ def install(
             f"{vault.root} has no memory/index.md; run `agentmem init --vault {vault.root}` first", code="not_a_vault"
         )
     sd = service_definition(vault, platform=platform, argv=argv, home=home)
-    old = read_bytes(sd.path)
+    old = read_current(sd.path)
     action = "create" if old is None else ("unchanged" if old == sd.content else "update")
     out: dict = {
         "kind": sd.kind,
@@ -311,7 +335,7 @@ def install(
         out["commands"] = [{"command": c} for c in sd.start]
         return out
     if action != "unchanged":
-        _write(sd)
+        _write(sd, old)
     start = list(sd.start)
     if sd.kind == "systemd" and action == "update":
         start.append(["systemctl", "--user", "restart", sd.name])  # pick up the new definition
@@ -323,7 +347,7 @@ def install(
     if not ok and sd.kind == "schtasks":
         # Task Scheduler refused (policy, no permission): a Startup-folder entry still starts it at logon.
         fb = service_definition(vault, platform=platform, argv=argv, home=home, kind="startup")
-        _write(fb)
+        _write(fb, read_current(fb.path))
         sd.path.unlink(missing_ok=True)  # no task was registered: status and uninstall see the Startup entry
         out.update(
             kind="startup",

@@ -251,7 +251,7 @@ def older_into_history(n: Note, m: MemoryObject, *, now: str) -> Note | None:
     when that changes nothing."""
     out = copy.deepcopy(n)
     if fold(m.content) != fold(n.content) and all(fold(h.text) != fold(m.content) for h in n.history):
-        out.history = _sorted_history(out.history + [HistoryEntry(m.source_time[:16], m.content.strip())])
+        out.history = _sorted_history(out.history + [HistoryEntry(m.source_time, m.content.strip())])
     out.keywords = _union(n.keywords, m.keywords)
     out.usage_scenario = _union(n.usage_scenario, m.usage_scenario)
     out.sources = _union(n.sources, m.sources, cap=1000)
@@ -268,8 +268,7 @@ def older_into_history(n: Note, m: MemoryObject, *, now: str) -> Note | None:
 
 def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out = copy.deepcopy(n)
-    # History shows minutes, as every other time of the note (docs/notes.md)
-    out.history = _sorted_history([HistoryEntry((content_time(n) or now)[:16], n.content)] + out.history)
+    out.history = _sorted_history([HistoryEntry(content_time(n) or now, n.content)] + out.history)
     # a candidate without a source time (``remember``) was said now
     out.extra["source_time"] = m.source_time or now
     if said_in(m):
@@ -487,7 +486,7 @@ def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> 
     from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.longterm.memories import get_memory
     from agentmem_vault.longterm.notes import format_note_ts, write_note
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.writer import VaultWriter
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
@@ -506,13 +505,13 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
     config's aliases) or to every project (``to_global``). The old scope goes to History."""
     import copy
 
-    from agentmem_vault.config import now as clock_now
+    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.config import vault_config
     from agentmem_vault.errors import UsageError
     from agentmem_vault.longterm.memories import get_memory
     from agentmem_vault.longterm.notes import format_note_ts, write_note
     from agentmem_vault.ops.projects import MAX_NAME, aliases_from_config
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.writer import VaultWriter
 
     if to_global == (project is not None):
         raise UsageError("give exactly one of --project NAME or --global")
@@ -528,7 +527,8 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
         if (out.project, out.scope) == (note.project, note.scope):
             return out
         now = format_note_ts(clock_now())
-        was = f"project {note.project}" if note.project and note.scope != "global" else "global"
+        was = f"project {note.project}" if note.project and note.scope != "global" else note.scope or "global"
+        was = "global" if was == "project" else was  # a legacy note: scope set, no project
         now_is = f"project {name}" if name else "global"
         out.history.insert(0, HistoryEntry(now, f"(scope moved from {was} to {now_is})"))
         out.updated = now

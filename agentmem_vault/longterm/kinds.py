@@ -130,11 +130,12 @@ def _classify(f: str, context: str) -> Cue | None:
     return _cue(kind or "explicit", asked)
 
 
+# narrowest first: "in this repo, … everywhere" is this repo's rule
 _REACH = (
     ("scope_temporary", "temporary"),
     ("scope_file", "file"),
-    ("scope_all", "all_projects"),
     ("scope_project", "project"),
+    ("scope_all", "all_projects"),
 )
 
 

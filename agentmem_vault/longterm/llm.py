@@ -21,7 +21,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -29,7 +29,8 @@ from pathlib import Path
 from string import Template
 from typing import Any, Protocol
 
-from agentmem_vault.errors import AgentmemError, LLMError  # noqa: F401 - LLMError re-exported
+from agentmem_vault.errors import LLMError
+from agentmem_vault.longterm.endpoint import LOCAL_KEY, Endpoint, resolve_endpoint
 from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
 
 EXTRACT_TOOL = "record_memories"
@@ -77,7 +78,7 @@ class _Progress:
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
-            used = self.total - max(0.0, self.deadline - time.monotonic())
+            used = time.monotonic() - (self.deadline - self.total)  # the source's real time so far
             try:
                 sys.stderr.write(
                     f"agentmem: waiting for the model on {self.label} ({used:.0f} s of {self.total:g} s)\n"
@@ -88,9 +89,6 @@ class _Progress:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-
-
-PROMPT_NAMES = ("extract_system.md", "extract_user.md", "assess_system.md", "assess_user.md")
 
 
 def load_prompt(name: str, override_dir: Path | None = None) -> str:
@@ -251,9 +249,11 @@ class AnthropicModel:
         self.model = model
         self.assess_model = assess_model or model
         self.max_tokens = max_tokens
-        self.client = anthropic.Anthropic(
-            api_key=api_key, auth_token=auth_token, base_url=base_url, max_retries=max_retries, timeout=timeout
-        )
+        # Explicit credentials always (longterm/endpoint.py): given none, the SDK would read the
+        # user's ANTHROPIC_API_KEY itself and send it wherever base_url points.
+        self._client_args: dict[str, Any] = {"api_key": api_key, "auth_token": auth_token, "base_url": base_url}
+        if api_key is None and auth_token is None:
+            self._client_args["api_key"] = LOCAL_KEY
         self.prompt_caching = prompt_caching
         self.tool_mode = tool_mode  # "auto": forced tool, JSON in text once the server refuses tools
         self._extract_system = load_prompt("extract_system.md", prompts_dir)
@@ -314,9 +314,9 @@ class AnthropicModel:
                 )
             with _Progress(label, deadline, total, self.progress_seconds):
                 try:
-                    return self.client.with_options(timeout=min(self.timeout, left), max_retries=0).messages.create(
-                        **kw
-                    )
+                    return _within(self._attempt(kw, min(self.timeout, left)), left)
+                except TimeoutError:
+                    continue  # the deadline passed mid-reply: the check above says so
                 except a.APIStatusError as exc:
                     if exc.status_code not in (408, 409, 429) and exc.status_code < 500:
                         raise
@@ -332,6 +332,11 @@ class AnthropicModel:
             except (TypeError, ValueError):
                 pass
             time.sleep(max(0.0, min(wait, deadline - time.monotonic() - 0.1)))
+
+    async def _attempt(self, kw: dict[str, Any], timeout: float) -> Any:
+        # A client per attempt: an async client belongs to the event loop that made it.
+        async with self._anthropic.AsyncAnthropic(**self._client_args, max_retries=0, timeout=timeout) as client:
+            return await client.messages.create(**kw)
 
     def _call(
         self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str
@@ -386,6 +391,22 @@ class AnthropicModel:
         )
 
 
+def _within(coro: Coroutine[Any, Any, Any], seconds: float) -> Any:
+    """Run ``coro`` for at most ``seconds`` of wall-clock time, TimeoutError after that. The HTTP
+    client's timeouts are per read, so a server sending one byte every 2 s never trips them
+    (docs/reliability.md); cancelling the request does."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(asyncio.wait_for(coro, seconds))
+    from concurrent.futures import ThreadPoolExecutor  # called from inside an event loop
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, asyncio.wait_for(coro, seconds)).result()
+
+
 def _short(exc: BaseException) -> str:
     s = " ".join(str(exc).split())
     return s[:300]
@@ -402,21 +423,18 @@ def _json_instruction(tool: str, schema: dict) -> str:
     )
 
 
-# A compatible server without a key (a local Ollama or llama-server) still gets a non-empty one:
-# the SDK refuses to send a request with no credentials at all.
-LOCAL_KEY = "local"
+def endpoint_from(cfg: dict, where: Path | None = None) -> Endpoint | None:
+    """The model endpoint for a vault config, or None (offline): the environment and the user
+    config are the user's choices, the vault's config is not (longterm/endpoint.py)."""
+    from agentmem_vault.config import user_config
+    from agentmem_vault.vault import user_config_dir
 
-
-def api_key_from(cfg: dict) -> str | None:
-    """The credential that turns the model path on, or None (offline): ANTHROPIC_API_KEY,
-    ANTHROPIC_AUTH_TOKEN, ``anthropic_api_key``/``llm_auth_token`` in the config, or a configured
-    ``llm_base_url`` (a local server needs no key)."""
-    return (
-        os.environ.get("ANTHROPIC_API_KEY")
-        or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        or (str(cfg["anthropic_api_key"]) if cfg.get("anthropic_api_key") else None)
-        or (str(cfg["llm_auth_token"]) if cfg.get("llm_auth_token") else None)
-        or (LOCAL_KEY if cfg.get("llm_base_url") else None)
+    return resolve_endpoint(
+        cfg,
+        user_config(),
+        os.environ,
+        vault_config_path=where or "memory/.agentmem/config.yaml",
+        user_config_path=user_config_dir() / "config.yaml",
     )
 
 
@@ -428,24 +446,16 @@ def _flag(value: Any, default: bool) -> bool:
     return bool(value)
 
 
-def model_from_config(cfg: dict, api_key: str, *, prompts_dir: Path | None = None) -> AnthropicModel:
-    """The model for a vault config. ``ANTHROPIC_AUTH_TOKEN`` (or ``llm_auth_token``) is sent as a
-    bearer token, the way gateways and Ollama expect it; an API key as ``x-api-key``."""
-    token = None
-    if not os.environ.get("ANTHROPIC_API_KEY") and not cfg.get("anthropic_api_key"):
-        token = os.environ.get("ANTHROPIC_AUTH_TOKEN") or (
-            str(cfg["llm_auth_token"]) if cfg.get("llm_auth_token") else None
-        )
+def model_from_config(cfg: dict, endpoint: Endpoint, *, prompts_dir: Path | None = None) -> AnthropicModel:
+    """The model for a vault config and its resolved endpoint (``endpoint_from``). A token is sent
+    as a bearer token, the way gateways and Ollama expect it."""
     model = str(cfg.get("llm_model") or cfg.get("model") or "claude-sonnet-4-6")
     return AnthropicModel(
-        api_key=None if token else api_key,
-        auth_token=token,
+        api_key=endpoint.api_key,
+        auth_token=endpoint.auth_token,
         model=model,
         assess_model=cfg.get("assess_model") or None,
-        base_url=os.environ.get("ANTHROPIC_BASE_URL")
-        or cfg.get("llm_base_url")
-        or cfg.get("anthropic_base_url")
-        or None,
+        base_url=endpoint.base_url,
         max_retries=int(cfg.get("max_retries", 4)),
         timeout=float(cfg.get("llm_timeout", 120.0)),
         deadline_seconds=float(cfg.get("llm_source_deadline", DEFAULT_SOURCE_DEADLINE)),

@@ -13,16 +13,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import vault_config
 from agentmem_vault.clock import now as clock_now
 from agentmem_vault.errors import ConfigError, UsageError
 from agentmem_vault.longterm.curate import notes_to_write, plan_curation
 from agentmem_vault.longterm.extract import memories_from_turns
-from agentmem_vault.longterm.llm import MemoryModel, api_key_from, model_from_config
+from agentmem_vault.longterm.llm import MemoryModel, endpoint_from, model_from_config
 from agentmem_vault.longterm.notes import format_note_ts, load_notes, write_note
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.ids import validate_session_id
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.writer import VaultWriter
 
 MAX_TEXT = 8_000  # characters: one knowledge point, not a document
 
@@ -88,8 +89,8 @@ def remember(
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad min_score in {vault.config_path}: {exc}") from exc
     if model is None and offline is not True:
-        key = api_key_from(cfg)
-        model = model_from_config(cfg, key, prompts_dir=vault.state_dir / "prompts") if key else None
+        endpoint = endpoint_from(cfg, vault.config_path)
+        model = model_from_config(cfg, endpoint, prompts_dir=vault.state_dir / "prompts") if endpoint else None
     kept, skipped, errors, _usage = memories_from_turns(
         [Turn("user", as_request(text))], model=model, ref=ref, project=project, min_score=min_score
     )

@@ -4,21 +4,26 @@ A snapshot is never overwritten: old items stay (possibly marked and moved), inc
 added, restatements replace what they restate in place, and ``verify_merge`` proves afterwards
 that every old item survived. Rules beyond the merge table of docs/snapshots.md, decided here:
 
-* **Restatement (near-duplicate).** Texts are folded (``textnorm.fold``: NFKC, case, Traditional ->
-  Simplified), stripped of whitespace and Markdown emphasis, and cut into character 3-grams. An
-  incoming text N restates an old text O when the folded keys are equal, or when O has at least
-  ``MIN_GRAMS`` 3-grams and either ``|O∩N|/|O| >= coverage`` (N contains nearly all of O, e.g. O
-  plus a clause) or ``Jaccard(O, N) >= jaccard`` (a light rewording). List items use 0.9/0.8,
-  Current Context paragraphs 0.8/0.7. The thresholds are deliberately high: a missed restatement
-  costs one visible extra line, a false one would silently replace a fact ("Use SQLite" must not
-  be replaced by "Use Postgres"). Short items (``F1``, ``N1``) only match exactly.
+* **Restatement, revision, union** (the per-section rule of docs/snapshots.md). A restatement is
+  the same text after normalisation (``item_key``: folded case, width and script, Markdown
+  emphasis and trailing punctuation ignored); it stays one item. Nothing whose text differs from
+  every incoming item is ever dropped. In **Decisions** and **Current Context** an incoming item
+  that *revises* an old one (the same statement with a changed value or word: their word tokens,
+  CJK characters one by one, match with ``difflib`` ratio >= ``REVISION_RATIO`` and at least
+  ``REVISION_MIN_TOKENS`` tokens in common) takes the old item's place and the old text moves to
+  Superseded / Resolved as ``- [superseded] (<section>) <old text>``. A Current Context paragraph
+  whose whole text reappears inside an incoming paragraph is extended, not revised: the incoming
+  one replaces it in place (nothing of the old text is lost). In the union sections (Files /
+  Artifacts, Open Questions, Next Actions) only a restatement matches: ``#1234`` and ``#1235``
+  are two tasks, both stay.
 * **Marks** (``[superseded]``/``[已取代]``, ``[resolved]``/``[已解決]``/``[已解决]``,
   ``[done]``/``[已完成]``, also ``[x]`` and ``[abandoned]``/``[已放棄]``), matched case-insensitively
   at the start or end of an item, move the item to Superseded / Resolved as
   ``- <mark as written> (<origin section>) <text>``, in Decisions, Files / Artifacts, Open
   Questions and Next Actions, whether the item comes from the old or the incoming snapshot. A
-  marked incoming item that equals an old item moves that item (old wording kept); one that
-  restates an old item moves it (incoming wording kept: it usually says why). A marked entry sent
+  marked incoming item that equals an old item moves that item (old wording kept); in
+  Decisions one that revises an old item moves the old item too, and the incoming wording is
+  recorded beside it (it usually says why). A marked entry sent
   in the incoming Superseded / Resolved section acts on its origin section (or the section its
   mark implies) the same way. A marked item that matches nothing is recorded there as sent.
 * An unmarked incoming item that is already in Superseded / Resolved is added back to its
@@ -36,11 +41,10 @@ that every old item survived. Rules beyond the merge table of docs/snapshots.md,
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
-from functools import lru_cache, partial
+from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Callable, Iterable
 
 from agentmem_vault.errors import SnapshotFormatError, SnapshotMergeError
@@ -64,12 +68,13 @@ from agentmem_vault.model.snapshot import (
     linked_item,
     section_name,
 )
-from agentmem_vault.model.session_rules import is_placeholder_topic
+from agentmem_vault.board.rules import is_placeholder_topic
 from agentmem_vault.model.textnorm import fold
 
 MOVABLE: tuple[str, ...] = (DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS)
-RESTATABLE: tuple[str, ...] = (CURRENT_CONTEXT, DECISIONS, OPEN_QUESTIONS, NEXT_ACTIONS)
+REVISABLE: tuple[str, ...] = (CURRENT_CONTEXT, DECISIONS)
 KIND_ORIGIN = {"superseded": DECISIONS, "resolved": OPEN_QUESTIONS, "done": NEXT_ACTIONS}
+SUPERSEDED = "[superseded]"
 _MARK_WORDS = {
     "superseded": ("superseded", "已取代", "已替代", "replaced", "obsolete"),
     "resolved": ("resolved", "已解決", "已解决", "answered"),
@@ -77,21 +82,13 @@ _MARK_WORDS = {
 }
 _MARKS = {fold(w): kind for kind, words in _MARK_WORDS.items() for w in words}
 
-
-@dataclass(frozen=True)
-class Rule:
-    coverage: float  # |O∩N| / |O|
-    jaccard: float  # |O∩N| / |O∪N|
-
-    @property
-    def floor(self) -> float:
-        """Both tests imply |O∩N| >= floor * |O|: the basis of the candidate filter."""
-        return min(self.coverage, self.jaccard)
-
-
-LIST_RULE = Rule(coverage=0.9, jaccard=0.8)
-CONTEXT_RULE = Rule(coverage=0.8, jaccard=0.7)
-MIN_GRAMS = 8
+# A revision shares most of its words with the old item: "Retry up to 5 times with exponential
+# backoff" -> "... 8 times ..." is 6 of 7 tokens; two different decisions rarely share 60 % of
+# their words in order. A false revision marks an item, never loses it (docs/snapshots.md).
+REVISION_RATIO = 0.6
+REVISION_MIN_TOKENS = 3
+MAX_CANDIDATES = 48  # old items scored per incoming item: keeps a merge near-linear
+COMMON_TOKEN = 64  # a token in more old items than this ("the", "的") finds no candidates
 
 # -- marks, keys, grams -------------------------------------------------------------------------
 
@@ -99,7 +96,8 @@ _PREFIX_MARK = re.compile(r"^(?:\*\*|__)?(\[([^\[\]\n]{1,24})\])(?:\*\*|__)?[ \t
 _SUFFIX_MARK = re.compile(r"[ \t]*(?:\*\*|__)?(\[([^\[\]\n]{1,24})\])(?:\*\*|__)?$")
 _ORIGIN = re.compile(r"^[(（]([^()（）\n]{1,40})[)）][ \t]*")
 _MD_NOISE = re.compile(r"`|\*\*|__|~~")
-_GRAM_NOISE = re.compile(r"[\s`*~]+")
+_CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK_SPACE = re.compile(rf"(?<=[{_CJK}])\s+|\s+(?=[{_CJK}])")
 
 
 def split_mark(item: str) -> tuple[str | None, str | None, str]:
@@ -135,8 +133,9 @@ def resolved_entry(mark: str, origin: str, text: str) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def item_key(text: str) -> str:
-    """Exact-duplicate key: folded, Markdown emphasis and trailing punctuation ignored."""
-    return fold(_MD_NOISE.sub("", text)).rstrip("。.;；,，!！ ")
+    """Exact-duplicate key: folded, Markdown emphasis, trailing punctuation and the spacing
+    around CJK characters (``使用 SQLite`` = ``使用SQLite``) ignored."""
+    return _CJK_SPACE.sub("", fold(_MD_NOISE.sub("", text))).rstrip("。.;；,，!！ ")
 
 
 @lru_cache(maxsize=1 << 14)
@@ -160,101 +159,87 @@ def key_function(section: str) -> Callable[[str], str]:
     return path_key if section == FILES else unit_key if section == CURRENT_CONTEXT else item_key
 
 
+_TOKEN = re.compile(r"[0-9a-z_]+|[^\W0-9a-z_]")
+
+
 @lru_cache(maxsize=1 << 16)
-def grams(text: str) -> frozenset[str]:
-    s = _GRAM_NOISE.sub("", fold(text))
-    return frozenset(s[i : i + 3] for i in range(len(s) - 2))
+def tokens(text: str) -> tuple[str, ...]:
+    """Word tokens of the folded text: Latin words and numbers whole, CJK characters one by one
+    (so a changed character in ``重試最多 5 次`` is one token of many, as a changed English word is)."""
+    return tuple(_TOKEN.findall(fold(_MD_NOISE.sub("", text))))
 
 
-def _score(old: frozenset[str], new: frozenset[str], rule: Rule) -> tuple[float, float] | None:
-    if len(old) < MIN_GRAMS or not new:
+def _revision_score(old: tuple[str, ...], new: tuple[str, ...]) -> float | None:
+    total = len(old) + len(new)
+    if min(len(old), len(new)) < REVISION_MIN_TOKENS or 2 * min(len(old), len(new)) < REVISION_RATIO * total:
         return None
-    inter = len(old & new)
-    cov = inter / len(old)
-    jac = inter / (len(old) + len(new) - inter)
-    return (jac, cov) if cov >= rule.coverage or jac >= rule.jaccard else None
+    sm = SequenceMatcher(None, old, new, autojunk=False)
+    if sm.real_quick_ratio() < REVISION_RATIO or sm.quick_ratio() < REVISION_RATIO:
+        return None
+    same = sum(b.size for b in sm.get_matching_blocks())
+    ratio = 2 * same / total
+    return ratio if same >= REVISION_MIN_TOKENS and ratio >= REVISION_RATIO else None
 
 
 def is_restatement(old: str, new: str, *, context: bool = False) -> bool:
-    """True when ``new`` restates ``old`` (see the module docstring for the thresholds)."""
+    """True when ``new`` is ``old`` again: the same text after normalisation (``item_key``; a
+    bullet marker is ignored in Current Context). Only a restatement is merged into one item."""
     key = unit_key if context else item_key
-    if key(old) == key(new):
-        return True
-    return _score(grams(old), grams(new), CONTEXT_RULE if context else LIST_RULE) is not None
+    return key(old) == key(new)
 
 
-def _prefix(g: frozenset[str], floor: float, df: Counter) -> list[str]:
-    """If |g∩other| >= floor*|g|, ``other`` holds at least one of these grams (the rarest first,
-    so candidate lists stay short)."""
-    p = len(g) - math.ceil(floor * len(g) - 1e-9) + 1
-    return sorted(g, key=lambda x: (df.get(x, 0), x))[:p]
+def is_revision(old: str, new: str) -> bool:
+    """True when ``new`` revises ``old``: a different text, the same statement with a changed value
+    or word (see the module docstring). In Decisions the old text is then marked ``[superseded]``."""
+    return item_key(old) != item_key(new) and _revision_score(tokens(old), tokens(new)) is not None
 
 
-MAX_CANDIDATES = 48  # texts scored per lookup: keeps a merge near-linear on near-identical items
+def _extends(old: str, new: str) -> bool:
+    """A Current Context paragraph whose whole text is inside the incoming one (it was extended)."""
+    k = unit_key(old)
+    return len(tokens(old)) >= REVISION_MIN_TOKENS and k != unit_key(new) and k in unit_key(new)
 
 
 def _top(hits: Counter) -> list[int]:
-    """The candidates sharing the most grams with the query. Scoring every candidate made a merge
-    of many near-identical items quadratic (minutes under the vault lock); a restatement shares
-    the most grams, and a match missed here only keeps both items, never loses one."""
+    """The candidates sharing the most tokens with the query. Scoring every candidate made a merge
+    of many near-identical items quadratic (minutes under the vault lock); a revision shares the
+    most tokens, and a revision missed here only keeps both items unmarked, never loses one."""
     if len(hits) <= MAX_CANDIDATES:
         return list(hits)
     return [i for i, _ in hits.most_common(MAX_CANDIDATES)]
 
 
-class _Restated:
-    """Targets (old texts) indexed so that a query finds the targets it restates."""
+class _Revisable:
+    """Old items of one section, indexed by token so that an incoming item finds what it revises."""
 
-    def __init__(self, rule: Rule, df: Counter):
-        self.rule, self.df = rule, df
-        self.grams: list[frozenset[str]] = []
+    def __init__(self, texts: list[str]):
+        self.texts = texts
         self.post: dict[str, list[int]] = defaultdict(list)
-
-    def add(self, text: str) -> int:
-        g = grams(text)
-        self.grams.append(g)
-        if len(g) >= MIN_GRAMS:
-            for x in _prefix(g, self.rule.floor, self.df):
-                self.post[x].append(len(self.grams) - 1)
-        return len(self.grams) - 1
-
-    def best(self, text: str, ok: Callable[[int], bool]) -> int | None:
-        q = grams(text)
-        hits: Counter = Counter()
-        for x in q:
-            hit = self.post.get(x)
-            if hit:
-                hits.update(hit)
-        best, best_score = None, None
-        for i in sorted(_top(hits)):
-            if ok(i):
-                sc = _score(self.grams[i], q, self.rule)
-                if sc is not None and (best_score is None or sc > best_score):
-                    best, best_score = i, sc
-        return best
-
-
-class _Restating:
-    """Targets (merged texts) indexed so that a query (an old text) finds a target restating it."""
-
-    def __init__(self, texts: Iterable[str], rule: Rule):
-        self.rule = rule
-        self.grams = [grams(t) for t in texts]
-        self.df: Counter = Counter()
-        self.post: dict[str, list[int]] = defaultdict(list)
-        for i, g in enumerate(self.grams):
-            self.df.update(g)
-            for x in g:
+        for i, t in enumerate(texts):
+            for x in set(tokens(t)):
                 self.post[x].append(i)
 
-    def find(self, text: str, ok: Callable[[int], bool] = lambda i: True) -> bool:
-        q = grams(text)
-        if len(q) < MIN_GRAMS:
-            return False
+    def _candidates(self, text: str, ok: Callable[[int], bool]) -> list[int]:
         hits: Counter = Counter()
-        for x in _prefix(q, self.rule.floor, self.df):
-            hits.update(self.post.get(x, ()))
-        return any(ok(i) and _score(q, self.grams[i], self.rule) is not None for i in sorted(_top(hits)))
+        for x in set(tokens(text)):
+            hit = self.post.get(x)
+            if hit and len(hit) <= COMMON_TOKEN:
+                hits.update(hit)
+        return [i for i in sorted(_top(hits)) if ok(i)]
+
+    def revised(self, text: str, ok: Callable[[int], bool]) -> int | None:
+        """The old item ``text`` revises most closely, if any."""
+        q = tokens(text)
+        best, best_score = None, 0.0
+        for i in self._candidates(text, ok):
+            sc = _revision_score(tokens(self.texts[i]), q)
+            if sc is not None and sc > best_score:
+                best, best_score = i, sc
+        return best
+
+    def extended(self, text: str, ok: Callable[[int], bool]) -> int | None:
+        """The first old paragraph whose whole text ``text`` contains, if any."""
+        return next((i for i in self._candidates(text, ok) if _extends(self.texts[i], text)), None)
 
 
 class _Resolved:
@@ -301,11 +286,9 @@ def _merge_section(
     inc_items: list[str],
     routed: list[tuple[str, str]],
     res: _Resolved,
-    df: Counter,
 ) -> list[str]:
     movable = section in MOVABLE
     keyf = key_function(section)
-    rule = CONTEXT_RULE if section == CURRENT_CONTEXT else LIST_RULE
 
     slots: list[str | None] = []
     seen_keys: set[str] = set()
@@ -335,10 +318,7 @@ def _merge_section(
         by_key[keyf(item)].append(i)
     plain_keys = {keyf(t) for t in plain}
     pinned = {i for i, item in enumerate(kept) if keyf(item) in plain_keys}  # restated verbatim: stays
-    index = _Restated(rule, df) if section in RESTATABLE else None
-    if index is not None:
-        for item in kept:
-            index.add(item)
+    index = _Revisable(kept) if section in REVISABLE else None
 
     marked_keys: set[str] = set()
     for mark, text in marked:
@@ -353,11 +333,10 @@ def _merge_section(
         if res.has(section, text):
             continue  # recorded by an earlier merge
         if index is not None:
-            best = index.best(text, lambda j: slots[j] is not None and j not in pinned)
-            if best is not None:
-                res.add(mark, section, text)
+            best = index.revised(text, lambda j: slots[j] is not None and j not in pinned)
+            if best is not None:  # the old wording moves too: its text is never dropped
+                res.add(mark, section, slots[best] or "")
                 slots[best] = None
-                continue
         res.add(mark, section, text)
 
     replaced: set[int] = set()
@@ -369,9 +348,17 @@ def _merge_section(
             continue
         added_keys.add(k)
         if index is not None:
-            best = index.best(text, lambda j: slots[j] is not None and j not in pinned and j not in replaced)
+
+            def free(j: int) -> bool:
+                return slots[j] is not None and j not in pinned and j not in replaced
+
+            best = index.extended(text, free) if section == CURRENT_CONTEXT else None
+            if best is None:
+                best = index.revised(text, free)
+                if best is not None:  # a revision: the old text stays, marked, in Superseded / Resolved
+                    res.add(SUPERSEDED, section, slots[best] or "")
             if best is not None:
-                slots[best] = text  # a restatement replaces the old text in place
+                slots[best] = text  # the new text takes the old one's place
                 replaced.add(best)
                 continue
         appended.append(text)
@@ -406,11 +393,6 @@ def _union_lines(old: str, new: str) -> str:
 
 def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
     """Everything but Metadata/title (the callers decide those)."""
-    df: Counter = Counter()
-    for snap in (old, inc):
-        for sec in SECTIONS:
-            for it in snap.sections[sec]:
-                df.update(grams(it))
     res = _Resolved(old.sections[RESOLVED])
     routed: dict[str, list[tuple[str, str]]] = {s: [] for s in MOVABLE}
     plain_resolved: list[str] = []
@@ -433,7 +415,7 @@ def _merge_body(old: Snapshot, inc: Snapshot) -> Snapshot:
     notes = _union_lines("\n".join(old.metadata_notes), "\n".join(inc.metadata_notes))
     out.metadata_notes = notes.split("\n") if notes else []
     for sec in (CURRENT_CONTEXT, *MOVABLE):
-        out.sections[sec] = _merge_section(sec, old.sections[sec], inc.sections[sec], routed.get(sec, []), res, df)
+        out.sections[sec] = _merge_section(sec, old.sections[sec], inc.sections[sec], routed.get(sec, []), res)
     out.sections[CONTINUES_FROM] = _merge_continues(old.sections[CONTINUES_FROM], inc.sections[CONTINUES_FROM])
     for entry in plain_resolved:
         res.add_plain(entry)
@@ -571,14 +553,11 @@ def with_continues_from(s: Snapshot, add: Iterable[str] = (), remove: Iterable[s
 # -- verification -------------------------------------------------------------------------------
 
 
-def _in_section(parsed: list[tuple[str | None, str | None, str | None, str]], sec: str, i: int) -> bool:
-    """Whether Superseded / Resolved entry ``i`` came from ``sec`` (or names no origin)."""
-    return parsed[i][2] in (sec, None)
-
-
 def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
-    """Old items that do not survive in ``merged`` (in place, restated, or marked and moved to
-    Superseded / Resolved), as ``"<section>: <item>"``. An empty list means the merge is safe."""
+    """Old items that do not survive in ``merged`` (in place as the same text after normalisation,
+    inside an extended Current Context paragraph, or marked and moved to Superseded / Resolved),
+    as ``"<section>: <item>"``. An empty list means the merge is safe: no near-duplicate is taken
+    for the old item (docs/snapshots.md: nothing whose text differs from every new item is dropped)."""
     missing: list[str] = []
     for f in ("Session ID", "Agent Name", "Started At"):
         ov = old.metadata.get(f, "").strip()
@@ -587,18 +566,17 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
 
     res_entries = merged.sections[RESOLVED]
     parsed = [parse_resolved(e) for e in res_entries]
-    res_origins: dict[str, set[str | None]] = defaultdict(set)
-    res_path_origins: dict[str, set[str | None]] = defaultdict(set)
-    for _, _, origin, text in parsed:
-        res_origins[item_key(text)].add(origin)
-        res_path_origins[path_key(text)].add(origin)
     res_whole = {item_key(e) for e in res_entries}
-    lazy: dict[str, _Restating] = {}
 
-    def res_finder() -> _Restating:
-        if RESOLVED not in lazy:
-            lazy[RESOLVED] = _Restating([p[3] for p in parsed], LIST_RULE)
-        return lazy[RESOLVED]
+    by_keyf: dict[Callable[[str], str], dict[str, set[str | None]]] = {}
+
+    def recorded(sec: str, keyf: Callable[[str], str], text: str) -> bool:
+        if keyf not in by_keyf:
+            by_keyf[keyf] = defaultdict(set)
+            for _, _, origin, t in parsed:
+                by_keyf[keyf][keyf(t)].add(origin)
+        origins = by_keyf[keyf].get(keyf(text), set())
+        return sec in origins or None in origins
 
     for sec in SECTIONS:
         old_items = old.sections[sec]
@@ -620,19 +598,10 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
         new_keys = {keyf(t) for t in new_items}
         for it in old_items:
             _, _, text = split_mark(it) if sec in MOVABLE else (None, None, it)
-            if keyf(it) in new_keys or keyf(text) in new_keys:
+            if keyf(it) in new_keys or keyf(text) in new_keys or recorded(sec, keyf, text):
                 continue
-            if sec in MOVABLE:
-                origins = (res_path_origins if sec == FILES else res_origins).get(keyf(text), set())
-                if sec in origins or None in origins:
-                    continue
-            if sec in RESTATABLE:
-                if sec not in lazy:
-                    lazy[sec] = _Restating(new_items, CONTEXT_RULE if sec == CURRENT_CONTEXT else LIST_RULE)
-                if lazy[sec].find(text):
-                    continue
-                if sec != CURRENT_CONTEXT and res_finder().find(text, partial(_in_section, parsed, sec)):
-                    continue
+            if sec == CURRENT_CONTEXT and any(_extends(it, n) for n in new_items):
+                continue
             missing.append(f"{sec}: {it}")
 
     merged_extras: dict[str, set[str]] = defaultdict(set)
@@ -653,3 +622,10 @@ def verify_merge(old: Snapshot, merged: Snapshot) -> list[str]:
         have_lines = {fold(line) for line in n.split("\n")}
         missing += [f"{label}: {line}" for line in o.split("\n") if line.strip() and fold(line) not in have_lines]
     return missing
+
+
+def marked_by_merge(old: Snapshot, merged: Snapshot) -> list[str]:
+    """The Superseded / Resolved entries a merge added (each item it marked, revisions included),
+    as written: the merge's report names them (docs/snapshots.md)."""
+    before = {item_key(e) for e in old.sections[RESOLVED]}
+    return [e for e in merged.sections[RESOLVED] if item_key(e) not in before]

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from agentmem_vault.errors import UsageError
 from agentmem_vault.model.ids import find_ids
+from agentmem_vault.model.negation import negated
 from agentmem_vault.model.textnorm import fold
 
 COMMANDS = ("register", "update", "continue", "release", "organize", "archive")
@@ -128,7 +129,9 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
     ids = find_ids(folded)
     for sid in ids:
         folded = folded.replace(sid, " ")
-    key = "".join(folded.split())
+    # Phrases are matched without whitespace; where[i] is the key's character i in ``folded``.
+    where = [i for i, c in enumerate(folded) if not c.isspace()]
+    key = "".join(folded[i] for i in where)
     hits: list[tuple[int, int, Phrase]] = []
     for p in phrases:
         if not p.key:
@@ -152,9 +155,39 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
     for _, _, p in kept:
         if p.command not in commands:
             commands.append(p.command)
+    found = ", ".join(f"{p.text!r} ({p.command})" for _, _, p in kept)
+    for start, end, p in kept:
+        neg = negated(folded, where[start], where[end - 1] + 1)
+        if neg is not None:
+            how = "asks about" if neg.kind == "question" else "negates"
+            raise UsageError(
+                f"{text!r} {how} the trigger phrase {p.text!r} ({p.command}) with {neg.word!r}; nothing was run. "
+                f"Understood: {found}. To run it, say the phrase on its own",
+                code="negated_phrase",
+                details={"phrases": [{"phrase": q.text, "command": q.command} for _, _, q in kept], "word": neg.word},
+            )
     if len(commands) > 1:
-        found = ", ".join(f"{p.text!r} ({p.command})" for _, _, p in kept)
         raise UsageError(
             f"{text!r} names more than one command: {found}; say one thing at a time", code="ambiguous_phrase"
         )
-    return Route(commands[0], tuple(ids), kept[0][2].text)
+    first = min(kept, key=lambda h: h[0])
+    return Route(commands[0], tuple(ids), _as_typed(text, ids, key, first[0], first[1]) or first[2].text)
+
+
+def _as_typed(text: str, ids: list[str], key: str, start: int, end: int) -> str | None:
+    """The words of ``text`` that matched ``key[start:end]``, as the user typed them (``整理记忆``
+    stays Simplified, ``Organize Memory`` keeps its case): each character is folded on its own and
+    remembers where it came from. None when that per-character key is not the whole text's key
+    (a sequence NFKC only folds as a whole); the caller then names the table's phrase."""
+    chars = [(f, i) for i, ch in enumerate(text) for f in fold(ch) or " "]
+    folded = "".join(f for f, _ in chars)
+    drop: set[int] = set()
+    for sid in ids:
+        at = folded.find(sid)
+        while at != -1:
+            drop.update(range(at, at + len(sid)))
+            at = folded.find(sid, at + len(sid))
+    kept = [(f, i) for n, (f, i) in enumerate(chars) if n not in drop and not f.isspace()]
+    if "".join(f for f, _ in kept) != key or not 0 <= start < end <= len(kept):
+        return None
+    return text[kept[start][1] : kept[end - 1][1] + 1].strip()

@@ -1,7 +1,7 @@
 """Operations that write a session's snapshot and its index row together: manual registration,
 session status update (狀態更新), continue (接續 memory) and release (解除引用).
 
-Each runs under one vault lock inside ``VaultWriter.transaction()``: both the snapshot and the
+Each runs under one vault lock inside ``BoardWriter.transaction()``: both the snapshot and the
 row are written and verified, or the vault is left exactly as it was and the error says the
 operation is incomplete.
 """
@@ -9,11 +9,12 @@ operation is incomplete.
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterator
 
 from agentmem_vault.clock import format_ts, now as clock_now
-from agentmem_vault.config import Vault, machine_id, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import machine_id, vault_config
 from agentmem_vault.errors import (
     AgentmemError,
     IncompleteOperation,
@@ -22,9 +23,9 @@ from agentmem_vault.errors import (
     SnapshotFormatError,
     UsageError,
 )
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import base_session_id, validate_session_id
-from agentmem_vault.model.session_rules import (
+from agentmem_vault.board.rules import (
     CONTINUE_KEYWORDS,
     MANUAL_FALLBACK_SUMMARY,
     MANUAL_KEYWORDS,
@@ -35,18 +36,14 @@ from agentmem_vault.model.session_rules import (
     pick_topic,
     summary_from_snapshot,
 )
-from agentmem_vault.ops.register import Registration, issue_session_id
-from agentmem_vault.model.snapshot import (
-    Snapshot,
-    merge_snapshots,
-    new_snapshot,
-    parse_snapshot,
-    render_snapshot,
-    with_continues_from,
-)
+from agentmem_vault.board.register import Registration
+from agentmem_vault.board.ids import issue_session_id
+from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
+from agentmem_vault.model.snapshot_merge import marked_by_merge, merge_snapshots, new_snapshot, with_continues_from
 from agentmem_vault.model.session_props import BoardFacts
 from agentmem_vault.ops.session_files import resync_session, write_session_file
-from agentmem_vault.vaultio import VaultWriter, read_text
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import read_text
 
 # A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
 # tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input).
@@ -54,11 +51,11 @@ MAX_SNAPSHOT_BYTES = 1_000_000
 
 
 @contextmanager
-def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWriter]:
+def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[BoardWriter]:
     """One lock, one transaction: a failure after the first write undoes everything and is
     reported as an incomplete operation (docs/board.md: never claim what did not happen)."""
     try:
-        with VaultWriter(vault, command) as w, w.transaction():
+        with BoardWriter(vault, command) as w, w.transaction():
             yield w
     except (SessionNotFound, UsageError, SnapshotFormatError, IncompleteOperation, InvalidSessionId):
         raise
@@ -69,12 +66,17 @@ def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWrit
 DEFAULT_MAX_SNAPSHOT_BYTES = 1_000_000
 
 
+def snapshot_limit(vault: Vault) -> int:
+    """``max_snapshot_bytes``: the most an incoming snapshot may be, also while it is being read."""
+    return int(vault_config(vault).get("max_snapshot_bytes") or DEFAULT_MAX_SNAPSHOT_BYTES)
+
+
 def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
     """The incoming snapshot, checked before the vault lock is taken: empty and oversized input
     is refused up front, so a huge paste never holds the lock while other writers time out."""
     if text is None:
         return None
-    limit = int(vault_config(vault).get("max_snapshot_bytes") or DEFAULT_MAX_SNAPSHOT_BYTES)
+    limit = snapshot_limit(vault)
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise SnapshotFormatError(
@@ -100,15 +102,23 @@ def register_manual(
     summary: str | None = None,
     keywords: str | None = None,
     snapshot_text: str | None = None,
-    writer: VaultWriter | None = None,
+    writer: BoardWriter | None = None,
 ) -> Registration:
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
-    so a larger operation (continue) can undo it."""
+    so a larger operation (continue) can undo it.
+
+    No content (no snapshot, or a blank one: the CLI, ``say`` and MCP alike) is the procedure's
+    fallback registration: the snapshot's Current Context holds the Summary (given, else
+    ``手動補註冊，已建立 session snapshot。``), never a snapshot of nothing but ``None``."""
+    if snapshot_text is not None and not snapshot_text.strip():
+        snapshot_text = None
     incoming = _incoming(snapshot_text, vault)
+    if incoming is None:
+        incoming = parse_snapshot(f"## Current Context\n{' '.join((summary or MANUAL_FALLBACK_SUMMARY).split())}\n")
     when = clock_now()
     ts = format_ts(when)
-    with nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual") as w, w.transaction():
+    with nullcontext(writer) if writer is not None else BoardWriter(vault, "register --manual") as w, w.transaction():
         text, doc = w.read_index()
         doc.check_writable()
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
@@ -151,12 +161,14 @@ class UpdateResult:
     snapshot_changed: bool
     row_before: it.Row
     row_after: it.Row
+    marked: list[str] = field(default_factory=list)  # Superseded / Resolved entries this merge added
 
     @property
     def message(self) -> str:
-        # Honest about whether the snapshot changed.
+        # Honest about whether the snapshot changed, and naming every item the merge marked.
         verb = "created" if self.snapshot_created else ("merged" if self.snapshot_changed else "unchanged")
-        return f"updated {self.session_id}: snapshot {verb}, row active (Updated At {self.row_after.updated_at})"
+        line = f"updated {self.session_id}: snapshot {verb}, row active (Updated At {self.row_after.updated_at})"
+        return "\n".join([line, *(f"  marked: {m}" for m in self.marked)])
 
     def to_dict(self) -> dict:
         return {
@@ -165,6 +177,7 @@ class UpdateResult:
             "snapshot_changed": self.snapshot_changed,
             "row_before": self.row_before.to_dict(),
             "row_after": self.row_after.to_dict(),
+            "marked": list(self.marked),
         }
 
 
@@ -198,7 +211,7 @@ class ReleaseResult:
 
 
 def _write_session(
-    w: VaultWriter,
+    w: BoardWriter,
     vault: Vault,
     sid: str,
     row: it.Row,
@@ -210,11 +223,14 @@ def _write_session(
     context_note: str | None = None,
     touch: bool = False,
     board: Callable[[Snapshot], BoardFacts] | None = None,
+    marked_out: list[str] | None = None,
 ) -> tuple[Snapshot, bool, bool]:
     """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
 
     ``touch``: a status update always records its time (docs/board.md: Updated At matches the
-    update), even when the merge added nothing; continue/release leave an unchanged file alone."""
+    update), even when the merge added nothing; continue/release leave an unchanged file alone.
+    ``marked_out`` receives the Superseded / Resolved entries the merge added (its report)."""
+    report: list[str] = marked_out if marked_out is not None else []
     path = vault.session_path(sid)
     existing = read_text(path)
     if existing is None:
@@ -252,6 +268,8 @@ def _write_session(
         proj = project_of_session(vault, sid)
         if proj:
             snap.metadata["Project"] = proj
+    if existing is not None:
+        report.extend(marked_by_merge(parse_snapshot(existing), snap))
     new_text = _render_like(snap, existing)
     same = existing is not None and _same_but_time(existing, new_text)
     if same and not touch:
@@ -299,14 +317,13 @@ def update_session(
 
         def updated(r: it.Row, snap: Snapshot) -> it.Row:
             new_topic = topic or (snap.topic if not is_placeholder_topic(snap.topic) else r.topic)
-            # Summary: as given; a placeholder is replaced from Current Context; a real one is kept
-            # (the agent passes --summary when the facts changed).
-            new_summary = summary or (
-                (summary_from_snapshot(snap) or r.summary) if is_placeholder_summary(r.summary) else r.summary
-            )
+            # Summary: as given, else re-derived from the merged Current Context on every update
+            # (docs/board.md: the row says what the snapshot says, shorter).
+            new_summary = summary or summary_from_snapshot(snap) or r.summary
             new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
             return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
 
+        marked: list[str] = []
         snap, created, changed = _write_session(
             w,
             vault,
@@ -317,12 +334,13 @@ def update_session(
             topic=topic,
             touch=True,
             board=lambda s: BoardFacts.from_row(updated(row, s)),
+            marked_out=marked,
         )
         before, after = w.update_row(sid, lambda r: updated(r, snap))
         written = _verify_snapshot(vault, sid)
         if written.metadata.get("Updated At") != ts or after.updated_at != ts:
             raise IncompleteOperation(f"Updated At of {sid} does not match {ts} after the write")
-    return UpdateResult(sid, created, changed, before, after)
+    return UpdateResult(sid, created, changed, before, after, marked)
 
 
 def continue_session(

@@ -21,11 +21,12 @@ import marshal
 import os
 import re
 import sqlite3
+import stat
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.errors import NoteFormatError
 
@@ -33,13 +34,13 @@ from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
-from agentmem_vault.vaultio import swap_in, temp_path
+from agentmem_vault.fs import swap_in, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentmem_vault.model.notes import Note
 
-SCHEMA_VERSION = 6  # 6: notes.project holds the scope key (docs/projects.md): '' for a global note
+SCHEMA_VERSION = 7  # 7: an unscoped note's key matches no project (recall/scoping.py); 6: notes.project = scope key
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 FIELDS = ("title", "keywords", "usage", "content")
@@ -79,19 +80,23 @@ CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 """
 
 
-@dataclass
 class SyncStats:
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    touched: int = 0  # stamp changed, content identical
-    total: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    in_memory: bool = False
-    trusted: bool = False  # not checked here: a running daemon vouched for the index
-    watched: bool = False  # not checked here: this process's change notification saw no change
-    errors: list[dict] = field(default_factory=list)
+    """What a sync, refresh or rebuild did (a plain class: no ``dataclasses`` on the hook path)."""
+
+    def __init__(
+        self,
+        *,
+        total: int = 0,
+        rebuilt: bool = False,
+        in_memory: bool = False,
+        trusted: bool = False,  # not checked here: a running daemon vouched for the index
+        watched: bool = False,  # not checked here: this process's change notification saw no change
+    ) -> None:
+        self.added = self.updated = self.removed = 0
+        self.touched = 0  # stamp changed, content identical
+        self.total, self.seconds = total, 0.0
+        self.rebuilt, self.in_memory, self.trusted, self.watched = rebuilt, in_memory, trusted, watched
+        self.errors: list[dict] = []
 
     @property
     def changed(self) -> bool:
@@ -184,11 +189,10 @@ def recall_tokens(text: str) -> list[str]:
 
 
 def scope_key(note: Note) -> str:
-    """Where a note applies (docs/projects.md): '' everywhere (a global note, or one that names no
-    project), else its project's name casefolded."""
-    if (note.scope or "").strip().lower() == "global":
-        return ""
-    return fold_name(note.project)
+    """Where a note applies (docs/projects.md): the one rule of ``recall/scoping.py``."""
+    from agentmem_vault.recall.scoping import note_scope_key
+
+    return note_scope_key(note.scope, note.project, fold_name)
 
 
 def note_tokens(note: Note) -> tuple[str, str, str, str]:
@@ -259,6 +263,22 @@ class RecallIndex:
                 pass
         self.rebuild()
         return self
+
+    def open_readonly(self) -> bool:
+        """Open the index file as it is, read-only and never building it (a hook's path): False
+        when there is none, or it is from another version or not a database."""
+        try:
+            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, timeout=0.2)
+        except sqlite3.Error:
+            return False
+        try:
+            if self._valid(conn):
+                self.conn = conn
+                return True
+        except sqlite3.Error:
+            pass
+        conn.close()
+        return False
 
     def _file_id(self) -> tuple[int, int] | None:
         try:
@@ -345,7 +365,7 @@ class RecallIndex:
             rows = self.conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
             st = os.stat(self.path)
             data = json.dumps({"index": [st.st_mtime_ns, st.st_size], "rules": rows}, ensure_ascii=False)
-            from agentmem_vault.vaultio import write_cache_file
+            from agentmem_vault.fs import write_cache_file
 
             write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
         except Exception:
@@ -363,9 +383,9 @@ class RecallIndex:
 
         p = self.folder / rel
         from agentmem_vault.errors import AgentmemError
-        from agentmem_vault.vaultio import read_bytes
+        from agentmem_vault.fs import read_bytes
 
-        try:  # vaultio's read: no FIFO waits, no link outside the vault (docs/reliability.md)
+        try:  # fs's read: no FIFO waits, no link outside the vault (docs/reliability.md)
             st = p.stat()
             problem = note_file_problem(st.st_mode, st.st_size)
             data = b"" if problem else read_bytes(p)
@@ -504,26 +524,42 @@ class RecallIndex:
         daemon (it has applied every change it was told about). Otherwise every note is stat'ed,
         so an edit written in place shows in the next query."""
         t0 = time.perf_counter()
+
+        def work() -> SyncStats:
+            watch = None
+            if trust_daemon and not self.in_memory:
+                watch = folder_watch(self.folder)
+                if watch is not None and watch.quiet() and self._token() == watch.token:
+                    return SyncStats(total=watch.total, watched=True)
+                if daemon_vouches(self.vault):
+                    assert self.conn is not None
+                    (total,) = self.conn.execute("SELECT count(*) FROM notes").fetchone()
+                    return SyncStats(total=total, trusted=True)
+            return self._sync(watch)
+
+        stats = self._guarded(work)
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    def refresh(self, rels: list[str]) -> SyncStats:
+        """Re-index only these notes (paths relative to long-term/, '/' separated): what a command
+        of this program just wrote, moved or removed (recall/refresh.py). One write transaction,
+        the rule summary rewritten after it; the other notes are not looked at (a later query's
+        sync still catches what changed elsewhere). An index that does not exist yet is built."""
+        t0 = time.perf_counter()
+        stats = self._guarded(lambda: self._refresh(rels))
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    def _guarded(self, work: Callable[[], SyncStats]) -> SyncStats:
+        """Open the index and run ``work``, reopening when another process swapped a rebuilt file in
+        under this connection and rebuilding when the file is damaged."""
         for attempt in range(3):
             try:
                 if self._swapped_under_us():
                     self.close()  # read (and write) the file that is there now
-                self.open()
-                watch = None
-                if trust_daemon and not self.in_memory:
-                    watch = folder_watch(self.folder)
-                    if watch is not None and watch.quiet() and self._token() == watch.token:
-                        stats = SyncStats(total=watch.total, watched=True)
-                        stats.seconds = time.perf_counter() - t0
-                        return stats
-                    if daemon_vouches(self.vault):
-                        assert self.conn is not None
-                        (total,) = self.conn.execute("SELECT count(*) FROM notes").fetchone()
-                        stats = SyncStats(total=total, trusted=True)
-                        stats.seconds = time.perf_counter() - t0
-                        return stats
-                stats = self._sync(watch)
-                break
+                self.open()  # builds a missing index: every note, the ones just written among them
+                return work()
             except sqlite3.DatabaseError as exc:
                 if attempt < 2 and (_is_swapped(exc) or self._swapped_under_us()):
                     # Another process swapped a freshly built index file in under this connection
@@ -533,10 +569,8 @@ class RecallIndex:
                 if not _is_corrupt(exc):
                     raise
                 self._discard()
-                stats = self.rebuild()
-                break
-        stats.seconds = time.perf_counter() - t0
-        return stats
+                return self.rebuild()
+        raise AssertionError("unreachable")  # pragma: no cover - the third attempt returns or raises
 
     def _discard(self) -> None:
         self.close()
@@ -546,6 +580,36 @@ class RecallIndex:
                     os.unlink(str(self.path) + extra)
                 except OSError:
                     pass
+
+    def _refresh(self, rels: list[str]) -> SyncStats:
+        assert self.conn is not None
+        conn = self.conn
+        stats = SyncStats(in_memory=self.in_memory)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for rel in sorted(set(rels)):
+                row = conn.execute("SELECT docid, sha FROM notes WHERE path = ?", (rel,)).fetchone()
+                stamp = _note_stamp(self.folder, rel)
+                if stamp is not None:
+                    self._upsert(conn, rel, stamp, None if row is None else (row[0], row[1]), stats)
+                elif row is not None:  # removed, moved away, or no longer a note
+                    conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+                    conn.execute("DELETE FROM notes WHERE docid = ?", (row[0],))
+                    stats.removed += 1
+            if stats.changed:
+                self._save_stamps(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise
+        self._stamps = None
+        if stats.changed:
+            self._save_rules()
+        stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+        return stats
 
     def _sync(self, watch: FolderWatch | None = None) -> SyncStats:
         assert self.conn is not None
@@ -595,6 +659,18 @@ class RecallIndex:
         if watch is not None:
             watch.verified(generation, token, stats.total)
         return stats
+
+
+def _note_stamp(folder: Path, rel: str) -> tuple[int, int] | None:
+    """(mtime_ns, size) of ``rel`` when scan_notes would list it as a note, else None."""
+    parts = rel.split("/")
+    if not rel.endswith(".md") or any(not p or p[0] == "." for p in parts):
+        return None
+    try:
+        st = os.stat(os.path.join(folder, *parts))
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
 
 def open_index(vault: Vault, *, sync: bool = True) -> RecallIndex:

@@ -1,7 +1,7 @@
 """Board rules about a session's row, in one place (pure: no I/O, no clock).
 
 Used alike by session operations (ops/sessions.py, ops/register.py), organize (ops/lifecycle.py),
-doctor (ops/doctor.py) and the daemon (daemon/reconcile.py). The rules are stated in
+doctor (ops/doctor/checks.py) and the daemon (daemon/reconcile.py). The rules are stated in
 docs/board.md (defaults, placeholders, a row from a snapshot, conflict-copy folding).
 
 Import-light (the sessionStart hook imports the defaults): the snapshot model is only a type here.
@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from agentmem_vault.clock import format_ts, parse_ts
 from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without datetime.py (docs/performance.md)
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import SESSION_ID_RE
 
 TYPE_CHECKING = False  # typing is not imported at run time (the sessionStart hook path)

@@ -1,0 +1,93 @@
+"""The one file-edit step of every installer (hooks, MCP, merge drivers, rules, setup, daemon
+service): plan, backup, compare-and-write, verify (docs/setup.md, "How an installer edits a file").
+
+An installer reads the file once, computes the new bytes with a pure function and, when it has a
+parser for the format, checks that the new bytes parse (``check``), all before anything is
+written. Applying it then
+
+1. reads the file again and refuses when it is no longer what was planned on ("changed while
+   installing": another editor saved meanwhile; nothing is written, nothing of theirs lost);
+2. copies the old bytes to ``<name>.agentmem-backup-<stamp>`` next to it;
+3. replaces the file by temp file and rename;
+4. reads it back: the bytes must be the planned ones and still parse.
+
+An unchanged file is never rewritten, so running an installer twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentmem_vault.errors import AgentmemError, Refused, VerifyFailed
+from agentmem_vault.fs import atomic_write_bytes, read_bytes
+from agentmem_vault.backups import backup_file
+
+# A parser of the file's format: returns anything, raises on bytes that do not parse.
+Check = Callable[[bytes], object]
+
+
+@dataclass(frozen=True)
+class FileEdit:
+    path: Path
+    before: bytes | None  # None: the file does not exist
+    after: bytes
+    what: str = "file"  # the format, for messages ("JSON", "TOML", "systemd unit")
+    check: Check | None = None
+    backup: bool = True
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def _checked(data: bytes, path: Path, what: str, check: Check | None) -> None:
+    if check is None:
+        return
+    try:
+        check(data)
+    except AgentmemError:
+        raise
+    except Exception as exc:  # a parser's own error type, whatever the format's library raises
+        raise Refused(f"{path}: the {what} this installer built does not parse ({exc}); nothing was written") from exc
+
+
+def plan_edit(
+    path: Path,
+    before: bytes | None,
+    after: bytes,
+    *,
+    what: str = "file",
+    check: Check | None = None,
+    backup: bool = True,
+) -> FileEdit:
+    """The edit from ``before`` (the bytes the installer read with ``read_bytes``, None for no
+    file) to ``after``; the new bytes are checked with the format's parser. Nothing is written."""
+    edit = FileEdit(path, before, after, what, check, backup)
+    if edit.changed:
+        _checked(after, path, what, check)
+    return edit
+
+
+def apply_edit(edit: FileEdit) -> Path | None:
+    """Write a planned edit; returns the backup's path (None when nothing was backed up)."""
+    if not edit.changed:
+        return None
+    current = read_bytes(edit.path)
+    if current != edit.before:
+        raise Refused(
+            f"{edit.path} changed while installing (another program saved it); nothing was written: run the command again"
+        )
+    saved = backup_file(edit.path, current) if current is not None and edit.backup else None
+    atomic_write_bytes(edit.path, edit.after)
+    written = read_bytes(edit.path)
+    if written != edit.after:
+        raise VerifyFailed(f"{edit.path} did not read back as written; the previous file is at {saved}")
+    _checked(written, edit.path, edit.what, edit.check)
+    return saved
+
+
+def read_current(path: Path) -> bytes | None:
+    """The file's bytes as an installer plans on them (None: no file), read by the vault's rule."""
+    return read_bytes(path)

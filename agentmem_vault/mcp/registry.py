@@ -1,0 +1,176 @@
+"""The small registry the MCP server is built from (the shape of basic-memory's ``mcp/tools``).
+
+A tool, resource or prompt is a module-level function whose first parameter is the ``Front`` (the
+vault, agent and project the server was started with), registered with ``@tool``, ``@resource``
+or ``@prompt``; the options are the SDK's own. ``register`` gives each one to an ``MCPServer`` with
+the ``Front`` bound, so the client sees only the other parameters. A new tool is one function in
+the module of its group (``mcp/tools/``).
+
+Thin on purpose: each tool parses its arguments, calls one library function and returns that
+function's result as structured content. No rule lives here. Library errors become MCP tool
+errors (``isError``) whose structured content is ``{"error": {"code", "message"}}`` with our error
+codes, the same object ``--json`` prints; the server keeps serving after any error (docs/mcp.md).
+
+Imports of the SDK are absolute (``from mcp...``): they resolve to the installed ``mcp``
+distribution, never to this package (``agentmem_vault.mcp``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.types import CallToolResult, TextContent
+
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
+from agentmem_vault.errors import AgentmemError, MemoryNotFound, SessionNotFound
+
+log = logging.getLogger("agentmem.mcp")
+
+
+def _ok(data: Any, text: str | None = None) -> CallToolResult:
+    if hasattr(data, "to_dict"):  # operation results are dataclasses; every front end prints to_dict()
+        data = data.to_dict()
+    structured = data if isinstance(data, dict) else {"result": data}
+    body = text if text is not None else json.dumps(structured, ensure_ascii=False, indent=1, default=str)
+    return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=structured)
+
+
+def error_result(exc: AgentmemError) -> CallToolResult:
+    err: dict[str, Any] = {"code": exc.code, "message": exc.message}
+    if exc.details:
+        err["details"] = exc.details
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"error [{exc.code}]: {exc.message}")],
+        structured_content={"error": err},
+        is_error=True,
+    )
+
+
+class Front:
+    """The vault, agent, pinned project and workspace folder this server was started with;
+    resolved per call so that a vault created (or repaired) after the client started the server
+    is picked up. Which project a call serves: ``scope`` (recall/scoping.py decides)."""
+
+    def __init__(self, vault: str | None, agent: str | None, project: str | None, workspace: str | None = None) -> None:
+        self.vault_arg, self.agent_arg, self.project, self.workspace = vault, agent, project, workspace
+
+    async def scope(self, ctx: Any, project: str | None = None, all_projects: bool = False) -> Callable[[Vault], Any]:
+        """A function of the vault giving the call's ``Scope``: the client's roots are asked here
+        (it needs the event loop), the rule is applied on the vault in the worker thread."""
+        from agentmem_vault.mcp.scope import client_roots
+        from agentmem_vault.recall.scoping import chat_scope
+
+        roots = await client_roots(ctx) if project is None and not all_projects and not self.project else []
+
+        def scope(v: Vault) -> Any:
+            return chat_scope(
+                v,
+                project=project,
+                all_projects=all_projects,
+                pinned=self.project,
+                roots=roots,
+                workspace=self.workspace,
+            )
+
+        return scope
+
+    def vault(self) -> Vault:
+        return resolve_vault(self.vault_arg)
+
+    def agent(self, v: Vault) -> str:
+        return resolve_agent(self.agent_arg, vault_config(v))
+
+    def call(self, fn: Callable[[Vault], Any], text: Callable[[Any], str] | None = None) -> CallToolResult:
+        """A tool's answer: ``fn``'s result on the vault, or the error result it raised."""
+        try:
+            data = fn(self.vault())
+        except AgentmemError as exc:
+            return error_result(exc)
+        except OSError as exc:  # a disk or permission problem the library did not name
+            return error_result(
+                AgentmemError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), code="os_error")
+            )
+        except Exception as exc:  # the server must outlive any bug: log it, answer with an error
+            log.exception("agentmem tool failed")
+            return error_result(
+                AgentmemError(
+                    f"internal error ({type(exc).__name__}: {exc}); see the server log", code="internal_error"
+                )
+            )
+        return _ok(data, text(data) if text else None)
+
+    def read(self, fn: Callable[[Vault], str]) -> str:
+        """A resource's text: ``fn``'s on the vault; a library error becomes the SDK's resource
+        error, its message starting ``[<code>]``."""
+        try:
+            return fn(self.vault())
+        except (SessionNotFound, MemoryNotFound) as exc:
+            raise ResourceNotFoundError(f"[{exc.code}] {exc.message}") from exc
+        except AgentmemError as exc:
+            raise ResourceError(f"[{exc.code}] {exc.message}") from exc
+
+
+class Entry(NamedTuple):
+    kind: str  # the MCPServer decorator: "tool", "resource" or "prompt"
+    args: tuple[Any, ...]
+    options: dict[str, Any]
+    fn: Callable[..., Any]
+
+
+ENTRIES: list[Entry] = []
+
+
+def _entry(kind: str, *args: Any, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def add(fn: Callable[..., Any]) -> Callable[..., Any]:
+        ENTRIES.append(Entry(kind, args, options, fn))
+        return fn
+
+    return add
+
+
+def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return _entry("tool", **options)
+
+
+def resource(uri: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return _entry("resource", uri, **options)
+
+
+def prompt(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return _entry("prompt", **options)
+
+
+def _bind(fn: Callable[..., Any], front: Front) -> Callable[..., Any]:
+    """``fn`` with its first parameter (the Front) bound; name, docstring and the signature of the
+    other parameters kept, which is what the SDK reads to build the schema."""
+    sig = inspect.signature(fn, eval_str=True)
+    bound: Callable[..., Any]
+    if inspect.iscoroutinefunction(fn):  # a tool that asks the client something (its roots)
+
+        @functools.wraps(fn)
+        async def bound(*args: Any, **kwargs: Any) -> Any:
+            return await fn(front, *args, **kwargs)
+
+    else:
+
+        @functools.wraps(fn)
+        def bound(*args: Any, **kwargs: Any) -> Any:
+            return fn(front, *args, **kwargs)
+
+    first = next(iter(sig.parameters))
+    bound.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])  # type: ignore[attr-defined]
+    bound.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k != first}
+    return bound
+
+
+def register(server: MCPServer, front: Front) -> None:
+    for e in ENTRIES:
+        getattr(server, e.kind)(*e.args, **e.options)(_bind(e.fn, front))

@@ -1,0 +1,592 @@
+"""doctor's checks of the board and the snapshots: pure (the text of the files in, findings and
+planned fixes out).
+
+Each check is one small function registered with a decorator, run in the order of this file:
+``@board_check`` once over the readable board, ``@row_check`` for each session's first row,
+``@snapshot_check`` for each readable snapshot. A check reports through ``IndexReview.report`` and
+plans a fix by changing ``current`` (the row as it will be after the fixes) or ``plan``. The rules
+are those of docs/board.md and docs/reliability.md; a new check is one more function here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agentmem_vault.clock import parse_ts
+from agentmem_vault.errors import IndexFormatError, SnapshotFormatError
+from agentmem_vault.board import table as it
+from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.board.rules import archived_in_copy, fold_rows, row_from_fields, row_from_snapshot
+from agentmem_vault.model.snapshot import parse_snapshot
+from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding, Plan
+from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, TEMP_RE, TempFile, VaultState
+from agentmem_vault.ops.lifecycle import continues_from_of
+
+
+@dataclass
+class IndexReview:
+    """The readable board under review: what the checks read, and the fixes they plan."""
+
+    state: VaultState
+    doc: it.IndexDoc
+    plan: Plan
+    out: list[Finding] = field(default_factory=list)
+    first_line: dict[str, int] = field(default_factory=dict)  # Session ID -> line of its first row
+    current: dict[int, it.Row] = field(default_factory=dict)  # line -> row as it will be after the fixes
+
+    def __post_init__(self) -> None:
+        for i, r in self.doc.rows:
+            self.current[i] = r
+            self.first_line.setdefault(r.session_id, i)
+        self.live = {r.session_id for _, r in self.doc.rows}
+        # A row that cannot be parsed (an extra cell, a broken ID…) still names its session: never
+        # add a second row for it (docs/reliability.md).
+        self.bad_ids = {cells[0] for b in self.doc.bad if (cells := it.split_cells(b.raw))}
+        self.known = self.live | set(self.state.snapshots) | self.state.archived
+
+    def report(
+        self,
+        kind: str,
+        severity: str,
+        message: str,
+        *,
+        session_id: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.out.append(Finding(kind, severity, message, session_id, line, hint, fix))
+
+    def report_row(
+        self,
+        sid: str,
+        i: int,
+        kind: str,
+        severity: str,
+        message: str,
+        *,
+        hint: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        """A finding about the row of ``sid`` at line index ``i``."""
+        self.report(kind, severity, message, session_id=sid, line=i + 1, hint=hint, fix=fix)
+
+
+BoardCheck = Callable[[IndexReview], None]
+RowCheck = Callable[[IndexReview, str, int], None]  # (review, Session ID, line of its first row)
+SnapshotCheck = Callable[[IndexReview, str, str], None]  # (review, Session ID, snapshot text)
+BOARD_CHECKS: list[BoardCheck] = []
+ROW_CHECKS: list[RowCheck] = []
+SNAPSHOT_CHECKS: list[SnapshotCheck] = []
+
+
+def board_check(fn: BoardCheck) -> BoardCheck:
+    BOARD_CHECKS.append(fn)
+    return fn
+
+
+def row_check(fn: RowCheck) -> RowCheck:
+    ROW_CHECKS.append(fn)
+    return fn
+
+
+def snapshot_check(fn: SnapshotCheck) -> SnapshotCheck:
+    SNAPSHOT_CHECKS.append(fn)
+    return fn
+
+
+def diagnose_state(state: VaultState) -> tuple[list[Finding], Plan | None]:
+    """Findings for this state, and the plan of safe fixes to the index (None when it cannot be
+    edited). Temporary files are reported whatever state the index is in."""
+    unsafe = [
+        Finding(
+            "not_a_regular_file" if "regular file" in why else "unsafe_path",
+            ERROR,
+            f"{rel}: {why}",
+            path=rel,
+            hint="move it away and put the real file (or folder) back; nothing reads or writes it until then",
+        )
+        for rel, why in state.unsafe
+    ]
+    if any(rel == "memory/index.md" for rel, _ in state.unsafe):
+        return unsafe + temp_findings(state.temp_files), None  # the board cannot be read: no index fixes
+    out, plan = check_index(state)
+    return unsafe + out + temp_findings(state.temp_files), plan
+
+
+def check_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
+    """The board's findings and planned fixes; None for a board that cannot be edited."""
+    out: list[Finding] = []
+    if state.index_text is None:
+        out.append(Finding("index_missing", ERROR, "memory/index.md does not exist", hint="run `agentmem init`"))
+        return out, None
+    if isinstance(state.index_text, bytes):
+        out.append(
+            Finding(
+                "index_unreadable",
+                ERROR,
+                "memory/index.md is not UTF-8 text",
+                hint="restore it from a backup or the journal (memory/.agentmem/journal.jsonl)",
+            )
+        )
+        return out, None
+    plan = Plan(state.index_text)
+    plan.base_text = fold_conflict_copies(state, plan, out)
+    try:
+        doc = it.parse_index(plan.base_text)
+    except IndexFormatError as exc:
+        out.append(Finding("index_unreadable", ERROR, exc.message, hint="repair the table header by hand"))
+        return out, None
+    review = IndexReview(state, doc, plan, out)
+    for check in BOARD_CHECKS:
+        check(review)
+    orig = dict(doc.rows)
+    for i, r in review.current.items():
+        if r != orig[i] and i not in plan.edits:
+            plan.edits[i] = r
+    return out, plan
+
+
+def fold_conflict_copies(state: VaultState, plan: Plan, out: list[Finding]) -> str:
+    """Sync-conflict copies of the index: fold readable rows in, as the daemon does; the board's
+    text with them folded."""
+    assert isinstance(state.index_text, str)
+    text = state.index_text
+    for name, copy_text in state.conflict_copies.items():
+        by_hand = f"compare it with memory/index.md by hand, then delete memory/{name}"
+        if isinstance(copy_text, bytes):
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name} is a sync-conflict copy that is not UTF-8 text",
+                    hint=by_hand,
+                )
+            )
+            continue
+        try:
+            copy = it.parse_index(copy_text)
+            it.parse_index(text)
+        except IndexFormatError as exc:
+            out.append(
+                Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy: {exc.message}", hint=by_hand)
+            )
+            continue
+        gone = archived_in_copy(text, copy.row_list(), state.archived)
+        new_text, added, updated = fold_rows(text, copy.row_list(), archived=state.archived)
+        detail = f"{len(added)} row(s) only in the copy, {len(updated)} newer in the copy"
+        if gone:
+            detail += f", {len(gone)} archived since (not put back: {', '.join(gone)})"
+        if copy.bad:
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name} is a sync-conflict copy ({detail})",
+                    fix="fold its readable rows into memory/index.md (the copy stays)",
+                )
+            )
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name}: {len(copy.bad)} row(s) cannot be read (first: line {copy.bad[0].line_no})",
+                    line=copy.bad[0].line_no,
+                    hint=f"look at those rows of memory/{name}, then delete it",
+                )
+            )
+        else:
+            out.append(
+                Finding(
+                    "conflict_copy",
+                    ERROR,
+                    f"memory/{name} is a sync-conflict copy ({detail})",
+                    fix="fold its rows into memory/index.md (newer Updated At wins, references united) "
+                    "and move the copy to memory/.agentmem/conflicts/",
+                )
+            )
+            plan.fold_moves.append(name)
+        text = new_text
+    return text
+
+
+# -- the board ----------------------------------------------------------------------------------
+
+
+@board_check
+def malformed_rows(r: IndexReview) -> None:
+    for b in r.doc.bad:
+        r.report(
+            "malformed_row",
+            ERROR,
+            f"memory/index.md line {b.line_no}: {b.reason}",
+            line=b.line_no,
+            hint="repair the row by hand (it is kept as it is; no command changes the table until then)",
+        )
+
+
+@board_check
+def duplicate_rows(r: IndexReview) -> None:
+    """A second row of a session: an exact copy goes, a differing one is for a person."""
+    lines = r.doc.lines
+    for i, row in r.doc.rows:
+        sid = row.session_id
+        j = r.first_line[sid]
+        if j == i:
+            continue
+        same = it.render_row(row) == it.render_row(r.current[j])
+        if same and lines[i].rstrip("\r\n") == lines[j].rstrip("\r\n"):
+            r.report_row(
+                sid,
+                i,
+                "duplicate_id",
+                ERROR,
+                f"{sid} appears twice with identical rows (lines {j + 1} and {i + 1})",
+                fix=f"remove the second copy (line {i + 1})",
+            )
+            r.plan.edits[i] = None
+        else:
+            r.report_row(
+                sid,
+                i,
+                "duplicate_id",
+                ERROR,
+                f"{sid} appears in more than one row with different values (lines {j + 1} and {i + 1})",
+                hint="keep the right row and delete the other by hand (the journal lists earlier values)",
+            )
+
+
+@board_check
+def each_row(r: IndexReview) -> None:
+    for sid, i in r.first_line.items():
+        for check in ROW_CHECKS:
+            check(r, sid, i)
+
+
+@board_check
+def each_snapshot(r: IndexReview) -> None:
+    for sid, snap in sorted(r.state.snapshots.items()):
+        if isinstance(snap, bytes):
+            r.report(
+                "snapshot_unreadable",
+                ERROR,
+                f"memory/sessions/{sid}.md is not UTF-8 text",
+                session_id=sid,
+                hint="re-save it as UTF-8",
+            )
+            continue
+        for check in SNAPSHOT_CHECKS:
+            check(r, sid, snap)
+
+
+@board_check
+def one_sided_referenced_by(r: IndexReview) -> None:
+    """A Referenced By entry whose session's snapshot does not say so."""
+    for src, i in r.first_line.items():
+        for ref in r.current[i].referencing_ids:
+            ref_snap = r.state.snapshots.get(ref)
+            if ref in r.live and isinstance(ref_snap, str) and src not in continues_from_of(ref_snap):
+                r.report_row(
+                    src,
+                    i,
+                    "one_sided_reference",
+                    WARNING,
+                    f"{src}'s Referenced By lists {ref}, but memory/sessions/{ref}.md does not continue from {src}",
+                    hint=f"record it with `agentmem continue {src} --session {ref}` or drop it with "
+                    f"`agentmem release {src} --session {ref}`",
+                )
+            elif ref in r.live and ref_snap is None:
+                r.report_row(
+                    src,
+                    i,
+                    "one_sided_reference",
+                    WARNING,
+                    f"{src}'s Referenced By lists {ref}, which has no snapshot to say so",
+                    hint=f"`agentmem update {ref}` writes its snapshot",
+                )
+
+
+@board_check
+def session_file_names(r: IndexReview) -> None:
+    for name in r.state.other_session_files:
+        stem = name[:-3] if name.endswith(".md") else name
+        base = stem.split(" (")[0].split(".sync-conflict")[0]
+        if is_valid_session_id(base) and base != stem:
+            r.report(
+                "conflict_copy",
+                ERROR,
+                f"memory/sessions/{name} is a sync-conflict copy of {base}'s snapshot",
+                session_id=base,
+                hint=f'merge it with `agentmem update {base} --snapshot "memory/sessions/{name}"`, then delete it',
+            )
+        else:
+            r.report(
+                "session_file_name",
+                WARNING,
+                f"memory/sessions/{name}: the name is not <Session ID>.md",
+                hint="rename or move it; agentmem ignores it",
+            )
+
+
+# -- each session's row -------------------------------------------------------------------------
+
+
+@row_check
+def row_status(r: IndexReview, sid: str, i: int) -> None:
+    status = r.current[i].status.strip()
+    low = status.lower()
+    if low in it.STATUSES and status != low:
+        r.current[i] = r.current[i].with_(status=low)
+        r.report_row(sid, i, "bad_status", ERROR, f"{sid}: Status {status!r} is not lower-case", fix=f"write {low!r}")
+    elif low in ("closed", "archived", "done", "finished"):
+        r.current[i] = r.current[i].with_(status="stale")
+        hint = (
+            f"memory/archive/{sid}/ exists: the archive was not finished; check it and remove the row"
+            if sid in r.state.archived
+            else f"archive it with `agentmem archive {sid}`"
+        )
+        r.report_row(
+            sid,
+            i,
+            "bad_status",
+            ERROR,
+            f"{sid}: Status {status!r} is not used in the index (idle/active/stale)",
+            fix="set it to 'stale' (finished, waiting to be archived)",
+            hint=hint,
+        )
+    elif low not in it.STATUSES:
+        r.report_row(
+            sid,
+            i,
+            "bad_status",
+            ERROR,
+            f"{sid}: unknown Status {status!r}",
+            hint="set it to idle, active or stale by hand",
+        )
+
+
+@row_check
+def idle_with_snapshot(r: IndexReview, sid: str, i: int) -> None:
+    # The checks from here on see the status as it will be after the fixes.
+    if r.current[i].status == "idle" and sid in r.state.snapshots:
+        r.current[i] = r.current[i].with_(status="active")
+        r.report_row(
+            sid,
+            i,
+            "idle_with_snapshot",
+            ERROR,
+            f"{sid} is idle but has memory/sessions/{sid}.md",
+            fix="set it to 'active' (the snapshot is real work)",
+        )
+
+
+@row_check
+def row_without_snapshot(r: IndexReview, sid: str, i: int) -> None:
+    status = r.current[i].status
+    if status in ("active", "stale") and sid not in r.state.snapshots:
+        r.report_row(
+            sid,
+            i,
+            "row_without_snapshot",
+            WARNING,
+            f"{sid} is {status} but memory/sessions/{sid}.md does not exist",
+            hint=f"write it with `agentmem update {sid} --snapshot -`, or archive the row",
+        )
+
+
+@row_check
+def half_archived(r: IndexReview, sid: str, i: int) -> None:
+    if sid in r.state.archived:
+        r.report_row(
+            sid,
+            i,
+            "half_archived",
+            ERROR,
+            f"{sid} still has a row but memory/archive/{sid}/ exists",
+            hint=f"check memory/archive/{sid}/; if it is complete, delete the row by hand",
+        )
+
+
+@row_check
+def row_timestamps(r: IndexReview, sid: str, i: int) -> None:
+    for col in ("started_at", "updated_at"):
+        v = getattr(r.current[i], col)
+        if parse_ts(v) is None:
+            r.report_row(
+                sid,
+                i,
+                "bad_timestamp",
+                WARNING,
+                f"{sid}: {col.replace('_', ' ').title()} {v!r} is not a time",
+                hint="write it as YYYY-MM-DD HH:MM",
+            )
+
+
+@row_check
+def referenced_by(r: IndexReview, sid: str, i: int) -> None:
+    """Referenced By: IDs only, of sessions that still exist and are still working."""
+    refs = r.current[i].referencing_ids
+    keep: list[str] = []
+    for ref in refs:
+        if ref == sid:
+            r.report_row(sid, i, "self_reference", ERROR, f"{sid} lists itself in Referenced By", fix="remove it")
+        elif not is_valid_session_id(ref):
+            keep.append(ref)
+            r.report_row(
+                sid,
+                i,
+                "unknown_reference",
+                ERROR,
+                f"{sid}: Referenced By holds {ref!r}, which is not a Session ID",
+                hint="Referenced By lists Session IDs, never agent names; correct it by hand",
+            )
+        elif ref in r.live or ref in r.state.snapshots:
+            keep.append(ref)
+        elif ref in r.state.archived:
+            r.report_row(
+                sid,
+                i,
+                "unknown_reference",
+                ERROR,
+                f"{sid}: Referenced By lists {ref}, which is archived",
+                fix=f"remove {ref} (an archived session continues nothing)",
+            )
+        else:
+            r.report_row(
+                sid,
+                i,
+                "unknown_reference",
+                ERROR,
+                f"{sid}: Referenced By lists {ref}, which exists nowhere",
+                fix=f"remove {ref}",
+            )
+    if keep != refs:
+        r.current[i] = r.current[i].with_(referenced_by=it.join_id_list(keep))
+
+
+# -- each snapshot ------------------------------------------------------------------------------
+
+
+@snapshot_check
+def snapshot_without_row(r: IndexReview, sid: str, snap: str) -> None:
+    if sid in r.live:
+        return
+    if sid in r.state.archived:
+        r.report(
+            "snapshot_without_row",
+            ERROR,
+            f"memory/sessions/{sid}.md has no row and the session is archived",
+            session_id=sid,
+            hint=f"compare it with memory/archive/{sid}/session.md and delete one",
+        )
+    elif sid in r.bad_ids:
+        r.report(
+            "snapshot_without_row",
+            ERROR,
+            f"memory/sessions/{sid}.md: its row in memory/index.md cannot be read; not adding a second one",
+            session_id=sid,
+            hint="repair that row by hand (see the malformed-row finding)",
+        )
+    else:
+        r.report(
+            "snapshot_without_row",
+            ERROR,
+            f"memory/sessions/{sid}.md has no row in memory/index.md",
+            session_id=sid,
+            fix="add its row from the snapshot's Metadata (Status active)",
+        )
+        r.plan.appends.append(_row_from_snapshot_text(sid, snap))
+
+
+@snapshot_check
+def continues_from(r: IndexReview, sid: str, snap: str) -> None:
+    """Continues From against the sources' Referenced By."""
+    for src in continues_from_of(snap):
+        if src == sid:
+            continue
+        if src not in r.known:
+            r.report(
+                "unknown_reference",
+                WARNING,
+                f"memory/sessions/{sid}.md continues from {src}, which exists nowhere",
+                session_id=sid,
+                hint=f"correct it, or `agentmem release {src} --session {sid}`",
+            )
+            continue
+        if src in r.state.archived and src not in r.live and sid not in r.state.archived:
+            # archived with --force while this session still continued from it (docs/lifecycle.md)
+            r.report(
+                "archived_reference",
+                WARNING,
+                f"memory/sessions/{sid}.md continues from {src}, which is archived",
+                session_id=sid,
+                hint=f"release it with `agentmem release {src} --session {sid}` (the archive keeps {src}'s snapshot)",
+            )
+            continue
+        if src in r.first_line and sid not in r.state.archived:
+            i = r.first_line[src]
+            refs = r.current[i].referencing_ids
+            if sid not in refs:
+                r.report_row(
+                    src,
+                    i,
+                    "one_sided_reference",
+                    ERROR,
+                    f"memory/sessions/{sid}.md continues from {src}, but {src}'s Referenced By lacks {sid}",
+                    fix=f"add {sid} to {src}'s Referenced By",
+                )
+                r.current[i] = r.current[i].with_(referenced_by=it.join_id_list(refs + [sid]))
+
+
+def _row_from_snapshot_text(sid: str, text: str) -> it.Row:
+    """The row the daemon would add for this snapshot (an unreadable one gives the ID's facts)."""
+    try:
+        return row_from_snapshot(sid, parse_snapshot(text))
+    except SnapshotFormatError:
+        return row_from_fields(sid, {}, None)
+
+
+# -- leftovers of interrupted writes ------------------------------------------------------------
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{max(0, int(seconds))} seconds"
+    if seconds < 7200:
+        return f"{int(seconds // 60)} minutes"
+    if seconds < 2 * 86400:
+        return f"{int(seconds // 3600)} hours"
+    return f"{int(seconds // 86400)} days"
+
+
+def temp_findings(temps: list[TempFile]) -> list[Finding]:
+    out: list[Finding] = []
+    for t in temps:
+        m = TEMP_RE.match(t.rel.rsplit("/", 1)[-1])
+        target = m.group("target") if m else "?"
+        where = f"memory/{t.rel}"
+        if t.age >= STALE_TEMP_SECONDS:
+            out.append(
+                Finding(
+                    TEMP_KIND,
+                    WARNING,
+                    f"{where} is left over from an interrupted write of {target} "
+                    f"({t.size} bytes, last modified {_age(t.age)} ago)",
+                    path=where,
+                    fix="remove it (a copy goes to the backup)",
+                )
+            )
+        else:
+            when = "with a modification time in the future" if t.age < 0 else f"modified {_age(t.age)} ago"
+            out.append(
+                Finding(
+                    TEMP_KIND,
+                    WARNING,
+                    f"{where} is a temporary file of a write of {target} {when}; it may belong to a write in progress",
+                    path=where,
+                    hint=f"nothing to do if it goes away; --fix removes it once it is {STALE_TEMP_SECONDS // 60} "
+                    "minutes old",
+                )
+            )
+    return out

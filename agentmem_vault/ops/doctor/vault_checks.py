@@ -1,0 +1,152 @@
+"""doctor's checks that ask the vault itself (git, the journal, the notes, Obsidian's files)
+rather than the board's text, and ``diagnose``, which runs every check.
+
+A check here is a function of the vault registered with ``@vault_check`` (run by both
+``diagnose`` and ``repair``, in the order of this file). Archives and Obsidian properties have a
+repair of their own, so ``diagnose`` and ``repair`` call them directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agentmem_vault.vault import Vault
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.ops.doctor.checks import diagnose_state
+from agentmem_vault.ops.doctor.findings import ERROR, WARNING, DoctorReport, Finding
+from agentmem_vault.ops.doctor.state import read_state
+from agentmem_vault.board.store import BoardWriter
+
+VaultCheck = Callable[[Vault], list[Finding]]
+VAULT_CHECKS: list[VaultCheck] = []
+
+
+def vault_check(fn: VaultCheck) -> VaultCheck:
+    VAULT_CHECKS.append(fn)
+    return fn
+
+
+def diagnose(vault: Vault) -> DoctorReport:
+    findings, _ = diagnose_state(read_state(vault))
+    return DoctorReport(archive_findings(vault) + findings + vault_findings(vault) + obsidian_findings(vault))
+
+
+def vault_findings(vault: Vault) -> list[Finding]:
+    return [f for check in VAULT_CHECKS for f in check(vault)]
+
+
+@vault_check
+def sync_findings(vault: Vault) -> list[Finding]:
+    """A vault in a git repository without our merge drivers (docs/sync.md)."""
+    from agentmem_vault.integrations.merge_install import missing_driver
+
+    try:
+        problem = missing_driver(vault)
+    except AgentmemError:
+        return []  # git itself is broken here: nothing this check can say reliably
+    if problem is None:
+        return []
+    return [Finding("merge_driver_missing", WARNING, problem, hint="agentmem install-merge-driver")]
+
+
+@vault_check
+def project_findings(vault: Vault) -> list[Finding]:
+    """Notes whose project matches no workspace this vault knows (docs/projects.md): a project
+    that was renamed or moved, so its memories no longer reach its chats. Checked only once the
+    vault knows some workspace (a chat registered with its project, or ``projects:`` in config)."""
+    from agentmem_vault.config import vault_config
+    from agentmem_vault.longterm.notes import load_notes
+    from agentmem_vault.ops.conversations import projects_of_sessions
+    from agentmem_vault.ops.projects import aliases_from_config, fold_name
+
+    try:
+        aliases = aliases_from_config(vault_config(vault))
+        known = {fold_name(p) for p in projects_of_sessions(vault).values()}
+        known |= {fold_name(n) for n in aliases.known()} | set(aliases.names)
+        if not known:
+            return []
+        out: list[Finding] = []
+        for n in load_notes(vault):
+            if not n.project or n.scope == "global" or not n.active:
+                continue
+            if fold_name(aliases.canonical(n.project)) in known:
+                continue
+            rel = n.path.relative_to(vault.root).as_posix() if n.path else None
+            out.append(
+                Finding(
+                    "note_project_unknown",
+                    WARNING,
+                    f"memory {n.id or n.title!r} belongs to project {n.project!r}, which no chat of this vault ran in "
+                    "(renamed or moved?): it is shown in no chat",
+                    hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global), or add "
+                    f"{n.project!r} under projects: in memory/.agentmem/config.yaml",
+                    path=rel,
+                )
+            )
+        return out
+    except AgentmemError:
+        return []
+
+
+def archive_findings(vault: Vault) -> list[Finding]:
+    """Archives killed halfway: their write-ahead intent is in the journal (docs/reliability.md)."""
+    from agentmem_vault.ops.archive import pending_archives
+
+    return [
+        Finding(
+            "archive_interrupted",
+            ERROR,
+            f"the interrupted archive of {sid} is not finished",
+            session_id=sid,
+            fix="finish it (the snapshot had moved) or undo it, from the journal's intent",
+        )
+        for sid in pending_archives(vault)
+    ]
+
+
+def obsidian_findings(vault: Vault, w: BoardWriter | None = None) -> list[Finding]:
+    """Properties that are malformed or disagree with their tables; ``.obsidian/types.json``
+    missing our property types (docs/obsidian.md)."""
+    from agentmem_vault.ops import obsidian as ob
+
+    out = []
+    for p in ob.property_problems(vault, w):
+        if p["kind"] == ob.PROPS_MALFORMED:
+            out.append(
+                Finding(
+                    p["kind"],
+                    ERROR,
+                    f"{p['path']}: {p['message']}",
+                    p["session_id"],
+                    path=p["path"],
+                    hint="fix the YAML between the '---' lines by hand, or delete that block: "
+                    "it is written again from the Metadata table on the next update",
+                )
+            )
+        else:
+            out.append(
+                Finding(
+                    p["kind"],
+                    WARNING,
+                    p["message"],
+                    p["session_id"],
+                    path=p["path"],
+                    fix="rewrite those properties from the Metadata table and the board",
+                )
+            )
+    try:
+        missing = ob.types_needing_merge(vault)
+    except AgentmemError as exc:
+        out.append(Finding(ob.TYPES_MISSING, WARNING, exc.message, hint="fix or remove .obsidian/types.json"))
+    else:
+        if missing:
+            out.append(
+                Finding(
+                    ob.TYPES_MISSING,
+                    WARNING,
+                    f".obsidian/types.json lacks the property types of {', '.join(missing[:6])}"
+                    + (f" and {len(missing) - 6} more" if len(missing) > 6 else ""),
+                    fix="merge our property types into it (the old file is backed up)",
+                )
+            )
+    return out
