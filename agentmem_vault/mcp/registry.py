@@ -133,13 +133,28 @@ def prompt(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return _entry("prompt", **options)
 
 
-def _bind(fn: Callable[..., Any], front: Front) -> Callable[..., Any]:
+def _not_text(value: Any) -> bool:
+    """A string argument that is not Unicode text: JSON can carry a lone surrogate (``"\\udcff"``),
+    which no file, index or answer can encode."""
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, (list, tuple)):
+        return any(_not_text(v) for v in value)
+    return False
+
+
+def _bind(fn: Callable[..., Any], front: Front, kind: str = "tool") -> Callable[..., Any]:
     """``fn`` with its first parameter (the Front) bound; name, docstring and the signature of the
     other parameters kept, which is what the SDK reads to build the schema."""
     sig = inspect.signature(fn, eval_str=True)
 
     @functools.wraps(fn)
     def bound(*args: Any, **kwargs: Any) -> Any:
+        bad = [k for k, v in kwargs.items() if _not_text(v)] + [f"#{i + 1}" for i, v in enumerate(args) if _not_text(v)]
+        if bad and kind == "tool":
+            from agentmem_vault.errors import UsageError
+
+            return error_result(UsageError(f"argument {bad[0]} is not valid Unicode text (a lone surrogate)"))
         return fn(front, *args, **kwargs)
 
     first = next(iter(sig.parameters))
@@ -150,4 +165,4 @@ def _bind(fn: Callable[..., Any], front: Front) -> Callable[..., Any]:
 
 def register(server: MCPServer, front: Front) -> None:
     for e in ENTRIES:
-        getattr(server, e.kind)(*e.args, **e.options)(_bind(e.fn, front))
+        getattr(server, e.kind)(*e.args, **e.options)(_bind(e.fn, front, e.kind))

@@ -23,6 +23,7 @@ from agentmem_vault.errors import (
     UsageError,
 )
 from agentmem_vault.model import index_table as it
+from agentmem_vault.model.row_fields import FIELD_LIMITS, check_row_fields
 from agentmem_vault.model.ids import base_session_id, validate_session_id
 from agentmem_vault.model.session_rules import (
     CONTINUE_KEYWORDS,
@@ -106,6 +107,7 @@ def register_manual(
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
     so a larger operation (continue) can undo it."""
+    check_row_fields(topic=topic, summary=summary, keywords=keywords)
     incoming = _incoming(snapshot_text, vault)
     when = clock_now()
     ts = format_ts(when)
@@ -299,6 +301,7 @@ def update_session(
     """狀態更新: create or merge the snapshot, then update only that row (Status active, Updated At);
     Started At and Referenced By unchanged."""
     sid = validate_session_id(session_id)
+    check_row_fields(topic=topic, summary=summary, keywords=keywords)
     incoming = _incoming(snapshot_text, vault)
     ts = format_ts(clock_now())
     with _all_or_nothing(vault, "update", f"update of {sid}") as w:
@@ -365,7 +368,8 @@ def continue_session(
                 vault,
                 agent or "",
                 topic=None,
-                summary=f"接續 {src}：{source_row.topic}",
+                # A hand-edited source topic may be any length; the summary stays within its limit.
+                summary=f"接續 {src}：{source_row.topic}"[: FIELD_LIMITS["summary"]],
                 writer=w,
                 snapshot_text=snapshot_text
                 or f"## Current Context\n接續 {src}（{source_row.topic}）。\n\n## Continues From\n- {src}\n",
