@@ -25,13 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentmem_vault.model import snapshot_merge
-from agentmem_vault.model.snapshot import (
-    SECTIONS,
-    Snapshot,
-    merge_snapshots,
-    parse_snapshot,
-    render_snapshot,
-)
+from agentmem_vault.model.snapshot import SECTIONS, Snapshot, parse_snapshot, render_snapshot
+from agentmem_vault.model.snapshot_merge import merge_snapshots
 
 SID = "2026-06-01-0930-cursor-main-agent"
 WORDS = (

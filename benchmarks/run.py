@@ -18,7 +18,9 @@ Figures (targets from docs/performance.md):
 - in-process recall query p95 at 10,000 notes, with and without a daemon (the freshness check
   included; ``freshness_by`` counts who vouched per query: the daemon, this process's watch, or a
   stat of every note; ``full_check_ms`` is what that stat costs where no watch exists);
-- CLI ``agentmem context`` at 10,000 notes, warm.
+- CLI ``agentmem context`` at 10,000 notes, warm;
+- the prompt hook (``UserPromptSubmit``) at 10,000 notes: within 5x ``python -c pass``, adding at
+  most its budget.
 
 Exit status 0 also when a target is missed (the JSON says so in ``misses``); 2 when the run failed.
 """
@@ -290,7 +292,55 @@ def recall_figures(py: Path, agentmem: Path, env: dict, tmp: Path, runs: int, re
         if "failed" in res["context"]:
             fig["failed"] = res["context"]["failed"]
         figs.append(fig)
+    figs.append(prompt_figure(py, agentmem, env, tmp, info["vault"], runs))
     return figs
+
+
+PROMPT_BUDGET = 800  # recall/prompt.py's default
+
+
+def prompt_figure(py: Path, agentmem: Path, env: dict, tmp: Path, vault: str, runs: int) -> dict:
+    """The UserPromptSubmit hook (Claude Code payload) at 10,000 notes, a new chat each run (nothing
+    given yet, so it adds as much as it may): within 5x ``python -c pass``, adding at most its budget."""
+    folder = tmp / "shop"  # a chat in project "shop": its notes and the global ones
+    folder.mkdir(exist_ok=True)
+    counter = [0]
+
+    def payload() -> bytes:
+        counter[0] += 1
+        return json.dumps(
+            {
+                "session_id": f"bench-prompt-{counter[0]}",
+                "transcript_path": None,
+                "cwd": str(folder),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "支付回调幂等 重复入账 billing: how do we avoid booking a payment twice?",
+            }
+        ).encode()
+
+    hook = [str(agentmem), "hook", "claude-user-prompt", "--vault", vault]
+    cmds = {
+        "python -c pass": {"argv": [str(py), "-c", "pass"], "env": env, "cwd": str(tmp)},
+        "prompt": {"argv": hook, "env": env, "cwd": str(folder), "input": payload},
+    }
+    interleaved(cmds, 1)
+    res = interleaved(cmds, runs, check={"prompt": b'"additionalContext"'})
+    one = subprocess.run(hook, input=payload(), env=env, cwd=str(folder), capture_output=True)
+    try:
+        added = len(json.loads(one.stdout)["hookSpecificOutput"]["additionalContext"])
+    except (ValueError, KeyError, TypeError):
+        added = -1
+    fig = ratio_figure(
+        "prompt hook (UserPromptSubmit), 10,000 notes, new chat",
+        res["prompt"],
+        "python -c pass",
+        res["python -c pass"],
+        5.0,
+        added_chars=added,
+        budget_chars=PROMPT_BUDGET,
+    )
+    fig["met"] = fig["met"] and 0 < added <= PROMPT_BUDGET
+    return fig
 
 
 def _stop(pid: int) -> None:

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.hooks.payloads import MAX_ROOTS, decode_stdin, parse_event
 from agentmem_vault.longterm.sources import MAX_TURN_CHARS, read_source, source_for_transcript
 from hooks_helpers import hook_env

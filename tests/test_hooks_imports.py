@@ -14,11 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 from hooks_helpers import claude_start, cursor_start, hook_env, id_from
 
-HEAVY = {"click", "yaml", "filelock", "anthropic", "watchdog", "frontmatter", "httpx", "pydantic", "hanziconv"}
+HEAVY = {
+    "click",
+    "yaml",
+    "filelock",
+    "anthropic",
+    "watchdog",
+    "frontmatter",
+    "httpx",
+    "pydantic",
+    "hanziconv",
+    "rjieba",
+}
 
 PROBE = r"""
 import json, sys

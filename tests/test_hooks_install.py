@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.integrations.hook_install import hook_command, merge
 
 from hooks_helpers import cursor_start, claude_start, hook_env, id_from, rows
@@ -187,21 +187,24 @@ def test_powershell_and_posix_quoting() -> None:
     assert posix == "'/opt/my env/bin/agentmem' hook claude-session-start --vault '/v/我的 vault'"
 
 
+CODEX_COMMANDS = {n: f"agentmem hook {n}" for n in ("codex-session-start", "codex-stop", "codex-user-prompt")}
+
+
 def test_pure_merge_does_not_touch_its_input() -> None:
     existing = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}
     snapshot = json.dumps(existing)
     new, actions = merge(
         "codex",
         existing,
-        {"codex-session-start": "agentmem hook codex-session-start", "codex-stop": "agentmem hook codex-stop"},
+        CODEX_COMMANDS,
     )
     assert json.dumps(existing) == snapshot
-    assert [a["action"] for a in actions] == ["added", "added"]
+    assert [a["action"] for a in actions] == ["added", "added", "added"]
     assert new["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "x"}]}
     again, actions = merge(
         "codex",
         new,
-        {"codex-session-start": "agentmem hook codex-session-start", "codex-stop": "agentmem hook codex-stop"},
+        CODEX_COMMANDS,
     )
     assert again == new and {a["action"] for a in actions} == {"unchanged"}
 

@@ -52,14 +52,14 @@ def test_offline_extract_writes_notes_then_reruns_create_nothing(vault, tmp_path
     rep = extract_sources(vault, srcs)
     assert rep.mode == "offline" and rep.count("create") == 3 and rep.written == 3
     notes = {n.title: n for n in load_notes(vault)}
-    zh = notes["以後回答一律用繁體中文"]
+    zh = notes["回答一律用繁體中文"]
     # a user_communication preference is global (docs/projects.md); the slug names no folder here
     assert zh.sources == ["cursor:c1"] and zh.project == "" and zh.scope == "global"
-    assert zh.created == "2026-11-29T15:20" and zh.score == 5
+    assert zh.created == "2026-11-29T15:20:00" and zh.score == 5
     assert rep.sources[0]["project"] is None and "slug" in rep.sources[0]["project_note"]
     assert any(n.sources == [f"[[{SID}]]"] for n in notes.values())
-    raw = (vault.longterm_dir / "以後回答一律用繁體中文.md").read_text(encoding="utf-8")
-    assert "title: 以後回答一律用繁體中文\n" in raw  # CJK written unescaped
+    raw = (vault.longterm_dir / "回答一律用繁體中文.md").read_text(encoding="utf-8")
+    assert "title: 回答一律用繁體中文\n" in raw  # CJK written unescaped
     journal = vault.journal_path.read_text(encoding="utf-8")
     assert journal.count('"action": "write_note"') == 3
     before = {p.name: p.read_bytes() for p in vault.longterm_dir.iterdir()}
@@ -107,13 +107,13 @@ def test_dry_run_writes_nothing(vault, tmp_path):
 
 def test_broken_notes_are_reported_and_never_overwritten(vault, tmp_path):
     vault.longterm_dir.mkdir(parents=True, exist_ok=True)
-    bad = vault.longterm_dir / "以後回答一律用繁體中文.md"
+    bad = vault.longterm_dir / "回答一律用繁體中文.md"
     bad.write_text("---\ntitle: [broken\n---\nhand edit\n", encoding="utf-8")
     t = _transcript(tmp_path, ["記住：以後回答一律用繁體中文。", "好的"])
     rep = extract_sources(vault, [source_for_transcript(t)])
     assert rep.broken_notes == [bad.name]
     assert bad.read_text(encoding="utf-8") == "---\ntitle: [broken\n---\nhand edit\n"
-    assert rep.actions[0]["file"] == "以後回答一律用繁體中文 2.md"
+    assert rep.actions[0]["file"] == "回答一律用繁體中文 2.md"
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
@@ -154,7 +154,7 @@ def test_cli_extract_list_show_deprecate(vault, tmp_path, cli):
     assert p.returncode == 0 and "created 0" in p.stdout and "1 unchanged" in p.stdout
     p = cli("memories", "list", "--json", vault=vault)
     rows = json.loads(p.stdout)["memories"]
-    assert {r["title"] for r in rows} == {"以後回答一律用繁體中文", "Always use pnpm instead of npm in this repo"}
+    assert {r["title"] for r in rows} == {"回答一律用繁體中文", "Always use pnpm instead of npm in this repo"}
     nid = next(r["id"] for r in rows if r["title"].startswith("Always"))
     p = cli("memories", "show", nid, vault=vault)
     assert p.returncode == 0 and p.stdout.startswith("---\nid: " + nid)
@@ -172,7 +172,7 @@ def test_cli_extract_list_show_deprecate(vault, tmp_path, cli):
     assert (
         note.status == "deprecated"
         and note.deprecated_reason == "moved to npm workspaces"
-        and note.updated == "2026-11-30T08:00"
+        and note.updated == "2026-11-30T08:00:00"
     )
     p = cli("memories", "list", vault=vault)
     assert "pnpm" not in p.stdout and "繁體中文" in p.stdout

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 from agentmem_vault.longterm.curate import notes_to_write, plan_curation
 from agentmem_vault.longterm.dedupe import dedupe_batch, shingles, similarity
-from agentmem_vault.longterm.filters import (
-    VAGUE_PHRASES_EN,
-    VAGUE_PHRASES_ZH,
-    filter_memories,
-    quality_reason,
-    specificity_score,
-)
+from agentmem_vault.longterm.filters import filter_memories, quality_reason, specificity_score
+from agentmem_vault.longterm.lexicon import vague_phrases
 from agentmem_vault.longterm.notes import Note
 from agentmem_vault.longterm.schema import MemoryObject, validate_memory
 
@@ -33,6 +28,7 @@ def m(title: str, content: str, **kw) -> MemoryObject:
 
 
 def test_phrase_lists_are_bilingual_and_long_enough():
+    VAGUE_PHRASES_ZH, VAGUE_PHRASES_EN = vague_phrases().cjk, vague_phrases().latin
     assert len(VAGUE_PHRASES_ZH) >= 30 and len(VAGUE_PHRASES_EN) >= 30
     assert len(set(VAGUE_PHRASES_ZH)) == len(VAGUE_PHRASES_ZH) and len(set(VAGUE_PHRASES_EN)) == len(VAGUE_PHRASES_EN)
 

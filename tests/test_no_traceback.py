@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import InvalidSessionId
 from agentmem_vault.model import yamlload
 from agentmem_vault.model.ids import find_ids, is_valid_session_id, validate_session_id

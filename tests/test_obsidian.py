@@ -14,12 +14,12 @@ from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import SnapshotFormatError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.snapshot import parse_snapshot, render_snapshot
-from agentmem_vault.ops.register import register_idle
+from agentmem_vault.board.register import register_idle
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
@@ -174,7 +174,7 @@ def test_malformed_frontmatter_is_a_clear_error(bad, why):
 
 
 def test_merge_and_readers_accept_both_forms():
-    from agentmem_vault.model.snapshot import merge_snapshots
+    from agentmem_vault.model.snapshot_merge import merge_snapshots
 
     with_fm = sp.sync_props(
         snapshot(continues=("2026-05-25-1318-cursor-main-agent",)), kind=sp.LIVE, board=None, session_id=SID

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.longterm.scope import scope_for
 from agentmem_vault.ops.projects import Aliases, decode_slug, for_transcript, identify, identify_roots
 from conftest import run_cli
@@ -137,7 +137,7 @@ def test_a_transcript_takes_its_recorded_cwd_else_the_decoded_slug_else_nothing(
         ("development_practice_specification", "這個專案的 commit message 用中文", "shop-api", ("shop-api", "project")),
         ("development_code_specification", "所有專案都用 ruff 做 lint", "shop-api", ("", "global")),
         ("project_tech_stack", "in every project I use pytest", "web", ("", "global")),
-        ("project_tech_stack", "we use PostgreSQL 16", "", ("", "global")),
+        ("project_tech_stack", "we use PostgreSQL 16", "", ("", "unscoped")),
     ],
 )
 def test_scope_rule(category: str, text: str, source: str, expected: tuple[str, str]) -> None:

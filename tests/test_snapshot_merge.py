@@ -6,16 +6,16 @@ import pytest
 
 from agentmem_vault.model import snapshot_merge
 from agentmem_vault.errors import SnapshotFormatError, SnapshotMergeError
-from agentmem_vault.model.snapshot import (
-    Snapshot,
+from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
+from agentmem_vault.model.snapshot_merge import (
+    is_restatement,
+    is_revision,
     merge_snapshots,
     new_snapshot,
-    parse_snapshot,
-    render_snapshot,
+    split_mark,
     verify_merge,
     with_continues_from,
 )
-from agentmem_vault.model.snapshot_merge import is_restatement, is_revision, split_mark
 
 SID = "2026-06-01-0930-cursor-main-agent"
 SRC = "2026-05-25-1318-cursor-main-agent"

@@ -14,11 +14,11 @@ from agentmem_vault.model.snapshot import (
     ExtraSection,
     Snapshot,
     in_render_order,
-    merge_snapshots,
     parse_snapshot,
     render_snapshot,
     section_name,
 )
+from agentmem_vault.model.snapshot_merge import merge_snapshots
 from agentmem_vault.model.snapshot import _FIELD_ALIASES, _is_filler
 from agentmem_vault.model.snapshot_merge import (
     MOVABLE,

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import Unmergeable
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.merge3 import merge_board, merge_note_texts, merge_rows, merge_snapshot_texts
 from agentmem_vault.model.snapshot import parse_snapshot
 from conftest import run_cli
@@ -322,7 +322,7 @@ def test_note_lists_are_unioned_and_the_newer_update_wins_for_values() -> None:
     n = parse_note(out.text)
     assert n.keywords == ["pnpm", "npm", "lockfile"]
     assert n.status == "deprecated"  # only ours changed it
-    assert n.updated == "2026-06-03T10:00"
+    assert n.updated == "2026-06-03T10:00:00"  # read in the one format (docs/notes.md)
     assert n.content == "Use pnpm, never npm."
     assert [h.when for h in n.history] == ["2026-06-03T10:00"]
     assert n.extra.get("reviewed_by") == "alice"

@@ -165,7 +165,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("hook", "whoami", "install-hook"), ("hook_cmds",)),
     "daemon": ("daemon_cmds",),
     **dict.fromkeys(("extract", "eval"), ("longterm_cmds",)),
-    **dict.fromkeys(("context", "reindex"), ("recall_cmds",)),
+    **dict.fromkeys(("context", "reindex", "injected"), ("recall_cmds",)),
     **dict.fromkeys(("journal", "restore"), ("journal_cmds",)),
     "setup": ("setup_cmds",),
     "completion": ("completion",),

@@ -15,7 +15,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Board", ("init", "list", "show", "find", "register", "whoami")),
     ("Sessions", ("update", "continue", "release", "say")),
     ("Lifecycle", ("organize", "archive", "journal", "restore")),
-    ("Long-term memory", ("memories", "extract", "eval", "context", "reindex")),
+    ("Long-term memory", ("memories", "extract", "eval", "context", "injected", "reindex")),
     (
         "Hooks and integrations",
         (

@@ -87,6 +87,7 @@ def say(
     `agentmem say "繼續 SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text exits 2.
     `整理這個 session` always means update; `整理記憶` / `整理 memory` mean organize."""
     from agentmem_vault.cli.snapshot_input import read_snapshot_source
+    from agentmem_vault.ops.sessions import snapshot_limit
     from agentmem_vault.cli.say_dispatch import SayOptions, dispatch
     from agentmem_vault.model.triggers import route
 
@@ -94,7 +95,7 @@ def say(
     r = route(text)  # unknown text fails here (exit 2) before anything else is looked at
     v = resolve_vault(opts.vault)
     # Same reader as update/register: non-UTF-8 bytes or an empty `-` are a clear error, not a traceback.
-    snapshot_text = read_snapshot_source(snapshot_file, implicit_stdin=False)
+    snapshot_text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
     name = None
     if r.command in ("register", "continue"):
         name = resolve_agent(agent or ctx.obj.agent, vault_config(v), allow_any=ctx.obj.allow_agent_name)

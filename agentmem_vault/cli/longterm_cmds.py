@@ -59,7 +59,7 @@ def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, v
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "all"]),
+    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "fields-unseen", "all"]),
     help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
 )
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")

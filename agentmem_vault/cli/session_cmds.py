@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import click
 
-from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
 from agentmem_vault.cli import cli, common_options, emit, opts_from
 from agentmem_vault.cli.complete_ids import complete_session_id
 
 
-def read_snapshot_arg(snapshot: str | None, *, stdin_default: bool = True) -> str | None:
+def read_snapshot_arg(snapshot: str | None, vault: Vault, *, stdin_default: bool = True) -> str | None:
     """``--snapshot FILE``, ``--snapshot -`` (stdin), or piped stdin when the option is omitted."""
     from agentmem_vault.cli.snapshot_input import read_snapshot_source
+    from agentmem_vault.ops.sessions import snapshot_limit
 
     return read_snapshot_source(
-        snapshot, implicit_stdin=stdin_default, warn=lambda m: click.echo(f"warning: {m}", err=True)
+        snapshot,
+        implicit_stdin=stdin_default,
+        warn=lambda m: click.echo(f"warning: {m}", err=True),
+        limit=snapshot_limit(vault),
     )
 
 
@@ -48,7 +53,7 @@ def update(
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     res = update_session(
-        v, session_id, snapshot_text=read_snapshot_arg(snapshot), topic=topic, summary=summary, keywords=keywords
+        v, session_id, snapshot_text=read_snapshot_arg(snapshot, v), topic=topic, summary=summary, keywords=keywords
     )
     emit(opts, res.to_dict(), res.message)
 
@@ -81,7 +86,7 @@ def continue_cmd(
         source,
         session_id=session_id,
         agent=_agent(ctx, v),
-        snapshot_text=read_snapshot_arg(snapshot, stdin_default=snapshot is not None),
+        snapshot_text=read_snapshot_arg(snapshot, v, stdin_default=snapshot is not None),
     )
     emit(opts, res.to_dict(), res.message)
 

@@ -19,6 +19,7 @@ from typing import IO, Callable
 from agentmem_vault.errors import SnapshotFormatError, UsageError
 
 STDIN_WAIT = 3.0
+DEFAULT_LIMIT = 1_000_000  # max_snapshot_bytes's default (ops/sessions.py)
 
 
 def decode_snapshot(data: bytes, where: str) -> str:
@@ -38,34 +39,28 @@ def read_snapshot_source(
     stdin: IO | None = None,
     wait: float = STDIN_WAIT,
     warn: Callable[[str], None] | None = None,
+    limit: int = DEFAULT_LIMIT,
 ) -> str | None:
     """The incoming snapshot text, or None when none was given.
 
     ``spec``: a file path, ``-`` (stdin, waits for end of input) or None (piped stdin when
     ``implicit_stdin`` and stdin is not a terminal; at most ``wait`` seconds for the first byte).
-    ``stdin`` defaults to ``sys.stdin`` (which is None when the process has no stdin at all)."""
+    ``stdin`` defaults to ``sys.stdin`` (which is None when the process has no stdin at all).
+    At most ``limit`` bytes are read from any of them: ``/dev/zero`` or ``yes`` on stdin stop there
+    with a clear error, and a file's size is checked before it is read (docs/reliability.md)."""
     stream = sys.stdin if stdin is None else stdin
     if spec == "-":
-        data = _read_stream(stream, None)
+        data = _read_stream(stream, None, limit)
         if data is None:
             raise SnapshotFormatError("--snapshot - was given but there is no stdin; nothing was written")
         if not data.strip():
             raise SnapshotFormatError("--snapshot - was given but stdin is empty; nothing was written")
         return decode_snapshot(data, "stdin")
     if spec:
-        from agentmem_vault.errors import AgentmemError
-        from agentmem_vault.vaultio import read_bytes
-
-        try:  # a regular file only: a FIFO would hang (pipe it with --snapshot - instead)
-            got = read_bytes(Path(spec))
-        except AgentmemError as exc:
-            raise UsageError(f"--snapshot: {exc.message}; to pipe a snapshot use --snapshot - and stdin") from exc
-        if got is None:
-            raise UsageError(f"--snapshot: cannot read {spec}: No such file or directory")
-        return decode_snapshot(got, spec)
+        return decode_snapshot(_read_file(Path(spec), limit), spec)
     if not implicit_stdin or stream is None or _is_terminal(stream):
         return None
-    data = _read_stream(stream, wait)
+    data = _read_stream(stream, wait, limit)
     if data is None:
         if warn is not None:
             warn(
@@ -83,9 +78,44 @@ def _is_terminal(stream: IO) -> bool:
         return True  # closed or unusable: treat as "nothing piped"
 
 
-def _read_stream(stream: IO | None, wait: float | None) -> bytes | None:
-    """All bytes of ``stream``; None when there is no stream, or when ``wait`` is given and the
-    stream sent neither data nor end-of-input within it."""
+def _too_big(where: str, limit: int) -> SnapshotFormatError:
+    return SnapshotFormatError(
+        f"the snapshot from {where} is over the limit of {limit:,} bytes (max_snapshot_bytes in "
+        "memory/.agentmem/config.yaml); stopped reading, nothing was written"
+    )
+
+
+def _read_file(path: Path, limit: int) -> bytes:
+    """A regular file of at most ``limit`` bytes, opened without following a link and without
+    blocking on a FIFO, its size checked on the open descriptor before any byte is read."""
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):  # also where O_NOFOLLOW does not exist (Windows)
+            raise UsageError(f"--snapshot: {path} is a symbolic link; give the file itself")
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise UsageError(f"--snapshot: cannot read {path}: {exc.strerror or exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(
+                f"--snapshot: {path} is not a regular file (a FIFO, device or folder); "
+                "to pipe a snapshot use --snapshot - and stdin"
+            )
+        if st.st_size > limit:
+            raise _too_big(str(path), limit)
+        data = _read_fd(fd, limit, str(path))
+    finally:
+        os.close(fd)
+    return data
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _read_stream(stream: IO | None, wait: float | None, limit: int = DEFAULT_LIMIT) -> bytes | None:
+    """All bytes of ``stream`` (SnapshotFormatError past ``limit``); None when there is no
+    stream, or when ``wait`` is given and the stream sent neither data nor end-of-input within it."""
     if stream is None:
         return None
     try:
@@ -94,33 +124,30 @@ def _read_stream(stream: IO | None, wait: float | None) -> bytes | None:
         fd = None  # an in-memory stream (tests, embedding): reading it cannot block
     if fd is None:
         try:
-            return getattr(stream, "buffer", stream).read() or b""
+            data = getattr(stream, "buffer", stream).read(limit + 1) or b""
         except (OSError, ValueError):
             return None
+        if len(data) > limit:
+            raise _too_big("stdin", limit)
+        return data
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return None  # stdin was closed by the caller
     if wait is None or stat.S_ISREG(mode) or stat.S_ISCHR(mode):
-        return _read_fd(fd)  # a file or /dev/null never blocks; an explicit '-' waits
+        return _read_fd(fd, limit, "stdin")  # a file or /dev/null never blocks; an explicit '-' waits
     # A pipe or socket: read in a daemon thread so that a silent, never-closed pipe cannot hang
     # us. os.read on the descriptor (not sys.stdin's buffer) so that an abandoned reader holds no
     # lock that interpreter shutdown would need.
-    chunks: list[bytes] = []
+    got: list[bytes | SnapshotFormatError] = []
     first = threading.Event()
     done = threading.Event()
 
     def pump() -> None:
         try:
-            while True:
-                try:
-                    b = os.read(fd, 1 << 16)
-                except OSError:
-                    b = b""
-                first.set()
-                if not b:
-                    return
-                chunks.append(b)
+            got.append(_read_fd(fd, limit, "stdin", first.set))
+        except SnapshotFormatError as exc:
+            got.append(exc)
         finally:
             first.set()
             done.set()
@@ -128,18 +155,27 @@ def _read_stream(stream: IO | None, wait: float | None) -> bytes | None:
     threading.Thread(target=pump, name="agentmem-stdin", daemon=True).start()
     if not first.wait(wait):
         return None
-    done.wait()  # data started to arrive: read to the end, as a pipe reader should
-    return b"".join(chunks)
+    done.wait()  # data started to arrive: read to the end (or the limit), as a pipe reader should
+    if isinstance(got[0], SnapshotFormatError):
+        raise got[0]
+    return got[0]
 
 
-def _read_fd(fd: int) -> bytes:
+def _read_fd(fd: int, limit: int, where: str, on_read: Callable[[], None] | None = None) -> bytes:
+    """Read ``fd`` to its end; past ``limit`` bytes stop and raise (the rest is never read)."""
     chunks: list[bytes] = []
+    size = 0
     while True:
         try:
-            b = os.read(fd, 1 << 16)
+            b = os.read(fd, min(1 << 16, limit + 1 - size))
         except OSError:
-            break
+            b = b""
+        if on_read is not None:
+            on_read()
         if not b:
             break
         chunks.append(b)
+        size += len(b)
+        if size > limit:
+            raise _too_big(where, limit)
     return b"".join(chunks)

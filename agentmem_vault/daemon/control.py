@@ -2,8 +2,9 @@
 
 "Running" means: the single-instance lock (in the user cache directory, keyed by the vault) is
 held. The pid and status files in ``memory/.agentmem/`` say which process and what it did; they
-may be stale or even come from another machine through the sync client, so they are trusted only
-together with the lock and the host name.
+may be stale, come from another machine through the sync client or be forged, so the pid that is
+signalled comes from the run record in the user cache, checked against the process's command
+line (daemon/pidfile.py).
 """
 
 from __future__ import annotations
@@ -11,15 +12,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from agentmem_vault.config import Vault, user_cache_dir, ensure_cache_folder
+from agentmem_vault.vault import Vault, user_cache_dir, ensure_cache_folder
 from agentmem_vault.errors import AgentmemError, Refused
-from agentmem_vault.daemon import paths
+from agentmem_vault.fs import atomic_write_text
+from agentmem_vault.daemon import paths, pidfile
 
 
 def is_running(vault: Vault) -> bool:
@@ -46,14 +47,9 @@ def _read_json(path: Path) -> dict | None:
 
 
 def read_pid(vault: Vault) -> int | None:
-    """The local daemon's pid (None when absent or written by another machine)."""
-    data = _read_json(paths.pid_path(vault))
-    if not data or data.get("host") != socket.gethostname():
-        return None
-    try:
-        return int(data["pid"])
-    except (KeyError, TypeError, ValueError):
-        return None
+    """This vault's running daemon's pid, or None: from the run record in the user cache, checked
+    against the process's command line (daemon/pidfile.py), never from the vault's pid file."""
+    return pidfile.trusted_pid(vault)
 
 
 def status(vault: Vault) -> dict:
@@ -62,7 +58,7 @@ def status(vault: Vault) -> dict:
     out = {
         "running": running,
         "vault": str(vault.root),
-        "pid": (read_pid(vault) or data.get("pid")) if running else None,
+        "pid": read_pid(vault) if running else None,
         "uptime_seconds": round(time.time() - float(data["started_epoch"]), 1)
         if running and data.get("started_epoch")
         else None,
@@ -141,8 +137,8 @@ def stop(vault: Vault, *, wait: float = 10.0) -> dict:
         return {"stopped": False, "running": False, "message": "no daemon is running for this vault"}
     pid = read_pid(vault)
     req = paths.stop_request_path(vault)
-    req.parent.mkdir(parents=True, exist_ok=True)
-    req.write_text(str(time.time()), encoding="utf-8")  # Windows has no SIGTERM for a detached process
+    ensure_cache_folder(req.parent)
+    atomic_write_text(req, str(time.time()))  # Windows has no SIGTERM for a detached process
     if pid is not None and sys.platform != "win32":
         try:
             os.kill(pid, signal.SIGTERM)

@@ -13,6 +13,10 @@ What each agent sends on stdin (only the fields we use; anything else is ignored
 - Codex CLI: the Claude Code shape (``session_id``, ``transcript_path``, ``cwd``, ``model``,
   ``permission_mode``, ``source``); same answer shape. Codex has no SessionEnd: its ``Stop``
   (end of a turn) carries the transcript.
+- ``UserPromptSubmit`` (Claude Code, Codex): the common fields and ``prompt``; answer
+  ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": str}}``.
+  Cursor's ``beforeSubmitPrompt`` answers only ``continue`` / ``user_message``: it cannot add
+  context, so there is no Cursor prompt hook (docs/recall.md).
 
 All answers are written ASCII-only (``\\uXXXX`` escapes are valid JSON), so the console encoding
 of the shell that runs the hook (PowerShell on Windows) can never garble a CJK vault path.
@@ -36,6 +40,8 @@ HOOKS: dict[str, tuple[str, str]] = {
     "claude-session-end": ("claude", "session-end"),
     "claude-stop": ("claude", "stop"),
     "codex-stop": ("codex", "stop"),
+    "claude-user-prompt": ("claude", "prompt"),
+    "codex-user-prompt": ("codex", "prompt"),
 }
 
 _MAX_ID = 200
@@ -191,7 +197,7 @@ def parse_event(obj: dict, agent: str, event: str) -> HookEvent:
         roots=tuple(roots),
         source=source.lower() if source else None,
         background=bg is True or (isinstance(bg, str) and bg.lower() == "true"),
-        extra={k: obj[k] for k in ("composer_mode", "hook_event_name", "reason") if k in obj},
+        extra={k: obj[k] for k in ("composer_mode", "hook_event_name", "reason", "prompt") if k in obj},
     )
 
 
@@ -202,6 +208,13 @@ def session_start_answer(agent: str, context: str, session_id: str) -> dict:
     if agent == "cursor":
         return {"additional_context": context, "env": {"AGENTMEM_SESSION_ID": session_id}}
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+
+
+def prompt_answer(context: str) -> dict:
+    """``UserPromptSubmit`` (Claude Code, Codex): the text is added to the model's context."""
+    if not context:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
 
 
 def failure_answer(agent: str, event: str, problem: str) -> dict:

@@ -10,6 +10,9 @@ Hooks:
   cursor-session-end | cursor-stop | claude-session-end | claude-stop | codex-stop
       Queue the transcript for long-term extraction (``memory/.agentmem/extract-queue.jsonl``,
       format in ``conversations.py``) and answer ``{}``.
+  claude-user-prompt | codex-user-prompt
+      ``UserPromptSubmit``: add the memories relevant to the prompt that the chat has not been
+      given yet (``recall/prompt.py``), or answer ``{}``.
 
 Options (before or after the hook name): ``--vault PATH``, ``--agent NAME``.
 
@@ -43,6 +46,7 @@ from agentmem_vault.hooks.payloads import (
     decode_stdin,
     failure_answer,
     parse_event,
+    prompt_answer,
     render_answer,
     session_start_answer,
     start_context,
@@ -202,7 +206,7 @@ def _stdin_timeout() -> float:
 
 
 def _log_paths(vault_root: Path | None) -> list[Path]:
-    from agentmem_vault.config import user_cache_dir
+    from agentmem_vault.vault import user_cache_dir
 
     paths = []
     if vault_root is not None:
@@ -214,7 +218,7 @@ def _log_paths(vault_root: Path | None) -> list[Path]:
 def log_line(vault_root: Path | None, hook: str, status: str, message: str) -> Path | None:
     """One line per failure; falls back to the user cache dir when the vault is not writable."""
     from agentmem_vault.ops.conversations import stamp
-    from agentmem_vault.vaultio import append_line, ensure_writable
+    from agentmem_vault.fs import append_line, ensure_writable
 
     try:
         ts = stamp()
@@ -306,71 +310,19 @@ def _lock_timeout(cfg: dict) -> float:
     return max(0.0, t)
 
 
-def session_start(
-    ev: HookEvent, vault, agent: str, *, timeout: float, project: str = "", workspace: str = ""
-) -> tuple[str, bool, object, bytes | None]:
-    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board,
-    pairs)`` where ``board`` describes the index as read under the lock before any change and
-    ``pairs`` is ``conversations.jsonl`` as read then (both for recall: read once per hook).
-
-    The lookup, the registration and the pair are done under one hold of the vault lock, so two
-    hooks for the same conversation cannot both register it. Cost does not grow with the board
-    (docs/performance.md): the pair is one search of ``conversations.jsonl``, the row check a
-    search of the board's bytes vouched for by the board summary, and a new row is appended and
-    verified without parsing the others.
-    """
-    from agentmem_vault.clock import now
-    from agentmem_vault.model.ids import base_session_id
-    from agentmem_vault.ops import board_cache
-    from agentmem_vault.ops.conversations import find_pair, read_pairs, record_pair, session_ids_with_prefix
-    from agentmem_vault.vaultio import VaultWriter
-
-    with VaultWriter(vault, "hook " + ev.agent + "-session-start", timeout=timeout) as w:
-        state = board_cache.load(vault)  # by the summary's stat, without reading the board when it can
-        board: object = state
-        if state is None or not state.writable:
-            _, board = w.read_index()  # no table yet, or broken rows: the full parse, as before
-        pairs = read_pairs(vault)
-        if ev.conversation_id:
-            pair = find_pair(vault, ev.conversation_id, data=pairs)
-            if pair is not None:
-                sid = pair["session_id"]
-                if state is not None and state.writable:
-                    known = state.has_row(sid)
-                else:
-                    known = board.find(sid) is not None  # type: ignore[attr-defined]
-                if known:
-                    return sid, True, board, pairs
-        from agentmem_vault.ops.register import register_idle  # a known chat never needs it
-
-        when = now()
-        used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
-        reg = register_idle(
-            vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used, state=state
-        )
-        if ev.conversation_id:
-            record_pair(
-                vault,
-                ev.conversation_id,
-                reg.session_id,
-                agent=ev.agent,
-                source=ev.source,
-                project=project,
-                workspace=workspace,
-            )
-        return reg.session_id, False, board, pairs
-
-
 def _recall_context(
     vault,
     cfg: dict,
+    ev: HookEvent,
     session_id: str,
     doc: object = None,
+    project: str = "",
     project_names: tuple[str, ...] = (),
     pairs: bytes | None = None,
 ) -> str:
-    """Long-term rules and recent active sessions for a new chat (the recall module); best effort:
-    an ImportError or any other failure just leaves the context without it."""
+    """Long-term rules and recent active sessions for a new chat (the recall module), recorded in
+    the injection audit; best effort: an ImportError or any other failure just leaves the context
+    without it."""
     if cfg.get("hook_recall") is False:
         return ""
     try:
@@ -379,18 +331,47 @@ def _recall_context(
         from agentmem_vault.ops.conversations import PairProjects
 
         kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a board_cache.BoardState
+        given: list = []
         # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
         text = session_start_context(
             vault,
-            budget=int(cfg.get("hook_recall_budget", 1500)),
+            budget=_start_budget(cfg),
             exclude=(session_id,),
             project_names=project_names,
             project_of=PairProjects(pairs) if project_names else None,
+            given=given,
             **kw,
         )
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""
-    return text.strip() if isinstance(text, str) else ""
+    text = text.strip() if isinstance(text, str) else ""
+    try:
+        if text:
+            from agentmem_vault.recall.audit import from_given, record
+
+            notes, sessions = from_given(given)
+            record(
+                vault,
+                "session-start",
+                session_id=session_id,
+                conversation_id=ev.conversation_id,
+                agent=ev.agent,
+                project=project,
+                budget=_start_budget(cfg),
+                chars=len(text),
+                notes=notes,
+                sessions=sessions,
+            )
+    except Exception:  # noqa: BLE001 - the audit never costs the chat its context
+        pass
+    return text
+
+
+def _start_budget(cfg: dict) -> int:
+    try:
+        return int(cfg.get("hook_recall_budget", 1500))
+    except (TypeError, ValueError):
+        return 1500
 
 
 def _export_for_claude(session_id: str) -> None:
@@ -427,11 +408,22 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     agent = agent_name(ev, args.agent, cfg)
     aliases = aliases_from_config(cfg)
     ident = identify_roots(ev.roots, aliases)
-    sid, resumed, board, pairs = session_start(
-        ev, vault, agent, timeout=_lock_timeout(cfg), project=ident.name, workspace=ident.root
+    from agentmem_vault.board.register import start_chat
+
+    sid, resumed, board, pairs = start_chat(
+        vault,
+        agent,
+        command="hook " + ev.agent + "-session-start",
+        conversation_id=ev.conversation_id,
+        client=ev.agent,
+        source=ev.source,
+        timeout=_lock_timeout(cfg),
+        project=ident.name,
+        workspace=ident.root,
     )
     context = start_context(sid, str(vault.root), resumed=resumed)
-    extra = _recall_context(vault, cfg, sid, board, tuple(aliases.names_for(ident.name)) if ident.name else (), pairs)
+    names = tuple(aliases.names_for(ident.name)) if ident.name else ()
+    extra = _recall_context(vault, cfg, ev, sid, board, ident.name, names, pairs)
     if extra:
         context += "\n\n" + extra
     if ev.agent == "claude":
@@ -462,6 +454,39 @@ def run_session_end(ev: HookEvent, args: HookArgs) -> dict:
     return {}
 
 
+def run_prompt(ev: HookEvent, args: HookArgs) -> dict:
+    """``UserPromptSubmit``: the memories relevant to the prompt this chat was not given yet."""
+    prompt = ev.extra.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return {}
+    vault = find_vault(args.vault, ev.roots)
+    cfg = _hook_config(vault, ev)
+    if cfg.get("hook_prompt_recall") is False:
+        return {}
+    from agentmem_vault.ops.conversations import find_pair
+    from agentmem_vault.ops.projects import aliases_from_config, identify_roots
+    from agentmem_vault.recall.prompt import PROMPT_BUDGET, prompt_recall
+
+    aliases = aliases_from_config(cfg)
+    ident = identify_roots(ev.roots, aliases)
+    pair = find_pair(vault, ev.conversation_id) if ev.conversation_id else None
+    try:
+        budget = int(cfg.get("hook_prompt_budget", PROMPT_BUDGET))
+    except (TypeError, ValueError):
+        budget = PROMPT_BUDGET
+    text = prompt_recall(
+        vault,
+        prompt,
+        session_id=pair["session_id"] if pair else None,
+        conversation_id=ev.conversation_id,
+        agent=ev.agent,
+        project=ident.name,
+        project_names=tuple(aliases.names_for(ident.name)) if ident.name else (),
+        budget=budget,
+    )
+    return prompt_answer(text)
+
+
 def _vault_root_for_log(args: HookArgs, ev: HookEvent | None) -> Path | None:
     try:
         return find_vault(args.vault, ev.roots if ev else ()).root
@@ -483,7 +508,8 @@ def main(argv: list[str]) -> int:
             raise PayloadError(f"unknown hook {args.name!r}; expected one of: {', '.join(HOOKS)}")
         agent, event = HOOKS[args.name]
         ev = parse_event(decode_stdin(read_stdin(_stdin_timeout())), agent, event)
-        answer = run_session_start(ev, args) if event == "session-start" else run_session_end(ev, args)
+        run = {"session-start": run_session_start, "prompt": run_prompt}.get(event, run_session_end)
+        answer = run(ev, args)
     except BaseException as exc:  # noqa: BLE001 - never break the chat, not even on Ctrl-C
         answer = {}
         code = getattr(exc, "code", None) if not isinstance(exc, SystemExit) else "exit"

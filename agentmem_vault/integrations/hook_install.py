@@ -24,7 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, resolve_vault
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import Refused, UsageError, VaultNotFound
 from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.quoting import posix_join, powershell_command
@@ -37,9 +38,16 @@ ENTRIES: dict[str, list[tuple[str, str, str | None]]] = {
     "claude": [
         ("SessionStart", "claude-session-start", "startup|resume|clear|compact"),
         ("SessionEnd", "claude-session-end", None),
+        ("UserPromptSubmit", "claude-user-prompt", None),
     ],
-    # Codex has no SessionEnd; its Stop (end of each turn) carries the transcript.
-    "codex": [("SessionStart", "codex-session-start", "startup|resume|clear|compact"), ("Stop", "codex-stop", None)],
+    # Codex has no SessionEnd; its Stop (end of each turn) carries the transcript. Cursor's
+    # beforeSubmitPrompt cannot add context (docs/recall.md), so only Claude Code and Codex get a
+    # prompt-time recall hook.
+    "codex": [
+        ("SessionStart", "codex-session-start", "startup|resume|clear|compact"),
+        ("Stop", "codex-stop", None),
+        ("UserPromptSubmit", "codex-user-prompt", None),
+    ],
 }
 
 

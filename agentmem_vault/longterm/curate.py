@@ -387,7 +387,7 @@ def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> 
     from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.longterm.memories import get_memory
     from agentmem_vault.longterm.notes import format_note_ts, write_note
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.writer import VaultWriter
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
@@ -406,13 +406,13 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
     config's aliases) or to every project (``to_global``). The old scope goes to History."""
     import copy
 
-    from agentmem_vault.config import now as clock_now
+    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.config import vault_config
     from agentmem_vault.errors import UsageError
     from agentmem_vault.longterm.memories import get_memory
     from agentmem_vault.longterm.notes import format_note_ts, write_note
     from agentmem_vault.ops.projects import MAX_NAME, aliases_from_config
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.writer import VaultWriter
 
     if to_global == (project is not None):
         raise UsageError("give exactly one of --project NAME or --global")
@@ -428,7 +428,8 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
         if (out.project, out.scope) == (note.project, note.scope):
             return out
         now = format_note_ts(clock_now())
-        was = f"project {note.project}" if note.project and note.scope != "global" else "global"
+        was = f"project {note.project}" if note.project and note.scope != "global" else note.scope or "global"
+        was = "global" if was == "project" else was  # a legacy note: scope set, no project
         now_is = f"project {name}" if name else "global"
         out.history.insert(0, HistoryEntry(now, f"(scope moved from {was} to {now_is})"))
         out.updated = now

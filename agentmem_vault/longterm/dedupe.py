@@ -71,11 +71,6 @@ def identifiers_conflict(a: set[str], b: set[str]) -> bool:
     return bool(a - b) and bool(b - a)
 
 
-def is_duplicate(a: set[str], b: set[str]) -> bool:
-    jac, cont = similarity(a, b)
-    return jac > JACCARD or cont > CONTAINMENT
-
-
 def _folded(items: list[str]) -> set[str]:
     return {fold(x) for x in items if x.strip()}
 

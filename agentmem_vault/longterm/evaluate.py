@@ -52,8 +52,10 @@ BUILTIN_SETS: dict[str, str] = {
     "kinds": "eval-kinds",
     "curation": "eval-curation",
     "unseen2": "eval-unseen2",
+    "fields-unseen": "eval-fields-unseen",
 }
-LANGUAGES = ("en", "zh-TW", "zh-CN")
+# The source's project a fixture is read from when it names none (docs/extraction.md, Evaluation).
+DEFAULT_PROJECT = "eval-project"
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -85,6 +87,7 @@ class Fixture:
     chats: list[tuple[str, list[Turn]]] = field(default_factory=list)
     retired: list[dict] = field(default_factory=list)
     cls: str = ""  # the fixture's ``class``: what it probes (a kind, "multi", "buried", "noise", ...)
+    project: str = DEFAULT_PROJECT  # the source's project ("" = unknown)
 
 
 @dataclass
@@ -106,6 +109,8 @@ class FixtureResult:
     # kind of statement -> [tp, fp, fn] (an expected memory under its label, a false positive
     # under the kind the extractor gave it)
     by_kind: dict[str, list[int]] = field(default_factory=dict)
+    # the found memories' fields against their labels (longterm/fields/evaluation.py)
+    fields: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -185,6 +190,7 @@ class EvalReport:
             "by_kind": self.breakdown("kind"),
             "by_class": self.breakdown("class"),
             "by_language": self.breakdown("language"),
+            "fields": self.field_figures(),
             "usage": self.usage.to_dict(),
             "results": [r.__dict__ for r in self.results],
         }
@@ -199,6 +205,13 @@ class EvalReport:
         lines += self.breakdown_lines()
         lines.append(self.summary_line())
         return "\n".join(lines)
+
+    def field_figures(self) -> dict[str, dict[str, Any]]:
+        """Category / scope / importance accuracy and bad keyword / scenario / title shares, overall
+        and per language, over the memories found."""
+        from agentmem_vault.longterm.fields.evaluation import aggregate
+
+        return aggregate([(r.language, r.fields) for r in self.results if r.fields])
 
     def summary_line(self) -> str:
         noise_fp = sum(r.fp for r in self.results if r.noise)
@@ -219,6 +232,9 @@ class EvalReport:
                     f"{k:<{w}}  {v['precision']:>9.3f}  {v['recall']:>6.3f}  {v['f1']:>5.3f}  {v['tp']:>2}  {v['fp']:>2}  {v['fn']:>2}"
                 )
             lines.append("")
+        from agentmem_vault.longterm.fields.evaluation import lines as field_lines
+
+        lines += field_lines(self.field_figures()) + [""]
         return lines
 
 
@@ -226,7 +242,7 @@ def _turns(raw: Any) -> list[Turn]:
     return [Turn(str(t["role"]), str(t["text"])) for t in raw]
 
 
-def _fixture(data: dict, stem: str) -> Fixture:
+def _fixture(data: dict, stem: str, labels: dict | None = None) -> Fixture:
     expected = list(data.get("expected") or [])
     retired = list(data.get("retired") or [])
     for e in expected + retired:
@@ -242,17 +258,54 @@ def _fixture(data: dict, stem: str) -> Fixture:
         title = str(data["conversation"].get("title", ""))
     lang = str(data.get("language") or "") or infer_language(turns)
     cls = str(data.get("class") or "")
-    return Fixture(str(data.get("id") or stem), turns, expected, title, lang, chats, retired, cls)
+    fid = str(data.get("id") or stem)
+    project = _merge_labels(expected, data, (labels or {}).get("fixtures", {}).get(fid), labels or {})
+    return Fixture(fid, turns, expected, title, lang, chats, retired, cls, project)
 
 
-def load_fixture_file(path: Path | Traversable) -> list[Fixture]:
-    """The fixtures of one file: a fixture object, or a JSON list of them."""
+def _merge_labels(expected: list[dict], data: dict, labelled: dict | None, labels: dict) -> str:
+    """Add the field labels of a label file to the fixture's expected memories (matched by
+    ``must_contain``; a key the fixture sets itself wins) and return the source's project: the
+    fixture's ``project``, else the label file's, else ``DEFAULT_PROJECT`` (``null``: unknown)."""
+    for lab in (labelled or {}).get("expected", []):
+        for e in expected:
+            if e.get("must_contain") == lab.get("must_contain"):
+                for k, v in lab.items():
+                    e.setdefault(k, v)
+                break
+    for src in (data, labelled or {}, labels):
+        if "project" in src:
+            return str(src["project"] or "")
+    return DEFAULT_PROJECT
+
+
+def field_labels(folder: Path | Traversable) -> dict:
+    """The field labels of a fixture folder: ``../fields/<folder name>.json`` when it exists
+    (kept apart from the fixtures so that both can be edited at once), else none."""
+    try:
+        f: Path | Traversable | None = (
+            folder / ".." / "fields" / f"{folder.name}.json" if isinstance(folder, Path) else None
+        )
+        if f is None:
+            parent = resources.files("agentmem_vault.evalsets") / "fields" / f"{folder.name}.json"
+            f = parent if parent.is_file() else None
+        if f is None or not f.is_file():
+            return {}
+        data = json.loads(f.read_text(encoding="utf-8-sig"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"field labels of {folder}: not valid JSON ({exc})") from exc
+
+
+def load_fixture_file(path: Path | Traversable, labels: dict | None = None) -> list[Fixture]:
+    """The fixtures of one file: a fixture object, or a JSON list of them; ``labels``: the
+    folder's field labels (``field_labels``)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
         stem = path.name.rsplit(".", 1)[0]
         if isinstance(data, list):
-            return [_fixture(d, f"{stem}-{i + 1}") for i, d in enumerate(data)]
-        return [_fixture(data, stem)]
+            return [_fixture(d, f"{stem}-{i + 1}", labels) for i, d in enumerate(data)]
+        return [_fixture(data, stem, labels)]
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path}: not a valid eval fixture ({exc})") from exc
 
@@ -272,7 +325,8 @@ def load_fixtures(folder: Path | Traversable) -> list[Fixture]:
     )
     if not paths:
         raise UsageError(f"no *.json fixtures in {folder}")
-    return [fx for p in paths for fx in load_fixture_file(p)]
+    labels = field_labels(folder)
+    return [fx for p in paths for fx in load_fixture_file(p, labels)]
 
 
 def _matches(m: MemoryObject, exp: dict) -> bool:
@@ -288,7 +342,10 @@ def text_matches(text: str, exp: dict) -> bool:
 
 
 def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
+    from agentmem_vault.longterm.fields.evaluation import fixture_counts
+
     claimed: set[int] = set()
+    pairs: list[tuple[dict, MemoryObject]] = []
     tp = 0
     missed: list[list[str]] = []
     by_cat: dict[str, list[int]] = {}
@@ -304,6 +361,7 @@ def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
             k[2] += 1
         else:
             claimed.add(hit)
+            pairs.append((exp, extracted[hit]))
             tp += 1
             c[0] += 1
             k[0] += 1
@@ -330,6 +388,7 @@ def score_fixture(fx: Fixture, extracted: list[MemoryObject]) -> FixtureResult:
         cls=fx.cls,
         by_category=by_cat,
         by_kind=by_kind,
+        fields=fixture_counts(pairs, fx.project),
     )
 
 
@@ -347,7 +406,7 @@ def evaluate(fixtures: list[Fixture], *, model: MemoryModel | None = None, min_s
             kept, errors, usage = curated_memories(fx, model=model, min_score=min_score)
         else:
             kept, _, errors, usage = memories_from_turns(
-                fx.turns, model=model, ref=f"eval:{fx.id}", min_score=min_score
+                fx.turns, model=model, ref=f"eval:{fx.id}", project=fx.project, min_score=min_score
             )
         report.usage.add(usage)
         r = score_fixture(fx, kept)

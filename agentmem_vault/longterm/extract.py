@@ -39,11 +39,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentmem_vault.clock import now as clock_now
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
-from agentmem_vault.vaultio import VaultWriter, atomic_write_text
+from agentmem_vault.writer import VaultWriter
+from agentmem_vault.fs import atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
+from agentmem_vault.longterm.fields.derive import apply_fields
 from agentmem_vault.longterm.scope import apply_scope
 from agentmem_vault.ops.conversations import project_of_session
 from agentmem_vault.ops.projects import Aliases, aliases_from_config, identify
@@ -162,7 +165,7 @@ def _state_path(vault: Vault):
 
 
 def load_state(vault: Vault) -> dict:
-    from agentmem_vault.vaultio import read_bytes
+    from agentmem_vault.fs import read_bytes
 
     try:
         data = json.loads((read_bytes(_state_path(vault)) or b"null").decode("utf-8"))
@@ -314,7 +317,7 @@ def memories_from_turns(
     """
     if model is None:
         cands = extract_offline(turns, sources=[ref] if ref else [], project=project, first_turn=start)
-        res = _JobResult(memories=assess_all_offline(cands))
+        res = _JobResult(memories=apply_fields(assess_all_offline(cands), turns, offline=True))
     else:
         res = _JobResult()
         ctx = _context_text(turns, start)
@@ -327,6 +330,7 @@ def memories_from_turns(
             res.errors += r.errors
             res.usage.add(r.usage)
             ctx = ""
+        apply_fields(res.memories, turns, offline=False)
     for m in res.memories:
         apply_scope(m, project)
         m.source_time = m.source_time or said_at
@@ -342,7 +346,7 @@ def memories_from_turns(
 def _snapshot_project(path) -> str:  # type: ignore[no-untyped-def]
     """The ``Project`` row of a snapshot's Metadata table ("" when absent or unreadable)."""
     from agentmem_vault.model.snapshot import parse_snapshot
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     try:
         text = read_text(path)
@@ -460,6 +464,7 @@ def extract_sources(
                     turns, sources=[src.ref], project=src.project, first_turn=start, recorded=src.kind == "session"
                 )
             )
+            apply_fields(found, turns, offline=True, recorded=src.kind == "session")
             for m in found:
                 apply_scope(m, src.project)
             info["candidates"] = len(found)
@@ -500,7 +505,7 @@ def extract_sources(
                 for e in r.errors:
                     report.errors.append({"source": src.ref, "error": e})
                     failed_sources.add(src.ref)
-                for m in r.memories:
+                for m in apply_fields(r.memories, work[job.index][1], offline=False):
                     apply_scope(m, src.project)
                 info["candidates"] = info.get("candidates", 0) + len(r.memories)
                 when = source_time(src)

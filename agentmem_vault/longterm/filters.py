@@ -44,10 +44,7 @@ SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
 )
 
 # The vague-phrase lists, general principles and technical vocabulary are data files under
-# templates/quality/ (see longterm/lexicon.py); these names keep the lists importable.
-VAGUE_PHRASES_ZH: tuple[str, ...] = vague_phrases().cjk
-VAGUE_PHRASES_EN: tuple[str, ...] = vague_phrases().latin
-GENERIC_PRINCIPLES: tuple[str, ...] = generic_principles().cjk + generic_principles().latin
+# templates/quality/ (see longterm/lexicon.py).
 
 # Instructions smuggled in through a transcript must never become a note (the model or the rules
 # could copy them); file-system verbs next to paths and classic jailbreak lines are refused.

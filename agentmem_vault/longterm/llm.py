@@ -29,7 +29,7 @@ from pathlib import Path
 from string import Template
 from typing import Any, Protocol
 
-from agentmem_vault.errors import AgentmemError, LLMError  # noqa: F401 - LLMError re-exported
+from agentmem_vault.errors import LLMError
 from agentmem_vault.longterm.endpoint import LOCAL_KEY, Endpoint, resolve_endpoint
 from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
 
@@ -89,9 +89,6 @@ class _Progress:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-
-
-PROMPT_NAMES = ("extract_system.md", "extract_user.md", "assess_system.md", "assess_user.md")
 
 
 def load_prompt(name: str, override_dir: Path | None = None) -> str:
@@ -429,7 +426,8 @@ def _json_instruction(tool: str, schema: dict) -> str:
 def endpoint_from(cfg: dict, where: Path | None = None) -> Endpoint | None:
     """The model endpoint for a vault config, or None (offline): the environment and the user
     config are the user's choices, the vault's config is not (longterm/endpoint.py)."""
-    from agentmem_vault.config import user_config, user_config_dir
+    from agentmem_vault.config import user_config
+    from agentmem_vault.vault import user_config_dir
 
     return resolve_endpoint(
         cfg,

@@ -6,8 +6,11 @@
 - Every other category (tech stack, build, conventions, pitfalls, decisions) belongs to the project
   of the source it came from, unless the words say it holds everywhere ("所有專案", "in every
   project", "always, in any repo").
-- A source whose project is unknown gives global memories (there is no project to scope them to);
-  the extraction report says so for that source.
+- A source whose project is unknown gives **unscoped** memories (``scope: unscoped``, no
+  project), except the ones that are global by the rules above: an unscoped note reaches no
+  project's chats until ``agentmem memories move`` places it, and ``doctor`` lists it. The
+  extraction report says why for that source.
+- The extractor's reading of the scope words (``Statement.reach``), when it has one, comes first.
 """
 
 from __future__ import annotations
@@ -31,23 +34,29 @@ _EVERY_PROJECT = re.compile(
 )
 
 
-def scope_for(category: str, text: str, source_project: str) -> tuple[str, str]:
+UNSCOPED = "unscoped"
+
+
+def scope_for(category: str, text: str, source_project: str, reach: str = "") -> tuple[str, str]:
     """(project, scope) for a memory of ``category`` saying ``text``, from a source of
-    ``source_project`` ("" when unknown)."""
-    says_here = bool(_THIS_PROJECT.search(text))
-    says_everywhere = bool(_EVERY_PROJECT.search(text))
-    if not source_project:
-        return "", "global"
+    ``source_project`` ("" when unknown); ``reach`` is the extractor's reading of the scope words
+    (``project`` / ``all_projects``; anything else says nothing about projects)."""
+    says_here = reach == "project" or (reach != "all_projects" and bool(_THIS_PROJECT.search(text)))
+    says_everywhere = reach == "all_projects" or (reach != "project" and bool(_EVERY_PROJECT.search(text)))
     if category in GLOBAL_CATEGORIES:
-        return (source_project, "project") if says_here and not says_everywhere else ("", "global")
-    if says_everywhere and not says_here:
+        wants_project = says_here and not says_everywhere
+    else:
+        wants_project = not (says_everywhere and not says_here)
+    if not wants_project:
         return "", "global"
-    return source_project, "project"
+    return (source_project, "project") if source_project else ("", UNSCOPED)
 
 
 def apply_scope(m: MemoryObject, source_project: str) -> MemoryObject:
     """Set ``m.project`` and ``m.scope`` by the rule above (the model's own ``project`` guess is
     not trusted: the source's workspace decides)."""
     text = " ".join([m.title, m.content, m.evidence])
-    m.project, m.scope = scope_for(m.category, text, source_project)
+    st = getattr(m, "statement", None)  # longterm/statement.py, once the extractor fills it
+    reach = str(st.reach) if st is not None else ""
+    m.project, m.scope = scope_for(m.category, text, source_project, reach)
     return m

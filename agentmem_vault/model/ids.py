@@ -12,7 +12,6 @@ from functools import lru_cache
 from agentmem_vault.errors import InvalidSessionId, UsageError
 from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without datetime.py (docs/performance.md)
 
-AGENT_RE = LazyRegex(r"^[a-z0-9][a-z0-9-]{0,63}\Z")  # the rule; checked below without a regex
 _AGENT_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _AGENT_CHARS = _AGENT_FIRST | {"-"}
 # \Z, not $: "$" also matches before a final newline, and an ID becomes a path.
@@ -50,8 +49,8 @@ def validate_session_id(value: str) -> str:
 
 
 def validate_agent_name(value: str) -> str:
-    # AGENT_RE, as set operations: every sessionStart hook checks its agent name, and compiling
-    # the pattern would cost it more than the check (docs/performance.md).
+    # The rule ^[a-z0-9][a-z0-9-]{0,63}\Z as set operations: every sessionStart hook checks its
+    # agent name, and compiling the pattern would cost it more than the check (docs/performance.md).
     v = value or ""
     if not (0 < len(v) <= 64 and v[0] in _AGENT_FIRST and _AGENT_CHARS.issuperset(v)):
         raise UsageError(

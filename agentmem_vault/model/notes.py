@@ -28,7 +28,9 @@ from agentmem_vault.errors import NoteFormatError
 from agentmem_vault.model import yamlload
 
 TAG = "agent-memory/long-term"
-NOTE_TS = "%Y-%m-%dT%H:%M"
+# With seconds: YAML readers (Obsidian, PyYAML) then take it as a date-time, as they do the
+# snapshots' Properties; one format for every time property (docs/notes.md).
+NOTE_TS = "%Y-%m-%dT%H:%M:%S"
 KEY_ORDER = (
     "id",
     "title",
@@ -55,7 +57,6 @@ LEGACY_SCORE_KEY = "assessment_score"
 LIST_KEYS = ("keywords", "usage_scenario", "sources", "tags")
 
 STATUSES = ("active", "deprecated")
-SCOPES = ("project", "module", "global")
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_SCORE = 3
 SCORE_RANGE = (1, 5)
@@ -199,8 +200,14 @@ def _ts(value: Any, key: str) -> str:
     if isinstance(value, datetime):
         return value.strftime(NOTE_TS)
     if isinstance(value, date):
-        return value.strftime("%Y-%m-%dT00:00")
-    return _text(value, key)
+        return datetime(value.year, value.month, value.day).strftime(NOTE_TS)
+    text = _text(value, key)
+    m = _MINUTES_TS.match(text)
+    # an older note's "2026-11-29T15:20" (YAML reads it as a string): one format from now on
+    return f"{m.group(1)}T{m.group(2)}:00" if m else text
+
+
+_MINUTES_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})$")
 
 
 def _enum(value: Any, key: str, default: str) -> str:
@@ -492,7 +499,12 @@ def note_from_properties(data: dict[str, Any], body: str) -> Note:
         history=history,
         history_preface=preface,
         history_heading=heading,
-        extra={k: v for k, v in data.items() if k not in KNOWN_KEYS and k != LEGACY_SCORE_KEY},
+        # a date-time in an extra property (source_time) is text in the one format, as the known ones
+        extra={
+            k: v.strftime(NOTE_TS) if isinstance(v, datetime) else v
+            for k, v in data.items()
+            if k not in KNOWN_KEYS and k != LEGACY_SCORE_KEY
+        },
     )
 
 
@@ -552,9 +564,16 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     Obsidian's Properties editor writes and reads as a link."""
 
 
+_SECONDS_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     if value.startswith("[[") and value.endswith("]]"):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    if _SECONDS_TS.match(value):
+        # unquoted, as the snapshots' Properties: YAML readers and Obsidian see a date-time (it
+        # reads back as this same text, docs/notes.md)
+        return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value)
     return dumper.represent_str(value)
 
 

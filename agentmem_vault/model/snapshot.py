@@ -8,7 +8,7 @@ dropped: YAML frontmatter (raw text), prose between the title and the first sect
 sections (heading + raw body, anchored after the known section they followed) and stray Metadata
 lines. ``render_snapshot`` always writes the canonical template, so ``parse(render(s)) == s``.
 
-The merge engine lives in ``snapshot_merge.py``; its public functions are re-exported here.
+The merge engine lives in ``snapshot_merge.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
 from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, find_ids, is_valid_session_id
-from agentmem_vault.model.index_table import escape_cell, split_cells
+from agentmem_vault.board.table import escape_cell, split_cells
 from agentmem_vault.model.textnorm import fold
 
 METADATA = "Metadata"
@@ -470,26 +470,6 @@ def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> s
     return ("\ufeff" if bom else "") + text
 
 
-_LAZY = (
-    "merge_snapshots",
-    "verify_merge",
-    "new_snapshot",
-    "with_continues_from",
-    "split_mark",
-    "is_restatement",
-    "marked_by_merge",
-)
-
-
-def __getattr__(name: str):
-    # The merge engine imports this module; re-export it lazily so either import order works.
-    if name in _LAZY:
-        from agentmem_vault.model import snapshot_merge
-
-        return getattr(snapshot_merge, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "SECTIONS",
     "METADATA_FIELDS",
@@ -501,5 +481,4 @@ __all__ = [
     "clean_id",
     "continues_ids",
     "linked_item",
-    *_LAZY,
 ]

@@ -24,10 +24,9 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.errors import NoteFormatError
 
@@ -35,13 +34,13 @@ from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
-from agentmem_vault.vaultio import swap_in, temp_path
+from agentmem_vault.fs import swap_in, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from agentmem_vault.model.notes import Note
 
-SCHEMA_VERSION = 6  # 6: notes.project holds the scope key (docs/projects.md): '' for a global note
+SCHEMA_VERSION = 7  # 7: an unscoped note's key matches no project (recall/scoping.py); 6: notes.project = scope key
 # Bump when textnorm's folding/tokens change: every stored token would be stale.
 TOKENIZER_VERSION = "textnorm-bigram-terms-parts-v2"
 FIELDS = ("title", "keywords", "usage", "content")
@@ -81,19 +80,23 @@ CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 """
 
 
-@dataclass
 class SyncStats:
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    touched: int = 0  # stamp changed, content identical
-    total: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    in_memory: bool = False
-    trusted: bool = False  # not checked here: a running daemon vouched for the index
-    watched: bool = False  # not checked here: this process's change notification saw no change
-    errors: list[dict] = field(default_factory=list)
+    """What a sync, refresh or rebuild did (a plain class: no ``dataclasses`` on the hook path)."""
+
+    def __init__(
+        self,
+        *,
+        total: int = 0,
+        rebuilt: bool = False,
+        in_memory: bool = False,
+        trusted: bool = False,  # not checked here: a running daemon vouched for the index
+        watched: bool = False,  # not checked here: this process's change notification saw no change
+    ) -> None:
+        self.added = self.updated = self.removed = 0
+        self.touched = 0  # stamp changed, content identical
+        self.total, self.seconds = total, 0.0
+        self.rebuilt, self.in_memory, self.trusted, self.watched = rebuilt, in_memory, trusted, watched
+        self.errors: list[dict] = []
 
     @property
     def changed(self) -> bool:
@@ -186,11 +189,10 @@ def recall_tokens(text: str) -> list[str]:
 
 
 def scope_key(note: Note) -> str:
-    """Where a note applies (docs/projects.md): '' everywhere (a global note, or one that names no
-    project), else its project's name casefolded."""
-    if (note.scope or "").strip().lower() == "global":
-        return ""
-    return fold_name(note.project)
+    """Where a note applies (docs/projects.md): the one rule of ``recall/scoping.py``."""
+    from agentmem_vault.recall.scoping import note_scope_key
+
+    return note_scope_key(note.scope, note.project, fold_name)
 
 
 def note_tokens(note: Note) -> tuple[str, str, str, str]:
@@ -261,6 +263,22 @@ class RecallIndex:
                 pass
         self.rebuild()
         return self
+
+    def open_readonly(self) -> bool:
+        """Open the index file as it is, read-only and never building it (a hook's path): False
+        when there is none, or it is from another version or not a database."""
+        try:
+            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, timeout=0.2)
+        except sqlite3.Error:
+            return False
+        try:
+            if self._valid(conn):
+                self.conn = conn
+                return True
+        except sqlite3.Error:
+            pass
+        conn.close()
+        return False
 
     def _file_id(self) -> tuple[int, int] | None:
         try:
@@ -347,7 +365,7 @@ class RecallIndex:
             rows = self.conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
             st = os.stat(self.path)
             data = json.dumps({"index": [st.st_mtime_ns, st.st_size], "rules": rows}, ensure_ascii=False)
-            from agentmem_vault.vaultio import write_cache_file
+            from agentmem_vault.fs import write_cache_file
 
             write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
         except Exception:
@@ -365,9 +383,9 @@ class RecallIndex:
 
         p = self.folder / rel
         from agentmem_vault.errors import AgentmemError
-        from agentmem_vault.vaultio import read_bytes
+        from agentmem_vault.fs import read_bytes
 
-        try:  # vaultio's read: no FIFO waits, no link outside the vault (docs/reliability.md)
+        try:  # fs's read: no FIFO waits, no link outside the vault (docs/reliability.md)
             st = p.stat()
             problem = note_file_problem(st.st_mode, st.st_size)
             data = b"" if problem else read_bytes(p)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-from agentmem_vault.config import Vault
-from agentmem_vault.model.index_table import IndexDoc, Row, parse_index
-from agentmem_vault.ops import board_cache
-from agentmem_vault.ops.board_cache import ts_key
+from agentmem_vault.vault import Vault
+from agentmem_vault.board.table import IndexDoc, Row, parse_index
+from agentmem_vault.board import summary as board_cache
+from agentmem_vault.board.summary import ts_key
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_SQL, db_path, rules_path
 from agentmem_vault.recall.render import (
     RULE_IMPORTANCE,
@@ -82,7 +82,7 @@ def _rules_from_index(vault: Vault, project_names: tuple[str, ...] | None = None
             # Edited since the last index sync: left out (never its stale text) until the next sync;
             # the hook never parses notes (docs/notes.md: one reader, and it is not on this path).
             continue
-        out.append(SimpleNamespace(id=nid, title=title, content=content, importance=imp, updated=updated))
+        out.append(SimpleNamespace(id=nid, title=title, content=content, importance=imp, updated=updated, path=rel))
     return out[:MAX_RULES]
 
 
@@ -121,7 +121,7 @@ def _recent_from_board(
             rows = doc.recent_active(exclude, limit)
             return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in rows]
         try:
-            from agentmem_vault.vaultio import decode_text
+            from agentmem_vault.fs import decode_text
 
             doc = parse_index(decode_text(doc.data, vault.index_path))
         except Exception:
@@ -137,6 +137,7 @@ def session_start_context(
     exclude: tuple[str, ...] | list[str] = (),
     project_names: tuple[str, ...] | None = None,
     project_of: dict[str, str] | None = None,
+    given: list | None = None,
 ) -> str:
     """Markdown (at most ``budget`` characters, "" when there is nothing to say) for additional_context.
 
@@ -144,13 +145,15 @@ def session_start_context(
     ``IndexDoc``), saving a read; ``exclude``: Session IDs not to list (the chat's own);
     ``project_names``: the chat's project (all its names, casefolded; ``()`` for an unknown
     project: global rules only; ``None``: no scoping); ``project_of``: Session ID -> project, to list
-    the chat's own project's sessions first."""
+    the chat's own project's sessions first; ``given``: a list that receives what the text carries
+    (``("note", record, shown)`` and ``("session", SessionHit)``, for the injection audit)."""
     try:
         rules = _rules_from_index(vault, project_names)
         sessions = _recent_from_board(vault, doc, tuple(exclude), MAX_SESSIONS * 4 if project_of else MAX_SESSIONS)
         sessions = _same_project_first(sessions, project_of, project_names)
         budget = max(0, int(budget))
         parts: list[str] = []
+        picked: list[tuple] = []
         used = 0
         if rules:
             cap = int(budget * RULES_SHARE) if sessions else budget
@@ -158,10 +161,11 @@ def session_start_context(
             n = 0
             for r in rules:
                 # full text while it fits, then the rule's name only (the agent can look it up)
-                for line in (render_rule(r), render_rule_title(r)):
+                for line, shown in ((render_rule(r), "rule"), (render_rule_title(r), "title")):
                     if len(text) + len(line) <= cap:
                         text += line
                         n += 1
+                        picked.append(("note", r, shown))
                         break
             if n:
                 parts.append(text)
@@ -170,7 +174,10 @@ def session_start_context(
             text, n = _fit([render_session(s) for s in sessions], "## Recent active sessions\n", budget - used - 1)
             if n:
                 parts.append(("\n" if parts else "") + text)
+                picked += [("session", h) for h in sessions[:n]]
         out = "".join(parts).rstrip("\n")
+        if given is not None:
+            given += picked
         return out[:budget]
     except Exception:
         return ""

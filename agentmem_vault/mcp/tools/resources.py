@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from agentmem_vault.config import Vault
+from mcp.server.mcpserver import Context
+
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, SessionNotFound
 from agentmem_vault.integrations.rules import template_text
 from agentmem_vault.mcp.registry import Front, prompt, resource
@@ -11,7 +13,7 @@ from agentmem_vault.mcp.registry import Front, prompt, resource
 @resource("agentmem://index", name="board", title="Working board (memory/index.md)", mime_type="text/markdown")
 def index_resource(front: Front) -> str:
     """The working board: one Markdown table row per Memory Session."""
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     return front.read(lambda v: read_text(v.index_path) or "")
 
@@ -42,13 +44,22 @@ def memory_resource(front: Front, memory_id: str) -> str:
 
 
 @prompt(name="memory-start", title="Start a task with agent memory")
-def memory_start(front: Front, task: str, project: str | None = None) -> str:
-    """The memory rules and the memories and sessions relevant to a task, for the start of a chat."""
+async def memory_start(front: Front, ctx: Context, task: str, project: str | None = None) -> str:
+    """The memory rules and the memories and sessions relevant to a task (this chat's project and
+    the global ones), for the start of a chat."""
+    import anyio
+
     from agentmem_vault.recall.context import build_context
 
     rules = template_text("mcp-instructions.md").rstrip()
+    scope_of = await front.scope(ctx, project)
+
+    def run() -> str:
+        v = front.vault()
+        return build_context(v, task, project=scope_of(v).names).markdown.rstrip()
+
     try:
-        md = build_context(front.vault(), task, project=project or front.project).markdown.rstrip()
+        md = await anyio.to_thread.run_sync(run)
     except AgentmemError as exc:
         md = f"(memory unavailable: {exc.message})"
     return f"{rules}\n\n# Relevant memory for: {task}\n\n{md}\n"

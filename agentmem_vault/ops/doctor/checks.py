@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from agentmem_vault.clock import parse_ts
 from agentmem_vault.errors import IndexFormatError, SnapshotFormatError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.model.session_rules import archived_in_copy, fold_rows, row_from_fields, row_from_snapshot
+from agentmem_vault.board.rules import archived_in_copy, fold_rows, row_from_fields, row_from_snapshot
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, TEMP_RE, TempFile, VaultState
@@ -512,6 +512,16 @@ def continues_from(r: IndexReview, sid: str, snap: str) -> None:
                 f"memory/sessions/{sid}.md continues from {src}, which exists nowhere",
                 session_id=sid,
                 hint=f"correct it, or `agentmem release {src} --session {sid}`",
+            )
+            continue
+        if src in r.state.archived and src not in r.live and sid not in r.state.archived:
+            # archived with --force while this session still continued from it (docs/lifecycle.md)
+            r.report(
+                "archived_reference",
+                WARNING,
+                f"memory/sessions/{sid}.md continues from {src}, which is archived",
+                session_id=sid,
+                hint=f"release it with `agentmem release {src} --session {sid}` (the archive keeps {src}'s snapshot)",
             )
             continue
         if src in r.first_line and sid not in r.state.archived:

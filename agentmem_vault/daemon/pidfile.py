@@ -1,0 +1,117 @@
+"""Which process is this vault's daemon: the only process ``daemon stop`` may signal.
+
+The pid file in ``memory/.agentmem/`` is vault data (docs/reliability.md, the trust boundary):
+a sync client or a teammate can put any pid and this host's name in it. So each run of the
+daemon draws a random token and writes its pid and token twice: to the vault's pid file (for
+people and ``status``) and to a run record in the user cache, which no vault can write. Only the
+run record's pid is ever signalled, and only while that process's command line is
+``agentmem … daemon run`` for this vault (a record left by a crash may name a reused pid); a
+vault pid file whose token is not the run's is reported as not this run's, never believed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+from agentmem_vault.vault import Vault, ensure_cache_folder, user_cache_dir
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.fs import atomic_write_text, read_text
+from agentmem_vault.daemon import paths
+
+
+def run_record_path(vault: Vault) -> Path:
+    return user_cache_dir() / "locks" / f"{vault.key}-daemon.run"
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        data = json.loads(read_text(path) or "null")
+    except (AgentmemError, OSError, ValueError):
+        return None  # absent, a FIFO, a link out, junk: not a record
+    return data if isinstance(data, dict) else None
+
+
+def record_run(vault: Vault, info: dict) -> str:
+    """Write this process's pid file and run record; return the run's token."""
+    token = secrets.token_hex(16)
+    text = json.dumps({**info, "pid": os.getpid(), "token": token}) + "\n"
+    record = run_record_path(vault)
+    ensure_cache_folder(record.parent)
+    atomic_write_text(record, text)  # first: the vault's copy alone never makes a pid trusted
+    vault.state_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(paths.pid_path(vault), text)
+    return token
+
+
+def clear_run(vault: Vault, token: str) -> None:
+    """Remove the pid file and the run record, when they are still this run's."""
+    for path in (paths.pid_path(vault), run_record_path(vault)):
+        data = _read(path)
+        if data is not None and data.get("token") == token:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+
+def command_line(pid: int) -> list[str] | None:
+    """The process's argv, or None when it cannot be read (gone, another platform)."""
+    if sys.platform.startswith("linux"):
+        try:
+            with open(f"/proc/{int(pid)}/cmdline", "rb") as fh:  # a kernel file, not vault data
+                raw = fh.read(1 << 16)
+        except OSError:
+            return None
+        return [a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0") if a] or None
+    if sys.platform == "darwin":  # pragma: no cover - macOS only
+        try:
+            out = subprocess.run(
+                ["ps", "-ww", "-o", "command=", "-p", str(int(pid))], capture_output=True, timeout=5, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.decode("utf-8", "surrogateescape").split() or None
+    return None
+
+
+def _same_folder(a: str, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def is_daemon_of(argv: list[str], vault: Vault) -> bool:
+    """``argv`` is ``agentmem [--vault THIS] … daemon run …`` (as a script or ``-m agentmem_vault``)."""
+    if not any(os.path.basename(a).startswith("agentmem") for a in argv[:3]):
+        return False
+    if not any(argv[i] == "daemon" and argv[i + 1] == "run" for i in range(len(argv) - 1)):
+        return False
+    for i, a in enumerate(argv):
+        if a == "--vault" and i + 1 < len(argv):
+            return _same_folder(argv[i + 1], vault.root)
+        if a.startswith("--vault="):
+            return _same_folder(a.split("=", 1)[1], vault.root)
+    return True  # the vault came from AGENTMEM_VAULT or the user config: the run record is this vault's
+
+
+def trusted_pid(vault: Vault) -> int | None:
+    """The pid ``daemon stop`` may signal, or None: the run record's pid when that process is this
+    vault's daemon. The vault's pid file is never asked (module doc)."""
+    record = _read(run_record_path(vault))
+    pid = record.get("pid") if record else None
+    if type(pid) is not int or pid <= 0:
+        return None
+    argv = command_line(pid)
+    return pid if argv is not None and is_daemon_of(argv, vault) else None
+
+
+def vault_pid_file_matches(vault: Vault) -> bool:
+    """The vault's pid file carries the current run's token (else a forged or stale copy)."""
+    record, in_vault = _read(run_record_path(vault)), _read(paths.pid_path(vault))
+    return bool(record and in_vault and record.get("token") and in_vault.get("token") == record.get("token"))

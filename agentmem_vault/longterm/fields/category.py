@@ -1,0 +1,67 @@
+"""A memory's category by what the statement is (docs/notes.md, Category): a decision or a pitfall
+keeps its kind, an environment fact is the environment's, and any other statement is filed by
+what it is about, scored with the cues of ``templates/fields/category_cues.txt``."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+from agentmem_vault.longterm.schema import CATEGORIES
+from agentmem_vault.model.textnorm import fold
+
+DEFAULT = "development_code_specification"  # a rule with no cue at all is most often a coding rule
+_BY_KIND = {
+    "decision": "important_decision_experience",
+    "pitfall": "common_pitfalls_experience",
+    "environment": "project_environment_configuration",
+}
+
+
+def _whole(alts: str) -> str:
+    # a whole word or identifier: "test" must not fire inside "Test-Path", "env" not inside "venv"
+    return rf"(?<![\w.-])(?:{alts})(?![\w-])"
+
+
+@lru_cache(maxsize=1)
+def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
+    """(category, ((weight, pattern), ...)) in file order; a category the file names twice or
+    that is not one of the eleven is an error of the data file."""
+    text = (resources.files("agentmem_vault.templates") / "fields" / "category_cues.txt").read_text(
+        encoding="utf-8-sig"
+    )
+    out: dict[str, list[tuple[int, re.Pattern[str]]]] = {}
+    current = ""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1]
+            if current not in CATEGORIES or current in out:
+                raise ValueError(f"category_cues.txt line {n}: unknown or repeated category {current!r}")
+            out[current] = []
+            continue
+        weight, how, pattern = line.split(" ", 2)
+        if not current or how not in ("w", "r"):
+            raise ValueError(f"category_cues.txt line {n}: expected '<weight> w|r <pattern>' under a [category]")
+        out[current].append((int(weight), re.compile(_whole(pattern) if how == "w" else pattern)))
+    return tuple((cat, tuple(c)) for cat, c in out.items())
+
+
+def scores(text: str) -> dict[str, int]:
+    f = fold(text)
+    return {cat: sum(w for w, p in cs if p.search(f)) for cat, cs in cues()}
+
+
+def category_for(text: str, kind: str = "") -> str:
+    """The category of a statement saying ``text``, of the statement kind ``kind``
+    (longterm/statement.py; the offline signal names the same kinds)."""
+    if kind in _BY_KIND:
+        return _BY_KIND[kind]
+    best, best_score = DEFAULT, 0
+    for cat, score in scores(text).items():
+        if score > best_score:
+            best, best_score = cat, score
+    return best

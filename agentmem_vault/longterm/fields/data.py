@@ -1,0 +1,34 @@
+"""The word lists and patterns the field rules read: data files under ``templates/fields/``
+(shipped with the package), reviewed and extended without touching code. Chinese entries are
+written in Simplified; lookups fold Traditional first (``textnorm.fold``)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+from agentmem_vault.model.textnorm import fold
+
+
+def _lines(name: str) -> list[str]:
+    text = (resources.files("agentmem_vault.templates") / "fields" / name).read_text(encoding="utf-8-sig")
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+@lru_cache(maxsize=None)
+def generic_words() -> frozenset[str]:
+    """Words that are never a keyword (folded)."""
+    return frozenset(fold(w) for ln in _lines("generic_keywords.txt") for w in ln.split())
+
+
+@lru_cache(maxsize=None)
+def title_leadin() -> re.Pattern[str]:
+    """A lead-in at the start of a folded title, with the separator after it."""
+    alts = "|".join(f"(?:{p})" for p in _lines("title_leadins.txt"))
+    return re.compile(rf"^(?:{alts})\s*[:：,，;；\-—–]?\s*", re.I)
+
+
+@lru_cache(maxsize=None)
+def relative_time() -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in _lines("relative_time.txt")), re.I)

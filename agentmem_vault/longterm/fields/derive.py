@@ -1,0 +1,123 @@
+"""Every field of a found memory at once (docs/notes.md, Fields): the pure functions of this
+package applied to one ``MemoryObject``. The offline extractor's memories get all of them; a
+model's memories keep the model's category and importance and get their title, keywords and usage
+scenarios checked (a lead-in, a fragment keyword or a filler scenario is replaced)."""
+
+from __future__ import annotations
+
+import re
+
+from agentmem_vault.longterm.fields.category import category_for
+from agentmem_vault.longterm.fields.checks import bad_keyword, is_template, title_problems
+from agentmem_vault.longterm.fields.importance import asks_to_remember, importance_for
+from agentmem_vault.longterm.fields.keywords import MAX_KEYWORDS, keywords_for
+from agentmem_vault.longterm.fields.scenarios import scenarios_for
+from agentmem_vault.longterm.fields.title import title_for
+from agentmem_vault.longterm.schema import MemoryObject
+from agentmem_vault.longterm.sources import Turn
+from agentmem_vault.model.textnorm import fold
+
+_CORRECTION_LEAD = re.compile(
+    r"^(?:不对|错了|不是这样|搞错了|不行|不是|(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|actually|ugh)\b)"
+)
+_NEGATED = re.compile(
+    r"(?:不要|别|不能|不准|不许|禁止|不用|不是|而不是|\b(?:don'?t|do not|never|no|not|stop|instead of|rather than|again)\b)\s*(?:用|使用|写|加|再|use|using|write|add|put)?\s*"
+    r"(?P<what>[A-Za-z_][\w.+#/-]*|[\u3400-\u9fff]{2,6})",
+    re.I,
+)
+
+
+def _said_after(turns: list[Turn], evidence: str) -> str:
+    """What the assistant said just before the user turn holding ``evidence`` ("" if unknown)."""
+    probe = evidence.strip()[:40]
+    for i, t in enumerate(turns):
+        if t.role == "user" and probe and probe in t.text:
+            return next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
+    return ""
+
+
+def corrects_assistant(evidence: str, assistant_said: str) -> bool:
+    """The user corrects what the assistant just did: a correction lead ("不對，…", "No, …") after
+    an assistant turn, or a rejection of something the assistant's turn named ("don't use
+    requests" after "I used requests")."""
+    if not assistant_said:
+        return False
+    said = fold(evidence)
+    if _CORRECTION_LEAD.search(said):
+        return True
+    before = fold(assistant_said)
+    return any(m["what"].lower() in before for m in _NEGATED.finditer(said) if len(m["what"]) >= 2)
+
+
+def _reason(kind: str, asked: bool, corrected: bool) -> str:
+    if asked:
+        return "the user explicitly asked for this to be kept"
+    if corrected:
+        return "the user corrected the assistant"
+    return {
+        "preference": "the user stated a preference",
+        "decision": "the user stated a decision",
+        "pitfall": "the user recorded a pitfall",
+    }.get(kind, "the user stated a rule")
+
+
+_CLAIMS = re.compile(r"explicitly asked|corrected the assistant", re.I)
+
+
+def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded: bool = False) -> MemoryObject:
+    """Fill category, importance, title, keywords and usage scenarios of an offline memory, and
+    make its reasons say what happened (no "asked to remember" without such a request)."""
+    st = getattr(m, "statement", None)  # longterm/statement.py, once the extractor fills it
+    kind = st.kind if st is not None else m.signal
+    recorded = recorded or bool(st is not None and st.recorded)
+    words = m.evidence or m.content
+    corrected = corrects_assistant(words, _said_after(turns or [], words))
+    asked = asks_to_remember(words)
+    m.category = category_for(f"{words} {m.content}", kind)
+    # what the statement turned out to be decides the band: a rule about a pitfall is experience
+    band_kind = "pitfall" if m.category == "common_pitfalls_experience" else kind
+    m.importance = importance_for(
+        "rule" if band_kind in ("explicit", "correction") else band_kind,
+        words,
+        corrects_assistant=corrected,
+        recorded=recorded,
+    )
+    m.title = title_for(m.content)
+    m.keywords = keywords_for(m.content, m.title)
+    m.usage_scenario = scenarios_for(m.content, m.category, m.keywords)
+    m.reason = _reason(kind, asked, corrected)
+    if _CLAIMS.search(m.assessment_reason or "") and not (asked or corrected):
+        m.assessment_reason = f"A specific rule the user stated ({_reason(kind, asked, corrected)[9:]})."
+    return m
+
+
+def check_model_fields(m: MemoryObject) -> MemoryObject:
+    """A model's memory keeps its category and importance; a title with a lead-in, a relative time
+    or a dangling colon is rewritten, fragment / generic keywords are dropped (and the rule-based
+    ones fill the gap), and filler scenarios are dropped."""
+    if title_problems(m.title):
+        m.title = title_for(m.content) if title_problems(title_for(m.title)) else title_for(m.title)
+    kept = [k for k in m.keywords if not bad_keyword(k, m.content, m.title)]
+    for k in keywords_for(m.content, m.title):
+        if len(kept) >= MAX_KEYWORDS:
+            break
+        if fold(k) not in {fold(x) for x in kept}:
+            kept.append(k)
+    m.keywords = kept[:MAX_KEYWORDS]
+    note_text = " ".join([m.title, m.content, " ".join(m.keywords)])
+    m.usage_scenario = [s for s in m.usage_scenario if not is_template(s, note_text)] or scenarios_for(
+        m.content, m.category, m.keywords
+    )
+    return m
+
+
+def apply_fields(
+    memories: list[MemoryObject], turns: list[Turn], *, offline: bool, recorded: bool = False
+) -> list[MemoryObject]:
+    """The field rules for a batch of one source (in place; returned for chaining)."""
+    for m in memories:
+        if offline:
+            derive_offline(m, turns=turns, recorded=recorded)
+        else:
+            check_model_fields(m)
+    return memories

@@ -1,0 +1,55 @@
+"""Importance in the seed's bands (docs/notes.md, Importance):
+
+- 0.9-1.0 only for an explicit request to remember, a red line (secrets, production data,
+  destructive operations) and a correction of the assistant;
+- 0.7-0.9 for stable preferences, project rules and decisions;
+- 0.5-0.7 for common experience (pitfalls, facts learnt along the way).
+
+The request and red-line words are data (``templates/fields/``); what the statement is (a
+correction, a decision, a pitfall) comes from the extractor.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from agentmem_vault.longterm.fields.data import _lines
+from agentmem_vault.model.textnorm import fold
+
+EXPLICIT = 0.9
+RED_LINE = 0.95
+RULE = 0.8
+PREFERENCE = 0.75
+EXPERIENCE = 0.6
+RECORDED_MAX = 0.8  # a snapshot is the agent's record, not the user's words: never an always-on rule
+
+
+@lru_cache(maxsize=None)
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in _lines(name)), re.I)
+
+
+def asks_to_remember(words: str) -> bool:
+    """The user asked for this to be kept ("記住", "from now on", "下次不要再", "every time")."""
+    return bool(_pattern("explicit_requests.txt").search(fold(words)))
+
+
+def is_red_line(words: str) -> bool:
+    return bool(_pattern("red_lines.txt").search(fold(words)))
+
+
+def importance_for(kind: str, words: str, *, corrects_assistant: bool = False, recorded: bool = False) -> float:
+    """The importance of a statement of ``kind`` in the user's ``words``."""
+    if recorded:
+        base = EXPERIENCE if kind == "pitfall" else RULE
+        return min(RECORDED_MAX, RED_LINE if is_red_line(words) else base)
+    if is_red_line(words):
+        return RED_LINE
+    if asks_to_remember(words) or corrects_assistant or kind == "correction":
+        return EXPLICIT
+    if kind == "pitfall":
+        return EXPERIENCE
+    if kind == "preference":
+        return PREFERENCE
+    return RULE

@@ -1,0 +1,80 @@
+"""Whole words of a text, from a real Chinese word segmenter (docs/notes.md, Keywords).
+
+``rjieba`` (the jieba-rs binding) segments; it knows Simplified Chinese best, so Traditional text
+is folded to Simplified first and every word is mapped back to the text as written by its offsets
+(the folding is character for character). Imported on first use only: extraction and evaluation
+need it, the sessionStart hook never does (tests/test_hooks_imports.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import NamedTuple
+
+from agentmem_vault.model.textnorm import to_simplified
+
+
+class Word(NamedTuple):
+    text: str  # as written (Traditional stays Traditional)
+    simplified: str  # the same word folded to Simplified
+    start: int
+    end: int
+
+
+# rjieba's one segmenter is not safe across threads ("RuntimeError: Already borrowed" when two MCP
+# calls extract at once, docs/mcp.md "Concurrency"): every use holds this lock.
+_LOCK = threading.RLock()
+
+
+@lru_cache(maxsize=1)
+def _segmenter():  # type: ignore[no-untyped-def]
+    """rjieba's default segmenter, taught the technical vocabulary of the quality gate
+    (``templates/quality/tech_terms.txt``: 时间戳, 环境变量, ...) so that those stay whole words."""
+    import rjieba  # the segmenter's dictionary loads on first use (benchmarks/bench_fields.py)
+
+    from agentmem_vault.longterm.lexicon import tech_terms
+
+    with _LOCK:
+        for term in tech_terms().cjk:
+            rjieba.add_word(term, 2000, "n")
+    return rjieba
+
+
+def _locked(fn):  # type: ignore[no-untyped-def]
+    def call(text: str) -> list:
+        with _LOCK:
+            return list(fn(text))
+
+    return call
+
+
+def _cut():  # type: ignore[no-untyped-def]
+    return _locked(_segmenter().cut)
+
+
+def words(text: str) -> list[Word]:
+    """The text cut into words (spaces and punctuation are words too), with offsets into ``text``."""
+    simple = to_simplified(text)
+    if len(simple) != len(text):  # not char for char after all: segment each character's fold
+        simple = "".join(to_simplified(ch)[:1] or ch for ch in text)
+    out: list[Word] = []
+    pos = 0
+    for w in _cut()(simple):
+        end = pos + len(w)
+        out.append(Word(text[pos:end], w, pos, end))
+        pos = end
+    return out
+
+
+def boundaries(text: str) -> frozenset[int]:
+    """Offsets in ``text`` where one word ends and the next begins (and both ends)."""
+    out = {0, len(text)}
+    for w in words(text):
+        out.add(w.start)
+        out.add(w.end)
+    return frozenset(out)
+
+
+def _tagger():  # type: ignore[no-untyped-def]
+    return _locked(_segmenter().tag)

@@ -1,0 +1,170 @@
+"""A note's title is the rule itself (docs/notes.md, Title): short, searchable, in the user's own
+language and script; no lead-in ("決定了：", "Note:", "跟你說一下", "A couple of things"), no
+relative time ("上週", "this sprint"), never cut at a colon, and the whole rule kept: a prohibition
+keeps the alternative that goes with it ("不要用 requests" keeps "改用 httpx")."""
+
+from __future__ import annotations
+
+import re
+
+from agentmem_vault.longterm.fields import data
+from agentmem_vault.model.textnorm import fold
+
+MAX_WIDTH = 70.0  # in Latin characters; a CJK character counts 1.75 (about 40 of them)
+SOFT_WIDTH = 44.0  # longer than this, the title keeps its first clauses only
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_SENTENCE_END = re.compile(r"[。！？；;\n]|(?<=[^\s.])[.!?](?=\s|$)")
+_CLAUSE = re.compile(
+    r"[，,、]\s*|\s[—–]\s|\s(?=(?:so|because|since|which|unless|otherwise|but|and)\s)|(?<=[^\d\s]),(?=\S)", re.I
+)
+_PROHIBITION = re.compile(r"不要|别|不能|不准|不许|禁止|不用|\b(?:don'?t|do not|never|no|not|stop|avoid)\b", re.I)
+_ALTERNATIVE = re.compile(r"改用|改成|换成|換成|而是|用|\b(?:use|using|instead|prefer|switch to)\b", re.I)
+_DIRECTIVE = re.compile(
+    r"要|必须|必須|一律|统一|統一|不要|别|別|禁止|不准|不許|不许|改用|用|请|請|只|以后|以後|之后|之後|今后|今後|直接|"
+    r"\b(?:always|never|must|should|use|don'?t|do not|only|keep|put|run|prefer|avoid|need|needs|from now on|going forward)\b",
+    re.I,
+)
+# a complaint states the problem, the sentence after it the rule ("我真的很受不了…。以后直接给结论")
+_COMPLAINT = re.compile(r"受不了|讨厌|討厭|烦死|煩死|很烦|很煩|\b(?:i (?:really )?hate|i'?m tired of|ugh)\b", re.I)
+_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|\s+|`[^`]*`|[^\s\u3400-\u9fff\uf900-\ufaff]+")
+_DANGLING = re.compile(
+    r"(?:\s+(?:a|an|the|and|or|but|to|of|for|with|in|on|at|by|from|as|so|than|that|which|when|if|because|instead|not|is|are|be))+$",
+    re.I,
+)
+_TRIM = " ,，:：;；、—–-(（[「『\"'.…"
+
+
+def width(s: str) -> float:
+    return sum(1.75 if _CJK.match(ch) else 1.0 for ch in s)
+
+
+def _fold_map(text: str) -> tuple[str, list[int]]:
+    """``text`` folded character by character (so that offsets map back) and, for each folded
+    character, the index of the character it came from."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        f = " " if ch.isspace() else fold(ch) or ch
+        out.append(f)
+        where += [i] * len(f)
+    return "".join(out), where
+
+
+def _orig(where: list[int], text: str, folded_pos: int) -> int:
+    return where[folded_pos] if folded_pos < len(where) else len(text)
+
+
+def strip_leadins(text: str) -> str:
+    """``text`` without the lead-ins it opens with (repeatedly: "OK, note: …")."""
+    prev = None
+    t = text.strip()
+    while prev != t and t:
+        prev = t
+        f, where = _fold_map(t)
+        m = data.title_leadin().match(f)
+        if m and m.end():
+            rest = t[_orig(where, t, m.end()) :].strip(_TRIM + " ")
+            t = rest or t
+    return t
+
+
+def strip_relative_time(text: str) -> str:
+    """``text`` without relative time words ("上週", "this sprint") and the space they leave."""
+    out = text
+    for _ in range(5):
+        f, where = _fold_map(out)
+        m = data.relative_time().search(f)
+        if not m:
+            break
+        head, tail = out[: _orig(where, out, m.start())].rstrip(), out[_orig(where, out, m.end()) :].lstrip()
+        glue = " " if head and tail and not (_CJK.match(head[-1]) or _CJK.match(tail[0])) else ""
+        out = (head + glue + tail).strip().lstrip(_TRIM + "的")
+    return out
+
+
+def _tidy(t: str) -> str:
+    prev = None
+    while prev != t:
+        prev = t
+        if t.count("`") % 2:
+            i = t.rfind("`")
+            t = t[:i] + t[i + 1 :]
+        for o, c in (("(", ")"), ("（", "）"), ("[", "]"), ("「", "」"), ("『", "』"), ("【", "】"), ("《", "》")):
+            i = t.rfind(o)
+            if i >= 0 and t.find(c, i) < 0:
+                t = t[:i]
+        t = _DANGLING.sub("", t.rstrip(_TRIM)).rstrip(_TRIM)
+        t = re.sub(r"(?<=[\u3400-\u9fff])[的和或与與及把被在了]$", "", t)
+    return t
+
+
+def _fit(text: str, limit: float) -> str:
+    """The longest run of whole tokens from the start of ``text`` within ``limit``."""
+    out: list[str] = []
+    used = 0.0
+    for tok in _TOKEN.findall(text):
+        w = width(tok)
+        if used + w > limit:
+            break
+        out.append(tok)
+        used += w
+    return "".join(out)
+
+
+def _clauses(sentence: str) -> list[str]:
+    parts: list[str] = []
+    last = 0
+    for m in _CLAUSE.finditer(sentence):
+        parts.append(sentence[last : m.start()])
+        last = m.start()
+    parts.append(sentence[last:])
+    return [p for p in parts if p.strip(_TRIM)]
+
+
+def _has_alternative(text: str) -> bool:
+    """Says what to do instead: "改用 httpx", "use httpx" (not the "use" of "don't use")."""
+    for m in _ALTERNATIVE.finditer(text):
+        if not _PROHIBITION.search(text[max(0, m.start() - 8) : m.start()]):
+            return True
+    return False
+
+
+def _sentences(text: str) -> list[str]:
+    out: list[str] = []
+    last = 0
+    for m in _SENTENCE_END.finditer(text):
+        out.append(text[last : m.start()])
+        last = m.end()
+    out.append(text[last:])
+    return [x.strip() for x in out]
+
+
+def title_for(content: str) -> str:
+    """The rule of ``content`` as a title (see the module doc)."""
+    text = " ".join(content.split())
+    text = strip_relative_time(strip_leadins(text))
+    sentences = [x for x in _sentences(text) if x.strip(_TRIM)] or [text]
+    # the rule, not the complaint or the story before it: the first sentence that directs
+    first = next((x for x in sentences if _DIRECTIVE.search(x) and not _COMPLAINT.search(x)), sentences[0])
+    rest = sentences[sentences.index(first) + 1 :]
+    first = strip_leadins(first)
+    if rest and _PROHIBITION.search(first) and not _has_alternative(first) and _has_alternative(rest[0]):
+        alt = strip_leadins(rest[0])
+        first = f"{first.rstrip(_TRIM)}; {alt[:1].lower() + alt[1:] if alt[:2].istitle() else alt}"  # "Don't use requests; use httpx instead"
+    if width(first) > SOFT_WIDTH:
+        clauses = _clauses(first)
+        kept = clauses[0]
+        for nxt in clauses[1:]:
+            # a prohibition keeps its alternative; otherwise add clauses while short
+            needs = _PROHIBITION.search(kept) and not _has_alternative(kept) and _has_alternative(nxt)
+            if (needs and width(kept + nxt) <= MAX_WIDTH * 1.2) or width(kept + nxt) <= SOFT_WIDTH:
+                kept += nxt
+            else:
+                break
+        first = kept
+    if width(first) > MAX_WIDTH * 1.2:
+        first = _fit(first, MAX_WIDTH)
+    t = _tidy(first.strip())
+    if not t:
+        t = _tidy(_fit(text, MAX_WIDTH))
+    return (t[:1].upper() + t[1:]) if t[:1].isascii() and not re.match(r"\S*[_./`-]", t) else t

@@ -1,0 +1,216 @@
+"""What each chat was given: the injection audit (``memory/.agentmem/injected.jsonl``).
+
+Every sessionStart context, prompt-time recall and ``memory_context`` answer appends one line:
+which Session ID (and the agent's conversation ID) it went to, where it came from, the note IDs
+and Session IDs it carried with their scores and how each was shown, the characters used and the
+budget. ``agentmem injected SESSION_ID`` reads it back; the prompt hook reads it to add only what
+the chat has not been given yet (docs/recall.md, "What a chat was given").
+
+Bounded: past ``ROTATE_BYTES`` the file becomes ``injected.1.jsonl`` (the one before is dropped),
+so the audit never holds more than about twice that. No prompt or task text is stored (it may hold
+a secret); only what was given. Best effort on the write side: an audit line that cannot be
+written never costs the chat its context. Cheap to import (the hook path): json, os and fs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from agentmem_vault.vault import Vault
+
+FILE_NAME = "injected.jsonl"
+OLD_NAME = "injected.1.jsonl"
+ROTATE_BYTES = 512 * 1024
+READ_LIMIT = 2 * ROTATE_BYTES  # per file: a foreign, oversized audit is read from its tail only
+SOURCES = ("session-start", "prompt", "memory_context", "context")  # context: `agentmem context --session`
+
+
+def audit_paths(vault: Vault) -> tuple[Path, Path]:
+    """(the current file, the rotated one)."""
+    return vault.state_dir / FILE_NAME, vault.state_dir / OLD_NAME
+
+
+def note_entry(id: str, title: str, path: str, score: float, shown: str) -> dict:
+    """One note as given: ``shown`` is how (``rule``, ``full``, ``brief``, ``title``, ``prompt``)."""
+    return {"id": id, "title": title, "path": path, "score": round(float(score), 4), "shown": shown}
+
+
+def session_entry(session_id: str, score: float) -> dict:
+    return {"id": session_id, "score": round(float(score), 4)}
+
+
+def from_given(given: list) -> tuple[list[dict], list[dict]]:
+    """(notes, sessions) entries from what ``session_start_context`` reports it gave."""
+    notes: list[dict] = []
+    sessions: list[dict] = []
+    for item in given:
+        if item[0] == "note":
+            r, shown = item[1], item[2]
+            notes.append(note_entry(r.id, r.title, getattr(r, "path", ""), r.importance, shown))
+        else:
+            sessions.append(session_entry(item[1].session_id, item[1].relevance))
+    return notes, sessions
+
+
+def from_context(res) -> tuple[list[dict], list[dict]]:  # type: ignore[no-untyped-def]
+    """(notes, sessions) entries from a ``recall.context.ContextResult``: what its Markdown holds."""
+    notes = [
+        note_entry(h.id or h.rel_path, h.title, h.rel_path, h.score, shown)
+        for shown, hits in (("rule", res.rules), ("full", res.full), ("brief", res.brief))
+        for h in hits
+    ]
+    return notes, [session_entry(s.session_id, s.relevance) for s in res.sessions]
+
+
+def record(
+    vault: Vault,
+    source: str,
+    *,
+    session_id: str | None,
+    conversation_id: str | None = None,
+    agent: str | None = None,
+    project: str | None = None,
+    budget: int,
+    chars: int,
+    notes: list[dict],
+    sessions: list[dict] | None = None,
+    time: str | None = None,
+) -> bool:
+    """Append one audit line; False (and nothing raised) when it could not be written."""
+    try:
+        from agentmem_vault.ops.conversations import stamp
+        from agentmem_vault.fs import append_line, make_dirs
+
+        entry = {
+            "time": time or stamp(),
+            "source": source,
+            "session_id": session_id,
+            "conversation_id": conversation_id,
+            "agent": agent,
+            "project": project or None,
+            "budget": int(budget),
+            "chars": int(chars),
+            "notes": notes,
+            "sessions": sessions or [],
+        }
+        line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        path, old = audit_paths(vault)
+        make_dirs(path.parent)
+        _rotate_if_full(vault, path, old)
+        append_line(path, line, durable=False)  # an audit line is worth no fsync on the hook path
+        return True
+    except Exception:  # noqa: BLE001 - the audit never breaks what it records
+        return False
+
+
+def _rotate_if_full(vault: Vault, path: Path, old: Path) -> None:
+    try:
+        if os.stat(path).st_size < ROTATE_BYTES:
+            return
+    except OSError:
+        return
+    from agentmem_vault.locking import exclusive_lock
+
+    with exclusive_lock(vault.lock_path("injected"), 2.0, what="the injection audit"):
+        try:  # again under the lock: another process may have rotated it meanwhile
+            if os.stat(path).st_size < ROTATE_BYTES:
+                return
+        except OSError:
+            return
+        os.replace(path, old)
+
+
+def _read_tail(path: Path) -> bytes:
+    from agentmem_vault.fs import read_from
+
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return b""
+    data = read_from(path, max(0, size - READ_LIMIT)) or b""
+    if size > READ_LIMIT:
+        data = data[data.find(b"\n") + 1 :]  # the first line read is cut: skip it
+    return data
+
+
+def entries(vault: Vault, key: str | None = None) -> list[dict]:
+    """Audit entries, oldest first; with ``key``, only those for that Session ID or conversation ID."""
+    out: list[dict] = []
+    path, old = audit_paths(vault)
+    needle = json.dumps(key, ensure_ascii=False).encode("utf-8") if key else b""
+    for p in (old, path):
+        for raw in _read_tail(p).splitlines():
+            if needle and needle not in raw:
+                continue  # most lines are other chats': not even parsed
+            try:
+                e = json.loads(raw)
+            except ValueError:
+                continue  # a line cut by a crash, or hand damage: the others still count
+            if not isinstance(e, dict):
+                continue
+            if key and key not in (e.get("session_id"), e.get("conversation_id")):
+                continue
+            out.append(e)
+    return out
+
+
+def given_note_ids(vault: Vault, keys: tuple[str, ...]) -> set[str]:
+    """The IDs of every note any entry for these Session / conversation IDs carried."""
+    ids: set[str] = set()
+    for key in dict.fromkeys(k for k in keys if k):
+        for e in entries(vault, key):
+            for n in e.get("notes") or []:
+                if isinstance(n, dict) and isinstance(n.get("id"), str) and n["id"]:
+                    ids.add(n["id"])
+    return ids
+
+
+def injected(vault: Vault, session_id: str) -> dict:
+    """``agentmem injected SESSION_ID``: everything that chat was given, oldest first, with the
+    totals (distinct notes and sessions, characters)."""
+    found = entries(vault, session_id)
+    notes: dict[str, dict] = {}
+    sessions: dict[str, dict] = {}
+    for e in found:
+        for n in e.get("notes") or []:
+            if isinstance(n, dict) and n.get("id"):
+                notes.setdefault(n["id"], n)
+        for s in e.get("sessions") or []:
+            if isinstance(s, dict) and s.get("id"):
+                sessions.setdefault(s["id"], s)
+    return {
+        "session_id": session_id,
+        "entries": found,
+        "note_ids": list(notes),
+        "session_ids": list(sessions),
+        "chars": sum(int(e.get("chars") or 0) for e in found),
+    }
+
+
+def render_injected(result: dict) -> str:
+    """The human form of ``injected``: one block per injection."""
+    sid = result["session_id"]
+    if not result["entries"]:
+        return f"no injections recorded for {sid} (memory/.agentmem/{FILE_NAME})"
+    lines = [f"{sid}: {len(result['entries'])} injection(s), {result['chars']} characters in all"]
+    for e in result["entries"]:
+        where = f", project {e['project']}" if e.get("project") else ""
+        lines.append(
+            f"\n{e.get('time', '?')}  {e.get('source', '?')}  {e.get('chars', 0)}/{e.get('budget', 0)} chars{where}"
+        )
+        for n in e.get("notes") or []:
+            lines.append(
+                f"  note     {n.get('id') or '-':<10} {n.get('score', 0):.3f}  {n.get('shown', '')}  {n.get('title', '')}"
+            )
+        for s in e.get("sessions") or []:
+            lines.append(f"  session  {s.get('id')}  {s.get('score', 0):.3f}")
+        if not e.get("notes") and not e.get("sessions"):
+            lines.append("  (nothing)")
+    return "\n".join(lines)
+
+
+__all__ = ["entries", "given_note_ids", "injected", "note_entry", "record", "render_injected", "session_entry"]

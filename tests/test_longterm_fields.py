@@ -1,0 +1,178 @@
+"""Every field of a note (docs/notes.md, Fields): keywords from a real word segmenter, titles
+that are the rule, usage scenarios that name the note's subject, importance in the seed's bands,
+category by what the statement is, and the field figures of `agentmem eval`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentmem_vault.longterm.evaluate import evaluate, load_fixtures
+from agentmem_vault.longterm.fields.category import category_for, cues
+from agentmem_vault.longterm.fields.checks import bad_keyword, is_template, title_problems
+from agentmem_vault.longterm.fields.derive import corrects_assistant, derive_offline
+from agentmem_vault.longterm.fields.importance import importance_for
+from agentmem_vault.longterm.fields.keywords import keywords_for
+from agentmem_vault.longterm.fields.scenarios import scenarios_for
+from agentmem_vault.longterm.fields.title import title_for
+from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
+from agentmem_vault.longterm.sources import Turn
+
+FIXTURES = Path(__file__).parent / "fixtures"
+WEBHOOK = "對外 webhook 一律帶 Idempotency-Key，接收端以此去重，不要靠時間戳判斷重複。"
+
+
+def test_keywords_are_whole_words_in_both_scripts():
+    kws = keywords_for(WEBHOOK, "對外 webhook 一律帶 Idempotency-Key")
+    assert "Idempotency-Key" in kws and "webhook" in kws
+    # the fragments an earlier version cut across words are gone
+    assert not {"一律帶", "以此去重", "對外", "一律", "Idempotency"} & set(kws)
+    assert "時間戳" in kws and "时间戳" in kws  # a Traditional word and its Simplified twin
+    assert len(kws) <= 8 and all(not bad_keyword(k, WEBHOOK) for k in kws)
+
+
+@pytest.mark.parametrize(
+    "content, present, absent",
+    [
+        (
+            "No, don't use requests. Use httpx with the shared AsyncClient.",
+            {"httpx", "requests", "AsyncClient"},
+            {"Don", "shared"},
+        ),
+        (
+            "Note: even the CLI must build paths with pathlib, never os.path.join.",
+            {"pathlib", "os.path.join"},
+            {"Note", "even"},
+        ),
+        ("我不喜歡你每次都貼整個檔案，只要給我改動的部分。", set(), {"喜歡你每次", "每次", "這個專案"}),
+        (
+            "这个项目统一用 pnpm，lockfile 是 pnpm-lock.yaml。",
+            {"pnpm", "pnpm-lock.yaml"},
+            {"这个项目统一", "这个项目", "统一"},
+        ),
+    ],
+)
+def test_keywords_never_fragments_or_generic_words(content, present, absent):
+    kws = keywords_for(content)
+    assert present <= set(kws) and not absent & set(kws), kws
+
+
+def test_keyword_checks():
+    assert bad_keyword("一律帶", WEBHOOK) == "fragment"
+    assert bad_keyword("Idempotency", WEBHOOK) == "fragment"
+    assert bad_keyword("間一律", "時間一律用 UTC") == "fragment"
+    assert bad_keyword("這個專案", "這個專案用 pnpm") == "generic"
+    assert bad_keyword("Note", "Note: x") == "generic"
+    assert bad_keyword("pnpm", "這個專案用 pnpm", "pnpm") == "title"
+    assert bad_keyword("Idempotency-Key", WEBHOOK) == ""
+
+
+@pytest.mark.parametrize(
+    "content, title",
+    [
+        ("決定了：對外 webhook 一律帶 Idempotency-Key，接收端以此去重。", "對外 webhook 一律帶 Idempotency-Key"),
+        ("Note: always answer me in 繁體中文", "Always answer me in 繁體中文"),
+        ("跟你說一下，程式碼註解一律用英文。", "程式碼註解一律用英文"),
+        ("A couple of things for this service: run `make db-up` first", "Run `make db-up` first"),
+        ("不要用 requests，改用 httpx，並且所有對外呼叫共用同一個 AsyncClient 實例。", "不要用 requests，改用 httpx"),
+        (
+            "Please don't use requests here. Use httpx, we need the async client.",
+            "Please don't use requests here; use httpx",
+        ),
+        ("上週說好的：部署前先跑 `npm run verify`。", "部署前先跑 `npm run verify`"),
+        ("This sprint we use pnpm for the web package.", "We use pnpm for the web package"),
+        ("Docker image: python:3.11-slim, not alpine", "Docker image: python:3.11-slim, not alpine"),
+    ],
+)
+def test_title_is_the_rule(content, title):
+    got = title_for(content)
+    assert got == title and not title_problems(got)
+
+
+def test_title_checks():
+    assert title_problems("決定了：對外 webhook") == ["lead-in"]
+    assert title_problems("上週的部署規則") == ["relative time"]
+    assert title_problems("部署規則:") == ["dangling colon"]
+    assert title_problems("對外 webhook 一律帶 Idempotency-Key") == []
+
+
+def test_usage_scenarios_name_the_subject_or_are_absent():
+    sc = scenarios_for(WEBHOOK, "development_code_specification", keywords_for(WEBHOOK))
+    assert sc and all("Idempotency-Key" in s or "webhook" in s for s in sc)
+    sc = scenarios_for("外部链接要加 rel=noopener，写组件的时候记得。", "development_code_specification", ["noopener"])
+    assert "写组件的时候" in sc
+    assert scenarios_for("以後都這樣。", "user_behavior", []) == []
+    assert is_template("與此使用者協作", WEBHOOK) and not is_template("修改 webhook 重送邏輯時", WEBHOOK)
+
+
+def test_every_category_has_cues_and_kinds_keep_theirs():
+    assert {c for c, _ in cues()} == set(CATEGORIES) - {"important_decision_experience"} | {
+        "important_decision_experience"
+    }
+    assert category_for("anything", "decision") == "important_decision_experience"
+    assert category_for("anything", "pitfall") == "common_pitfalls_experience"
+    assert category_for("以後回答一律用繁體中文", "explicit") == "user_communication"
+    assert category_for("commit message 用 Conventional Commits", "rule") == "development_practice_specification"
+    assert (
+        category_for("tests must never hit the network; mock HTTP with respx", "rule")
+        == "development_test_specification"
+    )
+    assert category_for("對外 webhook 一律帶 Idempotency-Key", "rule") == "development_code_specification"
+
+
+def test_importance_bands():
+    assert importance_for("rule", "記住：分支名用 feat/ 開頭") >= 0.9
+    assert importance_for("rule", "never commit .env files") >= 0.9  # a red line
+    assert importance_for("rule", "API 錯誤碼用四位數字", corrects_assistant=True) >= 0.9
+    assert 0.7 <= importance_for("rule", "對外 webhook 一律帶 Idempotency-Key") < 0.9
+    assert 0.7 <= importance_for("preference", "I prefer small functions") < 0.9
+    assert 0.5 <= importance_for("pitfall", "pydantic v2 renamed .dict()") < 0.7
+    assert importance_for("rule", "記住：分支名用 feat/ 開頭", recorded=True) <= 0.8
+
+
+def test_correction_of_the_assistant_is_recognised():
+    assert corrects_assistant("No, don't use requests.", "I used requests.get().")
+    assert corrects_assistant("不要用 os.system，改用 subprocess.run", "我用 os.system('ls') 跑")
+    assert not corrects_assistant("不要用 os.system", "")
+    assert not corrects_assistant("I prefer small functions", "Okay, here is the parser.")
+
+
+def test_derived_reasons_say_what_happened():
+    m = MemoryObject(
+        action="create", title="x", content=WEBHOOK, category="user_behavior", signal="explicit", evidence=WEBHOOK
+    )
+    m.assessment_reason = "The user explicitly asked for this to be remembered or to hold from now on."
+    derive_offline(m, turns=[Turn("user", WEBHOOK)])
+    assert "asked" not in m.assessment_reason and "asked" not in m.reason
+    assert m.category == "development_code_specification" and 0.7 <= m.importance < 0.9
+    assert m.title == "對外 webhook 一律帶 Idempotency-Key"
+
+
+@pytest.mark.parametrize("folder", ["eval", "eval-dev"])
+def test_field_figures_on_the_tuned_sets(folder):
+    figs = evaluate(load_fixtures(FIXTURES / folder)).field_figures()["all"]
+    assert figs["category_accuracy"] >= 0.85 and figs["scope_accuracy"] == 1.0
+    assert figs["importance_band_accuracy"] >= 0.9
+    assert figs["keywords_bad_share"] <= 0.05 and figs["scenarios_bad_share"] <= 0.10
+    assert figs["titles_bad_share"] == 0.0
+
+
+def test_eval_reports_fields_per_language(cli, tmp_path):
+    p = cli("eval", "--offline", "--json", "--set", "fields-unseen", env={"AGENTMEM_VAULT": str(tmp_path / "none")})
+    assert p.returncode == 0, p.stderr
+    fields = json.loads(p.stdout)["sets"]["fields-unseen"]["fields"]
+    assert {"all", "en", "zh-TW", "zh-CN"} <= set(fields)
+    for key in ("category_accuracy", "scope_accuracy", "importance_band_accuracy", "keywords_bad_share"):
+        assert key in fields["all"]
+    p = cli("eval", "--offline", "--set", "dev")
+    assert "template scenarios" in p.stdout and "importance" in p.stdout
+
+
+def test_field_labels_cover_every_expected_memory():
+    for folder in ("eval", "eval-dev", "eval-unseen", "eval-fields-unseen"):
+        for fx in load_fixtures(FIXTURES / folder):
+            for e in fx.expected:
+                assert e.get("scope") in ("project", "global", "unscoped"), (fx.id, e)
+                assert e.get("importance_band") in ("high", "mid", "low"), (fx.id, e)
