@@ -138,8 +138,8 @@ def test_a_conflict_copy_does_not_put_an_archived_session_back_on_the_board(vaul
     """Machine A archives a session while machine B still edits the old board: Google Drive leaves
     'index (1).md' with the archived row. Folding must not resurrect it (archive is final); the
     copy is still kept under .agentmem/conflicts/ and other rows are folded as usual."""
-    from agentmem_vault.model import index_table as it
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.board import table as it
+    from agentmem_vault.fs import read_text
 
     from daemon_helpers import index_text, row
 
@@ -157,9 +157,9 @@ def test_a_conflict_copy_does_not_put_an_archived_session_back_on_the_board(vaul
 
 
 def test_doctor_fix_does_not_put_an_archived_session_back_on_the_board(vault):
-    from agentmem_vault.model import index_table as it
+    from agentmem_vault.board import table as it
     from agentmem_vault.ops.doctor import repair
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     from daemon_helpers import index_text, row
 

@@ -25,7 +25,7 @@ from agentmem_vault.daemon.apply import apply_plan, conflict_destination
 from agentmem_vault.daemon.reconcile import plan
 from agentmem_vault.daemon.scan import scan_memory
 from agentmem_vault.daemon.service import RESCAN, Daemon, PathFilter
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.board.store import BoardWriter
 from daemon_helpers import FakeClock, index_text, row, sid, snapshot_text
 
 # -- event filter (synthetic watchdog events, no observer) -----------------------------------------
@@ -159,7 +159,7 @@ def test_missing_extraction_module_is_reported_not_raised(monkeypatch):
     assert fn is None and "not available" in why
 
 
-# -- apply through VaultWriter ---------------------------------------------------------------------
+# -- apply through BoardWriter ---------------------------------------------------------------------
 
 
 def test_fold_moves_copy_into_conflicts_and_never_overwrites(vault):
@@ -168,7 +168,7 @@ def test_fold_moves_copy_into_conflicts_and_never_overwrites(vault):
         copy = vault.memory / "index (1).md"
         copy.write_text(index_text([row(sid(1)), row(sid(10 + n), status="idle")]), encoding="utf-8")
         folder = scan_memory(vault.memory)
-        with VaultWriter(vault, "daemon") as w:
+        with BoardWriter(vault, "daemon") as w:
             res = apply_plan(w, plan(folder, w.index_text()))
         assert res.errors == [] and not copy.exists()
         assert res.done[0]["moved_to"].startswith(".agentmem/conflicts/index (1)")
@@ -184,7 +184,7 @@ def test_apply_records_errors_and_goes_on(vault):
     (vault.sessions_dir / f"{sid(1)}.md").write_text(snapshot_text(sid(1)), encoding="utf-8")
     os.chmod(vault.index_path, stat.S_IRUSR)
     try:
-        with VaultWriter(vault, "daemon") as w:
+        with BoardWriter(vault, "daemon") as w:
             res = apply_plan(w, plan(scan_memory(vault.memory), w.index_text()))
     finally:
         os.chmod(vault.index_path, stat.S_IRUSR | stat.S_IWUSR)

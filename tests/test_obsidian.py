@@ -14,12 +14,12 @@ from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import SnapshotFormatError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.snapshot import parse_snapshot, render_snapshot
-from agentmem_vault.ops.register import register_idle
+from agentmem_vault.board.register import register_idle
 
 SETTINGS = settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]

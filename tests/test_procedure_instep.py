@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from agentmem_vault.model.index_table import parse_index
+from agentmem_vault.board.table import parse_index
 from agentmem_vault.model.snapshot import parse_snapshot
 from tests.conftest import run_cli
 

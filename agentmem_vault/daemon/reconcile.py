@@ -21,9 +21,9 @@ from typing import Collection
 
 from agentmem_vault.daemon.scan import FolderSnapshot
 from agentmem_vault.errors import IndexFormatError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.model.session_rules import archived_in_copy, fold_rows, row_from_fields, synced_row
+from agentmem_vault.board.rules import archived_in_copy, fold_rows, row_from_fields, synced_row
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
 from agentmem_vault.clock import iso_epoch
-from agentmem_vault.config import Vault, ensure_cache_folder, vault_config
+from agentmem_vault.vault import Vault, ensure_cache_folder
+from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, Refused, UsageError
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.vaultio import VaultWriter, read_text
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import read_text
 from agentmem_vault.daemon import paths, pidfile
 from agentmem_vault.daemon.apply import apply_plan
 from agentmem_vault.daemon.debounce import Debouncer
@@ -420,7 +422,7 @@ class Daemon:
         archived = self._archived_ids() if self.folder.conflicts() else ()
         p = plan(self.folder, text, previous_sessions=self.prev_sessions, archived=archived)
         if p.writes:
-            with VaultWriter(self.vault, "daemon") as w:
+            with BoardWriter(self.vault, "daemon") as w:
                 # Re-plan on the text read under the lock when an agent has written meanwhile.
                 locked_text = read_text(self.vault.index_path)
                 if locked_text != text:
@@ -463,7 +465,7 @@ class Daemon:
         """Resolve a frontmatter that disagrees with its tables toward the tables, for snapshots
         edited since the last pass and those whose board row changed. Files without frontmatter
         are never rewritten for it (docs/obsidian.md)."""
-        from agentmem_vault.model import index_table as it
+        from agentmem_vault.board import table as it
         from agentmem_vault.model.session_props import BoardFacts
         from agentmem_vault.ops.session_files import resync_session
 
@@ -480,7 +482,7 @@ class Daemon:
             todo |= {sid for sid, r in rows.items() if self._rows_seen.get(sid) != r}
         todo &= {s for s in sessions if is_valid_session_id(s)}
         if todo:
-            with VaultWriter(self.vault, "daemon") as w:
+            with BoardWriter(self.vault, "daemon") as w:
                 try:  # the rows as they are under the lock (a command may have written meanwhile)
                     board = {r.session_id: r for r in w.index().row_list()}
                 except AgentmemError:
@@ -724,7 +726,7 @@ class Daemon:
 
 
 def _refresh_board_summary(vault: Vault, text: str) -> None:
-    from agentmem_vault.ops import board_cache
+    from agentmem_vault.board import summary as board_cache
 
     try:
         board_cache.load(vault, text.encode("utf-8"))

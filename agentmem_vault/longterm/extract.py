@@ -39,10 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentmem_vault.clock import now as clock_now
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
-from agentmem_vault.vaultio import VaultWriter, atomic_write_text
+from agentmem_vault.writer import VaultWriter
+from agentmem_vault.fs import atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
 from agentmem_vault.longterm.scope import apply_scope
@@ -163,7 +165,7 @@ def _state_path(vault: Vault):
 
 
 def load_state(vault: Vault) -> dict:
-    from agentmem_vault.vaultio import read_bytes
+    from agentmem_vault.fs import read_bytes
 
     try:
         data = json.loads((read_bytes(_state_path(vault)) or b"null").decode("utf-8"))
@@ -344,7 +346,7 @@ def memories_from_turns(
 def _snapshot_project(path) -> str:  # type: ignore[no-untyped-def]
     """The ``Project`` row of a snapshot's Metadata table ("" when absent or unreadable)."""
     from agentmem_vault.model.snapshot import parse_snapshot
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     try:
         text = read_text(path)

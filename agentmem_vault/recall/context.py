@@ -15,21 +15,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentmem_vault.clock import now as clock_now, parse_ts
-from agentmem_vault.config import Vault
-from agentmem_vault.model.index_table import Row, parse_index
+from agentmem_vault.vault import Vault
+from agentmem_vault.board.table import Row, parse_index
 from agentmem_vault.recall.rank import Hit, query_tokens, rule_notes, search
 from agentmem_vault.recall.index import open_index, recall_tokens
 from agentmem_vault.recall.render import FULL_COUNT, SessionHit, render_context
+from agentmem_vault.recall.select import (  # noqa: F401 - re-exported: the rule's old home
+    MIN_COVERAGE,
+    MIN_EVIDENCE,
+    RELATIVE_CUTOFF,
+    passes_floor,
+    select_memories,
+)
 
-# Which ranked memories `context` lists (tuned on tests/fixtures/recall: queries.json, long_tasks.json,
-# and at 10,000 notes by benchmarks/bench_recall.py). Absolute floor: a memory must contain informative
-# tokens of the task worth MIN_EVIDENCE tokens that no note has (Hit.evidence), or MIN_COVERAGE of the
-# whole task (IDF-weighted) - whichever is less, so a short task keeps the old share rule. The share
-# alone dropped the right note for a long, wordy task: 3-4 sentences leave the note they are about
-# at 7-15% coverage. Relative cutoff: keyword relevance within RELATIVE_CUTOFF of the top hit's.
-MIN_COVERAGE = 0.18
-MIN_EVIDENCE = 2.0
-RELATIVE_CUTOFF = 0.5
 MAX_SESSIONS = 5
 
 
@@ -43,6 +41,12 @@ class ContextResult:
     brief: list[Hit] = field(default_factory=list)
     sessions: list[SessionHit] = field(default_factory=list)
     scope: dict = field(default_factory=dict)  # which project's memories were searched (recall/scoping.py)
+    # What was weighed (for --explain, recall/explain.py): every rule of the scope, the ranked
+    # non-rule memories, the ones selected before the budget was applied, and the --limit.
+    rule_candidates: list[Hit] = field(default_factory=list)
+    ranked: list[Hit] = field(default_factory=list)
+    selected: list[Hit] = field(default_factory=list)
+    limit: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -64,7 +68,7 @@ class ContextResult:
 def load_rows(vault: Vault) -> list[Row]:
     """Rows of memory/index.md; an unreadable board gives none (context must still answer)."""
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     try:
         text = read_text(vault.index_path)
@@ -105,36 +109,6 @@ def relevant_sessions(
     return out
 
 
-# -- which memories -------------------------------------------------------------------------------------
-
-
-def passes_floor(h: Hit) -> bool:
-    """Enough of the task's informative tokens: MIN_EVIDENCE tokens' worth, or MIN_COVERAGE of a short task."""
-    return h.evidence >= MIN_EVIDENCE or h.coverage >= MIN_COVERAGE
-
-
-def select_memories(hits: list[Hit], *, limit: int, matchable: bool = True) -> list[Hit]:
-    """The memories to list, in search order. Nothing unless the top hit passes the floor; then the
-    top hit and the lower ones that pass it, down to the first whose keyword relevance is below
-    RELATIVE_CUTOFF of the top hit's. So the strongest memory is never left out while a weaker one
-    is listed. A task with nothing to match on (``matchable`` false) lists the notes as ranked
-    (most important, most recent)."""
-    if not matchable:
-        return hits[:limit]
-    if not hits or not passes_floor(hits[0]):
-        return []
-    out = [hits[0]]
-    for h in hits[1:]:
-        if len(out) >= limit:
-            break
-        if not passes_floor(h):
-            continue
-        if h.relevance < RELATIVE_CUTOFF * out[0].relevance:
-            break
-        out.append(h)
-    return out
-
-
 # -- assembling ------------------------------------------------------------------------------------------
 
 
@@ -164,17 +138,27 @@ def build_context(
         idx.sync()
         rules = rule_notes(idx, project=project, module=module, now=when)
         hits = search(
-            vault, task, limit=limit + len(rules), project=project, module=module, now=when, index=idx, sync=False
+            vault, task, limit=limit + len(rules) + 5, project=project, module=module, now=when, index=idx, sync=False
         )
     finally:
         idx.close()
     rule_paths = {h.rel_path for h in rules}
-    score_of = {h.rel_path: h.score for h in hits}
+    matched = {h.rel_path: h for h in hits}
+    for rule in rules:  # a rule the task matches carries its match's score (and its parts, for --explain)
+        m = matched.get(rule.rel_path)
+        if m is not None:
+            rule.score, rule.relevance, rule.bm25, rule.coverage, rule.evidence, rule.semantic = (
+                m.score,
+                m.relevance,
+                m.bm25,
+                m.coverage,
+                m.evidence,
+                m.semantic,
+            )
     # Rules that match the task come first among the rules.
-    rules.sort(key=lambda h: (-(score_of.get(h.rel_path, 0.0)), -h.importance))
-    memories = select_memories(
-        [h for h in hits if h.rel_path not in rule_paths], limit=limit, matchable=bool(query_tokens(task))
-    )
+    rules.sort(key=lambda h: (-(matched[h.rel_path].score if h.rel_path in matched else 0.0), -h.importance))
+    ranked = [h for h in hits if h.rel_path not in rule_paths]
+    memories = select_memories(ranked, limit=limit, matchable=bool(query_tokens(task)))
     sessions = relevant_sessions(load_rows(vault), task)
     if project:  # sessions of the caller's own project first (docs/projects.md)
         from agentmem_vault.ops.conversations import projects_of_sessions
@@ -184,4 +168,17 @@ def build_context(
         of = projects_of_sessions(vault)
         sessions.sort(key=lambda h: fold_name(of.get(h.session_id, "")) not in names)
     md, r, f, b, s = render_context(rules, memories, sessions, budget=budget, full_count=full_count)
-    return ContextResult(task=task, markdown=md, budget=budget, rules=r, full=f, brief=b, sessions=s, scope=scope or {})
+    return ContextResult(
+        task=task,
+        markdown=md,
+        budget=budget,
+        rules=r,
+        full=f,
+        brief=b,
+        sessions=s,
+        scope=scope or {},
+        rule_candidates=list(rules),
+        ranked=ranked,
+        selected=memories,
+        limit=limit,
+    )

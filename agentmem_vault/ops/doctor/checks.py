@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from agentmem_vault.clock import format_ts, parse_ts
 from agentmem_vault.errors import IndexFormatError, SnapshotFormatError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.model.session_rules import (
+from agentmem_vault.board.rules import (
     archived_in_copy,
     clean_cell,
     fold_rows,
