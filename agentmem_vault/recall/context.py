@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentmem_vault.clock import now as clock_now, parse_ts
-from agentmem_vault.config import Vault
-from agentmem_vault.model.index_table import Row, parse_index
+from agentmem_vault.vault import Vault
+from agentmem_vault.board.table import Row, parse_index
 from agentmem_vault.recall.rank import Hit, query_tokens, rule_notes, search
 from agentmem_vault.recall.index import open_index, recall_tokens
 from agentmem_vault.recall.render import FULL_COUNT, SessionHit, render_context
@@ -68,7 +68,7 @@ class ContextResult:
 def load_rows(vault: Vault) -> list[Row]:
     """Rows of memory/index.md; an unreadable board gives none (context must still answer)."""
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     try:
         text = read_text(vault.index_path)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.errors import NoteFormatError
 
@@ -34,7 +34,7 @@ from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
-from agentmem_vault.vaultio import swap_in, temp_path
+from agentmem_vault.fs import swap_in, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -365,7 +365,7 @@ class RecallIndex:
             rows = self.conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
             st = os.stat(self.path)
             data = json.dumps({"index": [st.st_mtime_ns, st.st_size], "rules": rows}, ensure_ascii=False)
-            from agentmem_vault.vaultio import write_cache_file
+            from agentmem_vault.fs import write_cache_file
 
             write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
         except Exception:
@@ -383,9 +383,9 @@ class RecallIndex:
 
         p = self.folder / rel
         from agentmem_vault.errors import AgentmemError
-        from agentmem_vault.vaultio import read_bytes
+        from agentmem_vault.fs import read_bytes
 
-        try:  # vaultio's read: no FIFO waits, no link outside the vault (docs/reliability.md)
+        try:  # fs's read: no FIFO waits, no link outside the vault (docs/reliability.md)
             st = p.stat()
             problem = note_file_problem(st.st_mode, st.st_size)
             data = b"" if problem else read_bytes(p)

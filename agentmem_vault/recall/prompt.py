@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall import audit
 from agentmem_vault.recall.render import _clip, _fit, _one_line
 

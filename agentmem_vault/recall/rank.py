@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agentmem_vault.clock import now as clock_now, parse_ts
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.recall.index import RecallIndex, _is_corrupt, open_index, recall_tokens
