@@ -247,13 +247,13 @@ def organize(
                 deleted_rows=[rows[s].to_dict() for s in plan.deleted],
                 marked_stale=plan.marked_stale,
             )
-            # A snapshot's Properties show its board status (docs/obsidian.md); only files that
-            # already have them are touched.
+            # The snapshot's Metadata Status follows the row (docs/board.md: row and snapshot in
+            # step), its Properties too (docs/obsidian.md); Updated At stays.
             from agentmem_vault.model.session_props import BoardFacts
-            from agentmem_vault.ops.session_files import resync_session
+            from agentmem_vault.ops.session_files import set_snapshot_status
 
             for sid in plan.marked_stale:
-                resync_session(w, sid, BoardFacts.from_row(rows[sid].with_(status="stale")))
+                set_snapshot_status(w, sid, "stale", BoardFacts.from_row(rows[sid].with_(status="stale")))
     return plan
 
 

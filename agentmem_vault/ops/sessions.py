@@ -448,6 +448,9 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
                 snap = with_continues_from(snap, remove=[src])
                 snap.metadata["Updated At"] = ts
                 changed_snap = write_session_file(w, path, _render_like(snap, existing), session_id=cur)
+                if changed_snap and doc.find(cur) is not None:
+                    # the snapshot's Updated At moved: the row's moves with it (docs/board.md: in step)
+                    w.update_row(cur, lambda r: r.with_(updated_at=ts))
         if src_row is not None and cur in src_row.referencing_ids:
             w.update_row(
                 src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur]))
