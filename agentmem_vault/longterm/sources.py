@@ -51,6 +51,7 @@ class Source:
 class ReadResult:
     turns: list[Turn] = field(default_factory=list)
     skipped: int = 0  # lines/blocks that could not be read
+    cut: int = 0  # turns longer than MAX_TURN_CHARS, kept up to that length
     title: str = ""
     sha: str = ""  # of the bytes these turns were read from (a transcript may grow meanwhile)
 
@@ -73,7 +74,7 @@ def _sniff_jsonl(path: Path) -> str:
             for _, line in zip(range(50), fh, strict=False):
                 try:
                     obj = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(obj, dict):
                     if obj.get("type") in ("user", "assistant", "summary", "system") and "role" not in obj:
@@ -191,6 +192,20 @@ def read_source(source: Source) -> ReadResult:
     }[source.kind]
     res = reader(text)
     res.sha = hashlib.sha256(raw).hexdigest()[:24]
+    return bound_turns(res)
+
+
+# A turn longer than this is cut to it before extraction (docs/reliability.md, "Limits"): what is
+# worth remembering is said in a sentence, not in a pasted 10 MB log, and every later step (noise
+# filters, cue matching, keywords) is linear in the text at best.
+MAX_TURN_CHARS = 20_000
+
+
+def bound_turns(res: ReadResult) -> ReadResult:
+    for i, t in enumerate(res.turns):
+        if len(t.text) > MAX_TURN_CHARS:
+            res.turns[i] = Turn(t.role, t.text[:MAX_TURN_CHARS], t.at)
+            res.cut += 1
     return res
 
 
@@ -239,7 +254,7 @@ def _json_objects(text: str, res: ReadResult) -> Iterator[dict]:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[" * 100000 nests too deep
             obj = None
         if isinstance(obj, dict):
             yield obj
