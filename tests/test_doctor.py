@@ -78,7 +78,7 @@ def test_rows_without_snapshot_and_snapshots_without_rows(vault):
     rows = index_rows(vault)
     assert rows[B].status == "active"
     assert rows[C].status == "active" and rows[C].topic == "孤兒快照"
-    assert rows[C].started_at == "2026-05-01 08:00" and rows[C].updated_at == "2026-05-20 10:00"
+    assert rows[C].started_at == "2026-05-01 08:00" and rows[C].updated_at == "2026-05-31 09:00"
     assert [f.kind for f in rep.findings if not f.fixed] == ["row_without_snapshot"]
     # second run: only the advice remains, nothing is written
     pic = picture(vault)
