@@ -23,7 +23,7 @@ from agentmem_vault.fs import (
     append_line,
     atomic_write_bytes,
     atomic_write_text,
-    check_inside_vault,
+    check_path,
     ensure_writable,
     make_dirs,
     read_bytes,
@@ -263,7 +263,7 @@ class VaultWriter:
         p = path.absolute()
         if ".." in p.parts or not p.is_relative_to(mem):
             raise WriteFailed(f"refusing to write outside {mem}: {path}")
-        check_inside_vault(path)
+        check_path(path)
         self.touched.append(path)
 
 

@@ -703,7 +703,7 @@ def save(vault: Vault, state: BoardState) -> None:
     from agentmem_vault.fs import write_cache_file
 
     try:
-        write_cache_file(cache_path(vault), state.to_json(), in_place=True)  # a torn one does not parse
+        write_cache_file(cache_path(vault), state.to_json())
     except Exception:
         pass
 
