@@ -169,8 +169,8 @@ def test_forced_extraction_of_an_older_transcript_keeps_the_newer_text(vault, tm
         extract_sources(vault, [source_for_transcript(old)], offline=True, force=True)  # forced again
         [n] = load_notes(vault)
         assert "frozen-lockfile" in n.content, order
-        assert [h.when for h in n.history] == ["2026-11-05T08:00"] and "frozen" not in n.history[0].text
-        assert n.extra["source_time"] == "2026-11-20T09:00"
+        assert [h.when for h in n.history] == ["2026-11-05T08:00:00"] and "frozen" not in n.history[0].text
+        assert n.extra["source_time"] == "2026-11-20T09:00:00"
 
 
 def test_model_delete_of_a_rule_note_is_refused_end_to_end(vault, tmp_path, monkeypatch):

@@ -55,7 +55,7 @@ def test_offline_extract_writes_notes_then_reruns_create_nothing(vault, tmp_path
     zh = notes["回答一律用繁體中文"]
     # a user_communication preference is global (docs/projects.md); the slug names no folder here
     assert zh.sources == ["cursor:c1"] and zh.project == "" and zh.scope == "global"
-    assert zh.created == "2026-11-29T15:20" and zh.score == 5
+    assert zh.created == "2026-11-29T15:20:00" and zh.score == 5
     assert rep.sources[0]["project"] is None and "slug" in rep.sources[0]["project_note"]
     assert any(n.sources == [f"[[{SID}]]"] for n in notes.values())
     raw = (vault.longterm_dir / "回答一律用繁體中文.md").read_text(encoding="utf-8")
@@ -172,7 +172,7 @@ def test_cli_extract_list_show_deprecate(vault, tmp_path, cli):
     assert (
         note.status == "deprecated"
         and note.deprecated_reason == "moved to npm workspaces"
-        and note.updated == "2026-11-30T08:00"
+        and note.updated == "2026-11-30T08:00:00"
     )
     p = cli("memories", "list", vault=vault)
     assert "pnpm" not in p.stdout and "繁體中文" in p.stdout

@@ -70,10 +70,17 @@ def test_an_extracted_rule_reaches_the_next_chat_and_a_deprecated_one_leaves_at_
     work = tmp_path / "work"
     work.mkdir()
     # A first note builds the index; the second arrives in an index that exists (the case that failed).
-    _cli(vault, "extract", "--file", str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files.")))
+    _cli(
+        vault,
+        "extract",
+        "--project",
+        "work",
+        "--file",
+        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files.")),
+    )
     assert "Never commit .env" in _start_context(vault, work, "chat-0")
 
-    res = _cli(vault, "extract", "--file", str(_transcript(tmp_path, "b.txt", RULE)))
+    res = _cli(vault, "extract", "--project", "work", "--file", str(_transcript(tmp_path, "b.txt", RULE)))
     (created,) = [a for a in res["actions"] if a["action"] == "create"]
     start = _start_context(vault, work, "chat-1")
     assert "Always run ruff format before every commit" in start and created["id"] in start

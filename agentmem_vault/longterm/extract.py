@@ -38,7 +38,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentmem_vault.clock import now as clock_now
 from agentmem_vault.config import Vault, vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
@@ -63,7 +62,7 @@ from agentmem_vault.longterm.llm import (
     source_deadline,
 )
 from agentmem_vault.longterm.noise import own_words, strip_noise
-from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, write_note
+from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, note_now, write_note
 from agentmem_vault.longterm.offline import extract_offline
 from agentmem_vault.longterm.schema import MemoryObject, validate_assessment, validate_memory
 from agentmem_vault.longterm.sources import (
@@ -374,7 +373,17 @@ def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
         return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
     if src.project:
         return dataclasses.replace(src, project=aliases.canonical(src.project))
-    return src
+    return (
+        src
+        if src.project_note
+        else dataclasses.replace(
+            src,
+            project_note=(
+                "the source records no workspace: its project memories are unscoped (shown in no project's chats); "
+                "give `--project NAME`, or `agentmem memories move ID --project NAME` for one note"
+            ),
+        )
+    )
 
 
 def extract_sources(
@@ -522,7 +531,7 @@ def extract_sources(
         report.skipped.append({"title": m.title, "source": ", ".join(m.sources), "reason": why})
 
     # 4. curate and write (plan under the lock, on the notes as they are now)
-    now = format_note_ts(clock_now())
+    now = note_now()
     if dry_run:
         actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
         report.actions = [a.to_dict() for a in actions]

@@ -41,6 +41,7 @@ __all__ = [
     "NoteFormatError",
     "find_note",
     "format_note_ts",
+    "note_now",
     "load_notes",
     "note_id",
     "parse_note",
@@ -52,6 +53,14 @@ __all__ = [
 
 MAX_NAME_CHARS = 80
 MAX_NAME_BYTES = 180  # many file systems cap a name at 255 bytes; CJK is 3 bytes a character
+
+
+def note_now() -> str:
+    """Now, as every time field of a note is written: the one clock (``AGENTMEM_NOW`` when set),
+    to the second (docs/notes.md)."""
+    from agentmem_vault.clock import now_precise
+
+    return format_note_ts(now_precise())
 
 
 # -- names and ids ----------------------------------------------------------------------------------

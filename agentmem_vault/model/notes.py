@@ -27,7 +27,8 @@ import yaml
 from agentmem_vault.errors import NoteFormatError
 
 TAG = "agent-memory/long-term"
-NOTE_TS = "%Y-%m-%dT%H:%M"
+NOTE_TS = "%Y-%m-%dT%H:%M"  # how a YAML timestamp of a hand-written note is read (as before)
+NOTE_TS_WRITTEN = "%Y-%m-%dT%H:%M:%S"  # every time field this program writes, to the second
 KEY_ORDER = (
     "id",
     "title",
@@ -169,7 +170,9 @@ def as_link(target: str) -> str:
 
 
 def format_note_ts(dt: datetime) -> str:
-    return dt.strftime(NOTE_TS)
+    """A time this program writes into a note (docs/notes.md): to the second. Written as a quoted
+    string, so it reads back as written."""
+    return dt.strftime(NOTE_TS_WRITTEN)
 
 
 def _where(key: str) -> str:

@@ -39,15 +39,15 @@ _NOUN_TAGS = ("n", "vn", "nz", "nr", "ns", "nt", "nw", "eng")
 
 def _tags(text: str) -> list[tuple[str, str, int, int]]:
     """(word as written, tag, start, end) from the segmenter (Traditional folded to segment)."""
-    from agentmem_vault.longterm.fields.segment import _tagger
+    from agentmem_vault.longterm.fields.segment import tag
 
     simple = to_simplified(text)
     if len(simple) != len(text):
         return []
     out: list[tuple[str, str, int, int]] = []
     pos = 0
-    for w, tag in _tagger()(simple):
-        out.append((text[pos : pos + len(w)], tag, pos, pos + len(w)))
+    for w, t in tag(simple):
+        out.append((text[pos : pos + len(w)], t, pos, pos + len(w)))
         pos += len(w)
     return out
 

@@ -8,6 +8,7 @@ need it, the sessionStart hook never does (tests/test_hooks_imports.py).
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -21,6 +22,11 @@ class Word(NamedTuple):
     end: int
 
 
+# rjieba's segmenter is one object that refuses a second caller while it works ("Already
+# borrowed"): the MCP server and the daemon extract from several threads, so calls take turns.
+_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
 def _segmenter():  # type: ignore[no-untyped-def]
     """rjieba's default segmenter, taught the technical vocabulary of the quality gate
@@ -29,13 +35,22 @@ def _segmenter():  # type: ignore[no-untyped-def]
 
     from agentmem_vault.longterm.lexicon import tech_terms
 
-    for term in tech_terms().cjk:
-        rjieba.add_word(term, 2000, "n")
+    with _LOCK:
+        for term in tech_terms().cjk:
+            rjieba.add_word(term, 2000, "n")
     return rjieba
 
 
-def _cut():  # type: ignore[no-untyped-def]
-    return _segmenter().cut
+def cut(text: str) -> list[str]:
+    seg = _segmenter()
+    with _LOCK:
+        return list(seg.cut(text))
+
+
+def tag(text: str) -> list[tuple[str, str]]:
+    seg = _segmenter()
+    with _LOCK:
+        return list(seg.tag(text))
 
 
 def words(text: str) -> list[Word]:
@@ -45,7 +60,7 @@ def words(text: str) -> list[Word]:
         simple = "".join(to_simplified(ch)[:1] or ch for ch in text)
     out: list[Word] = []
     pos = 0
-    for w in _cut()(simple):
+    for w in cut(simple):
         end = pos + len(w)
         out.append(Word(text[pos:end], w, pos, end))
         pos = end
@@ -59,7 +74,3 @@ def boundaries(text: str) -> frozenset[int]:
         out.add(w.start)
         out.add(w.end)
     return frozenset(out)
-
-
-def _tagger():  # type: ignore[no-untyped-def]
-    return _segmenter().tag
