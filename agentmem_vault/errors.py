@@ -25,6 +25,12 @@ class UsageError(AgentmemError):
     exit_code = 2
 
 
+class UnknownProject(UsageError):
+    """``--project NAME`` (or an MCP call's ``project``) names no project this vault knows."""
+
+    code = "unknown_project"
+
+
 class VaultNotFound(AgentmemError):
     code = "vault_not_found"
 

@@ -61,7 +61,7 @@ def test_every_command_runs_in_a_real_process(vault: Vault, tmp_path: Path) -> N
     run("install-merge-driver", "--help")  # needs a git repository; its behaviour is tested in test_sync_merge
     run("merge-driver", "--help")  # git runs it; exercised for real in test_sync_merge
     run("mcp", "--help")  # a stdio server; driven for real in test_mcp_server
-    run("daemon", "status")
+    run("daemon", "status", code=3)  # not running: systemd's exit status
     run("setup", "--yes", "--dry-run")  # HOME is a temporary folder here (conftest)
     run("completion", "bash")
     run("hook", "cursor-session-start", input="{}")  # never breaks the chat: exit 0 even on bad input

@@ -105,7 +105,7 @@ def test_polling_row_within_one_rescan_survives_bad_files_and_sigint(vault):
 
 def test_start_status_stop_and_damaged_index(vault, cli):
     r = cli("daemon", "status", "--json", vault=vault)
-    assert r.returncode == 0 and json.loads(r.stdout)["running"] is False
+    assert r.returncode == 3 and json.loads(r.stdout)["running"] is False
     r = cli("daemon", "start", "--rescan", "0.5", "--json", vault=vault)
     assert r.returncode == 0, r.stderr
     pid = json.loads(r.stdout)["pid"]
@@ -151,6 +151,7 @@ def test_start_status_stop_and_damaged_index(vault, cli):
         assert got is not None
 
         human = cli("daemon", "status", vault=vault)
+        assert human.returncode == 0, human.stderr  # running: systemd's 0
         assert (
             f"running (pid {pid}" in human.stdout and "extraction queue: 2 pending" in human.stdout
         )  # the transcript + the new snapshot

@@ -34,8 +34,8 @@ def _note(**kw) -> Note:
         importance=0.8,
         score=4,
         status="active",
-        created="2026-11-29T15:20",
-        updated="2026-11-29T15:20",
+        created="2026-11-29T15:20:00",
+        updated="2026-11-29T15:20:00",
         sources=["[[2026-05-25-1318-cursor-main-agent]]"],
         content="描述檢索層時區分能力、資料結構與工程實現。",
     )
@@ -50,7 +50,7 @@ def test_render_matches_the_spec_layout():
     assert keys == list(KEY_ORDER)
     assert "title: 長期記憶檢索能力三層抽象模型\n" in text  # CJK unescaped
     assert "keywords: [全文索引, 倒排索引, OpenSearch]\n" in text
-    assert "created: 2026-11-29T15:20\n" in text and "score: 4\n" in text and "importance: 0.8\n" in text
+    assert "created: 2026-11-29T15:20:00\n" in text and "score: 4\n" in text and "importance: 0.8\n" in text
     assert "tags: [agent-memory/long-term]\n" in text
     assert yaml.safe_load(head)["sources"] == ["[[2026-05-25-1318-cursor-main-agent]]"]
     assert text.endswith("---\n描述檢索層時區分能力、資料結構與工程實現。\n")
@@ -72,7 +72,7 @@ def test_deprecated_and_history_round_trip():
 def test_parse_tolerates_bom_crlf_dates_and_string_lists():
     text = "\ufeff---\r\nid: lt-000001\r\ntitle: Use pnpm\r\nkeywords: pnpm, npm\r\ncreated: 2026-11-29 15:20:00\r\nupdated: 2026-11-29\r\nimportance: high\r\ncolor: red\r\n---\r\nBody\r\n"
     n = parse_note(text)
-    assert n.keywords == ["pnpm", "npm"] and n.created == "2026-11-29T15:20" and n.updated == "2026-11-29T00:00"
+    assert n.keywords == ["pnpm", "npm"] and n.created == "2026-11-29T15:20:00" and n.updated == "2026-11-29T00:00:00"
     assert n.importance == 0.5 and n.status == "active" and n.content == "Body"
     assert n.extra == {"color": "red"} and "color: red" in render_note(n)
 

@@ -69,7 +69,7 @@ def test_hand_edited_note_reads_one_way() -> None:
     assert n.keywords == ["pnpm", "npm", "yarn"]  # full-width comma and 、 separate
     assert n.usage_scenario == ["installing packages"]  # a scalar is a one-item list
     assert n.sources == [f"[[{SID}]]"] and n.source_ids == [SID]  # link, not a nested list
-    assert n.created == "2026-05-26T09:00" and n.changed_at == "2026-05-26T09:00"
+    assert n.created == "2026-05-26T09:00:00" and n.changed_at == "2026-05-26T09:00:00"
     assert n.content == "Always use pnpm in this repository."  # 歷史 is the History heading
     assert n.history == [HistoryEntry("2026-05-01T10:00", "Use npm.")] and n.history_heading == "歷史"
     assert n.extra == {"related": ["[[Other note]]", "[[Third|alias]]"], "color": "red"}
@@ -257,7 +257,7 @@ _session = st.builds(
 )
 _ref = st.one_of(_session, st.builds(lambda w: f"file:{w}.md", st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True)))
 _ts = st.builds(
-    lambda m, d, h: f"2026-{m:02d}-{d:02d}T{h:02d}:00", st.integers(1, 12), st.integers(1, 28), st.integers(0, 23)
+    lambda m, d, h: f"2026-{m:02d}-{d:02d}T{h:02d}:00:00", st.integers(1, 12), st.integers(1, 28), st.integers(0, 23)
 )
 _body = st.lists(_sentence.filter(lambda s: not s.startswith(("#", "-", "`", "~"))), min_size=1, max_size=4).map(
     "\n\n".join

@@ -73,14 +73,12 @@ def test_an_extracted_rule_reaches_the_next_chat_and_a_deprecated_one_leaves_at_
     _cli(
         vault,
         "extract",
-        "--project",
-        "work",
         "--file",
-        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files.")),
+        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files, in every project.")),
     )
     assert "Never commit .env" in _start_context(vault, work, "chat-0")
 
-    res = _cli(vault, "extract", "--project", "work", "--file", str(_transcript(tmp_path, "b.txt", RULE)))
+    res = _cli(vault, "extract", "--file", str(_transcript(tmp_path, "b.txt", RULE)))
     (created,) = [a for a in res["actions"] if a["action"] == "create"]
     start = _start_context(vault, work, "chat-1")
     assert "Always run ruff format before every commit" in start and created["id"] in start
@@ -99,7 +97,12 @@ def test_a_rule_remembered_over_mcp_and_a_moved_one(vault: Vault, tmp_path: Path
     shop, other = tmp_path / "shop", tmp_path / "other"
     shop.mkdir()
     other.mkdir()
-    _cli(vault, "extract", "--file", str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files.")))
+    _cli(
+        vault,
+        "extract",
+        "--file",
+        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files, in every project.")),
+    )
     (rem,) = _mcp(
         vault, [("memory_remember", {"text": "Always answer in Traditional Chinese, in every project."})], shop
     )
@@ -115,7 +118,12 @@ def test_a_rule_remembered_over_mcp_and_a_moved_one(vault: Vault, tmp_path: Path
 def test_only_the_rows_written_are_read_again(vault: Vault, tmp_path: Path) -> None:
     """No full reindex: a note edited behind our back (no command wrote it) keeps its indexed row
     until a query syncs, while the note a command wrote is current at once."""
-    _cli(vault, "extract", "--file", str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files.")))
+    _cli(
+        vault,
+        "extract",
+        "--file",
+        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files, in every project.")),
+    )
     (note,) = list(vault.longterm_dir.glob("*.md"))
     note.write_text(note.read_text(encoding="utf-8").replace("Never commit", "NEVER EVER commit"), encoding="utf-8")
     _cli(vault, "extract", "--file", str(_transcript(tmp_path, "b.txt", RULE)))

@@ -322,7 +322,7 @@ def test_note_lists_are_unioned_and_the_newer_update_wins_for_values() -> None:
     n = parse_note(out.text)
     assert n.keywords == ["pnpm", "npm", "lockfile"]
     assert n.status == "deprecated"  # only ours changed it
-    assert n.updated == "2026-06-03T10:00"
+    assert n.updated == "2026-06-03T10:00:00"  # read in the one format (docs/notes.md)
     assert n.content == "Use pnpm, never npm."
     assert [h.when for h in n.history] == ["2026-06-03T10:00"]
     assert n.extra.get("reviewed_by") == "alice"

@@ -73,7 +73,9 @@ def stop_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 @common_options
 @click.pass_context
 def status_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
-    """Show pid, uptime, last events, extraction queue and errors."""
+    """Show pid, uptime, last events, extraction queue and errors.
+
+    Exit status as systemd's `status`: 0 running, 3 not running, 1 error (docs/daemon.md)."""
     from agentmem_vault.daemon import control
 
     from agentmem_vault.integrations.user_service import service_status
@@ -83,6 +85,11 @@ def status_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     st = control.status(v)
     st["service"] = service_status(v)
     emit(opts, st, lambda: _human_status(st))
+    if not st["running"]:
+        ctx.exit(NOT_RUNNING)
+
+
+NOT_RUNNING = 3  # systemctl status / LSB: "program is not running"
 
 
 def _human_status(st: dict) -> str:

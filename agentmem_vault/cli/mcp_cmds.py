@@ -20,9 +20,17 @@ from agentmem_vault.cli import cli, common_options, emit, opts_from
     "--agent",
     help="Agent name for sessions this server registers (default: AGENTMEM_AGENT, config, cursor-main-agent).",
 )
-@click.option("--project", help="Default project for memory_context / memory_search / memory_remember.")
+@click.option(
+    "--project", help="Pin the project for memory_context / memory_search / memory_remember (default: the chat's)."
+)
+@click.option(
+    "--workspace",
+    help="The chat's workspace folder, as the client fills it in (Cursor: ${workspaceFolder}); see docs/mcp.md.",
+)
 @click.pass_context
-def mcp_cmd(ctx: click.Context, vault: str | None, agent: str | None, project: str | None) -> None:
+def mcp_cmd(
+    ctx: click.Context, vault: str | None, agent: str | None, project: str | None, workspace: str | None
+) -> None:
     """Run the MCP server on stdin/stdout (needs: pip install 'agentmem-vault[mcp]').
 
     MCP clients (Cursor, Claude Code, Codex, Claude Desktop) start this command themselves; set it
@@ -32,7 +40,7 @@ def mcp_cmd(ctx: click.Context, vault: str | None, agent: str | None, project: s
     require_sdk()
     from agentmem_vault.mcp.server import serve
 
-    serve(vault or ctx.obj.vault, agent=agent or ctx.obj.agent, project=project)
+    serve(vault or ctx.obj.vault, agent=agent or ctx.obj.agent, project=project, workspace=workspace)
 
 
 @cli.command("install-mcp")

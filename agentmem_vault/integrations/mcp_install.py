@@ -39,6 +39,11 @@ from agentmem_vault.integrations.quoting import check_safe, toml_string
 SERVER_NAME = "agentmem"
 CLIENTS = ("cursor", "claude", "codex", "claude-desktop")
 # Sessions registered through a client's server carry that client's agent name (as its hooks do).
+# The variable each client replaces with the open workspace folder in an MCP server's arguments
+# (Cursor's mcp.json interpolates ${workspaceFolder} in command, args, env, url and headers).
+# Claude Code and Codex start servers in the project folder and Claude Code also sends MCP roots:
+# the server's roots and working-folder fallbacks cover them (docs/mcp.md, "Which project").
+WORKSPACE_VARIABLE = {"cursor": "${workspaceFolder}"}
 DEFAULT_AGENTS = {"claude": "claude-main-agent", "codex": "codex-main-agent", "claude-desktop": "claude-desktop-agent"}
 
 
@@ -89,6 +94,10 @@ def server_entry(
         args += ["--agent", name]
     if project:
         args += ["--project", project]
+    elif client in WORKSPACE_VARIABLE:
+        # One user-level entry serves every workspace: the client fills in the chat's folder when it
+        # starts the server, so recall is scoped to that folder's project (docs/mcp.md).
+        args += ["--workspace", WORKSPACE_VARIABLE[client]]
     for word in (cmd[0], *args):
         check_safe(word, f"the {client} MCP config")
     entry: dict = {"command": cmd[0], "args": args}

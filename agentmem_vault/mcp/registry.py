@@ -21,7 +21,6 @@ import functools
 import inspect
 import json
 import logging
-import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -55,17 +54,32 @@ def error_result(exc: AgentmemError) -> CallToolResult:
 
 
 class Front:
-    """The vault, agent and default project this server was started with; resolved per call so
-    that a vault created (or repaired) after the client started the server is picked up."""
+    """The vault, agent, pinned project and workspace folder this server was started with;
+    resolved per call so that a vault created (or repaired) after the client started the server
+    is picked up. Which project a call serves: ``scope`` (recall/scoping.py decides)."""
 
-    def __init__(self, vault: str | None, agent: str | None, project: str | None) -> None:
-        self.vault_arg, self.agent_arg, self.project = vault, agent, project
-        if not project and os.environ.get("CLAUDE_PROJECT_DIR"):
-            # Claude Code starts servers with the project folder in the environment: recall is
-            # scoped to it the way notes extracted from that project's transcripts are.
-            from agentmem_vault.longterm.sources import project_of_folder
+    def __init__(self, vault: str | None, agent: str | None, project: str | None, workspace: str | None = None) -> None:
+        self.vault_arg, self.agent_arg, self.project, self.workspace = vault, agent, project, workspace
 
-            self.project = project_of_folder(os.environ["CLAUDE_PROJECT_DIR"]) or None
+    async def scope(self, ctx: Any, project: str | None = None, all_projects: bool = False) -> Callable[[Vault], Any]:
+        """A function of the vault giving the call's ``Scope``: the client's roots are asked here
+        (it needs the event loop), the rule is applied on the vault in the worker thread."""
+        from agentmem_vault.mcp.scope import client_roots
+        from agentmem_vault.recall.scoping import chat_scope
+
+        roots = await client_roots(ctx) if project is None and not all_projects and not self.project else []
+
+        def scope(v: Vault) -> Any:
+            return chat_scope(
+                v,
+                project=project,
+                all_projects=all_projects,
+                pinned=self.project,
+                roots=roots,
+                workspace=self.workspace,
+            )
+
+        return scope
 
     def vault(self) -> Vault:
         return resolve_vault(self.vault_arg)
@@ -137,10 +151,18 @@ def _bind(fn: Callable[..., Any], front: Front) -> Callable[..., Any]:
     """``fn`` with its first parameter (the Front) bound; name, docstring and the signature of the
     other parameters kept, which is what the SDK reads to build the schema."""
     sig = inspect.signature(fn, eval_str=True)
+    bound: Callable[..., Any]
+    if inspect.iscoroutinefunction(fn):  # a tool that asks the client something (its roots)
 
-    @functools.wraps(fn)
-    def bound(*args: Any, **kwargs: Any) -> Any:
-        return fn(front, *args, **kwargs)
+        @functools.wraps(fn)
+        async def bound(*args: Any, **kwargs: Any) -> Any:
+            return await fn(front, *args, **kwargs)
+
+    else:
+
+        @functools.wraps(fn)
+        def bound(*args: Any, **kwargs: Any) -> Any:
+            return fn(front, *args, **kwargs)
 
     first = next(iter(sig.parameters))
     bound.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])  # type: ignore[attr-defined]

@@ -12,28 +12,61 @@ from __future__ import annotations
 import logging
 import sys
 
+from typing import Any
+
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import ValidationError
 
 from agentmem_vault.config import resolve_vault
-from agentmem_vault.mcp.registry import Front, register
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.mcp.registry import Front, error_result, register
 
 log = logging.getLogger("agentmem.mcp")
 
 
-def build_server(vault: str | None = None, *, agent: str | None = None, project: str | None = None) -> MCPServer:
+class AgentmemServer(MCPServer):
+    """The SDK's server, with its two anticipated tool failures answered like every other error
+    (docs/mcp.md, "Errors"): arguments that fail the input schema (``invalid_arguments``, naming
+    each field and what is wrong) and an unknown tool (``unknown_tool``)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                problems = [f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in cause.errors()]
+                err = AgentmemError(
+                    f"{name}: invalid arguments: " + "; ".join(problems),
+                    code="invalid_arguments",
+                    details={"fields": sorted({".".join(str(p) for p in e["loc"]) for e in cause.errors()})},
+                )
+                return error_result(err)
+            if self._tool_manager.get_tool(name) is None:
+                return error_result(AgentmemError(f"unknown tool {name!r}", code="unknown_tool"))
+            raise
+
+
+def build_server(
+    vault: str | None = None, *, agent: str | None = None, project: str | None = None, workspace: str | None = None
+) -> MCPServer:
     """The MCP server for ``vault`` (resolved like the CLI's ``--vault`` when None): every tool,
-    resource and prompt of ``mcp/tools/``, bound to this server's vault, agent and project."""
+    resource and prompt of ``mcp/tools/``, bound to this server's vault, agent, pinned project
+    and the workspace folder its client put on its command line."""
     from agentmem_vault.integrations.rules import template_text
     from agentmem_vault.mcp import tools  # noqa: F401 (importing the groups registers them)
 
-    server: MCPServer = MCPServer(
+    server: MCPServer = AgentmemServer(
         name="agentmem",
         title="agentmem: agent memory in an Obsidian vault",
         version=_version(),
         instructions=template_text("mcp-instructions.md"),
         log_level="WARNING",
     )
-    register(server, Front(vault, agent, project))
+    register(server, Front(vault, agent, project, workspace))
     return server
 
 
@@ -59,7 +92,9 @@ def warm_recall_index(vault: str | None) -> None:
         log.debug("recall index warm-up failed", exc_info=True)
 
 
-def serve(vault: str | None = None, *, agent: str | None = None, project: str | None = None) -> None:
+def serve(
+    vault: str | None = None, *, agent: str | None = None, project: str | None = None, workspace: str | None = None
+) -> None:
     """Run the server on stdin/stdout until the client closes the pipe. Logs go to stderr only:
     stdout carries the protocol."""
     import threading
@@ -67,4 +102,4 @@ def serve(vault: str | None = None, *, agent: str | None = None, project: str | 
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="agentmem mcp: %(levelname)s %(message)s")
     # A daemon thread: it never delays the answer to initialize and never keeps the process alive.
     threading.Thread(target=warm_recall_index, args=(vault,), name="agentmem-recall-warmup", daemon=True).start()
-    build_server(vault, agent=agent, project=project).run("stdio")
+    build_server(vault, agent=agent, project=project, workspace=workspace).run("stdio")

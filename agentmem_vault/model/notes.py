@@ -27,8 +27,9 @@ import yaml
 from agentmem_vault.errors import NoteFormatError
 
 TAG = "agent-memory/long-term"
-NOTE_TS = "%Y-%m-%dT%H:%M"  # how a YAML timestamp of a hand-written note is read (as before)
-NOTE_TS_WRITTEN = "%Y-%m-%dT%H:%M:%S"  # every time field this program writes, to the second
+# With seconds: YAML readers (Obsidian, PyYAML) then take it as a date-time, as they do the
+# snapshots' Properties; one format for every time property (docs/notes.md).
+NOTE_TS = "%Y-%m-%dT%H:%M:%S"
 KEY_ORDER = (
     "id",
     "title",
@@ -170,9 +171,8 @@ def as_link(target: str) -> str:
 
 
 def format_note_ts(dt: datetime) -> str:
-    """A time this program writes into a note (docs/notes.md): to the second. Written as a quoted
-    string, so it reads back as written."""
-    return dt.strftime(NOTE_TS_WRITTEN)
+    """A time this program writes into a note (docs/notes.md): to the second."""
+    return dt.strftime(NOTE_TS)
 
 
 def _where(key: str) -> str:
@@ -200,8 +200,14 @@ def _ts(value: Any, key: str) -> str:
     if isinstance(value, datetime):
         return value.strftime(NOTE_TS)
     if isinstance(value, date):
-        return value.strftime("%Y-%m-%dT00:00")
-    return _text(value, key)
+        return datetime(value.year, value.month, value.day).strftime(NOTE_TS)
+    text = _text(value, key)
+    m = _MINUTES_TS.match(text)
+    # an older note's "2026-11-29T15:20" (YAML reads it as a string): one format from now on
+    return f"{m.group(1)}T{m.group(2)}:00" if m else text
+
+
+_MINUTES_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})$")
 
 
 def _enum(value: Any, key: str, default: str) -> str:
@@ -495,7 +501,12 @@ def note_from_properties(data: dict[str, Any], body: str) -> Note:
         history=history,
         history_preface=preface,
         history_heading=heading,
-        extra={k: v for k, v in data.items() if k not in KNOWN_KEYS and k != LEGACY_SCORE_KEY},
+        # a date-time in an extra property (source_time) is text in the one format, as the known ones
+        extra={
+            k: v.strftime(NOTE_TS) if isinstance(v, datetime) else v
+            for k, v in data.items()
+            if k not in KNOWN_KEYS and k != LEGACY_SCORE_KEY
+        },
     )
 
 
@@ -555,9 +566,16 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     Obsidian's Properties editor writes and reads as a link."""
 
 
+_SECONDS_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     if value.startswith("[[") and value.endswith("]]"):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    if _SECONDS_TS.match(value):
+        # unquoted, as the snapshots' Properties: YAML readers and Obsidian see a date-time (it
+        # reads back as this same text, docs/notes.md)
+        return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value)
     return dumper.represent_str(value)
 
 

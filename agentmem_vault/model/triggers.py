@@ -170,4 +170,24 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
         raise UsageError(
             f"{text!r} names more than one command: {found}; say one thing at a time", code="ambiguous_phrase"
         )
-    return Route(commands[0], tuple(ids), kept[0][2].text)
+    first = min(kept, key=lambda h: h[0])
+    return Route(commands[0], tuple(ids), _as_typed(text, ids, key, first[0], first[1]) or first[2].text)
+
+
+def _as_typed(text: str, ids: list[str], key: str, start: int, end: int) -> str | None:
+    """The words of ``text`` that matched ``key[start:end]``, as the user typed them (``整理记忆``
+    stays Simplified, ``Organize Memory`` keeps its case): each character is folded on its own and
+    remembers where it came from. None when that per-character key is not the whole text's key
+    (a sequence NFKC only folds as a whole); the caller then names the table's phrase."""
+    chars = [(f, i) for i, ch in enumerate(text) for f in fold(ch) or " "]
+    folded = "".join(f for f, _ in chars)
+    drop: set[int] = set()
+    for sid in ids:
+        at = folded.find(sid)
+        while at != -1:
+            drop.update(range(at, at + len(sid)))
+            at = folded.find(sid, at + len(sid))
+    kept = [(f, i) for n, (f, i) in enumerate(chars) if n not in drop and not f.isspace()]
+    if "".join(f for f, _ in kept) != key or not 0 <= start < end <= len(kept):
+        return None
+    return text[kept[start][1] : kept[end - 1][1] + 1].strip()

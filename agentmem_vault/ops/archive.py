@@ -157,6 +157,14 @@ def plan_archive(
     return base
 
 
+def left_references(p: ArchivePlan) -> list[tuple[str, str]]:
+    """The sessions a forced archive leaves continuing from it, each with the release command
+    (``doctor`` reports them as ``archived_reference`` until released)."""
+    if not p.forced or p.action != ARCHIVE:
+        return []
+    return [(ref, f"agentmem release {p.session_id} --session {ref}") for ref in p.referenced_by]
+
+
 @dataclass
 class ArchiveResult:
     plan: ArchivePlan
@@ -174,6 +182,7 @@ class ArchiveResult:
             "moved_snapshot": p.action == ARCHIVE and p.has_snapshot,
             "released_from": list(p.release_from),
             "forced_past_references": list(p.referenced_by) if p.forced else [],
+            "left_references": [{"session_id": ref, "release": cmd} for ref, cmd in left_references(p)],
             "steps": p.steps(),
             "notes": list(self.notes),
         }
@@ -434,6 +443,8 @@ def render_archive(result: ArchiveResult) -> str:
         head = f"archived {p.session_id} to memory/archive/{p.session_id}/"
     lines = [head] + [f"  {i}. {s}" for i, s in enumerate(p.steps(), 1)]
     if p.forced:
-        lines.append(f"note: archived despite references from {', '.join(p.referenced_by)} (--force)")
+        verb = "would be archived" if result.dry_run else "archived"
+        lines.append(f"note: {verb} despite references from {', '.join(p.referenced_by)} (--force); left in place:")
+        lines += [f"  {ref} continues from {p.session_id}: release it with `{cmd}`" for ref, cmd in left_references(p)]
     lines += [f"note: {n}" for n in result.notes]
     return "\n".join(lines)

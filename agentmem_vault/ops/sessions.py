@@ -106,8 +106,16 @@ def register_manual(
 ) -> Registration:
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
-    so a larger operation (continue) can undo it."""
+    so a larger operation (continue) can undo it.
+
+    No content (no snapshot, or a blank one: the CLI, ``say`` and MCP alike) is the procedure's
+    fallback registration: the snapshot's Current Context holds the Summary (given, else
+    ``手動補註冊，已建立 session snapshot。``), never a snapshot of nothing but ``None``."""
+    if snapshot_text is not None and not snapshot_text.strip():
+        snapshot_text = None
     incoming = _incoming(snapshot_text, vault)
+    if incoming is None:
+        incoming = parse_snapshot(f"## Current Context\n{' '.join((summary or MANUAL_FALLBACK_SUMMARY).split())}\n")
     when = clock_now()
     ts = format_ts(when)
     with nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual") as w, w.transaction():

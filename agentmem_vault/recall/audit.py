@@ -56,6 +56,16 @@ def from_given(given: list) -> tuple[list[dict], list[dict]]:
     return notes, sessions
 
 
+def from_context(res) -> tuple[list[dict], list[dict]]:  # type: ignore[no-untyped-def]
+    """(notes, sessions) entries from a ``recall.context.ContextResult``: what its Markdown holds."""
+    notes = [
+        note_entry(h.id or h.rel_path, h.title, h.rel_path, h.score, shown)
+        for shown, hits in (("rule", res.rules), ("full", res.full), ("brief", res.brief))
+        for h in hits
+    ]
+    return notes, [session_entry(s.session_id, s.relevance) for s in res.sessions]
+
+
 def record(
     vault: Vault,
     source: str,

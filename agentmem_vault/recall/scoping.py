@@ -1,5 +1,9 @@
 """Which project's memories a query sees (docs/projects.md): the caller's project and the global
-memories by default; ``--project NAME`` for another one; ``--all-projects`` for every project."""
+memories by default; ``--project NAME`` for another one; ``--all-projects`` for every project.
+
+``resolve_scope`` is the CLI's (the caller's project is the current folder's); ``chat_scope`` is
+for a front end that serves a chat from elsewhere (the MCP server): it takes what the client
+told it, in the order of docs/mcp.md, "Which project"."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentmem_vault.config import Vault, vault_config
-from agentmem_vault.errors import UsageError
+from agentmem_vault.errors import UnknownProject, UsageError
 from agentmem_vault.ops.conversations import projects_of_sessions
 from agentmem_vault.ops.projects import ProjectIdentity, aliases_from_config, fold_name, identify
 
@@ -35,12 +39,17 @@ def note_scope_key(scope: str, project: str, fold_project) -> str:  # type: igno
 class Scope:
     names: list[str] | None  # casefolded names of the project; None = every project
     project: str = ""  # the project's name ("" = unknown: global memories only)
-    source: str = ""  # explicit | all | git-remote | git-folder | folder | alias | unknown
+    source: str = ""  # explicit | all | pinned | git-remote | git-folder | folder | alias | unknown
     note: str = ""
     known: list[str] = field(default_factory=list)
+    origin: str = ""  # where the folder came from (chat_scope): roots | workspace | CLAUDE_PROJECT_DIR | cwd
+    folder: str = ""
 
     def to_dict(self) -> dict:
         d: dict = {"project": self.project or None, "all_projects": self.names is None, "project_source": self.source}
+        if self.origin:
+            d["project_from"] = self.origin
+            d["project_folder"] = self.folder
         if self.note:
             d["project_note"] = self.note
         return d
@@ -84,9 +93,51 @@ def resolve_scope(
         known = known_projects(vault, cfg)
         if fold_name(name) not in {fold_name(k) for k in known}:
             listed = ", ".join(known) if known else "none yet"
-            raise UsageError(f"unknown project {project!r}; known projects: {listed} (or use --all-projects)")
+            raise UnknownProject(f"unknown project {project!r}; known projects: {listed} (or use --all-projects)")
         return Scope(aliases.names_for(name), name, "explicit", known=known)
     ident: ProjectIdentity = identify(Path(cwd) if cwd is not None else Path.cwd(), aliases)
     if not ident.name:
         return Scope([], "", "unknown", ident.note or "the current folder names no project: global memories only")
     return Scope(aliases.names_for(ident.name), ident.name, ident.source)
+
+
+def _unexpanded(value: str) -> bool:
+    """A client variable the client did not replace (``${workspaceFolder}`` with no folder open)."""
+    return "${" in value or value.startswith("$")
+
+
+def chat_scope(
+    vault: Vault,
+    *,
+    project: str | None = None,
+    all_projects: bool = False,
+    pinned: str | None = None,
+    roots: list[str] | tuple[str, ...] = (),
+    workspace: str | None = None,
+    environ: dict[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+) -> Scope:
+    """The scope of one call from a chat (docs/mcp.md, "Which project"): the call's own
+    ``project`` (an unknown name is ``UnknownProject``, as in the CLI) or ``all_projects``; else the
+    server's ``pinned`` project (``--project``); else the first folder that names a project among
+    the client's MCP roots, the workspace folder the client put in the server's command line
+    (``--workspace ${workspaceFolder}``) or environment (``CLAUDE_PROJECT_DIR``), and the server's
+    working folder; else the global memories only."""
+    if project is not None or all_projects:
+        return resolve_scope(vault, project=project, all_projects=all_projects)
+    aliases = aliases_from_config(vault_config(vault))
+    if pinned:
+        name = aliases.canonical(pinned)
+        return Scope(aliases.names_for(name), name, "pinned")
+    env = os.environ if environ is None else environ
+    candidates: list[tuple[str, str]] = [("roots", r) for r in roots]
+    if workspace and not _unexpanded(workspace):
+        candidates.append(("workspace", workspace))
+    if env.get("CLAUDE_PROJECT_DIR"):
+        candidates.append(("CLAUDE_PROJECT_DIR", env["CLAUDE_PROJECT_DIR"]))
+    candidates.append(("cwd", str(cwd if cwd is not None else Path.cwd())))
+    for origin, folder in candidates:
+        ident = identify(folder, aliases)
+        if ident.name:
+            return Scope(aliases.names_for(ident.name), ident.name, ident.source, origin=origin, folder=folder)
+    return Scope([], "", "unknown", "no folder the client gave names a project: global memories only")

@@ -22,9 +22,9 @@ class Word(NamedTuple):
     end: int
 
 
-# rjieba's segmenter is one object that refuses a second caller while it works ("Already
-# borrowed"): the MCP server and the daemon extract from several threads, so calls take turns.
-_LOCK = threading.Lock()
+# rjieba's one segmenter is not safe across threads ("RuntimeError: Already borrowed" when two MCP
+# calls extract at once, docs/mcp.md "Concurrency"): every use holds this lock.
+_LOCK = threading.RLock()
 
 
 @lru_cache(maxsize=1)

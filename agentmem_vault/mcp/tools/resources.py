@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mcp.server.mcpserver import Context
+
 from agentmem_vault.config import Vault
 from agentmem_vault.errors import AgentmemError, SessionNotFound
 from agentmem_vault.integrations.rules import template_text
@@ -42,13 +44,22 @@ def memory_resource(front: Front, memory_id: str) -> str:
 
 
 @prompt(name="memory-start", title="Start a task with agent memory")
-def memory_start(front: Front, task: str, project: str | None = None) -> str:
-    """The memory rules and the memories and sessions relevant to a task, for the start of a chat."""
+async def memory_start(front: Front, ctx: Context, task: str, project: str | None = None) -> str:
+    """The memory rules and the memories and sessions relevant to a task (this chat's project and
+    the global ones), for the start of a chat."""
+    import anyio
+
     from agentmem_vault.recall.context import build_context
 
     rules = template_text("mcp-instructions.md").rstrip()
+    scope_of = await front.scope(ctx, project)
+
+    def run() -> str:
+        v = front.vault()
+        return build_context(v, task, project=scope_of(v).names).markdown.rstrip()
+
     try:
-        md = build_context(front.vault(), task, project=project or front.project).markdown.rstrip()
+        md = await anyio.to_thread.run_sync(run)
     except AgentmemError as exc:
         md = f"(memory unavailable: {exc.message})"
     return f"{rules}\n\n# Relevant memory for: {task}\n\n{md}\n"

@@ -514,6 +514,16 @@ def continues_from(r: IndexReview, sid: str, snap: str) -> None:
                 hint=f"correct it, or `agentmem release {src} --session {sid}`",
             )
             continue
+        if src in r.state.archived and src not in r.live and sid not in r.state.archived:
+            # archived with --force while this session still continued from it (docs/lifecycle.md)
+            r.report(
+                "archived_reference",
+                WARNING,
+                f"memory/sessions/{sid}.md continues from {src}, which is archived",
+                session_id=sid,
+                hint=f"release it with `agentmem release {src} --session {sid}` (the archive keeps {src}'s snapshot)",
+            )
+            continue
         if src in r.first_line and sid not in r.state.archived:
             i = r.first_line[src]
             refs = r.current[i].referencing_ids
