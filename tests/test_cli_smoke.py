@@ -47,6 +47,7 @@ def test_every_command_runs_in_a_real_process(vault: Vault, tmp_path: Path) -> N
     run("extract", "--offline", "--dry-run")
     run("reindex")
     run("context", "smoke test")
+    run("injected", idle)  # what that chat was given (nothing recorded for it here)
     run("memories", "list")
     run("memories", "search", "smoke")
     run("memories", "show", "no-such-note", code=1)

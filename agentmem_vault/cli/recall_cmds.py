@@ -32,6 +32,10 @@ def _scope_options(f):
 @click.option(
     "--budget", type=click.IntRange(min=1), default=4000, show_default=True, help="Most characters of Markdown."
 )
+@click.option(
+    "--explain", is_flag=True, help="Say why each memory was chosen or left out (score parts, scope, budget)."
+)
+@click.option("--session", "session_id", metavar="ID", help="Record what this gives in ID's injection audit.")
 @_scope_options
 @common_options
 @click.pass_context
@@ -40,6 +44,8 @@ def context(
     task: str,
     limit: int,
     budget: int,
+    explain: bool,
+    session_id: str | None,
     project: str | None,
     all_projects: bool,
     module: str | None,
@@ -58,7 +64,31 @@ def context(
     v = resolve_vault(opts.vault)
     scope = resolve_scope(v, project=project, all_projects=all_projects)
     res = build_context(v, task, limit=limit, budget=budget, project=scope.names, module=module, scope=scope.to_dict())
-    emit(opts, res.to_dict(), lambda: res.markdown.rstrip("\n"))
+    if session_id:
+        from agentmem_vault.model.ids import validate_session_id
+        from agentmem_vault.recall import audit
+
+        notes, sessions = audit.from_context(res)
+        audit.record(
+            v,
+            "context",
+            session_id=validate_session_id(session_id),
+            agent="cli",
+            project=scope.project,
+            budget=budget,
+            chars=len(res.markdown),
+            notes=notes,
+            sessions=sessions,
+        )
+    if not explain:
+        emit(opts, res.to_dict(), lambda: res.markdown.rstrip("\n"))
+        return
+    from agentmem_vault.recall.explain import explain as why, render_explain
+    from agentmem_vault.recall.rank import search
+
+    others = search(v, task, limit=limit, module=module) if scope.names is not None else []
+    ex = why(res, others)
+    emit(opts, {**res.to_dict(), "explain": ex}, lambda: res.markdown.rstrip("\n") + "\n\n" + render_explain(ex))
 
 
 @memories.command("search")

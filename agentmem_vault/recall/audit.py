@@ -26,7 +26,7 @@ FILE_NAME = "injected.jsonl"
 OLD_NAME = "injected.1.jsonl"
 ROTATE_BYTES = 512 * 1024
 READ_LIMIT = 2 * ROTATE_BYTES  # per file: a foreign, oversized audit is read from its tail only
-SOURCES = ("session-start", "prompt", "memory_context")
+SOURCES = ("session-start", "prompt", "memory_context", "context")  # context: `agentmem context --session`
 
 
 def audit_paths(vault: Vault) -> tuple[Path, Path]:

@@ -43,6 +43,12 @@ class ContextResult:
     brief: list[Hit] = field(default_factory=list)
     sessions: list[SessionHit] = field(default_factory=list)
     scope: dict = field(default_factory=dict)  # which project's memories were searched (recall/scoping.py)
+    # What was weighed (for --explain, recall/explain.py): every rule of the scope, the ranked
+    # non-rule memories, the ones selected before the budget was applied, and the --limit.
+    rule_candidates: list[Hit] = field(default_factory=list)
+    ranked: list[Hit] = field(default_factory=list)
+    selected: list[Hit] = field(default_factory=list)
+    limit: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -164,17 +170,27 @@ def build_context(
         idx.sync()
         rules = rule_notes(idx, project=project, module=module, now=when)
         hits = search(
-            vault, task, limit=limit + len(rules), project=project, module=module, now=when, index=idx, sync=False
+            vault, task, limit=limit + len(rules) + 5, project=project, module=module, now=when, index=idx, sync=False
         )
     finally:
         idx.close()
     rule_paths = {h.rel_path for h in rules}
-    score_of = {h.rel_path: h.score for h in hits}
+    matched = {h.rel_path: h for h in hits}
+    for rule in rules:  # a rule the task matches carries its match's score (and its parts, for --explain)
+        m = matched.get(rule.rel_path)
+        if m is not None:
+            rule.score, rule.relevance, rule.bm25, rule.coverage, rule.evidence, rule.semantic = (
+                m.score,
+                m.relevance,
+                m.bm25,
+                m.coverage,
+                m.evidence,
+                m.semantic,
+            )
     # Rules that match the task come first among the rules.
-    rules.sort(key=lambda h: (-(score_of.get(h.rel_path, 0.0)), -h.importance))
-    memories = select_memories(
-        [h for h in hits if h.rel_path not in rule_paths], limit=limit, matchable=bool(query_tokens(task))
-    )
+    rules.sort(key=lambda h: (-(matched[h.rel_path].score if h.rel_path in matched else 0.0), -h.importance))
+    ranked = [h for h in hits if h.rel_path not in rule_paths]
+    memories = select_memories(ranked, limit=limit, matchable=bool(query_tokens(task)))
     sessions = relevant_sessions(load_rows(vault), task)
     if project:  # sessions of the caller's own project first (docs/projects.md)
         from agentmem_vault.ops.conversations import projects_of_sessions
@@ -184,4 +200,17 @@ def build_context(
         of = projects_of_sessions(vault)
         sessions.sort(key=lambda h: fold_name(of.get(h.session_id, "")) not in names)
     md, r, f, b, s = render_context(rules, memories, sessions, budget=budget, full_count=full_count)
-    return ContextResult(task=task, markdown=md, budget=budget, rules=r, full=f, brief=b, sessions=s, scope=scope or {})
+    return ContextResult(
+        task=task,
+        markdown=md,
+        budget=budget,
+        rules=r,
+        full=f,
+        brief=b,
+        sessions=s,
+        scope=scope or {},
+        rule_candidates=list(rules),
+        ranked=ranked,
+        selected=memories,
+        limit=limit,
+    )
