@@ -329,7 +329,9 @@ def update_session(
             new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
             return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
 
-        if workspace or project:  # the session's project (docs/projects.md), before its snapshot records it
+        if (workspace or project) and (incoming is not None or topic or summary or keywords):
+            # the session's project (docs/projects.md), before its snapshot records it; a bare
+            # update that brings nothing leaves the snapshot as it was
             record_session_project(vault, sid, row.agent_name, project=project, workspace=workspace)
         marked: list[str] = []
         snap, created, changed = _write_session(
