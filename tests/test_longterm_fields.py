@@ -211,3 +211,17 @@ def test_note_times_follow_the_one_clock_to_the_second(vault, tmp_path, monkeypa
         or "created: 2026-12-01T20:06:41" in raw
     )
     assert n.scope == "unscoped" and n.project == ""  # a text file records no workspace
+
+
+@pytest.mark.parametrize(
+    "title, name",
+    [
+        ('外部連結要加 `rel="noopener"`', "外部連結要加 rel=noopener.md"),  # was: 外部連結要加 `rel= noopener `.md
+        ("Docker image: python:3.11-slim", "Docker image - python-3.11-slim.md"),
+        ("圖片一律放在 src/assets/posts/ 下面", "圖片一律放在 src-assets-posts 下面.md"),
+    ],
+)
+def test_file_names_are_readable_and_close_to_the_title(title, name):
+    from agentmem_vault.longterm.notes import safe_filename
+
+    assert safe_filename(title) == name

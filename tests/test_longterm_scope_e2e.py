@@ -115,3 +115,58 @@ def test_no_note_of_one_project_reaches_the_other_projects_chat(vault: Vault, tm
     assert any(loose_note.id in f["message"] for f in report["findings"] if f["kind"] == "note_unscoped")
     assert run_cli("memories", "move", loose_note.id, "--project", "billing-svc", vault=vault).returncode == 0
     assert loose_note.id in shown("terraform check-env.sh", billing)
+
+
+@needs_git
+def test_a_note_from_a_hook_registered_chat_links_its_session(vault: Vault, tmp_path: Path) -> None:
+    shop = _repo(tmp_path / "code" / "shop", "git@github.com:acme/shop-api.git")
+    sid, _ = _start(vault, shop, "c0ffee00-1111-4c2b-8a55-6e7f8a9b0c1d")
+    t = tmp_path / ".cursor" / "projects" / "code-shop" / "agent-transcripts" / "c0ffee00-1111-4c2b-8a55-6e7f8a9b0c1d"
+    t.mkdir(parents=True)
+    f = t / "c0ffee00-1111-4c2b-8a55-6e7f8a9b0c1d.jsonl"
+    said = {
+        "role": "user",
+        "message": {"content": [{"type": "text", "text": "<user_query>記住：這個專案一律用 pnpm</user_query>"}]},
+    }
+    f.write_text(json.dumps(said, ensure_ascii=False) + "\n", encoding="utf-8")
+    p = run_cli("extract", "--offline", "--json", "--file", str(f), vault=vault)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (n,) = load_notes(vault)
+    assert n.sources == [f"[[{sid}]]"]
+    assert (n.project, n.scope) == ("shop-api", "project")  # the hook's workspace for this chat
+    assert n.id in run_cli("context", "pnpm", vault=vault, cwd=shop).stdout
+
+
+def test_context_links_sessions_never_transcript_references() -> None:
+    from agentmem_vault.recall.render import render_full
+    from agentmem_vault.recall.rank import Hit
+
+    h = Hit(
+        id="lt-1",
+        title="t",
+        path="p",
+        score=1.0,
+        content="c",
+        sources=["2026-06-01-0930-cursor-main-agent", "cursor:abc"],
+    )
+    text = render_full(h)
+    assert "[[2026-06-01-0930-cursor-main-agent]]" in text and "cursor:abc" in text and "[[cursor:" not in text
+
+
+def test_the_always_on_rules_have_a_budget(vault: Vault, tmp_path: Path) -> None:
+    from agentmem_vault.recall.render import RULES_BUDGET
+
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    for i in range(RULES_BUDGET + 5):
+        (vault.longterm_dir / f"rule {i}.md").write_text(
+            f"---\nid: lt-r{i:04d}\ntitle: rule number {i}\ncategory: user_communication\nimportance: 0.95\n"
+            f"scope: global\nstatus: active\n---\nAlways do thing {i}.\n",
+            encoding="utf-8",
+        )
+    run_cli("reindex", vault=vault)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _, ctx = _start(vault, ws, "c-budget")
+    assert 1 <= ctx.count("lt-r") <= RULES_BUDGET
+    p = run_cli("context", "anything at all", "--json", vault=vault, cwd=ws)
+    assert len(json.loads(p.stdout)["rules"]) <= RULES_BUDGET

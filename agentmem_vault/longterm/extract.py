@@ -44,6 +44,7 @@ from agentmem_vault.model.textnorm import tokenize
 from agentmem_vault.vaultio import VaultWriter, atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
+from agentmem_vault.longterm.fields.sources import chat_pair, source_link
 from agentmem_vault.longterm.scope import apply_scope
 from agentmem_vault.ops.conversations import project_of_session
 from agentmem_vault.ops.projects import Aliases, aliases_from_config, identify
@@ -369,6 +370,9 @@ def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
                 "were recorded): its memories are global; `agentmem memories move ID --project NAME` re-scopes one"
             ),
         )
+    hooked = chat_pair(vault, src).get("project")  # the hook's workspace for this chat
+    if isinstance(hooked, str) and hooked:
+        return dataclasses.replace(src, project=aliases.canonical(hooked), project_note="")
     if src.workspace:
         return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
     if src.project:
@@ -472,6 +476,9 @@ def extract_sources(
                 )
             )
             apply_fields(found, turns, offline=True, recorded=src.kind == "session")
+            link = source_link(vault, src)
+            for m in found:
+                m.sources = [link if x == src.ref else x for x in m.sources]
             for m in found:
                 apply_scope(m, src.project)
             info["candidates"] = len(found)
@@ -514,6 +521,7 @@ def extract_sources(
                     failed_sources.add(src.ref)
                 for m in apply_fields(r.memories, work[job.index][1], offline=False):
                     apply_scope(m, src.project)
+                    m.sources = [source_link(vault, src) if x == src.ref else x for x in m.sources]
                 info["candidates"] = info.get("candidates", 0) + len(r.memories)
                 when = source_time(src)
                 for m in r.memories:

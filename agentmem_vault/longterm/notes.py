@@ -65,6 +65,7 @@ def note_now() -> str:
 
 # -- names and ids ----------------------------------------------------------------------------------
 
+_DROPPED_NAME_CHARS = re.compile(r'["`<>]')
 _BAD_NAME_CHARS = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]')
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
@@ -73,9 +74,15 @@ def safe_filename(title: str, taken: set[str] | None = None) -> str:
     """A file name (``<name>.md``) safe on Windows and in Obsidian links, unique against ``taken``
     (compared case-insensitively). The model's title is only ever a *source* for this name."""
     name = unicodedata.normalize("NFC", title)
+    # readable and close to the title (docs/notes.md): quotes and code marks go, separators become
+    # a hyphen, the other refused characters a space ('rel="noopener"' -> 'rel=noopener')
+    name = _DROPPED_NAME_CHARS.sub("", name)
+    name = re.sub(r"\s*[:：]\s+", " - ", name)  # "Docker image: python" -> "Docker image - python"
+    name = re.sub(r"[\\/:]+(?=\s|$)", "", name)  # a path's trailing slash
+    name = re.sub(r"[\\/:]+", "-", name)
     name = _BAD_NAME_CHARS.sub(" ", name)
     name = re.sub(r"\.{2,}", ".", name)
-    name = " ".join(name.split()).strip(" .")
+    name = " ".join(name.split()).strip(" .-")
     if not name:
         name = "memory"
     # Windows reads the part before the first dot as the device name, ignoring trailing spaces and
