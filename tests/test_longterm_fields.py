@@ -225,3 +225,21 @@ def test_file_names_are_readable_and_close_to_the_title(title, name):
     from agentmem_vault.longterm.notes import safe_filename
 
     assert safe_filename(title) == name
+
+
+@pytest.mark.parametrize(
+    "category, text, expected",
+    [
+        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("", "global")),
+        ("development_code_specification", "I prefer small functions in this repo", ("shop", "project")),
+        ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("shop", "project")),
+        ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("shop", "project")),
+        ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("", "unscoped")),
+        ("user_communication", "以後回答一律用繁體中文", ("", "global")),
+    ],
+)
+def test_scope_follows_the_source_and_the_words(category, text, expected):
+    from agentmem_vault.longterm.scope import scope_for
+
+    source = "" if expected == ("", "unscoped") else "shop"
+    assert scope_for(category, text, source) == expected
