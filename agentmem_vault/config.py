@@ -1,4 +1,4 @@
-"""Vault, agent name, clock and config resolution.
+"""Config resolution: the user's and the vault's settings, which vault, which agent name.
 
 Kept free of heavy imports: the sessionStart hook goes through here on every new chat. PyYAML is
 imported only when a config file changed since its parsed copy was cached as JSON.
@@ -9,22 +9,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 from agentmem_vault.errors import ConfigError, VaultNotFound
 from agentmem_vault.fastimport import LazyRegex
-from agentmem_vault.model.ids import validate_agent_name, validate_session_id
+from agentmem_vault.model.ids import validate_agent_name
+from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 
 TYPE_CHECKING = False  # typing itself is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
     from typing import Any
-
-try:  # the builtin module: hashlib loads OpenSSL, which the sessionStart hook cannot afford
-    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - other Pythons
-    from hashlib import sha256 as _sha256
-
 
 DEFAULT_AGENT = "cursor-main-agent"
 
@@ -41,131 +35,6 @@ DEFAULTS: dict[str, Any] = {
     "debounce_seconds": 0.5,
     "quiet_minutes": 10,
 }
-
-
-def user_config_dir() -> Path:
-    env = os.environ.get("AGENTMEM_CONFIG_DIR")
-    if env:
-        return Path(env)
-    if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
-        return Path(base) / "agentmem"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "agentmem"
-
-
-def user_cache_dir() -> Path:
-    """Where locks and logs live: outside any cloud-synced vault (sync clients break lock files)."""
-    env = os.environ.get("AGENTMEM_CACHE_DIR")
-    if env:
-        return Path(env)
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "agentmem" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "agentmem"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "agentmem"
-
-
-def ensure_cache_folder(folder: Path) -> Path:
-    """Create a folder under the user cache dir, or a clear ConfigError (a cache dir that is a
-    file, no permission) naming AGENTMEM_CACHE_DIR, never a traceback."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot use the cache folder {folder}: {exc.strerror or exc} (is {user_cache_dir()} a file?). "
-            "Set AGENTMEM_CACHE_DIR to a writable local folder"
-        ) from exc
-    return folder
-
-
-class Vault:
-    """A vault folder. A plain frozen class rather than a dataclass: importing ``dataclasses``
-    costs the sessionStart hook more than its own work (docs/performance.md)."""
-
-    __slots__ = ("_memory", "_state", "root")
-    root: Path
-    _memory: Path
-    _state: Path
-
-    def __init__(self, root: Path) -> None:
-        object.__setattr__(self, "root", root)
-        # The two folders every path below is built from, joined once: the hook asks for them
-        # dozens of times, and each pathlib join is a parse (docs/performance.md).
-        object.__setattr__(self, "_memory", root / "memory")
-        object.__setattr__(self, "_state", root / "memory" / ".agentmem")
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Vault is frozen; cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return other.root == self.root if type(other) is Vault else NotImplemented  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((Vault, self.root))
-
-    def __repr__(self) -> str:
-        return f"Vault(root={self.root!r})"
-
-    def __reduce__(self) -> tuple:
-        return (Vault, (self.root,))
-
-    @property
-    def memory(self) -> Path:
-        return self._memory
-
-    @property
-    def index_path(self) -> Path:
-        return self.memory / "index.md"
-
-    @property
-    def sessions_dir(self) -> Path:
-        return self.memory / "sessions"
-
-    @property
-    def archive_dir(self) -> Path:
-        return self.memory / "archive"
-
-    @property
-    def longterm_dir(self) -> Path:
-        return self.memory / "long-term"
-
-    @property
-    def state_dir(self) -> Path:
-        return self._state
-
-    @property
-    def journal_path(self) -> Path:
-        return self.state_dir / "journal.jsonl"
-
-    @property
-    def issued_ids_path(self) -> Path:
-        """The issued-IDs ledger (docs/reliability.md): every Session ID handed out, one per line."""
-        return self._state / "issued-ids.txt"
-
-    @property
-    def config_path(self) -> Path:
-        return self.state_dir / "config.yaml"
-
-    def session_path(self, session_id: str) -> Path:
-        return self.sessions_dir / f"{validate_session_id(session_id)}.md"
-
-    def archive_path(self, session_id: str) -> Path:
-        return self.archive_dir / validate_session_id(session_id)
-
-    @property
-    def key(self) -> str:
-        """Stable key of this vault for per-vault state kept outside it (locks, logs)."""
-        try:
-            p = str(self.root.resolve())
-        except OSError:
-            p = str(self.root.absolute())
-        return _sha256(os.path.normcase(p).encode("utf-8", "surrogatepass")).hexdigest()[:16]  # non-UTF-8 names too
-
-    def lock_path(self, name: str = "index") -> Path:
-        return user_cache_dir() / "locks" / f"{self.key}-{name}.lock"
 
 
 def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
@@ -201,7 +70,7 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
     import yaml  # deferred: only when the config file changed
 
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.vaultio import read_bytes  # refuses a FIFO or an outside link, never hangs
+    from agentmem_vault.fs import read_bytes  # refuses a FIFO or an outside link, never hangs
 
     try:
         raw = read_bytes(path)
@@ -220,7 +89,7 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:
         try:
-            from agentmem_vault.vaultio import atomic_write_text, make_dirs
+            from agentmem_vault.fs import atomic_write_text, make_dirs
 
             make_dirs(cache.parent)  # a read-only vault stays untouched, even for root
             atomic_write_text(cache, json.dumps({"stamp": stamp, "data": data}, default=str))
@@ -251,7 +120,7 @@ def machine_id() -> str:
 
 def set_user_setting(key: str, value: str) -> Path:
     """Set ``key: value`` in the user config file, keeping every other line (comments included)."""
-    from agentmem_vault.vaultio import atomic_write_text, read_text
+    from agentmem_vault.fs import atomic_write_text, read_text
 
     path = user_config_dir() / "config.yaml"
     text = read_text(path) or ""

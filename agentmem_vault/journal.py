@@ -1,6 +1,6 @@
 """Reading ``memory/.agentmem/journal.jsonl``: what changed, and bringing back a removed row.
 
-Every mutation is journaled by ``vaultio`` before it is made (rows before/after; organize keeps
+Every mutation is journaled by ``writer.VaultWriter`` before it is made (rows before/after; organize keeps
 every deleted row in full), so a row that organize, archive or a person's command removed can be
 put back on the board with ``agentmem restore ID``.
 """
@@ -10,15 +10,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, UsageError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import (
     is_valid_session_id,
     validate_agent_name,
     validate_session_id,
 )
-from agentmem_vault.vaultio import VaultWriter, journal_files, read_bytes
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.writer import journal_files
+from agentmem_vault.fs import read_bytes
 
 
 @dataclass
@@ -137,7 +139,7 @@ def restore_row(vault: Vault, session_id: str) -> it.Row:
         raise Refused(
             f"{sid} was archived: its metadata and snapshot are in memory/archive/{sid}/; not restoring the row"
         )
-    with VaultWriter(vault, "restore") as w:
+    with BoardWriter(vault, "restore") as w:
         text, doc = w.read_index()
         if doc.find(sid) is not None:
             raise Refused(f"{sid} is already on the board; nothing to restore")

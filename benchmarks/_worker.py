@@ -53,8 +53,8 @@ def build_board(root: Path, rows: int) -> dict:
     """A realistic board between two organizes: ROWS rows (a third each idle/active/stale), one
     conversations.jsonl line per row, a snapshot per non-idle row, 60 long-term notes (6 of them
     rules) with the recall index built."""
-    from agentmem_vault.config import Vault
-    from agentmem_vault.model import index_table as it
+    from agentmem_vault.vault import Vault
+    from agentmem_vault.board import table as it
     from agentmem_vault.ops.board import init_vault
     from agentmem_vault.recall.index import reindex
 
@@ -111,7 +111,7 @@ def build_board(root: Path, rows: int) -> dict:
 
 
 def build_notes(root: Path, n: int) -> dict:
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
     from agentmem_vault.recall.index import reindex
 
     (root / "memory").mkdir(parents=True)
@@ -137,7 +137,7 @@ def _pct(xs: list[float], p: float) -> float:
 def time_queries(root: Path, repeat: int) -> dict:
     """What a long-lived caller (MCP server, a test) pays per query: ``search`` with its freshness
     check, on an open index (with or without a daemon running: see the caller)."""
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
     from agentmem_vault.recall.index import RecallIndex
     from agentmem_vault.recall.rank import search
 
@@ -178,7 +178,7 @@ def time_queries(root: Path, repeat: int) -> dict:
 
 
 def start_daemon(root: Path) -> subprocess.Popen:
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
     from agentmem_vault.recall.freshness import daemon_vouches
 
     proc = subprocess.Popen(

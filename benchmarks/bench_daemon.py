@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from _common import bench_env  # noqa: E402
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault
+from agentmem_vault.board import table as it
+from agentmem_vault.vault import Vault
 
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 

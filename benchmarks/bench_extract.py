@@ -98,7 +98,7 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=50)
     args = ap.parse_args()
 
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
     from agentmem_vault.longterm.extract import extract_sources
     from agentmem_vault.longterm.sources import source_for_transcript
 

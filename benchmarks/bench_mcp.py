@@ -161,7 +161,7 @@ def main() -> None:
         s.close()
         out["context_warm_over_mcp"] = stats(warm)
 
-        from agentmem_vault.config import Vault
+        from agentmem_vault.vault import Vault
         from agentmem_vault.recall.context import build_context
 
         vv = Vault(v.root)

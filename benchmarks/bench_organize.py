@@ -2,7 +2,7 @@
 
 Prints JSON. Baselines measured in the same run on the same files:
 - ``floor_read``: read + parse memory/index.md and read every snapshot (what any organize must do);
-- ``naive_per_row``: the by-hand way, one locked remove/update per row (VaultWriter.remove_row
+- ``naive_per_row``: the by-hand way, one locked remove/update per row (BoardWriter.remove_row
   / update_row), timed on a sample of rows and extrapolated to the whole plan.
 
 Usage: python benchmarks/bench_organize.py [--rows 10000] [--snapshots 5000] [--repeat 3]
@@ -23,11 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault
+from agentmem_vault.board import table as it
+from agentmem_vault.vault import Vault
 from agentmem_vault.ops.lifecycle import organize
-from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY
-from agentmem_vault.vaultio import VaultWriter, read_text
+from agentmem_vault.board.rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import read_text
 
 NOW = datetime(2026, 6, 1, 9, 30)
 
@@ -125,7 +126,7 @@ def main() -> None:
         reset()
         sample = plan.deleted[: args.naive_sample // 2] + plan.marked_stale[: args.naive_sample // 2]
         t = time.perf_counter()
-        with VaultWriter(vault, "bench-naive") as w:
+        with BoardWriter(vault, "bench-naive") as w:
             for s in sample:
                 if s in plan.deleted:
                     w.remove_row(s)

@@ -37,7 +37,7 @@ from recall_helpers import load_corpus, load_long_tasks, load_queries, note_text
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from _synth import synth_notes  # noqa: E402
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall.index import RecallIndex, note_tokens, reindex
 from agentmem_vault.model.notes import read_note_bytes
 from agentmem_vault.recall.rank import search

@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import agentmem_cmd, baselines, bench_env, time_cmd  # noqa: E402
 
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 
 
 def make_vault(root: Path, n: int) -> Path:

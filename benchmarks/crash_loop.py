@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentmem_vault.model import index_table as it  # noqa: E402
+from agentmem_vault.board import table as it  # noqa: E402
 
 NOW = "2026-06-20T09:30"
 AGENT = "cursor-main-agent"

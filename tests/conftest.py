@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 # Property tests draw the same examples on every run, so that CI passes or fails on the code and not
 # on the draw (a new random example once failed a clean-clone run). To hunt for new failures, run

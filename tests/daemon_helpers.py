@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 
 
 class FakeClock:

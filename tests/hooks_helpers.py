@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault
+from agentmem_vault.board import table as it
+from agentmem_vault.vault import Vault
 
 NOW = "2026-06-01T09:30"
 

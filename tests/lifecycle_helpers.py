@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault
-from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
+from agentmem_vault.board import table as it
+from agentmem_vault.vault import Vault
+from agentmem_vault.board.rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
 
 NOW = "2026-06-01T09:30"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 FIXTURE = Path(__file__).parent / "fixtures" / "projects" / "notes.json"
 

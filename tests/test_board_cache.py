@@ -17,13 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentmem_vault.clock import parse_ts
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import IndexFormatError
-from agentmem_vault.model import index_table as it
-from agentmem_vault.ops import board_cache
-from agentmem_vault.ops.register import register_idle, taken_ids
+from agentmem_vault.board import table as it
+from agentmem_vault.board import summary as board_cache
+from agentmem_vault.board.register import register_idle
+from agentmem_vault.board.ids import taken_ids
 from agentmem_vault.recall.session_start import recent_active_sessions
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.board.store import BoardWriter
 
 
 def make_vault(root: Path, rows: int = 0, *, newline: str = "\n", bom: bool = False) -> Vault:
@@ -179,12 +180,12 @@ def test_writers_keep_the_summary_current(tmp_path: Path) -> None:
     v = make_vault(tmp_path / "v", 20)
     assert_agrees(v)
     sid = row(3).session_id
-    with VaultWriter(v, "test") as w:
+    with BoardWriter(v, "test") as w:
         w.update_row(sid, lambda r: r.with_(status="active", updated_at="2026-12-31 23:59"))
     c = cached(v)
     assert c["size"] == v.index_path.stat().st_size  # refreshed by the writer, no parse left for the hook
     assert c["active"][0][2] == sid
-    with VaultWriter(v, "test") as w:
+    with BoardWriter(v, "test") as w:
         w.remove_row(sid)
     assert cached(v)["size"] == v.index_path.stat().st_size
     assert_agrees(v)
@@ -261,13 +262,13 @@ def test_any_sequence_of_changes_agrees_with_a_full_parse(tmp_path: Path, ops: l
                         ).encode()
                     )
             elif op == "update" and ids:
-                with VaultWriter(v, "t") as w:
+                with BoardWriter(v, "t") as w:
                     w.update_row(
                         ids[n % len(ids)],
                         lambda r, n=n: r.with_(status="active", updated_at=f"2026-08-{1 + n % 28:02d} 10:00"),
                     )
             elif op == "remove" and ids:
-                with VaultWriter(v, "t") as w:
+                with BoardWriter(v, "t") as w:
                     w.remove_row(ids[n % len(ids)])
             elif op == "hand_edit":
                 data = v.index_path.read_bytes()
@@ -311,18 +312,18 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
 
 
 def _reads_of_board(monkeypatch: pytest.MonkeyPatch, v: Vault) -> list[str]:
-    """Records every whole-board read through vaultio (the appended line's read-back is not one)."""
-    from agentmem_vault import vaultio
+    """Records every whole-board read through fs (the appended line's read-back is not one)."""
+    from agentmem_vault import fs
 
     seen: list[str] = []
-    real = vaultio.read_bytes
+    real = fs.read_bytes
 
     def spy(path: Path) -> bytes | None:
         if Path(path) == v.index_path:
             seen.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(vaultio, "read_bytes", spy)
+    monkeypatch.setattr(fs, "read_bytes", spy)
     return seen
 
 
@@ -394,7 +395,7 @@ def test_a_write_between_the_summary_and_the_append_is_refused(tmp_path: Path) -
     with open(v.index_path, "ab") as fh:  # another program appends after the summary was loaded
         fh.write((it.render_row(row(50)) + "\n").encode())
     before = v.index_path.read_bytes()
-    with VaultWriter(v, "test") as w, pytest.raises(VerifyFailed, match="changed before"):
+    with BoardWriter(v, "test") as w, pytest.raises(VerifyFailed, match="changed before"):
         w.append_row_known(it.Row("2026-06-01-0930-x", "x", "t", "s", "k", "idle", "-", "a", "b"), state)
     assert v.index_path.read_bytes() == before  # nothing appended
     assert_agrees(v, by_stat=True)
@@ -476,7 +477,7 @@ def test_the_append_read_back_fails_as_every_read_does(tmp_path: Path) -> None:
     """The append's read-back (only the appended bytes) refuses an unreadable board the way every
     other read does: an AgentmemError naming the file, never a bare OSError (a traceback)."""
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.vaultio import _read_from, read_bytes
+    from agentmem_vault.fs import read_bytes, read_from
 
     v = make_vault(tmp_path / "v", 2)
     loop = v.memory / "loop.md"
@@ -484,7 +485,7 @@ def test_the_append_read_back_fails_as_every_read_does(tmp_path: Path) -> None:
     with pytest.raises(AgentmemError, match="cannot read"):
         read_bytes(loop)
     with pytest.raises(AgentmemError, match="cannot read"):
-        _read_from(loop, 0)
+        read_from(loop, 0)
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names fsynced descriptors through /proc")
@@ -492,7 +493,7 @@ def test_the_row_is_fsynced_and_a_removal_fsyncs_the_ledger(tmp_path: Path, monk
     """docs/reliability.md "What a power cut may cost": a new row is on the disk before its ID is
     handed out, on the fast path too; the ID of a row removed later is in the ledger, on the disk,
     before the table without it is written."""
-    from agentmem_vault import vaultio
+    from agentmem_vault import fs
 
     v = make_vault(tmp_path / "v", 5)
     assert_agrees(v, by_stat=True)
@@ -503,11 +504,11 @@ def test_the_row_is_fsynced_and_a_removal_fsyncs_the_ledger(tmp_path: Path, monk
         synced.append(os.path.basename(os.readlink(f"/proc/self/fd/{fd}")))
         real(fd)
 
-    monkeypatch.setattr(vaultio.os, "fsync", spy)
+    monkeypatch.setattr(fs.os, "fsync", spy)
     sid = register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 30)).session_id
     assert "index.md" in synced
     synced.clear()
-    with VaultWriter(v, "test") as w:
+    with BoardWriter(v, "test") as w:
         w.remove_row(sid)
     assert synced.index("issued-ids.txt") < len(synced) - 1  # the ledger first, then the new table
     assert sid in v.issued_ids_path.read_text(encoding="utf-8").split()

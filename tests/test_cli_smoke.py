@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import run_process
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 SNAP = "## Current Context\nSmoke test of every command.\n\n## Decisions\n- keep one smoke test per command\n"
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.daemon.debounce import Debouncer
 from agentmem_vault.daemon.reconcile import AddRow, FoldConflict, SyncRow, fold_rows, plan
 from agentmem_vault.daemon.scan import (

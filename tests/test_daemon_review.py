@@ -70,9 +70,9 @@ def test_notes_written_by_queued_extraction_reach_session_start(vault):
     d = _daemon(vault, extractor_loader=loader)
     assert "回答語言" not in session_start_context(vault)
     d.queue.note_snapshot(sid(1), "x")
-    d.tick_queue()
-    d._worker.join(timeout=5)
-    d.tick_queue()
+    d.extraction.tick()
+    d.extraction.worker.join(timeout=5)
+    d.extraction.tick()
     assert d.status.data["queue"]["done"] == 1
     assert "以後回答一律用繁體中文" in session_start_context(vault)
 
@@ -93,30 +93,30 @@ def test_a_note_written_by_hand_reaches_session_start_after_a_rescan(vault):
 def test_finished_results_are_recorded_at_shutdown_too(vault):
     d = _daemon(vault, extractor_loader=lambda v: ((lambda item: None), None))
     d.queue.note_snapshot(sid(1), "x")
-    d.tick_queue()
-    d._worker.join(timeout=5)
+    d.extraction.tick()
+    d.extraction.worker.join(timeout=5)
     d.shutdown()
     state = json.loads((vault.state_dir / xq.STATE_FILE).read_text(encoding="utf-8"))
     assert state["pending"] == {} and state["done_count"] == 1
 
 
 def test_the_daemon_log_rotates(vault, monkeypatch):
-    from agentmem_vault.daemon import paths, service
+    from agentmem_vault.daemon import paths, process
 
-    monkeypatch.setattr(service, "LOG_MAX_BYTES", 2_000)
-    monkeypatch.setattr(service.log, "propagate", service.log.propagate)  # restored for caplog users
-    monkeypatch.setattr(service.log, "level", service.log.level)
-    handlers = service.setup_logging(vault, to_stderr=False)
+    monkeypatch.setattr(process, "LOG_MAX_BYTES", 2_000)
+    monkeypatch.setattr(process.log, "propagate", process.log.propagate)  # restored for caplog users
+    monkeypatch.setattr(process.log, "level", process.log.level)
+    handlers = process.setup_logging(vault, to_stderr=False)
     try:
         for i in range(200):
-            service.log.info("line %d %s", i, "x" * 40)
+            process.log.info("line %d %s", i, "x" * 40)
     finally:
         for h in handlers:
-            service.log.removeHandler(h)
+            process.log.removeHandler(h)
             h.close()
     lp = paths.log_path(vault)
     rotated = sorted(p.name for p in lp.parent.glob(lp.name + ".*"))
-    assert rotated == [f"{lp.name}.{i}" for i in range(1, service.LOG_BACKUPS + 1)]
+    assert rotated == [f"{lp.name}.{i}" for i in range(1, process.LOG_BACKUPS + 1)]
     assert all(p.stat().st_size <= 2_100 for p in lp.parent.glob(lp.name + "*"))
     assert "line 199" in lp.read_text(encoding="utf-8")
 
@@ -138,8 +138,8 @@ def test_a_conflict_copy_does_not_put_an_archived_session_back_on_the_board(vaul
     """Machine A archives a session while machine B still edits the old board: Google Drive leaves
     'index (1).md' with the archived row. Folding must not resurrect it (archive is final); the
     copy is still kept under .agentmem/conflicts/ and other rows are folded as usual."""
-    from agentmem_vault.model import index_table as it
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.board import table as it
+    from agentmem_vault.fs import read_text
 
     from daemon_helpers import index_text, row
 
@@ -149,7 +149,7 @@ def test_a_conflict_copy_does_not_put_an_archived_session_back_on_the_board(vaul
     (vault.archive_dir / gone / "index.md").write_text("# Archived Session\n", encoding="utf-8")
     (vault.memory / "index (1).md").write_text(index_text([row(gone), row(other)]), encoding="utf-8")
     d = _daemon(vault, extractor_loader=lambda v: (None, "not yet"))
-    d.reconcile_pass()
+    d.passes.reconcile_pass()
     ids = it.parse_index(read_text(vault.index_path)).ids()
     assert ids == [other]
     assert not (vault.memory / "index (1).md").exists() and any((vault.state_dir / "conflicts").iterdir())
@@ -157,9 +157,9 @@ def test_a_conflict_copy_does_not_put_an_archived_session_back_on_the_board(vaul
 
 
 def test_doctor_fix_does_not_put_an_archived_session_back_on_the_board(vault):
-    from agentmem_vault.model import index_table as it
+    from agentmem_vault.board import table as it
     from agentmem_vault.ops.doctor import repair
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     from daemon_helpers import index_text, row
 

@@ -24,8 +24,9 @@ from agentmem_vault.daemon import queue as xq
 from agentmem_vault.daemon.apply import apply_plan, conflict_destination
 from agentmem_vault.daemon.reconcile import plan
 from agentmem_vault.daemon.scan import scan_memory
-from agentmem_vault.daemon.service import RESCAN, Daemon, PathFilter
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.daemon.service import Daemon
+from agentmem_vault.daemon.watch import RESCAN, PathFilter
+from agentmem_vault.board.store import BoardWriter
 from daemon_helpers import FakeClock, index_text, row, sid, snapshot_text
 
 # -- event filter (synthetic watchdog events, no observer) -----------------------------------------
@@ -159,7 +160,7 @@ def test_missing_extraction_module_is_reported_not_raised(monkeypatch):
     assert fn is None and "not available" in why
 
 
-# -- apply through VaultWriter ---------------------------------------------------------------------
+# -- apply through BoardWriter ---------------------------------------------------------------------
 
 
 def test_fold_moves_copy_into_conflicts_and_never_overwrites(vault):
@@ -168,7 +169,7 @@ def test_fold_moves_copy_into_conflicts_and_never_overwrites(vault):
         copy = vault.memory / "index (1).md"
         copy.write_text(index_text([row(sid(1)), row(sid(10 + n), status="idle")]), encoding="utf-8")
         folder = scan_memory(vault.memory)
-        with VaultWriter(vault, "daemon") as w:
+        with BoardWriter(vault, "daemon") as w:
             res = apply_plan(w, plan(folder, w.index_text()))
         assert res.errors == [] and not copy.exists()
         assert res.done[0]["moved_to"].startswith(".agentmem/conflicts/index (1)")
@@ -184,7 +185,7 @@ def test_apply_records_errors_and_goes_on(vault):
     (vault.sessions_dir / f"{sid(1)}.md").write_text(snapshot_text(sid(1)), encoding="utf-8")
     os.chmod(vault.index_path, stat.S_IRUSR)
     try:
-        with VaultWriter(vault, "daemon") as w:
+        with BoardWriter(vault, "daemon") as w:
             res = apply_plan(w, plan(scan_memory(vault.memory), w.index_text()))
     finally:
         os.chmod(vault.index_path, stat.S_IRUSR | stat.S_IWUSR)
@@ -198,26 +199,26 @@ def test_apply_records_errors_and_goes_on(vault):
 def _daemon(vault, **kw) -> Daemon:
     d = Daemon(vault, rescan_seconds=30, debounce_seconds=0, quiet_minutes=0, **kw)
     d.queue.load()
-    d.folder = scan_memory(vault.memory)
+    d.passes.folder = scan_memory(vault.memory)
     return d
 
 
 def test_own_writes_are_recognised_by_content_hash(vault):
     d = _daemon(vault, extractor_loader=lambda v: (None, "not yet"))
     (vault.sessions_dir / f"{sid(1)}.md").write_text(snapshot_text(sid(1)), encoding="utf-8")
-    d.handle_paths([f"sessions/{sid(1)}.md"])
+    d.passes.handle_paths([f"sessions/{sid(1)}.md"])
     assert load_index(vault).ids() == [sid(1)]
     events = d.status.data["counters"]["events"]
     mtime = vault.index_path.stat().st_mtime_ns
-    d.handle_paths(["index.md"])  # the echo of our own write
+    d.passes.handle_paths(["index.md"])  # the echo of our own write
     d.rescan()
     assert d.status.data["counters"]["events"] == events and vault.index_path.stat().st_mtime_ns == mtime
     # Someone else edits the index: that is an event, and the missing row comes back.
     vault.index_path.write_text(index_text([]), encoding="utf-8")
-    d.handle_paths(["index.md"])
+    d.passes.handle_paths(["index.md"])
     assert d.status.data["counters"]["events"] == events + 1 and load_index(vault).ids() == [sid(1)]
     # Extraction unavailable: the session stays queued and visible.
-    d.tick_queue()
+    d.extraction.tick()
     assert d.status.data["queue"]["pending"] == 1 and d.status.data["extractor"] == "not yet"
 
 
@@ -245,9 +246,9 @@ def test_due_items_are_handed_to_extraction(vault):
     d = _daemon(vault, extractor_loader=loader)
     d.queue.note_snapshot(sid(1), "x")
     d.queue.enqueue({"kind": "transcript", "path": "/bad"})
-    d.tick_queue()
-    d._worker.join(timeout=5)
-    d.tick_queue()
+    d.extraction.tick()
+    d.extraction.worker.join(timeout=5)
+    d.extraction.tick()
     assert [c["session_id"] for c in calls] == [sid(1)]
     q = d.status.data["queue"]
     assert q["done"] == 1 and q["pending"] == 1 and "cannot read" in q["items"][0]["error"]
@@ -262,12 +263,12 @@ def test_a_failed_pass_is_retried_at_the_next_rescan(vault):
     (vault.sessions_dir / f"{sid(1)}.md").write_text(snapshot_text(sid(1)), encoding="utf-8")
     os.chmod(vault.index_path, stat.S_IRUSR)
     try:
-        d.handle_paths([f"sessions/{sid(1)}.md"])
+        d.passes.handle_paths([f"sessions/{sid(1)}.md"])
     finally:
         os.chmod(vault.index_path, stat.S_IRUSR | stat.S_IWUSR)
-    assert load_index(vault).ids() == [] and d.needs_pass and d.status.data["counters"]["errors"] == 1
+    assert load_index(vault).ids() == [] and d.passes.needs_pass and d.status.data["counters"]["errors"] == 1
     d.rescan()  # nothing new on disk, but the failed pass is done again
-    assert load_index(vault).ids() == [sid(1)] and not d.needs_pass
+    assert load_index(vault).ids() == [sid(1)] and not d.passes.needs_pass
 
 
 def test_queue_reads_what_the_session_end_hooks_write(vault):

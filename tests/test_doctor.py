@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.ops.doctor import diagnose, diagnose_state, read_state, repair
 
 from lifecycle_helpers import index_rows, picture, row, write_index, write_snapshot

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.scan import classify, scan_memory
 from agentmem_vault.ops.doctor import STALE_TEMP_SECONDS, TEMP_KIND, diagnose, repair
 from agentmem_vault.errors import LockTimeout
-from agentmem_vault.vaultio import TMP_SUFFIX, VaultWriter, atomic_write_text
+from agentmem_vault.fs import TMP_SUFFIX, atomic_write_text
+from agentmem_vault.writer import VaultWriter
 
 from lifecycle_helpers import row, write_index, write_snapshot
 
@@ -158,7 +159,7 @@ def test_fix_waits_for_the_vault_lock_and_removes_nothing_without_it(vault: Vaul
     p = _tmp(vault.memory, "index.md")
     ready = tmp_path / "ready"
     code = (
-        "import sys, time, pathlib\nfrom agentmem_vault.config import Vault\nfrom agentmem_vault.vaultio import VaultWriter\n"
+        "import sys, time, pathlib\nfrom agentmem_vault.vault import Vault\nfrom agentmem_vault.writer import VaultWriter\n"
         "with VaultWriter(Vault(pathlib.Path(sys.argv[1])), 'test-holder'):\n"
         "    pathlib.Path(sys.argv[2]).write_text('x')\n    time.sleep(30)\n"
     )

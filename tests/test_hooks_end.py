@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.ops.conversations import extract_queue_path, read_queue
 
 from hooks_helpers import answer, claude_start, cursor_end, cursor_start, hooks_log, id_from, run_hook

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 from hooks_helpers import claude_start, cursor_start, hook_env, id_from
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.integrations.hook_install import hook_command, merge
 
 from hooks_helpers import cursor_start, claude_start, hook_env, id_from, rows

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.locking import exclusive_lock
 
 from hooks_helpers import (

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 from hooks_helpers import cursor_start, hook_env, id_from
 from review_helpers import RULE

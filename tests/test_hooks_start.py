@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.ops.conversations import find_pair, iter_pairs
-from agentmem_vault.model.session_rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.board.rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
+from agentmem_vault.board.store import BoardWriter
 
 from hooks_helpers import (
     answer,
@@ -134,7 +134,7 @@ def test_claude_resume_and_compact_keep_the_session_id(vault: Vault, outside: Pa
 
 def test_resume_after_the_row_was_organized_away_registers_anew(vault: Vault, outside: Path, cli) -> None:
     first = id_from(answer(run_hook("claude-session-start", claude_start(vault.root, sid="S1"), cwd=outside)))
-    with VaultWriter(vault, "test") as w:
+    with BoardWriter(vault, "test") as w:
         w.remove_row(first)
     second = id_from(
         answer(run_hook("claude-session-start", claude_start(vault.root, sid="S1", source="resume"), cwd=outside))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import Refused, UnsafeValue
 from agentmem_vault.integrations import file_edit, hook_install, mcp_install, merge_install, rules, setup
 from agentmem_vault.integrations import user_service as us

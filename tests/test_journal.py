@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault
+from agentmem_vault.board import table as it
+from agentmem_vault.vault import Vault
 
 from conftest import run_cli
 
@@ -54,14 +54,14 @@ def test_refused_commands_leave_the_journal_alone(vault: Vault) -> None:
 
 
 def test_journal_rotates_without_losing_rows(vault: Vault, monkeypatch) -> None:
-    from agentmem_vault import vaultio
+    from agentmem_vault import writer
     from agentmem_vault.journal import last_removed_row
-    from agentmem_vault.ops.register import register_idle
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.board.register import register_idle
+    from agentmem_vault.board.store import BoardWriter
 
-    monkeypatch.setattr(vaultio, "JOURNAL_ROTATE_BYTES", 400)
+    monkeypatch.setattr(writer, "JOURNAL_ROTATE_BYTES", 400)
     ids_ = [register_idle(vault, "cursor-main-agent").session_id for _ in range(6)]
-    with VaultWriter(vault, "t") as w:
+    with BoardWriter(vault, "t") as w:
         w.remove_row(ids_[0])
     rotated = sorted(vault.state_dir.glob("journal-*.jsonl"))
     assert rotated, "the journal should have rotated"

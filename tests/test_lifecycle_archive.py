@@ -13,8 +13,8 @@ from agentmem_vault.model import session_props as sp
 from agentmem_vault.ops import archive as archive_module
 from agentmem_vault.errors import InvalidSessionId, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.ops.archive import archive, render_archive_index
-from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.board.rules import DEFAULT_SUMMARY
+from agentmem_vault.board.store import BoardWriter
 
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot
 
@@ -203,7 +203,7 @@ def test_failure_after_earlier_steps_rolls_back(board, monkeypatch, read_only):
 def test_injected_failure_at_every_step_rolls_back(board, monkeypatch, fail_at):
     name, _, nth = fail_at.partition(":")
     nth = int(nth or 1)
-    real = getattr(VaultWriter, name)
+    real = getattr(BoardWriter, name)
     calls = {"n": 0}
 
     def flaky(self, *a, **kw):
@@ -217,7 +217,7 @@ def test_injected_failure_at_every_step_rolls_back(board, monkeypatch, fail_at):
             raise WriteFailed(f"injected failure in {name}")
         return real(self, *a, **kw)
 
-    monkeypatch.setattr(VaultWriter, name, flaky)
+    monkeypatch.setattr(BoardWriter, name, flaky)
     pic = picture(board)
     with pytest.raises(WriteFailed, match="injected"):
         archive(board, X, now=WHEN)

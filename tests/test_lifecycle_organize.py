@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.errors import IndexFormatError, UsageError
 from agentmem_vault.ops.lifecycle import (
     apply_organize_text,
@@ -16,7 +16,7 @@ from agentmem_vault.ops.lifecycle import (
     organize,
     plan_organize,
 )
-from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
+from agentmem_vault.board.rules import DEFAULT_SUMMARY
 
 from lifecycle_helpers import NOW, index_rows, picture, row, write_index, write_snapshot
 
@@ -187,7 +187,7 @@ def test_read_only_index_fails_cleanly(vault, cli):
 
 
 def test_empty_and_missing_index(tmp_path):
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
 
     v = Vault(tmp_path)
     (tmp_path / "memory").mkdir()

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentmem_vault.longterm.extract import extract_sources
-from agentmem_vault.config import set_user_setting, user_config_dir
+from agentmem_vault.config import set_user_setting
+from agentmem_vault.vault import user_config_dir
 from agentmem_vault.longterm.llm import AnthropicModel, endpoint_from, model_from_config
 from agentmem_vault.longterm.notes import load_notes
 from agentmem_vault.longterm.sources import source_for_transcript

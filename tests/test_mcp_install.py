@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import Refused, UsageError
 from agentmem_vault.integrations.mcp_install import (
     config_path,

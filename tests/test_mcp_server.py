@@ -18,9 +18,9 @@ pytest.importorskip("mcp.server.mcpserver")
 
 from mcp import Client, MCPError, StdioServerParameters
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.locking import exclusive_lock
-from agentmem_vault.model.index_table import parse_index
+from agentmem_vault.board.table import parse_index
 
 TOOLS = {
     "memory_whoami",
@@ -200,7 +200,7 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
 def test_whoami_and_the_callers_project(vault: Vault, tmp_path: Path) -> None:
     from agentmem_vault.longterm.remember import remember
     from agentmem_vault.ops.conversations import record_pair
-    from agentmem_vault.ops.register import register_idle
+    from agentmem_vault.board.register import register_idle
 
     sid = register_idle(vault, "cursor-main-agent").session_id
     record_pair(vault, "conv-一", sid, agent="cursor")

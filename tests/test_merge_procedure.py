@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from agentmem_vault.model.index_table import parse_index
+from agentmem_vault.board.table import parse_index
 from agentmem_vault.model.snapshot import Snapshot, parse_snapshot
 from agentmem_vault.model.snapshot_merge import merge_snapshots, verify_merge
 from agentmem_vault.model.snapshot_merge import marked_by_merge

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import NoteFormatError
 from agentmem_vault.longterm.curate import deprecated_note, plan_curation
 from agentmem_vault.longterm.notes import load_notes, write_note
@@ -29,7 +29,7 @@ from agentmem_vault.model.notes import (
     render_note,
 )
 from agentmem_vault.recall.index import RecallIndex
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.writer import VaultWriter
 
 SID = "2026-05-26-0900-cursor-main-agent"
 

@@ -77,7 +77,7 @@ def test_memory_register_without_content_is_the_clis_manual_registration(vault) 
     assert cli.returncode == 0, cli.stderr
     sids = [g["session_id"] for g in got if not g["error"]] + [json.loads(cli.stdout)["session_id"]]
     assert len(sids) == 4
-    from agentmem_vault.model.index_table import parse_index
+    from agentmem_vault.board.table import parse_index
     from agentmem_vault.model.snapshot import parse_snapshot
 
     doc = parse_index(vault.index_path.read_text(encoding="utf-8"))

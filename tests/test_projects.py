@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.longterm.scope import scope_for
 from agentmem_vault.ops.projects import Aliases, decode_slug, for_transcript, identify, identify_roots
 from conftest import run_cli

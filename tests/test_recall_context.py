@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall.context import build_context, relevant_sessions
 from agentmem_vault.recall.rank import Hit
 from agentmem_vault.recall.render import SessionHit, render_context
 from agentmem_vault.recall.session_start import session_start_context
-from agentmem_vault.model.index_table import Row
+from agentmem_vault.board.table import Row
 from recall_helpers import write_corpus
 from conftest import run_cli
 

@@ -9,7 +9,7 @@ from datetime import datetime
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall.context import (
     MIN_COVERAGE,
     MIN_EVIDENCE,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall.index import reindex
 from recall_helpers import write_note
 

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall.location import db_path, rules_path
 from hooks_helpers import answer, claude_start, run_hook
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall import freshness
 from agentmem_vault.recall.index import RecallIndex
 from agentmem_vault.recall.rank import search

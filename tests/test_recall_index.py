@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall.index import RecallIndex, db_path, reindex
 from agentmem_vault.recall.rank import search
 from recall_helpers import write_note

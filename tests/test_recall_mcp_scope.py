@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall.index import reindex
 from recall_helpers import write_note
 

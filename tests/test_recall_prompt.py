@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall import audit
 from agentmem_vault.recall.index import reindex
 from hooks_helpers import answer, claude_start, run_hook

@@ -10,7 +10,7 @@ import pytest
 
 from agentmem_vault.errors import ConfigError
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall.rank import combine, match_tokens, query_tokens, recency_score, search
 from agentmem_vault.recall.semantic import CharNgramBackend, get_backend
 from recall_helpers import load_corpus, load_queries, write_corpus, write_note

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.ops.board import init_vault
-from agentmem_vault.config import Vault, resolve_vault
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import VaultNotFound
 from agentmem_vault.locking import exclusive_lock
-from agentmem_vault.model.session_rules import DEFAULT_SUMMARY
-from agentmem_vault.ops.register import register_idle
+from agentmem_vault.board.rules import DEFAULT_SUMMARY
+from agentmem_vault.board.register import register_idle
 
 from conftest import run_cli
 
@@ -96,8 +97,8 @@ def test_sixteen_processes_register_concurrently(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from agentmem_vault.config import Vault
-        from agentmem_vault.ops.register import register_idle
+        from agentmem_vault.vault import Vault
+        from agentmem_vault.board.register import register_idle
         v = Vault(__import__('pathlib').Path(sys.argv[1]))
         for _ in range(25):
             print(register_idle(v, 'cursor-main-agent').session_id, flush=True)
@@ -144,11 +145,11 @@ def test_killed_rewrite_leaves_old_or_new_file(vault: Vault) -> None:
     script = textwrap.dedent(
         """
         import sys, itertools
-        from agentmem_vault.config import Vault
-        from agentmem_vault.vaultio import VaultWriter
+        from agentmem_vault.vault import Vault
+        from agentmem_vault.board.store import BoardWriter
         v = Vault(__import__('pathlib').Path(sys.argv[1]))
         for n in itertools.count():
-            with VaultWriter(v, 'update') as w:
+            with BoardWriter(v, 'update') as w:
                 w.update_row('2026-05-01-0000-agent', lambda r: r.with_(topic=f'topic {n}'))
         """
     )
@@ -285,7 +286,7 @@ def test_init_idempotent_and_list_show_find(vault: Vault) -> None:
     assert run_cli("init", "--json", vault=vault).returncode == 0
     assert json.loads(run_cli("init", "--json", vault=vault).stdout)["created"] == []
     reg = register_idle(vault, "cursor-main-agent")
-    with __import__("agentmem_vault.vaultio", fromlist=["VaultWriter"]).VaultWriter(vault, "t") as w:
+    with __import__("agentmem_vault.board.store", fromlist=["BoardWriter"]).BoardWriter(vault, "t") as w:
         w.append_row(
             it.Row(
                 "2026-05-01-1000-cursor-main-agent",
@@ -315,12 +316,12 @@ def test_exclusive_lock_is_reentrant(tmp_path: Path) -> None:
 
 
 def test_transaction_rolls_back_every_file(vault: Vault) -> None:
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.board.store import BoardWriter
 
     reg = register_idle(vault, "cursor-main-agent")
     before = _snapshot(vault)
     with pytest.raises(RuntimeError):
-        with VaultWriter(vault, "t") as w, w.transaction():
+        with BoardWriter(vault, "t") as w, w.transaction():
             w.write_file(vault.session_path(reg.session_id), "# Session\n")
             w.update_row(reg.session_id, lambda r: r.with_(status="active"))
             w.write_file(vault.archive_dir / reg.session_id / "index.md", "x")
@@ -330,12 +331,12 @@ def test_transaction_rolls_back_every_file(vault: Vault) -> None:
 
 
 def test_rollback_keeps_folders_it_did_not_create(vault: Vault) -> None:
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.board.store import BoardWriter
 
     for d in list(vault.archive_dir.iterdir()):
         d.rmdir()
     with pytest.raises(RuntimeError):
-        with VaultWriter(vault, "t") as w, w.transaction():
+        with BoardWriter(vault, "t") as w, w.transaction():
             w.write_file(vault.archive_dir / "2026-01-01-0000-a" / "deep" / "index.md", "x")
             raise RuntimeError("boom")
     assert vault.archive_dir.is_dir() and not any(vault.archive_dir.iterdir())
@@ -343,7 +344,7 @@ def test_rollback_keeps_folders_it_did_not_create(vault: Vault) -> None:
 
 def test_read_only_parent_blocks_new_folders(vault: Vault) -> None:
     from agentmem_vault.errors import WriteFailed
-    from agentmem_vault.vaultio import atomic_write_text
+    from agentmem_vault.fs import atomic_write_text
 
     vault.archive_dir.chmod(0o555)
     try:
@@ -400,7 +401,7 @@ def test_windows_read_only_attribute_on_a_folder_does_not_block_writes(
 ) -> None:
     # Windows ignores FILE_ATTRIBUTE_READONLY on folders (Explorer sets it on customised folders;
     # os.access treats such folders as writable), but os.stat reports them without write bits.
-    from agentmem_vault import vaultio
+    from agentmem_vault import fs
     from agentmem_vault.errors import WriteFailed
 
     d = tmp_path / "folder"
@@ -411,11 +412,11 @@ def test_windows_read_only_attribute_on_a_folder_does_not_block_writes(
     f.chmod(0o444)
     try:
         with pytest.raises(WriteFailed):
-            vaultio.ensure_writable(d)  # POSIX: a read-only folder means "do not touch"
-        monkeypatch.setattr(vaultio, "_WINDOWS", True)
-        vaultio.ensure_writable(d)
+            fs.ensure_writable(d)  # POSIX: a read-only folder means "do not touch"
+        monkeypatch.setattr(fs, "_WINDOWS", True)
+        fs.ensure_writable(d)
         with pytest.raises(WriteFailed):
-            vaultio.ensure_writable(f)  # a read-only file is read-only on Windows too
+            fs.ensure_writable(f)  # a read-only file is read-only on Windows too
     finally:
         d.chmod(0o755)
         f.chmod(0o644)

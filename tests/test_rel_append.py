@@ -20,8 +20,8 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     return _run_cli(*args, **kw)
 
 
-from agentmem_vault import vaultio
-from agentmem_vault.config import Vault
+from agentmem_vault import fs
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, WriteFailed
 
 WHEN = datetime(2026, 6, 1, 9, 30)
@@ -47,20 +47,20 @@ def test_append_bytes_restores_old_bytes_on_enospc(tmp_path: Path, monkeypatch, 
     p = tmp_path / "f.md"
     p.write_bytes("| 舊 |\n".encode())
     before = p.read_bytes()
-    monkeypatch.setattr(vaultio, "_os_write", _enospc_after(limit))
+    monkeypatch.setattr(fs, "_os_write", _enospc_after(limit))
     with pytest.raises(WriteFailed) as ei:
-        vaultio.append_bytes(p, "| 新的一行，中文 |\n".encode() * 3)
+        fs.append_bytes(p, "| 新的一行，中文 |\n".encode() * 3)
     assert "No space" in str(ei.value)
     assert p.read_bytes() == before
 
 
 def test_register_with_full_disk_keeps_the_board_and_the_next_register_works(vault: Vault, monkeypatch) -> None:
-    from agentmem_vault.ops.register import register_idle
+    from agentmem_vault.board.register import register_idle
 
     register_idle(vault, "a", when=WHEN)
     before = vault.index_path.read_bytes()
     journal_before = vault.journal_path.read_bytes()
-    monkeypatch.setattr(vaultio, "_os_write", _enospc_after(0))
+    monkeypatch.setattr(fs, "_os_write", _enospc_after(0))
     # the journal append fails first: nothing else is touched
     with pytest.raises(AgentmemError):
         register_idle(vault, "a", when=WHEN)
@@ -76,7 +76,7 @@ def test_register_with_full_disk_keeps_the_board_and_the_next_register_works(vau
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(fd, data)
 
-    monkeypatch.setattr(vaultio, "_os_write", fail_on_index)
+    monkeypatch.setattr(fs, "_os_write", fail_on_index)
     with pytest.raises(AgentmemError):
         register_idle(vault, "a", when=WHEN)
     assert vault.index_path.read_bytes() == before

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
-from agentmem_vault.model import index_table as it
+from agentmem_vault.vault import Vault
+from agentmem_vault.board import table as it
 
 from conftest import run_cli as _run_cli
 
@@ -131,20 +131,20 @@ def test_archive_sigkilled_at_random_moments(built: dict, tmp_path: Path) -> Non
 
 
 def test_in_process_failure_rolls_back_through_the_transaction(built: dict, tmp_path: Path, monkeypatch) -> None:
-    from agentmem_vault import vaultio
-    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.board.store import BoardWriter
+    from agentmem_vault.errors import AgentmemError, WriteFailed
     from agentmem_vault.ops.archive import archive, pending_archives
 
     v = _copy(built, tmp_path)
-    real = vaultio.VaultWriter.remove_row
+    real = BoardWriter.remove_row
 
     def boom(self, sid, **kw):
-        raise vaultio.WriteFailed("disk went away")
+        raise WriteFailed("disk went away")
 
-    monkeypatch.setattr(vaultio.VaultWriter, "remove_row", boom)
+    monkeypatch.setattr(BoardWriter, "remove_row", boom)
     with pytest.raises(AgentmemError, match="left exactly as before"):
         archive(v, built["t"])
-    monkeypatch.setattr(vaultio.VaultWriter, "remove_row", real)
+    monkeypatch.setattr(BoardWriter, "remove_row", real)
     assert _state(v) == built["before"]
     assert pending_archives(v) == {}
     entries = [json.loads(x) for x in v.journal_path.read_text(encoding="utf-8").splitlines()]

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from agentmem_vault.config import Vault
-from agentmem_vault.model import index_table as it
+from agentmem_vault.vault import Vault
+from agentmem_vault.board import table as it
 
 from conftest import run_cli as _run_cli
 

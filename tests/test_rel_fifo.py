@@ -22,7 +22,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     return _run_cli(*args, **kw)
 
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and sockets in the file system are POSIX")
 

@@ -15,8 +15,8 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     return _run_cli(*args, **kw)
 
 
-from agentmem_vault.config import Vault
-from agentmem_vault.model import index_table as it
+from agentmem_vault.vault import Vault
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
 
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
@@ -42,7 +42,7 @@ def test_register_organize_register_never_repeats_an_id(vault: Vault) -> None:
 
 
 def test_hooks_register_and_manual_mixed_never_repeat(vault: Vault) -> None:
-    from agentmem_vault.ops.register import register_idle
+    from agentmem_vault.board.register import register_idle
     from agentmem_vault.ops.sessions import register_manual
 
     issued: list[str] = []
@@ -60,7 +60,7 @@ def test_hooks_register_and_manual_mixed_never_repeat(vault: Vault) -> None:
 
 def test_restore_and_archive_do_not_free_an_id(vault: Vault) -> None:
     from agentmem_vault.journal import restore_row
-    from agentmem_vault.ops.register import register_idle
+    from agentmem_vault.board.register import register_idle
 
     a = register_idle(vault, "a", when=WHEN).session_id
     organize_now(vault)
@@ -72,7 +72,7 @@ def test_restore_and_archive_do_not_free_an_id(vault: Vault) -> None:
 
 @pytest.mark.parametrize("lost", ["ledger", "state_dir"])
 def test_lost_ledger_still_counts_journal_sessions_and_archive(vault: Vault, lost: str) -> None:
-    from agentmem_vault.ops.register import issued_path, register_idle
+    from agentmem_vault.board.register import register_idle
 
     a = register_idle(vault, "a", when=WHEN).session_id
     organize_now(vault)  # row gone; only the journal (and ledger) remember a
@@ -80,24 +80,24 @@ def test_lost_ledger_still_counts_journal_sessions_and_archive(vault: Vault, los
     (vault.sessions_dir / "2026-06-01-0930-a-7.md").write_text("x", encoding="utf-8")
     (vault.archive_dir / "2026-06-01-0930-a-8").mkdir(parents=True)
     if lost == "ledger":
-        issued_path(vault).unlink()
+        vault.issued_ids_path.unlink()
     else:
         shutil.rmtree(vault.state_dir)
     got = {register_idle(vault, "a", when=WHEN).session_id for _ in range(8)}
     assert "2026-06-01-0930-a-7" not in got and "2026-06-01-0930-a-8" not in got
     if lost == "ledger":  # the journal survived and still counts
         assert a not in got
-    assert issued_path(vault).is_file()
+    assert vault.issued_ids_path.is_file()
 
 
 def test_ledger_is_append_only_and_survives_doctor(vault: Vault) -> None:
-    from agentmem_vault.ops.register import issued_path, register_idle
+    from agentmem_vault.board.register import register_idle
 
     ids = [register_idle(vault, "a", when=WHEN).session_id for _ in range(3)]
-    lines = issued_path(vault).read_text(encoding="utf-8").split()
+    lines = vault.issued_ids_path.read_text(encoding="utf-8").split()
     assert lines[-3:] == ids
     assert run_cli("doctor", "--fix", vault=vault).returncode in (0, 1)
-    assert issued_path(vault).read_text(encoding="utf-8").split()[-3:] == ids
+    assert vault.issued_ids_path.read_text(encoding="utf-8").split()[-3:] == ids
 
 
 @pytest.mark.parametrize("bad", ["2026-13-45-9999-x", "2026-02-30-0930-x", "2026-06-01-2460-x", "0000-01-01-0000-x"])
@@ -135,17 +135,17 @@ def test_a_removed_row_burns_its_id_even_if_its_ledger_line_was_lost(vault: Vaul
     """The registration's ledger line is not fsynced (docs/reliability.md): a power cut may lose
     it while the fsynced row survives. Whoever removes that row later writes the ID to the
     ledger, fsynced, before the table, so it is never handed out again."""
-    from agentmem_vault.ops.register import issued_path, register_idle
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.board.register import register_idle
+    from agentmem_vault.board.store import BoardWriter
 
     a = register_idle(vault, "a", when=WHEN).session_id
-    ledger = issued_path(vault)
+    ledger = vault.issued_ids_path
     ledger.write_bytes(ledger.read_bytes().replace((a + "\n").encode(), b""))  # the lost line
     (vault.state_dir / "conversations.jsonl").unlink(missing_ok=True)
     if how == "organize":
         organize_now(vault)
     else:
-        with VaultWriter(vault, "test") as w:
+        with BoardWriter(vault, "test") as w:
             w.remove_row(a)
     assert a in ledger.read_text(encoding="utf-8").split()
     for jf in vault.state_dir.glob("journal*.jsonl"):  # not even the journal is needed
@@ -181,16 +181,16 @@ def test_a_rolled_back_removal_keeps_its_ledger_line(vault: Vault, monkeypatch: 
     rows' IDs. Had it (the ledger is restored before the board), a board restore that fails (a
     full disk) or a power cut between the two would leave the ID neither on the board nor in the
     ledger when its registration line was lost (docs/reliability.md)."""
-    from agentmem_vault import vaultio
+    from agentmem_vault import writer
     from agentmem_vault.errors import WriteFailed
-    from agentmem_vault.ops.register import issued_path, register_idle
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.board.register import register_idle
+    from agentmem_vault.board.store import BoardWriter
 
     a = register_idle(vault, "a", when=WHEN).session_id
-    ledger = issued_path(vault)
+    ledger = vault.issued_ids_path
     ledger.write_bytes(ledger.read_bytes().replace((a + "\n").encode(), b""))  # the lost line
     (vault.state_dir / "conversations.jsonl").unlink(missing_ok=True)
-    real = vaultio.atomic_write_bytes
+    real = writer.atomic_write_bytes
     disk_full = False
 
     def board_restore_fails(path, data):  # noqa: ANN001, ANN202
@@ -198,8 +198,8 @@ def test_a_rolled_back_removal_keeps_its_ledger_line(vault: Vault, monkeypatch: 
             raise OSError(28, "No space left on device")
         return real(path, data)
 
-    monkeypatch.setattr(vaultio, "atomic_write_bytes", board_restore_fails)
-    with pytest.raises(WriteFailed), VaultWriter(vault, "test") as w, w.transaction():
+    monkeypatch.setattr(writer, "atomic_write_bytes", board_restore_fails)
+    with pytest.raises(WriteFailed), BoardWriter(vault, "test") as w, w.transaction():
         w.remove_row(a)
         disk_full = True
         raise OSError(28, "No space left on device")  # a later step of the operation fails

@@ -14,16 +14,16 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     return _run_cli(*args, **kw)
 
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 
 WHEN = datetime(2026, 6, 1, 9, 30)
 
 
 def _organized(vault: Vault, n: int = 2) -> list[str]:
     from agentmem_vault.ops.lifecycle import organize
-    from agentmem_vault.ops.register import register_idle
+    from agentmem_vault.board.register import register_idle
 
     ids = [register_idle(vault, "a", when=WHEN).session_id for _ in range(n)]
     organize(vault, now=WHEN)
@@ -32,7 +32,7 @@ def _organized(vault: Vault, n: int = 2) -> list[str]:
 
 def test_cut_off_last_line_does_not_swallow_the_next_entry(vault: Vault) -> None:
     from agentmem_vault.journal import read_journal
-    from agentmem_vault.ops.register import register_idle
+    from agentmem_vault.board.register import register_idle
 
     with vault.journal_path.open("ab") as fh:
         fh.write(b'{"action": "remove_row", "session_id": "2026-01-01-0000-a", "bef')  # torn by a crash
@@ -43,13 +43,13 @@ def test_cut_off_last_line_does_not_swallow_the_next_entry(vault: Vault) -> None
 
 
 def test_fresh_line_for_every_append_only_state_file(vault: Vault) -> None:
-    from agentmem_vault import vaultio
+    from agentmem_vault import fs
 
     p = vault.state_dir / "x.jsonl"
     p.write_bytes(b'{"a": 1')
-    vaultio.append_line(p, b'{"b": 2}\n')
+    fs.append_line(p, b'{"b": 2}\n')
     assert p.read_bytes() == b'{"a": 1\n{"b": 2}\n'
-    vaultio.append_line(p, b'{"c": 3}\n')
+    fs.append_line(p, b'{"c": 3}\n')
     assert p.read_bytes().endswith(b'\n{"c": 3}\n') and b"\n\n" not in p.read_bytes()
 
 

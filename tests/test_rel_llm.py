@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 from conftest import run_cli as _run_cli
 

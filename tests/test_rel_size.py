@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.locking import exclusive_lock
 
 from conftest import run_cli as _run_cli

@@ -21,7 +21,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
 
 from hooks_helpers import answer, cursor_end, hooks_log, run_hook
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.ops.conversations import extract_queue_path
 
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}

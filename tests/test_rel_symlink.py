@@ -19,7 +19,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     return _run_cli(*args, **kw)
 
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
 

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault
+from agentmem_vault.board import table as it
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import SnapshotFormatError, UsageError
-from agentmem_vault.ops.register import register_idle
+from agentmem_vault.board.register import register_idle
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.cli.snapshot_input import read_snapshot_source
 

@@ -7,9 +7,9 @@ import stat
 
 import pytest
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault
-from agentmem_vault.ops.register import register_idle
+from agentmem_vault.board import table as it
+from agentmem_vault.vault import Vault
+from agentmem_vault.board.register import register_idle
 from agentmem_vault.model.snapshot import parse_snapshot
 
 from conftest import run_cli
@@ -295,18 +295,18 @@ def test_continue_with_registration_is_all_or_nothing(vault: Vault, idle: str, m
     # fails, the new row and snapshot must go too: their ID was never reported to the agent.
     from agentmem_vault.errors import WriteFailed
     from agentmem_vault.ops.sessions import IncompleteOperation, continue_session
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.board.store import BoardWriter
 
     monkeypatch.setenv("AGENTMEM_NOW", T1["AGENTMEM_NOW"])
     before = files(vault)
-    real = VaultWriter.update_row
+    real = BoardWriter.update_row
 
     def failing(self, session_id, change, **kw):
         if session_id == idle:
             raise WriteFailed("disk full")
         return real(self, session_id, change, **kw)
 
-    monkeypatch.setattr(VaultWriter, "update_row", failing)
+    monkeypatch.setattr(BoardWriter, "update_row", failing)
     with pytest.raises(IncompleteOperation):
         continue_session(vault, idle, agent="cursor-main-agent")
     assert files(vault) == before

@@ -13,7 +13,8 @@ import pytest
 import yaml
 from test_user_service import FakeRunner
 
-from agentmem_vault.config import Vault, resolve_vault, user_config_dir
+from agentmem_vault.vault import Vault, user_config_dir
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.integrations.setup import SetupOptions, render, run_setup
 from agentmem_vault.ops.board import load_index
 

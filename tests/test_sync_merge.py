@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import Unmergeable
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.merge3 import merge_board, merge_note_texts, merge_rows, merge_snapshot_texts
 from agentmem_vault.model.snapshot import parse_snapshot
 from conftest import run_cli

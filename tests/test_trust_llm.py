@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault, user_config_dir
+from agentmem_vault.vault import Vault, user_config_dir
 from agentmem_vault.errors import ConfigError
 from agentmem_vault.longterm.endpoint import LOCAL_KEY, is_loopback, resolve_endpoint
 

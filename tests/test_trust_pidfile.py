@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 from conftest import run_cli
 from daemon_helpers import read_status, wait_for

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.integrations import user_service as us
 from agentmem_vault.ops.board import init_vault
 

@@ -7,9 +7,10 @@ import os
 import click
 
 from agentmem_vault.ops import board as lib
-from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
 from agentmem_vault.errors import VaultNotFound
-from agentmem_vault.ops.register import register_idle
+from agentmem_vault.board.register import register_idle
 from agentmem_vault.cli import Options, cli, common_options, emit, opts_from
 from agentmem_vault.cli.complete_ids import complete_session_id
 
@@ -28,7 +29,7 @@ def _agent(ctx: click.Context, agent: str | None, vault: Vault) -> str:
 def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """Create the memory/ layout (index, sessions/, archive/, long-term/, config); idempotent."""
     opts = opts_from(ctx, vault, as_json)
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
     from pathlib import Path
 
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import UsageError
 from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.model.triggers import Route

@@ -6,7 +6,8 @@ import os
 
 import click
 
-from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
 from agentmem_vault.cli import cli, common_options, emit, opts_from
 from agentmem_vault.cli.complete_ids import complete_session_id
 

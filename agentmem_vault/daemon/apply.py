@@ -1,4 +1,4 @@
-"""Carry out a reconcile plan through ``VaultWriter`` (lock, re-read, atomic write, verify, journal).
+"""Carry out a reconcile plan through ``BoardWriter`` (lock, re-read, atomic write, verify, journal).
 
 The caller holds the writer (and so the vault lock) and passes a plan computed from the index text
 read under that same lock. Each action is applied on its own: one that fails is recorded and the
@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.vaultio import VaultWriter, conflict_destination, read_bytes
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.backups import conflict_destination
+from agentmem_vault.fs import read_bytes
 from agentmem_vault.daemon.reconcile import AddRow, FoldConflict, Plan, SyncRow
 from agentmem_vault.daemon.scan import INDEX, sha_of
 
@@ -23,7 +25,7 @@ class Applied:
     written: dict[str, str | None] = field(default_factory=dict)  # rel path -> sha now (None = gone)
 
 
-def _apply_one(w: VaultWriter, action: object) -> dict:
+def _apply_one(w: BoardWriter, action: object) -> dict:
     vault = w.vault
     if isinstance(action, FoldConflict):
         if w.index_text() != action.base_text:
@@ -72,7 +74,7 @@ def _apply_one(w: VaultWriter, action: object) -> dict:
     raise TypeError(f"unknown action {action!r}")
 
 
-def apply_plan(w: VaultWriter, plan: Plan) -> Applied:
+def apply_plan(w: BoardWriter, plan: Plan) -> Applied:
     out = Applied()
     for action in plan.actions:
         try:

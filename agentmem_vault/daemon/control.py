@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from agentmem_vault.config import Vault, user_cache_dir, ensure_cache_folder
+from agentmem_vault.vault import Vault, user_cache_dir, ensure_cache_folder
 from agentmem_vault.errors import AgentmemError, Refused
-from agentmem_vault.vaultio import atomic_write_text
+from agentmem_vault.fs import atomic_write_text
 from agentmem_vault.daemon import paths, pidfile
 
 

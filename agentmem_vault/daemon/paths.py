@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentmem_vault.config import Vault, user_cache_dir
+from agentmem_vault.vault import Vault, user_cache_dir
 
 
 def pid_path(vault: Vault) -> Path:

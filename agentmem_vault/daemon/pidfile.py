@@ -18,9 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentmem_vault.config import Vault, ensure_cache_folder, user_cache_dir
+from agentmem_vault.vault import Vault, ensure_cache_folder, user_cache_dir
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.vaultio import atomic_write_text, read_text
+from agentmem_vault.fs import atomic_write_text, read_text
 from agentmem_vault.daemon import paths
 
 

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Callable, ContextManager
 
 from agentmem_vault.clock import iso_epoch, iso_now
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.ops.conversations import EXTRACT_QUEUE
-from agentmem_vault.vaultio import append_line, atomic_write_bytes, atomic_write_text, read_bytes
+from agentmem_vault.fs import append_line, atomic_write_bytes, atomic_write_text, read_bytes
 
 QUEUE_FILE = EXTRACT_QUEUE  # the name is defined once, in ops/conversations.py
 STATE_FILE = "extract-state.json"

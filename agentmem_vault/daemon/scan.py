@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from agentmem_vault.model.session_rules import is_conflict_copy
-from agentmem_vault.vaultio import TMP_SUFFIX
+from agentmem_vault.board.rules import is_conflict_copy
+from agentmem_vault.fs import TMP_SUFFIX
 
 INDEX = "index.md"
 SESSIONS = "sessions"
@@ -93,10 +93,10 @@ def _listdir(path: Path) -> list[str]:
 
 
 def _read(path: Path) -> bytes:
-    """vaultio's read: a FIFO, socket or device, or a link leading outside the vault, is refused
+    """fs's read: a FIFO, socket or device, or a link leading outside the vault, is refused
     (an OSError here, so it is reported as unreadable), never waited on (docs/reliability.md)."""
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.vaultio import read_bytes
+    from agentmem_vault.fs import read_bytes
 
     try:
         data = read_bytes(path)
@@ -111,7 +111,7 @@ def session_fields(text: str) -> tuple[dict[str, str], str]:
     """(Metadata table, the Summary it implies) of a snapshot's text, read with the snapshot
     model and the board rules; a file it cannot read yields no fields (the planner reports it)."""
     from agentmem_vault.errors import SnapshotFormatError
-    from agentmem_vault.model.session_rules import summary_from_snapshot
+    from agentmem_vault.board.rules import summary_from_snapshot
     from agentmem_vault.model.snapshot import parse_snapshot
 
     try:

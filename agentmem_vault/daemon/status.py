@@ -14,7 +14,7 @@ from collections import deque
 from pathlib import Path
 
 from agentmem_vault.clock import iso_epoch
-from agentmem_vault.vaultio import atomic_write_text
+from agentmem_vault.fs import atomic_write_text
 
 KEEP = 20
 HEARTBEAT_SECONDS = 300.0

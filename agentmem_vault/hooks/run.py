@@ -206,7 +206,7 @@ def _stdin_timeout() -> float:
 
 
 def _log_paths(vault_root: Path | None) -> list[Path]:
-    from agentmem_vault.config import user_cache_dir
+    from agentmem_vault.vault import user_cache_dir
 
     paths = []
     if vault_root is not None:
@@ -218,7 +218,7 @@ def _log_paths(vault_root: Path | None) -> list[Path]:
 def log_line(vault_root: Path | None, hook: str, status: str, message: str) -> Path | None:
     """One line per failure; falls back to the user cache dir when the vault is not writable."""
     from agentmem_vault.ops.conversations import stamp
-    from agentmem_vault.vaultio import append_line, ensure_writable
+    from agentmem_vault.fs import append_line, ensure_writable
 
     try:
         ts = stamp()
@@ -308,61 +308,6 @@ def _lock_timeout(cfg: dict) -> float:
     except (TypeError, ValueError):
         t = 5.0
     return max(0.0, t)
-
-
-def session_start(
-    ev: HookEvent, vault, agent: str, *, timeout: float, project: str = "", workspace: str = ""
-) -> tuple[str, bool, object, bytes | None]:
-    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board,
-    pairs)`` where ``board`` describes the index as read under the lock before any change and
-    ``pairs`` is ``conversations.jsonl`` as read then (both for recall: read once per hook).
-
-    The lookup, the registration and the pair are done under one hold of the vault lock, so two
-    hooks for the same conversation cannot both register it. Cost does not grow with the board
-    (docs/performance.md): the pair is one search of ``conversations.jsonl``, the row check a
-    search of the board's bytes vouched for by the board summary, and a new row is appended and
-    verified without parsing the others.
-    """
-    from agentmem_vault.clock import now
-    from agentmem_vault.model.ids import base_session_id
-    from agentmem_vault.ops import board_cache
-    from agentmem_vault.ops.conversations import find_pair, read_pairs, record_pair, session_ids_with_prefix
-    from agentmem_vault.vaultio import VaultWriter
-
-    with VaultWriter(vault, "hook " + ev.agent + "-session-start", timeout=timeout) as w:
-        state = board_cache.load(vault)  # by the summary's stat, without reading the board when it can
-        board: object = state
-        if state is None or not state.writable:
-            _, board = w.read_index()  # no table yet, or broken rows: the full parse, as before
-        pairs = read_pairs(vault)
-        if ev.conversation_id:
-            pair = find_pair(vault, ev.conversation_id, data=pairs)
-            if pair is not None:
-                sid = pair["session_id"]
-                if state is not None and state.writable:
-                    known = state.has_row(sid)
-                else:
-                    known = board.find(sid) is not None  # type: ignore[attr-defined]
-                if known:
-                    return sid, True, board, pairs
-        from agentmem_vault.ops.register import register_idle  # a known chat never needs it
-
-        when = now()
-        used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
-        reg = register_idle(
-            vault, agent, when=when, command="hook " + ev.agent + "-session-start", also_taken=used, state=state
-        )
-        if ev.conversation_id:
-            record_pair(
-                vault,
-                ev.conversation_id,
-                reg.session_id,
-                agent=ev.agent,
-                source=ev.source,
-                project=project,
-                workspace=workspace,
-            )
-        return reg.session_id, False, board, pairs
 
 
 def _recall_context(
@@ -463,8 +408,18 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     agent = agent_name(ev, args.agent, cfg)
     aliases = aliases_from_config(cfg)
     ident = identify_roots(ev.roots, aliases)
-    sid, resumed, board, pairs = session_start(
-        ev, vault, agent, timeout=_lock_timeout(cfg), project=ident.name, workspace=ident.root
+    from agentmem_vault.board.register import start_chat
+
+    sid, resumed, board, pairs = start_chat(
+        vault,
+        agent,
+        command="hook " + ev.agent + "-session-start",
+        conversation_id=ev.conversation_id,
+        client=ev.agent,
+        source=ev.source,
+        timeout=_lock_timeout(cfg),
+        project=ident.name,
+        workspace=ident.root,
     )
     context = start_context(sid, str(vault.root), resumed=resumed)
     names = tuple(aliases.names_for(ident.name)) if ident.name else ()

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentmem_vault.errors import AgentmemError, Refused, VerifyFailed
-from agentmem_vault.vaultio import atomic_write_bytes, backup_file, read_bytes
+from agentmem_vault.fs import atomic_write_bytes, read_bytes
+from agentmem_vault.backups import backup_file
 
 # A parser of the file's format: returns anything, raises on bytes that do not parse.
 Check = Callable[[bytes], object]

@@ -24,7 +24,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, resolve_vault
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import Refused, UsageError, VaultNotFound
 from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.quoting import posix_join, powershell_command

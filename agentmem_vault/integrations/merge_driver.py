@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentmem_vault.errors import AgentmemError, Unmergeable, UsageError
 from agentmem_vault.model import merge3
-from agentmem_vault.vaultio import atomic_write_bytes
+from agentmem_vault.fs import atomic_write_bytes
 
 KINDS = ("index", "snapshot", "note")
 

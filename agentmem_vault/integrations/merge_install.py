@@ -16,12 +16,14 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, machine_id, set_user_setting
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import machine_id, set_user_setting
 from agentmem_vault.errors import AgentmemError, Refused, UsageError
 from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.hook_install import agentmem_argv
 from agentmem_vault.integrations.quoting import git_driver_command, gitattributes_pattern
-from agentmem_vault.vaultio import backup_file, read_text
+from agentmem_vault.backups import backup_file
+from agentmem_vault.fs import read_text
 
 BEGIN = "# >>> agentmem merge drivers (agentmem install-merge-driver) >>>"
 END = "# <<< agentmem merge drivers <<<"

@@ -27,7 +27,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, resolve_vault, user_config_dir
+from agentmem_vault.vault import Vault, user_config_dir
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import AgentmemError, UsageError, VaultNotFound
 from agentmem_vault.integrations import hook_install, user_service
 from agentmem_vault.integrations.file_edit import apply_edit, plan_edit, read_current

@@ -27,7 +27,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
-from agentmem_vault.config import Vault, user_cache_dir, user_config_dir
+from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 from agentmem_vault.errors import AgentmemError, Refused
 from agentmem_vault.integrations.file_edit import Check, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.quoting import (

@@ -386,7 +386,7 @@ def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> 
     from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.longterm.memories import get_memory
     from agentmem_vault.longterm.notes import note_now, write_note
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.writer import VaultWriter
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
@@ -410,7 +410,7 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
     from agentmem_vault.longterm.memories import get_memory
     from agentmem_vault.longterm.notes import note_now, write_note
     from agentmem_vault.ops.projects import MAX_NAME, aliases_from_config
-    from agentmem_vault.vaultio import VaultWriter
+    from agentmem_vault.writer import VaultWriter
 
     if to_global == (project is not None):
         raise UsageError("give exactly one of --project NAME or --global")

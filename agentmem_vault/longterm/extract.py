@@ -38,10 +38,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
-from agentmem_vault.vaultio import VaultWriter, atomic_write_text
+from agentmem_vault.writer import VaultWriter
+from agentmem_vault.fs import atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
 from agentmem_vault.longterm.fields.sources import chat_pair, source_link
@@ -163,7 +165,7 @@ def _state_path(vault: Vault):
 
 
 def load_state(vault: Vault) -> dict:
-    from agentmem_vault.vaultio import read_bytes
+    from agentmem_vault.fs import read_bytes
 
     try:
         data = json.loads((read_bytes(_state_path(vault)) or b"null").decode("utf-8"))
@@ -344,7 +346,7 @@ def memories_from_turns(
 def _snapshot_project(path) -> str:  # type: ignore[no-untyped-def]
     """The ``Project`` row of a snapshot's Metadata table ("" when absent or unreadable)."""
     from agentmem_vault.model.snapshot import parse_snapshot
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     try:
         text = read_text(path)
@@ -431,106 +433,28 @@ def extract_sources(
     report.broken_notes = [p.name for p in broken]
 
     # 1. read every source and decide what is new
-    work: list[tuple[Source, list[Turn], int, str, dict]] = []
-    aliases = aliases_from_config(cfg)
-    for src in sources:
-        src = source_project(vault, src, aliases)
-        info: dict[str, Any] = {
-            "source": src.ref,
-            "kind": src.kind,
-            "path": str(src.path),
-            "project": src.project or None,
-        }
-        if src.project_note:
-            info["project_note"] = src.project_note
-        try:
-            rr = read_source(src)
-        except AgentmemError as exc:
-            info.update(status="error", error=exc.message)
-            report.errors.append({"source": src.ref, "error": exc.message})
-            report.sources.append(info)
-            if progress:
-                progress(1)
-            continue
-        fsha = rr.sha  # what was read: a file that grew since is read again next time
-        start = 0 if force else _start_turn(state["sources"].get(src.key), rr.turns, fsha)
-        info.update(turns=len(rr.turns), skipped_lines=rr.skipped)
-        if start is None:
-            info["status"] = "unchanged"
-            report.sources.append(info)
-            if progress:
-                progress(1)
-            continue
-        info.update(status="processed", new_turns=len(rr.turns) - start)
-        report.sources.append(info)
-        work.append((src, rr.turns, start, fsha, info))
+    work = _read_new_turns(vault, sources, aliases_from_config(cfg), state, report, force=force, progress=progress)
 
     # 2. candidates
-    candidates: list[MemoryObject] = []
     failed_sources: set[str] = set()
     if model is None:
-        for src, turns, start, _, info in work:
-            found = assess_all_offline(
-                extract_offline(
-                    turns, sources=[src.ref], project=src.project, first_turn=start, recorded=src.kind == "session"
-                )
-            )
-            apply_fields(found, turns, offline=True, recorded=src.kind == "session")
-            link = source_link(vault, src)
-            for m in found:
-                m.sources = [link if x == src.ref else x for x in m.sources]
-            for m in found:
-                apply_scope(m, src.project)
-            info["candidates"] = len(found)
-            when = source_time(src)
-            for m in found:
-                m.source_time = when
-            candidates += found
-            if progress:
-                progress(1)
+        candidates = _offline_candidates(work, progress)
     else:
-        jobs: list[_Job] = []
-        for i, (_src, turns, start, _, info) in enumerate(work):
-            ctx = _context_text(turns, start)
-            chunks = chunk_turns(turns[start:], size=chunk_chars)
-            info["chunks"] = len(chunks)
-            for ch in chunks:
-                jobs.append(_Job(i, ch.text, ctx, _user_words(turns[start:])))
-                ctx = ""
-        remaining = {i: sum(1 for j in jobs if j.index == i) for i in range(len(work))}
-        if progress and any(n == 0 for n in remaining.values()):
-            progress(sum(1 for n in remaining.values() if n == 0))
-
-        total = float(getattr(model, "deadline_seconds", DEFAULT_SOURCE_DEADLINE))
-        deadlines: dict[int, float] = {}
-
-        def run(job: _Job) -> tuple[_Job, _JobResult]:
-            src = work[job.index][0]
-            # One total deadline per source, from its first model call (docs/reliability.md).
-            dl = deadlines.setdefault(job.index, time.monotonic() + total)
-            with source_deadline(dl, total, src.ref):
-                return job, _run_model_job(model, job, src.ref, src.project, _similar_titles(existing, job.chunk_text))
-
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            for job, r in pool.map(run, jobs):
-                src, _, _, _, info = work[job.index]
-                report.usage.add(r.usage)
-                report.skipped += r.skipped
-                for e in r.errors:
-                    report.errors.append({"source": src.ref, "error": e})
-                    failed_sources.add(src.ref)
-                for m in apply_fields(r.memories, work[job.index][1], offline=False):
-                    apply_scope(m, src.project)
-                    m.sources = [source_link(vault, src) if x == src.ref else x for x in m.sources]
-                info["candidates"] = info.get("candidates", 0) + len(r.memories)
-                when = source_time(src)
-                for m in r.memories:
-                    m.source_time = when
-                candidates += r.memories
-                remaining[job.index] -= 1
-                if remaining[job.index] == 0 and progress:
-                    progress(1)
+        candidates = _model_candidates(
+            model,
+            work,
+            existing,
+            report,
+            failed_sources,
+            concurrency=concurrency,
+            chunk_chars=chunk_chars,
+            progress=progress,
+        )
         report.cost_usd = estimate_cost(report.usage, report.model, cfg.get("prices"))
+    # a chat the hook registered is linked by its Session ID (docs/notes.md, Fields: sources)
+    links = {w[0].ref: source_link(vault, w[0]) for w in work}
+    for m in candidates:
+        m.sources = [links.get(x, x) for x in m.sources]
 
     # 3. quality layers
     kept, dropped = filter_memories(candidates, min_score=min_score)
@@ -570,6 +494,134 @@ def extract_sources(
                 atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
     report.seconds = time.perf_counter() - t0
     return report
+
+
+# A source with new turns: (source, its turns, the first new turn, the sha of what was read, its report entry)
+_Work = tuple[Source, list[Turn], int, str, dict]
+
+
+def _read_new_turns(
+    vault: Vault,
+    sources: list[Source],
+    aliases: Aliases,
+    state: dict,
+    report: ExtractReport,
+    *,
+    force: bool,
+    progress: Callable[[int], None] | None,
+) -> list[_Work]:
+    """Read every source; those with turns not extracted yet (every turn with ``force``)."""
+    work: list[_Work] = []
+    for src in sources:
+        src = source_project(vault, src, aliases)
+        info: dict[str, Any] = {
+            "source": src.ref,
+            "kind": src.kind,
+            "path": str(src.path),
+            "project": src.project or None,
+        }
+        if src.project_note:
+            info["project_note"] = src.project_note
+        try:
+            rr = read_source(src)
+        except AgentmemError as exc:
+            info.update(status="error", error=exc.message)
+            report.errors.append({"source": src.ref, "error": exc.message})
+            report.sources.append(info)
+            if progress:
+                progress(1)
+            continue
+        fsha = rr.sha  # what was read: a file that grew since is read again next time
+        start = 0 if force else _start_turn(state["sources"].get(src.key), rr.turns, fsha)
+        info.update(turns=len(rr.turns), skipped_lines=rr.skipped)
+        if start is None:
+            info["status"] = "unchanged"
+            report.sources.append(info)
+            if progress:
+                progress(1)
+            continue
+        info.update(status="processed", new_turns=len(rr.turns) - start)
+        report.sources.append(info)
+        work.append((src, rr.turns, start, fsha, info))
+    return work
+
+
+def _offline_candidates(work: list[_Work], progress: Callable[[int], None] | None) -> list[MemoryObject]:
+    candidates: list[MemoryObject] = []
+    for src, turns, start, _, info in work:
+        found = assess_all_offline(
+            extract_offline(
+                turns, sources=[src.ref], project=src.project, first_turn=start, recorded=src.kind == "session"
+            )
+        )
+        apply_fields(found, turns, offline=True, recorded=src.kind == "session")
+        for m in found:
+            apply_scope(m, src.project)
+        info["candidates"] = len(found)
+        when = source_time(src)
+        for m in found:
+            m.source_time = when
+        candidates += found
+        if progress:
+            progress(1)
+    return candidates
+
+
+def _model_candidates(
+    model: MemoryModel,
+    work: list[_Work],
+    existing: list[Note],
+    report: ExtractReport,
+    failed_sources: set[str],
+    *,
+    concurrency: int,
+    chunk_chars: int,
+    progress: Callable[[int], None] | None,
+) -> list[MemoryObject]:
+    """The model's candidates, chunk by chunk on ``concurrency`` threads; usage, skipped items and
+    errors go to ``report``, the sources with an error to ``failed_sources`` (retried next time)."""
+    candidates: list[MemoryObject] = []
+    jobs: list[_Job] = []
+    for i, (_src, turns, start, _, info) in enumerate(work):
+        ctx = _context_text(turns, start)
+        chunks = chunk_turns(turns[start:], size=chunk_chars)
+        info["chunks"] = len(chunks)
+        for ch in chunks:
+            jobs.append(_Job(i, ch.text, ctx, _user_words(turns[start:])))
+            ctx = ""
+    remaining = {i: sum(1 for j in jobs if j.index == i) for i in range(len(work))}
+    if progress and any(n == 0 for n in remaining.values()):
+        progress(sum(1 for n in remaining.values() if n == 0))
+
+    total = float(getattr(model, "deadline_seconds", DEFAULT_SOURCE_DEADLINE))
+    deadlines: dict[int, float] = {}
+
+    def run(job: _Job) -> tuple[_Job, _JobResult]:
+        src = work[job.index][0]
+        # One total deadline per source, from its first model call (docs/reliability.md).
+        dl = deadlines.setdefault(job.index, time.monotonic() + total)
+        with source_deadline(dl, total, src.ref):
+            return job, _run_model_job(model, job, src.ref, src.project, _similar_titles(existing, job.chunk_text))
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        for job, r in pool.map(run, jobs):
+            src, _, _, _, info = work[job.index]
+            report.usage.add(r.usage)
+            report.skipped += r.skipped
+            for e in r.errors:
+                report.errors.append({"source": src.ref, "error": e})
+                failed_sources.add(src.ref)
+            for m in apply_fields(r.memories, work[job.index][1], offline=False):
+                apply_scope(m, src.project)
+            info["candidates"] = info.get("candidates", 0) + len(r.memories)
+            when = source_time(src)
+            for m in r.memories:
+                m.source_time = when
+            candidates += r.memories
+            remaining[job.index] -= 1
+            if remaining[job.index] == 0 and progress:
+                progress(1)
+    return candidates
 
 
 def progress_wanted(n_sources: int) -> bool:

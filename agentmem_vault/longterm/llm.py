@@ -426,7 +426,8 @@ def _json_instruction(tool: str, schema: dict) -> str:
 def endpoint_from(cfg: dict, where: Path | None = None) -> Endpoint | None:
     """The model endpoint for a vault config, or None (offline): the environment and the user
     config are the user's choices, the vault's config is not (longterm/endpoint.py)."""
-    from agentmem_vault.config import user_config, user_config_dir
+    from agentmem_vault.config import user_config
+    from agentmem_vault.vault import user_config_dir
 
     return resolve_endpoint(
         cfg,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import MemoryNotFound, NoteFormatError
 from agentmem_vault.longterm.notes import (
     Note,

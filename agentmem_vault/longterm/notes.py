@@ -16,7 +16,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, NoteFormatError
 from agentmem_vault.model.notes import (
     KEY_ORDER,
@@ -31,7 +31,7 @@ from agentmem_vault.model.notes import (
     render_note,
 )
 from agentmem_vault.model.textnorm import fold
-from agentmem_vault.vaultio import read_bytes
+from agentmem_vault.fs import read_bytes
 
 __all__ = [
     "KEY_ORDER",
@@ -127,7 +127,7 @@ def load_notes(vault: Vault, broken: list[Path] | None = None, reasons: dict[Pat
     # The same files the recall index reads: every .md below the folder, hidden entries skipped.
     paths = [p for p in folder.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(folder).parts)]
     for p in sorted(paths, key=lambda q: q.relative_to(folder).as_posix()):
-        try:  # vaultio's read: no FIFO waits, no link outside the vault (docs/reliability.md)
+        try:  # fs's read: no FIFO waits, no link outside the vault (docs/reliability.md)
             st = p.stat()
             problem = note_file_problem(st.st_mode, st.st_size)
             if problem:

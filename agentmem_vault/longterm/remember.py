@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import vault_config
 from agentmem_vault.errors import ConfigError, UsageError
 from agentmem_vault.longterm.curate import notes_to_write, plan_curation
 from agentmem_vault.longterm.extract import memories_from_turns
@@ -21,7 +22,7 @@ from agentmem_vault.longterm.llm import MemoryModel, endpoint_from, model_from_c
 from agentmem_vault.longterm.notes import load_notes, note_now, write_note
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.ids import validate_session_id
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.writer import VaultWriter
 
 MAX_TEXT = 8_000  # characters: one knowledge point, not a document
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
 from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.ops import projects
@@ -170,7 +170,7 @@ def select_sources(
 
 def read_source(source: Source) -> ReadResult:
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.vaultio import read_bytes
+    from agentmem_vault.fs import read_bytes
 
     try:  # regular files only: /dev/zero or a FIFO would never end (docs/reliability.md)
         got = read_bytes(source.path)

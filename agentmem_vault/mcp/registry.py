@@ -28,7 +28,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent
 
-from agentmem_vault.config import Vault, resolve_agent, resolve_vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
 from agentmem_vault.errors import AgentmemError, MemoryNotFound, SessionNotFound
 
 log = logging.getLogger("agentmem.mcp")

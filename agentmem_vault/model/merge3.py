@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from agentmem_vault.errors import AgentmemError, Unmergeable
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.snapshot import (
     CONTINUES_FROM,
     METADATA_FIELDS,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
 from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, find_ids, is_valid_session_id
-from agentmem_vault.model.index_table import escape_cell, split_cells
+from agentmem_vault.board.table import escape_cell, split_cells
 from agentmem_vault.model.textnorm import fold
 
 METADATA = "Metadata"

@@ -68,7 +68,7 @@ from agentmem_vault.model.snapshot import (
     linked_item,
     section_name,
 )
-from agentmem_vault.model.session_rules import is_placeholder_topic
+from agentmem_vault.board.rules import is_placeholder_topic
 from agentmem_vault.model.textnorm import fold
 
 MOVABLE: tuple[str, ...] = (DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS)

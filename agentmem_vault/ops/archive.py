@@ -1,11 +1,11 @@
 """Archive: the "封存 memory session" procedure (docs/lifecycle.md, "Archive").
 
 A pure plan (``plan_archive``: board + snapshot facts in, decisions out) and an apply step that
-performs it through ``VaultWriter`` under the vault lock; ``--dry-run`` prints the plan and writes
+performs it through ``BoardWriter`` under the vault lock; ``--dry-run`` prints the plan and writes
 nothing.
 
 Archive is all-or-nothing: its steps run in the documented order (archive index, move the snapshot,
-release the sources' Referenced By, remove the row last) inside one ``VaultWriter.transaction()``,
+release the sources' Referenced By, remove the row last) inside one ``BoardWriter.transaction()``,
 so a failure at any step puts the vault back exactly as it was; and a write-ahead intent in the
 journal lets the next ``archive`` or ``doctor --fix`` finish or undo an archive whose process was
 killed halfway (docs/reliability.md).
@@ -21,9 +21,9 @@ from datetime import datetime
 from pathlib import Path
 
 from agentmem_vault.clock import format_ts, now as clock_now
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, WriteFailed
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id, validate_session_id
 from agentmem_vault.ops.lifecycle import (
     collect_continues_from,
@@ -33,7 +33,8 @@ from agentmem_vault.ops.lifecycle import (
     snapshot_ids,
 )
 from agentmem_vault.ops.session_files import resync_session, write_session_file
-from agentmem_vault.vaultio import VaultWriter, ensure_writable, read_bytes, read_text
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import ensure_writable, read_bytes, read_text
 
 ARCHIVE = "archive"
 DELETE_ROW = "delete_row"
@@ -201,7 +202,7 @@ def archive(
 ) -> ArchiveResult:
     sid = validate_session_id(session_id)
     when = now or clock_now()
-    with VaultWriter(vault, "archive") as w:
+    with BoardWriter(vault, "archive") as w:
         resumed = {} if dry_run else resume_archives(vault, w)
         doc = w.index()
         snap_path = vault.session_path(sid)
@@ -276,9 +277,9 @@ def _without(refs: str, sid: str) -> str:
     return it.join_id_list([x for x in it.split_id_list(refs) if x != sid])
 
 
-def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: Path, result: ArchiveResult) -> None:
+def _apply_archive(vault: Vault, w: BoardWriter, plan: ArchivePlan, snap_path: Path, result: ArchiveResult) -> None:
     """The archive's steps in the skill's order (archive index, move the snapshot, release the
-    sources' Referenced By, remove the row last) inside one ``VaultWriter.transaction()``: an error
+    sources' Referenced By, remove the row last) inside one ``BoardWriter.transaction()``: an error
     at any step puts every file back byte for byte. Before the first step a write-ahead intent is
     journaled, so that a process killed halfway (no chance to roll back) is finished or undone by
     the next ``archive`` or ``doctor --fix`` (``resume_archives``)."""
@@ -329,7 +330,7 @@ def _apply_archive(vault: Vault, w: VaultWriter, plan: ArchivePlan, snap_path: P
     _resolve(w, sid, "completed")
 
 
-def _resolve(w: VaultWriter, sid: str, outcome: str, **data: object) -> None:
+def _resolve(w: BoardWriter, sid: str, outcome: str, **data: object) -> None:
     try:
         w.journal(RESOLVED, session_id=sid, outcome=outcome, **data)  # type: ignore[arg-type]
     except AgentmemError:
@@ -339,7 +340,7 @@ def _resolve(w: VaultWriter, sid: str, outcome: str, **data: object) -> None:
 def pending_archives(vault: Vault) -> dict[str, dict]:
     """Archives whose intent was journaled but never resolved (the process was killed)."""
     from agentmem_vault.journal import read_journal
-    from agentmem_vault.vaultio import journal_files
+    from agentmem_vault.writer import journal_files
 
     if not any(b'"archive_intent"' in (read_bytes(f) or b"") for f in journal_files(vault.journal_path)):
         return {}
@@ -355,7 +356,7 @@ def pending_archives(vault: Vault) -> dict[str, dict]:
     return open_
 
 
-def resume_archives(vault: Vault, w: VaultWriter) -> dict[str, str]:
+def resume_archives(vault: Vault, w: BoardWriter) -> dict[str, str]:
     """Finish or undo every interrupted archive (call under the vault lock): ``{id: outcome}``.
 
     The point of no return is the snapshot's move (or, without a snapshot, the archive index):
@@ -372,7 +373,7 @@ def resume_archives(vault: Vault, w: VaultWriter) -> dict[str, str]:
     return out
 
 
-def _resume_one(vault: Vault, w: VaultWriter, sid: str, e: dict) -> str:
+def _resume_one(vault: Vault, w: BoardWriter, sid: str, e: dict) -> str:
     folder = vault.archive_path(sid)
     index_path = folder / "index.md"
     dst = folder / "session.md"

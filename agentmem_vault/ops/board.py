@@ -6,13 +6,15 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentmem_vault.model import index_table as it
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.board import table as it
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import vault_config
 from agentmem_vault.errors import SessionNotFound, UsageError, WriteFailed
 from agentmem_vault.model.ids import validate_session_id
-from agentmem_vault.model.session_rules import is_untouched_idle
+from agentmem_vault.board.rules import is_untouched_idle
 from agentmem_vault.model.textnorm import fold, tokenize
-from agentmem_vault.vaultio import VaultWriter, make_dirs, read_text
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import make_dirs, read_text
 
 CONFIG_TEMPLATE = """\
 # agentmem settings for this vault (all optional; defaults shown)
@@ -41,7 +43,7 @@ def init_vault(vault: Vault) -> dict:
                 raise WriteFailed(f"cannot create the folder {d}: a file is in the way")
             make_dirs(d)  # honours a read-only parent even for root (docs/reliability.md)
             created.append(str(d.relative_to(vault.root)))
-    with VaultWriter(vault, "init") as w:
+    with BoardWriter(vault, "init") as w:
         if read_text(vault.index_path) is None:
             w.write_file(vault.index_path, it.new_index_text(), action="create_index")
             created.append("memory/index.md")

@@ -33,12 +33,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from agentmem_vault.clock import ISO_SECONDS, now_precise
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
 from agentmem_vault.fastimport import utf8
 from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.locking import exclusive_lock
-from agentmem_vault.vaultio import append_line, make_dirs, read_bytes
+from agentmem_vault.fs import append_line, make_dirs, read_bytes
 
 CONVERSATIONS = "conversations.jsonl"
 EXTRACT_QUEUE = "extract-queue.jsonl"

@@ -2,7 +2,7 @@
 (``archive.py``) and doctor.
 
 Split into a pure plan (``plan_organize``: board + snapshot facts in, decisions out) and an apply
-step that performs the plan through ``VaultWriter`` under the vault lock. ``--dry-run`` prints the
+step that performs the plan through ``BoardWriter`` under the vault lock. ``--dry-run`` prints the
 plan and writes nothing.
 """
 
@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable, Iterable, Mapping
 
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.clock import now as clock_now, parse_ts
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
 from agentmem_vault.model.ids import find_ids, is_valid_session_id
-from agentmem_vault.model.session_rules import is_placeholder_summary
-from agentmem_vault.vaultio import VaultWriter, read_text
+from agentmem_vault.board.rules import is_placeholder_summary
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import read_text
 
 # -- reading snapshot facts ---------------------------------------------------------------------
 
@@ -226,7 +228,7 @@ def organize(
 
         raise UsageError("--stale-days must be 0 or more")
     when = now or clock_now()
-    with VaultWriter(vault, "organize") as w:
+    with BoardWriter(vault, "organize") as w:
         doc = w.index()
         snaps = snapshot_ids(vault)
         plan = plan_organize(doc, snaps, collect_continues_from(vault, snaps), when, stale_days)

@@ -12,11 +12,13 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
 from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.vaultio import VaultWriter, atomic_write_text, backup_dir, read_bytes, read_text
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import atomic_write_text, read_bytes, read_text
+from agentmem_vault.backups import backup_dir
 
 BASES = ("Sessions.base", "Long-term memories.base")
 PROPS_MALFORMED = "properties_malformed"
@@ -28,7 +30,7 @@ def base_template(name: str) -> str:
     return resources.files("agentmem_vault.templates").joinpath("bases", name).read_text(encoding="utf-8")
 
 
-def install_bases(w: VaultWriter) -> list[str]:
+def install_bases(w: BoardWriter) -> list[str]:
     """Write the Bases views that are missing (a user's edited copy is never overwritten)."""
     created = []
     for name in BASES:
@@ -57,7 +59,7 @@ def types_needing_merge(vault: Vault) -> list[str]:
     return changed
 
 
-def merge_types(vault: Vault, w: VaultWriter) -> dict:
+def merge_types(vault: Vault, w: BoardWriter) -> dict:
     """Merge our types into ``.obsidian/types.json`` when the vault has ``.obsidian/``; the
     previous file is backed up first. Returns what changed (and where the backup is)."""
     folder = vault.root / ".obsidian"
@@ -86,7 +88,7 @@ def merge_types(vault: Vault, w: VaultWriter) -> dict:
 
 
 def _backup_dir(vault: Vault) -> Path:
-    return backup_dir(vault.state_dir / "backups", "obsidian")  # vaultio's one naming scheme
+    return backup_dir(vault.state_dir / "backups", "obsidian")  # backups' one naming scheme
 
 
 # -- doctor -------------------------------------------------------------------------------------
@@ -109,12 +111,12 @@ def session_files(vault: Vault) -> list[Path]:
     return out
 
 
-def property_problems(vault: Vault, w: VaultWriter | None = None) -> list[dict]:
+def property_problems(vault: Vault, w: BoardWriter | None = None) -> list[dict]:
     """``[{kind, path, session_id, message, keys}]`` for malformed frontmatter and frontmatter that
     disagrees with its tables (files without frontmatter are fine: upgraded on their next write)."""
     from agentmem_vault.ops.session_files import board_facts, kind_of
 
-    own = w if w is not None else VaultWriter(vault, "doctor")  # reads only: no lock needed
+    own = w if w is not None else BoardWriter(vault, "doctor")  # reads only: no lock needed
     out: list[dict] = []
     for path in session_files(vault):
         found = kind_of(vault, path)
@@ -151,7 +153,7 @@ def property_problems(vault: Vault, w: VaultWriter | None = None) -> list[dict]:
     return out
 
 
-def fix_properties(w: VaultWriter, problems: list[dict], backup: Path) -> list[str]:
+def fix_properties(w: BoardWriter, problems: list[dict], backup: Path) -> list[str]:
     """Rewrite disagreeing frontmatter toward the tables (a copy of each file goes to ``backup``
     first). Returns the paths fixed."""
     from agentmem_vault.ops.session_files import resync
@@ -166,7 +168,7 @@ def fix_properties(w: VaultWriter, problems: list[dict], backup: Path) -> list[s
             continue
         dst = backup / path.relative_to(w.vault.memory)
         if not dst.exists():
-            from agentmem_vault.vaultio import atomic_write_bytes
+            from agentmem_vault.fs import atomic_write_bytes
 
             atomic_write_bytes(dst, data)
         resync(w, path)

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.vaultio import VaultWriter, read_text
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import read_text
 
 
 def kind_of(vault: Vault, path: Path) -> tuple[str, str] | None:
@@ -34,7 +35,7 @@ def kind_of(vault: Vault, path: Path) -> tuple[str, str] | None:
     return None
 
 
-def board_facts(w: VaultWriter, kind: str, sid: str) -> sp.BoardFacts | None:
+def board_facts(w: BoardWriter, kind: str, sid: str) -> sp.BoardFacts | None:
     """What the board (or the archive index) says about ``sid`` now, under the writer's lock."""
     if kind == sp.LIVE:
         try:
@@ -73,7 +74,7 @@ def board_row(index_text: str, sid: str) -> it.Row | None:
     return hit
 
 
-def with_props(w: VaultWriter, path: Path, text: str, board: sp.BoardFacts | None = _UNSET) -> str:
+def with_props(w: BoardWriter, path: Path, text: str, board: sp.BoardFacts | None = _UNSET) -> str:
     """``text`` with its frontmatter in step (unchanged for paths that are not session files).
     ``board``: the board facts when the caller already has them (else read under the lock)."""
     found = kind_of(w.vault, path)
@@ -92,7 +93,7 @@ def with_props(w: VaultWriter, path: Path, text: str, board: sp.BoardFacts | Non
 
 
 def write_session_file(
-    w: VaultWriter,
+    w: BoardWriter,
     path: Path,
     text: str,
     *,
@@ -100,12 +101,12 @@ def write_session_file(
     action: str = "write_snapshot",
     board: sp.BoardFacts | None = _UNSET,
 ) -> bool:
-    """``VaultWriter.write_file`` of a session or archive file with its properties in step.
+    """``BoardWriter.write_file`` of a session or archive file with its properties in step.
     ``board``: the row's facts when the caller is about to write that row (else read now)."""
     return w.write_file(path, with_props(w, path, text, board), session_id=session_id, action=action)
 
 
-def resync(w: VaultWriter, path: Path, board: sp.BoardFacts | None = _UNSET, *, strict: bool = False) -> bool:
+def resync(w: BoardWriter, path: Path, board: sp.BoardFacts | None = _UNSET, *, strict: bool = False) -> bool:
     """Bring an existing frontmatter in step with the tables; False when nothing changed or the
     file has none (it is then not rewritten). A file that cannot be read (malformed frontmatter,
     not UTF-8) is left as it is for doctor to report, unless ``strict``: an operation that only
@@ -125,7 +126,7 @@ def resync(w: VaultWriter, path: Path, board: sp.BoardFacts | None = _UNSET, *, 
     return w.write_file(path, new, session_id=found[1] if found else None, action="sync_properties")
 
 
-def resync_session(w: VaultWriter, sid: str, board: sp.BoardFacts | None = _UNSET, *, strict: bool = False) -> bool:
+def resync_session(w: BoardWriter, sid: str, board: sp.BoardFacts | None = _UNSET, *, strict: bool = False) -> bool:
     return resync(w, w.vault.session_path(sid), board, strict=strict)
 
 

@@ -1,7 +1,7 @@
 """Operations that write a session's snapshot and its index row together: manual registration,
 session status update (狀態更新), continue (接續 memory) and release (解除引用).
 
-Each runs under one vault lock inside ``VaultWriter.transaction()``: both the snapshot and the
+Each runs under one vault lock inside ``BoardWriter.transaction()``: both the snapshot and the
 row are written and verified, or the vault is left exactly as it was and the error says the
 operation is incomplete.
 """
@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterator
 
 from agentmem_vault.clock import format_ts, now as clock_now
-from agentmem_vault.config import Vault, machine_id, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import machine_id, vault_config
 from agentmem_vault.errors import (
     AgentmemError,
     IncompleteOperation,
@@ -22,9 +23,9 @@ from agentmem_vault.errors import (
     SnapshotFormatError,
     UsageError,
 )
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import base_session_id, validate_session_id
-from agentmem_vault.model.session_rules import (
+from agentmem_vault.board.rules import (
     CONTINUE_KEYWORDS,
     MANUAL_FALLBACK_SUMMARY,
     MANUAL_KEYWORDS,
@@ -36,12 +37,14 @@ from agentmem_vault.model.session_rules import (
     summary_from_snapshot,
 )
 from agentmem_vault.ops.conversations import record_session_project
-from agentmem_vault.ops.register import Registration, issue_session_id
+from agentmem_vault.board.register import Registration
+from agentmem_vault.board.ids import issue_session_id
 from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
 from agentmem_vault.model.snapshot_merge import marked_by_merge, merge_snapshots, new_snapshot, with_continues_from
 from agentmem_vault.model.session_props import BoardFacts
 from agentmem_vault.ops.session_files import resync_session, write_session_file
-from agentmem_vault.vaultio import VaultWriter, read_text
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.fs import read_text
 
 # A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
 # tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input).
@@ -49,11 +52,11 @@ MAX_SNAPSHOT_BYTES = 1_000_000
 
 
 @contextmanager
-def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[VaultWriter]:
+def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[BoardWriter]:
     """One lock, one transaction: a failure after the first write undoes everything and is
     reported as an incomplete operation (docs/board.md: never claim what did not happen)."""
     try:
-        with VaultWriter(vault, command) as w, w.transaction():
+        with BoardWriter(vault, command) as w, w.transaction():
             yield w
     except (SessionNotFound, UsageError, SnapshotFormatError, IncompleteOperation, InvalidSessionId):
         raise
@@ -100,7 +103,7 @@ def register_manual(
     summary: str | None = None,
     keywords: str | None = None,
     snapshot_text: str | None = None,
-    writer: VaultWriter | None = None,
+    writer: BoardWriter | None = None,
     workspace: str = "",
     project: str = "",
 ) -> Registration:
@@ -118,7 +121,7 @@ def register_manual(
         incoming = parse_snapshot(f"## Current Context\n{' '.join((summary or MANUAL_FALLBACK_SUMMARY).split())}\n")
     when = clock_now()
     ts = format_ts(when)
-    with nullcontext(writer) if writer is not None else VaultWriter(vault, "register --manual") as w, w.transaction():
+    with nullcontext(writer) if writer is not None else BoardWriter(vault, "register --manual") as w, w.transaction():
         text, doc = w.read_index()
         doc.check_writable()
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
@@ -215,7 +218,7 @@ class ReleaseResult:
 
 
 def _write_session(
-    w: VaultWriter,
+    w: BoardWriter,
     vault: Vault,
     sid: str,
     row: it.Row,

@@ -9,7 +9,7 @@ the chat has not been given yet (docs/recall.md, "What a chat was given").
 Bounded: past ``ROTATE_BYTES`` the file becomes ``injected.1.jsonl`` (the one before is dropped),
 so the audit never holds more than about twice that. No prompt or task text is stored (it may hold
 a secret); only what was given. Best effort on the write side: an audit line that cannot be
-written never costs the chat its context. Cheap to import (the hook path): json, os and vaultio.
+written never costs the chat its context. Cheap to import (the hook path): json, os and fs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
 
 FILE_NAME = "injected.jsonl"
 OLD_NAME = "injected.1.jsonl"
@@ -83,7 +83,7 @@ def record(
     """Append one audit line; False (and nothing raised) when it could not be written."""
     try:
         from agentmem_vault.ops.conversations import stamp
-        from agentmem_vault.vaultio import append_line, make_dirs
+        from agentmem_vault.fs import append_line, make_dirs
 
         entry = {
             "time": time or stamp(),
@@ -125,13 +125,13 @@ def _rotate_if_full(vault: Vault, path: Path, old: Path) -> None:
 
 
 def _read_tail(path: Path) -> bytes:
-    from agentmem_vault.vaultio import _read_from
+    from agentmem_vault.fs import read_from
 
     try:
         size = os.stat(path).st_size
     except OSError:
         return b""
-    data = _read_from(path, max(0, size - READ_LIMIT)) or b""
+    data = read_from(path, max(0, size - READ_LIMIT)) or b""
     if size > READ_LIMIT:
         data = data[data.find(b"\n") + 1 :]  # the first line read is cut: skip it
     return data

@@ -15,21 +15,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from agentmem_vault.clock import now as clock_now, parse_ts
-from agentmem_vault.config import Vault
-from agentmem_vault.model.index_table import Row, parse_index
+from agentmem_vault.vault import Vault
+from agentmem_vault.board.table import Row, parse_index
 from agentmem_vault.recall.rank import Hit, query_tokens, rule_notes, search
 from agentmem_vault.recall.index import open_index, recall_tokens
 from agentmem_vault.recall.render import FULL_COUNT, RULES_BUDGET, SessionHit, render_context
+from agentmem_vault.recall.select import (  # noqa: F401 - re-exported: the rule's old home
+    MIN_COVERAGE,
+    MIN_EVIDENCE,
+    RELATIVE_CUTOFF,
+    passes_floor,
+    select_memories,
+)
 
-# Which ranked memories `context` lists (tuned on tests/fixtures/recall: queries.json, long_tasks.json,
-# and at 10,000 notes by benchmarks/bench_recall.py). Absolute floor: a memory must contain informative
-# tokens of the task worth MIN_EVIDENCE tokens that no note has (Hit.evidence), or MIN_COVERAGE of the
-# whole task (IDF-weighted) - whichever is less, so a short task keeps the old share rule. The share
-# alone dropped the right note for a long, wordy task: 3-4 sentences leave the note they are about
-# at 7-15% coverage. Relative cutoff: keyword relevance within RELATIVE_CUTOFF of the top hit's.
-MIN_COVERAGE = 0.18
-MIN_EVIDENCE = 2.0
-RELATIVE_CUTOFF = 0.5
 MAX_SESSIONS = 5
 
 
@@ -70,7 +68,7 @@ class ContextResult:
 def load_rows(vault: Vault) -> list[Row]:
     """Rows of memory/index.md; an unreadable board gives none (context must still answer)."""
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     try:
         text = read_text(vault.index_path)
@@ -108,36 +106,6 @@ def relevant_sessions(
             SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True)
             for r in recent[:recent_fallback]
         ]
-    return out
-
-
-# -- which memories -------------------------------------------------------------------------------------
-
-
-def passes_floor(h: Hit) -> bool:
-    """Enough of the task's informative tokens: MIN_EVIDENCE tokens' worth, or MIN_COVERAGE of a short task."""
-    return h.evidence >= MIN_EVIDENCE or h.coverage >= MIN_COVERAGE
-
-
-def select_memories(hits: list[Hit], *, limit: int, matchable: bool = True) -> list[Hit]:
-    """The memories to list, in search order. Nothing unless the top hit passes the floor; then the
-    top hit and the lower ones that pass it, down to the first whose keyword relevance is below
-    RELATIVE_CUTOFF of the top hit's. So the strongest memory is never left out while a weaker one
-    is listed. A task with nothing to match on (``matchable`` false) lists the notes as ranked
-    (most important, most recent)."""
-    if not matchable:
-        return hits[:limit]
-    if not hits or not passes_floor(hits[0]):
-        return []
-    out = [hits[0]]
-    for h in hits[1:]:
-        if len(out) >= limit:
-            break
-        if not passes_floor(h):
-            continue
-        if h.relevance < RELATIVE_CUTOFF * out[0].relevance:
-            break
-        out.append(h)
     return out
 
 

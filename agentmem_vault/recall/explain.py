@@ -10,7 +10,8 @@ misses one sees why.
 
 from __future__ import annotations
 
-from agentmem_vault.recall.context import MIN_COVERAGE, MIN_EVIDENCE, RELATIVE_CUTOFF, ContextResult, passes_floor
+from agentmem_vault.recall.context import ContextResult
+from agentmem_vault.recall.select import MIN_COVERAGE, MIN_EVIDENCE, RELATIVE_CUTOFF, passes_floor
 from agentmem_vault.recall.rank import WEIGHTS, WEIGHTS_SEMANTIC, Hit
 from agentmem_vault.recall.render import RULE_IMPORTANCE
 

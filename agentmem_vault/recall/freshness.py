@@ -28,7 +28,7 @@ MAX_AGE_SECONDS = 10.0  # a query trusts a heartbeat at most this old
 
 
 def heartbeat_path(vault) -> Path:  # type: ignore[no-untyped-def]
-    from agentmem_vault.config import user_cache_dir
+    from agentmem_vault.vault import user_cache_dir
 
     return user_cache_dir() / "daemon" / f"{vault.key}.recall-heartbeat.json"
 
@@ -83,7 +83,7 @@ class Heartbeat:
         self._touched = 0.0
 
     def _write(self, state: str) -> None:
-        from agentmem_vault.vaultio import write_cache_file
+        from agentmem_vault.fs import write_cache_file
 
         body = {"pid": os.getpid(), "host": _host(), "state": state, "generation": self.generation}
         try:

@@ -24,10 +24,9 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
 from agentmem_vault.errors import NoteFormatError
 
@@ -35,7 +34,7 @@ from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
 from agentmem_vault.recall.render import RULE_IMPORTANCE
-from agentmem_vault.vaultio import swap_in, temp_path
+from agentmem_vault.fs import swap_in, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,19 +80,23 @@ CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 """
 
 
-@dataclass
 class SyncStats:
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    touched: int = 0  # stamp changed, content identical
-    total: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    in_memory: bool = False
-    trusted: bool = False  # not checked here: a running daemon vouched for the index
-    watched: bool = False  # not checked here: this process's change notification saw no change
-    errors: list[dict] = field(default_factory=list)
+    """What a sync, refresh or rebuild did (a plain class: no ``dataclasses`` on the hook path)."""
+
+    def __init__(
+        self,
+        *,
+        total: int = 0,
+        rebuilt: bool = False,
+        in_memory: bool = False,
+        trusted: bool = False,  # not checked here: a running daemon vouched for the index
+        watched: bool = False,  # not checked here: this process's change notification saw no change
+    ) -> None:
+        self.added = self.updated = self.removed = 0
+        self.touched = 0  # stamp changed, content identical
+        self.total, self.seconds = total, 0.0
+        self.rebuilt, self.in_memory, self.trusted, self.watched = rebuilt, in_memory, trusted, watched
+        self.errors: list[dict] = []
 
     @property
     def changed(self) -> bool:
@@ -362,7 +365,7 @@ class RecallIndex:
             rows = self.conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
             st = os.stat(self.path)
             data = json.dumps({"index": [st.st_mtime_ns, st.st_size], "rules": rows}, ensure_ascii=False)
-            from agentmem_vault.vaultio import write_cache_file
+            from agentmem_vault.fs import write_cache_file
 
             write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
         except Exception:
@@ -380,9 +383,9 @@ class RecallIndex:
 
         p = self.folder / rel
         from agentmem_vault.errors import AgentmemError
-        from agentmem_vault.vaultio import read_bytes
+        from agentmem_vault.fs import read_bytes
 
-        try:  # vaultio's read: no FIFO waits, no link outside the vault (docs/reliability.md)
+        try:  # fs's read: no FIFO waits, no link outside the vault (docs/reliability.md)
             st = p.stat()
             problem = note_file_problem(st.st_mode, st.st_size)
             data = b"" if problem else read_bytes(p)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.recall import audit
 from agentmem_vault.recall.render import _clip, _fit, _one_line
 
@@ -58,7 +58,7 @@ def prompt_recall(
     text = prompt.strip()[:MAX_PROMPT_CHARS]
     if not text or budget < len(HEADER) + 20:
         return ""
-    from agentmem_vault.recall.context import select_memories
+    from agentmem_vault.recall.select import select_memories
     from agentmem_vault.recall.index import RecallIndex
     from agentmem_vault.recall.rank import query_tokens, search
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from agentmem_vault.clock import now as clock_now, parse_ts
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.recall.index import RecallIndex, _is_corrupt, open_index, recall_tokens
@@ -44,39 +44,73 @@ MAX_SCAN_TOKENS = 512  # a long task is read this far; its MAX_QUERY_TOKENS most
 MAX_POSTINGS = 3000
 
 
-@dataclass
+_HIT_FIELDS = (
+    "id", "title", "path", "score", "relevance", "bm25", "coverage", "evidence", "recency", "importance",
+    "semantic", "category", "project", "module", "status", "created", "updated", "keywords",
+    "usage_scenario", "sources", "content", "rel_path",
+)  # fmt: skip
+
+
 class Hit:
-    id: str
-    title: str
-    path: str
-    score: float
-    relevance: float = 0.0
-    bm25: float = 0.0
-    coverage: float = 0.0
-    evidence: float = 0.0
-    recency: float = 0.0
-    importance: float = 0.5
-    semantic: float | None = None
-    category: str = ""
-    project: str = ""
-    module: str = ""
-    status: str = "active"
-    created: str = ""
-    updated: str = ""
-    keywords: list[str] = field(default_factory=list)
-    usage_scenario: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)
-    content: str = ""
-    rel_path: str = ""
+    """A ranked memory and its score parts. A plain class, not a dataclass: importing and applying
+    ``dataclasses`` is a sixth of the prompt hook's time (docs/performance.md)."""
+
+    __slots__ = _HIT_FIELDS
+
+    def __init__(
+        self,
+        id: str,
+        title: str,
+        path: str,
+        score: float,
+        relevance: float = 0.0,
+        bm25: float = 0.0,
+        coverage: float = 0.0,
+        evidence: float = 0.0,
+        recency: float = 0.0,
+        importance: float = 0.5,
+        semantic: float | None = None,
+        category: str = "",
+        project: str = "",
+        module: str = "",
+        status: str = "active",
+        created: str = "",
+        updated: str = "",
+        keywords: list[str] | None = None,
+        usage_scenario: list[str] | None = None,
+        sources: list[str] | None = None,
+        content: str = "",
+        rel_path: str = "",
+    ) -> None:
+        self.id, self.title, self.path, self.score = id, title, path, score
+        self.relevance, self.bm25, self.coverage, self.evidence = relevance, bm25, coverage, evidence
+        self.recency, self.importance, self.semantic = recency, importance, semantic
+        self.category, self.project, self.module, self.status = category, project, module, status
+        self.created, self.updated, self.content, self.rel_path = created, updated, content, rel_path
+        self.keywords = [] if keywords is None else keywords
+        self.usage_scenario = [] if usage_scenario is None else usage_scenario
+        self.sources = [] if sources is None else sources
 
     def to_dict(self, *, with_content: bool = True) -> dict:
-        d = asdict(self)
+        d = {k: getattr(self, k) for k in _HIT_FIELDS}
+        for k in ("keywords", "usage_scenario", "sources"):
+            d[k] = list(d[k])
         for k in ("score", "relevance", "bm25", "coverage", "evidence", "recency", "semantic"):
             if d[k] is not None:
                 d[k] = round(d[k], 4)
         if not with_content:
             d.pop("content")
         return d
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Hit:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in _HIT_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Hit(id={self.id!r}, title={self.title!r}, score={self.score!r}, rel_path={self.rel_path!r})"
 
 
 def recency_score(updated: str, now: datetime) -> float:
@@ -118,8 +152,7 @@ def informative_tokens(tokens: list[str], df: dict[str, int], cap: int = MAX_QUE
     return sorted((present + absent)[:cap], key=pos.__getitem__)
 
 
-@dataclass
-class QueryPlan:
+class QueryPlan(NamedTuple):
     """What a query asks for: MATCH units (tokens, and glossary phrases "a b") and the concepts
     coverage is measured over, each ``(alternative units, the query tokens that weigh it)``."""
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
     from agentmem_vault.recall.index import SyncStats
 
 

@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault, vault_config
+from agentmem_vault.vault import Vault
+from agentmem_vault.config import vault_config
 from agentmem_vault.errors import UnknownProject, UsageError
 from agentmem_vault.ops.conversations import projects_of_sessions
 from agentmem_vault.ops.projects import ProjectIdentity, aliases_from_config, fold_name, identify

@@ -14,7 +14,7 @@ import os
 from collections import Counter
 from typing import Callable, Protocol, Sequence
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.model.textnorm import fold
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-from agentmem_vault.config import Vault
-from agentmem_vault.model.index_table import IndexDoc, Row, parse_index
-from agentmem_vault.ops import board_cache
-from agentmem_vault.ops.board_cache import ts_key
+from agentmem_vault.vault import Vault
+from agentmem_vault.board.table import IndexDoc, Row, parse_index
+from agentmem_vault.board import summary as board_cache
+from agentmem_vault.board.summary import ts_key
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_SQL, db_path, rules_path
 from agentmem_vault.recall.render import (
     RULE_IMPORTANCE,
@@ -122,7 +122,7 @@ def _recent_from_board(
             rows = doc.recent_active(exclude, limit)
             return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in rows]
         try:
-            from agentmem_vault.vaultio import decode_text
+            from agentmem_vault.fs import decode_text
 
             doc = parse_index(decode_text(doc.data, vault.index_path))
         except Exception:

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.mcp.params import READ, DryRun, HitsOut, OrganizeOut, RowsOut, SessionId, SessionOut, writes
 from agentmem_vault.mcp.registry import Front, tool
 

@@ -10,7 +10,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.mcp.params import READ, ContextOut, DeprecateOut, DryRun, HitsOut, Project, RememberOut, writes
 from agentmem_vault.mcp.registry import Front, tool
 

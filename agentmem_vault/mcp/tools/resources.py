@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import Context
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, SessionNotFound
 from agentmem_vault.integrations.rules import template_text
 from agentmem_vault.mcp.registry import Front, prompt, resource
@@ -13,7 +13,7 @@ from agentmem_vault.mcp.registry import Front, prompt, resource
 @resource("agentmem://index", name="board", title="Working board (memory/index.md)", mime_type="text/markdown")
 def index_resource(front: Front) -> str:
     """The working board: one Markdown table row per Memory Session."""
-    from agentmem_vault.vaultio import read_text
+    from agentmem_vault.fs import read_text
 
     return front.read(lambda v: read_text(v.index_path) or "")
 

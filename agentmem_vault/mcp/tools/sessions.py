@@ -10,7 +10,7 @@ from typing import Annotated
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.mcp.params import READ, SessionId, SessionOut, Snapshot, Summary, Topic, Keywords, writes
 from agentmem_vault.mcp.registry import Front, tool
 

@@ -9,7 +9,7 @@ snapshots — is reported for a person with the command that resolves it. Files 
 ``memory/.agentmem/backups/`` first.
 
 A process killed in the middle of an atomic write leaves its temporary file
-(``.<name>.<pid>.<n>.agentmem-tmp``, see ``vaultio.TMP_SUFFIX``) next to the file it was writing.
+(``.<name>.<pid>.<n>.agentmem-tmp``, see ``fs.TMP_SUFFIX``) next to the file it was writing.
 Those are reported anywhere under ``memory/``; ``--fix`` removes the ones last modified more than
 STALE_TEMP_SECONDS ago (a write takes milliseconds, so their writer is gone), under the vault lock.
 Younger ones may belong to a write in progress and are only reported.

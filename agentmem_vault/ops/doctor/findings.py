@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 
 ERROR = "error"
 WARNING = "warning"

@@ -11,15 +11,16 @@ import stat
 import time
 from collections import Counter
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.findings import ERROR, DoctorReport, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, read_state
 from agentmem_vault.ops.doctor.vault_checks import obsidian_findings, vault_findings
 from agentmem_vault.ops.lifecycle import edit_table
-from agentmem_vault.vaultio import VaultWriter, backup_dir, backup_files, conflict_destination
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.backups import backup_dir, backup_files, conflict_destination
 
 
 def plan_text(plan: Plan) -> str:
@@ -61,7 +62,7 @@ def unproven_fix(old_text: str, new_text: str, plan: Plan) -> str | None:
     return None
 
 
-def _repair_obsidian(vault: Vault, w: VaultWriter, report: DoctorReport) -> None:
+def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None:
     from agentmem_vault.ops import obsidian as ob
 
     found = obsidian_findings(vault, w)
@@ -91,7 +92,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     stays reported). ``now``: the time temporaries' ages are measured against (tests)."""
     from agentmem_vault.ops.archive import resume_archives
 
-    with VaultWriter(vault, "doctor") as w:
+    with BoardWriter(vault, "doctor") as w:
         resumed = [
             Finding(
                 "archive_interrupted",
@@ -154,7 +155,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     return report
 
 
-def _remove_temp(w: VaultWriter, vault: Vault, f: Finding, now: float | None) -> None:
+def _remove_temp(w: BoardWriter, vault: Vault, f: Finding, now: float | None) -> None:
     """Remove one stale temporary, checking again under the lock that it is still one."""
     assert f.path
     path = vault.root / f.path

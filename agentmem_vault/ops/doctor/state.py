@@ -10,11 +10,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.model.session_rules import is_conflict_copy
-from agentmem_vault.vaultio import TMP_SUFFIX, _kind, check_inside_vault, read_bytes
+from agentmem_vault.board.rules import is_conflict_copy
+from agentmem_vault.fs import TMP_SUFFIX, check_inside_vault, read_bytes
+from agentmem_vault.fs import _kind
 
 TEMP_KIND = "temp_file"
 STALE_TEMP_SECONDS = 5 * 60

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
 from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, DoctorReport, Finding
 from agentmem_vault.ops.doctor.state import read_state
-from agentmem_vault.vaultio import VaultWriter
+from agentmem_vault.board.store import BoardWriter
 
 VaultCheck = Callable[[Vault], list[Finding]]
 VAULT_CHECKS: list[VaultCheck] = []
@@ -130,7 +130,7 @@ def archive_findings(vault: Vault) -> list[Finding]:
     ]
 
 
-def obsidian_findings(vault: Vault, w: VaultWriter | None = None) -> list[Finding]:
+def obsidian_findings(vault: Vault, w: BoardWriter | None = None) -> list[Finding]:
     """Properties that are malformed or disagree with their tables; ``.obsidian/types.json``
     missing our property types (docs/obsidian.md)."""
     from agentmem_vault.ops import obsidian as ob

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from agentmem_vault.clock import format_ts, parse_ts
 from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without datetime.py (docs/performance.md)
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import SESSION_ID_RE
 
 TYPE_CHECKING = False  # typing is not imported at run time (the sessionStart hook path)

@@ -26,13 +26,13 @@ import json
 import os
 
 from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
-from agentmem_vault.model import index_table as it
+from agentmem_vault.board import table as it
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from agentmem_vault.config import Vault
+    from agentmem_vault.vault import Vault
 
 VERSION = 2
 CACHE_NAME = "board-cache.json"
@@ -436,7 +436,7 @@ class BoardState:
         """The board's bytes (read under the caller's lock when the summary was trusted by stat)."""
         if self._data is None:
             from agentmem_vault.errors import VerifyFailed
-            from agentmem_vault.vaultio import read_bytes
+            from agentmem_vault.fs import read_bytes
 
             data = read_bytes(self.path) if self.path is not None else None
             if data is None or len(data) != self.size or (self.crc is not None and _crc32(data) != self.crc):
@@ -476,7 +476,7 @@ class BoardState:
         if data is None and self.path is not None:
             # The bytes as they are now, searched without the CRC check of ``data``: the answer
             # is about the board on disk, whatever the summary's other facts.
-            from agentmem_vault.vaultio import read_bytes
+            from agentmem_vault.fs import read_bytes
 
             data = read_bytes(self.path)
         if data is None:
@@ -632,9 +632,9 @@ def _from_cache(cached: dict, data: bytes | None, crc: int, path: Path) -> Board
 
 def _read_cache(vault: Vault) -> dict | None:
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.vaultio import read_bytes
+    from agentmem_vault.fs import read_bytes
 
-    try:  # vaultio's read: a FIFO here is refused, never waited on (docs/reliability.md)
+    try:  # fs's read: a FIFO here is refused, never waited on (docs/reliability.md)
         cached = json.loads(read_bytes(cache_path(vault)) or b"null")
     except (OSError, ValueError, AgentmemError):
         return None
@@ -657,7 +657,7 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
                     return _from_cache(cached, None, cached["crc"], vault.index_path)
             except (KeyError, TypeError, ValueError):
                 pass
-        from agentmem_vault.vaultio import read_bytes
+        from agentmem_vault.fs import read_bytes
 
         data = read_bytes(vault.index_path)
         if stat is not None and (data is None or len(data) != stat[0]):
@@ -688,7 +688,7 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
                     return grown
         except (KeyError, TypeError, ValueError):
             pass
-    from agentmem_vault.vaultio import decode_text
+    from agentmem_vault.fs import decode_text
 
     doc = it.parse_index(decode_text(data, vault.index_path))
     parsed = from_doc(data, doc)
@@ -700,7 +700,7 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
 
 def save(vault: Vault, state: BoardState) -> None:
     """Best effort: a cache that cannot be written (read-only vault) is simply not kept."""
-    from agentmem_vault.vaultio import write_cache_file
+    from agentmem_vault.fs import write_cache_file
 
     try:
         write_cache_file(cache_path(vault), state.to_json(), in_place=True)  # a torn one does not parse

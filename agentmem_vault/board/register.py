@@ -1,0 +1,149 @@
+"""Chat registration (docs/board.md "Defaults"): a new chat gets an ``idle`` row and a Session ID
+from the ledger (``board.ids``), and a chat seen before (its conversation ID paired with a Session
+ID whose row still exists) gets its Session ID back. The sessionStart hook and ``agentmem
+register`` are front ends of this module; it stays light because the hook imports it.
+
+The snapshot-dependent operations (manual registration's snapshot, update, continue, release)
+live in ``ops/sessions.py``.
+"""
+
+from __future__ import annotations
+
+from agentmem_vault.board import summary
+from agentmem_vault.board import table as it
+from agentmem_vault.board.ids import issue_session_id
+from agentmem_vault.board.rules import idle_row
+from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.clock import format_ts
+from agentmem_vault.clock import now as clock_now
+from agentmem_vault.config import machine_id
+from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
+from agentmem_vault.model.ids import base_session_id
+from agentmem_vault.ops.conversations import find_pair, read_pairs, record_pair, session_ids_with_prefix
+
+TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
+if TYPE_CHECKING:
+    from agentmem_vault.board.summary import BoardState
+    from agentmem_vault.vault import Vault
+
+
+class Registration:
+    """The registered Session ID and its row (plain class: this module is on the hook path, which
+    does not import ``dataclasses``; docs/performance.md)."""
+
+    __slots__ = ("row", "session_id")
+
+    def __init__(self, session_id: str, row: it.Row) -> None:
+        self.session_id = session_id
+        self.row = row
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            (self.session_id, self.row) == (other.session_id, other.row)
+            if type(other) is Registration
+            else NotImplemented
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.session_id, self.row))
+
+    def __repr__(self) -> str:
+        return f"Registration(session_id={self.session_id!r}, row={self.row!r})"
+
+    @property
+    def message(self) -> str:
+        return f"Your Memory Session ID is: {self.session_id}"
+
+
+def register_idle(
+    vault: Vault,
+    agent: str,
+    *,
+    when: datetime | None = None,
+    command: str = "register",
+    also_taken: frozenset[str] | set[str] = frozenset(),
+    state: BoardState | None = None,
+) -> Registration:
+    """sessionStart registration: append an idle row, verified, under the vault lock.
+
+    ``also_taken``: IDs handed out before whose rows are gone (the hook passes the IDs recorded in
+    ``conversations.jsonl``, so a deleted idle row's ID is never given to another chat).
+
+    Common case (docs/performance.md): the board summary (``board.summary``) vouches for a well-formed
+    board whose table ends the file, so the row is appended without parsing the other rows.
+    ``state``: that summary as the caller loaded it while already holding the vault lock."""
+    when = when or clock_now()
+    ts = format_ts(when)
+    base = base_session_id(when, agent, machine_id())
+    with BoardWriter(vault, command) as w:
+        if state is None:
+            state = summary.load(vault)
+        if state is not None and state.writable and state.appendable:
+            sid = issue_session_id(vault, state, base, also_taken)
+            row = idle_row(sid, agent, ts)
+            tail, stat = w.append_row_known(row, state)
+            summary.after_append(vault, state, tail, row, stat)
+            return Registration(sid, row)
+        text, doc = w.read_index()
+        doc.check_writable()
+        sid = issue_session_id(vault, doc, base, also_taken)
+        row = idle_row(sid, agent, ts)
+        w.append_row(row, read=(text, doc))
+    return Registration(sid, row)
+
+
+def start_chat(
+    vault: Vault,
+    agent: str,
+    *,
+    command: str,
+    conversation_id: str | None,
+    client: str,
+    source: str | None = None,
+    timeout: float,
+    project: str = "",
+    workspace: str = "",
+) -> tuple[str, bool, object, bytes | None]:
+    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board,
+    pairs)`` where ``board`` describes the index as read under the lock before any change and
+    ``pairs`` is ``conversations.jsonl`` as read then (both for recall: read once per hook).
+
+    The lookup, the registration and the pair are done under one hold of the vault lock, so two
+    hooks for the same conversation cannot both register it. Cost does not grow with the board
+    (docs/performance.md): the pair is one search of ``conversations.jsonl``, the row check a
+    search of the board's bytes vouched for by the board summary, and a new row is appended and
+    verified without parsing the others.
+    """
+    with BoardWriter(vault, command, timeout=timeout) as w:
+        state = summary.load(vault)  # by the summary's stat, without reading the board when it can
+        board: object = state
+        if state is None or not state.writable:
+            _, board = w.read_index()  # no table yet, or broken rows: the full parse, as before
+        pairs = read_pairs(vault)
+        if conversation_id:
+            pair = find_pair(vault, conversation_id, data=pairs)
+            if pair is not None:
+                sid = pair["session_id"]
+                if state is not None and state.writable:
+                    known = state.has_row(sid)
+                else:
+                    known = board.find(sid) is not None  # type: ignore[attr-defined]
+                if known:
+                    return sid, True, board, pairs
+        when = clock_now()
+        used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
+        reg = register_idle(vault, agent, when=when, command=command, also_taken=used, state=state)
+        if conversation_id:
+            record_pair(
+                vault,
+                conversation_id,
+                reg.session_id,
+                agent=client,
+                source=source,
+                project=project,
+                workspace=workspace,
+            )
+        return reg.session_id, False, board, pairs
+
+
+__all__ = ["Registration", "register_idle", "start_chat"]

@@ -1,0 +1,198 @@
+"""The board's writes: one row appended, updated or removed, or the whole table rewritten, each
+under the vault lock, journaled and verified (docs/board.md "Writing rules"), and row existence.
+
+``BoardWriter`` is ``writer.VaultWriter`` plus the board: every command that changes
+``memory/index.md`` goes through it, and after every verified write the board summary
+(``board.summary``) is refreshed. The writer underneath never imports the board.
+"""
+
+from __future__ import annotations
+
+from agentmem_vault.board import ids, summary
+from agentmem_vault.board import table as it
+from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
+from agentmem_vault.fs import append_bytes, atomic_write_text, make_dirs, read_bytes, read_from, read_text
+from agentmem_vault.writer import VaultWriter
+
+TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from agentmem_vault.board.summary import BoardState
+
+
+def _row_ids(text: str) -> list[str]:
+    """The Session IDs of a board's rows; for a board too damaged to parse (doctor repairs those),
+    every valid ID on its table lines (a few too many burned is harmless; one too few is not)."""
+    try:
+        return it.parse_index(text).ids()
+    except AgentmemError:
+        from agentmem_vault.model.ids import find_ids
+
+        return find_ids("".join(ln for ln in it.split_lines(text) if ln.lstrip().startswith("|")))
+
+
+class BoardWriter(VaultWriter):
+    """``VaultWriter`` with the board's operations.
+
+    Usage::
+
+        with BoardWriter(vault, "register") as w:
+            doc = w.index()
+            w.append_row(row)
+    """
+
+    def index_text(self) -> str:
+        t = read_text(self.vault.index_path)
+        return "" if t is None else t
+
+    def index(self) -> it.IndexDoc:
+        return it.parse_index(self.index_text())
+
+    def _verify_index(self, expected: str) -> it.IndexDoc:
+        got = read_text(self.vault.index_path)
+        if got != expected:
+            raise VerifyFailed(
+                "memory/index.md changed during the write or did not verify; re-run the command "
+                "(the journal holds the intended change)"
+            )
+        return it.parse_index(got)
+
+    def read_index(self) -> tuple[str, it.IndexDoc]:
+        text = self.index_text()
+        return text, it.parse_index(text)
+
+    def append_row(self, row: it.Row, *, strict: bool = True, read: tuple[str, it.IndexDoc] | None = None) -> None:
+        """Append one row. ``read`` = (text, doc) already read under this same lock, to skip a re-read."""
+        before, doc = read if read is not None else (lambda t: (t, it.parse_index(t)))(self.index_text())
+        if strict:
+            doc.check_writable()
+        if doc.find(row.session_id):
+            raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+        if it.split_cells(it.render_row(row)) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
+            raise WriteFailed(f"row {row.session_id} would not read back as written")
+        new_text, tail = it.append_row(doc, row)
+        self._remember(self.vault.index_path)
+        self.journal(
+            "append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict()
+        )
+        make_dirs(self.vault.memory)
+        if not before:  # missing or empty index: create it with the header
+            new_text = it.new_index_text() + it.render_row(row) + "\n"
+            atomic_write_text(self.vault.index_path, new_text)
+        elif tail is not None:
+            append_bytes(self.vault.index_path, tail.encode("utf-8"))
+        else:
+            atomic_write_text(self.vault.index_path, new_text)
+        # Byte-exact comparison with what we meant to write: the new row is there, every other
+        # byte is as it was, and nobody else wrote in between.
+        if read_text(self.vault.index_path) != new_text:
+            raise VerifyFailed(
+                f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
+            )
+
+    def append_row_known(self, row: it.Row, state: BoardState) -> tuple[bytes, list[int] | None]:
+        """Append one row to a board described by ``state`` (ops/board_cache.py: every row well
+        formed, the table running to the end of the file; its bytes as read under this lock, or
+        its stat matching the summary's), without parsing, or even reading, the other rows.
+
+        Verified: the board must still be the one ``state`` describes (its stat, or its bytes),
+        must grow by exactly the new line, and the bytes read back after the old end must be that
+        line. Returns the appended bytes and the board's stat after the append (or None)."""
+        if not (state.writable and state.appendable):
+            raise WriteFailed("append_row_known needs a well-formed board whose table ends the file")
+        if state.has_row(row.session_id):
+            raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+        line = it.render_row(row)
+        if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
+            raise WriteFailed(f"row {row.session_id} would not read back as written")
+        nl = state.newline
+        path = self.vault.index_path
+        tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
+        changed = VerifyFailed(
+            f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
+            "nothing was written, run the command again"
+        )
+        if state.stat is not None:
+            if summary.board_stat(path) != state.stat:
+                raise changed
+        elif read_bytes(path) != state.data:
+            raise changed
+        self._remember(path)
+        # Not fsynced on its own: the row's fsync right after makes what matters durable, and
+        # a lost audit line costs no row and no ID (docs/reliability.md, "What a power cut may cost").
+        self.journal(
+            "append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict(), durable=False
+        )
+        append_bytes(path, tail)
+        # Verified without reading the whole board: the stat is taken before the read-back, so a
+        # later write by another program changes it and the next hook reads the board again.
+        after = summary.board_stat(path)
+        back = read_from(path, state.size)
+        if back != tail or (after is not None and after[0] != state.size + len(tail)):
+            raise VerifyFailed(
+                f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
+            )
+        return tail, after
+
+    def update_row(
+        self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True
+    ) -> tuple[it.Row, it.Row]:
+        before_text = self.index_text()
+        doc = it.parse_index(before_text)
+        if strict:
+            doc.check_writable()
+        old = doc.get(session_id)
+        new = change(old)
+        if new.session_id != session_id:
+            raise WriteFailed("an update may not change the Session ID")
+        if new == old:
+            return old, new
+        new_text = it.replace_row(doc, session_id, new)
+        self._remember(self.vault.index_path)
+        self.journal(
+            "update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict()
+        )
+        atomic_write_text(self.vault.index_path, new_text)
+        after = self._verify_index(new_text)
+        if after.find(session_id) != new:
+            raise VerifyFailed(f"row {session_id} did not verify after the write")
+        summary.refresh(self.vault, new_text, after)
+        return old, new
+
+    def remove_row(self, session_id: str, *, strict: bool = True) -> it.Row:
+        before_text = self.index_text()
+        doc = it.parse_index(before_text)
+        if strict:
+            doc.check_writable()
+        old = doc.get(session_id)
+        new_text = it.remove_row(doc, session_id)
+        self._remember(self.vault.index_path)
+        self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
+        self._burn([session_id])
+        atomic_write_text(self.vault.index_path, new_text)
+        after = self._verify_index(new_text)
+        if after.find(session_id) is not None:
+            raise VerifyFailed(f"row {session_id} is still in memory/index.md after removal")
+        summary.refresh(self.vault, new_text, after)
+        return old
+
+    def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
+        """Whole-table rewrite computed by the caller from the text read under this lock."""
+        before = self.index_text()
+        if new_text == before:
+            return
+        kept = set(it.parse_index(new_text).ids())  # never write a table we could not read back
+        self._remember(self.vault.index_path)
+        self.journal(reason, path=self.vault.index_path, before_text=before, **journal_data)
+        self._burn([sid for sid in _row_ids(before) if sid not in kept])
+        atomic_write_text(self.vault.index_path, new_text)
+        summary.refresh(self.vault, new_text, self._verify_index(new_text))
+
+    def _burn(self, removed: list[str]) -> None:
+        """IDs whose rows this write removes go to the issued-IDs ledger, fsynced, before the table
+        is written (``ids.burn``; docs/reliability.md). Not undone by a rollback: the ledger is
+        append-only, an ID burned too many is harmless, and restoring it (before the board, in
+        reverse order) would free the ID if the board's restore then failed."""
+        ids.burn(self.vault, removed)

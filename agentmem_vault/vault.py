@@ -1,0 +1,144 @@
+"""The vault and its paths: every file of a vault is named here, once (docs/board.md), and the
+user-level folders outside any vault (config, cache: locks and logs).
+
+Kept free of heavy imports: the sessionStart hook goes through here on every new chat.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from agentmem_vault.errors import ConfigError
+from agentmem_vault.model.ids import validate_session_id
+
+try:  # the builtin module: hashlib loads OpenSSL, which the sessionStart hook cannot afford
+    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - other Pythons
+    from hashlib import sha256 as _sha256
+
+
+def user_config_dir() -> Path:
+    env = os.environ.get("AGENTMEM_CONFIG_DIR")
+    if env:
+        return Path(env)
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
+        return Path(base) / "agentmem"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "agentmem"
+
+
+def user_cache_dir() -> Path:
+    """Where locks and logs live: outside any cloud-synced vault (sync clients break lock files)."""
+    env = os.environ.get("AGENTMEM_CACHE_DIR")
+    if env:
+        return Path(env)
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "agentmem" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "agentmem"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "agentmem"
+
+
+def ensure_cache_folder(folder: Path) -> Path:
+    """Create a folder under the user cache dir, or a clear ConfigError (a cache dir that is a
+    file, no permission) naming AGENTMEM_CACHE_DIR, never a traceback."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot use the cache folder {folder}: {exc.strerror or exc} (is {user_cache_dir()} a file?). "
+            "Set AGENTMEM_CACHE_DIR to a writable local folder"
+        ) from exc
+    return folder
+
+
+class Vault:
+    """A vault folder. A plain frozen class rather than a dataclass: importing ``dataclasses``
+    costs the sessionStart hook more than its own work (docs/performance.md)."""
+
+    __slots__ = ("_memory", "_state", "root")
+    root: Path
+    _memory: Path
+    _state: Path
+
+    def __init__(self, root: Path) -> None:
+        object.__setattr__(self, "root", root)
+        # The two folders every path below is built from, joined once: the hook asks for them
+        # dozens of times, and each pathlib join is a parse (docs/performance.md).
+        object.__setattr__(self, "_memory", root / "memory")
+        object.__setattr__(self, "_state", root / "memory" / ".agentmem")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Vault is frozen; cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return other.root == self.root if type(other) is Vault else NotImplemented  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((Vault, self.root))
+
+    def __repr__(self) -> str:
+        return f"Vault(root={self.root!r})"
+
+    def __reduce__(self) -> tuple:
+        return (Vault, (self.root,))
+
+    @property
+    def memory(self) -> Path:
+        return self._memory
+
+    @property
+    def index_path(self) -> Path:
+        return self.memory / "index.md"
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.memory / "sessions"
+
+    @property
+    def archive_dir(self) -> Path:
+        return self.memory / "archive"
+
+    @property
+    def longterm_dir(self) -> Path:
+        return self.memory / "long-term"
+
+    @property
+    def state_dir(self) -> Path:
+        return self._state
+
+    @property
+    def journal_path(self) -> Path:
+        return self.state_dir / "journal.jsonl"
+
+    @property
+    def issued_ids_path(self) -> Path:
+        """The issued-IDs ledger (docs/reliability.md): every Session ID handed out, one per line."""
+        return self._state / "issued-ids.txt"
+
+    @property
+    def config_path(self) -> Path:
+        return self.state_dir / "config.yaml"
+
+    def session_path(self, session_id: str) -> Path:
+        return self.sessions_dir / f"{validate_session_id(session_id)}.md"
+
+    def archive_path(self, session_id: str) -> Path:
+        return self.archive_dir / validate_session_id(session_id)
+
+    @property
+    def key(self) -> str:
+        """Stable key of this vault for per-vault state kept outside it (locks, logs)."""
+        try:
+            p = str(self.root.resolve())
+        except OSError:
+            p = str(self.root.absolute())
+        return _sha256(os.path.normcase(p).encode("utf-8", "surrogatepass")).hexdigest()[:16]  # non-UTF-8 names too
+
+    def lock_path(self, name: str = "index") -> Path:
+        return user_cache_dir() / "locks" / f"{self.key}-{name}.lock"

@@ -1,0 +1,298 @@
+"""The vault's one writer: the lock, the journal and the all-or-nothing transaction.
+
+Every change follows the safe-write rule (docs/board.md "Writing rules"): take the vault's exclusive
+lock (kept outside the synced folder), re-read the file under the lock, change only the target,
+write it (``fs``: append in place, or an atomic temp+fsync+replace), re-read and verify, and journal
+the change to ``memory/.agentmem/journal.jsonl`` *before* it is made, so that anything removed can
+be recovered from the journal. The board's own writes (rows, the table) are ``board.store``'s,
+built on this class; this module never imports the board.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from agentmem_vault import clock
+from agentmem_vault.config import vault_config
+from agentmem_vault.errors import AgentmemError, Refused, VerifyFailed, WriteFailed
+from agentmem_vault.fs import (
+    TMP_SUFFIX,
+    _retry,
+    append_line,
+    atomic_write_bytes,
+    atomic_write_text,
+    check_inside_vault,
+    ensure_writable,
+    make_dirs,
+    read_bytes,
+    read_text,
+)
+from agentmem_vault.locking import exclusive_lock
+
+TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any, Self
+
+    from agentmem_vault.vault import Vault
+
+
+class _Transaction:
+    """The context manager of ``VaultWriter.transaction`` (a class: no contextlib on the hook path)."""
+
+    __slots__ = ("_outer", "_writer")
+
+    def __init__(self, writer: VaultWriter) -> None:
+        self._writer = writer
+        self._outer = False
+
+    def __enter__(self) -> None:
+        w = self._writer
+        if w._undo is None:  # nested: the outer transaction owns the undo log
+            self._outer = True
+            w._undo = []
+            w._created_dirs = []
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if not self._outer:
+            return
+        w = self._writer
+        log, w._undo = w._undo, None
+        if exc_type is not None:
+            w._rollback(log or [])
+
+
+class VaultWriter:
+    """Holds the vault lock for one operation and performs verified, journaled writes.
+
+    Usage::
+
+        with VaultWriter(vault, "register") as w:
+            doc = w.index()
+            w.append_row(row)
+    """
+
+    def __init__(self, vault: Vault, command: str, *, timeout: float | None = None, now: str | None = None):
+        self.vault = vault
+        self.command = command
+        if timeout is None:
+            try:
+                timeout = float(vault_config(vault).get("lock_timeout", 10.0))
+            except (AgentmemError, ValueError, TypeError):
+                timeout = 10.0
+        self.timeout = timeout
+        self.now = now
+        self._cm: exclusive_lock | None = None
+        self.changes: list[dict] = []
+        self._undo: list[tuple[Path, bytes | None]] | None = None
+        self._created_dirs: list[Path] = []
+        self.touched: list[Path] = []  # every file written, moved or removed (for the recall index)
+
+    def __enter__(self) -> Self:
+        cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
+        cm.__enter__()
+        self._cm = cm
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        assert self._cm is not None
+        self._cm.__exit__(*exc)
+        lt = self.vault.longterm_dir.absolute()
+        notes = [p for p in self.touched if p.absolute().is_relative_to(lt)]
+        if notes:  # after the lock: the recall index has its own (recall/refresh.py)
+            from agentmem_vault.recall.refresh import notes_written
+
+            notes_written(self.vault, notes)
+
+    # -- all-or-nothing ---------------------------------------------------------------------
+    def transaction(self) -> _Transaction:
+        """``with w.transaction():`` everything written inside is undone (files restored byte for
+        byte, new files removed) if the block raises, so a multi-file operation is either fully
+        done or not at all. Nested transactions belong to the outermost one."""
+        return _Transaction(self)
+
+    def _remember(self, path: Path) -> None:
+        if self._undo is not None and all(p != path for p, _ in self._undo):
+            self._undo.append((path, read_bytes(path)))
+            # Folders this write will create are removed again on rollback (and only those).
+            missing = path.parent
+            while not missing.exists() and missing != self.vault.memory and missing.parent != missing:
+                if missing not in self._created_dirs:
+                    self._created_dirs.append(missing)
+                missing = missing.parent
+
+    def _rollback(self, log: list[tuple[Path, bytes | None]]) -> None:
+        if not log:
+            return  # refused before its first write (unknown ID, bad input): nothing to undo or journal
+        failed: list[str] = []
+        for path, data in reversed(log):
+            try:
+                if data is None:
+                    if path.exists():
+                        _retry(path.unlink, f"remove {path}")
+                elif read_bytes(path) != data:
+                    atomic_write_bytes(path, data)
+            except (OSError, AgentmemError) as exc:
+                failed.append(f"{path}: {exc}")
+        for folder in sorted(self._created_dirs, key=lambda p: len(p.parts), reverse=True):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass  # not empty or already gone: leave it
+        self._created_dirs = []
+        try:
+            self.journal("rollback", restored=[str(p) for p, _ in log], failed=failed)
+        except AgentmemError:
+            pass
+        if failed:
+            raise WriteFailed(
+                "rollback could not restore: " + "; ".join(failed) + " (see memory/.agentmem/journal.jsonl)",
+                code="rollback_incomplete",
+            )
+
+    # -- journal ----------------------------------------------------------------------------
+    def journal(
+        self,
+        action: str,
+        *,
+        session_id: str | None = None,
+        path: Path | None = None,
+        durable: bool = True,
+        **data: object,
+    ) -> None:
+        entry: dict[str, object] = {
+            "time": clock.iso_now(),
+            "command": self.command,
+            "action": action,
+            "session_id": session_id,
+            "path": str(path.relative_to(self.vault.root))
+            if path and path.is_relative_to(self.vault.root)
+            else (str(path) if path else None),
+            "pid": os.getpid(),
+        }
+        entry.update(data)
+        line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        jp = self.vault.journal_path
+        try:
+            make_dirs(jp.parent)
+            _rotate_journal(jp)
+            append_line(jp, line, durable=durable)
+        except (OSError, WriteFailed) as exc:
+            raise WriteFailed(f"could not write the journal {jp}: {exc}; nothing was changed") from exc
+        self.changes.append(entry)
+
+    # -- other files ------------------------------------------------------------------------
+    def write_file(self, path: Path, text: str, *, session_id: str | None = None, action: str = "write_file") -> bool:
+        """Atomic, verified write of a whole file; returns False when the content was already so."""
+        self._check_inside(path)
+        before = read_text(path)
+        if before == text:
+            return False
+        self._remember(path)
+        self.journal(action, session_id=session_id, path=path, before_text=before, after_sha=_sha(text))
+        atomic_write_text(path, text)
+        if read_text(path) != text:
+            raise VerifyFailed(f"{path} did not verify after the write")
+        return True
+
+    def move_file(self, src: Path, dst: Path, *, session_id: str | None = None) -> None:
+        self._check_inside(src)
+        self._check_inside(dst)
+        if dst.exists():
+            raise WriteFailed(f"{dst} already exists; refusing to overwrite it")
+        if src.is_symlink():
+            raise Refused(
+                f"{src} is a symbolic link; only regular files are moved (replace the link with the file itself)"
+            )
+        data = read_bytes(src)
+        if data is None:
+            raise WriteFailed(f"{src} does not exist")
+        ensure_writable(src.parent)
+        self._remember(src)
+        self._remember(dst)
+        self.journal("move_file", session_id=session_id, path=src, to=str(dst))
+        # Copy-then-delete rather than rename: the destination is verified before the source goes,
+        # and it works across the folders a sync client may treat as separate.
+        atomic_write_bytes(dst, data)
+        if read_bytes(dst) != data:
+            raise VerifyFailed(f"{dst} did not verify after the move")
+        try:
+            _retry(src.unlink, f"remove {src}")
+        except OSError as exc:
+            raise WriteFailed(f"copied {src} to {dst} but could not remove the original: {exc}") from exc
+
+    def delete_file(self, path: Path, *, session_id: str | None = None) -> None:
+        self._check_inside(path)
+        before = read_text(path)
+        if before is None:
+            return
+        ensure_writable(path.parent)
+        self._remember(path)
+        self.journal("delete_file", session_id=session_id, path=path, before_text=before)
+        try:
+            _retry(path.unlink, f"remove {path}")
+        except OSError as exc:
+            raise WriteFailed(f"could not remove {path}: {exc}") from exc
+
+    def remove_temp_file(self, path: Path) -> bool:
+        """Remove a leftover atomic-write temporary (``.<name>.<pid>.<n>.agentmem-tmp``). Its bytes
+        may be anything, even cut short, so it is journaled by size and hash, not text. False: it
+        was already gone."""
+        import hashlib
+
+        self._check_inside(path)
+        if not path.name.endswith(TMP_SUFFIX):
+            raise WriteFailed(f"{path} is not an agentmem temporary file; refusing to remove it")
+        data = read_bytes(path)
+        if data is None:
+            return False
+        ensure_writable(path.parent)
+        self._remember(path)
+        self.journal("remove_temp_file", path=path, bytes=len(data), sha=hashlib.sha256(data).hexdigest()[:16])
+        try:
+            _retry(path.unlink, f"remove {path}")
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise WriteFailed(f"could not remove {path}: {exc.strerror or exc}") from exc
+        return True
+
+    def _check_inside(self, path: Path) -> None:
+        mem = self.vault.memory.absolute()
+        p = path.absolute()
+        if ".." in p.parts or not p.is_relative_to(mem):
+            raise WriteFailed(f"refusing to write outside {mem}: {path}")
+        check_inside_vault(path)
+        self.touched.append(path)
+
+
+JOURNAL_ROTATE_BYTES = 8 * 1024 * 1024
+
+
+def _rotate_journal(jp: Path, limit: int | None = None) -> None:
+    """Start a new journal file past ``limit`` bytes. The old one is renamed, never deleted, so
+    every removed row stays recoverable (``journal.read_journal`` reads all of them in order).
+    Called under the vault lock, so two writers never rotate at once."""
+    try:
+        if jp.stat().st_size < (JOURNAL_ROTATE_BYTES if limit is None else limit):
+            return
+    except FileNotFoundError:
+        return
+    stamp = clock.stamp()
+    n = 1  # a fixed-width counter keeps name order = rotation order within one second
+    while (target := jp.with_name(f"{jp.stem}-{stamp}-{n:03d}{jp.suffix}")).exists():
+        n += 1
+    _retry(lambda: os.replace(jp, target), f"rotate {jp}")
+
+
+def journal_files(jp: Path) -> list[Path]:
+    """Rotated journals oldest first, then the current one."""
+    rotated = sorted(jp.parent.glob(f"{jp.stem}-*{jp.suffix}")) if jp.parent.is_dir() else []
+    return rotated + [jp]
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
