@@ -230,7 +230,8 @@ def test_file_names_are_readable_and_close_to_the_title(title, name):
 @pytest.mark.parametrize(
     "category, text, expected",
     [
-        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("", "global")),
+        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("shop", "project")),
+        ("development_code_specification", "不管哪個專案，我都用 f-string", ("", "global")),
         ("development_code_specification", "I prefer small functions in this repo", ("shop", "project")),
         ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("shop", "project")),
         ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("shop", "project")),

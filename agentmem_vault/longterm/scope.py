@@ -37,26 +37,13 @@ _EVERY_PROJECT = re.compile(
 UNSCOPED = "unscoped"
 
 
-# A preference in the first person about how code is written, tested or delivered is the user's
-# own taste, not a project's: it follows them into every project unless the words tie it to this
-# one ("I prefer f-strings", "我習慣先看測試"). Tools, stack, build and environment stay the project's.
-TASTE_CATEGORIES = frozenset(
-    {"development_code_specification", "development_test_specification", "development_practice_specification"}
-)
-_PERSONAL = re.compile(
-    r"\bi(?:'d| would)? (?:really |much |strongly )?(?:prefer|like|love|hate|dislike|can'?t stand|rather)\b|\bi'?m used to\b|"
-    r"我(?:比較|比较|更|很|真的|一直)?(?:喜歡|喜欢|偏好|偏愛|偏爱|傾向|倾向|習慣|习惯|討厭|讨厌|不喜歡|不喜欢|受不了)",
-    re.IGNORECASE,
-)
-
-
 def scope_for(category: str, text: str, source_project: str, reach: str = "") -> tuple[str, str]:
     """(project, scope) for a memory of ``category`` saying ``text``, from a source of
     ``source_project`` ("" when unknown); ``reach`` is the extractor's reading of the scope words
     (``project`` / ``all_projects``; anything else says nothing about projects)."""
     says_here = reach == "project" or (reach != "all_projects" and bool(_THIS_PROJECT.search(text)))
     says_everywhere = reach == "all_projects" or (reach != "project" and bool(_EVERY_PROJECT.search(text)))
-    if category in GLOBAL_CATEGORIES or (category in TASTE_CATEGORIES and _PERSONAL.search(text)):
+    if category in GLOBAL_CATEGORIES:
         wants_project = says_here and not says_everywhere
     else:
         wants_project = not (says_everywhere and not says_here)
