@@ -129,7 +129,7 @@ def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str |
         click.echo(
             f"warning: memory/index.md line {b.line_no}: {b.reason} (kept as is; see `agentmem doctor`)", err=True
         )
-    emit(opts, {"rows": [r.to_dict() for r in rows], "malformed": [b.__dict__ for b in bad]}, lambda: _table(rows))
+    emit(opts, {"rows": [r.to_dict() for r in rows], "malformed": [b.to_dict() for b in bad]}, lambda: _table(rows))
 
 
 @cli.command()

@@ -238,13 +238,20 @@ def _user_words(turns: list[Turn]) -> str:
 
 
 def source_time(src: Source) -> str:
-    """When the source was last written (its file's modification time), as a note timestamp.
-    Curation compares it with the note's ``source_time`` so that an older source never
-    overwrites newer text (docs/extraction.md)."""
+    """When the source was last written (its file's modification time, to the second): the
+    last resort for when a statement was made (docs/extraction.md, "Never backwards")."""
     try:
         return format_note_ts(datetime.fromtimestamp(src.path.stat().st_mtime))
     except (OSError, ValueError, OverflowError):
         return ""
+
+
+def stamp_times(memories: list[MemoryObject], fallback: str) -> None:
+    """Each memory's ``source_time``: when its statement was made (the turn's recorded time, the
+    snapshot's Updated At), else ``fallback`` (the source file's time)."""
+    for m in memories:
+        said = m.statement.said_at if m.statement is not None else ""
+        m.source_time = said or m.source_time or fallback
 
 
 @dataclass
@@ -333,7 +340,7 @@ def memories_from_turns(
         apply_fields(res.memories, turns, offline=False)
     for m in res.memories:
         apply_scope(m, project)
-        m.source_time = m.source_time or said_at
+    stamp_times(res.memories, said_at)
     kept, dropped = filter_memories(res.memories, min_score=min_score)
     kept, dups = dedupe_batch(kept)
     skipped = res.skipped + [{"title": m.title, "source": ref, "reason": why} for m, why in dropped + dups]
@@ -558,9 +565,7 @@ def _offline_candidates(work: list[_Work], progress: Callable[[int], None] | Non
         for m in found:
             apply_scope(m, src.project)
         info["candidates"] = len(found)
-        when = source_time(src)
-        for m in found:
-            m.source_time = when
+        stamp_times(found, source_time(src))
         candidates += found
         if progress:
             progress(1)
@@ -614,9 +619,7 @@ def _model_candidates(
             for m in apply_fields(r.memories, work[job.index][1], offline=False):
                 apply_scope(m, src.project)
             info["candidates"] = info.get("candidates", 0) + len(r.memories)
-            when = source_time(src)
-            for m in r.memories:
-                m.source_time = when
+            stamp_times(r.memories, source_time(src))
             candidates += r.memories
             remaining[job.index] -= 1
             if remaining[job.index] == 0 and progress:

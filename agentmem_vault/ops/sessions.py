@@ -24,6 +24,7 @@ from agentmem_vault.errors import (
     UsageError,
 )
 from agentmem_vault.board import table as it
+from agentmem_vault.model.row_fields import FIELD_LIMITS, check_row_fields
 from agentmem_vault.model.ids import base_session_id, validate_session_id
 from agentmem_vault.board.rules import (
     CONTINUE_KEYWORDS,
@@ -114,6 +115,7 @@ def register_manual(
     No content (no snapshot, or a blank one: the CLI, ``say`` and MCP alike) is the procedure's
     fallback registration: the snapshot's Current Context holds the Summary (given, else
     ``手動補註冊，已建立 session snapshot。``), never a snapshot of nothing but ``None``."""
+    check_row_fields(topic=topic, summary=summary, keywords=keywords)
     if snapshot_text is not None and not snapshot_text.strip():
         snapshot_text = None
     incoming = _incoming(snapshot_text, vault)
@@ -317,6 +319,7 @@ def update_session(
     """狀態更新: create or merge the snapshot, then update only that row (Status active, Updated At);
     Started At and Referenced By unchanged."""
     sid = validate_session_id(session_id)
+    check_row_fields(topic=topic, summary=summary, keywords=keywords)
     incoming = _incoming(snapshot_text, vault)
     ts = format_ts(clock_now())
     with _all_or_nothing(vault, "update", f"update of {sid}") as w:
@@ -387,7 +390,8 @@ def continue_session(
                 vault,
                 agent or "",
                 topic=None,
-                summary=f"接續 {src}：{source_row.topic}",
+                # A hand-edited source topic may be any length; the summary stays within its limit.
+                summary=f"接續 {src}：{source_row.topic}"[: FIELD_LIMITS["summary"]],
                 writer=w,
                 snapshot_text=snapshot_text
                 or f"## Current Context\n接續 {src}（{source_row.topic}）。\n\n## Continues From\n- {src}\n",
@@ -457,6 +461,9 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
                 snap = with_continues_from(snap, remove=[src])
                 snap.metadata["Updated At"] = ts
                 changed_snap = write_session_file(w, path, _render_like(snap, existing), session_id=cur)
+                if changed_snap and doc.find(cur) is not None:
+                    # the snapshot's Updated At moved: the row's moves with it (docs/board.md: in step)
+                    w.update_row(cur, lambda r: r.with_(updated_at=ts))
         if src_row is not None and cur in src_row.referencing_ids:
             w.update_row(
                 src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur]))
