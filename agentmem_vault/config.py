@@ -70,6 +70,8 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
             pass
     import yaml  # deferred: only when the config file changed
 
+    from agentmem_vault.model import yamlload
+
     from agentmem_vault.errors import AgentmemError
     from agentmem_vault.fs import read_bytes  # refuses a FIFO or an outside link, never hangs
 
@@ -78,10 +80,11 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
     except AgentmemError as exc:
         raise ConfigError(f"{path}: {exc.message}") from exc
     try:
-        data = yaml.safe_load((raw or b"").decode("utf-8-sig")) or {}
-    except yaml.YAMLError as exc:
-        # PyYAML's message spans several lines; a user needs one line and what to do.
-        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())}); fix or remove that file") from exc
+        data = yamlload.load((raw or b"").decode("utf-8-sig"), yaml.SafeLoader) or {}
+    except yamlload.YamlProblem as exc:
+        # One line naming the problem and what to do (PyYAML's own message spans several).
+        where = f" at line {exc.line}" if exc.line else ""
+        raise ConfigError(f"{path}: not valid YAML{where} ({exc.problem}); fix or remove that file") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
     except OSError as exc:

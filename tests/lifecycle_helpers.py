@@ -42,12 +42,20 @@ def write_index(vault: Vault, rows: list[it.Row], *, extra: str = "") -> None:
     vault.index_path.write_text(text, encoding="utf-8")
 
 
-def snapshot_text(sid: str, *, continues_from: list[str] = (), topic: str = "主題") -> str:
+def snapshot_text(
+    sid: str,
+    *,
+    continues_from: list[str] = (),
+    topic: str = "主題 topic",
+    status: str = "active",
+    updated: str = "2026-05-31 09:00",
+) -> str:
+    """A snapshot in step with ``row(sid)``'s defaults (Topic, Status, Updated At: docs/board.md)."""
     cf = "\n".join(f"- [[{s}]]" for s in continues_from) or "None"
     return (
         f"# Session: {sid}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Session ID | {sid} |\n"
-        f"| Agent Name | {sid[16:]} |\n| Topic | {topic} |\n| Status | active |\n"
-        f"| Started At | 2026-05-01 08:00 |\n| Updated At | 2026-05-20 10:00 |\n\n"
+        f"| Agent Name | {sid[16:]} |\n| Topic | {topic} |\n| Status | {status} |\n"
+        f"| Started At | 2026-05-01 08:00 |\n| Updated At | {updated} |\n\n"
         f"## Current Context\n做了一些事情。\n\n## Decisions\n- 用 Python\n\n## Files / Artifacts\nNone\n\n"
         f"## Open Questions\nNone\n\n## Next Actions\nNone\n\n## Continues From\n{cf}\n\n"
         f"## Superseded / Resolved\nNone\n"

@@ -67,3 +67,18 @@ def load_long_tasks() -> dict:
 def write_corpus(longterm: Path, notes: list[dict] | None = None) -> dict[str, Path]:
     """Write every corpus note; returns {key: path}."""
     return {n["key"]: write_note(longterm, n) for n in (notes if notes is not None else load_corpus())}
+
+
+def write_filler_notes(longterm: Path) -> None:
+    """Five unrelated memories, so that a test task's words are rare, as in a real vault (a vault of
+    three notes that all share the task's words gives those words no weight)."""
+    for i, topic in enumerate(("pnpm packages", "docker images", "release tags", "sql migrations", "css tokens")):
+        write_note(
+            longterm,
+            {
+                "id": f"lt-f0000{i}",
+                "title": f"Notes on {topic}",
+                "keywords": topic.split(),
+                "content": f"About {topic}.",
+            },
+        )

@@ -363,22 +363,22 @@ def test_doctor_fix_and_the_daemon_resolve_a_hand_edit_toward_the_table(vault, c
     path.write_text(good.replace("status: active", "status: done\nmine: again"), encoding="utf-8")
     d = Daemon(vault, rescan_seconds=30, debounce_seconds=0, quiet_minutes=0, extractor_loader=lambda v: (None, "off"))
     d.queue.load()
-    d.folder = scan_memory(vault.memory)
-    d.reconcile_pass()
+    d.passes.folder = scan_memory(vault.memory)
+    d.passes.reconcile_pass()
     assert path.read_text(encoding="utf-8") == good.replace("status: active", "status: active\nmine: again")
     assert_in_step(vault)
     # the board changes under it (a hand edit of the row): the daemon follows the row
     vault.index_path.write_text(
         vault.index_path.read_text(encoding="utf-8").replace("| active |", "| stale |"), encoding="utf-8"
     )
-    d.handle_paths(["index.md"])
+    d.passes.handle_paths(["index.md"])
     assert sp.props_of(path.read_text(encoding="utf-8"))["status"] == "stale"
     # a snapshot copied in with Properties but no row: the daemon adds the row, the Properties follow it
     new = "2026-05-20-0800-cursor-main-agent"
     vault.session_path(new).write_text(
         sp.sync_props(snapshot(new), kind=sp.LIVE, board=None, session_id=new), encoding="utf-8"
     )
-    d.handle_paths([f"sessions/{new}.md"])
+    d.passes.handle_paths([f"sessions/{new}.md"])
     assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).find(new) is not None
     assert sp.props_of(vault.session_path(new).read_text(encoding="utf-8"))["summary"]
     assert_in_step(vault)

@@ -9,7 +9,7 @@ import pytest
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.recall.index import reindex
-from recall_helpers import write_note
+from recall_helpers import write_filler_notes, write_note
 
 TASK = "how are billing webhook retries configured"
 
@@ -35,16 +35,7 @@ def notes(vault: Vault) -> Vault:
                 "importance": imp,
             },
         )
-    for i, topic in enumerate(("pnpm packages", "docker images", "release tags", "sql migrations", "css tokens")):
-        write_note(
-            vault.longterm_dir,
-            {
-                "id": f"lt-f0000{i}",
-                "title": f"Notes on {topic}",
-                "keywords": topic.split(),
-                "content": f"About {topic}.",
-            },
-        )
+    write_filler_notes(vault.longterm_dir)
     reindex(vault)
     return vault
 

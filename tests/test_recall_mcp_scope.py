@@ -15,7 +15,7 @@ import pytest
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.recall.index import reindex
-from recall_helpers import write_note
+from recall_helpers import write_filler_notes, write_note
 
 pytest.importorskip("mcp.server.mcpserver")
 from mcp import Client, StdioServerParameters, types  # noqa: E402
@@ -49,16 +49,7 @@ NOTES = {
 def world(vault: Vault, tmp_path: Path) -> dict[str, Any]:
     for n in NOTES.values():
         write_note(vault.longterm_dir, n)
-    for i, topic in enumerate(("pnpm packages", "docker images", "release tags", "sql migrations", "css tokens")):
-        write_note(  # unrelated memories: the task's words are rare, as in a real vault
-            vault.longterm_dir,
-            {
-                "id": f"lt-f0000{i}",
-                "title": f"Notes on {topic}",
-                "keywords": topic.split(),
-                "content": f"About {topic}.",
-            },
-        )
+    write_filler_notes(vault.longterm_dir)
     reindex(vault)
     home = tmp_path / "home"
     shop, legacy = tmp_path / "code" / "shop", tmp_path / "code" / "legacy"

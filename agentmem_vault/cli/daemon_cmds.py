@@ -37,7 +37,7 @@ def run_cmd(
     ctx: click.Context, polling: bool, rescan: float | None, background: bool, vault: str | None, as_json: bool
 ) -> None:
     """Run the daemon in the foreground until Ctrl+C / SIGTERM."""
-    from agentmem_vault.daemon.service import run_daemon
+    from agentmem_vault.daemon.process import run_daemon
 
     opts = opts_from(ctx, vault, as_json)
     run_daemon(resolve_vault(opts.vault), polling=polling, rescan_seconds=rescan, background=background)

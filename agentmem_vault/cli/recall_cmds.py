@@ -68,17 +68,8 @@ def context(
         from agentmem_vault.model.ids import validate_session_id
         from agentmem_vault.recall import audit
 
-        notes, sessions = audit.from_context(res)
-        audit.record(
-            v,
-            "context",
-            session_id=validate_session_id(session_id),
-            agent="cli",
-            project=scope.project,
-            budget=budget,
-            chars=len(res.markdown),
-            notes=notes,
-            sessions=sessions,
+        audit.record_context(
+            v, res, "context", session_id=validate_session_id(session_id), agent="cli", project=scope.project
         )
     if not explain:
         emit(opts, res.to_dict(), lambda: res.markdown.rstrip("\n"))

@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Collection
 
-from agentmem_vault.daemon.scan import FolderSnapshot
+from agentmem_vault.daemon.scan import Entry, FolderSnapshot
 from agentmem_vault.errors import IndexFormatError
 from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
@@ -121,7 +121,16 @@ def plan(
         )
         return out
 
-    text = index_text
+    text = _fold_conflicts(folder, index_text, archived, out)
+    rows = {r.session_id: r for r in it.parse_index(text).row_list()}  # IDs are unique here (duplicates stop above)
+    sessions = folder.sessions()
+    _plan_sessions(sessions, rows, out)
+    _report_rows_without_snapshot(rows, sessions, previous_sessions, out)
+    return out
+
+
+def _fold_conflicts(folder: FolderSnapshot, text: str, archived: Collection[str], out: Plan) -> str:
+    """Sync-conflict copies of the index folded in (docs/board.md); the board's text after them."""
     for rel, entry in sorted(folder.conflicts().items()):
         if entry.error or entry.text is None:
             out.reports.append(
@@ -167,10 +176,11 @@ def plan(
         if move or new_text != text:
             out.actions.append(FoldConflict(rel, text, new_text, tuple(added), tuple(updated), move, entry.sha))
         text = new_text
-    doc = it.parse_index(text)
-    rows = {r.session_id: r for r in doc.row_list()}  # IDs are unique here (duplicates stop above)
+    return text
 
-    sessions = folder.sessions()
+
+def _plan_sessions(sessions: dict[str, Entry], rows: dict[str, it.Row], out: Plan) -> None:
+    """A snapshot without a row gets one; a snapshot newer than its row syncs it."""
     for sid, entry in sorted(sessions.items()):
         if not is_valid_session_id(sid):
             out.reports.append(
@@ -209,6 +219,10 @@ def plan(
         if new is not None:
             out.actions.append(SyncRow(row, new))
 
+
+def _report_rows_without_snapshot(
+    rows: dict[str, it.Row], sessions: dict[str, Entry], previous_sessions: set[str] | None, out: Plan
+) -> None:
     for row in rows.values():
         if row.session_id in sessions:
             continue
@@ -230,4 +244,3 @@ def plan(
                     row.session_id,
                 )
             )
-    return out

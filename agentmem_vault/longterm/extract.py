@@ -38,7 +38,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentmem_vault.clock import now as clock_now
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
@@ -47,6 +46,7 @@ from agentmem_vault.writer import VaultWriter
 from agentmem_vault.fs import atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
+from agentmem_vault.longterm.fields.sources import chat_pair, source_link
 from agentmem_vault.longterm.scope import apply_scope
 from agentmem_vault.ops.conversations import project_of_session
 from agentmem_vault.ops.projects import Aliases, aliases_from_config, identify
@@ -65,7 +65,7 @@ from agentmem_vault.longterm.llm import (
     source_deadline,
 )
 from agentmem_vault.longterm.noise import own_words, strip_noise
-from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, write_note
+from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, note_now, write_note
 from agentmem_vault.longterm.offline import extract_offline
 from agentmem_vault.longterm.schema import MemoryObject, validate_assessment, validate_memory
 from agentmem_vault.longterm.sources import (
@@ -238,13 +238,20 @@ def _user_words(turns: list[Turn]) -> str:
 
 
 def source_time(src: Source) -> str:
-    """When the source was last written (its file's modification time), as a note timestamp.
-    Curation compares it with the note's ``source_time`` so that an older source never
-    overwrites newer text (docs/extraction.md)."""
+    """When the source was last written (its file's modification time, to the second): the
+    last resort for when a statement was made (docs/extraction.md, "Never backwards")."""
     try:
         return format_note_ts(datetime.fromtimestamp(src.path.stat().st_mtime))
     except (OSError, ValueError, OverflowError):
         return ""
+
+
+def stamp_times(memories: list[MemoryObject], fallback: str) -> None:
+    """Each memory's ``source_time``: when its statement was made (the turn's recorded time, the
+    snapshot's Updated At), else ``fallback`` (the source file's time)."""
+    for m in memories:
+        said = m.statement.said_at if m.statement is not None else ""
+        m.source_time = said or m.source_time or fallback
 
 
 @dataclass
@@ -333,7 +340,7 @@ def memories_from_turns(
         apply_fields(res.memories, turns, offline=False)
     for m in res.memories:
         apply_scope(m, project)
-        m.source_time = m.source_time or said_at
+    stamp_times(res.memories, said_at)
     kept, dropped = filter_memories(res.memories, min_score=min_score)
     kept, dups = dedupe_batch(kept)
     skipped = res.skipped + [{"title": m.title, "source": ref, "reason": why} for m, why in dropped + dups]
@@ -372,11 +379,24 @@ def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
                 "were recorded): its memories are global; `agentmem memories move ID --project NAME` re-scopes one"
             ),
         )
+    hooked = chat_pair(vault, src).get("project")  # the hook's workspace for this chat
+    if isinstance(hooked, str) and hooked:
+        return dataclasses.replace(src, project=aliases.canonical(hooked), project_note="")
     if src.workspace:
         return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
     if src.project:
         return dataclasses.replace(src, project=aliases.canonical(src.project))
-    return src
+    return (
+        src
+        if src.project_note
+        else dataclasses.replace(
+            src,
+            project_note=(
+                "the source records no workspace: its project memories are unscoped (shown in no project's chats); "
+                "give `--project NAME`, or `agentmem memories move ID --project NAME` for one note"
+            ),
+        )
+    )
 
 
 def extract_sources(
@@ -420,8 +440,85 @@ def extract_sources(
     report.broken_notes = [p.name for p in broken]
 
     # 1. read every source and decide what is new
-    work: list[tuple[Source, list[Turn], int, str, dict]] = []
-    aliases = aliases_from_config(cfg)
+    work = _read_new_turns(vault, sources, aliases_from_config(cfg), state, report, force=force, progress=progress)
+
+    # 2. candidates
+    failed_sources: set[str] = set()
+    if model is None:
+        candidates = _offline_candidates(work, progress)
+    else:
+        candidates = _model_candidates(
+            model,
+            work,
+            existing,
+            report,
+            failed_sources,
+            concurrency=concurrency,
+            chunk_chars=chunk_chars,
+            progress=progress,
+        )
+        report.cost_usd = estimate_cost(report.usage, report.model, cfg.get("prices"))
+    # a chat the hook registered is linked by its Session ID (docs/notes.md, Fields: sources)
+    links = {w[0].ref: source_link(vault, w[0]) for w in work}
+    for m in candidates:
+        m.sources = [links.get(x, x) for x in m.sources]
+
+    # 3. quality layers
+    kept, dropped = filter_memories(candidates, min_score=min_score)
+    kept, dups = dedupe_batch(kept)
+    for m, why in dropped + dups:
+        report.skipped.append({"title": m.title, "source": ", ".join(m.sources), "reason": why})
+
+    # 4. curate and write (plan under the lock, on the notes as they are now)
+    now = note_now()
+    if dry_run:
+        actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
+        report.actions = [a.to_dict() for a in actions]
+    else:
+        with VaultWriter(vault, "extract") as w:
+            broken = []
+            existing = load_notes(vault, broken)
+            actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
+            vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+            for note in notes_to_write(actions):
+                write_note(w, vault, note)
+            report.actions = [a.to_dict() for a in actions]
+            state = load_state(vault)  # re-read under the lock: another run may have recorded sources meanwhile
+            for src, turns, _, fsha, _ in work:
+                if src.ref in failed_sources:
+                    continue  # retried next time
+                state["sources"][src.key] = {
+                    "path": str(src.path),
+                    "kind": src.kind,
+                    "sha": fsha,
+                    "turns": len(turns),
+                    "prefix_sha": _turns_sha(turns),
+                    "updated": now,
+                }
+            if work:
+                p = _state_path(vault)
+                p.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+# A source with new turns: (source, its turns, the first new turn, the sha of what was read, its report entry)
+_Work = tuple[Source, list[Turn], int, str, dict]
+
+
+def _read_new_turns(
+    vault: Vault,
+    sources: list[Source],
+    aliases: Aliases,
+    state: dict,
+    report: ExtractReport,
+    *,
+    force: bool,
+    progress: Callable[[int], None] | None,
+) -> list[_Work]:
+    """Read every source; those with turns not extracted yet (every turn with ``force``)."""
+    work: list[_Work] = []
     for src in sources:
         src = source_project(vault, src, aliases)
         info: dict[str, Any] = {
@@ -453,108 +550,81 @@ def extract_sources(
         info.update(status="processed", new_turns=len(rr.turns) - start)
         report.sources.append(info)
         work.append((src, rr.turns, start, fsha, info))
+    return work
 
-    # 2. candidates
+
+def _offline_candidates(work: list[_Work], progress: Callable[[int], None] | None) -> list[MemoryObject]:
     candidates: list[MemoryObject] = []
-    failed_sources: set[str] = set()
-    if model is None:
-        for src, turns, start, _, info in work:
-            found = assess_all_offline(
-                extract_offline(
-                    turns, sources=[src.ref], project=src.project, first_turn=start, recorded=src.kind == "session"
-                )
+    for src, turns, start, _, info in work:
+        found = assess_all_offline(
+            extract_offline(
+                turns, sources=[src.ref], project=src.project, first_turn=start, recorded=src.kind == "session"
             )
-            apply_fields(found, turns, offline=True, recorded=src.kind == "session")
-            for m in found:
+        )
+        apply_fields(found, turns, offline=True, recorded=src.kind == "session")
+        for m in found:
+            apply_scope(m, src.project)
+        info["candidates"] = len(found)
+        stamp_times(found, source_time(src))
+        candidates += found
+        if progress:
+            progress(1)
+    return candidates
+
+
+def _model_candidates(
+    model: MemoryModel,
+    work: list[_Work],
+    existing: list[Note],
+    report: ExtractReport,
+    failed_sources: set[str],
+    *,
+    concurrency: int,
+    chunk_chars: int,
+    progress: Callable[[int], None] | None,
+) -> list[MemoryObject]:
+    """The model's candidates, chunk by chunk on ``concurrency`` threads; usage, skipped items and
+    errors go to ``report``, the sources with an error to ``failed_sources`` (retried next time)."""
+    candidates: list[MemoryObject] = []
+    jobs: list[_Job] = []
+    for i, (_src, turns, start, _, info) in enumerate(work):
+        ctx = _context_text(turns, start)
+        chunks = chunk_turns(turns[start:], size=chunk_chars)
+        info["chunks"] = len(chunks)
+        for ch in chunks:
+            jobs.append(_Job(i, ch.text, ctx, _user_words(turns[start:])))
+            ctx = ""
+    remaining = {i: sum(1 for j in jobs if j.index == i) for i in range(len(work))}
+    if progress and any(n == 0 for n in remaining.values()):
+        progress(sum(1 for n in remaining.values() if n == 0))
+
+    total = float(getattr(model, "deadline_seconds", DEFAULT_SOURCE_DEADLINE))
+    deadlines: dict[int, float] = {}
+
+    def run(job: _Job) -> tuple[_Job, _JobResult]:
+        src = work[job.index][0]
+        # One total deadline per source, from its first model call (docs/reliability.md).
+        dl = deadlines.setdefault(job.index, time.monotonic() + total)
+        with source_deadline(dl, total, src.ref):
+            return job, _run_model_job(model, job, src.ref, src.project, _similar_titles(existing, job.chunk_text))
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        for job, r in pool.map(run, jobs):
+            src, _, _, _, info = work[job.index]
+            report.usage.add(r.usage)
+            report.skipped += r.skipped
+            for e in r.errors:
+                report.errors.append({"source": src.ref, "error": e})
+                failed_sources.add(src.ref)
+            for m in apply_fields(r.memories, work[job.index][1], offline=False):
                 apply_scope(m, src.project)
-            info["candidates"] = len(found)
-            when = source_time(src)
-            for m in found:
-                m.source_time = when
-            candidates += found
-            if progress:
+            info["candidates"] = info.get("candidates", 0) + len(r.memories)
+            stamp_times(r.memories, source_time(src))
+            candidates += r.memories
+            remaining[job.index] -= 1
+            if remaining[job.index] == 0 and progress:
                 progress(1)
-    else:
-        jobs: list[_Job] = []
-        for i, (_src, turns, start, _, info) in enumerate(work):
-            ctx = _context_text(turns, start)
-            chunks = chunk_turns(turns[start:], size=chunk_chars)
-            info["chunks"] = len(chunks)
-            for ch in chunks:
-                jobs.append(_Job(i, ch.text, ctx, _user_words(turns[start:])))
-                ctx = ""
-        remaining = {i: sum(1 for j in jobs if j.index == i) for i in range(len(work))}
-        if progress and any(n == 0 for n in remaining.values()):
-            progress(sum(1 for n in remaining.values() if n == 0))
-
-        total = float(getattr(model, "deadline_seconds", DEFAULT_SOURCE_DEADLINE))
-        deadlines: dict[int, float] = {}
-
-        def run(job: _Job) -> tuple[_Job, _JobResult]:
-            src = work[job.index][0]
-            # One total deadline per source, from its first model call (docs/reliability.md).
-            dl = deadlines.setdefault(job.index, time.monotonic() + total)
-            with source_deadline(dl, total, src.ref):
-                return job, _run_model_job(model, job, src.ref, src.project, _similar_titles(existing, job.chunk_text))
-
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            for job, r in pool.map(run, jobs):
-                src, _, _, _, info = work[job.index]
-                report.usage.add(r.usage)
-                report.skipped += r.skipped
-                for e in r.errors:
-                    report.errors.append({"source": src.ref, "error": e})
-                    failed_sources.add(src.ref)
-                for m in apply_fields(r.memories, work[job.index][1], offline=False):
-                    apply_scope(m, src.project)
-                info["candidates"] = info.get("candidates", 0) + len(r.memories)
-                when = source_time(src)
-                for m in r.memories:
-                    m.source_time = when
-                candidates += r.memories
-                remaining[job.index] -= 1
-                if remaining[job.index] == 0 and progress:
-                    progress(1)
-        report.cost_usd = estimate_cost(report.usage, report.model, cfg.get("prices"))
-
-    # 3. quality layers
-    kept, dropped = filter_memories(candidates, min_score=min_score)
-    kept, dups = dedupe_batch(kept)
-    for m, why in dropped + dups:
-        report.skipped.append({"title": m.title, "source": ", ".join(m.sources), "reason": why})
-
-    # 4. curate and write (plan under the lock, on the notes as they are now)
-    now = format_note_ts(clock_now())
-    if dry_run:
-        actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
-        report.actions = [a.to_dict() for a in actions]
-    else:
-        with VaultWriter(vault, "extract") as w:
-            broken = []
-            existing = load_notes(vault, broken)
-            actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
-            vault.longterm_dir.mkdir(parents=True, exist_ok=True)
-            for note in notes_to_write(actions):
-                write_note(w, vault, note)
-            report.actions = [a.to_dict() for a in actions]
-            state = load_state(vault)  # re-read under the lock: another run may have recorded sources meanwhile
-            for src, turns, _, fsha, _ in work:
-                if src.ref in failed_sources:
-                    continue  # retried next time
-                state["sources"][src.key] = {
-                    "path": str(src.path),
-                    "kind": src.kind,
-                    "sha": fsha,
-                    "turns": len(turns),
-                    "prefix_sha": _turns_sha(turns),
-                    "updated": now,
-                }
-            if work:
-                p = _state_path(vault)
-                p.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
-    report.seconds = time.perf_counter() - t0
-    return report
+    return candidates
 
 
 def progress_wanted(n_sources: int) -> bool:

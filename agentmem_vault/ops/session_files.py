@@ -130,4 +130,34 @@ def resync_session(w: BoardWriter, sid: str, board: sp.BoardFacts | None = _UNSE
     return resync(w, w.vault.session_path(sid), board, strict=strict)
 
 
-__all__ = ["board_facts", "board_row", "kind_of", "resync", "resync_session", "with_props", "write_session_file"]
+def set_snapshot_status(w: BoardWriter, sid: str, status: str, board: sp.BoardFacts | None = _UNSET) -> bool:
+    """The snapshot's Metadata Status set to the row's new ``status`` (organize's stale mark),
+    Updated At unchanged: row and snapshot stay in step (docs/board.md). A snapshot that cannot be
+    read is left for doctor to report; False when nothing changed."""
+    from agentmem_vault.model.snapshot import parse_snapshot, render_snapshot
+
+    path = w.vault.session_path(sid)
+    text = read_text(path)
+    if text is None:
+        return False
+    try:
+        snap = parse_snapshot(text)
+    except SnapshotFormatError:
+        return False
+    if snap.metadata.get("Status", "").strip() == status:
+        return resync(w, path, board)
+    snap.metadata["Status"] = status
+    new = render_snapshot(snap, newline="\r\n" if "\r\n" in text else "\n", bom=text.startswith("\ufeff"))
+    return write_session_file(w, path, new, session_id=sid, action="sync_status", board=board)
+
+
+__all__ = [
+    "board_facts",
+    "board_row",
+    "kind_of",
+    "resync",
+    "resync_session",
+    "set_snapshot_status",
+    "with_props",
+    "write_session_file",
+]

@@ -24,6 +24,7 @@ from agentmem_vault.errors import (
     UsageError,
 )
 from agentmem_vault.board import table as it
+from agentmem_vault.model.row_fields import FIELD_LIMITS, check_row_fields
 from agentmem_vault.model.ids import base_session_id, validate_session_id
 from agentmem_vault.board.rules import (
     CONTINUE_KEYWORDS,
@@ -36,6 +37,7 @@ from agentmem_vault.board.rules import (
     pick_topic,
     summary_from_snapshot,
 )
+from agentmem_vault.ops.conversations import record_session_project
 from agentmem_vault.board.register import Registration
 from agentmem_vault.board.ids import issue_session_id
 from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
@@ -93,6 +95,8 @@ def register_manual(
     keywords: str | None = None,
     snapshot_text: str | None = None,
     writer: BoardWriter | None = None,
+    workspace: str = "",
+    project: str = "",
 ) -> Registration:
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
@@ -101,6 +105,7 @@ def register_manual(
     No content (no snapshot, or a blank one: the CLI, ``say`` and MCP alike) is the procedure's
     fallback registration: the snapshot's Current Context holds the Summary (given, else
     ``手動補註冊，已建立 session snapshot。``), never a snapshot of nothing but ``None``."""
+    check_row_fields(topic=topic, summary=summary, keywords=keywords)
     if snapshot_text is not None and not snapshot_text.strip():
         snapshot_text = None
     incoming = _incoming(snapshot_text, vault)
@@ -125,6 +130,10 @@ def register_manual(
             ts,
             ts,
         )
+        if workspace or project:  # the session's project (docs/projects.md), before its snapshot records it
+            proj = record_session_project(vault, sid, agent, project=project, workspace=workspace)
+            if proj and not snap.metadata.get("Project", "").strip():
+                snap.metadata["Project"] = proj
         # the snapshot first (docs/board.md "Writing rules"), its Properties already from the row written next
         write_session_file(
             w, vault.session_path(sid), render_snapshot(snap), session_id=sid, board=BoardFacts.from_row(row)
@@ -294,10 +303,13 @@ def update_session(
     topic: str | None = None,
     summary: str | None = None,
     keywords: str | None = None,
+    workspace: str = "",
+    project: str = "",
 ) -> UpdateResult:
     """狀態更新: create or merge the snapshot, then update only that row (Status active, Updated At);
     Started At and Referenced By unchanged."""
     sid = validate_session_id(session_id)
+    check_row_fields(topic=topic, summary=summary, keywords=keywords)
     incoming = _incoming(snapshot_text, vault)
     ts = format_ts(clock_now())
     with _all_or_nothing(vault, "update", f"update of {sid}") as w:
@@ -313,6 +325,10 @@ def update_session(
             new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
             return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
 
+        if (workspace or project) and (incoming is not None or topic or summary or keywords):
+            # the session's project (docs/projects.md), before its snapshot records it; a bare
+            # update that brings nothing leaves the snapshot as it was
+            record_session_project(vault, sid, row.agent_name, project=project, workspace=workspace)
         marked: list[str] = []
         snap, created, changed = _write_session(
             w,
@@ -364,7 +380,8 @@ def continue_session(
                 vault,
                 agent or "",
                 topic=None,
-                summary=f"接續 {src}：{source_row.topic}",
+                # A hand-edited source topic may be any length; the summary stays within its limit.
+                summary=f"接續 {src}：{source_row.topic}"[: FIELD_LIMITS["summary"]],
                 writer=w,
                 snapshot_text=snapshot_text
                 or f"## Current Context\n接續 {src}（{source_row.topic}）。\n\n## Continues From\n- {src}\n",
@@ -434,6 +451,9 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
                 snap = with_continues_from(snap, remove=[src])
                 snap.metadata["Updated At"] = ts
                 changed_snap = write_session_file(w, path, _render_like(snap, existing), session_id=cur)
+                if changed_snap and doc.find(cur) is not None:
+                    # the snapshot's Updated At moved: the row's moves with it (docs/board.md: in step)
+                    w.update_row(cur, lambda r: r.with_(updated_at=ts))
         if src_row is not None and cur in src_row.referencing_ids:
             w.update_row(
                 src, lambda r: r.with_(referenced_by=it.join_id_list([x for x in r.referencing_ids if x != cur]))

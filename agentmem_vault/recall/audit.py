@@ -20,6 +20,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from agentmem_vault.recall.context import ContextResult
     from agentmem_vault.vault import Vault
 
 FILE_NAME = "injected.jsonl"
@@ -56,14 +57,27 @@ def from_given(given: list) -> tuple[list[dict], list[dict]]:
     return notes, sessions
 
 
-def from_context(res) -> tuple[list[dict], list[dict]]:  # type: ignore[no-untyped-def]
-    """(notes, sessions) entries from a ``recall.context.ContextResult``: what its Markdown holds."""
+def record_context(
+    vault: Vault, res: ContextResult, source: str, *, session_id: str | None, agent: str, project: str | None
+) -> bool:
+    """Record a ``recall.context.ContextResult`` (``memory_context``, ``context --session``): what
+    its Markdown holds, each note shown as a rule, in full or as one line."""
     notes = [
         note_entry(h.id or h.rel_path, h.title, h.rel_path, h.score, shown)
         for shown, hits in (("rule", res.rules), ("full", res.full), ("brief", res.brief))
         for h in hits
     ]
-    return notes, [session_entry(s.session_id, s.relevance) for s in res.sessions]
+    return record(
+        vault,
+        source,
+        session_id=session_id,
+        agent=agent,
+        project=project,
+        budget=res.budget,
+        chars=len(res.markdown),
+        notes=notes,
+        sessions=[session_entry(s.session_id, s.relevance) for s in res.sessions],
+    )
 
 
 def record(
@@ -213,4 +227,13 @@ def render_injected(result: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["entries", "given_note_ids", "injected", "note_entry", "record", "render_injected", "session_entry"]
+__all__ = [
+    "entries",
+    "given_note_ids",
+    "injected",
+    "record_context",
+    "note_entry",
+    "record",
+    "render_injected",
+    "session_entry",
+]

@@ -45,18 +45,7 @@ async def memory_context(
     def run(v: Vault) -> dict:
         scope = scope_of(v)
         res = build_context(v, task, limit=limit, budget=budget, project=scope.names, scope=scope.to_dict())
-        notes, sessions = audit.from_context(res)
-        audit.record(
-            v,
-            "memory_context",
-            session_id=session_id,
-            agent="mcp",
-            project=scope.project,
-            budget=budget,
-            chars=len(res.markdown),
-            notes=notes,
-            sessions=sessions,
-        )
+        audit.record_context(v, res, "memory_context", session_id=session_id, agent="mcp", project=scope.project)
         return res.to_dict()
 
     return await anyio.to_thread.run_sync(lambda: front.call(run, lambda d: d["markdown"]))

@@ -13,11 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentmem_vault.clock import parse_ts
+from agentmem_vault.clock import format_ts, parse_ts
 from agentmem_vault.errors import IndexFormatError, SnapshotFormatError
 from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.board.rules import archived_in_copy, fold_rows, row_from_fields, row_from_snapshot
+from agentmem_vault.board.rules import (
+    archived_in_copy,
+    clean_cell,
+    fold_rows,
+    is_placeholder_topic,
+    row_from_fields,
+    row_from_snapshot,
+    ts_of,
+)
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, TEMP_RE, TempFile, VaultState
@@ -497,6 +505,46 @@ def snapshot_without_row(r: IndexReview, sid: str, snap: str) -> None:
             fix="add its row from the snapshot's Metadata (Status active)",
         )
         r.plan.appends.append(_row_from_snapshot_text(sid, snap))
+
+
+@snapshot_check
+def row_and_snapshot_in_step(r: IndexReview, sid: str, snap: str) -> None:
+    """Topic, Status and Updated At of the row agree with the snapshot's Metadata; a disagreement
+    is resolved toward the snapshot (the fuller record, docs/board.md). A placeholder Topic in the
+    snapshot never replaces a real one."""
+    i = r.first_line.get(sid)
+    if i is None:
+        return
+    try:
+        meta = parse_snapshot(snap).metadata
+    except SnapshotFormatError:
+        return
+    row = r.current[i]
+    changes: dict[str, str] = {}
+    topic = clean_cell(meta.get("Topic", ""))
+    if topic and topic != row.topic.strip() and not is_placeholder_topic(topic):
+        changes["topic"] = topic
+    status = clean_cell(meta.get("Status", "")).lower()
+    written = next((x.status.strip() for j, x in r.doc.rows if j == i), "")
+    # a Status fixed above (a hand-written `closed`) says what the person meant: kept
+    if status in it.STATUSES and status != row.status.strip() and written in it.STATUSES:
+        changes["status"] = status
+    snap_ts, row_ts = ts_of(meta.get("Updated At")), ts_of(row.updated_at)
+    if snap_ts is not None and snap_ts != row_ts:
+        changes["updated_at"] = format_ts(snap_ts)
+    if not changes:
+        return
+    names = {"topic": "Topic", "status": "Status", "updated_at": "Updated At"}
+    said = "; ".join(f"{names[k]} {getattr(row, k)!r} vs {v!r}" for k, v in changes.items())
+    r.report_row(
+        sid,
+        i,
+        "row_snapshot_mismatch",
+        WARNING,
+        f"{sid}: the row and memory/sessions/{sid}.md disagree ({said}: row vs snapshot)",
+        fix="copy the snapshot's Metadata to the row",
+    )
+    r.current[i] = row.with_(**changes)
 
 
 @snapshot_check

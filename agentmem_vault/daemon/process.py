@@ -1,0 +1,87 @@
+"""The foreground process of ``agentmem daemon run``: one instance per vault (an instance lock in
+the user cache), the stop signals, the pid file and run record (daemon/pidfile.py) and the
+rotating log; the daemon itself is ``service.Daemon``."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import signal
+import sys
+import threading
+
+from agentmem_vault.vault import Vault, ensure_cache_folder
+from agentmem_vault.daemon import paths, pidfile
+from agentmem_vault.daemon.service import Daemon
+from agentmem_vault.errors import Refused
+
+log = logging.getLogger("agentmem.daemon")
+
+LOG_MAX_BYTES = 1_000_000  # daemon.log rotates to daemon.log.1 … .3
+LOG_BACKUPS = 3
+
+
+def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
+    handlers: list[logging.Handler] = []
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    lp = paths.log_path(vault)
+    ensure_cache_folder(lp.parent)
+    fh = logging.handlers.RotatingFileHandler(
+        lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True
+    )
+    fh.setFormatter(fmt)
+    handlers.append(fh)
+    if to_stderr:
+        sh = logging.StreamHandler(sys.stderr)
+        sh.setFormatter(fmt)
+        handlers.append(sh)
+    for h in handlers:
+        log.addHandler(h)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    return handlers
+
+
+def run_daemon(
+    vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None, background: bool = False
+) -> None:
+    """``agentmem daemon run``: one instance per vault, signals, pid file, rotating log."""
+    from filelock import FileLock, Timeout
+
+    lock_path = paths.instance_lock_path(vault)
+    ensure_cache_folder(lock_path.parent)
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise Refused(
+            f"a daemon is already running for {vault.root} (see `agentmem daemon status`)", code="daemon_running"
+        ) from None
+    handlers: list[logging.Handler] = []
+    try:
+        try:
+            paths.stop_request_path(vault).unlink()
+        except FileNotFoundError:
+            pass
+        handlers = setup_logging(vault, to_stderr=not background)
+        daemon = Daemon(vault, polling=polling, rescan_seconds=rescan_seconds)
+        old = {}
+        if threading.current_thread() is threading.main_thread():
+            sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])
+            for s in sigs:
+                old[s] = signal.signal(s, daemon.request_stop)
+        token = None
+        try:
+            info = {"host": daemon.status.data["host"], "started_at": daemon.status.data["started_at"]}
+            token = pidfile.record_run(vault, info)
+            daemon.run()
+        finally:
+            if token is not None:
+                pidfile.clear_run(vault, token)
+            for s, prev in old.items():
+                signal.signal(s, prev)
+    finally:
+        for h in handlers:
+            log.removeHandler(h)
+            h.close()
+        lock.release()
