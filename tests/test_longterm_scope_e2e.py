@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.longterm.notes import load_notes
 from conftest import run_cli
 from hooks_helpers import answer, context_of, cursor_start, hook_env, id_from, run_hook
