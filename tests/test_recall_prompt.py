@@ -95,10 +95,8 @@ def _injected(vault: Vault, key: str) -> dict:
 def test_injected_lists_exactly_what_the_start_gave(shop: tuple[Vault, Path], cli) -> None:
     vault, folder = shop
     for topic in ("Checkout page redesign", "Billing webhook outage"):
-        assert (
-            cli("register", "--manual", "--topic", topic, "--summary", f"working on {topic}", vault=vault).returncode
-            == 0
-        )
+        reg = cli("register", "--manual", "--topic", topic, "--summary", f"working on {topic}", vault=vault, cwd=folder)
+        assert reg.returncode == 0, reg.stderr  # registered in this project: offered to its new chats
     sid, text = _start(vault, folder, "conv-1")
     shown_notes = set(re.findall(r"`(lt-[0-9a-f]{6})`", text))
     shown_sessions = set(re.findall(r"`(\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9-]+)`", text))
