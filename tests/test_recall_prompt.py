@@ -113,6 +113,9 @@ def test_injected_lists_exactly_what_the_start_gave(shop: tuple[Vault, Path], cl
     assert all(isinstance(n["score"], float) and n["shown"] in ("rule", "title") for n in entry["notes"])
     assert _injected(vault, "conv-1")["entries"] == got["entries"]  # the agent's own ID finds it too
     assert _injected(vault, "2026-01-01-0000-nobody")["entries"] == []
+    recent = json.loads(cli("injected", "--json", vault=vault).stdout)["chats"]  # no ID: whom to ask about
+    assert [c["session_id"] for c in recent] == [sid] and recent[0]["notes"] == len(shown_notes)
+    assert sid in cli("injected", vault=vault).stdout
 
 
 def test_prompt_adds_what_is_relevant_and_new_once(shop: tuple[Vault, Path]) -> None:

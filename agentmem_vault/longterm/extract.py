@@ -38,7 +38,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentmem_vault.clock import now as clock_now
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
@@ -47,6 +46,7 @@ from agentmem_vault.writer import VaultWriter
 from agentmem_vault.fs import atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
+from agentmem_vault.longterm.fields.sources import chat_pair, source_link
 from agentmem_vault.longterm.scope import apply_scope
 from agentmem_vault.ops.conversations import project_of_session
 from agentmem_vault.ops.projects import Aliases, aliases_from_config, identify
@@ -66,7 +66,7 @@ from agentmem_vault.longterm.llm import (
     source_deadline,
 )
 from agentmem_vault.longterm.noise import own_words, strip_noise
-from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, write_note
+from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, note_now, write_note
 from agentmem_vault.longterm.offline import extract_offline
 from agentmem_vault.longterm.schema import MemoryObject, validate_assessment, validate_memory
 from agentmem_vault.longterm.sources import (
@@ -402,11 +402,24 @@ def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
                 "were recorded): its memories are global; `agentmem memories move ID --project NAME` re-scopes one"
             ),
         )
+    hooked = chat_pair(vault, src).get("project")  # the hook's workspace for this chat
+    if isinstance(hooked, str) and hooked:
+        return dataclasses.replace(src, project=aliases.canonical(hooked), project_note="")
     if src.workspace:
         return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
     if src.project:
         return dataclasses.replace(src, project=aliases.canonical(src.project))
-    return src
+    return (
+        src
+        if src.project_note
+        else dataclasses.replace(
+            src,
+            project_note=(
+                "the source records no workspace: its project memories are unscoped (shown in no project's chats); "
+                "give `--project NAME`, or `agentmem memories move ID --project NAME` for one note"
+            ),
+        )
+    )
 
 
 def extract_sources(
@@ -468,6 +481,10 @@ def extract_sources(
             progress=progress,
         )
         report.cost_usd = estimate_cost(report.usage, report.model, cfg.get("prices"))
+    # a chat the hook registered is linked by its Session ID (docs/notes.md, Fields: sources)
+    links = {w[0].ref: source_link(vault, w[0]) for w in work}
+    for m in candidates:
+        m.sources = [links.get(x, x) for x in m.sources]
 
     # 3. quality layers
     kept, dropped = filter_memories(candidates, min_score=min_score)
@@ -476,7 +493,7 @@ def extract_sources(
         report.skipped.append({"title": m.title, "source": ", ".join(m.sources), "reason": why})
 
     # 4. curate and write (plan under the lock, on the notes as they are now)
-    now = format_note_ts(clock_now())
+    now = note_now()
     if dry_run:
         actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
         report.actions = [a.to_dict() for a in actions]

@@ -91,6 +91,31 @@ def record_pair(
     return entry
 
 
+def record_session_project(
+    vault: Vault, session_id: str, agent: str, *, project: str = "", workspace: str = "", source: str = "cli"
+) -> str:
+    """A session registered or updated through the CLI or MCP takes the project of the folder the
+    command ran in (the agent runs it in its workspace; docs/projects.md), unless its chat's own
+    pair already names one (the hook's). ``project``: given by the caller (an MCP server started
+    for a project); else ``workspace`` is identified, never a folder inside the vault. Returns the
+    project recorded ("" when none). Call it while holding the vault's index lock."""
+    if project_of_session(vault, session_id):
+        return ""
+    if not project and workspace:
+        from agentmem_vault.config import vault_config
+        from agentmem_vault.ops.projects import aliases_from_config, identify
+
+        folder = Path(workspace).resolve()
+        root = vault.root.resolve()
+        if folder == root or root in folder.parents:
+            return ""
+        project = identify(folder, aliases_from_config(vault_config(vault))).name
+    if not project:
+        return ""
+    record_pair(vault, "", session_id, agent=agent, source=source, project=project, workspace=workspace)
+    return project
+
+
 def _json_lines(data: bytes | None, needle: bytes = b"", *, newest_first: bool = False) -> Iterator[dict]:
     """The JSON objects on the lines of ``data`` that contain ``needle`` (every line when empty).
     Damaged lines (a torn last line, hand edits) are skipped; only lines with the needle are parsed."""

@@ -37,6 +37,7 @@ from agentmem_vault.board.rules import (
     pick_topic,
     summary_from_snapshot,
 )
+from agentmem_vault.ops.conversations import record_session_project
 from agentmem_vault.board.register import Registration
 from agentmem_vault.board.ids import issue_session_id
 from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
@@ -104,6 +105,8 @@ def register_manual(
     keywords: str | None = None,
     snapshot_text: str | None = None,
     writer: BoardWriter | None = None,
+    workspace: str = "",
+    project: str = "",
 ) -> Registration:
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
@@ -137,6 +140,10 @@ def register_manual(
             ts,
             ts,
         )
+        if workspace or project:  # the session's project (docs/projects.md), before its snapshot records it
+            proj = record_session_project(vault, sid, agent, project=project, workspace=workspace)
+            if proj and not snap.metadata.get("Project", "").strip():
+                snap.metadata["Project"] = proj
         # the snapshot first (docs/board.md "Writing rules"), its Properties already from the row written next
         write_session_file(
             w, vault.session_path(sid), render_snapshot(snap), session_id=sid, board=BoardFacts.from_row(row)
@@ -306,6 +313,8 @@ def update_session(
     topic: str | None = None,
     summary: str | None = None,
     keywords: str | None = None,
+    workspace: str = "",
+    project: str = "",
 ) -> UpdateResult:
     """狀態更新: create or merge the snapshot, then update only that row (Status active, Updated At);
     Started At and Referenced By unchanged."""
@@ -326,6 +335,10 @@ def update_session(
             new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
             return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
 
+        if (workspace or project) and (incoming is not None or topic or summary or keywords):
+            # the session's project (docs/projects.md), before its snapshot records it; a bare
+            # update that brings nothing leaves the snapshot as it was
+            record_session_project(vault, sid, row.agent_name, project=project, workspace=workspace)
         marked: list[str] = []
         snap, created, changed = _write_session(
             w,

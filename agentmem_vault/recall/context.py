@@ -19,7 +19,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.board.table import Row, parse_index
 from agentmem_vault.recall.rank import Hit, query_tokens, rule_notes, search
 from agentmem_vault.recall.index import open_index, recall_tokens
-from agentmem_vault.recall.render import FULL_COUNT, SessionHit, render_context
+from agentmem_vault.recall.render import FULL_COUNT, RULES_BUDGET, SessionHit, render_context
 from agentmem_vault.recall.select import (  # noqa: F401 - re-exported: the rule's old home
     MIN_COVERAGE,
     MIN_EVIDENCE,
@@ -157,6 +157,7 @@ def build_context(
             )
     # Rules that match the task come first among the rules.
     rules.sort(key=lambda h: (-(matched[h.rel_path].score if h.rel_path in matched else 0.0), -h.importance))
+    del rules[RULES_BUDGET:]  # the always-on set stays readable; the rest are recalled when relevant
     ranked = [h for h in hits if h.rel_path not in rule_paths]
     memories = select_memories(ranked, limit=limit, matchable=bool(query_tokens(task)))
     sessions = relevant_sessions(load_rows(vault), task)

@@ -20,6 +20,7 @@ from agentmem_vault.board.summary import ts_key
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_SQL, db_path, rules_path
 from agentmem_vault.recall.render import (
     RULE_IMPORTANCE,
+    RULES_BUDGET,
     SessionHit,
     _fit,
     render_rule,
@@ -159,7 +160,7 @@ def session_start_context(
             cap = int(budget * RULES_SHARE) if sessions else budget
             text = "## Long-term rules (agentmem)\n"
             n = 0
-            for r in rules:
+            for r in rules[:RULES_BUDGET]:
                 # full text while it fits, then the rule's name only (the agent can look it up)
                 for line, shown in ((render_rule(r), "rule"), (render_rule_title(r), "title")):
                     if len(text) + len(line) <= cap:

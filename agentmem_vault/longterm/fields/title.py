@@ -142,11 +142,15 @@ def _sentences(text: str) -> list[str]:
 def title_for(content: str) -> str:
     """The rule of ``content`` as a title (see the module doc)."""
     text = " ".join(content.split())
-    text = strip_relative_time(strip_leadins(text))
+    text = strip_leadins(strip_relative_time(strip_leadins(text)))
     sentences = [x for x in _sentences(text) if x.strip(_TRIM)] or [text]
     # the rule, not the complaint or the story before it: the first sentence that directs
     first = next((x for x in sentences if _DIRECTIVE.search(x) and not _COMPLAINT.search(x)), sentences[0])
     rest = sentences[sentences.index(first) + 1 :]
+    if _COMPLAINT.search(first):  # "我很受不了你每次都貼整個檔案，之後只給 diff": the rule is the later clause
+        parts = _clauses(first)
+        rule = next((i for i, c in enumerate(parts) if i and _DIRECTIVE.search(c) and not _COMPLAINT.search(c)), 0)
+        first = "".join(parts[rule:]).strip(_TRIM) if rule else first
     first = strip_leadins(first)
     if rest and _PROHIBITION.search(first) and not _has_alternative(first) and _has_alternative(rest[0]):
         alt = strip_leadins(rest[0])
