@@ -47,10 +47,6 @@ from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.fs import read_text
 
-# A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
-# tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input).
-MAX_SNAPSHOT_BYTES = 1_000_000
-
 
 @contextmanager
 def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[BoardWriter]:
@@ -65,12 +61,11 @@ def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[BoardWrit
         raise IncompleteOperation.undone(what, exc) from exc
 
 
-DEFAULT_MAX_SNAPSHOT_BYTES = 1_000_000
-
-
 def snapshot_limit(vault: Vault) -> int:
-    """``max_snapshot_bytes``: the most an incoming snapshot may be, also while it is being read."""
-    return int(vault_config(vault).get("max_snapshot_bytes") or DEFAULT_MAX_SNAPSHOT_BYTES)
+    """``max_snapshot_bytes``: the most an incoming snapshot may be, also while it is being read.
+    A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
+    tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input)."""
+    return int(vault_config(vault)["max_snapshot_bytes"])
 
 
 def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
@@ -83,16 +78,11 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
     if size > limit:
         raise SnapshotFormatError(
             f"the incoming snapshot is {size:,} bytes, over the limit of {limit:,} (max_snapshot_bytes in "
-            "memory/.agentmem/config.yaml); nothing was written",
+            "memory/.agentmem/config.yaml; keep it to the session's summary, not logs or file contents); "
+            "nothing was written",
         )
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > MAX_SNAPSHOT_BYTES:
-        raise SnapshotFormatError(
-            f"the incoming snapshot is {size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte limit "
-            "(keep it to the session's summary, not logs or file contents); nothing was written"
-        )
     return parse_snapshot(text)
 
 

@@ -3,7 +3,7 @@ known, so that Obsidian and ``context`` link the session; a transcript's referen
 
 from __future__ import annotations
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.longterm.sources import Source
 
 _CHAT_KINDS = {"cursor": "cursor:", "cursor-txt": "cursor:", "claude": "claude:"}
