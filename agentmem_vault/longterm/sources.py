@@ -28,6 +28,8 @@ class Turn:
     text: str
     # when the turn was said (YYYY-MM-DDTHH:MM[:SS]), where the format records it; "" otherwise
     at: str = ""
+    # a snapshot's ``## Decisions`` item ("decision", or "superseded" when marked so); "" otherwise
+    section: str = ""
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,8 @@ def parse_cursor_jsonl(text: str) -> ReadResult:
             continue
         body = _clean_user_text(body) if role == "user" else body.strip()
         if body:
-            res.turns.append(Turn(role, body))
+            when = obj.get("timestamp") or obj.get("createdAt") or obj.get("created_at")
+            res.turns.append(Turn(role, body, statement_time(when)))
     return res
 
 
@@ -300,7 +303,7 @@ def parse_claude_jsonl(text: str) -> ReadResult:
         if role == "user" and re.match(r"^<(command-name|local-command-stdout|command-message)>", body):
             continue
         if body:
-            res.turns.append(Turn(role, body))
+            res.turns.append(Turn(role, body, statement_time(obj.get("timestamp"))))
     return res
 
 
@@ -360,10 +363,37 @@ def snapshot_turns(text: str) -> ReadResult:
         res.skipped = 1
         return res
     res.title = snap.topic or snap.session_id
+    at = statement_time(snap.metadata.get("Updated At", ""))
     for section in ("Current Context", "Decisions"):
         for item in snap.items(section):
             # Current Context is paragraphs, and agents often write them as bullet lines.
             text = "\n".join(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", ln) for ln in item.strip().splitlines()).strip()
-            if text and not re.match(r"^\[(superseded|已取代)\]", text, re.I):
-                res.turns.append(Turn("user", text))
+            if not text:
+                continue
+            # every Decisions item is a decision; a superseded one retires the note it produced
+            kind = ""
+            if section == "Decisions":
+                kind = "superseded" if re.match(r"^\[(superseded|已取代)\]", text, re.I) else "decision"
+            res.turns.append(Turn("user", text, at, kind))
     return res
+
+
+_TIME = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)")
+
+
+def statement_time(value: object) -> str:
+    """A recorded time (``2026-12-01 10:05``, ISO 8601 with a zone or milliseconds) as local
+    ``YYYY-MM-DDTHH:MM[:SS]``, the form of the note's times; "" when it is not one. A time with a
+    zone ("…Z", "+08:00") is converted to local time; one without is taken as local."""
+    m = _TIME.match(value) if isinstance(value, str) else None
+    if m is None:
+        return ""
+    text = str(value).strip()
+    if re.search(r"(?:Z|[+-]\d{2}:?\d{2})$", text):
+        from datetime import datetime
+
+        try:
+            return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%dT%H:%M:%S")
+        except ValueError:
+            pass
+    return f"{m.group(1)}T{m.group(2)}"
