@@ -73,7 +73,10 @@ def test_keyword_checks():
     "content, title",
     [
         ("決定了：對外 webhook 一律帶 Idempotency-Key，接收端以此去重。", "對外 webhook 一律帶 Idempotency-Key"),
-        ("Note: always answer me in 繁體中文", "Always answer me in 繁體中文"),
+        (
+            "Note: always answer me in 繁體中文",
+            "always answer me in 繁體中文",
+        ),  # CJK text keeps its case (wording.capitalise)
         ("跟你說一下，程式碼註解一律用英文。", "程式碼註解一律用英文"),
         ("A couple of things for this service: run `make db-up` first", "Run `make db-up` first"),
         ("不要用 requests，改用 httpx，並且所有對外呼叫共用同一個 AsyncClient 實例。", "不要用 requests，改用 httpx"),

@@ -85,6 +85,7 @@ def test_no_note_of_one_project_reaches_the_other_projects_chat(vault: Vault, tm
     pref = next(n for t_, n in notes.items() if "繁體中文" in t_)
     loose_note = next(n for t_, n in notes.items() if "check-env.sh" in t_)
     assert (webhook.project, webhook.scope) == ("billing-svc", "project")
+    assert webhook.category == "important_decision_experience"  # a snapshot's Decisions item
     assert (images.project, images.scope) == ("trail-blog", "project")
     assert (pref.project, pref.scope) == ("", "global")
     assert (loose_note.project, loose_note.scope) == ("", "unscoped")

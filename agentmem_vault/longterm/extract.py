@@ -62,6 +62,7 @@ from agentmem_vault.longterm.llm import (
     endpoint_from,
     estimate_cost,
     model_from_config,
+    normalize_extraction,
     source_deadline,
 )
 from agentmem_vault.longterm.noise import own_words, strip_noise
@@ -78,6 +79,8 @@ from agentmem_vault.longterm.sources import (
 
 STATE_VERSION = 1
 MAX_EXISTING_TITLES = 30
+MAX_FULL_TEXT = 8  # notes whose full text the model sees, the closest to the conversation first
+MAX_NOTE_CHARS = 1200
 
 __all__ = ["extract_sources", "source_for_session", "source_for_transcript", "ExtractReport", "memories_from_turns"]
 
@@ -199,15 +202,27 @@ def _start_turn(entry: dict | None, turns: list[Turn], file_sha: str) -> int | N
 
 
 def _similar_titles(notes: list[Note], text: str, limit: int = MAX_EXISTING_TITLES) -> list[str]:
+    """The existing notes the model sees: every title, and the full text of the notes closest to
+    the conversation (so that an update returns merged content, docs/extraction.md)."""
     active = [n for n in notes if n.active and n.title]
-    if len(active) <= limit:
-        return [n.title for n in active]
     toks = set(tokenize(text[:50_000]))
     scored = sorted(
-        ((len(toks & set(tokenize(f"{n.title} {' '.join(n.keywords)}"))), n.title) for n in active),
-        key=lambda x: -x[0],
+        (
+            (len(toks & set(tokenize(f"{n.title} {' '.join(n.keywords)} {n.content}"))), i, n)
+            for i, n in enumerate(active)
+        ),
+        key=lambda x: (-x[0], x[1]),
     )
-    return [t for s, t in scored[:limit] if s > 0]
+    if len(active) > limit:
+        scored = [x for x in scored[:limit] if x[0] > 0]
+    out: list[str] = []
+    for rank, (_, _, n) in enumerate(scored):
+        body = " ".join(n.content.split())
+        if rank < MAX_FULL_TEXT and body:
+            out.append(f"{n.title}\n  全文：{body[:MAX_NOTE_CHARS]}")
+        else:
+            out.append(n.title)
+    return out
 
 
 def _context_text(turns: list[Turn], start: int) -> str:
@@ -270,11 +285,18 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
     except LLMError as exc:
         if "usage" in exc.details:  # a reply we could not use was still paid for
             res.usage.add(Usage(**exc.details["usage"]))
-        res.errors.append(exc.message)
+        if exc.details.get("malformed"):
+            # the model answered, unreadably: skipped with its reason, not asked again on every
+            # later run (docs/extraction.md, "Models and compatible servers")
+            res.skipped.append({"title": "", "source": ref, "reason": f"model reply unusable: {exc.message}"})
+        else:
+            res.errors.append(exc.message)
         return res
-    items = raw.get("memories") if isinstance(raw, dict) else raw if isinstance(raw, list) else None
+    raw = normalize_extraction(raw)
+    items = raw.get("memories") if isinstance(raw, dict) else None
     if not isinstance(items, list):
-        res.errors.append("the model's reply does not match the schema (no 'memories' list)")
+        bad = "the model's reply does not match the schema (no 'memories' list)"
+        res.skipped.append({"title": "", "source": ref, "reason": f"model reply unusable: {bad}"})
         return res
     for item in items:
         m, why = validate_memory(item)
@@ -285,8 +307,9 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
         if m.action == "ignore":
             continue
         m.sources = [ref] if ref else []
-        if m.action == "delete":
-            m.evidence = job.user_words
+        # the user's own words of this chat: only they can retract a rule note, and a reversal
+        # they name retires its note even when the model only created the new rule (curate.py)
+        m.evidence = job.user_words
         m.project = m.project or project
         try:
             verdict, usage = model.assess(job.chunk_text, m)
