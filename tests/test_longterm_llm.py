@@ -105,8 +105,8 @@ def test_malformed_json_writes_nothing_and_says_so(vault, tmp_path, api, reply):
     api.script = [reply]
     rep = extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=_model(api, retries=0))
     assert _files(vault) == []
-    assert rep.errors, rep.to_dict()
-    assert "json" in rep.errors[0]["error"].lower() or "unusable" in rep.errors[0]["error"]
+    said = [e["error"] for e in rep.errors] + [s["reason"] for s in rep.skipped]
+    assert said and ("json" in said[0].lower() or "unusable" in said[0]), rep.to_dict()
 
 
 def test_schema_violations_are_skipped_with_reasons(vault, tmp_path, api):
@@ -131,7 +131,7 @@ def test_schema_violations_are_skipped_with_reasons(vault, tmp_path, api):
 def test_whole_reply_not_matching_schema(vault, tmp_path, api):
     api.script = [tool_reply("record_memories", {"items": "nope"})]
     rep = extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=_model(api))
-    assert _files(vault) == [] and "schema" in rep.errors[0]["error"]
+    assert _files(vault) == [] and "schema" in rep.skipped[0]["reason"] and not rep.errors
 
 
 def test_assessment_below_threshold_and_bad_assessment(vault, tmp_path, api):

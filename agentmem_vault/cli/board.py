@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from agentmem_vault.ops import board as lib
@@ -89,7 +91,9 @@ def register(
     from agentmem_vault.ops.sessions import snapshot_limit
 
     text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
-    reg = register_manual(v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text)
+    reg = register_manual(
+        v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text, workspace=os.getcwd()
+    )
     emit(
         opts,
         {

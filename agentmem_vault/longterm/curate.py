@@ -482,10 +482,9 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
-    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.longterm.memories import get_memory
-    from agentmem_vault.longterm.notes import format_note_ts, write_note
+    from agentmem_vault.longterm.notes import note_now, write_note
     from agentmem_vault.writer import VaultWriter
 
     if not reason.strip():
@@ -494,7 +493,7 @@ def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> 
         note = get_memory(vault, key)
         if not note.active:
             raise Refused(f"{note.title!r} is already deprecated ({note.deprecated_reason})")
-        out = deprecated_note(note, reason, now=format_note_ts(clock_now()))
+        out = deprecated_note(note, reason, now=note_now())
         if not dry_run:
             write_note(w, vault, out)
     return out
@@ -505,11 +504,10 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
     config's aliases) or to every project (``to_global``). The old scope goes to History."""
     import copy
 
-    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.config import vault_config
     from agentmem_vault.errors import UsageError
     from agentmem_vault.longterm.memories import get_memory
-    from agentmem_vault.longterm.notes import format_note_ts, write_note
+    from agentmem_vault.longterm.notes import note_now, write_note
     from agentmem_vault.ops.projects import MAX_NAME, aliases_from_config
     from agentmem_vault.writer import VaultWriter
 
@@ -526,7 +524,7 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
         out.project, out.scope = (name, "project") if name else ("", "global")
         if (out.project, out.scope) == (note.project, note.scope):
             return out
-        now = format_note_ts(clock_now())
+        now = note_now()
         was = f"project {note.project}" if note.project and note.scope != "global" else note.scope or "global"
         was = "global" if was == "project" else was  # a legacy note: scope set, no project
         now_is = f"project {name}" if name else "global"
