@@ -250,3 +250,34 @@ def test_eval_with_the_model(api):
     fx = [Fixture("a", [Turn("user", PNPM)], [{"must_contain": ["pnpm"]}]), Fixture("noise", [Turn("user", "hi")], [])]
     rep = evaluate(fx, model=_model(api))
     assert (rep.tp, rep.fp, rep.fn) == (1, 1, 0) and rep.mode == "model claude-sonnet-4-6" and rep.usage.calls == 4
+
+
+# -- the field checks on the model path (docs/notes.md, Fields) -------------------------------------
+
+SAID = "對外 webhook 一律帶 Idempotency-Key，接收端以此去重。"
+
+
+def test_a_models_fields_are_checked(vault, tmp_path: Path, api) -> None:
+    api.extract_memories = [
+        memory(
+            "決定了：對外 webhook 一律帶 Idempotency-Key",
+            SAID,
+            category="important_decision_experience",
+            keywords=["Idempotency-Key", "webhook", "對外", "一律帶", "以此去重", "Note"],
+            usage_scenario=["與此使用者協作", "修改 webhook 重送邏輯時"],
+            project="some-other-project",
+            importance=0.85,
+        )
+    ]
+    chat = tmp_path / "chat.md"
+    chat.write_text(f"User: {SAID}\n\nAssistant: 好。\n", encoding="utf-8")
+    model = _model(api, retries=1)
+    rep = extract_sources(vault, [source_for_transcript(chat)], model=model)
+    assert rep.count("create") == 1 and not rep.errors, rep.to_dict()
+    (n,) = load_notes(vault)
+    assert n.title == "對外 webhook 一律帶 Idempotency-Key"
+    assert n.category == "important_decision_experience" and n.importance == 0.85
+    assert {"Idempotency-Key", "webhook"} <= set(n.keywords)
+    assert not {"對外", "一律帶", "以此去重", "Note"} & set(n.keywords)
+    assert n.usage_scenario == ["修改 webhook 重送邏輯時"]
+    assert (n.project, n.scope) == ("", "unscoped")  # a text file records no workspace: never the model's guess

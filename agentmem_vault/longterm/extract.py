@@ -42,7 +42,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.model.textnorm import tokenize
-from agentmem_vault.writer import VaultWriter
+from agentmem_vault.recall.refresh import NoteWriter
 from agentmem_vault.fs import atomic_write_text
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
@@ -498,7 +498,7 @@ def extract_sources(
         actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
         report.actions = [a.to_dict() for a in actions]
     else:
-        with VaultWriter(vault, "extract") as w:
+        with NoteWriter(vault, "extract") as w:
             broken = []
             existing = load_notes(vault, broken)
             actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)

@@ -22,7 +22,7 @@ from agentmem_vault.longterm.llm import MemoryModel, endpoint_from, model_from_c
 from agentmem_vault.longterm.notes import load_notes, note_now, write_note
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.ids import validate_session_id
-from agentmem_vault.writer import VaultWriter
+from agentmem_vault.recall.refresh import NoteWriter
 
 MAX_TEXT = 8_000  # characters: one knowledge point, not a document
 
@@ -100,7 +100,7 @@ def remember(
     if dry_run or not kept:
         actions = plan_curation(kept, load_notes(vault), now=now, folder=vault.longterm_dir)
     else:
-        with VaultWriter(vault, "remember") as w:
+        with NoteWriter(vault, "remember") as w:
             actions = plan_curation(kept, load_notes(vault), now=now, folder=vault.longterm_dir)
             vault.longterm_dir.mkdir(parents=True, exist_ok=True)
             for note in notes_to_write(actions):

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 
 # A note at least this important is a rule: always injected, ahead of relevance-ranked notes.
-RULE_IMPORTANCE = 0.9
 # At most this many rules are always injected into one chat (docs/notes.md, Fields: importance);
 # the rest are recalled when a task makes them relevant.
 RULES_BUDGET = 10

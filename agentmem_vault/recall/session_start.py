@@ -19,9 +19,8 @@ from agentmem_vault.board import summary
 from agentmem_vault.board.rules import OFFERED, active_order
 from agentmem_vault.board.rules import offered_sessions as rules_offered
 from agentmem_vault.board.summary import BoardState
-from agentmem_vault.recall.location import RULES_LIMIT, RULES_SQL, db_path, rules_path
+from agentmem_vault.recall.location import RULE_IMPORTANCE, RULES_LIMIT, RULES_SQL, db_path, rules_path
 from agentmem_vault.recall.render import (
-    RULE_IMPORTANCE,
     RULES_BUDGET,
     SessionHit,
     _fit,

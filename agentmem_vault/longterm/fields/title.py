@@ -116,14 +116,20 @@ def _fit(text: str, limit: float) -> str:
     return "".join(out)
 
 
-def _clauses(sentence: str) -> list[str]:
+def _split(text: str, at: re.Pattern[str], *, keep: bool) -> list[str]:
+    """``text`` cut where ``at`` matches; with ``keep`` each cut keeps its separator at the start
+    of the next part (a clause keeps its comma), else the separator is dropped (a sentence end)."""
     parts: list[str] = []
     last = 0
-    for m in _CLAUSE.finditer(sentence):
-        parts.append(sentence[last : m.start()])
-        last = m.start()
-    parts.append(sentence[last:])
-    return [p for p in parts if p.strip(_TRIM)]
+    for m in at.finditer(text):
+        parts.append(text[last : m.start()])
+        last = m.start() if keep else m.end()
+    parts.append(text[last:])
+    return parts
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [p for p in _split(sentence, _CLAUSE, keep=True) if p.strip(_TRIM)]
 
 
 def _has_alternative(text: str) -> bool:
@@ -135,13 +141,7 @@ def _has_alternative(text: str) -> bool:
 
 
 def _sentences(text: str) -> list[str]:
-    out: list[str] = []
-    last = 0
-    for m in _SENTENCE_END.finditer(text):
-        out.append(text[last : m.start()])
-        last = m.end()
-    out.append(text[last:])
-    return [x.strip() for x in out]
+    return [x.strip() for x in _split(text, _SENTENCE_END, keep=False)]
 
 
 def title_for(content: str) -> str:
