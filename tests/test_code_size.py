@@ -18,6 +18,7 @@ MAX_FUNCTION_LINES = 150
 UNDER_REWORK = {
     "board/summary.py": "the board summary simplified for the hook path (issue 23 items 2-3, the board's home)",
     "longterm/offline.py": "cue tables apart from the engine (issue 23 item 4, issue 24)",
+    "longterm/curate.py": "curation of reversals, supplements and statement times (issue 24)",
 }
 
 
