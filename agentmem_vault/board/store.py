@@ -11,6 +11,8 @@ from __future__ import annotations
 from agentmem_vault.board import ids, summary
 from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
+from agentmem_vault.redaction import redact_row, redact_text
+from agentmem_vault.fs import dry_running
 from agentmem_vault.fs import append_bytes, atomic_write_text, make_dirs, read_bytes, read_from, read_text
 from agentmem_vault.writer import VaultWriter
 
@@ -65,6 +67,7 @@ class BoardWriter(VaultWriter):
 
     def append_row(self, row: it.Row, *, strict: bool = True, read: tuple[str, it.IndexDoc] | None = None) -> None:
         """Append one row. ``read`` = (text, doc) already read under this same lock, to skip a re-read."""
+        row = redact_row(row)  # secrets never reach the board (docs/redaction.md)
         before, doc = read if read is not None else (lambda t: (t, it.parse_index(t)))(self.index_text())
         if strict:
             doc.check_writable()
@@ -84,6 +87,7 @@ class BoardWriter(VaultWriter):
         elif tail is not None:
             append_bytes(self.vault.index_path, tail.encode("utf-8"))
         else:
+            new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
             atomic_write_text(self.vault.index_path, new_text)
         # Byte-exact comparison with what we meant to write: the new row is there, every other
         # byte is as it was, and nobody else wrote in between.
@@ -102,6 +106,7 @@ class BoardWriter(VaultWriter):
         line. Returns the appended bytes and the board's stat after the append (or None)."""
         if not (state.writable and state.appendable):
             raise WriteFailed("append_row_known needs a well-formed board whose table ends the file")
+        row = redact_row(row)
         if state.has_row(row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
         line = it.render_row(row)
@@ -128,7 +133,7 @@ class BoardWriter(VaultWriter):
         append_bytes(path, tail)
         # Verified without reading the whole board: the stat is taken before the read-back, so a
         # later write by another program changes it and the next hook reads the board again.
-        after = summary.board_stat(path)
+        after = None if dry_running() else summary.board_stat(path)  # a dry run's append is not on disk
         back = read_from(path, state.size)
         if back != tail or (after is not None and after[0] != state.size + len(tail)):
             raise VerifyFailed(
@@ -144,12 +149,12 @@ class BoardWriter(VaultWriter):
         if strict:
             doc.check_writable()
         old = doc.get(session_id)
-        new = change(old)
+        new = redact_row(change(old))
         if new.session_id != session_id:
             raise WriteFailed("an update may not change the Session ID")
         if new == old:
             return old, new
-        new_text = it.replace_row(doc, session_id, new)
+        new_text = redact_text(it.replace_row(doc, session_id, new))  # as stored (docs/redaction.md)
         self._remember(self.vault.index_path)
         self.journal(
             "update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict()
@@ -167,7 +172,7 @@ class BoardWriter(VaultWriter):
         if strict:
             doc.check_writable()
         old = doc.get(session_id)
-        new_text = it.remove_row(doc, session_id)
+        new_text = redact_text(it.remove_row(doc, session_id))
         self._remember(self.vault.index_path)
         self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
         self._burn([session_id])
@@ -180,6 +185,7 @@ class BoardWriter(VaultWriter):
 
     def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
         """Whole-table rewrite computed by the caller from the text read under this lock."""
+        new_text = redact_text(new_text)
         before = self.index_text()
         if new_text == before:
             return

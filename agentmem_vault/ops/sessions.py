@@ -91,7 +91,10 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
             f"the incoming snapshot is {size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte limit "
             "(keep it to the session's summary, not logs or file contents); nothing was written"
         )
-    return parse_snapshot(text)
+    # redacted before the merge, so it compares with the stored (redacted) snapshot (docs/redaction.md)
+    from agentmem_vault.redaction import redact_text
+
+    return parse_snapshot(redact_text(text))
 
 
 def register_manual(
