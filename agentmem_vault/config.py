@@ -34,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "rescan_seconds": 30,
     "debounce_seconds": 0.5,
     "quiet_minutes": 10,
+    "max_snapshot_bytes": 1_000_000,  # the one snapshot limit (ops/sessions.py snapshot_limit)
 }
 
 
@@ -69,6 +70,8 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
             pass
     import yaml  # deferred: only when the config file changed
 
+    from agentmem_vault.model import yamlload
+
     from agentmem_vault.errors import AgentmemError
     from agentmem_vault.fs import read_bytes  # refuses a FIFO or an outside link, never hangs
 
@@ -77,10 +80,11 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
     except AgentmemError as exc:
         raise ConfigError(f"{path}: {exc.message}") from exc
     try:
-        data = yaml.safe_load((raw or b"").decode("utf-8-sig")) or {}
-    except yaml.YAMLError as exc:
-        # PyYAML's message spans several lines; a user needs one line and what to do.
-        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())}); fix or remove that file") from exc
+        data = yamlload.load((raw or b"").decode("utf-8-sig"), yaml.SafeLoader) or {}
+    except yamlload.YamlProblem as exc:
+        # One line naming the problem and what to do (PyYAML's own message spans several).
+        where = f" at line {exc.line}" if exc.line else ""
+        raise ConfigError(f"{path}: not valid YAML{where} ({exc.problem}); fix or remove that file") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
     except OSError as exc:
@@ -89,10 +93,11 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:
         try:
-            from agentmem_vault.fs import atomic_write_text, make_dirs
+            from agentmem_vault.fs import make_dirs, write_cache_file
 
             make_dirs(cache.parent)  # a read-only vault stays untouched, even for root
-            atomic_write_text(cache, json.dumps({"stamp": stamp, "data": data}, default=str))
+            # replaced, never written through a link (a cache linked to index.md must not become JSON)
+            write_cache_file(cache, json.dumps({"stamp": stamp, "data": data}, default=str).encode("utf-8"))
         except (OSError, AgentmemError):
             pass  # a cache is never required
     return data

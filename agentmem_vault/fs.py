@@ -515,13 +515,11 @@ def append_line(path: Path, data: bytes, *, durable: bool = True) -> None:
     append_bytes(path, data, fresh_line=True, durable=durable)
 
 
-def write_cache_file(path: Path, data: bytes, *, in_place: bool = False) -> None:
+def write_cache_file(path: Path, data: bytes) -> None:
     """Derived state that can be rebuilt at any time (docs/performance.md): temp file + rename, no
-    fsync. Read-only folders are honoured as for vault files, and so is the symlink rule.
-
-    ``in_place``: truncate and rewrite the file itself (no new file, no rename: about half the
-    cost), for a JSON cache whose every reader treats unparseable content as "no cache", so a
-    reader that catches it half written, or a crash in the middle, costs a rebuild, nothing more."""
+    fsync. Read-only folders are honoured as for vault files, and so is the symlink rule. Never
+    written in place: a cache that is a link (symbolic or hard) to a vault file is replaced by the
+    rename, and the file it pointed to is left as it was."""
     check_inside_vault(path)
     data = stored_bytes(path, data)
     ov = _overlay()
@@ -531,17 +529,6 @@ def write_cache_file(path: Path, data: bytes, *, in_place: bool = False) -> None
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if in_place and not os.path.islink(path):  # a link is replaced (below), never written through
-
-        def _do() -> None:
-            fd = _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            try:
-                _write_all(fd, data)
-            finally:
-                os.close(fd)
-
-        _retry(_do, f"write {path}")
-        return
     tmp = temp_path(path)
     try:
         with open(tmp, "wb") as fh:

@@ -89,7 +89,7 @@ class VaultWriter:
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
-        self.touched: list[Path] = []  # every file written, moved or removed (for the recall index)
+        self.touched: list[Path] = []  # every file written, moved or removed (recall/refresh.py NoteWriter)
 
     def __enter__(self) -> Self:
         cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
@@ -100,12 +100,6 @@ class VaultWriter:
     def __exit__(self, *exc: Any) -> None:
         assert self._cm is not None
         self._cm.__exit__(*exc)
-        lt = self.vault.longterm_dir.absolute()
-        notes = [p for p in self.touched if p.absolute().is_relative_to(lt)]
-        if notes and not dry_running():  # after the lock: the recall index has its own (recall/refresh.py)
-            from agentmem_vault.recall.refresh import notes_written
-
-            notes_written(self.vault, notes)
 
     # -- all-or-nothing ---------------------------------------------------------------------
     def transaction(self) -> _Transaction:

@@ -5,6 +5,12 @@ and notes written for a first run, an unchanged re-run (incremental state), a fo
 (curation finds everything known), and the same first run through the CLI in a subprocess.
 
     python benchmarks/bench_extract.py [--transcripts 200] [--turns 50]
+    python benchmarks/bench_extract.py --compare main   # against another commit, in the same run
+
+``--compare REF`` checks REF out with ``git archive`` into a temporary folder and runs the same
+workload (this script's transcripts) on both trees, alternately, ``--repeat`` times each, each run
+in a fresh interpreter; it prints the median first-run and unchanged re-run times of both and
+their ratio (docs/performance.md: extraction stays within 1.5x of the baseline).
 """
 
 from __future__ import annotations
@@ -96,7 +102,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--transcripts", type=int, default=200)
     ap.add_argument("--turns", type=int, default=50)
+    ap.add_argument("--compare", metavar="REF", help="also run the workload on this commit and compare")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per tree with --compare")
+    ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess run")
     args = ap.parse_args()
+    if args.compare:
+        compare(args.compare, args.transcripts, args.turns, args.repeat)
+        return
 
     from agentmem_vault.vault import Vault
     from agentmem_vault.longterm.extract import extract_sources
@@ -137,6 +149,9 @@ def main() -> None:
             }
         notes_on_disk = len(list(v.longterm_dir.glob("*.md")))
 
+        if args.no_cli:
+            print(json.dumps({"in_process": runs, "notes_on_disk": notes_on_disk}))
+            return
         v2 = fresh_vault("vault-cli")
         cmd = [sys.executable, "-m", "agentmem_vault", "--vault", str(v2.root), "extract", "--offline", "--json"]
         for p in files:
@@ -160,6 +175,52 @@ def main() -> None:
                 "cli_first_run_minus_startup_s": round(cli_seconds - startup, 3),
                 "cli_created": cli_out.get("created"),
                 "per_transcript_ms": round(1000 * runs["first"]["seconds"] / max(1, args.transcripts), 2),
+            },
+            indent=2,
+        )
+    )
+
+
+def compare(ref: str, transcripts: int, turns: int, repeat: int) -> None:
+    """The workload on ``ref`` and on this tree, alternately, each run in a fresh interpreter
+    that imports the package from that tree only (``-P``: not from the script's folder)."""
+    here = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "baseline"
+        base.mkdir()
+        archive = subprocess.run(["git", "-C", str(here), "archive", ref], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        sha = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        times: dict[str, dict[str, list[float]]] = {"baseline": {}, "current": {}}
+        notes: dict[str, int] = {}
+        for _ in range(repeat):
+            for label, root in (("baseline", base), ("current", here)):
+                env = dict(os.environ, PYTHONPATH=str(root))
+                cmd = [sys.executable, "-P", __file__, "--transcripts", str(transcripts), "--turns", str(turns)]
+                out = subprocess.run([*cmd, "--no-cli"], env=env, check=True, capture_output=True, text=True).stdout
+                got = json.loads(out)
+                notes[label] = got["notes_on_disk"]
+                for run in ("first", "unchanged"):
+                    times[label].setdefault(run, []).append(got["in_process"][run]["seconds"])
+    # the best of the runs is the figure least disturbed by other load on a shared machine
+    best = {lab: {run: min(v) for run, v in runs.items()} for lab, runs in times.items()}
+    med = {lab: {run: statistics.median(v) for run, v in runs.items()} for lab, runs in times.items()}
+    print(
+        json.dumps(
+            {
+                "transcripts": transcripts,
+                "turns_per_transcript": turns,
+                "baseline_ref": f"{ref} ({sha})",
+                "repeat": repeat,
+                "best_seconds": best,
+                "median_seconds": med,
+                "ratio_current_to_baseline": {
+                    run: round(best["current"][run] / best["baseline"][run], 2) for run in ("first", "unchanged")
+                },
+                "notes_on_disk": notes,
+                "all_runs_seconds": times,
             },
             indent=2,
         )

@@ -10,6 +10,8 @@ import pytest
 from agentmem_vault.board import table as it
 from agentmem_vault.ops.doctor import diagnose, diagnose_state, read_state, repair
 
+from daemon_helpers import index_text, sid
+from daemon_helpers import row as daemon_row
 from lifecycle_helpers import index_rows, picture, row, write_index, write_snapshot
 
 A = "2026-05-01-0900-cursor-main-agent"
@@ -199,3 +201,17 @@ def test_human_report_says_what_is_left(vault, cli):
     write_index(vault, [row(A, "wip", refs="some-agent")])
     out = cli("doctor", "--fix", vault=vault).stdout
     assert "left for a person" in out and "never agent names" in out
+
+
+def test_doctor_fix_does_not_put_an_archived_session_back_on_the_board(vault):
+    from agentmem_vault.board import table as it
+    from agentmem_vault.ops.doctor import repair
+    from agentmem_vault.fs import read_text
+
+    gone, other = sid(5), sid(6)
+    vault.index_path.write_text(index_text([]), encoding="utf-8")
+    (vault.archive_dir / gone).mkdir(parents=True)
+    (vault.memory / "index (1).md").write_text(index_text([daemon_row(gone), daemon_row(other)]), encoding="utf-8")
+    rep = repair(vault)
+    assert it.parse_index(read_text(vault.index_path)).ids() == [other]
+    assert any("archived since" in f.message and gone in f.message for f in rep.findings)

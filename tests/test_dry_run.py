@@ -18,7 +18,7 @@ SNAP = "## Current Context\nDry-run work.\n\n## Decisions\n- Retry up to 8 times
 def _picture(*roots: Path) -> dict[str, bytes | None]:
     out: dict[str, bytes | None] = {}
     for root in roots:
-        for dirpath, dirs, files in os.walk(root):
+        for dirpath, _dirs, files in os.walk(root):
             out[dirpath + "/"] = None
             for name in files:
                 p = Path(dirpath) / name

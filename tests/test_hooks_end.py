@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +108,48 @@ def test_daemon_queue_reader_accepts_our_lines(vault: Vault, outside: Path) -> N
     run_hook("cursor-session-end", cursor_end(vault.root, "c-4", t), cwd=outside)
     item = read_queue(vault)[0]
     assert queue.queue_key(item) == f"transcript:{t}"
+
+
+# -- which transcript paths a session-end hook may queue --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../../../etc/shadow",
+        "/etc/shadow",
+        "/dev/zero",
+        "relative/t.jsonl",
+        "{home}/.cursor/projects/p/agent-transcripts/../../../../../etc/passwd",
+        "{home}/.claude/projects/p/t.jsonl",  # Claude's folder is not Cursor's
+        "{home}/.cursor/projects/p/agent-transcripts/fifo.jsonl",
+    ],
+)
+def test_session_end_queues_only_the_agents_transcripts(vault: Vault, outside: Path, bad: str) -> None:
+    home = Path.home()
+    fifo = home / ".cursor" / "projects" / "p" / "agent-transcripts" / "fifo.jsonl"
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    if sys.platform != "win32" and not fifo.exists():
+        os.mkfifo(fifo)
+    proc = run_hook("cursor-session-end", cursor_end(vault.root, "c-9", bad.format(home=home)), cwd=outside)
+    assert proc.returncode == 0 and answer(proc) == {}
+    assert not extract_queue_path(vault).exists()
+    assert "not queued" in hooks_log(vault)[0]
+
+
+def test_session_end_accepts_the_agents_own_folder_and_configured_dirs(
+    vault: Vault, outside: Path, tmp_path: Path
+) -> None:
+    own = Path.home() / ".cursor" / "projects" / "p" / "agent-transcripts" / "c" / "c.jsonl"
+    own.parent.mkdir(parents=True)
+    own.write_text("{}\n", encoding="utf-8")
+    extra = tmp_path / "my transcripts"
+    extra.mkdir()
+    (extra / "t.jsonl").write_text("{}\n", encoding="utf-8")
+    vault.config_path.write_text(f"transcript_dirs: [{json.dumps(str(extra))}]\n", encoding="utf-8")
+    for path in (own, extra / "t.jsonl"):
+        proc = run_hook("cursor-session-end", cursor_end(vault.root, "c-9", str(path)), cwd=outside)
+        assert proc.returncode == 0 and answer(proc) == {}
+    q = [json.loads(x)["path"] for x in extract_queue_path(vault).read_text(encoding="utf-8").splitlines()]
+    assert q == [str(own), str(extra / "t.jsonl")]
+    assert stat.S_ISREG(own.stat().st_mode)

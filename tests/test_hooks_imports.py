@@ -16,7 +16,7 @@ import pytest
 
 from agentmem_vault.vault import Vault
 
-from hooks_helpers import claude_start, cursor_start, hook_env, id_from
+from hooks_helpers import RULE, claude_start, cursor_start, hook_env, id_from
 
 HEAVY = {
     "click",
@@ -166,3 +166,33 @@ def test_session_start_path_imports_no_slow_stdlib(vault: Vault, tmp_path: Path)
     assert id_from(ans) == sid
     assert "Use pnpm" in json.dumps(ans, ensure_ascii=False)
     assert not (top & slow), top & slow
+
+
+# The recall part of sessionStart reads the prebuilt index without importing its builder.
+BUILDER = {"agentmem_vault.recall.index", "agentmem_vault.model.notes", "agentmem_vault.model.textnorm"}
+
+
+def _run_start(tmp_path: Path, vault: Vault, conv: str) -> tuple[set[str], dict]:
+    out = tmp_path / "modules.json"
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), "hook", "cursor-session-start"],
+        input=json.dumps(cursor_start(vault.root, conv=conv)).encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        env=hook_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(out.read_text(encoding="utf-8"))), json.loads(proc.stdout)
+
+
+def test_session_start_recall_does_not_import_the_index_builder(vault: Vault, tmp_path: Path) -> None:
+    from agentmem_vault.recall.index import RecallIndex
+
+    mods, ans = _run_start(tmp_path, vault, "no-index")
+    assert id_from(ans) and "sqlite3" not in mods and not (mods & BUILDER), mods & BUILDER
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    (vault.longterm_dir / "回答語言.md").write_text(RULE, encoding="utf-8")
+    RecallIndex(vault).sync()
+    mods, ans = _run_start(tmp_path, vault, "with-index")
+    assert "以後回答一律用繁體中文" in ans["additional_context"]
+    assert not (mods & BUILDER), mods & BUILDER

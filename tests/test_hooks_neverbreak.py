@@ -249,3 +249,42 @@ def test_log_is_capped(vault: Vault) -> None:
     run_hook("cursor-session-start", b"", cwd=vault.root)
     assert (vault.state_dir / "hooks.log.1").stat().st_size == 1_000_001
     assert len(hooks_log(vault)) == 1
+
+
+def test_windows_stdin_reader_returns_a_complete_payload_without_waiting_for_eof(monkeypatch) -> None:
+    """Windows has no select() on pipes, so stdin is read in a thread. An agent that sends its JSON
+    and keeps the pipe open (Claude Code may) must still get its Session ID, not '{}' after 3 s."""
+    import io
+    import os
+    import time
+
+    from agentmem_vault.hooks import run as hooks
+
+    payload = json.dumps({"session_id": "c-1", "hook_event_name": "SessionStart", "cwd": "/v/我的"}).encode()
+    r, w = os.pipe()
+    stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(r, "rb")), encoding="utf-8")
+    try:
+        os.write(w, payload)  # and the write end stays open
+        monkeypatch.setattr(sys, "platform", "win32")
+        monkeypatch.setattr(sys, "stdin", stdin)
+        t0 = time.monotonic()
+        got = hooks.read_stdin(timeout=60.0)
+        elapsed = time.monotonic() - t0
+    finally:
+        os.close(w)
+    monkeypatch.undo()
+    stdin.close()
+    assert got == payload and elapsed < 50  # returned on the whole object, not at the timeout
+
+
+def test_the_hooks_log_rotates(tmp_path, monkeypatch):
+    from agentmem_vault.hooks import run as hooks
+
+    monkeypatch.setattr(hooks, "LOG_MAX_BYTES", 500)
+    (tmp_path / "memory").mkdir()
+    for i in range(40):
+        assert hooks.log_line(tmp_path, "cursor-session-start", "bad_payload", f"message {i} " + "y" * 30)
+    log = tmp_path / "memory" / ".agentmem" / "hooks.log"
+    old = log.with_name("hooks.log.1")
+    assert old.is_file() and log.stat().st_size <= 600 and old.stat().st_size <= 600
+    assert "message 39" in log.read_text(encoding="utf-8")

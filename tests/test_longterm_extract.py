@@ -217,3 +217,41 @@ def test_offline_injection_transcript_writes_no_bad_note(vault, tmp_path):
     refused = [s for s in rep.skipped if s["reason"].startswith("refused")]
     assert len(refused) == 2 and "refused: looks like path traversal" in rep.summary()
     assert not (vault.root / "x").exists() and not (vault.root.parent / "x").exists()
+
+
+def test_a_transcript_that_grows_while_it_is_read_is_not_marked_done(vault, tmp_path, monkeypatch) -> None:
+    """The state must record the bytes that were read, not the file as it is a moment later:
+    Cursor appends to a transcript while the daemon extracts it."""
+    import json
+
+    from agentmem_vault.longterm import extract as ex
+    from agentmem_vault.longterm.sources import source_for_transcript
+
+    p = tmp_path / ".cursor" / "projects" / "home-me-shop" / "agent-transcripts" / "c1" / "c1.jsonl"
+    p.parent.mkdir(parents=True)
+
+    def line(role: str, text: str) -> str:
+        return (
+            json.dumps({"role": role, "message": {"content": [{"type": "text", "text": text}]}}, ensure_ascii=False)
+            + "\n"
+        )
+
+    p.write_text(line("user", "記住：以後回答一律用繁體中文。") + line("assistant", "好的"), encoding="utf-8")
+    real_read = ex.read_source
+
+    def read_then_grow(src):
+        res = real_read(src)
+        with open(p, "a", encoding="utf-8") as fh:  # the agent writes the next turn meanwhile
+            fh.write(
+                line("user", "Never edit files under src/generated/ by hand; run make codegen.")
+                + line("assistant", "OK")
+            )
+        return res
+
+    monkeypatch.setattr(ex, "read_source", read_then_grow)
+    first = ex.extract_sources(vault, [source_for_transcript(p)])
+    assert first.count("create") == 1
+    monkeypatch.setattr(ex, "read_source", real_read)
+    second = ex.extract_sources(vault, [source_for_transcript(p)])
+    assert second.sources[0]["status"] == "processed" and second.sources[0]["new_turns"] == 2
+    assert second.count("create") == 1

@@ -155,3 +155,14 @@ def test_note_id_is_stable_and_avoids_collisions():
     a = note_id("Use pnpm", "file:chat.md")
     assert re.fullmatch(r"lt-[0-9a-f]{6}", a) and a == note_id("use PNPM", "file:chat.md")
     assert note_id("Use pnpm", "file:chat.md", {a}) != a
+
+
+@pytest.mark.parametrize("title", ["CON .x", "nul .txt", "con.txt", "LPT¹", "COM² port notes.md"])
+def test_note_file_names_avoid_every_windows_device_name(title: str) -> None:
+    from agentmem_vault.longterm.notes import safe_filename
+
+    name = safe_filename(title)
+    base = name.split(".")[0].rstrip(" ")
+    import unicodedata
+
+    assert unicodedata.normalize("NFKC", base).lower() not in {"con", "nul", "lpt1", "com2"}, name

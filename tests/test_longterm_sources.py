@@ -135,7 +135,12 @@ def test_session_snapshot_source(vault):
     )
     src = source_for_session(vault, sid)
     assert src.ref == f"[[{sid}]]" and src.kind == "session"
-    assert read_source(src).turns == [Turn("user", "帳單模組重構"), Turn("user", "決定採用 event sourcing")]
+    # every Decisions item is read, marked as such; a superseded one retires the note it produced
+    assert read_source(src).turns == [
+        Turn("user", "帳單模組重構"),
+        Turn("user", "決定採用 event sourcing", section="decision"),
+        Turn("user", "[superseded] 用 CRUD", section="superseded"),
+    ]
     with pytest.raises(InvalidSessionId):
         source_for_session(vault, "../../etc")
     with pytest.raises(SessionNotFound):

@@ -8,20 +8,29 @@ under the vault lock, journaled and verified (docs/board.md "Writing rules"), an
 
 from __future__ import annotations
 
+import os
+
 from agentmem_vault.board import ids, summary
 from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
 from agentmem_vault.redaction import redact_row, redact_text
-from agentmem_vault.fs import dry_running
 from agentmem_vault.fs import append_bytes, atomic_write_text, make_dirs, read_bytes, read_from, read_text
 from agentmem_vault.writer import VaultWriter
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
     from typing import Any
 
     from agentmem_vault.board.summary import BoardState
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 def _row_ids(text: str) -> list[str]:
@@ -65,65 +74,58 @@ class BoardWriter(VaultWriter):
         text = self.index_text()
         return text, it.parse_index(text)
 
-    def append_row(self, row: it.Row, *, strict: bool = True, read: tuple[str, it.IndexDoc] | None = None) -> None:
-        """Append one row. ``read`` = (text, doc) already read under this same lock, to skip a re-read."""
+    def append_row(self, row: it.Row, *, strict: bool = True, state: BoardState | None = None) -> BoardState | None:
+        """Add one row: the one append path of every writer (registration, ``register --manual``,
+        the daemon, ``restore``). ``state``: the board's summary as loaded under this same lock
+        (``summary.load``), to skip a re-read. Returns the board's summary afterwards (None when
+        the board could not be summarised).
+
+        The usual board (every row well formed, the table ending the file) gets the row's line
+        appended, and the bytes read back after the old end must be exactly that line; any other
+        board is rewritten whole (temp file + rename) and compared byte for byte."""
         row = redact_row(row)  # secrets never reach the board (docs/redaction.md)
-        before, doc = read if read is not None else (lambda t: (t, it.parse_index(t)))(self.index_text())
+        path = self.vault.index_path
+        if state is None:
+            data = read_bytes(path)
+            state = summary.load(self.vault, data) if data else None
+        line = it.render_row(row)
+        if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
+            raise WriteFailed(f"row {row.session_id} would not read back as written")
+        if state is not None and state.writable and state.appendable:
+            if state.has_row(row.session_id):
+                raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+            return self._append_line(row, state, line)
+        before = self.index_text()
+        doc = it.parse_index(before)
         if strict:
             doc.check_writable()
         if doc.find(row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-        if it.split_cells(it.render_row(row)) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
-            raise WriteFailed(f"row {row.session_id} would not read back as written")
-        new_text, tail = it.append_row(doc, row)
-        self._remember(self.vault.index_path)
-        self.journal(
-            "append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict()
-        )
-        make_dirs(self.vault.memory)
+        new_text, _ = it.append_row(doc, row)
         if not before:  # missing or empty index: create it with the header
-            new_text = it.new_index_text() + it.render_row(row) + "\n"
-            atomic_write_text(self.vault.index_path, new_text)
-        elif tail is not None:
-            append_bytes(self.vault.index_path, tail.encode("utf-8"))
-        else:
-            new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
-            atomic_write_text(self.vault.index_path, new_text)
+            new_text = it.new_index_text() + line + "\n"
+        self._remember(path)
+        self.journal("append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict())
+        make_dirs(self.vault.memory)
+        new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
+        atomic_write_text(path, new_text)
         # Byte-exact comparison with what we meant to write: the new row is there, every other
         # byte is as it was, and nobody else wrote in between.
-        if read_text(self.vault.index_path) != new_text:
-            raise VerifyFailed(
-                f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
-            )
+        after = self._verify_index(new_text)
+        summary.refresh(self.vault, new_text, after)
+        return None
 
-    def append_row_known(self, row: it.Row, state: BoardState) -> tuple[bytes, list[int] | None]:
-        """Append one row to a board described by ``state`` (ops/board_cache.py: every row well
-        formed, the table running to the end of the file; its bytes as read under this lock, or
-        its stat matching the summary's), without parsing, or even reading, the other rows.
-
-        Verified: the board must still be the one ``state`` describes (its stat, or its bytes),
-        must grow by exactly the new line, and the bytes read back after the old end must be that
-        line. Returns the appended bytes and the board's stat after the append (or None)."""
-        if not (state.writable and state.appendable):
-            raise WriteFailed("append_row_known needs a well-formed board whose table ends the file")
-        row = redact_row(row)
-        if state.has_row(row.session_id):
-            raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-        line = it.render_row(row)
-        if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
-            raise WriteFailed(f"row {row.session_id} would not read back as written")
+    def _append_line(self, row: it.Row, state: BoardState, line: str) -> BoardState:
+        """Append ``row``'s line to the board ``state`` describes (read under this lock), without
+        parsing the other rows; verified by reading back the bytes after the old end."""
         nl = state.newline
         path = self.vault.index_path
         tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
-        changed = VerifyFailed(
-            f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
-            "nothing was written, run the command again"
-        )
-        if state.stat is not None:
-            if summary.board_stat(path) != state.stat:
-                raise changed
-        elif read_bytes(path) != state.data:
-            raise changed
+        if _size(path) != state.size:
+            raise VerifyFailed(
+                f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
+                "nothing was written, run the command again"
+            )
         self._remember(path)
         # Not fsynced on its own: the row's fsync right after makes what matters durable, and
         # a lost audit line costs no row and no ID (docs/reliability.md, "What a power cut may cost").
@@ -131,15 +133,11 @@ class BoardWriter(VaultWriter):
             "append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict(), durable=False
         )
         append_bytes(path, tail)
-        # Verified without reading the whole board: the stat is taken before the read-back, so a
-        # later write by another program changes it and the next hook reads the board again.
-        after = None if dry_running() else summary.board_stat(path)  # a dry run's append is not on disk
-        back = read_from(path, state.size)
-        if back != tail or (after is not None and after[0] != state.size + len(tail)):
+        if read_from(path, state.size) != tail:
             raise VerifyFailed(
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
-        return tail, after
+        return summary.after_append(self.vault, state, tail, row)
 
     def update_row(
         self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True

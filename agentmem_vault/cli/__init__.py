@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -74,14 +75,24 @@ def run_dry(fn: Callable[[], Any], *, enabled: bool = True) -> Any:
         out = fn()
     changed = d.changed()
     line = "dry run: nothing was written" + (f"; it would change: {', '.join(changed)}" if changed else "")
-    click.echo(line, err=_json_requested(ctx))
+    err = _json_requested(ctx)
+    ctx.call_on_close(lambda: click.echo(line, err=err))  # after the command's own output
     return out
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def to_json(obj: Any, **kw: Any) -> str:
+    """JSON text that is valid UTF-8 even when a path holds non-UTF-8 bytes (read with
+    surrogateescape): those become ``\\uDCxx`` escapes, which only occur inside strings."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, ensure_ascii=False, default=str, **kw))
 
 
 def emit(opts: Options, result: Any, human: str | Callable[[], str] | None = None) -> None:
     """Print the result: JSON with --json, else the human summary."""
     if opts.as_json:
-        click.echo(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+        click.echo(to_json(result, indent=2))
     else:
         text = human() if callable(human) else human
         if text:
@@ -91,16 +102,14 @@ def emit(opts: Options, result: Any, human: str | Callable[[], str] | None = Non
 def fail(opts: Options, exc: AgentmemError) -> None:
     if opts.as_json:
         click.echo(
-            json.dumps(
+            to_json(
                 {
                     "error": {
                         "code": exc.code,
                         "message": exc.message,
                         **({"details": exc.details} if exc.details else {}),
                     }
-                },
-                ensure_ascii=False,
-                default=str,
+                }
             )
         )
     else:
@@ -151,6 +160,11 @@ class AgentmemGroup(click.Group):
     def main(self, args: Any = None, *a: Any, **kw: Any) -> Any:
         global _ARGV
         _ARGV = list(sys.argv[1:] if args is None else args)
+        for stream in (sys.stdout, sys.stderr):
+            # A non-UTF-8 folder name is printed as the bytes it is, never a UnicodeEncodeError.
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(errors="surrogateescape")
         if os.environ.get("_AGENTMEM_COMPLETE", "").startswith("powershell"):
             from agentmem_vault.cli.completion import register_powershell  # click has no PowerShell completion
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from agentmem_vault.ops import board as lib
@@ -91,7 +93,9 @@ def register(
     from agentmem_vault.ops.sessions import snapshot_limit
 
     text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
-    reg = register_manual(v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text)
+    reg = register_manual(
+        v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text, workspace=os.getcwd()
+    )
     emit(
         opts,
         {
@@ -127,7 +131,7 @@ def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str |
         click.echo(
             f"warning: memory/index.md line {b.line_no}: {b.reason} (kept as is; see `agentmem doctor`)", err=True
         )
-    emit(opts, {"rows": [r.to_dict() for r in rows], "malformed": [b.__dict__ for b in bad]}, lambda: _table(rows))
+    emit(opts, {"rows": [r.to_dict() for r in rows], "malformed": [b.to_dict() for b in bad]}, lambda: _table(rows))
 
 
 @cli.command()

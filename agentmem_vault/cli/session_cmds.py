@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from agentmem_vault.vault import Vault
@@ -54,7 +56,13 @@ def update(
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     res = update_session(
-        v, session_id, snapshot_text=read_snapshot_arg(snapshot, v), topic=topic, summary=summary, keywords=keywords
+        v,
+        session_id,
+        snapshot_text=read_snapshot_arg(snapshot, v),
+        topic=topic,
+        summary=summary,
+        keywords=keywords,
+        workspace=os.getcwd(),  # the agent runs it in its workspace: the session's project
     )
     emit(opts, res.to_dict(), res.message)
 

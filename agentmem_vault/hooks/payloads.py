@@ -45,6 +45,9 @@ HOOKS: dict[str, tuple[str, str]] = {
 }
 
 _MAX_ID = 200
+# Workspace roots read from a payload (docs/reliability.md, "Limits"): a multi-root workspace has
+# a handful; each root is looked at on the way to the vault and the project.
+MAX_ROOTS = 64
 _CTRL_RE = re.compile(r"[\x00-\x1f\x7f]")
 # Cursor on Windows has been seen to send workspace roots as "/c:/Users/..." (a URI path).
 _WIN_URI_PATH_RE = re.compile(r"^/[A-Za-z]:[/\\]")
@@ -159,6 +162,8 @@ def decode_stdin(data: bytes) -> dict:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PayloadError(f"stdin is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise PayloadError("stdin JSON is nested too deeply") from None
     if not isinstance(obj, dict):
         raise PayloadError(f"stdin JSON is a {type(obj).__name__}, expected an object")
     return obj
@@ -170,18 +175,18 @@ def parse_event(obj: dict, agent: str, event: str) -> HookEvent:
         conv = _clean_id(obj.get("conversation_id")) or _clean_id(obj.get("session_id"))
     else:
         conv = _clean_id(obj.get("session_id")) or _clean_id(obj.get("conversation_id"))
-    roots: list[str] = []
+    roots: dict[str, None] = {}  # an ordered set: de-duplication stays linear
     wr = obj.get("workspace_roots")
     if isinstance(wr, str):
         wr = [wr]
     if isinstance(wr, list):
-        for r in wr:
+        for r in wr[:MAX_ROOTS]:
             n = normalize_root(r)
-            if n and n not in roots:
-                roots.append(n)
+            if n:
+                roots[n] = None
     cwd = normalize_root(obj.get("cwd"))
-    if cwd and cwd not in roots:
-        roots.append(cwd)
+    if cwd:
+        roots[cwd] = None
     source = _clean_str(obj.get("source"))
     bg = obj.get("is_background_agent")
     return HookEvent(

@@ -330,7 +330,7 @@ def _recall_context(
 
         from agentmem_vault.ops.conversations import PairProjects
 
-        kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a board_cache.BoardState
+        kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a summary.BoardState
         given: list = []
         # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
         text = session_start_context(
@@ -338,7 +338,7 @@ def _recall_context(
             budget=_start_budget(cfg),
             exclude=(session_id,),
             project_names=project_names,
-            project_of=PairProjects(pairs) if project_names else None,
+            project_of=PairProjects(pairs),
             given=given,
             **kw,
         )

@@ -28,14 +28,16 @@ from agentmem_vault.longterm.dedupe import (
     shingles,
     similarity,
 )
+from agentmem_vault.longterm.cues import has
+from agentmem_vault.longterm.kinds import retraction_parts
 from agentmem_vault.longterm.notes import note_id, safe_filename
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.model.notes import TAG, HistoryEntry, Note
 from agentmem_vault.model.textnorm import fold, tokenize
+from agentmem_vault.recall.location import RULE_IMPORTANCE  # the one threshold of a rule
 
 TITLE_MATCH = 0.5  # Jaccard of title shingles for "this names the same note"
 MAX_KEYWORDS = 12
-RULE_IMPORTANCE = 0.9  # notes at or above it are rules injected into every chat
 
 # The user taking a rule back ("不用再…", "we no longer …", "forget the rule about …").
 _RETRACT = re.compile(
@@ -45,6 +47,55 @@ _RETRACT = re.compile(
     r"\bdrop (?:the|that) rule\b|\bis wrong\b|\bwas wrong\b"
 )
 _SENT = re.compile(r"(?<=[。！？!?\n])|(?<=[.;])\s+")
+# words of a reversal that name no rule ("rule", "那條", "以後", "forget")
+_GENERIC_NAMES = frozenset(
+    "rule rules forget the that this earlier old new now from plan change switched moved anymore longer 那条 条规 规则 规矩 "
+    "之前 以后 之后 现在 作废 不用 改成 改用 补充 一下 adding add also one more thing about".split()
+)
+
+
+def _names(text: str) -> set[str]:
+    return {t for t in tokenize(text) if len(t) >= 2}
+
+
+def retracted_words(evidence: str) -> set[str]:
+    """The words with which the user's statement names an earlier rule it takes back ("之前那條
+    「完成前要跑 yarn lint」作廢" -> yarn, lint, …), without the words of the rule that replaces
+    it; empty when the statement takes nothing back."""
+    if not evidence or not (has("reversal", fold(evidence)) or _RETRACT.search(fold(evidence))):
+        return set()
+    back, _, only = retraction_parts(evidence)
+    return _names(back) - _names(only) - _GENERIC_NAMES
+
+
+def named_notes(words: set[str], notes: list[Note], m: MemoryObject) -> list[Note]:
+    """The active notes of ``m``'s scope that ``words`` name: an identifier of the note, or two
+    of its title / keyword / content words."""
+    if not words:
+        return []
+    out: list[Note] = []
+    for n in notes:
+        if not n.active or scope_conflict(m, n):
+            continue
+        ids = {fold(x) for x in identifiers(f"{n.title}\n{n.content}")}
+        mine = _names(" ".join([n.title, *n.keywords, n.content]))
+        named = _names(" ".join([n.title, *n.keywords]))
+        if words & ids or len(words & mine) >= 2 or words & named:
+            out.append(n)
+    return out
+
+
+def supplemented_note(m: MemoryObject, notes: list[Note]) -> tuple[Note, str] | None:
+    """(the note a supplement names, the supplement's own words) for "補充 apiFetch 那條規則：
+    Server Component 也一樣" / "Adding to the session_scope rule: background jobs too"."""
+    text = m.evidence or m.content
+    colon = re.search(r"[:：]", text) or re.search(r"[，,；;]", text)
+    head, body = (text[: colon.start()], text[colon.end() :]) if colon else (text, "")
+    words = _names(head) - _GENERIC_NAMES
+    found = named_notes(words, notes, m)
+    if not found or not body.strip():
+        return None
+    return found[0], body.strip()
 
 
 def user_retracts(words: str, note: Note) -> bool:
@@ -147,7 +198,7 @@ def new_note(m: MemoryObject, *, now: str, folder: Path, taken_ids: set[str], ta
         content=m.content.strip(),
         path=folder / name,
         assessment_reason=m.assessment_reason,
-        extra={"source_time": m.source_time} if m.source_time else {},
+        extra={k: v for k, v in (("source_time", m.source_time), ("said_in", said_in(m))) if v},
     )
 
 
@@ -168,9 +219,31 @@ def _new_lists(m: MemoryObject, n: Note) -> tuple[list[str], list[str]]:
     return [x for x in m.usage_scenario if fold(x) not in have_u], [x for x in m.keywords if fold(x) not in have_k]
 
 
+def said_in(m: MemoryObject) -> str:
+    """Where the candidate was said: "<source>#<turn>" (recorded in the note as ``said_in``)."""
+    if not m.sources or m.statement is None:
+        return ""
+    return f"{m.sources[0]}#{m.statement.order}"
+
+
 def is_older(m: MemoryObject, n: Note) -> bool:
-    """The candidate comes from a source older than the note's current text."""
-    return bool(m.source_time) and bool(content_time(n)) and m.source_time < content_time(n)
+    """The candidate was said before the note's current text (docs/extraction.md, "Never
+    backwards"). A text the note already replaced, read again from a source the note has seen
+    (a re-read, a grown transcript run with ``--force``, a restored old file, whatever its file
+    time), is never newer; otherwise the earlier statement time is older, and at the same time
+    an earlier turn of the same source."""
+    if set(m.sources) & set(n.sources) and any(fold(h.text) == fold(m.content) for h in n.history):
+        return True
+    ct = content_time(n)
+    if m.source_time and ct and m.source_time != ct:
+        return m.source_time < ct
+    here, there = _turn_of(said_in(m)), _turn_of(str(n.extra.get("said_in") or ""))
+    return bool(here[0]) and here[0] == there[0] and 0 <= here[1] < there[1]
+
+
+def _turn_of(said: str) -> tuple[str, int]:
+    ref, _, turn = said.rpartition("#")
+    return ref, int(turn) if turn.isdigit() else -1
 
 
 def older_into_history(n: Note, m: MemoryObject, *, now: str) -> Note | None:
@@ -198,6 +271,10 @@ def updated_note(n: Note, m: MemoryObject, *, now: str) -> Note:
     out.history = _sorted_history([HistoryEntry(content_time(n) or now, n.content)] + out.history)
     # a candidate without a source time (``remember``) was said now
     out.extra["source_time"] = m.source_time or now
+    if said_in(m):
+        out.extra["said_in"] = said_in(m)
+    else:
+        out.extra.pop("said_in", None)
     out.content = m.content.strip()
     out.category = m.category or n.category
     out.keywords = _union(n.keywords, m.keywords)
@@ -245,6 +322,28 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
             continue
         current = [notes[k] for k in order]
         match, how = _best_match(m, current)
+        kind = m.statement.kind if m.statement is not None else ""
+        if kind == "supplement" and m.action != "delete":
+            sup = supplemented_note(m, current)
+            if sup is not None and not is_older(m, sup[0]):
+                n, body = sup
+                joined = copy.copy(m)
+                # the core rule stays; the supplement is added to it (docs/extraction.md)
+                joined.content = f"{n.content.rstrip()} {body}" if body not in n.content else n.content
+                un = updated_note(n, joined, now=now)
+                notes[key_of(n)] = un
+                actions.append(Action("update", n.title, "supplemented by the user", note=un, target=n.id, memory=m))
+                continue
+        retired = False
+        for n in named_notes(retracted_words(m.evidence), current, m):
+            if n is match and m.action != "delete" or is_older(m, n):
+                continue  # the note this statement rewrites, or a newer one: not taken back
+            dn = deprecated_note(n, f"replaced by the user: {m.content}", now=now)
+            notes[key_of(n)] = dn
+            actions.append(Action("deprecate", n.title, "the user took it back", note=dn, target=n.id, memory=m))
+            retired = True
+        if m.action == "delete" and (retired or kind == "reversal"):
+            continue  # a retraction: done above (or it names no note that is still active)
         if m.action == "delete":
             if match is None or not match.active:
                 actions.append(
@@ -383,19 +482,18 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
-    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.longterm.memories import get_memory
-    from agentmem_vault.longterm.notes import format_note_ts, write_note
-    from agentmem_vault.writer import VaultWriter
+    from agentmem_vault.longterm.notes import note_now, write_note
+    from agentmem_vault.recall.refresh import NoteWriter
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
-    with VaultWriter(vault, "memories-deprecate") as w:
+    with NoteWriter(vault, "memories-deprecate") as w:
         note = get_memory(vault, key)
         if not note.active:
             raise Refused(f"{note.title!r} is already deprecated ({note.deprecated_reason})")
-        out = deprecated_note(note, reason, now=format_note_ts(clock_now()))
+        out = deprecated_note(note, reason, now=note_now())
         if not dry_run:
             write_note(w, vault, out)
     return out
@@ -406,13 +504,12 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
     config's aliases) or to every project (``to_global``). The old scope goes to History."""
     import copy
 
-    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.config import vault_config
     from agentmem_vault.errors import UsageError
     from agentmem_vault.longterm.memories import get_memory
-    from agentmem_vault.longterm.notes import format_note_ts, write_note
+    from agentmem_vault.longterm.notes import note_now, write_note
     from agentmem_vault.ops.projects import MAX_NAME, aliases_from_config
-    from agentmem_vault.writer import VaultWriter
+    from agentmem_vault.recall.refresh import NoteWriter
 
     if to_global == (project is not None):
         raise UsageError("give exactly one of --project NAME or --global")
@@ -421,13 +518,13 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
         name = aliases_from_config(vault_config(vault)).canonical(project)
         if not name or len(name) > MAX_NAME or "\n" in name:
             raise UsageError(f"--project {project!r}: give a project name (1-{MAX_NAME} characters)")
-    with VaultWriter(vault, "memories-move") as w:
+    with NoteWriter(vault, "memories-move") as w:
         note = get_memory(vault, key)
         out = copy.deepcopy(note)
         out.project, out.scope = (name, "project") if name else ("", "global")
         if (out.project, out.scope) == (note.project, note.scope):
             return out
-        now = format_note_ts(clock_now())
+        now = note_now()
         was = f"project {note.project}" if note.project and note.scope != "global" else note.scope or "global"
         was = "global" if was == "project" else was  # a legacy note: scope set, no project
         now_is = f"project {name}" if name else "global"

@@ -105,6 +105,17 @@ def completeness(m: MemoryObject) -> tuple:
     return (len(m.content) + 8 * len(m.keywords) + 8 * len(m.usage_scenario), m.score or 0, m.importance)
 
 
+def said_later(a: MemoryObject, b: MemoryObject) -> bool | None:
+    """Whether ``a`` was said after ``b``: by statement time, then by turn within one source;
+    None when that cannot be told."""
+    if a.source_time and b.source_time and a.source_time != b.source_time:
+        return a.source_time > b.source_time
+    sa, sb = a.statement, b.statement
+    if sa is not None and sb is not None and a.sources[:1] == b.sources[:1] and sa.order != sb.order:
+        return sa.order > sb.order
+    return None
+
+
 def dedupe_batch(mems: list[MemoryObject]) -> tuple[list[MemoryObject], list[tuple[MemoryObject, str]]]:
     """Keep one memory per duplicate group (the more complete), merging the sources."""
     kept: list[tuple[MemoryObject, set[str], set[str]]] = []
@@ -118,8 +129,13 @@ def dedupe_batch(mems: list[MemoryObject]) -> tuple[list[MemoryObject], list[tup
             if scope_conflict(m, k):
                 continue
             if (fold(k.title) == fold(m.title) and k.action == m.action) or same_memory(sh, ksh, m, k):
-                # The one that names everything the other names wins; then the more complete.
-                m_first = (ids >= kids, completeness(m)) > (kids >= ids, completeness(k))
+                # What the user said last wins (never backwards, docs/extraction.md); between
+                # statements of one time, the one that names everything the other names, then
+                # the more complete.
+                later = said_later(m, k)
+                m_first = (
+                    later if later is not None else (ids >= kids, completeness(m)) > (kids >= ids, completeness(k))
+                )
                 winner, loser = (m, k) if m_first else (k, m)
                 for s in loser.sources:
                     if s not in winner.sources:

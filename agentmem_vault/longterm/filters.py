@@ -33,6 +33,7 @@ SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\b(?:React|Vue|Svelte|Angular|Next\.js|Django|Flask|FastAPI|Spring|Rails|Tailwind|Redis|Postgres(?:QL)?|MySQL|SQLite|MongoDB|Kafka|OpenSearch|Elasticsearch|GraphQL|gRPC|OAuth|JWT|TypeScript|JavaScript|Python|Rust|Go|Java|Kotlin|Swift|Obsidian|Cursor|Claude)\b",
         r"\b(?:async|await|Promise|strict\w*|noImplicitAny|type hints?|docstrings?|lint\w*|CI|PR|commit|branch|rebase|migration|schema|index|cache|retry|timeout|env|config)\b",
         r"\b\d+\s*(?:lines?|chars?|characters|ms|s|seconds|minutes|MB|KB|GB|%|px|spaces?)\b",
+        r"(?<![\w.])\d+(?![\w.])",  # a concrete value ("under about 300 changed lines", "在 24 小時內")
         r"\d+\s*(?:行|字元|字符|秒|分鐘|分钟|个|個|空格)",
         r"[一二两兩三四五六七八九十百千]+\s*(?:段|行|个|個|条|條|层|層|位|列|句|秒|分钟|分鐘|次|空格|空白)",  # 不超過三段
         r"(?<=[\u3400-\u9fff])\s*[A-Za-z][\w.+#/-]+|[A-Za-z][\w.+#/-]+\s*(?=[\u3400-\u9fff，。；：])",  # a Latin name inside Chinese prose

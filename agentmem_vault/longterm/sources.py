@@ -28,6 +28,8 @@ class Turn:
     text: str
     # when the turn was said (YYYY-MM-DDTHH:MM[:SS]), where the format records it; "" otherwise
     at: str = ""
+    # a snapshot's ``## Decisions`` item ("decision", or "superseded" when marked so); "" otherwise
+    section: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Source:
 class ReadResult:
     turns: list[Turn] = field(default_factory=list)
     skipped: int = 0  # lines/blocks that could not be read
+    cut: int = 0  # turns longer than MAX_TURN_CHARS, kept up to that length
     title: str = ""
     sha: str = ""  # of the bytes these turns were read from (a transcript may grow meanwhile)
 
@@ -71,7 +74,7 @@ def _sniff_jsonl(path: Path) -> str:
             for _, line in zip(range(50), fh, strict=False):
                 try:
                     obj = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(obj, dict):
                     if obj.get("type") in ("user", "assistant", "summary", "system") and "role" not in obj:
@@ -189,12 +192,27 @@ def read_source(source: Source) -> ReadResult:
     }[source.kind]
     res = reader(text)
     res.sha = hashlib.sha256(raw).hexdigest()[:24]
+    res = bound_turns(res)
     # Secrets out before anything is derived from the text (titles, file names, keywords):
     # a derived field can lose the shape that makes a secret recognisable (docs/redaction.md).
     from agentmem_vault.redaction import redact_text
 
     res.turns = [t if (r := redact_text(t.text)) is t.text else replace(t, text=r) for t in res.turns]
     res.title = redact_text(res.title)
+    return res
+
+
+# A turn longer than this is cut to it before extraction (docs/reliability.md, "Limits"): what is
+# worth remembering is said in a sentence, not in a pasted 10 MB log, and every later step (noise
+# filters, cue matching, keywords) is linear in the text at best.
+MAX_TURN_CHARS = 20_000
+
+
+def bound_turns(res: ReadResult) -> ReadResult:
+    for i, t in enumerate(res.turns):
+        if len(t.text) > MAX_TURN_CHARS:
+            res.turns[i] = Turn(t.role, t.text[:MAX_TURN_CHARS], t.at)
+            res.cut += 1
     return res
 
 
@@ -243,7 +261,7 @@ def _json_objects(text: str, res: ReadResult) -> Iterator[dict]:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[" * 100000 nests too deep
             obj = None
         if isinstance(obj, dict):
             yield obj
@@ -263,7 +281,8 @@ def parse_cursor_jsonl(text: str) -> ReadResult:
             continue
         body = _clean_user_text(body) if role == "user" else body.strip()
         if body:
-            res.turns.append(Turn(role, body))
+            when = obj.get("timestamp") or obj.get("createdAt") or obj.get("created_at")
+            res.turns.append(Turn(role, body, statement_time(when)))
     return res
 
 
@@ -291,7 +310,7 @@ def parse_claude_jsonl(text: str) -> ReadResult:
         if role == "user" and re.match(r"^<(command-name|local-command-stdout|command-message)>", body):
             continue
         if body:
-            res.turns.append(Turn(role, body))
+            res.turns.append(Turn(role, body, statement_time(obj.get("timestamp"))))
     return res
 
 
@@ -351,10 +370,37 @@ def snapshot_turns(text: str) -> ReadResult:
         res.skipped = 1
         return res
     res.title = snap.topic or snap.session_id
+    at = statement_time(snap.metadata.get("Updated At", ""))
     for section in ("Current Context", "Decisions"):
         for item in snap.items(section):
             # Current Context is paragraphs, and agents often write them as bullet lines.
             text = "\n".join(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", ln) for ln in item.strip().splitlines()).strip()
-            if text and not re.match(r"^\[(superseded|已取代)\]", text, re.I):
-                res.turns.append(Turn("user", text))
+            if not text:
+                continue
+            # every Decisions item is a decision; a superseded one retires the note it produced
+            kind = ""
+            if section == "Decisions":
+                kind = "superseded" if re.match(r"^\[(superseded|已取代)\]", text, re.I) else "decision"
+            res.turns.append(Turn("user", text, at, kind))
     return res
+
+
+_TIME = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)")
+
+
+def statement_time(value: object) -> str:
+    """A recorded time (``2026-12-01 10:05``, ISO 8601 with a zone or milliseconds) as local
+    ``YYYY-MM-DDTHH:MM[:SS]``, the form of the note's times; "" when it is not one. A time with a
+    zone ("…Z", "+08:00") is converted to local time; one without is taken as local."""
+    m = _TIME.match(value) if isinstance(value, str) else None
+    if m is None:
+        return ""
+    text = str(value).strip()
+    if re.search(r"(?:Z|[+-]\d{2}:?\d{2})$", text):
+        from datetime import datetime
+
+        try:
+            return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%dT%H:%M:%S")
+        except ValueError:
+            pass
+    return f"{m.group(1)}T{m.group(2)}"

@@ -162,7 +162,26 @@ def prompt(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]
     return _entry("prompt", **options)
 
 
-def _bind(fn: Callable[..., Any], front: Front) -> Callable[..., Any]:
+def _not_text(value: Any) -> bool:
+    """A string argument that is not Unicode text: JSON can carry a lone surrogate (``"\\udcff"``),
+    which no file, index or answer can encode."""
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, (list, tuple)):
+        return any(_not_text(v) for v in value)
+    return False
+
+
+def _refusal(kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallToolResult | None:
+    bad = [k for k, v in kwargs.items() if _not_text(v)] + [f"#{i + 1}" for i, v in enumerate(args) if _not_text(v)]
+    if not bad or kind != "tool":
+        return None
+    from agentmem_vault.errors import UsageError
+
+    return error_result(UsageError(f"argument {bad[0]} is not valid Unicode text (a lone surrogate)"))
+
+
+def _bind(fn: Callable[..., Any], front: Front, kind: str = "tool") -> Callable[..., Any]:
     """``fn`` with its first parameter (the Front) bound; name, docstring and the signature of the
     other parameters kept, which is what the SDK reads to build the schema."""
     sig = inspect.signature(fn, eval_str=True)
@@ -171,13 +190,15 @@ def _bind(fn: Callable[..., Any], front: Front) -> Callable[..., Any]:
 
         @functools.wraps(fn)
         async def bound(*args: Any, **kwargs: Any) -> Any:
-            return await fn(front, *args, **kwargs)
+            refusal = _refusal(kind, args, kwargs)
+            return refusal if refusal is not None else await fn(front, *args, **kwargs)
 
     else:
 
         @functools.wraps(fn)
         def bound(*args: Any, **kwargs: Any) -> Any:
-            return fn(front, *args, **kwargs)
+            refusal = _refusal(kind, args, kwargs)
+            return refusal if refusal is not None else fn(front, *args, **kwargs)
 
     first = next(iter(sig.parameters))
     bound.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])  # type: ignore[attr-defined]
@@ -187,4 +208,4 @@ def _bind(fn: Callable[..., Any], front: Front) -> Callable[..., Any]:
 
 def register(server: MCPServer, front: Front) -> None:
     for e in ENTRIES:
-        getattr(server, e.kind)(*e.args, **e.options)(_bind(e.fn, front))
+        getattr(server, e.kind)(*e.args, **e.options)(_bind(e.fn, front, e.kind))

@@ -15,10 +15,10 @@ from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without 
 _AGENT_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _AGENT_CHARS = _AGENT_FIRST | {"-"}
 # \Z, not $: "$" also matches before a final newline, and an ID becomes a path.
-SESSION_ID_RE = LazyRegex(r"^(\d{4})-(\d{2})-(\d{2})-(\d{2})(\d{2})-([a-z0-9][a-z0-9-]{0,79})\Z")
+SESSION_ID_RE = LazyRegex(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})-([0-9]{2})([0-9]{2})-([a-z0-9][a-z0-9-]{0,79})\Z")
 # Loose pattern to pick IDs out of free text (trigger phrases, Continues From lines).
 SESSION_ID_IN_TEXT_RE = LazyRegex(
-    r"\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9][a-z0-9-]*[a-z0-9]|\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9]"
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4}-[a-z0-9][a-z0-9-]*[a-z0-9]|[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{4}-[a-z0-9]"
 )
 
 

@@ -25,6 +25,7 @@ import frontmatter
 import yaml
 
 from agentmem_vault.errors import NoteFormatError
+from agentmem_vault.model import yamlload
 
 TAG = "agent-memory/long-term"
 # With seconds: YAML readers (Obsidian, PyYAML) then take it as a date-time, as they do the
@@ -171,6 +172,7 @@ def as_link(target: str) -> str:
 
 
 def format_note_ts(dt: datetime) -> str:
+    """A time this program writes into a note (docs/notes.md): to the second."""
     return dt.strftime(NOTE_TS)
 
 
@@ -390,12 +392,10 @@ def _load_yaml(fm: str) -> dict[str, Any]:
     if not fm.strip():
         return {}
     try:
-        data = _HANDLER.load(quote_links(fm), Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise NoteFormatError(f"the frontmatter is not valid YAML: {problem}{where}") from exc
+        data = yamlload.load(quote_links(fm), _Loader)
+    except yamlload.YamlProblem as exc:
+        where = f" (frontmatter line {exc.line})" if exc.line else ""
+        raise NoteFormatError(f"the frontmatter is not valid YAML: {exc.problem}{where}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

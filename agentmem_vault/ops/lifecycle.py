@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping
 from agentmem_vault.board import table as it
 from agentmem_vault.clock import now as clock_now, parse_ts
 from agentmem_vault.vault import Vault
-from agentmem_vault.config import vault_config
+from agentmem_vault.config import SETTINGS, vault_config
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
 from agentmem_vault.model.ids import find_ids, is_valid_session_id
 from agentmem_vault.board.rules import is_placeholder_summary
@@ -223,10 +223,12 @@ def organize(
     """Plan under the lock (so the plan matches what is written) and apply unless ``dry_run``."""
     if stale_days is None:
         stale_days = int(vault_config(vault).get("stale_days", 14))
-    if stale_days < 0:
+    _, lo, hi = SETTINGS["stale_days"]  # the one range, also checked in config.yaml
+    low, high = lo or 0, hi or 36500
+    if not low <= stale_days <= high:  # a huge number would overflow the date arithmetic
         from agentmem_vault.errors import UsageError
 
-        raise UsageError("--stale-days must be 0 or more")
+        raise UsageError(f"--stale-days must be between {low:g} and {high:g} (days), not {stale_days}")
     when = now or clock_now()
     with BoardWriter(vault, "organize") as w:
         doc = w.index()

@@ -12,6 +12,8 @@ from agentmem_vault.longterm.schema import CATEGORIES
 from agentmem_vault.model.textnorm import fold
 
 DEFAULT = "development_code_specification"  # a rule with no cue at all is most often a coding rule
+PREFERENCE_DEFAULT = "user_behavior"  # a preference that names no subject is about how the user works
+MIN_SCORE = 2
 _BY_KIND = {
     "decision": "important_decision_experience",
     "pitfall": "common_pitfalls_experience",
@@ -60,7 +62,8 @@ def category_for(text: str, kind: str = "") -> str:
     (longterm/statement.py; the offline signal names the same kinds)."""
     if kind in _BY_KIND:
         return _BY_KIND[kind]
-    best, best_score = DEFAULT, 0
+    # one weak cue ("path", "settings") is not enough to leave the default
+    best, best_score = (PREFERENCE_DEFAULT if kind == "preference" else DEFAULT), MIN_SCORE - 1
     for cat, score in scores(text).items():
         if score > best_score:
             best, best_score = cat, score

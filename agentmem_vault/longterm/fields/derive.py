@@ -27,13 +27,14 @@ _NEGATED = re.compile(
 )
 
 
-def _said_after(turns: list[Turn], evidence: str) -> str:
-    """What the assistant said just before the user turn holding ``evidence`` ("" if unknown)."""
+def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str]:
+    """(the user turn holding ``evidence``, what the assistant said just before it); "" when
+    unknown."""
     probe = evidence.strip()[:40]
     for i, t in enumerate(turns):
         if t.role == "user" and probe and probe in t.text:
-            return next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
-    return ""
+            return t.text, next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
+    return "", ""
 
 
 def corrects_assistant(evidence: str, assistant_said: str) -> bool:
@@ -71,7 +72,13 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     kind = st.kind if st is not None else m.signal
     recorded = recorded or bool(st is not None and st.recorded)
     words = m.evidence or m.content
-    corrected = corrects_assistant(words, _said_after(turns or [], words))
+    turn = (turns or [])[st.order] if st is not None and 0 <= st.order < len(turns or []) else None
+    snapshot_decision = recorded and getattr(turn, "section", "") in ("decision", "superseded")
+    if snapshot_decision:
+        kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
+    turn_text, before = _said_around(turns or [], words)
+    # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule
+    corrected = corrects_assistant(words, before) or bool(before and _CORRECTION_LEAD.search(fold(turn_text)))
     asked = asks_to_remember(words)
     m.category = category_for(f"{words} {m.content}", kind)
     # what the statement turned out to be decides the band: a rule about a pitfall is experience
@@ -85,7 +92,9 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     m.title = title_for(m.content)
     m.keywords = keywords_for(m.content, m.title)
     m.usage_scenario = scenarios_for(m.content, m.category, m.keywords)
-    m.reason = _reason(kind, asked, corrected)
+    m.reason = (
+        "recorded as a decision in the session snapshot" if snapshot_decision else _reason(kind, asked, corrected)
+    )
     if _CLAIMS.search(m.assessment_reason or "") and not (asked or corrected):
         m.assessment_reason = f"A specific rule the user stated ({_reason(kind, asked, corrected)[9:]})."
     return m

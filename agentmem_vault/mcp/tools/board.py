@@ -70,7 +70,7 @@ def memory_list(
 
     def run(v: Vault) -> dict:
         rows, bad = list_rows(v, status)
-        return {"rows": [r.to_dict() for r in rows], "malformed": [b.__dict__ for b in bad]}
+        return {"rows": [r.to_dict() for r in rows], "malformed": [b.to_dict() for b in bad]}
 
     return front.call(run)
 

@@ -3,6 +3,8 @@ one, release a reference (docs/mcp.md; the rules are in ops/sessions.py and ops/
 
 from __future__ import annotations
 
+import os
+
 from typing import Annotated
 
 from mcp.types import CallToolResult
@@ -49,7 +51,14 @@ def memory_register(
 
     def run(v: Vault) -> dict:
         reg = register_manual(
-            v, front.agent(v), topic=topic, summary=summary, keywords=keywords, snapshot_text=snapshot
+            v,
+            front.agent(v),
+            topic=topic,
+            summary=summary,
+            keywords=keywords,
+            snapshot_text=snapshot,
+            project=front.project or "",
+            workspace=os.getcwd(),
         )
         return {
             "session_id": reg.session_id,
@@ -79,7 +88,14 @@ def memory_update(
 
     return front.call(
         lambda v: update_session(
-            v, session_id, snapshot_text=snapshot, topic=topic, summary=summary, keywords=keywords
+            v,
+            session_id,
+            snapshot_text=snapshot,
+            topic=topic,
+            summary=summary,
+            keywords=keywords,
+            project=front.project or "",
+            workspace=os.getcwd(),
         ).to_dict(),
         dry_run=dry_run,
     )

@@ -96,6 +96,32 @@ def project_findings(vault: Vault) -> list[Finding]:
         return []
 
 
+@vault_check
+def unscoped_findings(vault: Vault) -> list[Finding]:
+    """Notes from a source whose project could not be known (``scope: unscoped``,
+    docs/projects.md): shown in no project's chats until someone places them."""
+    from agentmem_vault.longterm.notes import load_notes
+
+    try:
+        out: list[Finding] = []
+        for n in load_notes(vault):
+            if not n.active or n.scope != "unscoped" or n.project.strip():
+                continue
+            out.append(
+                Finding(
+                    "note_unscoped",
+                    WARNING,
+                    f"memory {n.id or n.title!r} ({n.title}) comes from a source whose project is unknown: "
+                    "it is shown in no project's chats",
+                    hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global)",
+                    path=n.path.relative_to(vault.root).as_posix() if n.path else None,
+                )
+            )
+        return out
+    except AgentmemError:
+        return []
+
+
 def archive_findings(vault: Vault) -> list[Finding]:
     """Archives killed halfway: their write-ahead intent is in the journal (docs/reliability.md)."""
     from agentmem_vault.ops.archive import pending_archives

@@ -1,12 +1,10 @@
-"""Reliability: the smaller holes (docs/reliability.md): read-only vaults as root, sessions/ as a
-file, transcript paths a session-end hook may queue."""
+"""A vault the tool cannot write to (docs/reliability.md): a read-only folder or vault, also as
+root, and memory/sessions/ that is a file, not a folder. Nothing is half-written, no traceback."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import stat
 import sys
 from pathlib import Path
 
@@ -19,10 +17,7 @@ def run_cli(*args, **kw):  # noqa: ANN002, ANN003 - real processes: crashes, han
     return _run_cli(*args, **kw)
 
 
-from hooks_helpers import answer, cursor_end, hooks_log, run_hook
-
 from agentmem_vault.vault import Vault
-from agentmem_vault.ops.conversations import extract_queue_path
 
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
 posix = pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
@@ -85,52 +80,3 @@ def test_sessions_as_a_file_is_reported_and_refused(vault: Vault) -> None:
     assert vault.sessions_dir.read_text(encoding="utf-8") == "not a folder"
     fix = run_cli("doctor", "--fix", vault=vault)
     assert "Traceback" not in fix.stderr and vault.sessions_dir.is_file()
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    d = tmp_path / "elsewhere"
-    d.mkdir()
-    return d
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        "../../../etc/shadow",
-        "/etc/shadow",
-        "/dev/zero",
-        "relative/t.jsonl",
-        "{home}/.cursor/projects/p/agent-transcripts/../../../../../etc/passwd",
-        "{home}/.claude/projects/p/t.jsonl",  # Claude's folder is not Cursor's
-        "{home}/.cursor/projects/p/agent-transcripts/fifo.jsonl",
-    ],
-)
-def test_session_end_queues_only_the_agents_transcripts(vault: Vault, outside: Path, bad: str) -> None:
-    home = Path.home()
-    fifo = home / ".cursor" / "projects" / "p" / "agent-transcripts" / "fifo.jsonl"
-    fifo.parent.mkdir(parents=True, exist_ok=True)
-    if sys.platform != "win32" and not fifo.exists():
-        os.mkfifo(fifo)
-    proc = run_hook("cursor-session-end", cursor_end(vault.root, "c-9", bad.format(home=home)), cwd=outside)
-    assert proc.returncode == 0 and answer(proc) == {}
-    assert not extract_queue_path(vault).exists()
-    assert "not queued" in hooks_log(vault)[0]
-
-
-def test_session_end_accepts_the_agents_own_folder_and_configured_dirs(
-    vault: Vault, outside: Path, tmp_path: Path
-) -> None:
-    own = Path.home() / ".cursor" / "projects" / "p" / "agent-transcripts" / "c" / "c.jsonl"
-    own.parent.mkdir(parents=True)
-    own.write_text("{}\n", encoding="utf-8")
-    extra = tmp_path / "my transcripts"
-    extra.mkdir()
-    (extra / "t.jsonl").write_text("{}\n", encoding="utf-8")
-    vault.config_path.write_text(f"transcript_dirs: [{json.dumps(str(extra))}]\n", encoding="utf-8")
-    for path in (own, extra / "t.jsonl"):
-        proc = run_hook("cursor-session-end", cursor_end(vault.root, "c-9", str(path)), cwd=outside)
-        assert proc.returncode == 0 and answer(proc) == {}
-    q = [json.loads(x)["path"] for x in extract_queue_path(vault).read_text(encoding="utf-8").splitlines()]
-    assert q == [str(own), str(extra / "t.jsonl")]
-    assert stat.S_ISREG(own.stat().st_mode)

@@ -1,0 +1,192 @@
+"""Segmentation of what the user wrote into the pieces that can each be one memory
+(docs/extraction.md, "Offline extraction"): paragraphs, list items, sentences, and the items of a
+sentence that joins several statements ("…, and also …", "另外 …", "第一…；第二…").
+
+The cuts follow the punctuation of both scripts and never fall inside a statement: not at an
+ellipsis ("INSERT ... ON CONFLICT"), not at a colon, not inside backticks, and a clause that gives
+the reason or condition of the one before it ("因為…", "because …", "不然…") stays with it. Which
+words join, announce or give a reason is cue data (``longterm/cues.py``); this module only cuts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agentmem_vault.longterm.cues import cue
+from agentmem_vault.model.textnorm import fold
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# A sentence ends at 。！？ (any run), or at . ! ? followed by a space and a new sentence; never at
+# an ellipsis ("..." / "…"), a decimal point, an abbreviation, or inside backticks.
+_SENT_END = re.compile(r"[。！？]+[」』”）)]?|(?<![.\s])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?]+(?=\s+\S)")
+_ENDS = re.compile(r"[。！？.!?]")
+_LIST_LINE = re.compile(
+    r"^\s*(?:[-*•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.．])\s*(?P<item>\S.*)$"
+)
+_ORDINAL = re.compile(
+    r"(?:^|(?<=[；;，,。\s]))(?:第[一二三四五六七八九十]+(?:点|點|条|條|件)?|[一二三四五]是|首先|其次|再者|最后|最後|"
+    r"[（(]?\d{1,2}[)）]|\d{1,2}[.、](?!\d)|(?:first|second|third|fourth|finally)(?=[,:]))\s*[，,:：、]?\s*",
+    re.I,
+)
+_TRIM = " \t,，;；。.!！、:："
+
+
+@dataclass
+class Para:
+    """One paragraph: its sentences, or an intro and its list items."""
+
+    sentences: list[str]
+    intro: str = ""
+    items: list[str] | None = None
+
+
+def _protect(text: str) -> tuple[str, list[str]]:
+    """Inline code hidden behind placeholders so that no cut falls inside it."""
+    saved: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        saved.append(m.group(0))
+        return f"\x00{len(saved) - 1}\x00"
+
+    return re.sub(r"`[^`\n]+`", keep, text), saved
+
+
+def _restore(text: str, saved: list[str]) -> str:
+    if not saved:
+        return text
+    return re.sub(r"\x00(\d+)\x00", lambda m: saved[int(m.group(1))], text)
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of one paragraph (line breaks end a sentence)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if not _ENDS.search(line):
+            out.append(line)
+            continue
+        prot, saved = _protect(line) if "`" in line else (line, [])
+        start = 0
+        for m in _SENT_END.finditer(prot):
+            out.append(_restore(prot[start : m.end()], saved))
+            start = m.end()
+        out.append(_restore(prot[start:], saved))
+    return [" ".join(s.split()) for s in out if s.strip()]
+
+
+def paragraphs(text: str) -> list[Para]:
+    """Paragraphs of the user's own words (``noise.own_words`` has blanked pasted lines)."""
+    out: list[Para] = []
+    for block in re.split(r"\n\s*\n", text):
+        if not block.strip() or block.lstrip().startswith(("```", "Traceback", 'File "')):
+            continue
+        lines = [ln for ln in block.splitlines() if ln.strip()]
+        listed = [(i, m["item"]) for i, m in ((i, _LIST_LINE.match(ln)) for i, ln in enumerate(lines)) if m]
+        if len(listed) >= 2:
+            first = listed[0][0]
+            intro = " ".join(" ".join(lines[:first]).split())
+            out.append(Para(split_sentences("\n".join(lines[:first])), intro, [x.strip(_TRIM) for _, x in listed]))
+            rest = [ln for i, ln in enumerate(lines) if i > listed[-1][0]]
+            if rest:
+                out.append(Para(split_sentences("\n".join(rest))))
+            continue
+        out.append(Para(split_sentences(block)))
+    return out
+
+
+def starts_with_reason(clause: str) -> bool:
+    return cue("reason_lead").search(fold(clause.strip(_TRIM))) is not None
+
+
+def _join_cuts(s: str) -> list[int]:
+    """Offsets where a join word ("另外", "and also", "plus,") starts a further statement: after a
+    clause boundary, never at the very start (there it only opens the sentence)."""
+    f = fold(s)
+    cuts: list[int] = []
+    for m in cue("join").finditer(f):
+        before = f[: m.start()].rstrip()
+        if m.start() == 0 or not before:
+            continue
+        if before[-1] in ",，;；、" or (before.endswith(" and") and m.group(0).startswith("also")):
+            cut = len(before) - (4 if before.endswith(" and") else 1)
+            cuts.append(cut + 1 if before[-1] in ",，;；、" else cut)
+    return cuts
+
+
+def _cut(s: str, cuts: list[int]) -> list[str]:
+    parts, start = [], 0
+    for c in sorted(set(cuts)):
+        parts.append(s[start:c])
+        start = c
+    parts.append(s[start:])
+    return [p.strip(_TRIM) for p in parts if p.strip(_TRIM)]
+
+
+def join_items(sentence: str) -> list[str]:
+    """A sentence cut where a join word adds a further statement; reason clauses stay."""
+    cuts = _join_cuts(sentence)
+    return _merge_reasons(_cut(sentence, cuts)) if cuts else [sentence.strip()]
+
+
+def _merge_reasons(parts: list[str]) -> list[str]:
+    out: list[str] = []
+    for p in parts:
+        if out and starts_with_reason(p):
+            out[-1] = f"{out[-1]}，{p}" if _CJK.search(out[-1][-1:]) else f"{out[-1]}, {p}"
+        else:
+            out.append(p)
+    return out
+
+
+_CLAUSE_VERB = re.compile(
+    r"用|放|写|存|走|跑|加|改|要|不|禁止|统一|一律|依|按|保持|保留|必须|基于|带|叫|做|命名|设|配|只|转|更新|同步|建|附"
+)
+
+
+def enumeration_items(body: str, plural: bool) -> list[str]:
+    """The items of what follows an intro that announces several ("記住三點：A、B、C",
+    "Two things: A, and B"); [] when the body is one statement."""
+    flat = " ".join(body.split())
+    prot, saved = _protect(flat)
+    parts = [_restore(x.strip(_TRIM), saved) for x in _ORDINAL.split(prot)]
+    parts = [x for x in parts if x]
+    if len(parts) >= 2:
+        return _merge_reasons(parts)
+    joined = join_items(flat)
+    if len(joined) >= 2:
+        return joined
+    if _CJK.search(flat):
+        # "A 用 x、B 用 y、C 用 z": clauses with their own verb are items even without a count word
+        parts = [_restore(x.strip(_TRIM), saved) for x in prot.split("、") if x.strip(_TRIM)]
+        if len(parts) >= 2 and all(len(_CJK.findall(x)) >= 3 and _CLAUSE_VERB.search(fold(x)) for x in parts):
+            return parts
+    if not plural:
+        return []
+    for sep in (
+        r"[；;]",
+        r"、" if _CJK.search(flat) else r"(?!)",
+        r"[，,]\s*(?:(?:and|or)\s+)?" if _CJK.search(flat) else r"(?!)",
+    ):
+        parts = [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
+        parts = _merge_reasons(parts)
+        if len(parts) >= 2 and all(_CLAUSE_VERB.search(fold(x)) or re.search(r"[A-Za-z]{3}", x) for x in parts):
+            return parts
+    if not _CJK.search(flat):
+        # "A; B", "A, and B"; bare commas only for a list of three or more ("A, B, and C")
+        for sep, least in ((r";\s*", 2), (r",\s*(?:and\s+)?", 3), (r",\s*and\s+", 2)):
+            parts = [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
+            parts = _merge_reasons(parts)
+            if len(parts) >= least and all(len(x.split()) >= 2 for x in parts):
+                return parts
+    return []
+
+
+def intro_and_body(sentence: str) -> tuple[str, str] | None:
+    """A sentence "intro: body" whose intro only announces (short, before the first colon)."""
+    m = re.search(r"[:：]", sentence)
+    if m is None:
+        return None
+    intro, body = sentence[: m.start()], sentence[m.end() :]
+    if not body.strip() or len(intro) > 80:
+        return None
+    return intro.strip(), body.strip()

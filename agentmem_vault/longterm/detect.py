@@ -1,0 +1,321 @@
+"""Candidate detection over the user's turns (docs/extraction.md, "Offline extraction"): which
+pieces of what the user wrote are memories, and of what kind.
+
+Each user turn is cut into paragraphs, list items, sentences and joined items
+(``longterm/clauses.py``); each piece is classified by the form of its statement
+(``longterm/kinds.py``). A request that announces several items gives one memory per item; items
+joined by "and also" / "另外" / "還有" are parallel (a piece without a cue of its own joins the kind
+of its neighbours); a decision keeps the sentence that gives its reason, a pitfall the sentence
+that gives its fix, a dislike or a request to keep a fact the rule that follows it. A continuation
+that only points back ("以後都照這樣做") makes the statement it points at a memory. To-dos and next
+actions are session state and never memories.
+
+The result is a list of ``Found``: the content in the user's words, the words it came from, the
+kind, and what the statement says about its own reach (``longterm/statement.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from agentmem_vault.longterm.clauses import (
+    enumeration_items,
+    intro_and_body,
+    join_items,
+    paragraphs,
+    starts_with_reason,
+)
+from agentmem_vault.longterm.cues import cue, has
+from agentmem_vault.longterm.filters import specificity_score
+from agentmem_vault.longterm.kinds import Cue, classify, folded
+from agentmem_vault.longterm.noise import own_words
+from agentmem_vault.longterm.sources import Turn
+from agentmem_vault.longterm.wording import NEG_START, POS_START, clean
+from agentmem_vault.model.textnorm import fold
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+MAX_JOINED = 320  # characters: a statement and the sentences it keeps (reason, fix) stay readable
+
+
+@dataclass
+class Found:
+    content: str
+    raw: list[str]
+    kind: str
+    asked: bool
+    turn: int
+    action: str = "create"  # "delete": a snapshot decision marked [superseded] retires its note
+    targets: list[tuple[int, int]] = field(default_factory=list)  # (turn, sentence) it was made from
+
+
+def substance(text: str) -> int:
+    return len(_CJK.findall(text)) + 3 * len(re.findall(r"[A-Za-z0-9][\w.+#/-]*", text))
+
+
+@lru_cache(maxsize=8192)
+def anaphoric_only(sentence: str) -> bool:
+    """A sentence that only points back ("以後都這樣", "Do it like that from now on")."""
+    f = fold(sentence)
+    if not has("anaphor", f) or has("asks", f):
+        return False
+    rest = cue("filler").sub(" ", cue("anaphor").sub(" ", f))
+    return substance(rest) <= 4
+
+
+@lru_cache(maxsize=8192)
+def is_statement(s: str) -> bool:
+    f = folded(s)
+    return (
+        substance(s) >= 6
+        and not has("question", f)
+        and not anaphoric_only(s)
+        and not has("not_memory", f)
+        and not has("todo", f)
+        and not (has("task_request", f) and not has("general", f))
+    )
+
+
+def _announcer(intro: str) -> bool:
+    """An intro that only announces what follows ("One thing though:", "決定了：")."""
+    width = len(_CJK.findall(intro)) + 2 * len(intro.split())
+    return width <= 16 and specificity_score(intro) == 0
+
+
+def _body(piece: str) -> str:
+    """The piece without an announcing intro before its colon."""
+    ib = intro_and_body(piece)
+    return ib[1] if ib and _announcer(ib[0]) else piece
+
+
+def _enumeration(s: str) -> tuple[str, list[str]] | None:
+    """(intro, items) when the sentence announces several items ("記住三點：…", "Two rules: …",
+    "幫我記幾件事，…")."""
+    ib = intro_and_body(s)
+    if ib is None:
+        m = re.search(r"[，,]", s)
+        ib = (s[: m.start()], s[m.end() :]) if m else None
+        if ib is None or not has("plural", fold(ib[0])):
+            return None
+    intro, body = ib
+    fi = fold(intro)
+    if len(intro) > 80 or not has("enum_intro", fi) or has("not_memory", fi) or has("question", fi):
+        return None
+    items = [x for x in enumeration_items(body, has("plural", fi)) if substance(x) >= 3]
+    return (intro, items) if len(items) >= 2 else None
+
+
+def enumerated(paras: list) -> tuple[str, list[str]] | None:
+    """(intro, items) of the first request in ``paras`` that announces several items."""
+    for p in paras:
+        if p.items is not None and p.intro and has("enum_intro", fold(p.intro)):
+            return p.intro, p.items
+        for s in p.sentences:
+            got = _enumeration(s)
+            if got is not None:
+                return got
+    return None
+
+
+def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
+    """Whether the next sentence belongs to this statement: its reason, its fix, the rule a
+    dislike or a kept fact leads to, the other half of a correction."""
+    f = fold(nxt)
+    if has("join", f[:12]) and cue("join").match(f) or not nxt.strip():
+        return False
+    if starts_with_reason(nxt):
+        return True
+    if not is_statement(nxt) and not (hit.kind == "decision" and substance(nxt) >= 6 and not has("question", f)):
+        return False
+    nc = classify(nxt, said)
+    if nc is not None and nc.asked and not hit.asked and hit.kind != "pitfall":
+        return False  # a request of its own (a pitfall's fix is often said "always …")
+    if hit.kind == "decision":
+        return nc is None
+    if hit.kind == "pitfall":
+        return nc is None or nc.kind in ("rule", "explicit", "correction", "environment")
+    directive = nc is not None and nc.kind in ("rule", "correction", "preference")
+    if hit.kind in ("preference", "correction"):
+        return directive or (NEG_START.search(content) is not None and POS_START.search(clean(nxt)) is not None)
+    if hit.kind in ("explicit", "environment") and hit.asked:
+        # "Can you remember that the runners have no Docker? Anything with containers has to …":
+        # the fact and the rule it leads to are one memory (a rule is complete on its own)
+        return directive and classify(content, said) is not None and not has("rule", folded(content))
+    return False
+
+
+class _Scan:
+    """One pass over the user's turns; ``found`` collects the candidates in order."""
+
+    def __init__(self, turns: list[Turn], first_turn: int) -> None:
+        self.turns = turns
+        self.first_turn = first_turn
+        self.found: list[Found] = []
+        self.made: dict[tuple[int, int], Found] = {}
+        self.user_turns: list[tuple[int, list[str]]] = []  # earlier user turns, as sentences
+        self.said = ""  # what the assistant said last: a correction corrects it
+
+    def emit(self, content: str, raw: list[str], hit: Cue, idx: int, at: list[int]) -> Found | None:
+        content = content.strip()
+        if not content:
+            return None
+        f = Found(content, raw, hit.kind, hit.asked, idx, targets=[(idx, k) for k in at])
+        self.found.append(f)
+        for k in at:
+            self.made[(idx, k)] = f
+        return f
+
+    def run(self) -> list[Found]:
+        for idx, turn in enumerate(self.turns):
+            if turn.role != "user":
+                self.said = turn.text
+                continue
+            # Only the user's own lines: a pasted warning, log, traceback, quoted doc or chat says
+            # "always"/"should" in someone else's voice (docs/extraction.md, "Pasted text").
+            paras = paragraphs(own_words(turn.text))
+            flat = [s for p in paras for s in (p.sentences if p.items is None else [p.intro, *p.items]) if s]
+            if idx >= self.first_turn:
+                self.turn(idx, paras, flat)
+            self.user_turns.append((idx, flat))
+        return self.found
+
+    def turn(self, idx: int, paras: list, flat: list[str]) -> None:
+        k = 0
+        for p in paras:
+            if p.items is not None:
+                self.items(idx, p.intro, p.items, k)
+                k += len(p.sentences) + len(p.items) if not p.intro else 1 + len(p.items)
+                continue
+            self.sentences(idx, p.sentences, k, flat)
+            k += len(p.sentences)
+
+    def items(self, idx: int, intro: str, items: list[str], k: int) -> None:
+        """A list after an intro: every item is a memory when the intro asks for them to be kept
+        or announces rules; otherwise each item stands on its own."""
+        fi = fold(intro)
+        head = classify(f"{intro}:", self.said) if intro else None
+        announced = bool(intro) and has("enum_intro", fi) and not has("question", fi)
+        for j, item in enumerate(items):
+            hit = classify(item, self.said)
+            if hit is None and announced and substance(item) >= 3 and not has("question", folded(item)):
+                hit = Cue(
+                    "explicit" if head and head.asked else "rule",
+                    5 if head and head.asked else 4,
+                    0.9,
+                    bool(head and head.asked),
+                )
+            elif hit is not None and head is not None and head.asked and not hit.asked:
+                hit = Cue(hit.kind, 5, 0.9, True)
+            if hit is not None:
+                self.emit(clean(item), [intro, item], hit, idx, [k + 1 + j])
+
+    def sentences(self, idx: int, sents: list[str], k0: int, flat: list[str]) -> None:
+        i = 0
+        while i < len(sents):
+            s = sents[i]
+            if anaphoric_only(s):
+                continue_statement(self, s, idx, k0 + i, flat)
+                i += 1
+                continue
+            if has("todo", folded(s)):
+                i += 1
+                continue
+            enum = _enumeration(s)
+            if enum is not None:
+                self.items(idx, enum[0], enum[1], k0 + i - 1)
+                i += 1
+                continue
+            i = self.statement(idx, sents, i, k0)
+
+    def statement(self, idx: int, sents: list[str], i: int, k0: int) -> int:
+        """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
+        parts = join_items(sents[i])
+        hits = [classify(p, self.said) for p in parts]
+        base = next((h for h in hits if h is not None), None)
+        if base is None:
+            return i + 1
+        start = i
+        for j, part in enumerate(parts):
+            hit = hits[j] or (Cue(base.kind, base.score, base.importance, False) if is_statement(part) else None)
+            if hit is None:
+                continue
+            raw = [part]
+            content = clean(_body(part))
+            if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
+                i += 1
+                raw.append(sents[i])
+                content = clean(sents[i])
+            while j == len(parts) - 1 and i + 1 < len(sents) and len(content) + len(sents[i + 1]) <= MAX_JOINED:
+                if not _absorbs(hit, content, sents[i + 1], self.said):
+                    break
+                i += 1
+                raw.append(sents[i])
+                content = f"{content} {clean(sents[i]) if not starts_with_reason(sents[i]) else sents[i]}"
+            self.emit(content, raw, hit, idx, list(range(k0 + start, k0 + i + 1)))
+        return i + 1
+
+
+def continue_statement(scan: _Scan, s: str, idx: int, k: int, flat: list[str]) -> None:
+    """Join an anaphoric continuation to the statement it points at (same turn first, then the
+    user's previous turn): make that statement's candidate explicit, or create it."""
+    durable = has("durable", fold(s))
+    target: list[tuple[int, int, str]] = []
+    for j in range(k - 1, -1, -1):
+        if j < len(flat) and is_statement(flat[j]):
+            target = [(idx, j, flat[j])]
+            break
+    if not target and scan.user_turns:
+        pidx, psent = scan.user_turns[-1]
+        stmts = [(pidx, j, x) for j, x in enumerate(psent) if is_statement(x)]
+        target = stmts if sum(len(x) for _, _, x in stmts) <= 240 else stmts[-1:]
+    if not target:
+        return
+    existing = [scan.made[(t, j)] for t, j, _ in target if (t, j) in scan.made]
+    if existing:
+        f = existing[-1]
+        if durable:
+            f.asked = True
+        f.raw.append(s)
+        return
+    text = " ".join(x for _, _, x in target)
+    if not durable and not has("approval_general", fold(text)):
+        return  # "對，就這樣" after a one-off instruction approves the task, it sets no rule
+    if has("not_memory", fold(text)):
+        return
+    content = " ".join(clean(x) for _, _, x in target)
+    hit = Cue("explicit", 5, 0.9, True) if durable else Cue("preference", 4, 0.7, False)
+    made = scan.emit(content, [text, s], hit, idx, [])
+    if made is not None:
+        for t, j, _ in target:
+            scan.made[(t, j)] = made
+
+
+def _snapshot_decision(turn: Turn, idx: int) -> Found | None:
+    """A ``## Decisions`` item of a snapshot: a decision whatever its wording; a superseded one
+    retires the note it produced."""
+    text = " ".join(own_words(turn.text).split())
+    if not text or has("todo", fold(text)):
+        return None
+    gone = turn.section == "superseded"
+    content = clean(re.sub(r"^\[(?:superseded|已取代)\]\s*", "", text, flags=re.I))
+    return Found(content, [text], "decision", False, idx, action="delete" if gone else "create")
+
+
+def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = False) -> list[Found]:
+    """Every candidate statement of the user turns at index >= ``first_turn`` (earlier turns
+    are context for continuations and corrections). ``recorded``: the turns are a session
+    snapshot's, whose Decisions items are decisions whatever their wording."""
+    plain: list[Turn] = []
+    snapshot: list[Found] = []
+    for idx, t in enumerate(turns):
+        if recorded and t.section in ("decision", "superseded"):
+            if idx >= first_turn:
+                f = _snapshot_decision(t, idx)
+                if f is not None:
+                    snapshot.append(f)
+            plain.append(Turn("assistant", ""))  # keeps the indices of the other turns
+        else:
+            plain.append(t if t.section != "superseded" else Turn("assistant", ""))
+    found = _Scan(plain, first_turn).run()
+    return sorted(found + snapshot, key=lambda f: f.turn)

@@ -1,0 +1,187 @@
+"""What kind of statement a piece of what the user wrote is (docs/extraction.md, "Offline
+extraction"): an explicit request, a rule, a preference or dislike, a correction of the
+assistant, a decision, a pitfall, an environment fact, a convention stated as a plan, a reversal
+or a supplement of an earlier rule (``longterm/statement.py``) — or nothing.
+
+Kinds are recognised by the form of the statement (a modal, an imperative with a general word,
+"X, not Y", a symptom with its cause, a choice between alternatives, a request to keep …), with
+the words of each form in cue files (``templates/cues/``), and the words that set a statement's
+reach ("this project", "every project", "this file", "for now") are kept with it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from agentmem_vault.longterm.cues import cue, has
+from agentmem_vault.model.textnorm import fold
+
+# kind -> (assessment-stage signal strength, importance the offline extractor proposes)
+WEIGHTS: dict[str, tuple[int, float]] = {
+    "explicit": (5, 0.9),
+    "correction": (4, 0.8),
+    "decision": (4, 0.8),
+    "convention": (4, 0.8),
+    "rule": (4, 0.8),
+    "reversal": (4, 0.8),
+    "supplement": (4, 0.8),
+    "pitfall": (4, 0.75),
+    "environment": (4, 0.75),
+    "preference": (4, 0.7),
+}
+# Quoted text is someone else's words (an error message, a doc): "it says 'remember to ...'".
+_QUOTED = re.compile(r"'[^'\n]{3,}'|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」|『[^』\n]{2,}』")
+# "不是用 npm，是用 pnpm" is a correction on its own; the bare "不是 A，是 B" only when the
+# assistant had just said A ("這不是 bug，是 feature 啦" is chit-chat).
+_NOT_A_BUT_B_VERB = re.compile(r"^(?:这里|这边)?不是(用|要用|使用|写|存|放|叫)\s*[^,;。]{1,40}[,;]\s*(?:而)?是\1")
+_NOT_A_BUT_B = re.compile(r"^(?:这里|这边)?不是\s*(?P<old>[^,;。]{1,40}?)\s*[,;]\s*(?:而)?是\s*\S")
+
+
+@dataclass(frozen=True)
+class Cue:
+    kind: str
+    score: int
+    importance: float
+    asked: bool = False  # the user asked for it to be kept ("remember", "from now on")
+
+
+def _cue(kind: str, asked: bool = False) -> Cue:
+    score, imp = WEIGHTS[kind]
+    return Cue(kind, 5 if asked else score, max(imp, 0.9) if asked else imp, asked)
+
+
+@lru_cache(maxsize=8192)
+def folded(sentence: str) -> str:
+    """The sentence as the cues read it: quotes blanked, folded."""
+    return fold(_QUOTED.sub(" ", sentence))
+
+
+def _not_a_but_b(f: str, context: str) -> bool:
+    m = _NOT_A_BUT_B.match(f)
+    return bool(_NOT_A_BUT_B_VERB.match(f) or (m and len(m["old"].strip()) >= 2 and m["old"].strip() in fold(context)))
+
+
+def _form_kind(f: str, context: str) -> str | None:
+    """The kind by the statement's form, strongest first (a decision or a pitfall told as a
+    rule is still a decision or a pitfall)."""
+    if has("reversal", f) and has("reversal_names", f):
+        return "reversal"
+    if has("supplement", f) and has("reversal_names", f):
+        return "supplement"
+    if has("pitfall", f) or (has("pitfall_cause", f) and has("pitfall_symptom", f)):
+        return "pitfall"
+    if has("decision", f) or has("decision_form", f):
+        return "decision"
+    if has("convention", f):
+        return "convention"
+    if has("correction", f) or (context and (has("correction_any", f) or _not_a_but_b(f, context))):
+        return "correction"
+    if has("preference", f):
+        return "preference"
+    if has("environment", f):
+        return "environment"
+    if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
+        return "rule"
+    if has("rule_weak", f) and (has("general", f) or has("scope_project", f) or context):
+        return "rule"
+    if has("correction_any", f):
+        return "rule"  # "use X instead of Y" said without anything to correct
+    return None
+
+
+def classify(sentence: str, context: str = "") -> Cue | None:
+    """Which kind of statement (if any) makes this user sentence worth remembering.
+
+    ``context`` is what the assistant said just before: a correction corrects it, and
+    "不是 A，是 B" is a correction only when A is in it."""
+    f = folded(sentence)
+    if context and _NOT_A_BUT_B.match(f):
+        return _classify(f, context)  # depends on what the assistant said: not cached
+    return _classify_cached(f, bool(context))
+
+
+@lru_cache(maxsize=8192)
+def _classify_cached(f: str, after_assistant: bool) -> Cue | None:
+    # the same sentence recurs across chats ("好，繼續", "Thanks"): classified once per process
+    return _classify(f, "…" if after_assistant else "")
+
+
+def _classify(f: str, context: str) -> Cue | None:
+    if not f.strip() or has("not_memory", f) or has("reported", f) or has("pasted_inline", f):
+        return None
+    asked = has("explicit", f) or has("never_always", f)
+    question = has("question", f)
+    if question and not (asked and (has("request_question", f) or has("task_request", f))):
+        return None
+    kind = _form_kind(f, context)
+    if kind is None and not asked:
+        return None
+    if kind == "correction" and has("correction", f):
+        rest = cue("correction").sub("", f, count=1)
+        if not _form_kind(rest, "") and not has("directive", rest) and not _not_a_but_b(f, context):
+            return None  # "No, it was my network." / "不是這樣，是我的網路斷了"
+    if kind not in ("reversal", "supplement") and not asked:
+        if has("one_off_scope", f) or (has("task_request", f) and not has("general", f)):
+            return None
+    if asked and kind in (None, "rule"):
+        kind = "explicit"  # a rule the user asked to hold from now on is their explicit request
+    return _cue(kind or "explicit", asked)
+
+
+# narrowest first: "in this repo, … everywhere" is this repo's rule
+_REACH = (
+    ("scope_temporary", "temporary"),
+    ("scope_file", "file"),
+    ("scope_project", "project"),
+    ("scope_all", "all_projects"),
+)
+
+
+def scope_words(text: str) -> tuple[tuple[str, ...], str]:
+    """The words of ``text`` that set its reach, as written, and their reading
+    (project / all_projects / file / temporary, or "" when the words say nothing)."""
+    f = fold(text)
+    words: list[str] = []
+    reach = ""
+    for name, what in _REACH:
+        for m in cue(name).finditer(f):
+            w = text[m.start() : m.end()] if len(text) == len(f) else m.group(0)
+            if w.strip() and w.strip() not in words:
+                words.append(w.strip())
+                reach = reach or what
+    return tuple(words), reach
+
+
+_CLAUSE = re.compile(r"[，,；;。！？!?:：]+|\.(?=\s|$)|\s[—–-]\s")
+
+
+def retraction_parts(text: str) -> tuple[str, str, str]:
+    """(what is taken back, what replaces it, the clauses that only replace) in a statement that
+    reverses an earlier rule: "之前那條「完成前要跑 yarn lint」作廢，以後改成跑 npm run verify" ->
+    ("之前那條「完成前要跑 yarn lint」作廢", "以後改成跑 npm run verify", "以後改成跑 npm run verify").
+    The first part names the earlier rule; the second is "" when the statement only takes it back
+    ("we switched to Y" is in both: it retracts and names the new rule at once)."""
+    back: list[str] = []
+    rest: list[str] = []
+    only: list[str] = []
+    for clause in (c.strip() for c in _CLAUSE.split(text)):
+        if not clause:
+            continue
+        f = fold(clause)
+        takes_back = has("reversal", f) or (has("reversal_names", f) and not has("supplement", f))
+        if takes_back and not (rest and not back):
+            # "we switched to Y" retracts and replaces at once: its words name the new rule too
+            back.append(clause)
+            if has("replacement", f):
+                rest.append(clause)
+        else:
+            rest.append(clause)
+            only.append(clause)
+    sep = "，" if _has_cjk(text) else ", "
+    return sep.join(back), sep.join(rest), sep.join(only)
+
+
+def _has_cjk(text: str) -> bool:
+    return re.search(r"[\u3400-\u9fff]", text) is not None

@@ -1,0 +1,73 @@
+"""The one way YAML from the vault is loaded: settings (config.yaml), note and snapshot
+frontmatter, and the merge driver's inputs (docs/reliability.md, "Bounded work").
+
+A vault file is input, and PyYAML's safe loader is safe from code, not from shape: it raises
+ValueError for a date that does not exist (``2026-02-30``), RecursionError for deep nesting, builds
+a self-referencing list for ``x: &a [*a]`` (which every later walk or ``json.dumps`` of it chokes
+on), and shares aliased lists so that a few lines can stand for a billion items. ``load`` turns
+each of these into one ``YamlProblem`` with a one-line reason; each caller words it as its own
+error (ConfigError, NoteFormatError, SnapshotFormatError).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_DEPTH = 64  # nesting of mappings and lists (settings and properties use two or three)
+MAX_ITEMS = 100_000  # items once aliases are expanded
+
+
+class YamlProblem(Exception):
+    def __init__(self, problem: str, line: int | None = None):
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line  # 1-based line of the YAML text, when the parser knows it
+
+
+def load(text: str, loader: Any = None) -> Any:
+    """``text`` as YAML (the safe loader, libyaml's when present), or YamlProblem."""
+    import yaml
+
+    loader = loader or getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise YamlProblem(str(problem), mark.line + 1 if mark is not None else None) from exc
+    except RecursionError as exc:
+        raise YamlProblem(f"nested more than {MAX_DEPTH} levels deep") from exc
+    except (ValueError, TypeError, OverflowError) as exc:  # a value the constructor cannot build
+        raise YamlProblem(f"a value YAML cannot read ({exc})") from exc
+    check_shape(data)
+    return data
+
+
+def check_shape(data: Any) -> None:
+    """Refuse a structure that refers to itself, nests deeper than MAX_DEPTH or expands (through
+    aliases) to more than MAX_ITEMS items. Iterative and linear in the distinct nodes."""
+    size: dict[int, int] = {}  # expanded item count of each finished container, by id
+    on_path: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(data, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if not isinstance(node, (dict, list, tuple, set)):
+            continue
+        key = id(node)
+        children = list(node.keys()) + list(node.values()) if isinstance(node, dict) else list(node)
+        if done:
+            on_path.discard(key)
+            total = 1 + sum(size.get(id(c), 1) for c in children)
+            if total > MAX_ITEMS:
+                raise YamlProblem(f"more than {MAX_ITEMS:,} items once its aliases are expanded")
+            size[key] = total
+            continue
+        if key in on_path:
+            raise YamlProblem("an alias refers to the list or mapping that contains it")
+        if key in size:
+            continue  # an alias of a finished node: counted by size, not walked again
+        if depth > MAX_DEPTH:
+            raise YamlProblem(f"nested more than {MAX_DEPTH} levels deep")
+        on_path.add(key)
+        stack.append((node, depth, True))
+        stack.extend((c, depth + 1, False) for c in children)

@@ -1,0 +1,82 @@
+"""Bounded work (docs/reliability.md, "Limits"): size and depth limits checked before the work,
+and linear algorithms where the input is a list. Deadlines here are the agent's own (Cursor kills
+a hook after 10 s), generous for a loaded machine and far below what the old quadratic code took."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agentmem_vault.vault import Vault
+from agentmem_vault.hooks.payloads import MAX_ROOTS, decode_stdin, parse_event
+from agentmem_vault.longterm.sources import MAX_TURN_CHARS, read_source, source_for_transcript
+from hooks_helpers import hook_env
+
+HOOK_TIMEOUT = 10  # seconds Cursor waits for a hook
+
+
+def test_fifty_thousand_workspace_roots_are_read_in_linear_time(tmp_path: Path) -> None:
+    payload = {"conversation_id": "c-roots", "workspace_roots": [f"/w/r{i % 40000}" for i in range(50_000)]}
+    start = time.monotonic()
+    ev = parse_event(payload, "cursor", "session-start")
+    assert time.monotonic() - start < 2
+    assert len(ev.roots) == MAX_ROOTS and len(set(ev.roots)) == MAX_ROOTS
+    assert ev.roots[0] == "/w/r0"
+
+
+def test_the_hook_answers_fifty_thousand_roots_within_the_agents_timeout(vault: Vault, tmp_path: Path) -> None:
+    roots = [str(vault.root)] + [str(tmp_path / f"r{i}") for i in range(50_000)]
+    data = json.dumps({"conversation_id": "c-many", "workspace_roots": roots}).encode()
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start"],
+        input=data,
+        capture_output=True,
+        env=hook_env(),
+        cwd=tmp_path,
+        timeout=60,
+    )
+    took = time.monotonic() - start
+    assert "Your Memory Session ID is:" in json.loads(proc.stdout)["additional_context"], proc.stderr
+    assert took < HOOK_TIMEOUT, took
+
+
+def test_json_nested_a_hundred_thousand_deep_is_a_payload_error() -> None:
+    from agentmem_vault.errors import PayloadError
+
+    for text in ("[" * 100_000, '{"a":' * 100_000):
+        try:
+            decode_stdin(text.encode())
+        except PayloadError as exc:
+            assert "nested" in exc.message or "not valid JSON" in exc.message
+        else:
+            raise AssertionError("accepted")
+
+
+def test_a_transcript_line_nested_too_deep_is_skipped(tmp_path: Path) -> None:
+    f = tmp_path / "t.jsonl"
+    ok = {"role": "user", "message": {"content": "Remember: always run pytest with -x."}}
+    f.write_text("[" * 100_000 + "\n" + json.dumps(ok) + "\n", encoding="utf-8")
+    res = read_source(source_for_transcript(f))
+    assert [t.text for t in res.turns] == ["Remember: always run pytest with -x."] and res.skipped == 1
+
+
+def test_a_ten_megabyte_transcript_line_is_cut_before_extraction(vault: Vault, tmp_path: Path, cli) -> None:
+    words = "we always use pnpm instead of npm because the lockfile 我們 決定 使用 ".split()
+    big = " ".join(words[i % len(words)] for i in range(1_000_000))  # about 10 MB of words
+    f = tmp_path / "t.jsonl"
+    lines = [
+        {"role": "user", "message": {"content": [{"type": "text", "text": "Remember: always run pytest with -x."}]}},
+        {"role": "user", "message": {"content": [{"type": "text", "text": big}]}},
+    ]
+    f.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
+    res = read_source(source_for_transcript(f))
+    assert res.cut == 1 and max(len(t.text) for t in res.turns) == MAX_TURN_CHARS
+    start = time.monotonic()
+    proc = cli("extract", "--offline", "--file", str(f), "--json", vault=vault)
+    took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stderr
+    assert took < 30, took  # it took 97-208 s before the cut

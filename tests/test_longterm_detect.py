@@ -1,0 +1,154 @@
+"""Candidate detection that holds on new wording (docs/extraction.md, "Offline extraction"):
+segmentation into clauses and items, kinds of statement, scope words, decisions and pitfalls as
+memories, snapshot Decisions, to-dos left out, and the figures on the development fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentmem_vault.longterm.evaluate import builtin_set, evaluate, load_fixtures
+from agentmem_vault.longterm.extract import memories_from_turns
+from agentmem_vault.longterm.offline import extract_offline
+from agentmem_vault.longterm.sources import Turn, snapshot_turns
+
+
+def kept(*texts: str, said: str = "") -> list:
+    turns = ([Turn("assistant", said)] if said else []) + [Turn("user", t) for t in texts]
+    return memories_from_turns(turns)[0]
+
+
+@pytest.mark.parametrize(
+    "text,parts",
+    [
+        ("回覆一律用繁體中文，另外程式碼註解用英文。", [["繁體中文"], ["註解"]]),
+        ("CSS 一律用 Tailwind，還有不要用 !important。", [["Tailwind"], ["!important"]]),
+        (
+            "Always format with black, and also never commit anything in the notebooks/ folder.",
+            [["black"], ["notebooks/"]],
+        ),
+        ("We log in UTC; plus, every log line needs the request_id field.", [["UTC"], ["request_id"]]),
+    ],
+)
+def test_items_joined_by_also_are_one_memory_each(text: str, parts: list[list[str]]) -> None:
+    mems = kept(text)
+    assert len(mems) == len(parts), [m.content for m in mems]
+    for m, words in zip(mems, parts):
+        assert all(w in m.content for w in words), m.content
+
+
+@pytest.mark.parametrize(
+    "text,n",
+    [
+        (
+            "Two things for all changes in this repo: every bug fix comes with a regression test in tests/regress/, "
+            "and tests never hit the network, stub HTTP with `responses`.",
+            2,
+        ),
+        ("这个项目有三条规矩：分支名用 feat/xxx 格式，commit 用 Conventional Commits，合并用 rebase。", 3),
+        ("這個專案的規矩如下：\n- 不准直接 push main\n- PR 至少要一個人 review\n- CI 沒過不能 merge", 3),
+        ("给你说几个约定，前端路由全用懒加载、接口请求全走 src/api 封装、全局样式只放 styles/global.scss。", 3),
+    ],
+)
+def test_a_request_announcing_several_items_gives_one_memory_per_item(text: str, n: int) -> None:
+    mems = kept(text)
+    assert len(mems) == n, [m.content for m in mems]
+
+
+def test_never_cut_at_an_ellipsis_and_the_reason_stays_with_the_decision() -> None:
+    (m,) = kept("定了：去重用唯一索引，寫入用 INSERT ... ON CONFLICT DO NOTHING，不用 Redis 鎖，因為多一個依賴不值得。")
+    assert "ON CONFLICT DO NOTHING" in m.content and "Redis" in m.content and "依賴不值得" in m.content
+    assert m.statement is not None and m.statement.kind == "decision"
+    assert m.category == "important_decision_experience"
+
+
+@pytest.mark.parametrize(
+    "text,words,kind",
+    [
+        ("不用 Kafka，先用 Postgres LISTEN/NOTIFY；流量超过 1k/s 再评估。", ["LISTEN/NOTIFY", "1k/s"], "decision"),
+        (
+            "Final call: monorepo with pnpm workspaces. Separate repos made version bumps painful.",
+            ["pnpm workspaces", "version bumps"],
+            "decision",
+        ),
+        (
+            "Gotcha: on Windows the tests fail with UnicodeDecodeError because open() defaults to cp1252. "
+            "Always pass encoding='utf-8'.",
+            ["cp1252", "encoding='utf-8'"],
+            "pitfall",
+        ),
+        (
+            "之前排查过，接口偶发 502 是因为 nginx 的 keepalive_timeout 比上游短，调成 75s 就好了。",
+            ["502", "keepalive_timeout", "75s"],
+            "pitfall",
+        ),
+        (
+            "Going to make it a team convention: every feature flag gets an owner and a removal date in flags.yaml.",
+            ["flags.yaml"],
+            "convention",
+        ),
+        (
+            "Thanks, that fixed it. From here on, run `npm run typecheck` before you tell me something is done.",
+            ["npm run typecheck"],
+            "explicit",
+        ),
+        ("I prefer small PRs, under about 300 changed lines.", ["300"], "preference"),
+        (
+            "For the record, the dev server runs on port 5173 and proxies /api to localhost:8000.",
+            ["5173", "8000"],
+            "environment",
+        ),
+    ],
+)
+def test_each_kind_of_statement_is_one_memory_with_its_reason_or_fix(text: str, words: list[str], kind: str) -> None:
+    mems = kept(text)
+    assert len(mems) == 1, [m.content for m in mems]
+    assert all(w in mems[0].content for w in words), mems[0].content
+    assert mems[0].statement is not None and mems[0].statement.kind == kind
+
+
+def test_scope_words_are_kept_with_the_statement() -> None:
+    (m,) = kept("這個專案的 API 路徑一律用複數名詞，像 /users 而不是 /user。")
+    assert m.statement is not None and m.statement.reach == "project" and "這個專案" in m.statement.scope_words
+    (m,) = kept("Keep type hints everywhere, mypy strict is on in all my repos.")
+    assert m.statement is not None and m.statement.reach == "all_projects"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TODO: 明天把 migration 跑一遍",
+        "My coworker always says we should use tabs. Whatever, not my call.",
+        "这个报错怎么解决？UnicodeDecodeError: 'gbk' codec can't decode byte 0xae",
+        "We need a settings page.",
+    ],
+)
+def test_todos_reported_rules_and_inline_output_are_not_memories(text: str) -> None:
+    assert kept(text) == []
+
+
+def test_every_snapshot_decision_is_a_decision_and_superseded_retires_it() -> None:
+    text = (
+        "# Session: 2026-05-25-1318-cursor-main-agent\n\n## Metadata\n- Updated At: 2026-05-25 14:02\n\n"
+        "## Current Context\n- 帳單重構\n\n## Decisions\n- 對外 webhook 一律帶 Idempotency-Key\n"
+        "- 不用 Kafka，先用 Postgres LISTEN/NOTIFY；流量超過 1k/s 再評估\n- 金額一律用整數分存\n"
+        "- [superseded] 用 CRUD 存帳單\n\n## Next Actions\n- 寫測試\n"
+    )
+    turns = snapshot_turns(text).turns
+    mems = extract_offline(turns, recorded=True)
+    decisions = [m for m in mems if m.action == "create" and m.category == "important_decision_experience"]
+    assert len(decisions) == 3, [m.content for m in mems]
+    assert any("LISTEN/NOTIFY" in m.content for m in decisions)
+    (gone,) = [m for m in mems if m.action == "delete"]
+    assert "CRUD" in gone.content
+    assert all(m.statement is not None and m.statement.said_at == "2026-05-25T14:02" for m in mems)
+    assert all(m.importance <= 0.8 for m in mems)
+
+
+def test_development_fixtures_by_kind_reach_the_targets() -> None:
+    report = evaluate(load_fixtures(builtin_set("kinds")))
+    d = report.to_dict()
+    assert d["noise_false_positives"] == 0, report.table()
+    assert report.precision >= 0.95 and report.recall >= 0.90, report.summary_line()
+    for kind, row in d["by_kind"].items():
+        if kind in ("decision", "pitfall", "convention", "environment"):
+            assert row["recall"] >= 0.8, (kind, row)
