@@ -41,7 +41,7 @@ def _row_ids(text: str) -> list[str]:
     except AgentmemError:
         from agentmem_vault.model.ids import find_ids
 
-        return find_ids("".join(ln for ln in it.split_lines(text) if ln.lstrip().startswith("|")))
+        return find_ids("".join(ln for ln in it.split_lines(text) if it.is_row_line(ln)))
 
 
 class BoardWriter(VaultWriter):

@@ -143,9 +143,34 @@ _CLAUSE_VERB = re.compile(
 )
 
 
-def enumeration_items(body: str, plural: bool) -> list[str]:
+_COUNT = {
+    "two": 2,
+    "both": 2,
+    "couple": 2,
+    "2": 2,
+    "两": 2,
+    "二": 2,
+    "three": 3,
+    "3": 3,
+    "三": 3,
+    "four": 4,
+    "4": 4,
+    "四": 4,
+}
+_COUNT_WORD = re.compile(r"\b(two|both|couple|three|four|[234])\b|([两二三四])\s*(?:点|件|条|项|个|句|原则|规矩)")
+
+
+def announced_count(intro: str) -> int:
+    """How many items an intro announces ("Two things", "記住三點"); 0 when it does not say."""
+    m = _COUNT_WORD.search(fold(intro))
+    return _COUNT.get((m.group(1) or m.group(2)) if m else "", 0)
+
+
+def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
     """The items of what follows an intro that announces several ("記住三點：A、B、C",
-    "Two things: A, and B"); [] when the body is one statement."""
+    "Two things: A, and B"); [] when the body is one statement. ``count``: how many the intro
+    announced, which decides between two ways of cutting ("A, and B, C" is two items when two
+    were announced)."""
     flat = " ".join(body.split())
     prot, saved = _protect(flat)
     parts = [_restore(x.strip(_TRIM), saved) for x in _ORDINAL.split(prot)]
@@ -173,11 +198,15 @@ def enumeration_items(body: str, plural: bool) -> list[str]:
             return parts
     if not _CJK.search(flat):
         # "A; B", "A, and B"; bare commas only for a list of three or more ("A, B, and C")
+        cuts: list[list[str]] = []
         for sep, least in ((r";\s*", 2), (r",\s*(?:and\s+)?", 3), (r",\s*and\s+", 2)):
             parts = [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
             parts = _merge_reasons(parts)
             if len(parts) >= least and all(len(x.split()) >= 2 for x in parts):
-                return parts
+                cuts.append(parts)
+        exact = [p for p in cuts if len(p) == count]
+        if exact or cuts:
+            return (exact or cuts)[0]
     return []
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from agentmem_vault.longterm.clauses import (
+    announced_count,
     enumeration_items,
     intro_and_body,
     join_items,
@@ -102,7 +103,7 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
     fi = fold(intro)
     if len(intro) > 80 or not has("enum_intro", fi) or has("not_memory", fi) or has("question", fi):
         return None
-    items = [x for x in enumeration_items(body, has("plural", fi)) if substance(x) >= 3]
+    items = [x for x in enumeration_items(body, has("plural", fi), announced_count(intro)) if substance(x) >= 3]
     return (intro, items) if len(items) >= 2 else None
 
 
@@ -137,7 +138,11 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
         return nc is None or nc.kind in ("rule", "explicit", "correction", "environment")
     directive = nc is not None and nc.kind in ("rule", "correction", "preference")
     if hit.kind in ("preference", "correction"):
-        return directive or (NEG_START.search(content) is not None and POS_START.search(clean(nxt)) is not None)
+        # "I can't stand it when you paste the whole file. Give me the diff.": the remedy
+        remedy = hit.kind == "preference" and has("imperative", f)
+        return (
+            directive or remedy or (NEG_START.search(content) is not None and POS_START.search(clean(nxt)) is not None)
+        )
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)

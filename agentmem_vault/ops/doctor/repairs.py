@@ -18,14 +18,13 @@ from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.findings import ERROR, DoctorReport, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, read_state
 from agentmem_vault.ops.doctor.vault_checks import obsidian_findings, vault_findings
-from agentmem_vault.ops.lifecycle import edit_table
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.backups import backup_dir, backup_files, conflict_destination
 
 
 def plan_text(plan: Plan) -> str:
     doc = it.parse_index(plan.base_text)
-    return edit_table(doc, plan.edits, plan.appends)
+    return it.edit_table(doc, plan.edits, plan.appends)
 
 
 def unproven_fix(old_text: str, new_text: str, plan: Plan) -> str | None:
