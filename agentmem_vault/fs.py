@@ -375,10 +375,17 @@ def stored_bytes(path: Path, data: bytes) -> bytes:
     root = _vault_root_of(path)
     if root is None:
         return data
-    from agentmem_vault import redaction
+    from agentmem_vault.model import redact
 
     rel = PurePath(os.path.relpath(os.path.abspath(path), os.path.join(root, "memory")))
-    return redaction.redact_bytes(data) if redaction.applies(rel) else data
+    if not redact.applies(rel):
+        return data
+    return (REDACT[0] if REDACT else redact.redact_bytes)(data)
+
+
+# redaction.redact_bytes (the user's patterns and exceptions too) once that module is loaded; the
+# built-in patterns alone before (docs/redaction.md)
+REDACT: list[Callable[[bytes], bytes]] = []
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -3,7 +3,7 @@ patterns (``templates/redaction/patterns.txt``), the user's own patterns and the
 exceptions, both from the user config. A vault's own config.yaml can neither add exceptions nor
 remove patterns: a shared vault must not switch off the protection of the user's secrets.
 
-The file-system layer calls ``redact_for_path`` for every write (whole files and appended lines),
+The file-system layer calls ``redact_bytes`` for every write (whole files and appended lines),
 so no write path escapes; the writer and the snapshot input call ``redact_text`` first, so what
 they verify is what lands on disk.
 """
@@ -16,13 +16,8 @@ from pathlib import PurePath
 
 from agentmem_vault.errors import ConfigError
 from agentmem_vault.board.table import Row
-from agentmem_vault.model.redact import Pattern, parse_patterns, redact
-
-# Caches of files the user wrote into the vault (the config's own cache): redacting them would
-# change the settings they mirror, not protect anything. The daemon's pid file holds the run's
-# own random token (daemon/pidfile.py), which is how a stop request knows it: not a user secret.
-_SKIP_PARTS = (".agentmem", "cache")
-_SKIP_FILES = {(".agentmem", "daemon.pid")}
+from agentmem_vault import fs
+from agentmem_vault.model.redact import Pattern, applies, parse_patterns, redact
 
 
 def _strings(value: object, key: str) -> tuple[str, ...]:
@@ -92,12 +87,6 @@ def in_memory(vault_memory: PurePath, path: PurePath) -> bool:
         return False
 
 
-def applies(rel_to_memory: PurePath) -> bool:
-    """Whether a file at this path below ``memory/`` is redacted (everything but caches)."""
-    parts = tuple(rel_to_memory.parts)
-    return parts[:2] != _SKIP_PARTS and parts not in _SKIP_FILES
-
-
 def redact_bytes(data: bytes) -> bytes:
     """UTF-8 text redacted; anything else (a binary file) as it is."""
     try:
@@ -107,5 +96,10 @@ def redact_bytes(data: bytes) -> bytes:
     out = redact_text(text)
     return data if out is text else out.encode("utf-8")
 
+
+# The file layer redacts every write under memory/ with the built-in patterns on its own; once this
+# module is loaded (the writer and the board import it) it uses these rules, the user's included.
+# Registered rather than imported by fs: config reads through fs, and this module reads config.
+fs.REDACT[:] = [redact_bytes]
 
 __all__ = ["applies", "in_memory", "redact_bytes", "redact_row", "redact_text", "user_rules"]

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import PurePath
 
 MARKER = "[REDACTED:{kind}]"
 MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -193,4 +194,38 @@ def redact(
     return "".join(out)
 
 
-__all__ = ["MARKER", "Pattern", "PatternSet", "Finding", "parse_patterns", "builtin_patterns", "find_secrets", "redact"]
+# Files below memory/ that are not redacted: caches of files the user wrote into the vault (the
+# config's own cache: redacting them would change the settings they mirror), and the daemon's pid
+# file, whose run token is how a stop request knows the run (daemon/pidfile.py), not a user secret.
+_SKIP_DIRS = ((".agentmem", "cache"),)
+_SKIP_FILES = frozenset({(".agentmem", "daemon.pid")})
+
+
+def applies(rel_to_memory: tuple[str, ...] | PurePath) -> bool:
+    """Whether a file at this path below ``memory/`` is redacted when stored."""
+    parts = tuple(rel_to_memory.parts if isinstance(rel_to_memory, PurePath) else rel_to_memory)
+    return parts[:2] not in _SKIP_DIRS and parts not in _SKIP_FILES
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """UTF-8 text redacted with the built-in patterns; anything else (a binary file) as it is."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    out = redact(text)
+    return data if out is text else out.encode("utf-8")
+
+
+__all__ = [
+    "MARKER",
+    "Pattern",
+    "PatternSet",
+    "Finding",
+    "applies",
+    "redact_bytes",
+    "parse_patterns",
+    "builtin_patterns",
+    "find_secrets",
+    "redact",
+]
