@@ -1,6 +1,5 @@
-"""Modules of one job: no module of agentmem_vault/ over 700 lines, no function over 150 (the
-project's standard; docs/ and STYLE name the shape). Read from the source with ast, nothing
-imported. A nested function counts in its own right and inside the function that holds it."""
+"""Modules of one job: no module of agentmem_vault/ over 700 lines, no function over 150 (README,
+"Developer checks"). Read from the source with ast, nothing imported. A nested function counts in its own right and inside the function that holds it."""
 
 from __future__ import annotations
 
