@@ -1,5 +1,6 @@
 """Modules of one job: no module of agentmem_vault/ over 700 lines, no function over 150 (README,
-"Developer checks"). Read from the source with ast, nothing imported. A nested function counts in its own right and inside the function that holds it."""
+"Developer checks"). Read from the source with ast, nothing imported. A nested function counts in
+its own right and inside the function that holds it."""
 
 from __future__ import annotations
 
