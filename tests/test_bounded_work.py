@@ -103,3 +103,20 @@ def test_folding_a_conflict_copy_of_a_3000_row_board_is_linear() -> None:
     assert len(added) == 500 and len(updated) == n // 2
     assert doc.get(_row(1).session_id).topic == "newer" and doc.get(_row(0).session_id).topic == "t"
     assert text.startswith(index.split(it.render_row(_row(0)))[0])  # text above the table kept
+
+
+def test_an_endless_stdin_is_refused_at_the_payload_limit_not_read_for_seconds(vault: Vault, tmp_path: Path) -> None:
+    start = time.monotonic()
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start", "--vault", str(vault.root)],
+            stdin=zero,
+            capture_output=True,
+            env=hook_env({"AGENTMEM_HOOK_STDIN_TIMEOUT": "20"}),
+            cwd=tmp_path,
+            timeout=60,
+        )
+    took = time.monotonic() - start
+    answer = json.loads(proc.stdout)
+    assert "over 8,000,000 bytes" in answer["additional_context"], answer
+    assert took < 10, took  # read until the 20 s stdin timeout before

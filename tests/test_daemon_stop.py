@@ -48,7 +48,7 @@ def test_sigterm_in_the_middle_of_a_long_pass_stops_within_two_seconds(vault: Va
             proc.wait(timeout=10)
         err.close()
     assert proc.returncode == 0, (vault.root.parent / "daemon.stderr").read_text()
-    assert took < 2.0, took
+    assert took < 2.0, (took, (vault.root.parent / "daemon.stderr").read_text()[-3000:])
     doc = it.parse_index(vault.index_path.read_text(encoding="utf-8"))
     assert not doc.bad and not doc.duplicate_ids() and len(doc.ids()) < n
     assert not [p for p in vault.memory.rglob("*") if p.name.endswith(".agentmem-tmp")]

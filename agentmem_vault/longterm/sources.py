@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -192,7 +192,14 @@ def read_source(source: Source) -> ReadResult:
     }[source.kind]
     res = reader(text)
     res.sha = hashlib.sha256(raw).hexdigest()[:24]
-    return bound_turns(res)
+    res = bound_turns(res)
+    # Secrets out before anything is derived from the text (titles, file names, keywords):
+    # a derived field can lose the shape that makes a secret recognisable (docs/redaction.md).
+    from agentmem_vault.redaction import redact_text
+
+    res.turns = [t if (r := redact_text(t.text)) is t.text else replace(t, text=r) for t in res.turns]
+    res.title = redact_text(res.title)
+    return res
 
 
 # A turn longer than this is cut to it before extraction (docs/reliability.md, "Limits"): what is
