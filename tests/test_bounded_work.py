@@ -120,3 +120,16 @@ def test_an_endless_stdin_is_refused_at_the_payload_limit_not_read_for_seconds(v
     answer = json.loads(proc.stdout)
     assert "over 8,000,000 bytes" in answer["additional_context"], answer
     assert took < 10, took  # read until the 20 s stdin timeout before
+
+
+def test_a_source_over_the_size_limit_is_refused_before_it_is_read(vault: Vault, tmp_path: Path, cli) -> None:
+    from agentmem_vault.longterm.sources import MAX_SOURCE_BYTES
+
+    big = tmp_path / "huge.jsonl"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_SOURCE_BYTES + 1)  # sparse: no disk used, but read_bytes would read it all
+    start = time.monotonic()
+    proc = cli("extract", "--offline", "--file", str(big), vault=vault)
+    took = time.monotonic() - start
+    assert proc.returncode != 0 and "over the 256,000,000-byte limit" in proc.stderr + proc.stdout, proc.stderr
+    assert "Traceback" not in proc.stderr and took < 10, took
