@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agentmem_vault.longterm.cues import cue
 from agentmem_vault.model.textnorm import fold
@@ -32,13 +33,13 @@ _ORDINAL = re.compile(
 _TRIM = " \t,，;；。.!！、:："
 
 
-@dataclass
+@dataclass(frozen=True)
 class Para:
     """One paragraph: its sentences, or an intro and its list items."""
 
-    sentences: list[str]
+    sentences: tuple[str, ...]
     intro: str = ""
-    items: list[str] | None = None
+    items: tuple[str, ...] | None = None
 
 
 def _protect(text: str) -> tuple[str, list[str]]:
@@ -74,7 +75,8 @@ def split_sentences(text: str) -> list[str]:
     return [" ".join(s.split()) for s in out if s.strip()]
 
 
-def paragraphs(text: str) -> list[Para]:
+@lru_cache(maxsize=4096)
+def paragraphs(text: str) -> tuple[Para, ...]:
     """Paragraphs of the user's own words (``noise.own_words`` has blanked pasted lines)."""
     out: list[Para] = []
     for block in re.split(r"\n\s*\n", text):
@@ -85,13 +87,14 @@ def paragraphs(text: str) -> list[Para]:
         if len(listed) >= 2:
             first = listed[0][0]
             intro = " ".join(" ".join(lines[:first]).split())
-            out.append(Para(split_sentences("\n".join(lines[:first])), intro, [x.strip(_TRIM) for _, x in listed]))
+            items = tuple(x.strip(_TRIM) for _, x in listed)
+            out.append(Para(tuple(split_sentences("\n".join(lines[:first]))), intro, items))
             rest = [ln for i, ln in enumerate(lines) if i > listed[-1][0]]
             if rest:
-                out.append(Para(split_sentences("\n".join(rest))))
+                out.append(Para(tuple(split_sentences("\n".join(rest)))))
             continue
-        out.append(Para(split_sentences(block)))
-    return out
+        out.append(Para(tuple(split_sentences(block))))
+    return tuple(out)
 
 
 def starts_with_reason(clause: str) -> bool:
@@ -122,10 +125,15 @@ def _cut(s: str, cuts: list[int]) -> list[str]:
     return [p.strip(_TRIM) for p in parts if p.strip(_TRIM)]
 
 
+@lru_cache(maxsize=8192)
+def _join_items(sentence: str) -> tuple[str, ...]:
+    cuts = _join_cuts(sentence)
+    return tuple(_merge_reasons(_cut(sentence, cuts))) if cuts else (sentence.strip(),)
+
+
 def join_items(sentence: str) -> list[str]:
     """A sentence cut where a join word adds a further statement; reason clauses stay."""
-    cuts = _join_cuts(sentence)
-    return _merge_reasons(_cut(sentence, cuts)) if cuts else [sentence.strip()]
+    return list(_join_items(sentence))
 
 
 def _merge_reasons(parts: list[str]) -> list[str]:

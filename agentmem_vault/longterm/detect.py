@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from agentmem_vault.longterm.clauses import (
+    Para,
     announced_count,
     enumeration_items,
     intro_and_body,
@@ -107,11 +108,11 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
     return (intro, items) if len(items) >= 2 else None
 
 
-def enumerated(paras: list) -> tuple[str, list[str]] | None:
+def enumerated(paras: "tuple[Para, ...]") -> tuple[str, list[str]] | None:
     """(intro, items) of the first request in ``paras`` that announces several items."""
     for p in paras:
         if p.items is not None and p.intro and has("enum_intro", fold(p.intro)):
-            return p.intro, p.items
+            return p.intro, list(p.items)
         for s in p.sentences:
             got = _enumeration(s)
             if got is not None:
@@ -185,7 +186,7 @@ class _Scan:
             self.user_turns.append((idx, flat))
         return self.found
 
-    def turn(self, idx: int, paras: list, flat: list[str]) -> None:
+    def turn(self, idx: int, paras: "tuple[Para, ...]", flat: list[str]) -> None:
         k = 0
         for p in paras:
             if p.items is not None:
@@ -195,7 +196,7 @@ class _Scan:
             self.sentences(idx, p.sentences, k, flat)
             k += len(p.sentences)
 
-    def items(self, idx: int, intro: str, items: list[str], k: int) -> None:
+    def items(self, idx: int, intro: str, items: "list[str] | tuple[str, ...]", k: int) -> None:
         """A list after an intro: every item is a memory when the intro asks for them to be kept
         or announces rules; otherwise each item stands on its own."""
         fi = fold(intro)
@@ -215,7 +216,7 @@ class _Scan:
             if hit is not None:
                 self.emit(clean(item), [intro, item], hit, idx, [k + 1 + j])
 
-    def sentences(self, idx: int, sents: list[str], k0: int, flat: list[str]) -> None:
+    def sentences(self, idx: int, sents: "tuple[str, ...]", k0: int, flat: list[str]) -> None:
         i = 0
         while i < len(sents):
             s = sents[i]
@@ -233,7 +234,7 @@ class _Scan:
                 continue
             i = self.statement(idx, sents, i, k0)
 
-    def statement(self, idx: int, sents: list[str], i: int, k0: int) -> int:
+    def statement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
         """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
         parts = join_items(sents[i])
         hits = [classify(p, self.said) for p in parts]
