@@ -34,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "rescan_seconds": 30,
     "debounce_seconds": 0.5,
     "quiet_minutes": 10,
+    "max_snapshot_bytes": 1_000_000,  # the one snapshot limit (ops/sessions.py snapshot_limit)
 }
 
 
@@ -95,10 +96,11 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:
         try:
-            from agentmem_vault.fs import atomic_write_text, make_dirs
+            from agentmem_vault.fs import make_dirs, write_cache_file
 
             make_dirs(cache.parent)  # a read-only vault stays untouched, even for root
-            atomic_write_text(cache, json.dumps({"stamp": stamp, "data": data}, default=str))
+            # replaced, never written through a link (a cache linked to index.md must not become JSON)
+            write_cache_file(cache, json.dumps({"stamp": stamp, "data": data}, default=str).encode("utf-8"))
         except (OSError, AgentmemError):
             pass  # a cache is never required
     return data

@@ -144,7 +144,7 @@ def restore_row(vault: Vault, session_id: str) -> it.Row:
         if doc.find(sid) is not None:
             raise Refused(f"{sid} is already on the board; nothing to restore")
         with w.transaction():
-            w.append_row(row, read=(text, doc))
+            w.append_row(row)
             from agentmem_vault.ops.session_files import resync_session
 
             resync_session(w, sid)  # a snapshot's Properties follow its row back (docs/obsidian.md)

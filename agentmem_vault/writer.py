@@ -14,12 +14,14 @@ import json
 import os
 from pathlib import Path
 
-from agentmem_vault import clock
+from agentmem_vault import clock, redaction
 from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, Refused, VerifyFailed, WriteFailed
 from agentmem_vault.fs import (
     TMP_SUFFIX,
     _retry,
+    dry_running,
+    remove_file,
     append_line,
     atomic_write_bytes,
     atomic_write_text,
@@ -87,7 +89,7 @@ class VaultWriter:
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
-        self.touched: list[Path] = []  # every file written, moved or removed (for the recall index)
+        self.touched: list[Path] = []  # every file written, moved or removed (recall/refresh.py NoteWriter)
 
     def __enter__(self) -> Self:
         cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
@@ -98,12 +100,6 @@ class VaultWriter:
     def __exit__(self, *exc: Any) -> None:
         assert self._cm is not None
         self._cm.__exit__(*exc)
-        lt = self.vault.longterm_dir.absolute()
-        notes = [p for p in self.touched if p.absolute().is_relative_to(lt)]
-        if notes:  # after the lock: the recall index has its own (recall/refresh.py)
-            from agentmem_vault.recall.refresh import notes_written
-
-            notes_written(self.vault, notes)
 
     # -- all-or-nothing ---------------------------------------------------------------------
     def transaction(self) -> _Transaction:
@@ -130,7 +126,7 @@ class VaultWriter:
             try:
                 if data is None:
                     if path.exists():
-                        _retry(path.unlink, f"remove {path}")
+                        remove_file(path)
                 elif read_bytes(path) != data:
                     atomic_write_bytes(path, data)
             except (OSError, AgentmemError) as exc:
@@ -184,8 +180,11 @@ class VaultWriter:
 
     # -- other files ------------------------------------------------------------------------
     def write_file(self, path: Path, text: str, *, session_id: str | None = None, action: str = "write_file") -> bool:
-        """Atomic, verified write of a whole file; returns False when the content was already so."""
+        """Atomic, verified write of a whole file; returns False when the content was already so.
+        Under memory/ the text is redacted first (docs/redaction.md): what is verified is what is stored."""
         self._check_inside(path)
+        if redaction.in_memory(self.vault.memory, path):
+            text = redaction.redact_text(text)
         before = read_text(path)
         if before == text:
             return False
@@ -208,6 +207,8 @@ class VaultWriter:
         data = read_bytes(src)
         if data is None:
             raise WriteFailed(f"{src} does not exist")
+        if redaction.in_memory(self.vault.memory, dst):
+            data = redaction.redact_bytes(data)  # an older file's secret does not move into the archive
         ensure_writable(src.parent)
         self._remember(src)
         self._remember(dst)
@@ -218,7 +219,7 @@ class VaultWriter:
         if read_bytes(dst) != data:
             raise VerifyFailed(f"{dst} did not verify after the move")
         try:
-            _retry(src.unlink, f"remove {src}")
+            remove_file(src)
         except OSError as exc:
             raise WriteFailed(f"copied {src} to {dst} but could not remove the original: {exc}") from exc
 
@@ -231,7 +232,7 @@ class VaultWriter:
         self._remember(path)
         self.journal("delete_file", session_id=session_id, path=path, before_text=before)
         try:
-            _retry(path.unlink, f"remove {path}")
+            remove_file(path)
         except OSError as exc:
             raise WriteFailed(f"could not remove {path}: {exc}") from exc
 
@@ -251,7 +252,7 @@ class VaultWriter:
         self._remember(path)
         self.journal("remove_temp_file", path=path, bytes=len(data), sha=hashlib.sha256(data).hexdigest()[:16])
         try:
-            _retry(path.unlink, f"remove {path}")
+            remove_file(path)
         except FileNotFoundError:
             return False
         except OSError as exc:
@@ -274,6 +275,8 @@ def _rotate_journal(jp: Path, limit: int | None = None) -> None:
     """Start a new journal file past ``limit`` bytes. The old one is renamed, never deleted, so
     every removed row stays recoverable (``journal.read_journal`` reads all of them in order).
     Called under the vault lock, so two writers never rotate at once."""
+    if dry_running():
+        return
     try:
         if jp.stat().st_size < (JOURNAL_ROTATE_BYTES if limit is None else limit):
             return

@@ -1,4 +1,4 @@
-"""The board summary (ops/board_cache.py) always agrees with a full parse of memory/index.md.
+"""The board summary (board/summary.py) always agrees with a full parse of memory/index.md.
 
 Real files in a tmp vault: rows appended by our writers and by hand, rows edited in place, broken
 rows, CRLF and BOM boards. After every step ``load`` (cache, tail parse or full parse, whichever
@@ -23,7 +23,7 @@ from agentmem_vault.board import table as it
 from agentmem_vault.board import summary as board_cache
 from agentmem_vault.board.register import register_idle
 from agentmem_vault.board.ids import taken_ids
-from agentmem_vault.recall.session_start import recent_active_sessions
+from agentmem_vault.board.rules import active_order, ts_key
 from agentmem_vault.board.store import BoardWriter
 
 
@@ -50,9 +50,9 @@ def full(v: Vault) -> tuple[it.IndexDoc, board_cache.BoardState | None]:
     return doc, board_cache.from_doc(data, doc)
 
 
-def assert_agrees(v: Vault, *, by_stat: bool = False) -> board_cache.BoardState | None:
-    """``load`` with the board's bytes, and then without them (the hook's way: by the summary's
-    stat when it vouches, else by reading), each agrees with a full parse."""
+def assert_agrees(v: Vault) -> board_cache.BoardState | None:
+    """``load`` with the board's bytes, and then without them (the hook's way: read and checked
+    against the summary), each agrees with a full parse."""
     data = v.index_path.read_bytes()
     doc, want = full(v)
     got = None
@@ -62,29 +62,14 @@ def assert_agrees(v: Vault, *, by_stat: bool = False) -> board_cache.BoardState 
             assert got is None
             return None
         assert got is not None
-        for attr in ("table_start", "writable", "appendable", "rows", "bom", "newline", "size", "ends_nl"):
+        for attr in ("table_start", "writable", "appendable", "rows", "bom", "newline", "size", "ends_nl", "crc"):
             assert getattr(got, attr) == getattr(want, attr), attr
-        assert [list(e) for e in got.active] == [list(e) for e in want.active]
-        assert (got.stamp, sorted(got.stamp_ids)) == (want.stamp, sorted(want.stamp_ids))
         if got.writable:
+            assert got.active == active_order(doc.row_list())
             for sid in doc.ids():
-                assert got.has_row(sid)
+                assert got.has_row(sid) and got.row(sid) == doc.find(sid)
             assert not got.has_row("2026-01-01-0000-nobody")
-            assert not got.has_row("2099-01-01-0000-nobody")  # a later minute than every row
-            if want.stamp:
-                assert not got.has_row(want.stamp + "-nobody")  # the newest minute, another agent
-            expect = [(h.session_id, h.updated_at) for h in recent_active_sessions(doc.row_list())]
-            assert [(r.session_id, r.updated_at) for r in got.recent_active()] == expect
-    if by_stat:  # a third load trusts the stat and does not read the board
-        again = board_cache.load(v)
-        assert again is not None and again._data is None
     return got
-
-
-def _coarse(path: Path) -> None:
-    """Give the file a whole-second modification time, as FAT or some network drives keep."""
-    st = path.stat()
-    os.utime(path, ns=(st.st_atime_ns, (st.st_mtime_ns // 10**9 + 1) * 10**9))
 
 
 def cached(v: Vault) -> dict:
@@ -101,16 +86,8 @@ def test_first_load_then_cache_hit_then_appended_tail(tmp_path: Path) -> None:
         fh.write((it.render_row(row(100)) + "\n" + it.render_row(row(101, "idle")) + "\n").encode())
     st_ = assert_agrees(v)
     assert st_ is not None and st_.rows == 32 and st_.has_row(row(100).session_id)
-    # read once by the hook's load: the summary is rewritten with the new stat, so that the next
-    # hook need not even read the board
-    assert cached(v)["size"] == v.index_path.stat().st_size
     size = cached(v)["size"]
-    with open(v.index_path, "ab") as fh:  # and again, now without a stat that can vouch (coarse mtime)
-        fh.write((it.render_row(row(102)) + "\n").encode())
-    _coarse(v.index_path)
-    st_ = board_cache.load(v, v.index_path.read_bytes())
-    assert st_ is not None and st_.rows == 33 and st_.has_row(row(102).session_id)
-    assert cached(v)["size"] == size  # one row: parsed again next time rather than rewriting the summary
+    assert size < v.index_path.stat().st_size  # two rows: parsed again next time rather than rewriting the summary
     with open(v.index_path, "ab") as fh:
         fh.write("".join(it.render_row(row(200 + i)) + "\n" for i in range(board_cache.SAVE_EVERY)).encode())
     assert_agrees(v)
@@ -129,7 +106,7 @@ def test_in_place_edit_of_same_size_is_noticed(tmp_path: Path) -> None:
     assert len(edited) == len(data) and edited != data
     v.index_path.write_bytes(edited)
     st_ = assert_agrees(v)
-    assert st_ is not None and old.session_id not in [r.session_id for r in st_.recent_active(limit=99)]
+    assert st_ is not None and old.session_id not in [sid for _, sid in st_.active]
 
 
 def test_broken_row_makes_it_unwritable_and_register_refuses_as_before(tmp_path: Path) -> None:
@@ -184,7 +161,7 @@ def test_writers_keep_the_summary_current(tmp_path: Path) -> None:
         w.update_row(sid, lambda r: r.with_(status="active", updated_at="2026-12-31 23:59"))
     c = cached(v)
     assert c["size"] == v.index_path.stat().st_size  # refreshed by the writer, no parse left for the hook
-    assert c["active"][0][2] == sid
+    assert c["active"][0][1] == sid
     with BoardWriter(v, "test") as w:
         w.remove_row(sid)
     assert cached(v)["size"] == v.index_path.stat().st_size
@@ -225,7 +202,7 @@ def test_ts_key_orders_like_parse_ts() -> None:
     for a in values:
         for b in values:
             pa, pb = parse_ts(a) or datetime.min, parse_ts(b) or datetime.min
-            ka, kb = board_cache.ts_key(a), board_cache.ts_key(b)
+            ka, kb = ts_key(a), ts_key(b)
             assert (pa < pb) == (ka < kb) and (pa == pb) == (ka == kb), (a, b)
 
 
@@ -297,7 +274,7 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
             fh.write(data)
 
         def current() -> bool:
-            try:  # written in place: a read may catch it half written, as the hook's reads may
+            try:
                 c = json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 return False
@@ -308,97 +285,20 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
     assert_agrees(v)
 
 
-# -- the summary vouched for by the board's stat: no read of the board on the hook's path ----------
-
-
-def _reads_of_board(monkeypatch: pytest.MonkeyPatch, v: Vault) -> list[str]:
-    """Records every whole-board read through fs (the appended line's read-back is not one)."""
-    from agentmem_vault import fs
-
-    seen: list[str] = []
-    real = fs.read_bytes
-
-    def spy(path: Path) -> bytes | None:
-        if Path(path) == v.index_path:
-            seen.append(str(path))
-        return real(path)
-
-    monkeypatch.setattr(fs, "read_bytes", spy)
-    return seen
-
-
-def test_register_after_register_never_reads_the_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    v = make_vault(tmp_path / "v", 40)
-    assert_agrees(v, by_stat=True)
-    reads = _reads_of_board(monkeypatch, v)
-    ids = [register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 30)).session_id for _ in range(3)]
-    ids.append(register_idle(v, "cursor-main-agent", when=datetime(2026, 6, 1, 9, 31)).session_id)
-    assert ids == [
-        "2026-06-01-0930-cursor-main-agent",
-        "2026-06-01-0930-cursor-main-agent-2",
-        "2026-06-01-0930-cursor-main-agent-3",
-        "2026-06-01-0931-cursor-main-agent",
-    ]
-    assert reads == []  # each ID was newer than every row, or of the newest minute the summary lists
-    monkeypatch.undo()
-    doc, _ = full(v)
-    assert not doc.bad and doc.ids()[-4:] == ids
-    assert_agrees(v, by_stat=True)
-
-
-def test_an_older_minute_reads_the_board_and_still_finds_the_free_id(tmp_path: Path) -> None:
-    v = make_vault(tmp_path / "v", 40)
-    assert_agrees(v, by_stat=True)
-    taken = row(1).session_id  # 2026-05-02-0101-agent-1: a minute older than the newest row
-    when = datetime(2026, 5, 2, 1, 1)
-    reg = register_idle(v, "agent", when=when)  # the summary vouches, but this minute is not the newest
-    assert reg.session_id == "2026-05-02-0101-agent" and taken != reg.session_id
-    v.index_path.write_bytes(v.index_path.read_bytes())  # same bytes, new mtime: read and CRC again
-    reg2 = register_idle(v, "agent-1", when=when)  # "2026-05-02-0101-agent-1" has a row: -2
-    assert reg2.session_id == "2026-05-02-0101-agent-1-2"
-    assert_agrees(v, by_stat=True)
-
-
-def test_same_size_edit_by_another_program_is_seen_through_the_stat(tmp_path: Path) -> None:
-    v = make_vault(tmp_path / "v", 12)
-    assert_agrees(v, by_stat=True)
-    data = v.index_path.read_bytes()
-    old = row(4)
-    edited = data.replace(
-        it.render_row(old).encode(), it.render_row(old.with_(status="idle", topic="topic 4xx")).encode()
-    )
-    assert len(edited) == len(data)
-    v.index_path.write_bytes(edited)  # in place, as Obsidian saves: new mtime, same size and inode
-    st_ = board_cache.load(v)
-    assert st_ is not None and st_._data is not None  # the stat no longer vouches: read and parsed
-    assert old.session_id not in [r.session_id for r in st_.recent_active(limit=99)]
-    assert_agrees(v, by_stat=True)
-
-
-def test_coarse_modification_times_never_vouch(tmp_path: Path) -> None:
-    v = make_vault(tmp_path / "v", 6)
-    _coarse(v.index_path)
-    assert board_cache.board_stat(v.index_path) is None
-    st_ = board_cache.load(v)
-    assert st_ is not None and st_._data is not None and st_.stat is None
-    assert board_cache.load(v)._data is not None  # type: ignore[union-attr]  # read every time
-    assert_agrees(v)
-
-
 def test_a_write_between_the_summary_and_the_append_is_refused(tmp_path: Path) -> None:
     from agentmem_vault.errors import VerifyFailed
 
     v = make_vault(tmp_path / "v", 6)
-    assert_agrees(v, by_stat=True)
+    assert_agrees(v)
     state = board_cache.load(v)
-    assert state is not None and state._data is None
+    assert state is not None
     with open(v.index_path, "ab") as fh:  # another program appends after the summary was loaded
         fh.write((it.render_row(row(50)) + "\n").encode())
     before = v.index_path.read_bytes()
     with BoardWriter(v, "test") as w, pytest.raises(VerifyFailed, match="changed before"):
-        w.append_row_known(it.Row("2026-06-01-0930-x", "x", "t", "s", "k", "idle", "-", "a", "b"), state)
+        w.append_row(it.Row("2026-06-01-0930-x", "x", "t", "s", "k", "idle", "-", "a", "b"), state=state)
     assert v.index_path.read_bytes() == before  # nothing appended
-    assert_agrees(v, by_stat=True)
+    assert_agrees(v)
 
 
 def test_summary_of_an_earlier_version_is_ignored(tmp_path: Path) -> None:
@@ -406,70 +306,9 @@ def test_summary_of_an_earlier_version_is_ignored(tmp_path: Path) -> None:
     assert_agrees(v)
     c = cached(v)
     c["v"] = 1
-    for k in ("stat", "stamp", "stamp_ids", "ends_nl"):
-        c.pop(k)
     board_cache.cache_path(v).write_text(json.dumps(c), encoding="utf-8")
-    assert_agrees(v, by_stat=True)
+    assert_agrees(v)
     assert cached(v)["v"] == board_cache.VERSION
-
-
-def test_a_summary_vouched_on_another_drive_does_not_block_appends_on_a_coarse_one(tmp_path: Path) -> None:
-    """The summary was written where modification times are fine-grained (its stat vouches), then
-    the board arrives with the same bytes and a whole-second time: a vault copied to an exFAT stick,
-    or a cloud drive that set the server's time on the synced board (board-cache.json synced with
-    it). The board is read and matches by CRC; the stale stat must not make every append refuse."""
-    from hooks_helpers import answer, cursor_start, id_from, run_hook
-
-    v = make_vault(tmp_path / "v", 6)
-    assert_agrees(v, by_stat=True)  # the summary records a stat
-    _coarse(v.index_path)  # same bytes, same size: only the time is now coarse
-    reg = register_idle(v, "agent", when=datetime(2026, 6, 1, 9, 30))
-    assert reg.session_id in v.index_path.read_text(encoding="utf-8")
-    assert_agrees(v)
-    _coarse(v.index_path)  # again, for the hook (a real process)
-    proc = run_hook("cursor-session-start", cursor_start(v.root), cwd=v.root, args=["--vault", str(v.root)])
-    sid = id_from(answer(proc))
-    assert sid in v.index_path.read_text(encoding="utf-8")
-    assert_agrees(v)
-
-
-def test_a_stale_summary_the_stat_still_vouches_for_is_dropped_once_seen(tmp_path: Path) -> None:
-    """On NTFS, and on Linux before 6.13, a file's modification time moves once per clock tick
-    (1-16 ms): an in-place save of the same size within the tick of the board's last write keeps
-    its (size, mtime_ns, inode), and the summary is trusted although the bytes changed (os.utime
-    gives the file that tick's time here). A known chat still gets its ID back (its older row is
-    searched in the bytes as they are), and the first read that finds the bytes differ from the
-    summary drops it: running again parses the board instead of trusting the stat again."""
-    from hooks_helpers import answer, cursor_start, id_from, run_hook
-
-    from agentmem_vault.errors import VerifyFailed
-
-    v = make_vault(tmp_path / "v", 3)
-
-    def start(conv: str, now: str) -> dict:
-        payload = cursor_start(v.root, conv=conv)
-        proc = run_hook(
-            "cursor-session-start", payload, cwd=v.root, args=["--vault", str(v.root)], env={"AGENTMEM_NOW": now}
-        )
-        return answer(proc)
-
-    first = id_from(start("conv-1", "2026-06-01T09:30"))
-    id_from(start("conv-2", "2026-06-01T09:45"))  # a newer minute: conv-1's row is looked up in the bytes
-    st_ = os.stat(v.index_path)
-    data = v.index_path.read_bytes()
-    with open(v.index_path, "r+b") as fh:  # in place, the same size: a typo fixed in Obsidian
-        fh.write(data.replace(b"# Memory Index", b"# Memory index", 1))
-    os.utime(v.index_path, ns=(st_.st_atime_ns, st_.st_mtime_ns))  # within the same clock tick
-    assert board_cache.board_stat(v.index_path) == cached(v)["stat"]  # the stat still vouches
-    for _ in range(2):
-        assert id_from(start("conv-1", "2026-06-01T09:50")) == first
-    state = board_cache.load(v)
-    assert state is not None and state._data is None  # trusted by the stat
-    with pytest.raises(VerifyFailed, match="run the command again"):
-        state.data  # noqa: B018 - the bytes are read under the caller's lock and checked by CRC
-    again = board_cache.load(v)  # "run the command again": now it reads the board
-    assert again is not None and again._data is not None
-    assert_agrees(v, by_stat=True)
 
 
 @pytest.mark.skipif(os.name == "nt", reason="symlinks need privileges on Windows")
@@ -496,7 +335,7 @@ def test_the_row_is_fsynced_and_a_removal_fsyncs_the_ledger(tmp_path: Path, monk
     from agentmem_vault import fs
 
     v = make_vault(tmp_path / "v", 5)
-    assert_agrees(v, by_stat=True)
+    assert_agrees(v)
     synced: list[str] = []
     real = os.fsync
 
@@ -514,23 +353,14 @@ def test_the_row_is_fsynced_and_a_removal_fsyncs_the_ledger(tmp_path: Path, monk
     assert sid in v.issued_ids_path.read_text(encoding="utf-8").split()
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=5000), st.integers(min_value=0, max_value=2**32 - 1))
-def test_the_hooks_crc_is_zlibs(data: bytes, start: int) -> None:
-    """The summary's CRC carried over an appended line without importing zlib equals zlib's."""
-    import zlib
-
-    assert board_cache._crc32(data, start) == zlib.crc32(data, start)
-    assert board_cache._crc32(data) == zlib.crc32(data)
-
-
 def test_a_summary_that_is_a_link_is_replaced_not_written_through(tmp_path: Path) -> None:
-    """The summary is written in place, but never through a link: a board-cache.json linked to
-    the board itself must not turn the board into JSON (docs/reliability.md: links)."""
+    """The summary is replaced (temp file + rename), never written through a link: a
+    board-cache.json linked to the board itself must not turn the board into JSON
+    (docs/reliability.md: links)."""
     v = make_vault(tmp_path / "v", 4)
     board = v.index_path.read_bytes()
     v.state_dir.mkdir(parents=True, exist_ok=True)
     board_cache.cache_path(v).symlink_to(Path("..") / "index.md")
-    assert_agrees(v, by_stat=True)
+    assert_agrees(v)
     assert v.index_path.read_bytes() == board
     assert not board_cache.cache_path(v).is_symlink() and cached(v)["v"] == board_cache.VERSION

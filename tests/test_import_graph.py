@@ -38,24 +38,13 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _imports(name: str, path: Path, known: set[str], *, top_level_only: bool) -> set[str]:
-    """Package modules imported by ``name``. ``top_level_only``: only imports executed at import
-    time (module body, not inside functions) count for cycles."""
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Package modules imported by ``name``: every import statement, at module level, inside
+    functions and under ``TYPE_CHECKING`` alike (a deferred import is still a dependency: it only
+    moves the cycle from import time to the first call)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     is_pkg = path.name == "__init__.py"
-    nodes: list[ast.AST] = []
-    if top_level_only:
-        stack: list[ast.AST] = list(tree.body)
-        while stack:
-            n = stack.pop()
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                continue
-            if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test):
-                continue
-            nodes.append(n)
-            stack.extend(ast.iter_child_nodes(n))
-    else:
-        nodes = list(ast.walk(tree))
+    nodes = list(ast.walk(tree))
     out: set[str] = set()
     for n in nodes:
         if isinstance(n, ast.Import):
@@ -93,7 +82,7 @@ def test_core_never_imports_front_ends() -> None:
     for name, path in mods.items():
         if _area(name) in FRONT_ENDS or name == "agentmem_vault.entry":
             continue
-        for dep in _imports(name, path, known, top_level_only=False):
+        for dep in _imports(name, path, known):
             if _area(dep) in FRONT_ENDS:
                 bad.append(f"{name} -> {dep}")
     assert not bad, "core modules import front ends:\n" + "\n".join(sorted(bad))
@@ -106,7 +95,7 @@ def test_model_is_pure() -> None:
     for name, path in mods.items():
         if _area(name) != "model" and name not in PURE_BOARD:
             continue
-        for dep in _imports(name, path, known, top_level_only=False):
+        for dep in _imports(name, path, known):
             if (
                 not dep.startswith(MODEL_MAY_IMPORT)
                 and dep not in ("agentmem_vault", "agentmem_vault.board")
@@ -119,13 +108,9 @@ def test_model_is_pure() -> None:
     )
 
 
-def test_no_import_cycles() -> None:
-    mods = _modules()
-    known = set(mods)
-    graph = {n: _imports(n, p, known, top_level_only=True) for n, p in mods.items()}
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     # A package's __init__ importing its own submodules is not a cycle of modules; skip parent links.
-    for n in graph:
-        graph[n] = {d for d in graph[n] if not n.startswith(d + ".")}
+    graph = {n: {d for d in deps if not n.startswith(d + ".")} for n, deps in graph.items()}
     cycles: list[list[str]] = []
     state: dict[str, int] = {}
     path: list[str] = []
@@ -144,6 +129,13 @@ def test_no_import_cycles() -> None:
     for n in sorted(graph):
         if n not in state:
             visit(n)
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    mods = _modules()
+    known = set(mods)
+    cycles = _cycles({n: _imports(n, p, known) for n, p in mods.items()})
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -151,11 +143,19 @@ def test_the_graph_reader_sees_real_edges() -> None:
     # Guard against a test that cannot fail: known edges must be found.
     mods = _modules()
     known = set(mods)
-    deps = _imports(
-        "agentmem_vault.ops.doctor.checks", mods["agentmem_vault.ops.doctor.checks"], known, top_level_only=True
-    )
+    deps = _imports("agentmem_vault.ops.doctor.checks", mods["agentmem_vault.ops.doctor.checks"], known)
     assert "agentmem_vault.board.rules" in deps and "agentmem_vault.ops.lifecycle" in deps
-    cli_deps = _imports(
-        "agentmem_vault.cli.say_dispatch", mods["agentmem_vault.cli.say_dispatch"], known, top_level_only=False
-    )
+    cli_deps = _imports("agentmem_vault.cli.say_dispatch", mods["agentmem_vault.cli.say_dispatch"], known)
     assert "agentmem_vault.ops.sessions" in cli_deps
+
+
+def test_deferred_and_type_checking_imports_make_cycles(tmp_path: Path) -> None:
+    """A cycle closed by an import inside a function, or under TYPE_CHECKING, is a cycle."""
+    a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
+    a.write_text("import pkg.b\n", encoding="utf-8")
+    b.write_text("def f():\n    from pkg import c\n", encoding="utf-8")
+    c.write_text("TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from pkg.a import X\n", encoding="utf-8")
+    known = {"pkg", "pkg.a", "pkg.b", "pkg.c"}
+    graph = {f"pkg.{p.stem}": _imports(f"pkg.{p.stem}", p, known) for p in (a, b, c)}
+    assert graph == {"pkg.a": {"pkg.b"}, "pkg.b": {"pkg", "pkg.c"}, "pkg.c": {"pkg.a"}}
+    assert _cycles(graph) == [["pkg.a", "pkg.b", "pkg.c", "pkg.a"]]

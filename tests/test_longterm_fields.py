@@ -73,7 +73,10 @@ def test_keyword_checks():
     "content, title",
     [
         ("決定了：對外 webhook 一律帶 Idempotency-Key，接收端以此去重。", "對外 webhook 一律帶 Idempotency-Key"),
-        ("Note: always answer me in 繁體中文", "Always answer me in 繁體中文"),
+        (
+            "Note: always answer me in 繁體中文",
+            "always answer me in 繁體中文",
+        ),  # CJK text keeps its case (wording.capitalise)
         ("跟你說一下，程式碼註解一律用英文。", "程式碼註解一律用英文"),
         ("A couple of things for this service: run `make db-up` first", "Run `make db-up` first"),
         ("不要用 requests，改用 httpx，並且所有對外呼叫共用同一個 AsyncClient 實例。", "不要用 requests，改用 httpx"),
@@ -176,3 +179,71 @@ def test_field_labels_cover_every_expected_memory():
             for e in fx.expected:
                 assert e.get("scope") in ("project", "global", "unscoped"), (fx.id, e)
                 assert e.get("importance_band") in ("high", "mid", "low"), (fx.id, e)
+
+
+def test_the_segmenter_serves_several_threads():
+    """The MCP server and the daemon extract from threads; rjieba refuses a second caller while it
+    works ("Already borrowed") unless the calls take turns."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentmem_vault.longterm.fields import segment
+
+    texts = [WEBHOOK * 40, "這個博客的圖片統一放在 src/assets/ 下面，不然不會壓縮。" * 40] * 8
+    for _ in range(5):
+        segment._segmenter.cache_clear()  # first use (the dictionary is taught our terms) races too
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            results = list(pool.map(keywords_for, texts))
+        assert all(r for r in results)
+
+
+def test_note_times_follow_the_one_clock_to_the_second(vault, tmp_path, monkeypatch):
+    from agentmem_vault.longterm.extract import extract_sources
+    from agentmem_vault.longterm.notes import load_notes
+    from agentmem_vault.longterm.sources import source_for_transcript
+
+    monkeypatch.setenv("AGENTMEM_NOW", "2026-12-01T20:06:41")
+    t = tmp_path / "chat.txt"
+    t.write_text("user: 記住：對外 webhook 一律帶 Idempotency-Key。\nassistant: 好的\n", encoding="utf-8")
+    extract_sources(vault, [source_for_transcript(t)], offline=True)
+    (n,) = load_notes(vault)
+    assert n.created == n.updated == "2026-12-01T20:06:41"
+    raw = n.path.read_text(encoding="utf-8")
+    assert (
+        "created: '2026-12-01T20:06:41'" in raw
+        or 'created: "2026-12-01T20:06:41"' in raw
+        or "created: 2026-12-01T20:06:41" in raw
+    )
+    assert n.scope == "unscoped" and n.project == ""  # a text file records no workspace
+
+
+@pytest.mark.parametrize(
+    "title, name",
+    [
+        ('外部連結要加 `rel="noopener"`', "外部連結要加 rel=noopener.md"),  # was: 外部連結要加 `rel= noopener `.md
+        ("Docker image: python:3.11-slim", "Docker image - python-3.11-slim.md"),
+        ("圖片一律放在 src/assets/posts/ 下面", "圖片一律放在 src-assets-posts 下面.md"),
+    ],
+)
+def test_file_names_are_readable_and_close_to_the_title(title, name):
+    from agentmem_vault.longterm.notes import safe_filename
+
+    assert safe_filename(title) == name
+
+
+@pytest.mark.parametrize(
+    "category, text, expected",
+    [
+        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("shop", "project")),
+        ("development_code_specification", "不管哪個專案，我都用 f-string", ("", "global")),
+        ("development_code_specification", "I prefer small functions in this repo", ("shop", "project")),
+        ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("shop", "project")),
+        ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("shop", "project")),
+        ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("", "unscoped")),
+        ("user_communication", "以後回答一律用繁體中文", ("", "global")),
+    ],
+)
+def test_scope_follows_the_source_and_the_words(category, text, expected):
+    from agentmem_vault.longterm.scope import scope_for
+
+    source = "" if expected == ("", "unscoped") else "shop"
+    assert scope_for(category, text, source) == expected

@@ -105,8 +105,8 @@ def test_malformed_json_writes_nothing_and_says_so(vault, tmp_path, api, reply):
     api.script = [reply]
     rep = extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=_model(api, retries=0))
     assert _files(vault) == []
-    assert rep.errors, rep.to_dict()
-    assert "json" in rep.errors[0]["error"].lower() or "unusable" in rep.errors[0]["error"]
+    said = [e["error"] for e in rep.errors] + [s["reason"] for s in rep.skipped]
+    assert said and ("json" in said[0].lower() or "unusable" in said[0]), rep.to_dict()
 
 
 def test_schema_violations_are_skipped_with_reasons(vault, tmp_path, api):
@@ -131,7 +131,7 @@ def test_schema_violations_are_skipped_with_reasons(vault, tmp_path, api):
 def test_whole_reply_not_matching_schema(vault, tmp_path, api):
     api.script = [tool_reply("record_memories", {"items": "nope"})]
     rep = extract_sources(vault, [source_for_transcript(_chat(tmp_path))], model=_model(api))
-    assert _files(vault) == [] and "schema" in rep.errors[0]["error"]
+    assert _files(vault) == [] and "schema" in rep.skipped[0]["reason"] and not rep.errors
 
 
 def test_assessment_below_threshold_and_bad_assessment(vault, tmp_path, api):
@@ -250,3 +250,34 @@ def test_eval_with_the_model(api):
     fx = [Fixture("a", [Turn("user", PNPM)], [{"must_contain": ["pnpm"]}]), Fixture("noise", [Turn("user", "hi")], [])]
     rep = evaluate(fx, model=_model(api))
     assert (rep.tp, rep.fp, rep.fn) == (1, 1, 0) and rep.mode == "model claude-sonnet-4-6" and rep.usage.calls == 4
+
+
+# -- the field checks on the model path (docs/notes.md, Fields) -------------------------------------
+
+SAID = "對外 webhook 一律帶 Idempotency-Key，接收端以此去重。"
+
+
+def test_a_models_fields_are_checked(vault, tmp_path: Path, api) -> None:
+    api.extract_memories = [
+        memory(
+            "決定了：對外 webhook 一律帶 Idempotency-Key",
+            SAID,
+            category="important_decision_experience",
+            keywords=["Idempotency-Key", "webhook", "對外", "一律帶", "以此去重", "Note"],
+            usage_scenario=["與此使用者協作", "修改 webhook 重送邏輯時"],
+            project="some-other-project",
+            importance=0.85,
+        )
+    ]
+    chat = tmp_path / "chat.md"
+    chat.write_text(f"User: {SAID}\n\nAssistant: 好。\n", encoding="utf-8")
+    model = _model(api, retries=1)
+    rep = extract_sources(vault, [source_for_transcript(chat)], model=model)
+    assert rep.count("create") == 1 and not rep.errors, rep.to_dict()
+    (n,) = load_notes(vault)
+    assert n.title == "對外 webhook 一律帶 Idempotency-Key"
+    assert n.category == "important_decision_experience" and n.importance == 0.85
+    assert {"Idempotency-Key", "webhook"} <= set(n.keywords)
+    assert not {"對外", "一律帶", "以此去重", "Note"} & set(n.keywords)
+    assert n.usage_scenario == ["修改 webhook 重送邏輯時"]
+    assert (n.project, n.scope) == ("", "unscoped")  # a text file records no workspace: never the model's guess

@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 from agentmem_vault.longterm.evaluate import load_fixtures
 from agentmem_vault.longterm.extract import memories_from_turns
-from agentmem_vault.longterm.offline import category_for, extract_offline, title_for
+from agentmem_vault.longterm.fields.category import category_for
+from agentmem_vault.longterm.fields.title import title_for
+from agentmem_vault.longterm.offline import extract_offline
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 

@@ -95,10 +95,8 @@ def _injected(vault: Vault, key: str) -> dict:
 def test_injected_lists_exactly_what_the_start_gave(shop: tuple[Vault, Path], cli) -> None:
     vault, folder = shop
     for topic in ("Checkout page redesign", "Billing webhook outage"):
-        assert (
-            cli("register", "--manual", "--topic", topic, "--summary", f"working on {topic}", vault=vault).returncode
-            == 0
-        )
+        reg = cli("register", "--manual", "--topic", topic, "--summary", f"working on {topic}", vault=vault, cwd=folder)
+        assert reg.returncode == 0, reg.stderr  # registered in this project: offered to its new chats
     sid, text = _start(vault, folder, "conv-1")
     shown_notes = set(re.findall(r"`(lt-[0-9a-f]{6})`", text))
     shown_sessions = set(re.findall(r"`(\d{4}-\d{2}-\d{2}-\d{4}-[a-z0-9-]+)`", text))
@@ -113,6 +111,9 @@ def test_injected_lists_exactly_what_the_start_gave(shop: tuple[Vault, Path], cl
     assert all(isinstance(n["score"], float) and n["shown"] in ("rule", "title") for n in entry["notes"])
     assert _injected(vault, "conv-1")["entries"] == got["entries"]  # the agent's own ID finds it too
     assert _injected(vault, "2026-01-01-0000-nobody")["entries"] == []
+    recent = json.loads(cli("injected", "--json", vault=vault).stdout)["chats"]  # no ID: whom to ask about
+    assert [c["session_id"] for c in recent] == [sid] and recent[0]["notes"] == len(shown_notes)
+    assert sid in cli("injected", vault=vault).stdout
 
 
 def test_prompt_adds_what_is_relevant_and_new_once(shop: tuple[Vault, Path]) -> None:
@@ -130,6 +131,8 @@ def test_prompt_adds_what_is_relevant_and_new_once(shop: tuple[Vault, Path]) -> 
 
     assert _prompt(vault, folder, "conv-2", PROMPT) == {}  # given once: not again
     assert _prompt(vault, folder, "conv-2", "What is the weather like on Mars today?") == {}  # nothing relevant
+    for bare in ("ok", "?", "👍", "..."):  # nothing to match: not the most important notes either
+        assert _prompt(vault, folder, "conv-2b", bare) == {}, bare
 
     entries = _injected(vault, sid)["entries"]
     assert [e["source"] for e in entries] == ["session-start", "prompt"]
@@ -211,3 +214,36 @@ def test_install_hook_adds_the_prompt_hook_for_claude_and_codex(vault: Vault, tm
     assert cli("install-hook", "cursor", "--project", str(proj), vault=vault).returncode == 0
     cursor = json.loads((proj / ".cursor/hooks.json").read_text(encoding="utf-8"))
     assert "beforeSubmitPrompt" not in cursor["hooks"]  # it cannot add context (docs/recall.md)
+
+
+def test_the_prompt_hook_path_stays_light(shop: tuple[Vault, Path], tmp_path: Path) -> None:
+    """What keeps it within its budget (docs/performance.md): no CLI, YAML, SDK, segmenter, and not
+    `dataclasses` (a sixth of its time, once)."""
+    import subprocess
+    import sys
+
+    from hooks_helpers import hook_env
+
+    vault, folder = shop
+    out = tmp_path / "modules.json"
+    probe = (
+        "import json, sys\n"
+        "sys.argv = ['agentmem'] + sys.argv[2:]\n"
+        "from agentmem_vault import entry\n"
+        "try:\n    entry.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "import os\n"
+        "with open(os.environ['PROBE_OUT'], 'w', encoding='utf-8') as fh:\n    json.dump(sorted(sys.modules), fh)\n"
+    )
+    _prompt(vault, folder, "conv-warm", "anything")  # the config's parsed copy is cached: no PyYAML from here on
+    payload = {"session_id": "conv-light", "cwd": str(folder), "prompt": PROMPT}
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "x", "hook", "claude-user-prompt", "--vault", str(vault.root)],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=folder,
+        env=hook_env({"PROBE_OUT": str(out)}),
+    )
+    assert proc.returncode == 0 and "lt-bbb002" in proc.stdout.decode(), proc.stdout + proc.stderr
+    top = {m.split(".")[0] for m in json.loads(out.read_text(encoding="utf-8"))}
+    heavy = {"click", "yaml", "filelock", "anthropic", "watchdog", "frontmatter", "pydantic", "rjieba", "dataclasses"}
+    assert not (top & heavy), top & heavy

@@ -9,6 +9,8 @@ live in ``ops/sessions.py``.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 from agentmem_vault.board import summary
 from agentmem_vault.board import table as it
 from agentmem_vault.board.ids import issue_session_id
@@ -27,28 +29,10 @@ if TYPE_CHECKING:
     from agentmem_vault.vault import Vault
 
 
-class Registration:
-    """The registered Session ID and its row (plain class: this module is on the hook path, which
-    does not import ``dataclasses``; docs/performance.md)."""
+class Registration(namedtuple("Registration", ("session_id", "row"))):
+    """The registered Session ID and its row."""
 
-    __slots__ = ("row", "session_id")
-
-    def __init__(self, session_id: str, row: it.Row) -> None:
-        self.session_id = session_id
-        self.row = row
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            (self.session_id, self.row) == (other.session_id, other.row)
-            if type(other) is Registration
-            else NotImplemented
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.session_id, self.row))
-
-    def __repr__(self) -> str:
-        return f"Registration(session_id={self.session_id!r}, row={self.row!r})"
+    __slots__ = ()
 
     @property
     def message(self) -> str:
@@ -69,7 +53,7 @@ def register_idle(
     ``also_taken``: IDs handed out before whose rows are gone (the hook passes the IDs recorded in
     ``conversations.jsonl``, so a deleted idle row's ID is never given to another chat).
 
-    Common case (docs/performance.md): the board summary (``board.summary``) vouches for a well-formed
+    Common case (docs/performance.md): the board summary (``board.summary``) describes a well-formed
     board whose table ends the file, so the row is appended without parsing the other rows.
     ``state``: that summary as the caller loaded it while already holding the vault lock."""
     when = when or clock_now()
@@ -78,17 +62,15 @@ def register_idle(
     with BoardWriter(vault, command) as w:
         if state is None:
             state = summary.load(vault)
+        board: it.IndexDoc | BoardState
         if state is not None and state.writable and state.appendable:
-            sid = issue_session_id(vault, state, base, also_taken)
-            row = idle_row(sid, agent, ts)
-            tail, stat = w.append_row_known(row, state)
-            summary.after_append(vault, state, tail, row, stat)
-            return Registration(sid, row)
-        text, doc = w.read_index()
-        doc.check_writable()
-        sid = issue_session_id(vault, doc, base, also_taken)
+            board = state  # the usual board: the row is appended without parsing the others
+        else:
+            _, board = w.read_index()
+            board.check_writable()
+        sid = issue_session_id(vault, board, base, also_taken)
         row = idle_row(sid, agent, ts)
-        w.append_row(row, read=(text, doc))
+        w.append_row(row, state=state)
     return Registration(sid, row)
 
 
@@ -111,11 +93,11 @@ def start_chat(
     The lookup, the registration and the pair are done under one hold of the vault lock, so two
     hooks for the same conversation cannot both register it. Cost does not grow with the board
     (docs/performance.md): the pair is one search of ``conversations.jsonl``, the row check a
-    search of the board's bytes vouched for by the board summary, and a new row is appended and
+    search of the board's bytes checked against the board summary, and a new row is appended and
     verified without parsing the others.
     """
     with BoardWriter(vault, command, timeout=timeout) as w:
-        state = summary.load(vault)  # by the summary's stat, without reading the board when it can
+        state = summary.load(vault)  # the board read and checked against its summary
         board: object = state
         if state is None or not state.writable:
             _, board = w.read_index()  # no table yet, or broken rows: the full parse, as before

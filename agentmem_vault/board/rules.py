@@ -1,8 +1,9 @@
 """Board rules about a session's row, in one place (pure: no I/O, no clock).
 
-Used alike by session operations (ops/sessions.py, ops/register.py), organize (ops/lifecycle.py),
-doctor (ops/doctor/checks.py) and the daemon (daemon/reconcile.py). The rules are stated in
-docs/board.md (defaults, placeholders, a row from a snapshot, conflict-copy folding).
+Used alike by session operations (ops/sessions.py, board/register.py), organize (ops/lifecycle.py),
+doctor (ops/doctor/checks.py), the daemon (daemon/reconcile.py) and the session-start context
+(recall/session_start.py). The rules are stated in docs/board.md (defaults, placeholders, a row
+from a snapshot, conflict-copy folding, the sessions a new chat is offered).
 
 Import-light (the sessionStart hook imports the defaults): the snapshot model is only a type here.
 """
@@ -19,7 +20,7 @@ from agentmem_vault.model.ids import SESSION_ID_RE
 
 TYPE_CHECKING = False  # typing is not imported at run time (the sessionStart hook path)
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping
+    from collections.abc import Callable, Collection, Iterable, Mapping
 
     from agentmem_vault.model.snapshot import Snapshot
 
@@ -223,22 +224,115 @@ def fold_rows(
         cur = newest.get(r.session_id)
         if cur is None or (ts_of(r.updated_at) or datetime.min) > (ts_of(cur.updated_at) or datetime.min):
             newest[r.session_id] = r
-    text = index_text
+    # One parse of the index and one edit of its lines (a parse per row took 66 s for a
+    # 3,000-row copy; docs/reliability.md, "Limits").
+    doc = it.parse_index(index_text)
+    created = ""
+    if doc.header_at is None and newest:  # a board without a table: the first row creates it
+        first = next(iter(newest.values()))
+        doc, created = it.parse_index(it.append_row(doc, first)[0]), first.session_id
+    lines: dict[str, list[int]] = {}
+    for i, sid in doc.row_ids:
+        lines.setdefault(sid, []).append(i)
     added: list[str] = []
     updated: list[str] = []
+    changes: dict[int, it.Row] = {}
+    appends: list[it.Row] = []
     for sid, theirs in newest.items():
-        doc = it.parse_index(text)
-        ours = doc.find(sid)
-        if ours is None:
-            text, _ = it.append_row(doc, theirs)
+        at = lines.get(sid)
+        if sid == created:
             added.append(sid)
             continue
+        if at is None:
+            appends.append(theirs)
+            added.append(sid)
+            continue
+        if len(at) > 1:
+            it.replace_row(doc, sid, theirs)  # raises: a duplicate ID on the board is doctor's to sort out
+        ours = doc._row_at(at[0])
         t_theirs, t_ours = ts_of(theirs.updated_at), ts_of(ours.updated_at)
         winner = theirs if (t_theirs is not None and (t_ours is None or t_theirs > t_ours)) else ours
         merged = winner.with_(
             referenced_by=union_refs(winner.referenced_by, (ours if winner is theirs else theirs).referenced_by)
         )
         if merged != ours:
-            text = it.replace_row(doc, sid, merged)
+            changes[at[0]] = merged
             updated.append(sid)
-    return text, added, updated
+    return it.edit_table(doc, changes, appends), added, updated
+
+
+# -- the sessions a new chat is offered (docs/board.md "Offered sessions") ------------------------
+
+OFFERED = 5  # sessions listed under "Recent active sessions"
+
+
+def ts_key(value: str) -> str:
+    """A string that sorts like the timestamp (``YYYY-MM-DD HH:MM:SS``; "" when unreadable).
+
+    The board's own format ``YYYY-MM-DD HH:MM`` is recognised without ``strptime`` (which costs
+    ~1 ms per 100 rows, and its import more); other forms go through ``clock.parse_ts``."""
+    v = (value or "").strip()
+    if len(v) == 16 and v[4] == "-" and v[7] == "-" and v[10] == " " and v[13] == ":":
+        y, mo, d, h, mi = v[:4], v[5:7], v[8:10], v[11:13], v[14:16]
+        if y.isdigit() and mo.isdigit() and d.isdigit() and h.isdigit() and mi.isdigit():
+            try:
+                datetime(int(y), int(mo), int(d), int(h), int(mi))  # a real date, as strptime demands
+            except ValueError:
+                return ""
+            return v + ":00"
+    dt = parse_ts(v)
+    return dt.strftime("%Y-%m-%d %H:%M:%S") if dt else ""
+
+
+def active_order(rows: Iterable[it.Row]) -> list[list[str]]:
+    """``[ts_key, Session ID]`` of the active rows, most recently updated first; equal times keep
+    board order. The board summary keeps exactly this list (board/summary.py)."""
+    entries = [[ts_key(r.updated_at), r.session_id] for r in rows if r.status == "active"]
+    entries.sort(key=lambda e: e[0], reverse=True)  # stable: equal times stay in board order
+    return entries
+
+
+def insert_active(entries: list[list[str]], row: it.Row) -> None:
+    """Add a row appended at the end of the board to an ``active_order`` list, where
+    ``active_order`` of the new board would put it (after every entry at least as recent)."""
+    key = ts_key(row.updated_at)
+    i = len(entries)
+    while i and entries[i - 1][0] < key:
+        i -= 1
+    entries.insert(i, [key, row.session_id])
+
+
+def project_rank(project: str, names: Collection[str]) -> int | None:
+    """0: a session of the chat's own project (``names``: all its names, folded), 1: of an unknown
+    project, None: another project's, never offered (docs/projects.md)."""
+    folded = (project or "").strip().casefold()
+    if folded and folded in names:
+        return 0
+    return None if folded else 1
+
+
+def offered_sessions(
+    active: Iterable[list[str]],
+    project_of: Callable[[str], str] | None,
+    names: Collection[str],
+    *,
+    exclude: Collection[str] = (),
+    limit: int = OFFERED,
+) -> list[str]:
+    """The Session IDs a new chat is offered, from ``active`` (``active_order``): the chat's own
+    project's sessions, most recent first, then those whose project is unknown, never another
+    project's. ``project_of``: Session ID -> project ("" unknown); None offers every session
+    (no project scoping). The one rule of the hook's fast path and of the full board alike."""
+    own: list[str] = []
+    unknown: list[str] = []
+    for _, sid in active:
+        if sid in exclude:
+            continue
+        rank = 0 if project_of is None else project_rank(project_of(sid), names)
+        if rank == 0:
+            own.append(sid)
+            if len(own) >= limit:
+                break
+        elif rank == 1 and len(unknown) < limit:
+            unknown.append(sid)
+    return (own + unknown)[:limit]

@@ -8,18 +8,29 @@ under the vault lock, journaled and verified (docs/board.md "Writing rules"), an
 
 from __future__ import annotations
 
+import os
+
 from agentmem_vault.board import ids, summary
 from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
+from agentmem_vault.redaction import redact_row, redact_text
 from agentmem_vault.fs import append_bytes, atomic_write_text, make_dirs, read_bytes, read_from, read_text
 from agentmem_vault.writer import VaultWriter
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
     from typing import Any
 
     from agentmem_vault.board.summary import BoardState
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
 
 
 def _row_ids(text: str) -> list[str]:
@@ -30,7 +41,7 @@ def _row_ids(text: str) -> list[str]:
     except AgentmemError:
         from agentmem_vault.model.ids import find_ids
 
-        return find_ids("".join(ln for ln in it.split_lines(text) if ln.lstrip().startswith("|")))
+        return find_ids("".join(ln for ln in it.split_lines(text) if it.is_row_line(ln)))
 
 
 class BoardWriter(VaultWriter):
@@ -63,62 +74,58 @@ class BoardWriter(VaultWriter):
         text = self.index_text()
         return text, it.parse_index(text)
 
-    def append_row(self, row: it.Row, *, strict: bool = True, read: tuple[str, it.IndexDoc] | None = None) -> None:
-        """Append one row. ``read`` = (text, doc) already read under this same lock, to skip a re-read."""
-        before, doc = read if read is not None else (lambda t: (t, it.parse_index(t)))(self.index_text())
+    def append_row(self, row: it.Row, *, strict: bool = True, state: BoardState | None = None) -> BoardState | None:
+        """Add one row: the one append path of every writer (registration, ``register --manual``,
+        the daemon, ``restore``). ``state``: the board's summary as loaded under this same lock
+        (``summary.load``), to skip a re-read. Returns the board's summary afterwards (None when
+        the board could not be summarised).
+
+        The usual board (every row well formed, the table ending the file) gets the row's line
+        appended, and the bytes read back after the old end must be exactly that line; any other
+        board is rewritten whole (temp file + rename) and compared byte for byte."""
+        row = redact_row(row)  # secrets never reach the board (docs/redaction.md)
+        path = self.vault.index_path
+        if state is None:
+            data = read_bytes(path)
+            state = summary.load(self.vault, data) if data else None
+        line = it.render_row(row)
+        if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
+            raise WriteFailed(f"row {row.session_id} would not read back as written")
+        if state is not None and state.writable and state.appendable:
+            if state.has_row(row.session_id):
+                raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+            return self._append_line(row, state, line)
+        before = self.index_text()
+        doc = it.parse_index(before)
         if strict:
             doc.check_writable()
         if doc.find(row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-        if it.split_cells(it.render_row(row)) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
-            raise WriteFailed(f"row {row.session_id} would not read back as written")
-        new_text, tail = it.append_row(doc, row)
-        self._remember(self.vault.index_path)
-        self.journal(
-            "append_row", session_id=row.session_id, path=self.vault.index_path, before=None, after=row.to_dict()
-        )
-        make_dirs(self.vault.memory)
+        new_text, _ = it.append_row(doc, row)
         if not before:  # missing or empty index: create it with the header
-            new_text = it.new_index_text() + it.render_row(row) + "\n"
-            atomic_write_text(self.vault.index_path, new_text)
-        elif tail is not None:
-            append_bytes(self.vault.index_path, tail.encode("utf-8"))
-        else:
-            atomic_write_text(self.vault.index_path, new_text)
+            new_text = it.new_index_text() + line + "\n"
+        self._remember(path)
+        self.journal("append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict())
+        make_dirs(self.vault.memory)
+        new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
+        atomic_write_text(path, new_text)
         # Byte-exact comparison with what we meant to write: the new row is there, every other
         # byte is as it was, and nobody else wrote in between.
-        if read_text(self.vault.index_path) != new_text:
-            raise VerifyFailed(
-                f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
-            )
+        after = self._verify_index(new_text)
+        summary.refresh(self.vault, new_text, after)
+        return None
 
-    def append_row_known(self, row: it.Row, state: BoardState) -> tuple[bytes, list[int] | None]:
-        """Append one row to a board described by ``state`` (ops/board_cache.py: every row well
-        formed, the table running to the end of the file; its bytes as read under this lock, or
-        its stat matching the summary's), without parsing, or even reading, the other rows.
-
-        Verified: the board must still be the one ``state`` describes (its stat, or its bytes),
-        must grow by exactly the new line, and the bytes read back after the old end must be that
-        line. Returns the appended bytes and the board's stat after the append (or None)."""
-        if not (state.writable and state.appendable):
-            raise WriteFailed("append_row_known needs a well-formed board whose table ends the file")
-        if state.has_row(row.session_id):
-            raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-        line = it.render_row(row)
-        if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
-            raise WriteFailed(f"row {row.session_id} would not read back as written")
+    def _append_line(self, row: it.Row, state: BoardState, line: str) -> BoardState:
+        """Append ``row``'s line to the board ``state`` describes (read under this lock), without
+        parsing the other rows; verified by reading back the bytes after the old end."""
         nl = state.newline
         path = self.vault.index_path
         tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
-        changed = VerifyFailed(
-            f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
-            "nothing was written, run the command again"
-        )
-        if state.stat is not None:
-            if summary.board_stat(path) != state.stat:
-                raise changed
-        elif read_bytes(path) != state.data:
-            raise changed
+        if _size(path) != state.size:
+            raise VerifyFailed(
+                f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
+                "nothing was written, run the command again"
+            )
         self._remember(path)
         # Not fsynced on its own: the row's fsync right after makes what matters durable, and
         # a lost audit line costs no row and no ID (docs/reliability.md, "What a power cut may cost").
@@ -126,15 +133,11 @@ class BoardWriter(VaultWriter):
             "append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict(), durable=False
         )
         append_bytes(path, tail)
-        # Verified without reading the whole board: the stat is taken before the read-back, so a
-        # later write by another program changes it and the next hook reads the board again.
-        after = summary.board_stat(path)
-        back = read_from(path, state.size)
-        if back != tail or (after is not None and after[0] != state.size + len(tail)):
+        if read_from(path, state.size) != tail:
             raise VerifyFailed(
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
-        return tail, after
+        return summary.after_append(self.vault, state, tail, row)
 
     def update_row(
         self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True
@@ -144,12 +147,12 @@ class BoardWriter(VaultWriter):
         if strict:
             doc.check_writable()
         old = doc.get(session_id)
-        new = change(old)
+        new = redact_row(change(old))
         if new.session_id != session_id:
             raise WriteFailed("an update may not change the Session ID")
         if new == old:
             return old, new
-        new_text = it.replace_row(doc, session_id, new)
+        new_text = redact_text(it.replace_row(doc, session_id, new))  # as stored (docs/redaction.md)
         self._remember(self.vault.index_path)
         self.journal(
             "update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict()
@@ -167,7 +170,7 @@ class BoardWriter(VaultWriter):
         if strict:
             doc.check_writable()
         old = doc.get(session_id)
-        new_text = it.remove_row(doc, session_id)
+        new_text = redact_text(it.remove_row(doc, session_id))
         self._remember(self.vault.index_path)
         self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
         self._burn([session_id])
@@ -180,6 +183,7 @@ class BoardWriter(VaultWriter):
 
     def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
         """Whole-table rewrite computed by the caller from the text read under this lock."""
+        new_text = redact_text(new_text)
         before = self.index_text()
         if new_text == before:
             return

@@ -23,24 +23,36 @@ from agentmem_vault.config import resolve_vault, vault_config
     metavar="PATH",
     help="A transcript or text file (repeatable).",
 )
+@click.option(
+    "--project",
+    metavar="NAME",
+    help="The project the memories of a --file that records no workspace belong to (without it they are unscoped).",
+)
 @click.option("--offline", is_flag=True, help="Rule-based extraction, no model calls (the default without an API key).")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @click.option("--force", is_flag=True, help="Process sources again even when unchanged since the last run.")
 @common_options
 @click.pass_context
-def extract_cmd(ctx, sessions, cursor, claude, files, offline, dry_run, force, vault, as_json) -> None:
+def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run, force, vault, as_json) -> None:
     """Extract long-term memories from sessions and transcripts (default: every session snapshot).
 
     Uses the Anthropic model when ANTHROPIC_API_KEY is set, the offline rules otherwise. Unchanged
     sources are skipped. Exit 1 when a source could not be read or a model call failed (what was
     extracted from the others is still written, and the failed sources are retried next run).
     """
+    import dataclasses
+
     from agentmem_vault.longterm.extract import extract_sources, progress_wanted
     from agentmem_vault.longterm.sources import select_sources
 
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     srcs = select_sources(v, sessions=sessions, files=files, cursor=cursor, claude=claude)
+    if project:
+        srcs = [
+            s if s.project or s.workspace or s.kind == "session" else dataclasses.replace(s, project=project)
+            for s in srcs
+        ]
     if progress_wanted(len(srcs)):
         with click.progressbar(length=len(srcs), label="extracting", file=sys.stderr) as bar:
             report = extract_sources(

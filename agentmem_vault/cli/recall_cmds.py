@@ -143,19 +143,25 @@ def reindex(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("session_id")
+@click.argument("session_id", required=False)
 @common_options
 @click.pass_context
-def injected(ctx: click.Context, session_id: str, vault: str | None, as_json: bool) -> None:
+def injected(ctx: click.Context, session_id: str | None, vault: str | None, as_json: bool) -> None:
     """What a chat was given: every sessionStart context, prompt-time recall and memory_context
     answer recorded for SESSION_ID (its Memory Session ID, or the agent's conversation ID), with
-    note and session IDs, scores, characters and budget."""
+    note and session IDs, scores, characters and budget. Without SESSION_ID: the chats given
+    something lately, newest first."""
     from agentmem_vault.config import resolve_vault
     from agentmem_vault.errors import UsageError
-    from agentmem_vault.recall.audit import injected as given, render_injected
+    from agentmem_vault.recall import audit
 
     opts = opts_from(ctx, vault, as_json)
+    v = resolve_vault(opts.vault)
+    if session_id is None:
+        chats = audit.recent(v)
+        emit(opts, chats, lambda: audit.render_recent(chats))
+        return
     if not session_id.strip():
         raise UsageError("SESSION_ID is empty")
-    res = given(resolve_vault(opts.vault), session_id.strip())
-    emit(opts, res, lambda: render_injected(res))
+    res = audit.injected(v, session_id.strip())
+    emit(opts, res, lambda: audit.render_injected(res))

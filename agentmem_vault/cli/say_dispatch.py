@@ -67,6 +67,7 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
             summary=opts.summary,
             keywords=opts.keywords,
             snapshot_text=opts.snapshot_text,
+            workspace=os.getcwd(),
         )
         return ({**head, "session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
 
@@ -83,6 +84,7 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
             topic=opts.topic,
             summary=opts.summary,
             keywords=opts.keywords,
+            workspace=os.getcwd(),
         )
         return ({**head, "session_id": target, "result": res.to_dict()}, res.message)
 

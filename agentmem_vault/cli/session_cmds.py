@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
-from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli import cli, common_options, dry_run_option, emit, opts_from
 from agentmem_vault.cli.complete_ids import complete_session_id
 
 
@@ -31,6 +33,7 @@ def _agent(ctx: click.Context, vault: Vault) -> str:
 
 @cli.command()
 @common_options
+@dry_run_option
 @click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--snapshot", "snapshot", metavar="FILE|-", help="Incoming snapshot (default: piped stdin).")
 @click.option("--topic", help="New Topic for the row and snapshot.")
@@ -53,13 +56,20 @@ def update(
     opts = opts_from(ctx, vault, as_json)
     v = resolve_vault(opts.vault)
     res = update_session(
-        v, session_id, snapshot_text=read_snapshot_arg(snapshot, v), topic=topic, summary=summary, keywords=keywords
+        v,
+        session_id,
+        snapshot_text=read_snapshot_arg(snapshot, v),
+        topic=topic,
+        summary=summary,
+        keywords=keywords,
+        workspace=os.getcwd(),  # the agent runs it in its workspace: the session's project
     )
     emit(opts, res.to_dict(), res.message)
 
 
 @cli.command("continue")
 @common_options
+@dry_run_option
 @click.argument("source", shell_complete=complete_session_id)
 @click.option(
     "--session",
@@ -93,6 +103,7 @@ def continue_cmd(
 
 @cli.command()
 @common_options
+@dry_run_option
 @click.argument("source", shell_complete=complete_session_id)
 @click.option(
     "--session",

@@ -16,10 +16,11 @@ import threading
 from pathlib import Path
 from typing import IO, Callable
 
+from agentmem_vault.config import DEFAULTS
 from agentmem_vault.errors import SnapshotFormatError, UsageError
 
 STDIN_WAIT = 3.0
-DEFAULT_LIMIT = 1_000_000  # max_snapshot_bytes's default (ops/sessions.py)
+DEFAULT_LIMIT = DEFAULTS["max_snapshot_bytes"]
 
 
 def decode_snapshot(data: bytes, where: str) -> str:

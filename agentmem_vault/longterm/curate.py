@@ -34,10 +34,10 @@ from agentmem_vault.longterm.notes import note_id, safe_filename
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.model.notes import TAG, HistoryEntry, Note
 from agentmem_vault.model.textnorm import fold, tokenize
+from agentmem_vault.recall.location import RULE_IMPORTANCE  # the one threshold of a rule
 
 TITLE_MATCH = 0.5  # Jaccard of title shingles for "this names the same note"
 MAX_KEYWORDS = 12
-RULE_IMPORTANCE = 0.9  # notes at or above it are rules injected into every chat
 
 # The user taking a rule back ("不用再…", "we no longer …", "forget the rule about …").
 _RETRACT = re.compile(
@@ -482,19 +482,18 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
-    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.longterm.memories import get_memory
-    from agentmem_vault.longterm.notes import format_note_ts, write_note
-    from agentmem_vault.writer import VaultWriter
+    from agentmem_vault.longterm.notes import note_now, write_note
+    from agentmem_vault.recall.refresh import NoteWriter
 
     if not reason.strip():
         raise UsageError("give a reason for deprecating the memory (--reason)")
-    with VaultWriter(vault, "memories-deprecate") as w:
+    with NoteWriter(vault, "memories-deprecate") as w:
         note = get_memory(vault, key)
         if not note.active:
             raise Refused(f"{note.title!r} is already deprecated ({note.deprecated_reason})")
-        out = deprecated_note(note, reason, now=format_note_ts(clock_now()))
+        out = deprecated_note(note, reason, now=note_now())
         if not dry_run:
             write_note(w, vault, out)
     return out
@@ -505,13 +504,12 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
     config's aliases) or to every project (``to_global``). The old scope goes to History."""
     import copy
 
-    from agentmem_vault.clock import now as clock_now
     from agentmem_vault.config import vault_config
     from agentmem_vault.errors import UsageError
     from agentmem_vault.longterm.memories import get_memory
-    from agentmem_vault.longterm.notes import format_note_ts, write_note
+    from agentmem_vault.longterm.notes import note_now, write_note
     from agentmem_vault.ops.projects import MAX_NAME, aliases_from_config
-    from agentmem_vault.writer import VaultWriter
+    from agentmem_vault.recall.refresh import NoteWriter
 
     if to_global == (project is not None):
         raise UsageError("give exactly one of --project NAME or --global")
@@ -520,13 +518,13 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
         name = aliases_from_config(vault_config(vault)).canonical(project)
         if not name or len(name) > MAX_NAME or "\n" in name:
             raise UsageError(f"--project {project!r}: give a project name (1-{MAX_NAME} characters)")
-    with VaultWriter(vault, "memories-move") as w:
+    with NoteWriter(vault, "memories-move") as w:
         note = get_memory(vault, key)
         out = copy.deepcopy(note)
         out.project, out.scope = (name, "project") if name else ("", "global")
         if (out.project, out.scope) == (note.project, note.scope):
             return out
-        now = format_note_ts(clock_now())
+        now = note_now()
         was = f"project {note.project}" if note.project and note.scope != "global" else note.scope or "global"
         was = "global" if was == "project" else was  # a legacy note: scope set, no project
         now_is = f"project {name}" if name else "global"

@@ -9,28 +9,26 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 from agentmem_vault.longterm.curate import notes_to_write, plan_curation
 from agentmem_vault.longterm.extract import memories_from_turns
 from agentmem_vault.longterm.llm import MemoryModel, Usage
 from agentmem_vault.longterm.schema import MemoryObject
+from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.notes import Note
 
-if TYPE_CHECKING:
-    from agentmem_vault.longterm.evaluate import Fixture
 
-
-def curated_notes(fx: "Fixture", *, model: MemoryModel | None, min_score: int) -> tuple[list[Note], list[str], Usage]:
-    """Every note after curating the fixture's chats in order (no vault, nothing written)."""
+def curated_notes(
+    fixture_id: str, chats: list[tuple[str, list[Turn]]], *, model: MemoryModel | None, min_score: int
+) -> tuple[list[Note], list[str], Usage]:
+    """Every note after curating a fixture's chats (when, turns) in order (no vault, nothing written)."""
     # plan_curation only names files inside this folder; it is never created
     folder = Path(tempfile.gettempdir()) / "agentmem-eval-curation-never-written"
     notes: dict[str, Note] = {}
     errors: list[str] = []
     usage = Usage()
-    for i, (at, turns) in enumerate(fx.chats):
+    for i, (at, turns) in enumerate(chats):
         kept, _, errs, u = memories_from_turns(
-            turns, model=model, ref=f"eval:{fx.id}:{i + 1}", min_score=min_score, said_at=at
+            turns, model=model, ref=f"eval:{fixture_id}:{i + 1}", min_score=min_score, said_at=at
         )
         errors += errs
         usage.add(u)
@@ -40,10 +38,10 @@ def curated_notes(fx: "Fixture", *, model: MemoryModel | None, min_score: int) -
 
 
 def curated_memories(
-    fx: "Fixture", *, model: MemoryModel | None, min_score: int
+    fixture_id: str, chats: list[tuple[str, list[Turn]]], *, model: MemoryModel | None, min_score: int
 ) -> tuple[list[MemoryObject], list[str], Usage]:
     """The active notes after curation, as the memories the evaluation scores."""
-    notes, errors, usage = curated_notes(fx, model=model, min_score=min_score)
+    notes, errors, usage = curated_notes(fixture_id, chats, model=model, min_score=min_score)
     out = [
         MemoryObject("create", n.title, n.content, n.category, keywords=list(n.keywords), signal="note")
         for n in notes

@@ -413,7 +413,7 @@ def evaluate(fixtures: list[Fixture], *, model: MemoryModel | None = None, min_s
         if fx.chats:
             from agentmem_vault.longterm.eval_curation import curated_memories
 
-            kept, errors, usage = curated_memories(fx, model=model, min_score=min_score)
+            kept, errors, usage = curated_memories(fx.id, fx.chats, model=model, min_score=min_score)
         else:
             kept, _, errors, usage = memories_from_turns(
                 fx.turns, model=model, ref=f"eval:{fx.id}", project=fx.project, min_score=min_score

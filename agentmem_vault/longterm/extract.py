@@ -38,15 +38,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from agentmem_vault.clock import now as clock_now
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError, IncompleteOperation
 from agentmem_vault.model.textnorm import tokenize
-from agentmem_vault.writer import VaultWriter
+from agentmem_vault.recall.refresh import NoteWriter
 from agentmem_vault.fs import atomic_write_text, make_dirs
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
+from agentmem_vault.longterm.fields.sources import chat_pair, source_link
 from agentmem_vault.longterm.scope import apply_scope
 from agentmem_vault.ops.conversations import project_of_session
 from agentmem_vault.ops.projects import Aliases, aliases_from_config, identify
@@ -62,10 +62,11 @@ from agentmem_vault.longterm.llm import (
     endpoint_from,
     estimate_cost,
     model_from_config,
+    normalize_extraction,
     source_deadline,
 )
 from agentmem_vault.longterm.noise import own_words, strip_noise
-from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, write_note
+from agentmem_vault.longterm.notes import Note, format_note_ts, load_notes, note_now, write_note
 from agentmem_vault.longterm.offline import extract_offline
 from agentmem_vault.longterm.schema import MemoryObject, validate_assessment, validate_memory
 from agentmem_vault.longterm.sources import (
@@ -78,6 +79,8 @@ from agentmem_vault.longterm.sources import (
 
 STATE_VERSION = 1
 MAX_EXISTING_TITLES = 30
+MAX_FULL_TEXT = 8  # notes whose full text the model sees, the closest to the conversation first
+MAX_NOTE_CHARS = 1200
 
 __all__ = ["extract_sources", "source_for_session", "source_for_transcript", "ExtractReport", "memories_from_turns"]
 
@@ -199,15 +202,27 @@ def _start_turn(entry: dict | None, turns: list[Turn], file_sha: str) -> int | N
 
 
 def _similar_titles(notes: list[Note], text: str, limit: int = MAX_EXISTING_TITLES) -> list[str]:
+    """The existing notes the model sees: every title, and the full text of the notes closest to
+    the conversation (so that an update returns merged content, docs/extraction.md)."""
     active = [n for n in notes if n.active and n.title]
-    if len(active) <= limit:
-        return [n.title for n in active]
     toks = set(tokenize(text[:50_000]))
     scored = sorted(
-        ((len(toks & set(tokenize(f"{n.title} {' '.join(n.keywords)}"))), n.title) for n in active),
-        key=lambda x: -x[0],
+        (
+            (len(toks & set(tokenize(f"{n.title} {' '.join(n.keywords)} {n.content}"))), i, n)
+            for i, n in enumerate(active)
+        ),
+        key=lambda x: (-x[0], x[1]),
     )
-    return [t for s, t in scored[:limit] if s > 0]
+    if len(active) > limit:
+        scored = [x for x in scored[:limit] if x[0] > 0]
+    out: list[str] = []
+    for rank, (_, _, n) in enumerate(scored):
+        body = " ".join(n.content.split())
+        if rank < MAX_FULL_TEXT and body:
+            out.append(f"{n.title}\n  全文：{body[:MAX_NOTE_CHARS]}")
+        else:
+            out.append(n.title)
+    return out
 
 
 def _context_text(turns: list[Turn], start: int) -> str:
@@ -270,11 +285,18 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
     except LLMError as exc:
         if "usage" in exc.details:  # a reply we could not use was still paid for
             res.usage.add(Usage(**exc.details["usage"]))
-        res.errors.append(exc.message)
+        if exc.details.get("malformed"):
+            # the model answered, unreadably: skipped with its reason, not asked again on every
+            # later run (docs/extraction.md, "Models and compatible servers")
+            res.skipped.append({"title": "", "source": ref, "reason": f"model reply unusable: {exc.message}"})
+        else:
+            res.errors.append(exc.message)
         return res
-    items = raw.get("memories") if isinstance(raw, dict) else raw if isinstance(raw, list) else None
+    raw = normalize_extraction(raw)
+    items = raw.get("memories") if isinstance(raw, dict) else None
     if not isinstance(items, list):
-        res.errors.append("the model's reply does not match the schema (no 'memories' list)")
+        bad = "the model's reply does not match the schema (no 'memories' list)"
+        res.skipped.append({"title": "", "source": ref, "reason": f"model reply unusable: {bad}"})
         return res
     for item in items:
         m, why = validate_memory(item)
@@ -285,8 +307,9 @@ def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles
         if m.action == "ignore":
             continue
         m.sources = [ref] if ref else []
-        if m.action == "delete":
-            m.evidence = job.user_words
+        # the user's own words of this chat: only they can retract a rule note, and a reversal
+        # they name retires its note even when the model only created the new rule (curate.py)
+        m.evidence = job.user_words
         m.project = m.project or project
         try:
             verdict, usage = model.assess(job.chunk_text, m)
@@ -323,7 +346,7 @@ def memories_from_turns(
     the same steps across many sources at once.
     """
     if model is None:
-        cands = extract_offline(turns, sources=[ref] if ref else [], project=project, first_turn=start)
+        cands = extract_offline(turns, sources=[ref] if ref else [], project=project, first_turn=start, fields=False)
         res = _JobResult(memories=apply_fields(assess_all_offline(cands), turns, offline=True))
     else:
         res = _JobResult()
@@ -379,11 +402,24 @@ def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
                 "were recorded): its memories are global; `agentmem memories move ID --project NAME` re-scopes one"
             ),
         )
+    hooked = chat_pair(vault, src).get("project")  # the hook's workspace for this chat
+    if isinstance(hooked, str) and hooked:
+        return dataclasses.replace(src, project=aliases.canonical(hooked), project_note="")
     if src.workspace:
         return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
     if src.project:
         return dataclasses.replace(src, project=aliases.canonical(src.project))
-    return src
+    return (
+        src
+        if src.project_note
+        else dataclasses.replace(
+            src,
+            project_note=(
+                "the source records no workspace: its project memories are unscoped (shown in no project's chats); "
+                "give `--project NAME`, or `agentmem memories move ID --project NAME` for one note"
+            ),
+        )
+    )
 
 
 def extract_sources(
@@ -445,6 +481,10 @@ def extract_sources(
             progress=progress,
         )
         report.cost_usd = estimate_cost(report.usage, report.model, cfg.get("prices"))
+    # a chat the hook registered is linked by its Session ID (docs/notes.md, Fields: sources)
+    links = {w[0].ref: source_link(vault, w[0]) for w in work}
+    for m in candidates:
+        m.sources = [links.get(x, x) for x in m.sources]
 
     # 3. quality layers
     kept, dropped = filter_memories(candidates, min_score=min_score)
@@ -453,12 +493,12 @@ def extract_sources(
         report.skipped.append({"title": m.title, "source": ", ".join(m.sources), "reason": why})
 
     # 4. curate and write (plan under the lock, on the notes as they are now)
-    now = format_note_ts(clock_now())
+    now = note_now()
     if dry_run:
         actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
         report.actions = [a.to_dict() for a in actions]
     else:
-        with VaultWriter(vault, "extract") as w:
+        with NoteWriter(vault, "extract") as w:
             broken = []
             existing = load_notes(vault, broken)
             actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
@@ -484,7 +524,7 @@ def extract_sources(
     return report
 
 
-def _write_all_or_nothing(w: VaultWriter, vault: Vault, notes: list[Note]) -> None:
+def _write_all_or_nothing(w: NoteWriter, vault: Vault, notes: list[Note]) -> None:
     """Every note of this run, or none (a full disk at the third note undoes the first two)."""
     try:
         with w.transaction():
@@ -552,7 +592,12 @@ def _offline_candidates(work: list[_Work], progress: Callable[[int], None] | Non
     for src, turns, start, _, info in work:
         found = assess_all_offline(
             extract_offline(
-                turns, sources=[src.ref], project=src.project, first_turn=start, recorded=src.kind == "session"
+                turns,
+                sources=[src.ref],
+                project=src.project,
+                first_turn=start,
+                recorded=src.kind == "session",
+                fields=False,  # derived once, below, after the assessment
             )
         )
         apply_fields(found, turns, offline=True, recorded=src.kind == "session")

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from agentmem_vault.errors import AgentmemError, LLMError
 from agentmem_vault.longterm.endpoint import LOCAL_KEY, Endpoint, resolve_endpoint
+from agentmem_vault.longterm.schema import parse_score
 from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
 
 EXTRACT_TOOL = "record_memories"
@@ -184,16 +185,71 @@ def _json_from_text(text: str) -> Any:
     return json.loads(t)
 
 
-# The assessment prompt's own text format: the reason, then "评分：N" (or "Score: N") on its own line.
-_SCORE_LINE = re.compile(r"^\s*(?:\*\*)?(?:评分|評分|score)(?:\*\*)?\s*[:：]\s*\[?(\d)\]?\s*$", re.I | re.M)
+# The assessment prompt's own text format: the reason, then "评分：N" on its own line, as models
+# write it: "**评分：5**", "评分：5分", "Score: 4/5", "評分：［４］", full-width digits.
+_SCORE_LINE = re.compile(
+    r"^[\s*_#>]*(?:评分|評分|分数|分數|得分|score|rating)[\s*_]*[:：]\s*[*_\s]*[\[［【(（]?\s*(\S{1,6}?)\s*[\]］】)）]?"
+    r"\s*(?:分|points?|pts)?\s*[*_。.!！\s]*$",
+    re.I | re.M,
+)
 
 
 def _score_from_text(text: str) -> dict | None:
-    found = list(_SCORE_LINE.finditer(text))
-    if not found:
+    for m in reversed(list(_SCORE_LINE.finditer(text))):
+        score = parse_score(m.group(1))
+        if score is not None:
+            return {"reason": text[: m.start()].strip(), "score": score}
+    return None
+
+
+NO_MEMORY = ("no_memory_needed", "no_memory_suggested")
+# The extraction prompt's own answer (seed): {"explanation": ..., "memory": "label: text"}
+_LABELLED = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*)\s*[:：]\s*(\S.*)$", re.S)
+
+
+def _seed_memory(text: str) -> dict | None:
+    """One Memory Object from the prompt's "label: text" answer; the fields the answer does not
+    carry are left for the field rules (category by what the text says)."""
+    from agentmem_vault.longterm.fields.category import category_for
+
+    m = _LABELLED.match(text.strip())
+    if m is None:
         return None
-    last = found[-1]
-    return {"reason": text[: last.start()].strip(), "score": int(last.group(1))}
+    label, body = m.group(1), " ".join(m.group(2).split())
+    return {
+        "action": "create",
+        "title": label.replace("-", " ").replace("_", " "),
+        "content": body,
+        "category": category_for(body),
+        "keywords": [],
+        "usage_scenario": [],
+        "importance": 0.8,
+        "reason": "the model's answer in the extraction prompt's own format",
+    }
+
+
+def normalize_extraction(raw: Any) -> Any:
+    """Every answer form the extraction prompt allows, as ``{"memories": [...]}``: the tool's
+    input, a bare list, the exact text "no_memory_needed" (quoted or not), and the prompt's own
+    JSON ``{"explanation", "memory": "label: text"}`` (one memory or a list of them). Anything
+    else comes back unchanged (the caller reports it as not matching the schema)."""
+    if isinstance(raw, str):
+        if raw.strip().strip("\"'").strip() in NO_MEMORY:
+            return {"memories": []}
+        one = _seed_memory(raw)
+        return {"memories": [one]} if one else raw
+    if isinstance(raw, list):
+        return {"memories": raw}
+    if isinstance(raw, dict) and "memories" not in raw and "memory" in raw:
+        said = raw["memory"]
+        items = said if isinstance(said, list) else [said]
+        out: list[Any] = []
+        for item in items:
+            if isinstance(item, str) and item.strip().strip("\"'").strip() in NO_MEMORY:
+                continue
+            out.append((_seed_memory(item) or item) if isinstance(item, str) else item)
+        return {"explanation": raw.get("explanation", ""), "memories": out}
+    return raw
 
 
 def tool_input(resp: Any, tool: str) -> Any:
@@ -220,9 +276,11 @@ def tool_input(resp: Any, tool: str) -> Any:
                 scored = _score_from_text(joined)
                 if scored is not None:
                     return scored
-            if tool == EXTRACT_TOOL and "no_memory_needed" in joined:
+            if tool == EXTRACT_TOOL and any(x in joined for x in NO_MEMORY):
                 return {"memories": []}
-            raise LLMError("the model replied with text that is not valid JSON") from exc
+            if tool == EXTRACT_TOOL and _seed_memory(joined.strip().splitlines()[-1] if joined.strip() else ""):
+                return joined.strip().splitlines()[-1]
+            raise LLMError("the model replied with text that is not valid JSON", details={"malformed": True}) from exc
     raise LLMError(f"the model did not call {tool}")
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "NoteFormatError",
     "find_note",
     "format_note_ts",
+    "note_now",
     "load_notes",
     "note_id",
     "parse_note",
@@ -54,8 +55,17 @@ MAX_NAME_CHARS = 80
 MAX_NAME_BYTES = 180  # many file systems cap a name at 255 bytes; CJK is 3 bytes a character
 
 
+def note_now() -> str:
+    """Now, as every time field of a note is written: the one clock (``AGENTMEM_NOW`` when set),
+    to the second (docs/notes.md)."""
+    from agentmem_vault.clock import now_precise
+
+    return format_note_ts(now_precise())
+
+
 # -- names and ids ----------------------------------------------------------------------------------
 
+_DROPPED_NAME_CHARS = re.compile(r'["`<>]')
 _BAD_NAME_CHARS = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]')
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
@@ -64,9 +74,15 @@ def safe_filename(title: str, taken: set[str] | None = None) -> str:
     """A file name (``<name>.md``) safe on Windows and in Obsidian links, unique against ``taken``
     (compared case-insensitively). The model's title is only ever a *source* for this name."""
     name = unicodedata.normalize("NFC", title)
+    # readable and close to the title (docs/notes.md): quotes and code marks go, separators become
+    # a hyphen, the other refused characters a space ('rel="noopener"' -> 'rel=noopener')
+    name = _DROPPED_NAME_CHARS.sub("", name)
+    name = re.sub(r"\s*[:：]\s+", " - ", name)  # "Docker image: python" -> "Docker image - python"
+    name = re.sub(r"[\\/:]+(?=\s|$)", "", name)  # a path's trailing slash
+    name = re.sub(r"[\\/:]+", "-", name)
     name = _BAD_NAME_CHARS.sub(" ", name)
     name = re.sub(r"\.{2,}", ".", name)
-    name = " ".join(name.split()).strip(" .")
+    name = " ".join(name.split()).strip(" .-")
     if not name:
         name = "memory"
     # Windows reads the part before the first dot as the device name, ignoring trailing spaces and
@@ -170,4 +186,30 @@ def write_note(writer: Any, vault: Vault, note: Note) -> bool:
             read_note_bytes(current, p)
         except NoteFormatError as exc:
             raise NoteFormatError(f"{p.name}: {exc}; fix its frontmatter first, nothing was written") from exc
+    safe = _redacted_path(p, note.id)
+    if safe != p:  # the file name is stored too: no secret in it (docs/redaction.md)
+        note.path = p = safe
     return writer.write_file(p, render_note(note), action="write_note")
+
+
+def _redacted_path(p: Path, note_id: str) -> Path:
+    """``p`` with any secret in its file name replaced (``REDACTED-aws-key``: no ``:`` or brackets,
+    which Windows refuses), numbered when that name is taken, so no other note is overwritten."""
+    from agentmem_vault.redaction import redact_text
+
+    stem = redact_text(p.stem)
+    if stem is p.stem:
+        return p
+    stem = re.sub(r"\[REDACTED:([a-z0-9-]+)\]", r"REDACTED-\1", stem)
+    out, n = p.with_name(f"{stem}.md"), 2
+    while out.exists() and not _is_note(out, note_id):
+        out, n = p.with_name(f"{stem} {n}.md"), n + 1
+    return out
+
+
+def _is_note(path: Path, note_id: str) -> bool:
+    try:
+        data = read_bytes(path)
+        return data is not None and read_note_bytes(data, path).id == note_id
+    except (OSError, AgentmemError):
+        return False

@@ -15,15 +15,14 @@ from typing import Any
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import vault_config
-from agentmem_vault.clock import now as clock_now
 from agentmem_vault.errors import ConfigError, UsageError
 from agentmem_vault.longterm.curate import notes_to_write, plan_curation
 from agentmem_vault.longterm.extract import memories_from_turns
 from agentmem_vault.longterm.llm import MemoryModel, endpoint_from, model_from_config
-from agentmem_vault.longterm.notes import format_note_ts, load_notes, write_note
+from agentmem_vault.longterm.notes import load_notes, note_now, write_note
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.ids import validate_session_id
-from agentmem_vault.writer import VaultWriter
+from agentmem_vault.recall.refresh import NoteWriter
 
 MAX_TEXT = 8_000  # characters: one knowledge point, not a document
 
@@ -75,7 +74,9 @@ def remember(
     model: MemoryModel | None = None,
 ) -> RememberResult:
     """Keep ``text`` as a long-term memory if it passes extraction's bar (see module doc)."""
-    text = (text or "").strip()
+    from agentmem_vault.redaction import redact_text
+
+    text = redact_text((text or "").strip())  # before any field is derived from it (docs/redaction.md)
     if not text:
         raise UsageError("nothing to remember: the text is empty")
     if len(text) > MAX_TEXT:
@@ -97,11 +98,11 @@ def remember(
     result = RememberResult(
         dry_run=dry_run, mode="offline" if model is None else "model", skipped=skipped, errors=errors
     )
-    now = format_note_ts(clock_now())
+    now = note_now()
     if dry_run or not kept:
         actions = plan_curation(kept, load_notes(vault), now=now, folder=vault.longterm_dir)
     else:
-        with VaultWriter(vault, "remember") as w:
+        with NoteWriter(vault, "remember") as w:
             actions = plan_curation(kept, load_notes(vault), now=now, folder=vault.longterm_dir)
             vault.longterm_dir.mkdir(parents=True, exist_ok=True)
             for note in notes_to_write(actions):

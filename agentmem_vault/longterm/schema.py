@@ -7,6 +7,8 @@ reason instead of raising, so the pipeline can report what it skipped.
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -179,12 +181,25 @@ def validate_memory(raw: Any) -> tuple[MemoryObject | None, str | None]:
     )
 
 
+def parse_score(value: Any) -> int | None:
+    """A 1-5 score as models write it: 4, 4.0, "4", "４", "4分", "4/5", "**4**"; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return int(value) if value == int(value) and 1 <= value <= 5 else None
+    if not isinstance(value, str):
+        return None
+    text = unicodedata.normalize("NFKC", value).strip().strip("*_[]()【】 ")
+    m = re.fullmatch(r"([1-5])(?:\.0)?\s*(?:分|points?|pts)?\s*(?:/\s*5)?", text, re.I)
+    return int(m.group(1)) if m else None
+
+
 def validate_assessment(raw: Any) -> tuple[int | None, str]:
     """(score, reason) or (None, why the assessment output was unusable)."""
     if not isinstance(raw, dict):
         return None, "assessment is not a JSON object"
-    score = raw.get("score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or score != int(score) or not 1 <= score <= 5:
-        return None, f"assessment score {score!r} is not an integer 1-5"
-    reason = raw.get("reason", "")
-    return int(score), reason if isinstance(reason, str) else ""
+    score = parse_score(raw.get("score", raw.get("评分", raw.get("評分"))))
+    if score is None:
+        return None, f"assessment score {raw.get('score')!r} is not an integer 1-5"
+    reason = raw.get("reason", raw.get("explanation", ""))
+    return score, reason if isinstance(reason, str) else ""

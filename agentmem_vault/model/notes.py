@@ -172,6 +172,7 @@ def as_link(target: str) -> str:
 
 
 def format_note_ts(dt: datetime) -> str:
+    """A time this program writes into a note (docs/notes.md): to the second."""
     return dt.strftime(NOTE_TS)
 
 

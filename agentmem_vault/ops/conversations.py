@@ -91,6 +91,31 @@ def record_pair(
     return entry
 
 
+def record_session_project(
+    vault: Vault, session_id: str, agent: str, *, project: str = "", workspace: str = "", source: str = "cli"
+) -> str:
+    """A session registered or updated through the CLI or MCP takes the project of the folder the
+    command ran in (the agent runs it in its workspace; docs/projects.md), unless its chat's own
+    pair already names one (the hook's). ``project``: given by the caller (an MCP server started
+    for a project); else ``workspace`` is identified, never a folder inside the vault. Returns the
+    project recorded ("" when none). Call it while holding the vault's index lock."""
+    if project_of_session(vault, session_id):
+        return ""
+    if not project and workspace:
+        from agentmem_vault.config import vault_config
+        from agentmem_vault.ops.projects import aliases_from_config, identify
+
+        folder = Path(workspace).resolve()
+        root = vault.root.resolve()
+        if folder == root or root in folder.parents:
+            return ""
+        project = identify(folder, aliases_from_config(vault_config(vault))).name
+    if not project:
+        return ""
+    record_pair(vault, "", session_id, agent=agent, source=source, project=project, workspace=workspace)
+    return project
+
+
 def _json_lines(data: bytes | None, needle: bytes = b"", *, newest_first: bool = False) -> Iterator[dict]:
     """The JSON objects on the lines of ``data`` that contain ``needle`` (every line when empty).
     Damaged lines (a torn last line, hand edits) are skipped; only lines with the needle are parsed."""
@@ -310,12 +335,7 @@ def read_queue(vault: Vault) -> list[dict]:
 
 def projects_of_sessions(vault: Vault) -> dict[str, str]:
     """Session ID -> the project its chat was registered in (the last pair that names one)."""
-    out: dict[str, str] = {}
-    for obj in _json_lines(read_bytes(conversations_path(vault)), b'"project"'):
-        sid, proj = obj.get("session_id"), obj.get("project")
-        if isinstance(sid, str) and isinstance(proj, str) and proj:
-            out[sid] = proj
-    return out
+    return PairProjects(read_bytes(conversations_path(vault))).mapping()
 
 
 def project_of_session(vault: Vault, session_id: str) -> str:
@@ -328,40 +348,25 @@ def project_of_session(vault: Vault, session_id: str) -> str:
 
 
 class PairProjects:
-    """Session ID -> project from the bytes of ``conversations.jsonl``, looked up on demand (the
-    sessionStart hook asks for a handful of IDs and must not parse every line)."""
-
-    WINDOW = 64 * 1024  # bytes from the end: the last few hundred chats (bounded cost per ID)
+    """Session ID -> the project its chat was registered in (the last pair that names one), from
+    the bytes of ``conversations.jsonl``: the one rule of the sessionStart hook, ``context`` and
+    doctor (docs/projects.md). Every session is looked up exactly (never "unknown" because its
+    pair is old: that would offer it to another project's chats); only the lines that name a
+    project are parsed, once, on the first look-up."""
 
     def __init__(self, data: bytes | None):
         self.data = data or b""
-        # Only the newest pairs are searched: the hook asks about the board's recently updated
-        # sessions, and a session registered longer ago simply ranks as "project unknown" (listed
-        # after the chat's own project's), so the cost does not grow with the history.
-        self.floor = max(0, len(self.data) - self.WINDOW)
-        # Pairs written before projects were recorded have no "project" key at all: one scan
-        # says so, instead of one scan of the whole file per ID asked for.
-        self.any_project = b'"project"' in self.data
+        self._map: dict[str, str] | None = None
+
+    def mapping(self) -> dict[str, str]:
+        if self._map is None:
+            out: dict[str, str] = {}
+            for obj in _json_lines(self.data, b'"project"'):
+                sid, proj = obj.get("session_id"), obj.get("project")
+                if isinstance(sid, str) and isinstance(proj, str) and proj:
+                    out[sid] = proj
+            self._map = out
+        return self._map
 
     def get(self, session_id: str, default: str = "") -> str:
-        if not self.any_project:
-            return default
-        key = session_id.encode("utf-8")
-        end = len(self.data)
-        while True:
-            i = self.data.rfind(key, self.floor, end)
-            if i == -1:
-                return default
-            start = self.data.rfind(b"\n", 0, i) + 1
-            stop = self.data.find(b"\n", i)
-            line = self.data[start : stop if stop != -1 else len(self.data)]
-            try:
-                obj = json.loads(utf8(line))
-            except (UnicodeDecodeError, ValueError):
-                obj = None
-            if isinstance(obj, dict) and obj.get("session_id") == session_id:
-                # The session's newest pair decides: lines are appended in time order, so when it
-                # has no project (written before projects were recorded) no older one has either.
-                project = obj.get("project")
-                return project if isinstance(project, str) and project else default
-            end = start
+        return self.mapping().get(session_id, default)

@@ -37,6 +37,7 @@ from agentmem_vault.board.rules import (
     pick_topic,
     summary_from_snapshot,
 )
+from agentmem_vault.ops.conversations import record_session_project
 from agentmem_vault.board.register import Registration
 from agentmem_vault.board.ids import issue_session_id
 from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
@@ -45,10 +46,6 @@ from agentmem_vault.model.session_props import BoardFacts
 from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.fs import read_text
-
-# A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
-# tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input).
-MAX_SNAPSHOT_BYTES = 1_000_000
 
 
 @contextmanager
@@ -64,12 +61,11 @@ def _all_or_nothing(vault: Vault, command: str, what: str) -> Iterator[BoardWrit
         raise IncompleteOperation.undone(what, exc) from exc
 
 
-DEFAULT_MAX_SNAPSHOT_BYTES = 1_000_000
-
-
 def snapshot_limit(vault: Vault) -> int:
-    """``max_snapshot_bytes``: the most an incoming snapshot may be, also while it is being read."""
-    return int(vault_config(vault).get("max_snapshot_bytes") or DEFAULT_MAX_SNAPSHOT_BYTES)
+    """``max_snapshot_bytes``: the most an incoming snapshot may be, also while it is being read.
+    A snapshot is a page of Markdown written by an agent; megabytes mean a pasted log or a runaway
+    tool, which would bloat every later merge and the board's readers (docs/mcp.md: bad input)."""
+    return int(vault_config(vault)["max_snapshot_bytes"])
 
 
 def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
@@ -82,17 +78,15 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
     if size > limit:
         raise SnapshotFormatError(
             f"the incoming snapshot is {size:,} bytes, over the limit of {limit:,} (max_snapshot_bytes in "
-            "memory/.agentmem/config.yaml); nothing was written",
+            "memory/.agentmem/config.yaml; keep it to the session's summary, not logs or file contents); "
+            "nothing was written",
         )
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > MAX_SNAPSHOT_BYTES:
-        raise SnapshotFormatError(
-            f"the incoming snapshot is {size:,} bytes, over the {MAX_SNAPSHOT_BYTES:,}-byte limit "
-            "(keep it to the session's summary, not logs or file contents); nothing was written"
-        )
-    return parse_snapshot(text)
+    # redacted before the merge, so it compares with the stored (redacted) snapshot (docs/redaction.md)
+    from agentmem_vault.redaction import redact_text
+
+    return parse_snapshot(redact_text(text))
 
 
 def register_manual(
@@ -104,6 +98,8 @@ def register_manual(
     keywords: str | None = None,
     snapshot_text: str | None = None,
     writer: BoardWriter | None = None,
+    workspace: str = "",
+    project: str = "",
 ) -> Registration:
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
@@ -137,6 +133,10 @@ def register_manual(
             ts,
             ts,
         )
+        if workspace or project:  # the session's project (docs/projects.md), before its snapshot records it
+            proj = record_session_project(vault, sid, agent, project=project, workspace=workspace)
+            if proj and not snap.metadata.get("Project", "").strip():
+                snap.metadata["Project"] = proj
         # the snapshot first (docs/board.md "Writing rules"), its Properties already from the row written next
         write_session_file(
             w, vault.session_path(sid), render_snapshot(snap), session_id=sid, board=BoardFacts.from_row(row)
@@ -306,6 +306,8 @@ def update_session(
     topic: str | None = None,
     summary: str | None = None,
     keywords: str | None = None,
+    workspace: str = "",
+    project: str = "",
 ) -> UpdateResult:
     """狀態更新: create or merge the snapshot, then update only that row (Status active, Updated At);
     Started At and Referenced By unchanged."""
@@ -326,6 +328,10 @@ def update_session(
             new_kw = keywords or (UPDATE_KEYWORDS if is_default_keywords(r.keywords) else r.keywords)
             return r.with_(topic=new_topic, summary=new_summary, keywords=new_kw, status="active", updated_at=ts)
 
+        if (workspace or project) and (incoming is not None or topic or summary or keywords):
+            # the session's project (docs/projects.md), before its snapshot records it; a bare
+            # update that brings nothing leaves the snapshot as it was
+            record_session_project(vault, sid, row.agent_name, project=project, workspace=workspace)
         marked: list[str] = []
         snap, created, changed = _write_session(
             w,

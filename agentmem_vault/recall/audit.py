@@ -205,6 +205,36 @@ def injected(vault: Vault, session_id: str) -> dict:
     }
 
 
+def recent(vault: Vault, limit: int = 20) -> dict:
+    """``agentmem injected`` without an ID: the chats that were given something, newest first,
+    with how many injections, notes and characters each got (to find the ID to ask about)."""
+    chats: dict[str, dict] = {}
+    for e in reversed(entries(vault)):
+        key = e.get("session_id") or e.get("conversation_id") or "(no session)"
+        c = chats.setdefault(
+            key,
+            {"session_id": key, "last": e.get("time"), "injections": 0, "chars": 0, "notes": set(), "sources": set()},
+        )
+        c["injections"] += 1
+        c["chars"] += int(e.get("chars") or 0)
+        c["notes"].update(n.get("id") for n in e.get("notes") or [] if isinstance(n, dict) and n.get("id"))
+        c["sources"].add(e.get("source"))
+    rows = list(chats.values())[:limit]
+    for c in rows:
+        c["notes"], c["sources"] = len(c["notes"]), sorted(x for x in c["sources"] if x)
+    return {"chats": rows}
+
+
+def render_recent(result: dict) -> str:
+    if not result["chats"]:
+        return f"no injections recorded yet (memory/.agentmem/{FILE_NAME})"
+    return "\n".join(
+        f"{c['last'] or '?'}  {c['session_id']}  {c['injections']} injection(s), {c['notes']} note(s), "
+        f"{c['chars']} chars  ({', '.join(c['sources'])})"
+        for c in result["chats"]
+    )
+
+
 def render_injected(result: dict) -> str:
     """The human form of ``injected``: one block per injection."""
     sid = result["session_id"]

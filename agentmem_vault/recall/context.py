@@ -19,7 +19,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.board.table import Row, parse_index
 from agentmem_vault.recall.rank import Hit, query_tokens, rule_notes, search
 from agentmem_vault.recall.index import open_index, recall_tokens
-from agentmem_vault.recall.render import FULL_COUNT, SessionHit, render_context
+from agentmem_vault.recall.render import FULL_COUNT, RULES_BUDGET, SessionHit, render_context
 from agentmem_vault.recall.select import (  # noqa: F401 - re-exported: the rule's old home
     MIN_COVERAGE,
     MIN_EVIDENCE,
@@ -157,16 +157,23 @@ def build_context(
             )
     # Rules that match the task come first among the rules.
     rules.sort(key=lambda h: (-(matched[h.rel_path].score if h.rel_path in matched else 0.0), -h.importance))
+    del rules[RULES_BUDGET:]  # the always-on set stays readable; the rest are recalled when relevant
     ranked = [h for h in hits if h.rel_path not in rule_paths]
     memories = select_memories(ranked, limit=limit, matchable=bool(query_tokens(task)))
-    sessions = relevant_sessions(load_rows(vault), task)
-    if project:  # sessions of the caller's own project first (docs/projects.md)
+    rows = load_rows(vault)
+    rank = None
+    if project:  # the caller's own project's sessions, then unknown ones, never another's (docs/board.md)
+        from agentmem_vault.board.rules import project_rank
         from agentmem_vault.ops.conversations import projects_of_sessions
         from agentmem_vault.ops.projects import fold_name
 
         names = {fold_name(x) for x in ([project] if isinstance(project, str) else project)}
         of = projects_of_sessions(vault)
-        sessions.sort(key=lambda h: fold_name(of.get(h.session_id, "")) not in names)
+        rank = {r.session_id: project_rank(of.get(r.session_id, ""), names) for r in rows}
+        rows = [r for r in rows if rank[r.session_id] is not None]
+    sessions = relevant_sessions(rows, task)
+    if rank is not None:
+        sessions.sort(key=lambda h: rank[h.session_id] or 0)
     md, r, f, b, s = render_context(rules, memories, sessions, budget=budget, full_count=full_count)
     return ContextResult(
         task=task,

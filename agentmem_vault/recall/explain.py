@@ -13,7 +13,7 @@ from __future__ import annotations
 from agentmem_vault.recall.context import ContextResult
 from agentmem_vault.recall.select import MIN_COVERAGE, MIN_EVIDENCE, RELATIVE_CUTOFF, passes_floor
 from agentmem_vault.recall.rank import WEIGHTS, WEIGHTS_SEMANTIC, Hit
-from agentmem_vault.recall.render import RULE_IMPORTANCE
+from agentmem_vault.recall.location import RULE_IMPORTANCE
 
 
 def _where(h: Hit) -> str:

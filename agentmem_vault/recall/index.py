@@ -32,8 +32,8 @@ from agentmem_vault.errors import AgentmemError, NoteFormatError
 
 from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_watch
 from agentmem_vault.ops.projects import fold_name
-from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path
-from agentmem_vault.recall.render import RULE_IMPORTANCE
+from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path, note_scope_key
+from agentmem_vault.recall.location import RULE_IMPORTANCE
 from agentmem_vault.fs import check_database, ensure_writable, make_dirs, swap_in, temp_path
 
 TYPE_CHECKING = False
@@ -190,8 +190,6 @@ def recall_tokens(text: str) -> list[str]:
 
 def scope_key(note: Note) -> str:
     """Where a note applies (docs/projects.md): the one rule of ``recall/scoping.py``."""
-    from agentmem_vault.recall.scoping import note_scope_key
-
     return note_scope_key(note.scope, note.project, fold_name)
 
 

@@ -23,6 +23,7 @@ def db_path(vault) -> Path:  # type: ignore[no-untyped-def]
 # beside the index, so that the hook does not import sqlite3 (docs/performance.md). It records the
 # index file's (mtime_ns, size) at that write; a mismatch means "ask the index itself".
 RULES_NAME = "rules.json"
+RULE_IMPORTANCE = 0.9  # notes at or above it are rules, shown to every chat of their scope
 RULES_LIMIT = 500  # every project's rules: the hook keeps its own project's and the global ones
 RULES_SQL = (
     "SELECT path, mtime_ns, size, note_id, title, content, importance, updated, project FROM notes "
@@ -32,3 +33,22 @@ RULES_SQL = (
 
 def rules_path(vault) -> Path:  # type: ignore[no-untyped-def]
     return index_dir(vault) / RULES_NAME
+
+
+# The scope key of a note whose project could not be known (``scope: unscoped``): it equals no
+# project's name and is not the global key '', so such a note reaches no project's chats (and no
+# chat of an unknown project) until ``agentmem memories move`` places it; ``--all-projects`` and
+# ``doctor`` still see it (docs/projects.md).
+UNSCOPED_KEY = "\x00unscoped"
+
+
+def note_scope_key(scope: str, project: str, fold_project) -> str:  # type: ignore[no-untyped-def]
+    """Where a note applies: '' everywhere (``scope: global``, or a legacy note with no project
+    and no scope), ``UNSCOPED_KEY`` nowhere, else its project's name folded by ``fold_project``
+    (recall/scoping.py applies it; here, beside the rules' SQL, so that the index needs no scoping)."""
+    s = (scope or "").strip().lower()
+    if s == "global":
+        return ""
+    if s == "unscoped" and not (project or "").strip():
+        return UNSCOPED_KEY
+    return fold_project(project)

@@ -32,7 +32,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.recall.index import RecallIndex, _is_corrupt, open_index, recall_tokens
-from agentmem_vault.recall.render import RULE_IMPORTANCE
+from agentmem_vault.recall.location import RULE_IMPORTANCE
 
 FIELD_WEIGHTS = {"title": 8.0, "keywords": 5.0, "usage": 3.0, "content": 1.0}
 HALF_LIFE_DAYS = 90.0

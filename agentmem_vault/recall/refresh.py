@@ -1,7 +1,8 @@
 """Keep the recall index and the rule summary current after this program writes notes.
 
-The vault writer calls ``notes_written`` once it has released the vault lock, with every file it
-wrote, moved or removed (a rollback's restores included). When any of them is under
+``NoteWriter`` (the vault writer of every note write: extract, remember, deprecate, move) calls
+``notes_written`` once it has released the vault lock, with every file it wrote, moved or removed
+(a rollback's restores included). When any of them is under
 ``memory/long-term/``, exactly those rows of the recall index are updated and ``rules.json`` is
 rewritten, so that the very next sessionStart (which reads the prebuilt index and never syncs it)
 and the next query in any process see the change, with or without a daemon (docs/recall.md,
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+
+from agentmem_vault.writer import VaultWriter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,3 +54,14 @@ def notes_written(vault: Vault, paths: Iterable[Path]) -> SyncStats | None:
 
 
 __all__ = ["longterm_paths", "notes_written"]
+
+
+class NoteWriter(VaultWriter):
+    """``VaultWriter`` for writes of long-term notes: once the vault lock is released, the recall
+    index rows of the notes it touched are updated (``notes_written``; the index has its own lock).
+    The writer underneath knows nothing of the recall index."""
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        if self.touched:
+            notes_written(self.vault, self.touched)

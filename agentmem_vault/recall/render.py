@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 
 # A note at least this important is a rule: always injected, ahead of relevance-ranked notes.
-RULE_IMPORTANCE = 0.9
+# At most this many rules are always injected into one chat (docs/notes.md, Fields: importance);
+# the rest are recalled when a task makes them relevant.
+RULES_BUDGET = 10
 RULES_SHARE = 0.35
 SESSIONS_SHARE = 0.15
 FULL_COUNT = 3
@@ -93,7 +95,8 @@ def render_full(h: Hit, max_content: int = MAX_FULL_CONTENT) -> str:
         lines.append(f"- Applies when: {'; '.join(_one_line(u) for u in h.usage_scenario)}\n")
     meta = [f"{h.category or 'memory'}", f"updated {_date(h.updated)}"]
     if h.sources:
-        meta.append("source " + ", ".join(f"[[{s}]]" for s in h.sources[:3]))
+        # a Session ID is a link; a transcript reference ("cursor:<id>") can never resolve as one
+        meta.append("source " + ", ".join(s if ":" in s or "/" in s else f"[[{s}]]" for s in h.sources[:3]))
     if h.id:
         meta.append(f"`{h.id}`")
     lines.append(f"- {' · '.join(meta)}\n")

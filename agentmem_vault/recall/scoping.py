@@ -18,24 +18,6 @@ from agentmem_vault.ops.conversations import projects_of_sessions
 from agentmem_vault.ops.projects import ProjectIdentity, aliases_from_config, fold_name, identify
 
 
-# The scope key of a note whose project could not be known (``scope: unscoped``): it equals no
-# project's name and is not the global key '', so such a note reaches no project's chats (and no
-# chat of an unknown project) until ``agentmem memories move`` places it; ``--all-projects`` and
-# ``doctor`` still see it (docs/projects.md).
-UNSCOPED_KEY = "\x00unscoped"
-
-
-def note_scope_key(scope: str, project: str, fold_project) -> str:  # type: ignore[no-untyped-def]
-    """Where a note applies: '' everywhere (``scope: global``, or a legacy note with no project
-    and no scope), ``UNSCOPED_KEY`` nowhere, else its project's name folded by ``fold_project``."""
-    s = (scope or "").strip().lower()
-    if s == "global":
-        return ""
-    if s == "unscoped" and not (project or "").strip():
-        return UNSCOPED_KEY
-    return fold_project(project)
-
-
 @dataclass
 class Scope:
     names: list[str] | None  # casefolded names of the project; None = every project

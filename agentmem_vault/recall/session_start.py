@@ -14,12 +14,14 @@ import os
 from types import SimpleNamespace
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.board.table import IndexDoc, Row, parse_index
-from agentmem_vault.board import summary as board_cache
-from agentmem_vault.board.summary import ts_key
-from agentmem_vault.recall.location import RULES_LIMIT, RULES_SQL, db_path, rules_path
+from agentmem_vault.board.table import IndexDoc, parse_index
+from agentmem_vault.board import summary
+from agentmem_vault.board.rules import OFFERED, active_order
+from agentmem_vault.board.rules import offered_sessions as rules_offered
+from agentmem_vault.board.summary import BoardState
+from agentmem_vault.recall.location import RULE_IMPORTANCE, RULES_LIMIT, RULES_SQL, db_path, rules_path
 from agentmem_vault.recall.render import (
-    RULE_IMPORTANCE,
+    RULES_BUDGET,
     SessionHit,
     _fit,
     render_rule,
@@ -27,10 +29,13 @@ from agentmem_vault.recall.render import (
     render_session,
 )
 
+TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
+if TYPE_CHECKING:
+    from agentmem_vault.ops.conversations import PairProjects
+
 RULES_SHARE = 0.7
 RULES_FILE_BYTES = 4 << 20  # rules.json holds at most RULES_LIMIT rows
 MAX_RULES = 12
-MAX_SESSIONS = 5
 
 
 def _rules_summary(vault: Vault, index_stat: os.stat_result) -> list | None:
@@ -94,71 +99,72 @@ def _rules_from_index(vault: Vault, project_names: tuple[str, ...] | None = None
     return out[:MAX_RULES]
 
 
-def recent_active_sessions(
-    rows: list[Row], *, exclude: tuple[str, ...] = (), limit: int = MAX_SESSIONS
+def offered_sessions(
+    vault: Vault,
+    doc: IndexDoc | BoardState | None,
+    *,
+    exclude: tuple[str, ...] = (),
+    project_names: tuple[str, ...] | None = None,
+    project_of: PairProjects | dict[str, str] | None = None,
+    limit: int = OFFERED,
 ) -> list[SessionHit]:
-    """Active rows, most recently updated first (timestamps compared as strings: ``ts_key``)."""
-    active = [r for r in rows if r.status == "active" and r.session_id not in exclude]
-    active.sort(key=lambda r: ts_key(r.updated_at), reverse=True)
-    return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in active[:limit]]
-
-
-def _same_project_first(
-    hits: list[SessionHit], project_of: dict[str, str] | None, names: tuple[str, ...] | None
-) -> list[SessionHit]:
-    """Sessions of the chat's own project first (stable otherwise)."""
-    if not names or not project_of:
-        return hits[:MAX_SESSIONS]
-    return sorted(hits, key=lambda h: project_of.get(h.session_id, "").casefold() not in names)[:MAX_SESSIONS]
-
-
-def _recent_from_board(
-    vault: Vault, doc: object, exclude: tuple[str, ...], limit: int = MAX_SESSIONS
-) -> list[SessionHit]:
-    """From the hook's board summary (no row parsed), a parsed board, or else the summary of the
-    board on disk (``board_cache``: kept current by every writer)."""
+    """The sessions a new chat is offered (``rules.offered_sessions``, one rule for every board):
+    from the hook's board summary (no row parsed), a parsed board, or else the board on disk.
+    ``project_names`` None: no project scoping; else the chat's project's names (``()``: its
+    project is unknown) and ``project_of`` where each session's project is looked up."""
     if doc is None:
         try:
-            doc = board_cache.load(vault)
+            doc = summary.load(vault)
         except Exception:
             return []
         if doc is None:
             return []
-    if isinstance(doc, board_cache.BoardState):
-        if doc.writable:
-            rows = doc.recent_active(exclude, limit)
-            return [SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True) for r in rows]
+    if isinstance(doc, BoardState) and not doc.writable:
         try:
             from agentmem_vault.fs import decode_text
 
             doc = parse_index(decode_text(doc.data, vault.index_path))
         except Exception:
             return []
-    return recent_active_sessions(doc.row_list(), exclude=exclude, limit=limit)  # type: ignore[attr-defined]
+    if isinstance(doc, BoardState):
+        active, find = doc.active, doc.row
+    else:
+        active, find = active_order(doc.row_list()), doc.find
+    lookup = None
+    if project_names is not None:
+        of = project_of if project_of is not None else {}
+        lookup = lambda sid: of.get(sid, "")  # noqa: E731
+    out: list[SessionHit] = []
+    for sid in rules_offered(active, lookup, project_names or (), exclude=exclude, limit=limit):
+        r = find(sid)
+        if r is not None:
+            out.append(SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True))
+    return out
 
 
 def session_start_context(
     vault: Vault,
     *,
     budget: int = 1500,
-    doc: IndexDoc | board_cache.BoardState | None = None,
+    doc: IndexDoc | BoardState | None = None,
     exclude: tuple[str, ...] | list[str] = (),
     project_names: tuple[str, ...] | None = None,
-    project_of: dict[str, str] | None = None,
+    project_of: PairProjects | dict[str, str] | None = None,
     given: list | None = None,
 ) -> str:
     """Markdown (at most ``budget`` characters, "" when there is nothing to say) for additional_context.
 
-    ``doc``: memory/index.md as the hook read it (its ``board_cache.BoardState``, or a parsed
+    ``doc``: memory/index.md as the hook read it (its ``summary.BoardState``, or a parsed
     ``IndexDoc``), saving a read; ``exclude``: Session IDs not to list (the chat's own);
     ``project_names``: the chat's project (all its names, casefolded; ``()`` for an unknown
-    project: global rules only; ``None``: no scoping); ``project_of``: Session ID -> project, to list
-    the chat's own project's sessions first; ``given``: a list that receives what the text carries
+    project: global rules only, sessions of unknown project; ``None``: no scoping); ``project_of``:
+    Session ID -> project, for the sessions offered (``offered_sessions``); ``given``: a list that receives what the text carries
     (``("note", record, shown)`` and ``("session", SessionHit)``, for the injection audit)."""
     try:
         rules = _rules_from_index(vault, project_names)
-        sessions = _recent_from_board(vault, doc, tuple(exclude), MAX_SESSIONS * 4 if project_of else MAX_SESSIONS)
-        sessions = _same_project_first(sessions, project_of, project_names)
+        sessions = offered_sessions(
+            vault, doc, exclude=tuple(exclude), project_names=project_names, project_of=project_of
+        )
         budget = max(0, int(budget))
         parts: list[str] = []
         picked: list[tuple] = []
@@ -167,7 +173,7 @@ def session_start_context(
             cap = int(budget * RULES_SHARE) if sessions else budget
             text = "## Long-term rules (agentmem)\n"
             n = 0
-            for r in rules:
+            for r in rules[:RULES_BUDGET]:
                 # full text while it fits, then the rule's name only (the agent can look it up)
                 for line, shown in ((render_rule(r), "rule"), (render_rule_title(r), "title")):
                     if len(text) + len(line) <= cap:
@@ -191,4 +197,4 @@ def session_start_context(
         return ""
 
 
-__all__ = ["recent_active_sessions", "session_start_context"]
+__all__ = ["offered_sessions", "session_start_context"]

@@ -12,6 +12,8 @@ from agentmem_vault.longterm.schema import CATEGORIES
 from agentmem_vault.model.textnorm import fold
 
 DEFAULT = "development_code_specification"  # a rule with no cue at all is most often a coding rule
+PREFERENCE_DEFAULT = "user_behavior"  # a preference that names no subject is about how the user works
+MIN_SCORE = 2
 _BY_KIND = {
     "decision": "important_decision_experience",
     "pitfall": "common_pitfalls_experience",
@@ -32,10 +34,15 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
         encoding="utf-8-sig"
     )
     out: dict[str, list[tuple[int, re.Pattern[str]]]] = {}
+    macros: dict[str, str] = {}
     current = ""
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
+            continue
+        if line.startswith("@"):  # "@name = alternatives", used as {name} in the cues below
+            name, _, alts = line[1:].partition("=")
+            macros[name.strip()] = alts.strip()
             continue
         if line.startswith("[") and line.endswith("]"):
             current = line[1:-1]
@@ -44,6 +51,8 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
             out[current] = []
             continue
         weight, how, pattern = line.split(" ", 2)
+        for name, alts in macros.items():
+            pattern = pattern.replace("{" + name + "}", alts)
         if not current or how not in ("w", "r"):
             raise ValueError(f"category_cues.txt line {n}: expected '<weight> w|r <pattern>' under a [category]")
         out[current].append((int(weight), re.compile(_whole(pattern) if how == "w" else pattern)))
@@ -60,7 +69,8 @@ def category_for(text: str, kind: str = "") -> str:
     (longterm/statement.py; the offline signal names the same kinds)."""
     if kind in _BY_KIND:
         return _BY_KIND[kind]
-    best, best_score = DEFAULT, 0
+    # one weak cue ("path", "settings") is not enough to leave the default
+    best, best_score = (PREFERENCE_DEFAULT if kind == "preference" else DEFAULT), MIN_SCORE - 1
     for cat, score in scores(text).items():
         if score > best_score:
             best, best_score = cat, score

@@ -18,8 +18,10 @@ from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.textnorm import fold
 
 _CORRECTION_LEAD = re.compile(
-    r"^(?:不对|错了|不是这样|搞错了|不行|不是|(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|actually|ugh)\b)"
+    r"^(?:不对|错了|不是这样|搞错了|不行|不是|不要这样|你这样不对|这样不对|你搞错了|你弄错了|"
+    r"(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|not (?:there|that|like that|this way)|actually|ugh)\b)"
 )
+_ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _NEGATED = re.compile(
     r"(?:不要|别|不能|不准|不许|禁止|不用|不是|而不是|\b(?:don'?t|do not|never|no|not|stop|instead of|rather than|again)\b)\s*(?:用|使用|写|加|再|use|using|write|add|put)?\s*"
     r"(?P<what>[A-Za-z_][\w.+#/-]*|[\u3400-\u9fff]{2,6})",
@@ -27,21 +29,22 @@ _NEGATED = re.compile(
 )
 
 
-def _said_after(turns: list[Turn], evidence: str) -> str:
-    """What the assistant said just before the user turn holding ``evidence`` ("" if unknown)."""
+def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str]:
+    """(the user turn holding ``evidence``, what the assistant said just before it); "" when
+    unknown."""
     probe = evidence.strip()[:40]
     for i, t in enumerate(turns):
         if t.role == "user" and probe and probe in t.text:
-            return next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
-    return ""
+            return t.text, next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
+    return "", ""
 
 
 def corrects_assistant(evidence: str, assistant_said: str) -> bool:
     """The user corrects what the assistant just did: a correction lead ("不對，…", "No, …") after
     an assistant turn, or a rejection of something the assistant's turn named ("don't use
     requests" after "I used requests")."""
-    if not assistant_said:
-        return False
+    if not assistant_said or _ASKS.search(assistant_said.strip()):
+        return False  # answering the assistant's question is not correcting it
     said = fold(evidence)
     if _CORRECTION_LEAD.search(said):
         return True
@@ -71,7 +74,13 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     kind = st.kind if st is not None else m.signal
     recorded = recorded or bool(st is not None and st.recorded)
     words = m.evidence or m.content
-    corrected = corrects_assistant(words, _said_after(turns or [], words))
+    turn = (turns or [])[st.order] if st is not None and 0 <= st.order < len(turns or []) else None
+    snapshot_decision = recorded and getattr(turn, "section", "") in ("decision", "superseded")
+    if snapshot_decision:
+        kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
+    turn_text, before = _said_around(turns or [], words)
+    # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule
+    corrected = corrects_assistant(words, before) or bool(turn_text and corrects_assistant(turn_text, before))
     asked = asks_to_remember(words)
     m.category = category_for(f"{words} {m.content}", kind)
     # what the statement turned out to be decides the band: a rule about a pitfall is experience
@@ -85,7 +94,9 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     m.title = title_for(m.content)
     m.keywords = keywords_for(m.content, m.title)
     m.usage_scenario = scenarios_for(m.content, m.category, m.keywords)
-    m.reason = _reason(kind, asked, corrected)
+    m.reason = (
+        "recorded as a decision in the session snapshot" if snapshot_decision else _reason(kind, asked, corrected)
+    )
     if _CLAIMS.search(m.assessment_reason or "") and not (asked or corrected):
         m.assessment_reason = f"A specific rule the user stated ({_reason(kind, asked, corrected)[9:]})."
     return m

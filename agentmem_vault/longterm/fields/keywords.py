@@ -21,7 +21,8 @@ _NAMED = re.compile(
     r"|(?P<file>(?<![\w.-])[\w*-]*\.(?:py|ts|tsx|js|jsx|mjs|json|ya?ml|toml|md|sql|sh|ps1|lock|env|cfg|ini|gitattributes)\b)"
     r"|(?P<flag>(?<![\w-])--?[a-z][\w-]*(?:=\S+)?)"
     r"|(?P<ident>(?<![\w.-])[A-Za-z_][\w]*(?:[.:_-][\w]+)+(?:\(\))?)"
-    r"|(?P<digits>(?<![\w.-])[A-Za-z][\w+#]*\s?\d[\w.]*\b)"
+    r"|(?P<multi>(?<![\w.-])[A-Z][\w+#.-]*(?:\s[A-Z][\w+#.-]*)+)"
+    r"|(?P<digits>(?<![\w.-])(?:[A-Z][\w+#]*\s|[A-Za-z][\w+#]*)\d[\w.]*\b)"
     r"|(?P<camel>(?<![\w.-])[a-z]+[A-Z]\w*|(?<![\w.-])[A-Z][a-z0-9]+[A-Z]\w*)"
     r"|(?P<caps>(?<![\w.-])[A-Z][A-Za-z0-9+#]{1,30}(?:\s[A-Z][A-Za-z0-9+#]+)?)"
 )
@@ -39,15 +40,15 @@ _NOUN_TAGS = ("n", "vn", "nz", "nr", "ns", "nt", "nw", "eng")
 
 def _tags(text: str) -> list[tuple[str, str, int, int]]:
     """(word as written, tag, start, end) from the segmenter (Traditional folded to segment)."""
-    from agentmem_vault.longterm.fields.segment import _tagger
+    from agentmem_vault.longterm.fields.segment import tag
 
     simple = to_simplified(text)
     if len(simple) != len(text):
         return []
     out: list[tuple[str, str, int, int]] = []
     pos = 0
-    for w, tag in _tagger()(simple):
-        out.append((text[pos : pos + len(w)], tag, pos, pos + len(w)))
+    for w, t in tag(simple):
+        out.append((text[pos : pos + len(w)], t, pos, pos + len(w)))
         pos += len(w)
     return out
 
@@ -65,6 +66,10 @@ def keywords_for(content: str, title: str = "") -> list[str]:
 
     def add(word: str) -> None:
         w = word.strip(" .,;:()[]{}'\"`，。、；：")
+        if w.count('"') % 2 or w.count("'") % 2:  # a quote the cut left open: rel="noopener
+            w = w.replace('"', "").replace("'", "")
+        while " " in w and is_generic(w.split(" ", 1)[0]):  # "Every PR" -> "PR"
+            w = w.split(" ", 1)[1]
         if len(out) >= MAX_KEYWORDS or not w or len(w) > 40:
             return
         key = fold(w)

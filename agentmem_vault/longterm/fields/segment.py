@@ -41,16 +41,16 @@ def _segmenter():  # type: ignore[no-untyped-def]
     return rjieba
 
 
-def _locked(fn):  # type: ignore[no-untyped-def]
-    def call(text: str) -> list:
-        with _LOCK:
-            return list(fn(text))
-
-    return call
+def cut(text: str) -> list[str]:
+    seg = _segmenter()
+    with _LOCK:
+        return list(seg.cut(text))
 
 
-def _cut():  # type: ignore[no-untyped-def]
-    return _locked(_segmenter().cut)
+def tag(text: str) -> list[tuple[str, str]]:
+    seg = _segmenter()
+    with _LOCK:
+        return list(seg.tag(text))
 
 
 def words(text: str) -> list[Word]:
@@ -60,7 +60,7 @@ def words(text: str) -> list[Word]:
         simple = "".join(to_simplified(ch)[:1] or ch for ch in text)
     out: list[Word] = []
     pos = 0
-    for w in _cut()(simple):
+    for w in cut(simple):
         end = pos + len(w)
         out.append(Word(text[pos:end], w, pos, end))
         pos = end
@@ -74,7 +74,3 @@ def boundaries(text: str) -> frozenset[int]:
         out.add(w.start)
         out.add(w.end)
     return frozenset(out)
-
-
-def _tagger():  # type: ignore[no-untyped-def]
-    return _locked(_segmenter().tag)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.longterm.fields import data
+from agentmem_vault.longterm.wording import capitalise
 from agentmem_vault.model.textnorm import fold
 
 MAX_WIDTH = 70.0  # in Latin characters; a CJK character counts 1.75 (about 40 of them)
@@ -17,18 +18,23 @@ _SENTENCE_END = re.compile(r"[。！？；;\n]|(?<=[^\s.])[.!?](?=\s|$)")
 _CLAUSE = re.compile(
     r"[，,、]\s*|\s[—–]\s|\s(?=(?:so|because|since|which|unless|otherwise|but|and)\s)|(?<=[^\d\s]),(?=\S)", re.I
 )
-_PROHIBITION = re.compile(r"不要|别|不能|不准|不许|禁止|不用|\b(?:don'?t|do not|never|no|not|stop|avoid)\b", re.I)
+_PROHIBITION = re.compile(
+    r"不要|别|不能|不准|不许|禁止|禁用|不用|\b(?:don'?t|do not|never|no|not|stop|avoid|banned|forbidden|not allowed)\b",
+    re.I,
+)
 _ALTERNATIVE = re.compile(r"改用|改成|换成|換成|而是|用|\b(?:use|using|instead|prefer|switch to)\b", re.I)
 _DIRECTIVE = re.compile(
     r"要|必须|必須|一律|统一|統一|不要|别|別|禁止|不准|不許|不许|改用|用|请|請|只|以后|以後|之后|之後|今后|今後|直接|"
-    r"\b(?:always|never|must|should|use|don'?t|do not|only|keep|put|run|prefer|avoid|need|needs|from now on|going forward)\b",
+    r"\b(?:always|never|must|should|use|don'?t|do not|only|keep|put|run|prefer|avoid|need|needs|from now on|going forward|"
+    r"banned|forbidden|not allowed)\b",
     re.I,
 )
 # a complaint states the problem, the sentence after it the rule ("我真的很受不了…。以后直接给结论")
 _COMPLAINT = re.compile(r"受不了|讨厌|討厭|烦死|煩死|很烦|很煩|\b(?:i (?:really )?hate|i'?m tired of|ugh)\b", re.I)
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|\s+|`[^`]*`|[^\s\u3400-\u9fff\uf900-\ufaff]+")
 _DANGLING = re.compile(
-    r"(?:\s+(?:a|an|the|and|or|but|to|of|for|with|in|on|at|by|from|as|so|than|that|which|when|if|because|instead|not|is|are|be))+$",
+    r"(?:\s+(?:a|an|the|and|or|but|to|of|for|with|in|on|at|by|from|as|so|than|that|which|when|if|because|instead|not|is|are|be|"
+    r"before|after|until|unless|without|into|onto|over|under|via|per|about|then))+$",
     re.I,
 )
 _TRIM = " ,，:：;；、—–-(（[「『\"'.…"
@@ -86,9 +92,10 @@ def _tidy(t: str) -> str:
     prev = None
     while prev != t:
         prev = t
-        if t.count("`") % 2:
-            i = t.rfind("`")
-            t = t[:i] + t[i + 1 :]
+        for q in ("`", '"'):  # a quote the cut left open loses its opening mark
+            if t.count(q) % 2:
+                i = t.rfind(q)
+                t = t[:i] + t[i + 1 :]
         for o, c in (("(", ")"), ("（", "）"), ("[", "]"), ("「", "」"), ("『", "』"), ("【", "】"), ("《", "》")):
             i = t.rfind(o)
             if i >= 0 and t.find(c, i) < 0:
@@ -111,14 +118,20 @@ def _fit(text: str, limit: float) -> str:
     return "".join(out)
 
 
-def _clauses(sentence: str) -> list[str]:
+def _split(text: str, at: re.Pattern[str], *, keep: bool) -> list[str]:
+    """``text`` cut where ``at`` matches; with ``keep`` each cut keeps its separator at the start
+    of the next part (a clause keeps its comma), else the separator is dropped (a sentence end)."""
     parts: list[str] = []
     last = 0
-    for m in _CLAUSE.finditer(sentence):
-        parts.append(sentence[last : m.start()])
-        last = m.start()
-    parts.append(sentence[last:])
-    return [p for p in parts if p.strip(_TRIM)]
+    for m in at.finditer(text):
+        parts.append(text[last : m.start()])
+        last = m.start() if keep else m.end()
+    parts.append(text[last:])
+    return parts
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [p for p in _split(sentence, _CLAUSE, keep=True) if p.strip(_TRIM)]
 
 
 def _has_alternative(text: str) -> bool:
@@ -130,23 +143,21 @@ def _has_alternative(text: str) -> bool:
 
 
 def _sentences(text: str) -> list[str]:
-    out: list[str] = []
-    last = 0
-    for m in _SENTENCE_END.finditer(text):
-        out.append(text[last : m.start()])
-        last = m.end()
-    out.append(text[last:])
-    return [x.strip() for x in out]
+    return [x.strip() for x in _split(text, _SENTENCE_END, keep=False)]
 
 
 def title_for(content: str) -> str:
     """The rule of ``content`` as a title (see the module doc)."""
     text = " ".join(content.split())
-    text = strip_relative_time(strip_leadins(text))
+    text = strip_leadins(strip_relative_time(strip_leadins(text)))
     sentences = [x for x in _sentences(text) if x.strip(_TRIM)] or [text]
     # the rule, not the complaint or the story before it: the first sentence that directs
     first = next((x for x in sentences if _DIRECTIVE.search(x) and not _COMPLAINT.search(x)), sentences[0])
     rest = sentences[sentences.index(first) + 1 :]
+    if _COMPLAINT.search(first):  # "我很受不了你每次都貼整個檔案，之後只給 diff": the rule is the later clause
+        parts = _clauses(first)
+        rule = next((i for i, c in enumerate(parts) if i and _DIRECTIVE.search(c) and not _COMPLAINT.search(c)), 0)
+        first = "".join(parts[rule:]).strip(_TRIM) if rule else first
     first = strip_leadins(first)
     if rest and _PROHIBITION.search(first) and not _has_alternative(first) and _has_alternative(rest[0]):
         alt = strip_leadins(rest[0])
@@ -167,4 +178,4 @@ def title_for(content: str) -> str:
     t = _tidy(first.strip())
     if not t:
         t = _tidy(_fit(text, MAX_WIDTH))
-    return (t[:1].upper() + t[1:]) if t[:1].isascii() and not re.match(r"\S*[_./`-]", t) else t
+    return capitalise(t.lstrip(_TRIM))

@@ -36,6 +36,14 @@ def vault_findings(vault: Vault) -> list[Finding]:
 
 
 @vault_check
+def secrets_stored(vault: Vault) -> list[Finding]:
+    """Secrets already under memory/ (docs/redaction.md); --fix redacts them."""
+    from agentmem_vault.ops.doctor.secrets import secret_findings
+
+    return secret_findings(vault)
+
+
+@vault_check
 def sync_findings(vault: Vault) -> list[Finding]:
     """A vault in a git repository without our merge drivers (docs/sync.md)."""
     from agentmem_vault.integrations.merge_install import missing_driver
@@ -81,6 +89,32 @@ def project_findings(vault: Vault) -> list[Finding]:
                     hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global), or add "
                     f"{n.project!r} under projects: in memory/.agentmem/config.yaml",
                     path=rel,
+                )
+            )
+        return out
+    except AgentmemError:
+        return []
+
+
+@vault_check
+def unscoped_findings(vault: Vault) -> list[Finding]:
+    """Notes from a source whose project could not be known (``scope: unscoped``,
+    docs/projects.md): shown in no project's chats until someone places them."""
+    from agentmem_vault.longterm.notes import load_notes
+
+    try:
+        out: list[Finding] = []
+        for n in load_notes(vault):
+            if not n.active or n.scope != "unscoped" or n.project.strip():
+                continue
+            out.append(
+                Finding(
+                    "note_unscoped",
+                    WARNING,
+                    f"memory {n.id or n.title!r} ({n.title}) comes from a source whose project is unknown: "
+                    "it is shown in no project's chats",
+                    hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global)",
+                    path=n.path.relative_to(vault.root).as_posix() if n.path else None,
                 )
             )
         return out
