@@ -526,14 +526,18 @@ def extract_sources(
 
 def _write_all_or_nothing(w: NoteWriter, vault: Vault, notes: list[Note]) -> None:
     """Every note of this run, or none (a full disk at the third note undoes the first two)."""
+    written = 0
     try:
         with w.transaction():
             make_dirs(vault.longterm_dir)
             for note in notes:
                 write_note(w, vault, note)
+                written += 1
     except IncompleteOperation:
         raise
     except AgentmemError as exc:
+        if not written:
+            raise  # nothing was written: the error as it is
         raise IncompleteOperation.undone("extract", exc) from exc
 
 
