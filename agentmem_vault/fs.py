@@ -15,7 +15,8 @@ import os
 import stat
 import sys
 import time
-from pathlib import Path
+from _thread import get_ident as _get_ident
+from pathlib import Path, PurePath
 
 from agentmem_vault.errors import (
     AgentmemError,
@@ -162,10 +163,90 @@ def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     return fd
 
 
+# -- dry run ------------------------------------------------------------------------------------
+
+_MISSING = object()
+# thread id -> the active DryRun's files: a preview in one thread (an MCP tool call) never catches
+# another thread's real writes
+_OVERLAYS: dict[int, dict[str, bytes | None]] = {}
+
+
+def _overlay() -> dict[str, bytes | None] | None:
+    return _OVERLAYS.get(_get_ident()) if _OVERLAYS else None
+
+
+class DryRun:
+    """``with DryRun() as d:`` nothing is written, anywhere (docs/reliability.md, "Dry run"):
+    every write and removal below, in this thread, goes to ``d.files`` (path -> bytes, None for
+    removed) and every read through this module sees it, so an operation runs exactly as it
+    would, verification included, and ``d.changed()`` lists what it would have changed. Locks are
+    not taken (a lock file is a write too): a preview never blocks, and may see a write in progress."""
+
+    __slots__ = ("_prev", "files")
+
+    def __init__(self) -> None:
+        self.files: dict[str, bytes | None] = {}
+        self._prev: dict[str, bytes | None] | None = None
+
+    def __enter__(self) -> DryRun:
+        self._prev = _overlay()
+        _OVERLAYS[_get_ident()] = self.files
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._prev is None:
+            _OVERLAYS.pop(_get_ident(), None)
+        else:
+            _OVERLAYS[_get_ident()] = self._prev
+
+    def changed_under(self, root: Path) -> list[str]:
+        """``changed()`` as paths relative to ``root`` (others as they are)."""
+        base = os.path.abspath(root)
+        return [os.path.relpath(k, base) if k.startswith(base + os.sep) else k for k in self.changed()]
+
+    def changed(self) -> list[str]:
+        """The paths that would have been written or removed, in the order first touched."""
+        out = []
+        for key, data in self.files.items():
+            try:
+                with open(key, "rb") as fh:
+                    same = fh.read() == data
+            except OSError:
+                same = data is None
+            if not same:
+                out.append(key)
+        return out
+
+
+def dry_running() -> bool:
+    return _overlay() is not None
+
+
+def _key(path: Path) -> str:
+    return os.path.abspath(path)
+
+
+def _overlaid(path: Path) -> object:
+    ov = _overlay()
+    return _MISSING if ov is None else ov.get(_key(path), _MISSING)
+
+
+def remove_file(path: Path) -> None:
+    """Remove a file (retrying Windows sharing violations); in a dry run it is only recorded."""
+    ov = _overlay()
+    if ov is not None:
+        ov[_key(path)] = None
+        return
+    _retry(path.unlink, f"remove {path}")
+
+
 def read_bytes(path: Path) -> bytes | None:
     """The file's bytes, or None when it does not exist. Every read of a vault file goes through
     here: a FIFO, socket or device is refused (never waited on), a link outside the vault too."""
     check_inside_vault(path)
+    hit = _overlaid(path)
+    if hit is not _MISSING:
+        return hit  # type: ignore[return-value]
 
     def _do() -> bytes:
         fd = _open_regular(path, os.O_RDONLY)
@@ -183,6 +264,9 @@ def read_bytes(path: Path) -> bytes | None:
 def read_from(path: Path, offset: int) -> bytes | None:
     """The file's bytes from ``offset`` to its end (None when it does not exist); as ``read_bytes``."""
     check_inside_vault(path)
+    hit = _overlaid(path)
+    if hit is not _MISSING:
+        return None if hit is None else hit[offset:]  # type: ignore[index]
 
     def _do() -> bytes:
         fd = _open_regular(path, os.O_RDONLY)
@@ -284,8 +368,33 @@ def swap_in(tmp: Path, path: Path, *, durable: bool = True) -> None:
         _fsync_dir(path.parent)
 
 
+def stored_bytes(path: Path, data: bytes) -> bytes:
+    """What may be stored at ``path``: under a vault's ``memory/`` every secret is redacted
+    (docs/redaction.md). Every write primitive below passes through here, so no write path
+    escapes; callers that verify their write redact first (``redaction.redact_text``)."""
+    root = _vault_root_of(path)
+    if root is None:
+        return data
+    from agentmem_vault.model import redact
+
+    rel = PurePath(os.path.relpath(os.path.abspath(path), os.path.join(root, "memory")))
+    if not redact.applies(rel):
+        return data
+    return (REDACT[0] if REDACT else redact.redact_bytes)(data)
+
+
+# redaction.redact_bytes (the user's patterns and exceptions too) once that module is loaded; the
+# built-in patterns alone before (docs/redaction.md)
+REDACT: list[Callable[[bytes], bytes]] = []
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a crash leaves either the old or the new file."""
+    data = stored_bytes(path, data)
+    ov = _overlay()
+    if ov is not None:
+        ov[_key(path)] = data
+        return
     path = _write_target(path)
     folder = path.parent
     existing = folder
@@ -343,7 +452,7 @@ O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 def make_dirs(folder: Path) -> None:
     """``mkdir -p`` that honours read-only folders (also as root): the nearest existing ancestor
     must be writable before anything is created inside it (docs/reliability.md)."""
-    if folder.is_dir():
+    if folder.is_dir() or _overlay() is not None:
         return
     existing = folder
     while not existing.exists() and existing.parent != existing:
@@ -365,6 +474,13 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False, durable: 
     fsync (the OS writes it back; a power cut may lose the line, a crash or a kill does not)."""
     check_inside_vault(path)
     ensure_writable(path)
+    data = stored_bytes(path, data)
+    ov = _overlay()
+    if ov is not None:
+        old = read_bytes(path) or b""
+        sep = b"\n" if fresh_line and old and not old.endswith(b"\n") else b""
+        ov[_key(path)] = old + sep + data
+        return
     undo_failed: list[str] = []
 
     def _do() -> None:
@@ -412,6 +528,13 @@ def write_cache_file(path: Path, data: bytes) -> None:
     written in place: a cache that is a link (symbolic or hard) to a vault file is replaced by the
     rename, and the file it pointed to is left as it was."""
     check_inside_vault(path)
+    # Not redacted again: a cache is derived from vault files that were redacted when stored, and
+    # redacting the board's summary (megabytes on a big board) on every sessionStart would cost
+    # the hook more than its own work (docs/redaction.md, docs/performance.md).
+    ov = _overlay()
+    if ov is not None:
+        ov[_key(path)] = data
+        return
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -76,6 +76,10 @@ class exclusive_lock:  # noqa: N801 - used as ``with exclusive_lock(path, timeou
         self._entry: list[int] | None = None
 
     def __enter__(self) -> None:
+        from agentmem_vault.fs import dry_running
+
+        if dry_running():
+            return  # a dry run writes nothing, not even a lock file (fs.DryRun)
         path, timeout = self.path, self.timeout
         rlock = _rlock_for(self._key)
         deadline = time.monotonic() + max(0.0, timeout)

@@ -15,16 +15,18 @@ import os
 import time
 from pathlib import Path
 
-from agentmem_vault import clock
+from agentmem_vault import clock, redaction
 from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, Refused, VerifyFailed, WriteFailed
 from agentmem_vault.fs import (
     TMP_SUFFIX,
     _retry,
+    remove_file,
     append_line,
     atomic_write_bytes,
     atomic_write_text,
     check_inside_vault,
+    dry_running,
     ensure_writable,
     make_dirs,
     read_bytes,
@@ -163,7 +165,7 @@ def _restore(files: list[tuple[Path, bytes | None]], dirs: list[Path]) -> list[s
         try:
             if data is None:
                 if os.path.lexists(path):
-                    _retry(path.unlink, f"remove {path}")
+                    remove_file(path)
             elif read_bytes(path) != data:
                 atomic_write_bytes(path, data)
         except (OSError, AgentmemError) as exc:
@@ -238,7 +240,7 @@ class VaultWriter:
         cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
         cm.__enter__()
         self._cm = cm
-        if cm.outermost:
+        if cm.outermost and not dry_running():  # a dry run changes nothing, not even this
             try:
                 self._recover()
             except BaseException:
@@ -265,6 +267,9 @@ class VaultWriter:
             return
         _crash_point(len(self._undo))
         data = read_bytes(path)
+        if dry_running():  # nothing is written: nothing to put back after a kill
+            self._undo.append((path, data))
+            return
         if self._record is None:
             self._record = _UndoRecord(undo_folder(self.vault) / f"{os.getpid()}-{time.monotonic_ns()}")
             self._record.command(self.command)
@@ -356,8 +361,11 @@ class VaultWriter:
 
     # -- other files ------------------------------------------------------------------------
     def write_file(self, path: Path, text: str, *, session_id: str | None = None, action: str = "write_file") -> bool:
-        """Atomic, verified write of a whole file; returns False when the content was already so."""
+        """Atomic, verified write of a whole file; returns False when the content was already so.
+        Under memory/ the text is redacted first (docs/redaction.md): what is verified is what is stored."""
         self._check_inside(path)
+        if redaction.in_memory(self.vault.memory, path):
+            text = redaction.redact_text(text)
         before = read_text(path)
         if before == text:
             return False
@@ -380,6 +388,8 @@ class VaultWriter:
         data = read_bytes(src)
         if data is None:
             raise WriteFailed(f"{src} does not exist")
+        if redaction.in_memory(self.vault.memory, dst):
+            data = redaction.redact_bytes(data)  # an older file's secret does not move into the archive
         ensure_writable(src.parent)
         self._remember(src)
         self._remember(dst)
@@ -390,7 +400,7 @@ class VaultWriter:
         if read_bytes(dst) != data:
             raise VerifyFailed(f"{dst} did not verify after the move")
         try:
-            _retry(src.unlink, f"remove {src}")
+            remove_file(src)
         except OSError as exc:
             raise WriteFailed(f"copied {src} to {dst} but could not remove the original: {exc}") from exc
 
@@ -403,7 +413,7 @@ class VaultWriter:
         self._remember(path)
         self.journal("delete_file", session_id=session_id, path=path, before_text=before)
         try:
-            _retry(path.unlink, f"remove {path}")
+            remove_file(path)
         except OSError as exc:
             raise WriteFailed(f"could not remove {path}: {exc}") from exc
 
@@ -423,7 +433,7 @@ class VaultWriter:
         self._remember(path)
         self.journal("remove_temp_file", path=path, bytes=len(data), sha=hashlib.sha256(data).hexdigest()[:16])
         try:
-            _retry(path.unlink, f"remove {path}")
+            remove_file(path)
         except FileNotFoundError:
             return False
         except OSError as exc:
@@ -446,6 +456,8 @@ def _rotate_journal(jp: Path, limit: int | None = None) -> None:
     """Start a new journal file past ``limit`` bytes. The old one is renamed, never deleted, so
     every removed row stays recoverable (``journal.read_journal`` reads all of them in order).
     Called under the vault lock, so two writers never rotate at once."""
+    if dry_running():
+        return
     try:
         if jp.stat().st_size < (JOURNAL_ROTATE_BYTES if limit is None else limit):
             return

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from agentmem_vault.board import table as it
+from agentmem_vault.board.rules import fold_rows
 from agentmem_vault.vault import Vault
 from agentmem_vault.hooks.payloads import MAX_ROOTS, decode_stdin, parse_event
 from agentmem_vault.longterm.sources import MAX_TURN_CHARS, read_source, source_for_transcript
@@ -80,3 +82,54 @@ def test_a_ten_megabyte_transcript_line_is_cut_before_extraction(vault: Vault, t
     took = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr
     assert took < 30, took  # it took 97-208 s before the cut
+
+
+def _row(i: int, upd: str = "2026-06-01 09:30", topic: str = "t") -> it.Row:
+    sid = f"2026-06-{1 + i // 1440:02d}-{(i // 60) % 24:02d}{i % 60:02d}-cursor-main-agent"
+    return it.Row(sid, "cursor-main-agent", topic, "s", "k", "active", "-", "2026-06-01 09:30", upd)
+
+
+def test_folding_a_conflict_copy_of_a_3000_row_board_is_linear() -> None:
+    n = 3000
+    index = it.new_index_text() + "".join(it.render_row(_row(i)) + "\n" for i in range(n))
+    copy = [_row(i, "2026-06-09 10:00", "newer") if i % 2 else _row(i) for i in range(n)]
+    copy += [_row(i) for i in range(n, n + 500)]
+    start = time.monotonic()
+    text, added, updated = fold_rows(index, copy)
+    took = time.monotonic() - start
+    assert took < 5, took  # a parse per row took 66 s
+    doc = it.parse_index(text)
+    assert not doc.bad and len(doc.ids()) == n + 500
+    assert len(added) == 500 and len(updated) == n // 2
+    assert doc.get(_row(1).session_id).topic == "newer" and doc.get(_row(0).session_id).topic == "t"
+    assert text.startswith(index.split(it.render_row(_row(0)))[0])  # text above the table kept
+
+
+def test_an_endless_stdin_is_refused_at_the_payload_limit_not_read_for_seconds(vault: Vault, tmp_path: Path) -> None:
+    start = time.monotonic()
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentmem_vault", "hook", "cursor-session-start", "--vault", str(vault.root)],
+            stdin=zero,
+            capture_output=True,
+            env=hook_env({"AGENTMEM_HOOK_STDIN_TIMEOUT": "20"}),
+            cwd=tmp_path,
+            timeout=60,
+        )
+    took = time.monotonic() - start
+    answer = json.loads(proc.stdout)
+    assert "over 8,000,000 bytes" in answer["additional_context"], answer
+    assert took < 10, took  # read until the 20 s stdin timeout before
+
+
+def test_a_source_over_the_size_limit_is_refused_before_it_is_read(vault: Vault, tmp_path: Path, cli) -> None:
+    from agentmem_vault.longterm.sources import MAX_SOURCE_BYTES
+
+    big = tmp_path / "huge.jsonl"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_SOURCE_BYTES + 1)  # sparse: no disk used, but read_bytes would read it all
+    start = time.monotonic()
+    proc = cli("extract", "--offline", "--file", str(big), vault=vault)
+    took = time.monotonic() - start
+    assert proc.returncode != 0 and "over the 256,000,000-byte limit" in proc.stderr + proc.stdout, proc.stderr
+    assert "Traceback" not in proc.stderr and took < 10, took

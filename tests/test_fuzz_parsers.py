@@ -282,3 +282,61 @@ def test_mcp_tool_arguments(mcp_front, data, monkeypatch: pytest.MonkeyPatch) ->
         return  # a required parameter left out: the SDK refuses that call before the tool runs
     if getattr(result, "is_error", False):
         assert result.structured_content["error"]["code"] != "internal_error", (entry.fn.__name__, kwargs)
+
+
+def _from_schema(schema: dict, rng: Any) -> Any:
+    """A value for a JSON schema property, as a client would send it (strings from FRAGMENTS)."""
+    if "anyOf" in schema:
+        return _from_schema(rng.choice(schema["anyOf"]), rng)
+    kind = schema.get("type")
+    if kind == "integer":
+        return rng.randint(schema.get("minimum", -(10**12)), schema.get("maximum", 10**12))
+    if kind == "number":
+        return rng.uniform(-1e6, 1e6)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        return [_from_schema(schema.get("items", {"type": "string"}), rng) for _ in range(rng.randint(0, 3))]
+    if kind == "null":
+        return None
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    return "".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(0, 6))).replace("\udcff", "")
+
+
+def test_mcp_tools_through_the_sdk_client_with_arguments_from_their_schemas(tmp_path: Path) -> None:
+    """Every tool (those that ask the client for its roots too) through a real server process and
+    the SDK's client, arguments drawn from the schema the client is given (seeded)."""
+    pytest.importorskip("mcp.server.mcpserver")
+    import random
+
+    from agentmem_vault.ops.board import init_vault
+    from agentmem_vault.vault import Vault
+    from test_mcp_server import drive
+
+    v = Vault(tmp_path / "vault")
+    v.root.mkdir()
+    init_vault(v)
+    rng = random.Random(22)
+    per_tool = max(2, EXAMPLES // 20)
+
+    async def scenario(c: Any) -> list[tuple[str, dict, Any]]:
+        bad = []
+        tools = (await c.list_tools()).tools
+        assert len(tools) >= 14
+        for t in tools:
+            props = t.input_schema.get("properties", {})
+            for _ in range(per_tool):
+                args = {
+                    k: _from_schema(s, rng)
+                    for k, s in props.items()
+                    if k in t.input_schema.get("required", []) or rng.random() < 0.6
+                }
+                r = await c.call_tool(t.name, args)
+                err = (r.structured_content or {}).get("error") if r.is_error else None
+                if r.is_error and (not isinstance(err, dict) or err.get("code") == "internal_error"):
+                    bad.append((t.name, args, r.content[0].text[:300] if r.content else r))
+        return bad
+
+    bad = drive(v, scenario)
+    assert bad == []

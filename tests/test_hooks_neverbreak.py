@@ -222,7 +222,7 @@ def test_stdin_that_never_ends_is_read_only_until_the_timeout(vault: Vault) -> N
         )
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr[-2000:]
     note = failure_note(json.loads(proc.stdout))
-    assert note and "not valid JSON" in note
+    assert note and ("not valid JSON" in note or "over 8,000,000 bytes" in note)
     assert rows(vault) == [] and "bad_payload" in hooks_log(vault)[0]
 
 

@@ -467,3 +467,9 @@ def test_gitattributes_changed_while_installing_is_refused(tmp_path: Path, monke
     with pytest.raises(Refused, match="changed while installing"):
         merge_install.install_merge_driver(vault, argv=["agentmem"], machine="")
     assert (repo / ".gitattributes").read_bytes() == b"*.md text\n"
+
+
+def test_status_and_uninstall_of_a_vault_no_unit_can_name_say_not_installed(tmp_path: Path) -> None:
+    vault = hostile_vault(tmp_path, "v\nExecStartPre=x")
+    assert us.service_status(vault, runner=lambda a: (0, ""), platform="linux", home=tmp_path)["installed"] is False
+    assert us.uninstall(vault, runner=lambda a: (0, ""), platform="linux", home=tmp_path)["removed"] is False

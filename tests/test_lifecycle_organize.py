@@ -12,7 +12,6 @@ from agentmem_vault.errors import IndexFormatError, UsageError
 from agentmem_vault.ops.lifecycle import (
     apply_organize_text,
     continues_from_of,
-    edit_table,
     organize,
     plan_organize,
 )
@@ -202,7 +201,7 @@ def test_continues_from_reader_accepts_links_and_plain_ids():
 
 def test_edit_table_deletes_last_row_and_appends():
     doc = it.parse_index(it.new_index_text() + it.render_row(ROWS[0]) + "\n" + it.render_row(ROWS[1]))
-    text = edit_table(doc, {doc.rows[1][0]: None}, [ROWS[2]])
+    text = it.edit_table(doc, {doc.rows[1][0]: None}, [ROWS[2]])
     assert it.parse_index(text).ids() == [A_IDLE, C_IDLE_FILE]
     plan = plan_organize(doc, set(), {}, WHEN, 14)
     assert it.parse_index(apply_organize_text(doc, plan)).ids() == [B_IDLE_REF]

@@ -47,6 +47,13 @@ def test_items_joined_by_also_are_one_memory_each(text: str, parts: list[list[st
         ("这个项目有三条规矩：分支名用 feat/xxx 格式，commit 用 Conventional Commits，合并用 rebase。", 3),
         ("這個專案的規矩如下：\n- 不准直接 push main\n- PR 至少要一個人 review\n- CI 沒過不能 merge", 3),
         ("给你说几个约定，前端路由全用懒加载、接口请求全走 src/api 封装、全局样式只放 styles/global.scss。", 3),
+        ("Couple of house rules: PR titles in imperative mood, and squash-merge only.", 2),
+        ("记两点：一是接口返回统一包一层 code、data、msg；二是错误码放在 errors.go 里集中管理。", 2),
+        (
+            "A few conventions you should know: migrations are named YYYYMMDD_description.sql; "
+            "seed data lives in db/seeds/; and a migration is never edited after it's merged.",
+            3,
+        ),
     ],
 )
 def test_a_request_announcing_several_items_gives_one_memory_per_item(text: str, n: int) -> None:
@@ -97,6 +104,13 @@ def test_never_cut_at_an_ellipsis_and_the_reason_stays_with_the_decision() -> No
             ["5173", "8000"],
             "environment",
         ),
+        (
+            "When the docker build is mysteriously slow, it's because node_modules isn't in .dockerignore.",
+            ["node_modules", ".dockerignore"],
+            "pitfall",
+        ),
+        ("图片资源放 public/images，不是 src/assets。", ["public/images", "src/assets"], "rule"),
+        ("本地起服务要先 `docker compose up -d postgres redis`，不然会连不上。", ["docker compose", "连不上"], "rule"),
     ],
 )
 def test_each_kind_of_statement_is_one_memory_with_its_reason_or_fix(text: str, words: list[str], kind: str) -> None:

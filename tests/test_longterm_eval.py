@@ -233,3 +233,19 @@ def test_fixtures_and_word_lists_ship_in_the_wheel(tmp_path):
     ):
         assert f"agentmem_vault/templates/quality/{name}" in names
     assert "agentmem_vault/templates/prompts/assess_system.md" in names
+
+
+def test_every_package_is_listed_for_the_wheel() -> None:
+    """pyproject's explicit package list names every package of the source tree: one left out is
+    missing from a pipx / uv / pip install (the wheel test above cannot see it when a stale
+    build/ folder still holds the package)."""
+    import tomllib
+
+    root = Path(__file__).parent.parent
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(root).parts)
+        for init in (root / "agentmem_vault").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert found <= listed, sorted(found - listed)

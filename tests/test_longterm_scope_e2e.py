@@ -171,3 +171,21 @@ def test_the_always_on_rules_have_a_budget(vault: Vault, tmp_path: Path) -> None
     assert 1 <= ctx.count("lt-r") <= RULES_BUDGET
     p = run_cli("context", "anything at all", "--json", vault=vault, cwd=ws)
     assert len(json.loads(p.stdout)["rules"]) <= RULES_BUDGET
+
+
+@needs_git
+def test_a_session_registered_over_mcp_takes_the_project_of_its_folder(vault: Vault, tmp_path: Path) -> None:
+    from test_recall_fresh import _mcp
+
+    shop = _repo(tmp_path / "code" / "shop", "git@github.com:acme/shop-api.git")
+    (reg,) = _mcp(vault, [("memory_register", {"topic": "checkout"})], shop)
+    assert not reg.is_error, reg.structured_content
+    sid = reg.structured_content["session_id"]
+    snap = "## Decisions\n- 結帳流程一律走 Stripe Checkout，不自建付款頁\n"
+    (upd,) = _mcp(vault, [("memory_update", {"session_id": sid, "snapshot": snap})], shop)
+    assert not upd.is_error, upd.structured_content
+    assert "| Project | shop-api |" in vault.session_path(sid).read_text(encoding="utf-8")
+    p = run_cli("extract", "--offline", "--json", "--session", sid, vault=vault)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (n,) = load_notes(vault)
+    assert (n.project, n.scope, n.sources) == ("shop-api", "project", [f"[[{sid}]]"])

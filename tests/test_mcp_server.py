@@ -158,6 +158,7 @@ def test_every_tool_resource_and_prompt(vault: Vault) -> None:
         "topic",
         "summary",
         "keywords",
+        "dry_run",
     }
     assert tools["memory_update"].input_schema["required"] == ["session_id"]
     assert set(tools["memory_archive"].input_schema["properties"]) == {"session_id", "dry_run", "force"}

@@ -179,3 +179,16 @@ def test_memory_context_is_recorded_for_the_session(world: dict, cli) -> None:
     (entry,) = got["entries"]
     assert entry["source"] == "memory_context" and entry["project"] == "shop"
     assert set(got["note_ids"]) == _ids(ctx) and entry["chars"] == len(ctx.structured_content["markdown"])
+
+
+def test_root_uris_become_folders_and_a_project_entry_pins_its_project(world: dict, tmp_path: Path) -> None:
+    from agentmem_vault.integrations.mcp_install import server_entry
+    from agentmem_vault.mcp.scope import root_folder
+
+    assert root_folder("file:///home/a/my%20app") == "/home/a/my app"
+    assert root_folder("file:///C:/Users/a/%E6%88%91%E7%9A%84") == "C:/Users/a/我的"
+    assert root_folder("file://server/share/x") == "//server/share/x"
+    assert root_folder("https://example.com/x") is None
+    pinned = server_entry("cursor", vault=world["vault"].root, project="shop")
+    assert pinned["args"][-2:] == ["--project", "shop"] and "--workspace" not in pinned["args"]
+    assert "--workspace" not in server_entry("claude", vault=world["vault"].root)["args"]

@@ -13,6 +13,7 @@ import os
 from agentmem_vault.board import ids, summary
 from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
+from agentmem_vault.redaction import redact_row, redact_text
 from agentmem_vault.fs import append_bytes, atomic_write_text, make_dirs, read_bytes, read_from, read_text
 from agentmem_vault.writer import VaultWriter
 
@@ -40,7 +41,7 @@ def _row_ids(text: str) -> list[str]:
     except AgentmemError:
         from agentmem_vault.model.ids import find_ids
 
-        return find_ids("".join(ln for ln in it.split_lines(text) if ln.lstrip().startswith("|")))
+        return find_ids("".join(ln for ln in it.split_lines(text) if it.is_row_line(ln)))
 
 
 class BoardWriter(VaultWriter):
@@ -82,6 +83,7 @@ class BoardWriter(VaultWriter):
         The usual board (every row well formed, the table ending the file) gets the row's line
         appended, and the bytes read back after the old end must be exactly that line; any other
         board is rewritten whole (temp file + rename) and compared byte for byte."""
+        row = redact_row(row)  # secrets never reach the board (docs/redaction.md)
         path = self.vault.index_path
         if state is None:
             data = read_bytes(path)
@@ -105,6 +107,7 @@ class BoardWriter(VaultWriter):
         self._remember(path)
         self.journal("append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict())
         make_dirs(self.vault.memory)
+        new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
         atomic_write_text(path, new_text)
         # Byte-exact comparison with what we meant to write: the new row is there, every other
         # byte is as it was, and nobody else wrote in between.
@@ -144,12 +147,12 @@ class BoardWriter(VaultWriter):
         if strict:
             doc.check_writable()
         old = doc.get(session_id)
-        new = change(old)
+        new = redact_row(change(old))
         if new.session_id != session_id:
             raise WriteFailed("an update may not change the Session ID")
         if new == old:
             return old, new
-        new_text = it.replace_row(doc, session_id, new)
+        new_text = redact_text(it.replace_row(doc, session_id, new))  # as stored (docs/redaction.md)
         self._remember(self.vault.index_path)
         self.journal(
             "update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict()
@@ -167,7 +170,7 @@ class BoardWriter(VaultWriter):
         if strict:
             doc.check_writable()
         old = doc.get(session_id)
-        new_text = it.remove_row(doc, session_id)
+        new_text = redact_text(it.remove_row(doc, session_id))
         self._remember(self.vault.index_path)
         self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
         self._burn([session_id])
@@ -180,6 +183,7 @@ class BoardWriter(VaultWriter):
 
     def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
         """Whole-table rewrite computed by the caller from the text read under this lock."""
+        new_text = redact_text(new_text)
         before = self.index_text()
         if new_text == before:
             return

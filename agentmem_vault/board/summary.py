@@ -74,7 +74,8 @@ class BoardState(
         while pos != -1:
             start = data.rfind(b"\n", 0, pos) + 1
             end = pos + len(needle)
-            if data[start:pos].strip() == b"|" and data[end : end + 80].lstrip(b" \t").startswith(b"|"):
+            # "| ID |" or, in a row without the outer pipes (GFM), "ID |" at the line's start
+            if data[start:pos].strip() in (b"|", b"") and data[end : end + 80].lstrip(b" \t").startswith(b"|"):
                 stop = data.find(b"\n", end)
                 return start, len(data) if stop == -1 else stop
             pos = data.find(needle, end)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import namedtuple
+from collections.abc import Iterable, Mapping
 
-from agentmem_vault.errors import IndexFormatError, SessionNotFound, UsageError
+from agentmem_vault.errors import IndexFormatError, SessionNotFound, UsageError, WriteFailed
 from agentmem_vault.fastimport import LazyRegex
 from agentmem_vault.model.ids import is_valid_session_id
 
@@ -35,6 +36,7 @@ _CELL_BREAK_RE = LazyRegex("\r\n|[\x00-\x08\x0a-\x1f\x85\u2028\u2029]")
 _SURROGATE_RE = LazyRegex("[\ud800-\udfff]")
 # A Markdown line ends at \n, \r\n or \r, not at the other separators str.splitlines() knows.
 _LINE_RE = LazyRegex(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
+_HEAD = [c.casefold() for c in COLUMNS]
 _SEP_RE = LazyRegex(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 
 
@@ -337,11 +339,17 @@ def parse_index(text: str) -> IndexDoc:
     header_at = None
     for i, ln in enumerate(lines):
         s = _strip_eol(ln).strip()
-        if s.startswith("|") and i not in fenced and i + 1 < len(lines) and _SEP_RE.match(_strip_eol(lines[i + 1])):
+        if "|" not in s or i in fenced or i + 1 >= len(lines):
+            continue
+        sep = _strip_eol(lines[i + 1])
+        if not (_SEP_RE.match(sep) and "|" in sep):
+            continue
+        # GFM lets a table leave out the outer pipes; such a header counts when it is ours.
+        if s.startswith("|") or [c.casefold() for c in split_cells(s)] == _HEAD:
             header_at = i
             break
     if header_at is None:
-        stray = [i for i, ln in enumerate(lines) if i not in fenced and _strip_eol(ln).strip().startswith("|")]
+        stray = [i for i, ln in enumerate(lines) if i not in fenced and is_row_line(ln)]
         doc = IndexDoc(bom, lines, None, len(lines), newline=newline)
         if stray:
             raise IndexFormatError(
@@ -351,7 +359,7 @@ def parse_index(text: str) -> IndexDoc:
         return doc
 
     head = [c.casefold() for c in split_cells(_strip_eol(lines[header_at]))]
-    if head != [c.casefold() for c in COLUMNS]:
+    if head != _HEAD:
         raise IndexFormatError(
             f"memory/index.md line {header_at + 1}: unexpected table header {split_cells(_strip_eol(lines[header_at]))}; "
             f"expected the columns {list(COLUMNS)}"
@@ -359,13 +367,13 @@ def parse_index(text: str) -> IndexDoc:
     doc = IndexDoc(bom, lines, header_at, header_at + 2, newline=newline)
     i = header_at + 2
     check_ctrl = bool(_CTRL_RE.search(text.replace("\r\n", "").replace("\n", "")))
-    while i < len(lines) and lines[i].lstrip().startswith("|"):
+    while i < len(lines) and is_row_line(lines[i]):
         _parse_row_line(doc, i, check_ctrl)
         i += 1
     doc.table_end = i
     # Table-like lines after a break in the table: stray text split the table. Keep and report.
     for j in range(i, len(lines)):
-        if j not in fenced and _strip_eol(lines[j]).strip().startswith("|"):
+        if j not in fenced and is_row_line(lines[j]):
             doc.bad.append(
                 BadRow(
                     j + 1,
@@ -374,6 +382,19 @@ def parse_index(text: str) -> IndexDoc:
                 )
             )
     return doc
+
+
+def is_row_line(line: str) -> bool:
+    """A line of the board's table: one that starts with ``|``, or -- GFM rows may leave out the
+    outer pipes -- one whose first cell is a Session ID or that has the board's nine cells. Prose
+    with a pipe in it is not a row; a row is never hidden because its pipes are missing."""
+    s = line.lstrip()
+    if s.startswith("|"):
+        return True
+    if "|" not in s:
+        return False
+    first = s.split("|", 1)[0].strip()
+    return is_valid_session_id(first) or len(split_cells(_strip_eol(s))) == len(COLUMNS)
 
 
 def _parse_row_line(doc: IndexDoc, i: int, check_ctrl: bool = True) -> None:
@@ -462,6 +483,36 @@ def remove_row(doc: IndexDoc, session_id: str) -> str:
     i = _line_of(doc, session_id)
     lines = list(doc.lines)
     del lines[i]
+    return (BOM if doc.bom else "") + "".join(lines)
+
+
+def edit_table(doc: IndexDoc, changes: Mapping[int, Row | None], appends: Iterable[Row] = ()) -> str:
+    """Replace (Row) or delete (None) the row lines at the given 0-based line numbers, and append
+    rows at the end of the table, in one pass. Every other line stays byte-for-byte identical."""
+    lines = list(doc.lines)
+    for i, new in changes.items():
+        old = lines[i]
+        if new is None:
+            lines[i] = ""
+            continue
+        eol = "\r\n" if old.endswith("\r\n") else ("\n" if old.endswith("\n") else "")
+        lines[i] = render_row(new) + eol
+    extra = [render_row(r) for r in appends]
+    if extra:
+        if doc.header_at is None:
+            raise WriteFailed("memory/index.md has no table to append to")
+        nl = doc.newline
+        end = doc.table_end
+        if end > 0 and lines[end - 1] and not lines[end - 1].endswith(("\n", "\r")):
+            lines[end - 1] += nl
+        elif end > 0 and not lines[end - 1]:
+            # the last table line was deleted: find the previous kept line to terminate
+            j = end - 1
+            while j > 0 and not lines[j]:
+                j -= 1
+            if lines[j] and not lines[j].endswith(("\n", "\r")):
+                lines[j] += nl
+        lines[end:end] = [r + nl for r in extra]
     return (BOM if doc.bom else "") + "".join(lines)
 
 

@@ -47,6 +47,39 @@ def common_options(f: Callable) -> Callable:
     return f
 
 
+def dry_run_option(f: Callable) -> Callable:
+    """``--dry-run`` for a command whose library has none: the command runs as it would, inside
+    ``fs.DryRun``, so nothing at all is written (vault, user cache, user config), and what it would
+    have changed is listed after its own output (on stderr with --json, so stdout stays JSON)."""
+    import functools
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, dry_run: bool = False, **kwargs: Any) -> Any:
+        if not dry_run:
+            return f(*args, **kwargs)
+        return run_dry(lambda: f(*args, **kwargs))
+
+    return click.option("--dry-run", is_flag=True, help="Run it as a preview: write nothing, list what would change.")(
+        wrapper
+    )
+
+
+def run_dry(fn: Callable[[], Any], *, enabled: bool = True) -> Any:
+    """``fn()`` inside ``fs.DryRun`` (when ``enabled``), then the line saying what it would change."""
+    if not enabled:
+        return fn()
+    from agentmem_vault.fs import DryRun
+
+    ctx = click.get_current_context()
+    with DryRun() as d:
+        out = fn()
+    changed = d.changed()
+    line = "dry run: nothing was written" + (f"; it would change: {', '.join(changed)}" if changed else "")
+    err = _json_requested(ctx)
+    ctx.call_on_close(lambda: click.echo(line, err=err))  # after the command's own output
+    return out
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

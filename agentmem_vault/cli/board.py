@@ -11,7 +11,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
 from agentmem_vault.errors import VaultNotFound
 from agentmem_vault.board.register import register_idle
-from agentmem_vault.cli import Options, cli, common_options, emit, opts_from
+from agentmem_vault.cli import Options, cli, common_options, dry_run_option, emit, opts_from
 from agentmem_vault.cli.complete_ids import complete_session_id
 
 
@@ -25,6 +25,7 @@ def _agent(ctx: click.Context, agent: str | None, vault: Vault) -> str:
 
 @cli.command()
 @common_options
+@dry_run_option
 @click.pass_context
 def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """Create the memory/ layout (index, sessions/, archive/, long-term/, config); idempotent."""
@@ -51,6 +52,7 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 
 @cli.command()
 @common_options
+@dry_run_option
 @click.option("--agent", help="Agent name (default from AGENTMEM_AGENT / config / cursor-main-agent).")
 @click.option("--manual", is_flag=True, help="Manual registration: active row and a session snapshot.")
 @click.option("--topic", help="Topic (manual registration).")
@@ -119,7 +121,11 @@ def _table(rows, archived: set[str] | None = None) -> str:
 
 @cli.command("list")
 @common_options
-@click.option("--status", type=click.Choice(["idle", "active", "stale"]), help="Only rows with this status.")
+@click.option(
+    "--status",
+    type=click.Choice(list(lib.LIST_STATUSES)),
+    help="Only rows with this status; archived: the archived sessions (memory/archive/).",
+)
 @click.pass_context
 def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str | None) -> None:
     """List the rows of memory/index.md."""
@@ -129,7 +135,12 @@ def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str |
         click.echo(
             f"warning: memory/index.md line {b.line_no}: {b.reason} (kept as is; see `agentmem doctor`)", err=True
         )
-    emit(opts, {"rows": [r.to_dict() for r in rows], "malformed": [b.to_dict() for b in bad]}, lambda: _table(rows))
+    shown = {r.session_id for r in rows} if status == "archived" else None
+    emit(
+        opts,
+        {"rows": [r.to_dict() for r in rows], "malformed": [b.to_dict() for b in bad]},
+        lambda: _table(rows, shown),
+    )
 
 
 @cli.command()

@@ -6,7 +6,7 @@ import click
 
 from agentmem_vault import journal as lib
 from agentmem_vault.config import resolve_vault
-from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli import cli, common_options, dry_run_option, emit, opts_from
 
 
 def _line(e: dict) -> str:
@@ -32,6 +32,7 @@ def journal(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 
 @cli.command()
 @common_options
+@dry_run_option
 @click.argument("session_id")
 @click.pass_context
 def restore(ctx: click.Context, vault: str | None, as_json: bool, session_id: str) -> None:

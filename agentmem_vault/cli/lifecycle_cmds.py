@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
-from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli import cli, common_options, dry_run_option, emit, opts_from, run_dry
 from agentmem_vault.cli.complete_ids import complete_session_id
 from agentmem_vault.cli.help import SayCommand
 
@@ -27,7 +27,8 @@ def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: i
     from agentmem_vault.ops.lifecycle import organize as run, render_organize
 
     opts = opts_from(ctx, vault, as_json)
-    plan = run(resolve_vault(opts.vault), stale_days=stale_days, dry_run=dry_run)
+    # inside fs.DryRun as well: not even a lock file or a config cache is written
+    plan = run_dry(lambda: run(resolve_vault(opts.vault), stale_days=stale_days, dry_run=dry_run), enabled=dry_run)
     emit(opts, plan.to_dict(), lambda: render_organize(plan, dry_run=dry_run))
 
 
@@ -42,7 +43,7 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
     from agentmem_vault.ops.archive import archive as run, render_archive
 
     opts = opts_from(ctx, vault, as_json)
-    res = run(resolve_vault(opts.vault), session_id, force=force, dry_run=dry_run)
+    res = run_dry(lambda: run(resolve_vault(opts.vault), session_id, force=force, dry_run=dry_run), enabled=dry_run)
     emit(opts, res.to_dict(), lambda: render_archive(res))
 
 
@@ -62,7 +63,7 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 @click.option("--keywords", help="Keywords (register/update).")
 @click.option("--agent", help="Agent name for a new registration.")
 @click.option("--stale-days", type=click.IntRange(min=0), default=None, help="organize: days before active → stale.")
-@click.option("--dry-run", is_flag=True, help="organize/archive: print the plan only.")
+@click.option("--dry-run", is_flag=True, help="Preview any command: write nothing, list what would change.")
 @click.option("--force", is_flag=True, help="archive: archive despite references.")
 @click.pass_context
 def say(
@@ -111,13 +112,17 @@ def say(
         dry_run=dry_run,
         force=force,
     )
-    result, human = dispatch(v, r, say_opts)
+    # every routed command previews in fs.DryRun: a `狀態更新 --dry-run` writes nothing either
+    result, human = run_dry(lambda: dispatch(v, r, say_opts), enabled=dry_run)
+    if dry_run and isinstance(result, dict):
+        result["dry_run"] = True
     # The routed command on its own line, so an ID message stays at the start of its line.
     emit(opts, result, f"({r.phrase} → {r.command})\n{human}")
 
 
 @cli.command()
 @common_options
+@dry_run_option
 @click.option("--fix", is_flag=True, help="Repair what is safe (backup under memory/.agentmem/backups/).")
 @click.pass_context
 def doctor(ctx: click.Context, vault: str | None, as_json: bool, fix: bool) -> None:

@@ -8,7 +8,7 @@ import click
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
-from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli import cli, common_options, dry_run_option, emit, opts_from
 from agentmem_vault.cli.complete_ids import complete_session_id
 
 
@@ -33,6 +33,7 @@ def _agent(ctx: click.Context, vault: Vault) -> str:
 
 @cli.command()
 @common_options
+@dry_run_option
 @click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--snapshot", "snapshot", metavar="FILE|-", help="Incoming snapshot (default: piped stdin).")
 @click.option("--topic", help="New Topic for the row and snapshot.")
@@ -68,6 +69,7 @@ def update(
 
 @cli.command("continue")
 @common_options
+@dry_run_option
 @click.argument("source", shell_complete=complete_session_id)
 @click.option(
     "--session",
@@ -101,6 +103,7 @@ def continue_cmd(
 
 @cli.command()
 @common_options
+@dry_run_option
 @click.argument("source", shell_complete=complete_session_id)
 @click.option(
     "--session",

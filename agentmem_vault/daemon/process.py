@@ -69,7 +69,7 @@ def run_daemon(
         if threading.current_thread() is threading.main_thread():
             sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])
             for s in sigs:
-                old[s] = signal.signal(s, daemon.request_stop)
+                old[s] = signal.signal(s, daemon.on_signal)
         token = None
         try:
             info = {"host": daemon.status.data["host"], "started_at": daemon.status.data["started_at"]}

@@ -37,6 +37,13 @@ log = logging.getLogger("agentmem.daemon")
 MAX_WAIT = 1.0  # the loop wakes at least this often (stop requests on Windows, queue file)
 
 
+class StopRequested(BaseException):
+    """Raised by a stop signal in the main thread while a pass runs (docs/daemon.md: the daemon
+    stops within 2 s of SIGTERM whatever it is doing). A BaseException, so that ``guard`` does not
+    swallow it; the pass unwinds as after any error -- its transaction restores every file it
+    had written, its lock is released -- and the daemon shuts down."""
+
+
 class Daemon:
     def __init__(
         self,
@@ -63,6 +70,7 @@ class Daemon:
         self.wall = wall
         self.inbox: stdlib_queue.SimpleQueue[str | None] = stdlib_queue.SimpleQueue()
         self.stop_event = threading.Event()
+        self.busy = False  # the main thread is in a pass (not waiting for the inbox)
         self.debouncer = Debouncer(debounce, clock)
         self.queue = ExtractionQueue(vault.state_dir, quiet_seconds=quiet, clock=wall, lock=lambda: queue_lock(vault))
         self.status = StatusBook(
@@ -116,6 +124,14 @@ class Daemon:
         self.stop_event.set()
         self.inbox.put(None)
 
+    def on_signal(self, *_: object) -> None:
+        """The SIGTERM/SIGINT handler (main thread): stop at once, interrupting a pass."""
+        first = not self.stop_event.is_set()
+        self.request_stop()
+        if self.busy and first:
+            self.busy = False
+            raise StopRequested
+
     def _sink(self, rel: str) -> None:
         """Observer thread: a path or marker for the loop."""
         if rel in (RECALL, RECALL_RESET) and self.recall_beat is not None:
@@ -164,12 +180,17 @@ class Daemon:
         if d is not None:
             deadline = min(deadline, d)
         items: list[str | None] = []
+        self.busy = False
         try:
+            if self.stop_event.is_set():
+                return items
             items.append(self.inbox.get(timeout=max(0.0, deadline - now)))
             while True:
                 items.append(self.inbox.get_nowait())
         except stdlib_queue.Empty:
             pass
+        finally:
+            self.busy = not self.stop_event.is_set()
         return items
 
     def loop(self) -> None:
@@ -223,9 +244,16 @@ class Daemon:
 
     def run(self) -> None:
         """Start, loop until asked to stop, stop cleanly (caller owns signals and the instance lock)."""
-        self.startup()
+        self.busy = True
+        started = False
         try:
+            self.startup()
+            started = True
             self.guard("status", self.status.flush, force=True)
             self.loop()
+        except StopRequested:
+            log.info("stop requested during a pass: the pass was interrupted (its writes undone)")
         finally:
-            self.shutdown()
+            self.busy = False
+            if started or self.stop_event.is_set():
+                self.shutdown()

@@ -58,6 +58,9 @@ USAGE = (
 )
 
 STDIN_TIMEOUT = 3.0  # seconds; some agents never close stdin
+# A hook payload is a few kilobytes (50,000 workspace roots are 2 MB); more is not a payload
+# (/dev/zero, `yes`) and is refused before it is parsed (docs/reliability.md, "Limits").
+MAX_PAYLOAD_BYTES = 8_000_000
 LOG_MAX_BYTES = 1_000_000
 DEFAULT_AGENT_NAMES = {"claude": "claude-main-agent", "codex": "codex-main-agent"}
 
@@ -139,8 +142,8 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
                     if not chunk:
                         break
                     got.append(chunk)
-                    if _complete_json(b"".join(got)):
-                        break  # a whole object: do not wait for EOF
+                    if sum(map(len, got)) > MAX_PAYLOAD_BYTES or _complete_json(b"".join(got)):
+                        break  # a whole object (or too much): do not wait for EOF
             except Exception:  # noqa: BLE001 - a reader thread must not raise
                 pass
             finally:
@@ -148,7 +151,7 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
 
         threading.Thread(target=_reader, daemon=True).start()
         finished.wait(timeout)
-        return b"".join(list(got))
+        return _bounded(b"".join(list(got)))
     chunks: list[bytes] = []
     # What the agent has written already, without waiting: usually the whole payload (the agent
     # writes it as it starts us), and then select is not even imported (docs/performance.md).
@@ -172,6 +175,7 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         return b"".join(chunks)  # a whole object: do not wait for EOF (Claude Code may keep stdin open)
     import select
 
+    total = sum(map(len, chunks))
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -189,10 +193,22 @@ def read_stdin(timeout: float = STDIN_TIMEOUT) -> bytes:
         if not chunk:
             break
         chunks.append(chunk)
-        buf = b"".join(chunks)
-        if _complete_json(buf):
-            return buf  # a whole object: do not wait for EOF (Claude Code may keep stdin open)
-    return b"".join(chunks)
+        total += len(chunk)
+        if total > MAX_PAYLOAD_BYTES:
+            break
+        if chunk.rstrip()[-1:] in (b"}", b""):  # only then can the object be complete
+            buf = b"".join(chunks)
+            if _complete_json(buf):
+                return buf  # a whole object: do not wait for EOF (Claude Code may keep stdin open)
+    return _bounded(b"".join(chunks))
+
+
+def _bounded(data: bytes) -> bytes:
+    if len(data) > MAX_PAYLOAD_BYTES:
+        raise PayloadError(
+            f"stdin is over {MAX_PAYLOAD_BYTES:,} bytes; a hook payload is a few kilobytes (not read further)"
+        )
+    return data
 
 
 def _stdin_timeout() -> float:

@@ -28,7 +28,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
-from agentmem_vault.errors import AgentmemError, Refused
+from agentmem_vault.errors import AgentmemError, Refused, UnsafeValue
 from agentmem_vault.integrations.file_edit import Check, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.quoting import (
     check_safe,
@@ -370,7 +370,10 @@ def install(
 def _installed(vault: Vault, platform: str, home: Path | None) -> ServiceDef | None:
     kinds = ["schtasks", "startup"] if platform_kind(platform) == "schtasks" else [platform_kind(platform)]
     for kind in kinds:
-        sd = service_definition(vault, platform=platform, home=home, kind=kind, argv=["agentmem"])
+        try:
+            sd = service_definition(vault, platform=platform, home=home, kind=kind, argv=["agentmem"])
+        except UnsafeValue:
+            return None  # no definition can name this vault, so none was installed for it
         if sd.path.exists():
             return sd
     return None

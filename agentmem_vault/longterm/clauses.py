@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agentmem_vault.longterm.cues import cue
 from agentmem_vault.model.textnorm import fold
@@ -32,13 +33,13 @@ _ORDINAL = re.compile(
 _TRIM = " \t,，;；。.!！、:："
 
 
-@dataclass
+@dataclass(frozen=True)
 class Para:
     """One paragraph: its sentences, or an intro and its list items."""
 
-    sentences: list[str]
+    sentences: tuple[str, ...]
     intro: str = ""
-    items: list[str] | None = None
+    items: tuple[str, ...] | None = None
 
 
 def _protect(text: str) -> tuple[str, list[str]]:
@@ -74,7 +75,8 @@ def split_sentences(text: str) -> list[str]:
     return [" ".join(s.split()) for s in out if s.strip()]
 
 
-def paragraphs(text: str) -> list[Para]:
+@lru_cache(maxsize=4096)
+def paragraphs(text: str) -> tuple[Para, ...]:
     """Paragraphs of the user's own words (``noise.own_words`` has blanked pasted lines)."""
     out: list[Para] = []
     for block in re.split(r"\n\s*\n", text):
@@ -85,13 +87,14 @@ def paragraphs(text: str) -> list[Para]:
         if len(listed) >= 2:
             first = listed[0][0]
             intro = " ".join(" ".join(lines[:first]).split())
-            out.append(Para(split_sentences("\n".join(lines[:first])), intro, [x.strip(_TRIM) for _, x in listed]))
+            items = tuple(x.strip(_TRIM) for _, x in listed)
+            out.append(Para(tuple(split_sentences("\n".join(lines[:first]))), intro, items))
             rest = [ln for i, ln in enumerate(lines) if i > listed[-1][0]]
             if rest:
-                out.append(Para(split_sentences("\n".join(rest))))
+                out.append(Para(tuple(split_sentences("\n".join(rest)))))
             continue
-        out.append(Para(split_sentences(block)))
-    return out
+        out.append(Para(tuple(split_sentences(block))))
+    return tuple(out)
 
 
 def starts_with_reason(clause: str) -> bool:
@@ -122,10 +125,15 @@ def _cut(s: str, cuts: list[int]) -> list[str]:
     return [p.strip(_TRIM) for p in parts if p.strip(_TRIM)]
 
 
+@lru_cache(maxsize=8192)
+def _join_items(sentence: str) -> tuple[str, ...]:
+    cuts = _join_cuts(sentence)
+    return tuple(_merge_reasons(_cut(sentence, cuts))) if cuts else (sentence.strip(),)
+
+
 def join_items(sentence: str) -> list[str]:
     """A sentence cut where a join word adds a further statement; reason clauses stay."""
-    cuts = _join_cuts(sentence)
-    return _merge_reasons(_cut(sentence, cuts)) if cuts else [sentence.strip()]
+    return list(_join_items(sentence))
 
 
 def _merge_reasons(parts: list[str]) -> list[str]:
@@ -143,9 +151,34 @@ _CLAUSE_VERB = re.compile(
 )
 
 
-def enumeration_items(body: str, plural: bool) -> list[str]:
+_COUNT = {
+    "two": 2,
+    "both": 2,
+    "couple": 2,
+    "2": 2,
+    "两": 2,
+    "二": 2,
+    "three": 3,
+    "3": 3,
+    "三": 3,
+    "four": 4,
+    "4": 4,
+    "四": 4,
+}
+_COUNT_WORD = re.compile(r"\b(two|both|couple|three|four|[234])\b|([两二三四])\s*(?:点|件|条|项|个|句|原则|规矩)")
+
+
+def announced_count(intro: str) -> int:
+    """How many items an intro announces ("Two things", "記住三點"); 0 when it does not say."""
+    m = _COUNT_WORD.search(fold(intro))
+    return _COUNT.get((m.group(1) or m.group(2)) if m else "", 0)
+
+
+def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
     """The items of what follows an intro that announces several ("記住三點：A、B、C",
-    "Two things: A, and B"); [] when the body is one statement."""
+    "Two things: A, and B"); [] when the body is one statement. ``count``: how many the intro
+    announced, which decides between two ways of cutting ("A, and B, C" is two items when two
+    were announced)."""
     flat = " ".join(body.split())
     prot, saved = _protect(flat)
     parts = [_restore(x.strip(_TRIM), saved) for x in _ORDINAL.split(prot)]
@@ -173,11 +206,15 @@ def enumeration_items(body: str, plural: bool) -> list[str]:
             return parts
     if not _CJK.search(flat):
         # "A; B", "A, and B"; bare commas only for a list of three or more ("A, B, and C")
+        cuts: list[list[str]] = []
         for sep, least in ((r";\s*", 2), (r",\s*(?:and\s+)?", 3), (r",\s*and\s+", 2)):
             parts = [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
             parts = _merge_reasons(parts)
             if len(parts) >= least and all(len(x.split()) >= 2 for x in parts):
-                return parts
+                cuts.append(parts)
+        exact = [p for p in cuts if len(p) == count]
+        if exact or cuts:
+            return (exact or cuts)[0]
     return []
 
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from agentmem_vault.longterm.clauses import (
+    Para,
+    announced_count,
     enumeration_items,
     intro_and_body,
     join_items,
@@ -102,15 +104,15 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
     fi = fold(intro)
     if len(intro) > 80 or not has("enum_intro", fi) or has("not_memory", fi) or has("question", fi):
         return None
-    items = [x for x in enumeration_items(body, has("plural", fi)) if substance(x) >= 3]
+    items = [x for x in enumeration_items(body, has("plural", fi), announced_count(intro)) if substance(x) >= 3]
     return (intro, items) if len(items) >= 2 else None
 
 
-def enumerated(paras: list) -> tuple[str, list[str]] | None:
+def enumerated(paras: "tuple[Para, ...]") -> tuple[str, list[str]] | None:
     """(intro, items) of the first request in ``paras`` that announces several items."""
     for p in paras:
         if p.items is not None and p.intro and has("enum_intro", fold(p.intro)):
-            return p.intro, p.items
+            return p.intro, list(p.items)
         for s in p.sentences:
             got = _enumeration(s)
             if got is not None:
@@ -137,7 +139,11 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
         return nc is None or nc.kind in ("rule", "explicit", "correction", "environment")
     directive = nc is not None and nc.kind in ("rule", "correction", "preference")
     if hit.kind in ("preference", "correction"):
-        return directive or (NEG_START.search(content) is not None and POS_START.search(clean(nxt)) is not None)
+        # "I can't stand it when you paste the whole file. Give me the diff.": the remedy
+        remedy = hit.kind == "preference" and has("imperative", f)
+        return (
+            directive or remedy or (NEG_START.search(content) is not None and POS_START.search(clean(nxt)) is not None)
+        )
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)
@@ -180,7 +186,7 @@ class _Scan:
             self.user_turns.append((idx, flat))
         return self.found
 
-    def turn(self, idx: int, paras: list, flat: list[str]) -> None:
+    def turn(self, idx: int, paras: "tuple[Para, ...]", flat: list[str]) -> None:
         k = 0
         for p in paras:
             if p.items is not None:
@@ -190,7 +196,7 @@ class _Scan:
             self.sentences(idx, p.sentences, k, flat)
             k += len(p.sentences)
 
-    def items(self, idx: int, intro: str, items: list[str], k: int) -> None:
+    def items(self, idx: int, intro: str, items: "list[str] | tuple[str, ...]", k: int) -> None:
         """A list after an intro: every item is a memory when the intro asks for them to be kept
         or announces rules; otherwise each item stands on its own."""
         fi = fold(intro)
@@ -210,7 +216,7 @@ class _Scan:
             if hit is not None:
                 self.emit(clean(item), [intro, item], hit, idx, [k + 1 + j])
 
-    def sentences(self, idx: int, sents: list[str], k0: int, flat: list[str]) -> None:
+    def sentences(self, idx: int, sents: "tuple[str, ...]", k0: int, flat: list[str]) -> None:
         i = 0
         while i < len(sents):
             s = sents[i]
@@ -228,7 +234,7 @@ class _Scan:
                 continue
             i = self.statement(idx, sents, i, k0)
 
-    def statement(self, idx: int, sents: list[str], i: int, k0: int) -> int:
+    def statement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
         """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
         parts = join_items(sents[i])
         hits = [classify(p, self.said) for p in parts]

@@ -346,7 +346,7 @@ def memories_from_turns(
     the same steps across many sources at once.
     """
     if model is None:
-        cands = extract_offline(turns, sources=[ref] if ref else [], project=project, first_turn=start)
+        cands = extract_offline(turns, sources=[ref] if ref else [], project=project, first_turn=start, fields=False)
         res = _JobResult(memories=apply_fields(assess_all_offline(cands), turns, offline=True))
     else:
         res = _JobResult()
@@ -581,7 +581,12 @@ def _offline_candidates(work: list[_Work], progress: Callable[[int], None] | Non
     for src, turns, start, _, info in work:
         found = assess_all_offline(
             extract_offline(
-                turns, sources=[src.ref], project=src.project, first_turn=start, recorded=src.kind == "session"
+                turns,
+                sources=[src.ref],
+                project=src.project,
+                first_turn=start,
+                recorded=src.kind == "session",
+                fields=False,  # derived once, below, after the assessment
             )
         )
         apply_fields(found, turns, offline=True, recorded=src.kind == "session")

@@ -39,6 +39,7 @@ SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"(?<=[\u3400-\u9fff])\s*[A-Za-z][\w.+#/-]+|[A-Za-z][\w.+#/-]+\s*(?=[\u3400-\u9fff，。；：])",  # a Latin name inside Chinese prose
         r"\b[A-Z]{2,}\b",  # acronyms (HTTP, UTF-8, CJK ...)
         r"[A-Za-z]:\\|~/|\$\{?\w+\}?",  # paths and variables
+        r"(?<![\w/])[\w.-]{2,}/[\w.-]+/?",  # a relative path ("db/seeds/", "public/images")
         r"(?:繁體|繁体|簡體|简体|中文|英文|英語|英语|日文)",  # language choices are concrete for communication rules
         r"(?:測試|测试|提交|分支|函數|函数|變數|变量|型別|类型|註解|注释|縮排|缩进|日誌|日志|設定檔|配置文件|資料庫|数据库|介面|接口|依賴|依赖|套件|框架)",
     )

@@ -32,7 +32,8 @@ WEIGHTS: dict[str, tuple[int, float]] = {
     "preference": (4, 0.7),
 }
 # Quoted text is someone else's words (an error message, a doc): "it says 'remember to ...'".
-_QUOTED = re.compile(r"'[^'\n]{3,}'|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」|『[^』\n]{2,}』")
+# A single quote opens and closes only outside a word: "it's because … isn't" quotes nothing.
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]{3,}'(?!\w)|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」|『[^』\n]{2,}』")
 # "不是用 npm，是用 pnpm" is a correction on its own; the bare "不是 A，是 B" only when the
 # assistant had just said A ("這不是 bug，是 feature 啦" is chit-chat).
 _NOT_A_BUT_B_VERB = re.compile(r"^(?:这里|这边)?不是(用|要用|使用|写|存|放|叫)\s*[^,;。]{1,40}[,;]\s*(?:而)?是\1")
@@ -84,7 +85,7 @@ def _form_kind(f: str, context: str) -> str | None:
         return "environment"
     if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
         return "rule"
-    if has("rule_weak", f) and (has("general", f) or has("scope_project", f) or context):
+    if has("rule_weak", f) and (has("general", f) or has("scope_project", f) or context or has("consequence", f)):
         return "rule"
     if has("correction_any", f):
         return "rule"  # "use X instead of Y" said without anything to correct

@@ -196,6 +196,7 @@ def pasted_lines(text: str) -> list[bool]:
     return out
 
 
+@lru_cache(maxsize=4096)  # a message recurs across chats ("continue", injected context): read once
 def own_words(text: str) -> str:
     """``text`` with the pasted lines blanked: each becomes an empty line, so that what the user
     wrote before and after a paste are separate paragraphs and never one sentence."""

@@ -186,4 +186,30 @@ def write_note(writer: Any, vault: Vault, note: Note) -> bool:
             read_note_bytes(current, p)
         except NoteFormatError as exc:
             raise NoteFormatError(f"{p.name}: {exc}; fix its frontmatter first, nothing was written") from exc
+    safe = _redacted_path(p, note.id)
+    if safe != p:  # the file name is stored too: no secret in it (docs/redaction.md)
+        note.path = p = safe
     return writer.write_file(p, render_note(note), action="write_note")
+
+
+def _redacted_path(p: Path, note_id: str) -> Path:
+    """``p`` with any secret in its file name replaced (``REDACTED-aws-key``: no ``:`` or brackets,
+    which Windows refuses), numbered when that name is taken, so no other note is overwritten."""
+    from agentmem_vault.redaction import redact_text
+
+    stem = redact_text(p.stem)
+    if stem is p.stem:
+        return p
+    stem = re.sub(r"\[REDACTED:([a-z0-9-]+)\]", r"REDACTED-\1", stem)
+    out, n = p.with_name(f"{stem}.md"), 2
+    while out.exists() and not _is_note(out, note_id):
+        out, n = p.with_name(f"{stem} {n}.md"), n + 1
+    return out
+
+
+def _is_note(path: Path, note_id: str) -> bool:
+    try:
+        data = read_bytes(path)
+        return data is not None and read_note_bytes(data, path).id == note_id
+    except (OSError, AgentmemError):
+        return False

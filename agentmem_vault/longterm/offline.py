@@ -54,21 +54,21 @@ RECORDED_MAX_IMPORTANCE = 0.8
 
 
 def _memory(
-    content: str, raw: list[str], kind: str, *, sources: list[str] | None, project: str, recorded: bool
+    content: str, raw: list[str], kind: str, *, sources: list[str] | None, project: str, recorded: bool, fields: bool
 ) -> MemoryObject:
-    # the fields are the field rules' (longterm/fields/); the pipeline completes them with the
-    # conversation (longterm/fields/derive.py: importance, scenarios, reasons)
-    title = title_for(content)
+    # the fields are the field rules' (longterm/fields/); the pipeline derives them once, after
+    # the assessment (longterm/fields/derive.py), so that only a direct caller pays here
+    title = title_for(content) if fields else ""
     category = category_for(f"{' '.join(raw)} {content}", kind)
     importance = WEIGHTS.get(kind, (4, 0.7))[1]
-    keywords = keywords_for(content, title)
+    keywords = keywords_for(content, title) if fields else []
     return MemoryObject(
         action="create",
         title=title,
         content=content,
         category=category,
         keywords=keywords,
-        usage_scenario=scenarios_for(content, category, keywords),
+        usage_scenario=scenarios_for(content, category, keywords) if fields else [],
         project=project,
         module="",
         importance=min(importance, RECORDED_MAX_IMPORTANCE) if recorded else importance,
@@ -95,13 +95,16 @@ def extract_offline(
     project: str = "",
     first_turn: int = 0,
     recorded: bool = False,
+    fields: bool = True,
 ) -> list[MemoryObject]:
     """Candidate Memory Objects from the user turns at index >= ``first_turn`` (earlier turns are
     context). Candidates carry ``signal``, ``evidence`` and their ``statement`` but no score: the
     assessment stage (``longterm.assess.assess_offline``) scores them and the pipeline keeps
     those >= 4.
 
-    ``recorded``: the turns come from a session snapshot (see RECORDED_MAX_IMPORTANCE)."""
+    ``recorded``: the turns come from a session snapshot (see RECORDED_MAX_IMPORTANCE).
+    ``fields=False``: leave title, keywords and scenarios to the pipeline's field rules, which
+    run after the assessment (they would be derived twice)."""
     out: list[MemoryObject] = []
     for f in find_statements(turns, first_turn=first_turn, recorded=recorded):
         # a rule said negatively first is stored rule first (not for a decision's alternatives
@@ -116,7 +119,7 @@ def extract_offline(
         if not content:
             continue
         signal = "explicit" if f.asked else f.kind
-        m = _memory(content, f.raw, signal, sources=sources, project=project, recorded=recorded)
+        m = _memory(content, f.raw, signal, sources=sources, project=project, recorded=recorded, fields=fields)
         if f.asked:
             m.importance = max(m.importance, RECORDED_MAX_IMPORTANCE if recorded else 0.9)
         turn = turns[f.turn]

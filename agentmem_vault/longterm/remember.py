@@ -74,7 +74,9 @@ def remember(
     model: MemoryModel | None = None,
 ) -> RememberResult:
     """Keep ``text`` as a long-term memory if it passes extraction's bar (see module doc)."""
-    text = (text or "").strip()
+    from agentmem_vault.redaction import redact_text
+
+    text = redact_text((text or "").strip())  # before any field is derived from it (docs/redaction.md)
     if not text:
         raise UsageError("nothing to remember: the text is empty")
     if len(text) > MAX_TEXT:

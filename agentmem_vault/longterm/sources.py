@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -176,6 +176,15 @@ def read_source(source: Source) -> ReadResult:
     from agentmem_vault.fs import read_bytes
 
     try:  # regular files only: /dev/zero or a FIFO would never end (docs/reliability.md)
+        size = os.stat(source.path).st_size
+    except OSError:
+        size = 0  # read_bytes says what is wrong with it
+    if size > MAX_SOURCE_BYTES:
+        raise UsageError(
+            f"{source.path} is {size:,} bytes, over the {MAX_SOURCE_BYTES:,}-byte limit of a source; "
+            "nothing was extracted from it (split it, or extract the sessions it came from)"
+        )
+    try:
         got = read_bytes(source.path)
     except (OSError, AgentmemError) as exc:
         raise UsageError(f"cannot read {source.path}: {getattr(exc, 'message', None) or exc}") from exc
@@ -192,8 +201,19 @@ def read_source(source: Source) -> ReadResult:
     }[source.kind]
     res = reader(text)
     res.sha = hashlib.sha256(raw).hexdigest()[:24]
-    return bound_turns(res)
+    res = bound_turns(res)
+    # Secrets out before anything is derived from the text (titles, file names, keywords):
+    # a derived field can lose the shape that makes a secret recognisable (docs/redaction.md).
+    from agentmem_vault.redaction import redact_text
 
+    res.turns = [t if (r := redact_text(t.text)) is t.text else replace(t, text=r) for t in res.turns]
+    res.title = redact_text(res.title)
+    return res
+
+
+# A source larger than this is refused before it is read (docs/reliability.md, "Limits"): the
+# longest agent transcripts are tens of megabytes.
+MAX_SOURCE_BYTES = 256_000_000
 
 # A turn longer than this is cut to it before extraction (docs/reliability.md, "Limits"): what is
 # worth remembering is said in a sentence, not in a pasted 10 MB log, and every later step (noise

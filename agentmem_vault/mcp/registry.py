@@ -88,10 +88,13 @@ class Front:
     def agent(self, v: Vault) -> str:
         return resolve_agent(self.agent_arg, vault_config(v))
 
-    def call(self, fn: Callable[[Vault], Any], text: Callable[[Any], str] | None = None) -> CallToolResult:
-        """A tool's answer: ``fn``'s result on the vault, or the error result it raised."""
+    def call(
+        self, fn: Callable[[Vault], Any], text: Callable[[Any], str] | None = None, *, dry_run: bool = False
+    ) -> CallToolResult:
+        """A tool's answer: ``fn``'s result on the vault, or the error result it raised. With
+        ``dry_run`` it runs inside ``fs.DryRun``: nothing is written, the answer says what would be."""
         try:
-            data = fn(self.vault())
+            data = self._dry(fn) if dry_run else fn(self.vault())
         except AgentmemError as exc:
             return error_result(exc)
         except OSError as exc:  # a disk or permission problem the library did not name
@@ -106,6 +109,17 @@ class Front:
                 )
             )
         return _ok(data, text(data) if text else None)
+
+    def _dry(self, fn: Callable[[Vault], Any]) -> Any:
+        from agentmem_vault.fs import DryRun
+
+        vault = self.vault()
+        with DryRun() as d:
+            data = fn(vault)
+        data = data.to_dict() if hasattr(data, "to_dict") else data
+        if isinstance(data, dict):
+            data = {**data, "dry_run": True, "would_change": d.changed_under(vault.root)}
+        return data
 
     def read(self, fn: Callable[[Vault], str]) -> str:
         """A resource's text: ``fn``'s on the vault; a library error becomes the SDK's resource

@@ -17,7 +17,7 @@ from agentmem_vault.board import table as it
 from agentmem_vault.clock import now as clock_now, parse_ts
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import SETTINGS, vault_config
-from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
+from agentmem_vault.errors import AgentmemError, SnapshotFormatError
 from agentmem_vault.model.ids import find_ids, is_valid_session_id
 from agentmem_vault.board.rules import is_placeholder_summary
 from agentmem_vault.board.store import BoardWriter
@@ -91,39 +91,6 @@ def referencers_by_snapshot(continues_from: Mapping[str, list[str]]) -> dict[str
 
 def has_meaningful_summary(row: it.Row) -> bool:
     return not is_placeholder_summary(row.summary)
-
-
-# -- multi-row table edit (pure) ----------------------------------------------------------------
-
-
-def edit_table(doc: it.IndexDoc, changes: Mapping[int, it.Row | None], appends: Iterable[it.Row] = ()) -> str:
-    """Replace (Row) or delete (None) the row lines at the given 0-based line numbers, and append
-    rows at the end of the table, in one pass. Every other line stays byte-for-byte identical."""
-    lines = list(doc.lines)
-    for i, new in changes.items():
-        old = lines[i]
-        if new is None:
-            lines[i] = ""
-            continue
-        eol = "\r\n" if old.endswith("\r\n") else ("\n" if old.endswith("\n") else "")
-        lines[i] = it.render_row(new) + eol
-    extra = [it.render_row(r) for r in appends]
-    if extra:
-        if doc.header_at is None:
-            raise WriteFailed("memory/index.md has no table to append to")
-        nl = doc.newline
-        end = doc.table_end
-        if end > 0 and lines[end - 1] and not lines[end - 1].endswith(("\n", "\r")):
-            lines[end - 1] += nl
-        elif end > 0 and not lines[end - 1]:
-            # the last table line was deleted: find the previous kept line to terminate
-            j = end - 1
-            while j > 0 and not lines[j]:
-                j -= 1
-            if lines[j] and not lines[j].endswith(("\n", "\r")):
-                lines[j] += nl
-        lines[end:end] = [r + nl for r in extra]
-    return (it.BOM if doc.bom else "") + "".join(lines)
 
 
 # -- organize -------------------------------------------------------------------------------------
@@ -214,7 +181,7 @@ def apply_organize_text(doc: it.IndexDoc, plan: OrganizePlan) -> str:
     changes: dict[int, it.Row | None] = {line_of[sid]: None for sid in plan.deleted}
     for sid in plan.marked_stale:
         changes[line_of[sid]] = rows[sid].with_(status="stale")
-    return edit_table(doc, changes)
+    return it.edit_table(doc, changes)
 
 
 def organize(

@@ -64,7 +64,7 @@ def board_row(index_text: str, sid: str) -> it.Row | None:
     on 10,000 rows, and a write path asks once or twice). None when missing or not unique."""
     hit: it.Row | None = None
     for line in index_text.split("\n"):
-        if sid not in line or not line.lstrip().startswith("|"):
+        if sid not in line or not it.is_row_line(line):
             continue
         cells = it.split_cells(line.rstrip("\r"))
         if len(cells) == len(it.COLUMNS) and cells[0] == sid:

@@ -83,7 +83,10 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
         )
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
-    return parse_snapshot(text)
+    # redacted before the merge, so it compares with the stored (redacted) snapshot (docs/redaction.md)
+    from agentmem_vault.redaction import redact_text
+
+    return parse_snapshot(redact_text(text))
 
 
 def register_manual(

@@ -34,10 +34,15 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
         encoding="utf-8-sig"
     )
     out: dict[str, list[tuple[int, re.Pattern[str]]]] = {}
+    macros: dict[str, str] = {}
     current = ""
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
+            continue
+        if line.startswith("@"):  # "@name = alternatives", used as {name} in the cues below
+            name, _, alts = line[1:].partition("=")
+            macros[name.strip()] = alts.strip()
             continue
         if line.startswith("[") and line.endswith("]"):
             current = line[1:-1]
@@ -46,6 +51,8 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
             out[current] = []
             continue
         weight, how, pattern = line.split(" ", 2)
+        for name, alts in macros.items():
+            pattern = pattern.replace("{" + name + "}", alts)
         if not current or how not in ("w", "r"):
             raise ValueError(f"category_cues.txt line {n}: expected '<weight> w|r <pattern>' under a [category]")
         out[current].append((int(weight), re.compile(_whole(pattern) if how == "w" else pattern)))

@@ -18,8 +18,10 @@ from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.textnorm import fold
 
 _CORRECTION_LEAD = re.compile(
-    r"^(?:不对|错了|不是这样|搞错了|不行|不是|(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|actually|ugh)\b)"
+    r"^(?:不对|错了|不是这样|搞错了|不行|不是|不要这样|你这样不对|这样不对|你搞错了|你弄错了|"
+    r"(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|not (?:there|that|like that|this way)|actually|ugh)\b)"
 )
+_ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _NEGATED = re.compile(
     r"(?:不要|别|不能|不准|不许|禁止|不用|不是|而不是|\b(?:don'?t|do not|never|no|not|stop|instead of|rather than|again)\b)\s*(?:用|使用|写|加|再|use|using|write|add|put)?\s*"
     r"(?P<what>[A-Za-z_][\w.+#/-]*|[\u3400-\u9fff]{2,6})",
@@ -41,8 +43,8 @@ def corrects_assistant(evidence: str, assistant_said: str) -> bool:
     """The user corrects what the assistant just did: a correction lead ("不對，…", "No, …") after
     an assistant turn, or a rejection of something the assistant's turn named ("don't use
     requests" after "I used requests")."""
-    if not assistant_said:
-        return False
+    if not assistant_said or _ASKS.search(assistant_said.strip()):
+        return False  # answering the assistant's question is not correcting it
     said = fold(evidence)
     if _CORRECTION_LEAD.search(said):
         return True
@@ -78,7 +80,7 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
         kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
     turn_text, before = _said_around(turns or [], words)
     # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule
-    corrected = corrects_assistant(words, before) or bool(before and _CORRECTION_LEAD.search(fold(turn_text)))
+    corrected = corrects_assistant(words, before) or bool(turn_text and corrects_assistant(turn_text, before))
     asked = asks_to_remember(words)
     m.category = category_for(f"{words} {m.content}", kind)
     # what the statement turned out to be decides the band: a rule about a pitfall is experience

@@ -30,13 +30,19 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in _lines(name)), re.I)
 
 
-def asks_to_remember(words: str) -> bool:
-    """The user asked for this to be kept ("記住", "from now on", "下次不要再", "every time")."""
-    return bool(_pattern("explicit_requests.txt").search(fold(words)))
+def asks_to_remember(words: str, *, in_so_many_words: bool = False) -> bool:
+    """The user asked for this to be kept: "記住", "keep in mind", and unless ``in_so_many_words``
+    also "from now on", "下次", "every time"."""
+    f = fold(words)
+    if _pattern("remember_requests.txt").search(f):
+        return True
+    return not in_so_many_words and bool(_pattern("explicit_requests.txt").search(f))
 
 
 def is_red_line(words: str) -> bool:
-    return bool(_pattern("red_lines.txt").search(fold(words)))
+    """A must-never about secrets, production or destructive operations."""
+    f = fold(words)
+    return bool(_pattern("red_lines.txt").search(f) and _pattern("red_line_prohibitions.txt").search(f))
 
 
 def importance_for(kind: str, words: str, *, corrects_assistant: bool = False, recorded: bool = False) -> float:
@@ -46,10 +52,10 @@ def importance_for(kind: str, words: str, *, corrects_assistant: bool = False, r
         return min(RECORDED_MAX, RED_LINE if is_red_line(words) else base)
     if is_red_line(words):
         return RED_LINE
+    if kind == "pitfall":  # experience: only an explicit "remember this" makes it more
+        return EXPLICIT if asks_to_remember(words, in_so_many_words=True) else EXPERIENCE
     if asks_to_remember(words) or corrects_assistant or kind == "correction":
         return EXPLICIT
-    if kind == "pitfall":
-        return EXPERIENCE
     if kind == "preference":
         return PREFERENCE
     return RULE

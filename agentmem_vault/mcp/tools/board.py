@@ -31,7 +31,10 @@ def memory_organize(
     protected / inconsistent: report them to the user."""
     from agentmem_vault.ops.lifecycle import organize
 
-    return front.call(lambda v: {**organize(v, stale_days=stale_days, dry_run=dry_run).to_dict(), "dry_run": dry_run})
+    return front.call(
+        lambda v: {**organize(v, stale_days=stale_days, dry_run=dry_run).to_dict(), "dry_run": dry_run},
+        dry_run=dry_run,
+    )
 
 
 @tool(title="Archive a session", annotations=writes(destructive=True, idempotent=False))
@@ -51,14 +54,15 @@ def memory_archive(
     the user, release those first. Only when the user asks; preview with dry_run=true."""
     from agentmem_vault.ops.archive import archive
 
-    return front.call(lambda v: archive(v, session_id, force=force, dry_run=dry_run).to_dict())
+    return front.call(lambda v: archive(v, session_id, force=force, dry_run=dry_run).to_dict(), dry_run=dry_run)
 
 
 @tool(title="List sessions on the board", annotations=READ)
 def memory_list(
     front: Front,
     status: Annotated[
-        Literal["idle", "active", "stale"] | None, Field(description="Only rows with this status.")
+        Literal["idle", "active", "stale", "archived"] | None,
+        Field(description="Only rows with this status; archived: the archived sessions."),
     ] = None,
 ) -> Annotated[CallToolResult, RowsOut]:
     """List the sessions on the board (memory/index.md): ID, agent, topic, summary, keywords,

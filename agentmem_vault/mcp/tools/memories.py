@@ -103,7 +103,7 @@ async def memory_remember(
         name = project or scope_of(v).project
         return remember(v, text, project=name, session_id=session_id, dry_run=dry_run).to_dict()
 
-    return await anyio.to_thread.run_sync(lambda: front.call(run))
+    return await anyio.to_thread.run_sync(lambda: front.call(run, dry_run=dry_run))
 
 
 @tool(title="Deprecate a long-term memory", annotations=writes(destructive=True, idempotent=True))
@@ -129,4 +129,4 @@ def memory_deprecate(
             "dry_run": dry_run,
         }
 
-    return front.call(run)
+    return front.call(run, dry_run=dry_run)

@@ -11,7 +11,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.mcp.params import READ, SessionId, SessionOut, Snapshot, Summary, Topic, Keywords, writes
+from agentmem_vault.mcp.params import READ, DryRun, SessionId, SessionOut, Snapshot, Summary, Topic, Keywords, writes
 from agentmem_vault.mcp.registry import Front, tool
 
 
@@ -37,7 +37,12 @@ def memory_whoami(
 
 @tool(title="Register this chat (manual)", annotations=writes(destructive=False, idempotent=False))
 def memory_register(
-    front: Front, topic: Topic = None, summary: Summary = None, keywords: Keywords = None, snapshot: Snapshot = None
+    front: Front,
+    topic: Topic = None,
+    summary: Summary = None,
+    keywords: Keywords = None,
+    snapshot: Snapshot = None,
+    dry_run: DryRun = False,
 ) -> Annotated[CallToolResult, SessionOut]:
     """Register this chat by hand (註冊 memory session): a new active row on the board plus a
     session snapshot. Call it only when memory_whoami finds no Session ID. Returns the new
@@ -62,7 +67,7 @@ def memory_register(
             "message": reg.message,
         }
 
-    return front.call(run)
+    return front.call(run, dry_run=dry_run)
 
 
 @tool(title="Update this session (snapshot + row)", annotations=writes(destructive=False, idempotent=True))
@@ -73,6 +78,7 @@ def memory_update(
     topic: Topic = None,
     summary: Summary = None,
     keywords: Keywords = None,
+    dry_run: DryRun = False,
 ) -> Annotated[CallToolResult, SessionOut]:
     """Session status update (狀態更新 / 整理這個 session): merge your snapshot into the session's
     snapshot file (creating it if needed) and update only this session's row (status active,
@@ -90,7 +96,8 @@ def memory_update(
             keywords=keywords,
             project=front.project or "",
             workspace=os.getcwd(),
-        ).to_dict()
+        ).to_dict(),
+        dry_run=dry_run,
     )
 
 
@@ -105,6 +112,7 @@ def memory_continue(
         ),
     ] = None,
     snapshot: Snapshot = None,
+    dry_run: DryRun = False,
 ) -> Annotated[CallToolResult, SessionOut]:
     """Continue from an earlier session (接續 / 引用 / 沿用 memory): your snapshot lists the source in
     Continues From and the source's row lists you in Referenced By. Records the link both ways;
@@ -112,7 +120,8 @@ def memory_continue(
     from agentmem_vault.ops.sessions import continue_session
 
     return front.call(
-        lambda v: continue_session(v, source_id, session_id=session_id, agent=front.agent(v), snapshot_text=snapshot)
+        lambda v: continue_session(v, source_id, session_id=session_id, agent=front.agent(v), snapshot_text=snapshot),
+        dry_run=dry_run,
     )
 
 
@@ -121,9 +130,10 @@ def memory_release(
     front: Front,
     source_id: Annotated[str, Field(description="The Session ID you continued from and want to let go.")],
     session_id: Annotated[str, Field(description="Your (current) Session ID.")],
+    dry_run: DryRun = False,
 ) -> Annotated[CallToolResult, SessionOut]:
     """Release a reference (解除引用 memory): remove your session from the source's Referenced By
     and the source from your Continues From. Needed before the source can be archived."""
     from agentmem_vault.ops.sessions import release_reference
 
-    return front.call(lambda v: release_reference(v, source_id, session_id=session_id))
+    return front.call(lambda v: release_reference(v, source_id, session_id=session_id), dry_run=dry_run)

@@ -235,6 +235,25 @@ def malformed_rows(r: IndexReview) -> None:
 
 
 @board_check
+def rows_without_outer_pipes(r: IndexReview) -> None:
+    """A row that leaves out the leading or trailing ``|`` is a row (GFM; docs/board.md): read and
+    counted like any other; reported so that a person sees the board is not as the tool writes it."""
+    for i, row in r.doc.rows:
+        s = r.doc.lines[i].strip()
+        if not (s.startswith("|") and s.endswith("|")):
+            r.report_row(
+                row.session_id,
+                i,
+                "row_without_outer_pipes",
+                WARNING,
+                f"memory/index.md line {i + 1}: the row of {row.session_id} has no leading or trailing '|' "
+                "(valid Markdown; read as a row)",
+                fix="write the row with both outer pipes (the same cells)",
+            )
+            r.plan.edits.setdefault(i, r.current[i])
+
+
+@board_check
 def duplicate_rows(r: IndexReview) -> None:
     """A second row of a session: an exact copy goes, a differing one is for a person."""
     lines = r.doc.lines

@@ -41,6 +41,7 @@ class DoctorReport:
     findings: list[Finding] = field(default_factory=list)
     backup: str | None = None
     fixed_run: bool = False
+    secret_backup: str | None = None  # the originals of redacted files, outside the vault
 
     def problems(self) -> list[Finding]:
         return [f for f in self.findings if not f.fixed]
@@ -61,4 +62,5 @@ class DoctorReport:
             "fixed": [f.to_dict() for f in self.findings if f.fixed],
             "left_for_person": [f.to_dict() for f in self.left_for_person()],
             "backup": self.backup,
+            **({"secret_backup": self.secret_backup} if self.secret_backup else {}),
         }

@@ -24,4 +24,6 @@ def render_report(report: DoctorReport) -> str:
                 lines.append(f"      → {f.hint}")
     if report.backup:
         lines.append(f"backup of the changed files: {report.backup}")
+    if report.secret_backup:
+        lines.append(f"originals of the redacted files (outside the vault, delete when done): {report.secret_backup}")
     return "\n".join(lines)

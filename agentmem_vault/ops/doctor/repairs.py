@@ -18,14 +18,13 @@ from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.findings import ERROR, DoctorReport, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, read_state
 from agentmem_vault.ops.doctor.vault_checks import obsidian_findings, vault_findings
-from agentmem_vault.ops.lifecycle import edit_table
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.backups import backup_dir, backup_files, conflict_destination
 
 
 def plan_text(plan: Plan) -> str:
     doc = it.parse_index(plan.base_text)
-    return edit_table(doc, plan.edits, plan.appends)
+    return it.edit_table(doc, plan.edits, plan.appends)
 
 
 def unproven_fix(old_text: str, new_text: str, plan: Plan) -> str | None:
@@ -86,6 +85,22 @@ def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None
         report.backup = report.backup or str(backup.relative_to(vault.root))
 
 
+def _repair_secrets(vault: Vault, report: DoctorReport) -> None:
+    """Redact stored secrets first (under the lock the caller holds): the board fixes below then
+    start from the redacted board (docs/redaction.md)."""
+    from agentmem_vault.ops.doctor.secrets import redact_stored
+
+    try:
+        folder = redact_stored(vault, report.findings)
+    except AgentmemError as exc:
+        for f in report.findings:
+            if f.kind == "secret_stored":
+                f.hint = f"could not redact it: {exc.message}"
+        return
+    if folder is not None:
+        report.secret_backup = str(folder)
+
+
 def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     """Diagnose under the lock and apply the safe fixes to the index all or nothing, after a
     backup; then remove the stale temporary files (each on its own: one that cannot be removed
@@ -108,6 +123,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
         fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND]
         if plan is None:
             fixes = []  # the index cannot be edited: its fixes wait (temporaries can still go)
+        _repair_secrets(vault, report)
         if not fixes and not temp_fixes:
             _repair_obsidian(vault, w, report)
             return report

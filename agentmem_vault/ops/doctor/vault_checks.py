@@ -36,6 +36,14 @@ def vault_findings(vault: Vault) -> list[Finding]:
 
 
 @vault_check
+def secrets_stored(vault: Vault) -> list[Finding]:
+    """Secrets already under memory/ (docs/redaction.md); --fix redacts them."""
+    from agentmem_vault.ops.doctor.secrets import secret_findings
+
+    return secret_findings(vault)
+
+
+@vault_check
 def sync_findings(vault: Vault) -> list[Finding]:
     """A vault in a git repository without our merge drivers (docs/sync.md)."""
     from agentmem_vault.integrations.merge_install import missing_driver

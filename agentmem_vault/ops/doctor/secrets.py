@@ -1,0 +1,105 @@
+"""doctor's search for secrets already stored under ``memory/`` (written before redaction, or by
+hand) and ``--fix``'s redaction of them (docs/redaction.md).
+
+Every text file below ``memory/`` is searched: snapshots, the board, archives, notes, the journal
+and its rotated parts, conversation pairs, doctor's own earlier backups. Left alone: the vault's
+``config.yaml`` (a vault's own model token belongs there, docs/reliability.md), derived caches and
+binary files (the recall index is rebuilt from the notes). The fix first copies every file it
+changes to the user cache folder, outside the synced vault, so the originals never sync anywhere;
+then rewrites each file with the same text, secrets replaced.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePath
+
+from agentmem_vault import redaction
+from agentmem_vault.backups import backup_dir
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.fs import atomic_write_bytes, read_bytes
+from agentmem_vault.model.redact import find_secrets
+from agentmem_vault.ops.doctor.findings import ERROR, Finding
+from agentmem_vault.vault import Vault, user_cache_dir
+
+KIND = "secret_stored"
+_SKIP = {PurePath(".agentmem", "config.yaml")}
+
+
+def _candidates(vault: Vault) -> list[Path]:
+    out = []
+    for dirpath, dirs, files in os.walk(vault.memory):
+        dirs.sort()
+        for name in sorted(files):
+            p = Path(dirpath) / name
+            rel = p.relative_to(vault.memory)
+            if rel not in _SKIP and redaction.applies(rel) and not os.path.islink(p):
+                out.append(p)
+    return out
+
+
+def _text(p: Path) -> str | None:
+    try:
+        data = read_bytes(p)
+        return data.decode("utf-8") if data is not None else None
+    except (OSError, AgentmemError, UnicodeDecodeError):
+        return None  # binary (the recall index) or unreadable: other checks report those
+
+
+def stored_secrets(vault: Vault) -> dict[Path, list[str]]:
+    """File -> the kinds of secret it holds."""
+    extra, allow = redaction.user_rules()
+    out: dict[Path, list[str]] = {}
+    for p in _candidates(vault):
+        text = _text(p)
+        if text:
+            kinds = sorted({f.kind for f in find_secrets(text, None, extra, allow)})
+            if kinds:
+                out[p] = kinds
+    return out
+
+
+def secret_findings(vault: Vault) -> list[Finding]:
+    return [
+        Finding(
+            KIND,
+            ERROR,
+            f"{p.relative_to(vault.root)} holds {len(kinds)} kind(s) of secret ({', '.join(kinds)})",
+            path=str(p.relative_to(vault.root)),
+            fix="replace them with [REDACTED:<kind>] (the file is first copied outside the vault)",
+        )
+        for p, kinds in stored_secrets(vault).items()
+    ]
+
+
+def backup_root(vault: Vault) -> Path:
+    """Where the originals go: the user cache folder, never the synced vault."""
+    return user_cache_dir() / "secret-backups" / vault.key
+
+
+def redact_stored(vault: Vault, findings: list[Finding]) -> Path | None:
+    """Redact the files of ``findings`` (the caller holds the vault lock); returns the backup
+    folder, None when there was nothing to do. Each file is backed up before it is rewritten."""
+    todo = [vault.root / f.path for f in findings if f.kind == KIND and f.path]
+    if not todo:
+        return None
+    folder = backup_dir(backup_root(vault), "redaction")
+    for p in todo:
+        data = read_bytes(p)
+        if data is None:
+            continue
+        atomic_write_bytes(folder / p.relative_to(vault.memory), data)  # outside memory/: kept as is
+        atomic_write_bytes(p, data)  # the file layer redacts what it stores under memory/
+    for f in findings:
+        if f.kind == KIND and f.path:
+            f.fixed = not stored_secrets_in(vault.root / f.path)
+    return folder
+
+
+def stored_secrets_in(p: Path) -> bool:
+    text = _text(p)
+    extra, allow = redaction.user_rules()
+    return bool(text and find_secrets(text, None, extra, allow))
+
+
+__all__ = ["KIND", "backup_root", "redact_stored", "secret_findings", "stored_secrets"]
