@@ -528,7 +528,9 @@ def write_cache_file(path: Path, data: bytes) -> None:
     written in place: a cache that is a link (symbolic or hard) to a vault file is replaced by the
     rename, and the file it pointed to is left as it was."""
     check_inside_vault(path)
-    data = stored_bytes(path, data)
+    # Not redacted again: a cache is derived from vault files that were redacted when stored, and
+    # redacting the board's summary (megabytes on a big board) on every sessionStart would cost
+    # the hook more than its own work (docs/redaction.md, docs/performance.md).
     ov = _overlay()
     if ov is not None:
         ov[_key(path)] = data

@@ -93,14 +93,23 @@ def venv_script(venv: Path, name: str) -> Path:
     return venv / ("Scripts" if os.name == "nt" else "bin") / (name + (".exe" if os.name == "nt" else ""))
 
 
+STALE_VENV_SECONDS = 6 * 3600
+
+
 def ensure_venv(log) -> tuple[Path, str, bool]:
     """The cached venv for this source tree (built when missing); returns (venv, hash, reused)."""
     key = tree_hash()
     tmp = Path(tempfile.gettempdir())
     venv = tmp / f"{VENV_PREFIX}{key}"
     if (venv / ".complete").is_file():
+        os.utime(venv)  # in use: another tree's run leaves it alone (STALE_VENV_SECONDS)
         return venv, key, True
     for old in tmp.glob(VENV_PREFIX + "*"):  # our own stale venvs (other source trees)
+        try:  # not one a run of another tree (a concurrent run on a shared machine) may still be using
+            if time.time() - old.stat().st_mtime < STALE_VENV_SECONDS:
+                continue
+        except OSError:
+            continue
         shutil.rmtree(old, ignore_errors=True)
     log(f"building the benchmark venv {venv} (non-editable install)…")
     src = Path(tempfile.mkdtemp(prefix="agentmem-bench-src-"))

@@ -87,3 +87,17 @@ def test_memory_register_without_content_is_the_clis_manual_registration(vault) 
         assert row.keywords == "manual-registration, cursor-agent, session-snapshot"
         snap = parse_snapshot(vault.session_path(sid).read_text(encoding="utf-8"))
         assert snap.items("Current Context") == ["手動補註冊，已建立 session snapshot。"]  # not a snapshot of None
+
+
+def test_list_status_archived_lists_the_archived_sessions(vault) -> None:
+    snap = "## Current Context\nFinished work.\n"
+    sid = json.loads(run_cli("--json", "register", "--manual", "--snapshot", "-", vault=vault, input=snap).stdout)[
+        "session_id"
+    ]
+    assert run_cli("archive", sid, vault=vault).returncode == 0
+    r = run_cli("--json", "list", "--status", "archived", vault=vault)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [row["session_id"] for row in json.loads(r.stdout)["rows"]] == [sid]
+    human = run_cli("list", "--status", "archived", vault=vault).stdout
+    assert sid in human and "archived" in human
+    assert sid not in run_cli("list", vault=vault).stdout  # the board itself never shows it

@@ -131,6 +131,8 @@ def test_prompt_adds_what_is_relevant_and_new_once(shop: tuple[Vault, Path]) -> 
 
     assert _prompt(vault, folder, "conv-2", PROMPT) == {}  # given once: not again
     assert _prompt(vault, folder, "conv-2", "What is the weather like on Mars today?") == {}  # nothing relevant
+    for bare in ("ok", "?", "👍", "..."):  # nothing to match: not the most important notes either
+        assert _prompt(vault, folder, "conv-2b", bare) == {}, bare
 
     entries = _injected(vault, sid)["entries"]
     assert [e["source"] for e in entries] == ["session-start", "prompt"]

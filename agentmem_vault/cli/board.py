@@ -121,7 +121,11 @@ def _table(rows, archived: set[str] | None = None) -> str:
 
 @cli.command("list")
 @common_options
-@click.option("--status", type=click.Choice(["idle", "active", "stale"]), help="Only rows with this status.")
+@click.option(
+    "--status",
+    type=click.Choice(list(lib.LIST_STATUSES)),
+    help="Only rows with this status; archived: the archived sessions (memory/archive/).",
+)
 @click.pass_context
 def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str | None) -> None:
     """List the rows of memory/index.md."""
@@ -131,7 +135,12 @@ def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str |
         click.echo(
             f"warning: memory/index.md line {b.line_no}: {b.reason} (kept as is; see `agentmem doctor`)", err=True
         )
-    emit(opts, {"rows": [r.to_dict() for r in rows], "malformed": [b.to_dict() for b in bad]}, lambda: _table(rows))
+    shown = {r.session_id for r in rows} if status == "archived" else None
+    emit(
+        opts,
+        {"rows": [r.to_dict() for r in rows], "malformed": [b.to_dict() for b in bad]},
+        lambda: _table(rows, shown),
+    )
 
 
 @cli.command()

@@ -235,8 +235,15 @@ def render_answer(answer: dict) -> str:
     return json.dumps(answer, ensure_ascii=True) + "\n"
 
 
-def start_context(session_id: str, vault_root: str, *, resumed: bool = False) -> str:
-    """What the agent reads at the start of the chat: its ID first, then where to go from here."""
+def start_context(session_id: str, vault_root: str, *, resumed: bool = False, command: str | None = None) -> str:
+    """What the agent reads at the start of the chat: its ID first, then where to go from here.
+    ``command``: agentmem as the chat's shell must type it (the installed executable's absolute
+    path, quoted: ``command.chat_command``), since a venv install is not on the chat's PATH."""
+    if command is None:
+        from agentmem_vault.command import chat_command
+
+        command = chat_command()
+    am = command
     lines = [
         f"Your Memory Session ID is: {session_id}",
         (
@@ -245,11 +252,11 @@ def start_context(session_id: str, vault_root: str, *, resumed: bool = False) ->
             else "This chat is registered on the Agent Memory board as an idle placeholder."
         ),
         f"Vault: {vault_root}",
-        "Use the `agentmem` command for Agent Memory; never edit memory/index.md by hand:",
-        f'- 狀態更新 / update memory session -> agentmem update {session_id} --topic "..." --summary "..." --snapshot -',
-        f"- 接續 memory / continue memory <SOURCE-ID> -> agentmem continue <SOURCE-ID> --session {session_id}",
-        f"- 解除引用 memory -> agentmem release <SOURCE-ID> --session {session_id}",
-        "- 整理 memory -> agentmem organize;  封存 memory session <ID> -> agentmem archive <ID>",
-        '- Any trigger phrase: agentmem say "<phrase>" [IDs]. Lost this ID? agentmem whoami --conversation <chat id>',
+        f"Use the agentmem command for Agent Memory ({am}); never edit memory/index.md by hand:",
+        f'- 狀態更新 / update memory session -> {am} update {session_id} --topic "..." --summary "..." --snapshot -',
+        f"- 接續 memory / continue memory <SOURCE-ID> -> {am} continue <SOURCE-ID> --session {session_id}",
+        f"- 解除引用 memory -> {am} release <SOURCE-ID> --session {session_id}",
+        f"- 整理 memory -> {am} organize;  封存 memory session <ID> -> {am} archive <ID>",
+        f'- Any trigger phrase: {am} say "<phrase>" [IDs]. Lost this ID? {am} whoami --conversation <chat id>',
     ]
     return "\n".join(lines)

@@ -15,11 +15,12 @@ Config files and shapes:
 
 from __future__ import annotations
 
+from agentmem_vault.command import agentmem_argv
+
 import copy
 import json
 import os
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,20 +81,6 @@ def pinned_vault(explicit: str | os.PathLike | None) -> Vault:
             f"{vault.root} has no memory/index.md yet; run `agentmem init --vault {shlex.quote(str(vault.root))}` first"
         )
     return vault
-
-
-def agentmem_argv() -> list[str]:
-    """How to start agentmem from an agent's hook: the console script next to this interpreter,
-    else the one on PATH, else ``python -m agentmem_vault`` with this interpreter."""
-    exe_name = "agentmem.exe" if sys.platform == "win32" else "agentmem"
-    here = Path(sys.executable).parent
-    for cand in (here / exe_name, here / "Scripts" / exe_name):
-        if cand.is_file():
-            return [str(cand)]
-    found = shutil.which("agentmem")
-    if found:
-        return [str(Path(found).absolute())]
-    return [sys.executable, "-m", "agentmem_vault"]
 
 
 def hook_command(

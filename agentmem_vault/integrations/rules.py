@@ -24,6 +24,16 @@ def template_text(name: str) -> str:
     return resources.files("agentmem_vault.templates").joinpath(name).read_text(encoding="utf-8")
 
 
+def with_command(text: str) -> str:
+    """``text`` (an agent rule, the MCP instructions) with the line saying how to run agentmem on
+    this machine (``command.command_note``) after its first heading, where the chat reads it first."""
+    from agentmem_vault.command import command_note
+
+    lines = text.split("\n")
+    at = next((i + 1 for i, line in enumerate(lines) if line.startswith("#")), 0)
+    return "\n".join([*lines[:at], "", command_note(), *lines[at:]])
+
+
 def _apply(edit: FileEdit, dry_run: bool) -> dict:
     if not edit.changed:
         return {"path": str(edit.path), "status": "unchanged"}
@@ -71,9 +81,9 @@ def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = F
     project = Path(project)
     if not project.is_dir():
         raise UsageError(f"project folder not found: {project}; pass the project's existing folder")
-    files = [_install_file(project / RULE_PATH, template_text("agent-memory.mdc"), dry_run)]
+    files = [_install_file(project / RULE_PATH, with_command(template_text("agent-memory.mdc")), dry_run)]
     if agents_md or claude_md:
-        block = template_text("agents-snippet.md")
+        block = with_command(template_text("agents-snippet.md"))
         if agents_md:
             files.append(_install_block(project / "AGENTS.md", block, dry_run))
         if claude_md:

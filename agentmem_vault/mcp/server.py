@@ -56,14 +56,14 @@ def build_server(
     """The MCP server for ``vault`` (resolved like the CLI's ``--vault`` when None): every tool,
     resource and prompt of ``mcp/tools/``, bound to this server's vault, agent, pinned project
     and the workspace folder its client put on its command line."""
-    from agentmem_vault.integrations.rules import template_text
+    from agentmem_vault.integrations.rules import template_text, with_command
     from agentmem_vault.mcp import tools  # noqa: F401 (importing the groups registers them)
 
     server: MCPServer = AgentmemServer(
         name="agentmem",
         title="agentmem: agent memory in an Obsidian vault",
         version=_version(),
-        instructions=template_text("mcp-instructions.md"),
+        instructions=with_command(template_text("mcp-instructions.md")),
         log_level="WARNING",
     )
     register(server, Front(vault, agent, project, workspace))

@@ -71,10 +71,17 @@ def load_index(vault: Vault) -> it.IndexDoc:
     return it.parse_index(text or "")
 
 
+LIST_STATUSES = (*it.STATUSES, "archived")
+
+
 def list_rows(vault: Vault, status: str | None = None) -> tuple[list[it.Row], list[it.BadRow]]:
+    """The board's rows (with ``status``: only those); ``archived``: the archived sessions' rows,
+    from ``archive/<id>/index.md`` (they are never on the board, docs/lifecycle.md)."""
+    if status == "archived":
+        return archived_rows(vault), []
     doc = load_index(vault)
     if status and status not in it.STATUSES:
-        raise UsageError(f"unknown status {status!r}; use one of {', '.join(it.STATUSES)}")
+        raise UsageError(f"unknown status {status!r}; use one of {', '.join(LIST_STATUSES)}")
     rows = [r for r in doc.row_list() if status is None or r.status == status]
     return rows, doc.bad
 
@@ -110,6 +117,17 @@ def show_session(vault: Vault, session_id: str) -> SessionView:
         row = _archived_row(meta or "")
         return SessionView(row, sp if sp.exists() else None, read_text(sp), True)
     raise SessionNotFound(f"unknown Session ID {sid}: not in memory/index.md, sessions/ or archive/")
+
+
+def archived_rows(vault: Vault) -> list[it.Row]:
+    """Every archived session's row, oldest ID first (its Original Status kept in Status)."""
+    out = []
+    if vault.archive_dir.is_dir():
+        for d in sorted(vault.archive_dir.iterdir()):
+            r = _archived_row(read_text(d / "index.md") or "") if d.is_dir() else None
+            if r is not None:
+                out.append(r)
+    return out
 
 
 def _archived_row(text: str) -> it.Row | None:
@@ -165,11 +183,8 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
     if not q:
         raise UsageError("find needs a query")
     rows = [(r, False) for r in load_index(vault).row_list()]
-    if archived and vault.archive_dir.is_dir():
-        for d in sorted(vault.archive_dir.iterdir()):
-            r = _archived_row(read_text(d / "index.md") or "") if d.is_dir() else None
-            if r is not None:
-                rows.append((r, True))
+    if archived:
+        rows += [(r, True) for r in archived_rows(vault)]
     n = max(1, len(rows))
     docs = []
     df: dict[str, int] = {}

@@ -62,6 +62,8 @@ def prompt_recall(
     from agentmem_vault.recall.index import RecallIndex
     from agentmem_vault.recall.rank import query_tokens, search
 
+    if not query_tokens(text):
+        return ""  # "ok", "?", an emoji: nothing to match, so nothing is relevant (not the top notes)
     idx = RecallIndex(vault)
     if not idx.open_readonly():
         return ""  # no index yet (or another version): nothing to add, and nothing built here
@@ -77,7 +79,7 @@ def prompt_recall(
             semantic=None,
             repair=False,
         )
-        chosen = select_memories(hits, limit=len(hits), matchable=bool(query_tokens(text)))
+        chosen = select_memories(hits, limit=len(hits))
         fresh = [h for h in chosen if (h.id or h.rel_path) not in already and _unchanged(idx, h.rel_path)]
         fresh = fresh[:MAX_NOTES]
     finally:

@@ -61,7 +61,8 @@ def memory_archive(
 def memory_list(
     front: Front,
     status: Annotated[
-        Literal["idle", "active", "stale"] | None, Field(description="Only rows with this status.")
+        Literal["idle", "active", "stale", "archived"] | None,
+        Field(description="Only rows with this status; archived: the archived sessions."),
     ] = None,
 ) -> Annotated[CallToolResult, RowsOut]:
     """List the sessions on the board (memory/index.md): ID, agent, topic, summary, keywords,

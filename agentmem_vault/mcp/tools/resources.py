@@ -6,7 +6,7 @@ from mcp.server.mcpserver import Context
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, SessionNotFound
-from agentmem_vault.integrations.rules import template_text
+from agentmem_vault.integrations.rules import template_text, with_command
 from agentmem_vault.mcp.registry import Front, prompt, resource
 
 
@@ -51,7 +51,7 @@ async def memory_start(front: Front, ctx: Context, task: str, project: str | Non
 
     from agentmem_vault.recall.context import build_context
 
-    rules = template_text("mcp-instructions.md").rstrip()
+    rules = with_command(template_text("mcp-instructions.md")).rstrip()
     scope_of = await front.scope(ctx, project)
 
     def run() -> str:
