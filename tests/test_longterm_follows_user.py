@@ -149,7 +149,8 @@ def test_a_superseded_snapshot_decision_retires_the_note_it_produced(vault) -> N
         )
 
     snapshot(
-        "- 不用 Kafka，先用 Postgres LISTEN/NOTIFY；流量超過 1k/s 再評估\n- 金額一律用整數分存在 amount_cents 欄位", "2026-05-25 13:30"
+        "- 不用 Kafka，先用 Postgres LISTEN/NOTIFY；流量超過 1k/s 再評估\n- 金額一律用整數分存在 amount_cents 欄位",
+        "2026-05-25 13:30",
     )
     extract_sources(vault, [source_for_session(vault, sid)], offline=True)
     assert len(active(vault)) == 2, [n.content for n in active(vault)]
