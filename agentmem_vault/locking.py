@@ -96,6 +96,11 @@ class exclusive_lock:  # noqa: N801 - used as ``with exclusive_lock(path, timeou
             raise
         self._rlock, self._entry = rlock, entry
 
+    @property
+    def outermost(self) -> bool:
+        """Whether this hold took the lock (rather than re-entering one this thread holds)."""
+        return self._entry is not None and self._entry[1] == 1
+
     def __exit__(self, *exc: object) -> None:
         rlock, entry = self._rlock, self._entry
         self._rlock = self._entry = None
