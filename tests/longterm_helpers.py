@@ -8,6 +8,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from agentmem_vault.longterm.schema import MemoryObject
+
 
 def message(content: list[dict], *, usage: dict | None = None, stop_reason: str = "tool_use") -> dict:
     return {
@@ -26,6 +28,23 @@ def message(content: list[dict], *, usage: dict | None = None, stop_reason: str 
 def tool_reply(name: str, data: Any) -> tuple[int, dict, bytes]:
     body = message([{"type": "tool_use", "id": "toolu_1", "name": name, "input": data}])
     return 200, {}, json.dumps(body).encode()
+
+
+def memory_object(title: str, content: str, **kw: Any) -> MemoryObject:
+    """A candidate as extraction yields it (a development rule unless ``kw`` says otherwise)."""
+    d: dict[str, Any] = dict(
+        action="create",
+        title=title,
+        content=content,
+        category="development_code_specification",
+        keywords=[],
+        usage_scenario=[],
+        importance=0.8,
+        score=5,
+        sources=["file:a.md"],
+    )
+    d.update(kw)
+    return MemoryObject(**d)
 
 
 def memory(title: str, content: str, **kw: Any) -> dict:
@@ -156,3 +175,22 @@ RATE_LIMITED = (
     {"retry-after": "0", "retry-after-ms": "1"},
     json.dumps({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}).encode(),
 )
+
+
+# -- pytest fixtures shared by the model-path tests (imported into their modules) -------------------
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def api():
+    """A started local Messages-API server, stopped after the test."""
+    srv = FakeMessagesAPI().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def no_base_url(monkeypatch):
+    """The tests give the server's URL themselves; a base URL from the environment must not win."""
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)

@@ -12,21 +12,11 @@ from agentmem_vault.longterm.dedupe import dedupe_batch, identifiers
 from agentmem_vault.longterm.notes import Note
 from agentmem_vault.longterm.schema import MemoryObject
 
+from longterm_helpers import memory_object
+
 
 def m(title: str, content: str, **kw) -> MemoryObject:
-    d = dict(
-        action="create",
-        title=title,
-        content=content,
-        category="project_environment_configuration",
-        keywords=[],
-        usage_scenario=[],
-        importance=0.8,
-        score=5,
-        sources=["file:a.md"],
-    )
-    d.update(kw)
-    return MemoryObject(**d)
+    return memory_object(title, content, **{"category": "project_environment_configuration", **kw})
 
 
 @pytest.mark.parametrize(

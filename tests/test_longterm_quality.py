@@ -8,23 +8,12 @@ from agentmem_vault.longterm.dedupe import dedupe_batch, shingles, similarity
 from agentmem_vault.longterm.filters import filter_memories, quality_reason, specificity_score
 from agentmem_vault.longterm.lexicon import vague_phrases
 from agentmem_vault.longterm.notes import Note
-from agentmem_vault.longterm.schema import MemoryObject, validate_memory
+from agentmem_vault.longterm.schema import validate_memory
+
+from longterm_helpers import memory_object
 
 
-def m(title: str, content: str, **kw) -> MemoryObject:
-    d = dict(
-        action="create",
-        title=title,
-        content=content,
-        category="development_code_specification",
-        keywords=[],
-        usage_scenario=[],
-        importance=0.8,
-        score=5,
-        sources=["file:a.md"],
-    )
-    d.update(kw)
-    return MemoryObject(**d)
+m = memory_object
 
 
 def test_phrase_lists_are_bilingual_and_long_enough():

@@ -153,9 +153,18 @@ def test_killed_rewrite_leaves_old_or_new_file(vault: Vault) -> None:
                 w.update_row('2026-05-01-0000-agent', lambda r: r.with_(topic=f'topic {n}'))
         """
     )
-    for delay in (0.3, 0.45, 0.6, 0.8, 1.0):
+
+    def journaled() -> int:
+        return len(vault.journal_path.read_bytes().splitlines()) if vault.journal_path.exists() else 0
+
+    # Killed after 0, 1, 2, 3, 5 more updates than before it started: somewhere in the next one.
+    for writes in (0, 1, 2, 3, 5):
+        start = journaled()
         p = subprocess.Popen([sys.executable, "-c", script, str(vault.root)])
-        time.sleep(delay)
+        deadline = time.monotonic() + 120
+        while journaled() < start + writes and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert p.poll() is None, "the writer died by itself"
         p.send_signal(signal.SIGKILL)
         p.wait()
         doc = it.parse_index(vault.index_path.read_text(encoding="utf-8"))

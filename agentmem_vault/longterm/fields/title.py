@@ -33,7 +33,8 @@ _DIRECTIVE = re.compile(
 _COMPLAINT = re.compile(r"受不了|讨厌|討厭|烦死|煩死|很烦|很煩|\b(?:i (?:really )?hate|i'?m tired of|ugh)\b", re.I)
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|\s+|`[^`]*`|[^\s\u3400-\u9fff\uf900-\ufaff]+")
 _DANGLING = re.compile(
-    r"(?:\s+(?:a|an|the|and|or|but|to|of|for|with|in|on|at|by|from|as|so|than|that|which|when|if|because|instead|not|is|are|be))+$",
+    r"(?:\s+(?:a|an|the|and|or|but|to|of|for|with|in|on|at|by|from|as|so|than|that|which|when|if|because|instead|not|is|are|be|"
+    r"before|after|until|unless|without|into|onto|over|under|via|per|about|then))+$",
     re.I,
 )
 _TRIM = " ,，:：;；、—–-(（[「『\"'.…"
@@ -91,9 +92,10 @@ def _tidy(t: str) -> str:
     prev = None
     while prev != t:
         prev = t
-        if t.count("`") % 2:
-            i = t.rfind("`")
-            t = t[:i] + t[i + 1 :]
+        for q in ("`", '"'):  # a quote the cut left open loses its opening mark
+            if t.count(q) % 2:
+                i = t.rfind(q)
+                t = t[:i] + t[i + 1 :]
         for o, c in (("(", ")"), ("（", "）"), ("[", "]"), ("「", "」"), ("『", "』"), ("【", "】"), ("《", "》")):
             i = t.rfind(o)
             if i >= 0 and t.find(c, i) < 0:
