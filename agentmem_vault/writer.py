@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from agentmem_vault import clock, redaction
@@ -20,24 +21,161 @@ from agentmem_vault.errors import AgentmemError, Refused, VerifyFailed, WriteFai
 from agentmem_vault.fs import (
     TMP_SUFFIX,
     _retry,
-    dry_running,
     remove_file,
     append_line,
     atomic_write_bytes,
     atomic_write_text,
-    check_inside_vault,
+    check_path,
+    dry_running,
     ensure_writable,
     make_dirs,
     read_bytes,
     read_text,
 )
 from agentmem_vault.locking import exclusive_lock
+from agentmem_vault.vault import user_cache_dir
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
     from typing import Any, Self
 
     from agentmem_vault.vault import Vault
+
+
+CRASH_ENV = "AGENTMEM_CRASH_AT"  # "txn:N": die (as SIGKILL would) once a transaction wrote N files
+_MANIFEST = "manifest.jsonl"
+
+
+def undo_folder(vault: Vault) -> Path:
+    """Where open transactions keep the previous bytes of the files they change: beside the
+    vault's lock, outside the synced folder (docs/reliability.md, "Crash safety")."""
+    return user_cache_dir() / "undo" / vault.key
+
+
+def _crash_point(written: int) -> None:
+    if os.environ.get(CRASH_ENV) == f"txn:{written}":
+        os._exit(137)
+
+
+class _UndoRecord:
+    """A transaction's previous bytes on disk, ``<undo folder>/<pid>-<n>/``: one file per changed
+    path holding its bytes before the transaction (``<i>.old``), and ``manifest.jsonl``, one line
+    per path (where, which copy, or none when it did not exist) and per folder the transaction
+    creates. Each line is written before its file is changed; the record is removed once the
+    transaction is done or undone. A process killed in between leaves it for the next writer,
+    which puts every file back (``VaultWriter._recover``): old or new files, never a mix.
+    Not fsynced: a killed process loses nothing the kernel was given; a power cut may lose it."""
+
+    __slots__ = ("count", "folder")
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.count = 0
+
+    def _line(self, entry: dict) -> None:
+        if self.count == 0:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        self.count += 1
+        append_line(
+            self.folder / _MANIFEST, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"), durable=False
+        )
+
+    def add(self, path: Path, data: bytes | None) -> None:
+        copy = None
+        if data is not None:
+            copy = f"{self.count}.old"
+            if self.count == 0:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            with open(self.folder / copy, "wb") as fh:
+                fh.write(data)
+        self._line({"path": str(path), "copy": copy})
+
+    def add_dir(self, folder: Path) -> None:
+        self._line({"dir": str(folder)})
+
+    def command(self, command: str) -> None:
+        self._line({"command": command})
+
+
+def _read_record(folder: Path) -> tuple[str, list[tuple[Path, bytes | None]], list[Path]] | None:
+    """(command, files with their previous bytes, folders created) of a record; None without a
+    manifest."""
+    try:
+        with open(folder / _MANIFEST, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    command = ""
+    files: list[tuple[Path, bytes | None]] = []
+    dirs: list[Path] = []
+    for line in raw.splitlines():
+        try:
+            e = json.loads(line)
+            if "command" in e:
+                command = str(e["command"])
+                continue
+            if "dir" in e:
+                dirs.append(Path(e["dir"]))
+                continue
+            copy = e["copy"]
+            if copy is None:
+                files.append((Path(e["path"]), None))
+            else:
+                with open(folder / copy, "rb") as fh:
+                    files.append((Path(e["path"]), fh.read()))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a line cut off by the kill: its file was not changed yet
+    return command, files, dirs
+
+
+def pending_undo(vault: Vault) -> list[tuple[str, int]]:
+    """(command, files) of every transaction killed halfway and not undone yet (doctor)."""
+    root = undo_folder(vault)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        got = _read_record(root / name)
+        if got is not None and got[1]:
+            out.append((got[0], len(got[1])))
+    return out
+
+
+def _discard(folder: Path) -> None:
+    """Remove a record: the manifest first (without it nothing is restored), then the copies."""
+    try:
+        os.unlink(folder / _MANIFEST)
+    except OSError:
+        pass
+    try:
+        for name in os.listdir(folder):
+            os.unlink(folder / name)
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def _restore(files: list[tuple[Path, bytes | None]], dirs: list[Path]) -> list[str]:
+    """Put ``files`` back as they were (newest change first) and remove the folders created;
+    the paths that could not be restored, with why."""
+    failed: list[str] = []
+    for path, data in reversed(files):
+        try:
+            if data is None:
+                if os.path.lexists(path):
+                    remove_file(path)
+            elif read_bytes(path) != data:
+                atomic_write_bytes(path, data)
+        except (OSError, AgentmemError) as exc:
+            failed.append(f"{path}: {exc}")
+    for folder in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass  # not empty or already gone: leave it
+    return failed
 
 
 class _Transaction:
@@ -61,8 +199,13 @@ class _Transaction:
             return
         w = self._writer
         log, w._undo = w._undo, None
+        record, w._record = w._record, None
         if exc_type is not None:
-            w._rollback(log or [])
+            w._rollback(log or [])  # raises when a file could not be put back: the record stays
+        else:
+            _crash_point(len(log or []))
+        if record is not None:
+            _discard(record.folder)
 
 
 class VaultWriter:
@@ -89,12 +232,20 @@ class VaultWriter:
         self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
+        self._record: _UndoRecord | None = None
+        self.recovered: list[tuple[str, int]] = []  # (command, files put back) of killed transactions undone
         self.touched: list[Path] = []  # every file written, moved or removed (recall/refresh.py NoteWriter)
 
     def __enter__(self) -> Self:
         cm = exclusive_lock(self.vault.lock_path("index"), self.timeout)
         cm.__enter__()
         self._cm = cm
+        if cm.outermost and not dry_running():  # a dry run changes nothing, not even this
+            try:
+                self._recover()
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -104,38 +255,68 @@ class VaultWriter:
     # -- all-or-nothing ---------------------------------------------------------------------
     def transaction(self) -> _Transaction:
         """``with w.transaction():`` everything written inside is undone (files restored byte for
-        byte, new files removed) if the block raises, so a multi-file operation is either fully
-        done or not at all. Nested transactions belong to the outermost one."""
+        byte, new files removed) if the block raises, or by the next writer if the process is
+        killed (``_UndoRecord``), so a multi-file operation is either fully done or not at all.
+        Nested transactions belong to the outermost one."""
         return _Transaction(self)
 
     def _remember(self, path: Path) -> None:
-        if self._undo is not None and all(p != path for p, _ in self._undo):
-            self._undo.append((path, read_bytes(path)))
-            # Folders this write will create are removed again on rollback (and only those).
-            missing = path.parent
-            while not missing.exists() and missing != self.vault.memory and missing.parent != missing:
-                if missing not in self._created_dirs:
-                    self._created_dirs.append(missing)
-                missing = missing.parent
+        """Inside a transaction: keep ``path``'s bytes (and the folders its write will create) in
+        memory and on disk before it is changed."""
+        if self._undo is None or any(p == path for p, _ in self._undo):
+            return
+        _crash_point(len(self._undo))
+        data = read_bytes(path)
+        if dry_running():  # nothing is written: nothing to put back after a kill
+            self._undo.append((path, data))
+            return
+        if self._record is None:
+            self._record = _UndoRecord(undo_folder(self.vault) / f"{os.getpid()}-{time.monotonic_ns()}")
+            self._record.command(self.command)
+        # Folders this write will create are removed again on rollback (and only those).
+        missing = path.parent
+        while not missing.exists() and missing != self.vault.memory and missing.parent != missing:
+            if missing not in self._created_dirs:
+                self._created_dirs.append(missing)
+                self._record.add_dir(missing)
+            missing = missing.parent
+        self._record.add(path, data)
+        self._undo.append((path, data))
+
+    def _recover(self) -> None:
+        """Undo the transactions of writers that were killed (their records are left; this writer
+        holds the lock they held, so none of them is still running), oldest first."""
+        root = undo_folder(self.vault)
+        try:
+            names = sorted(os.listdir(root))
+        except OSError:
+            return  # the usual case: no record, one failed listdir
+        for name in names:
+            folder = root / name
+            got = _read_record(folder)
+            if got is None:
+                _discard(folder)
+                continue
+            command, files, dirs = got
+            mem = self.vault.memory.absolute()
+            inside = [(p, d) for p, d in files if p.absolute().is_relative_to(mem)]  # never outside the vault
+            self.touched += [p for p, _ in inside]
+            failed = _restore(inside, [d for d in dirs if d.absolute().is_relative_to(mem)])
+            self.journal("recover", undone=command, restored=[str(p) for p, _ in inside], failed=failed)
+            if failed:
+                raise WriteFailed(
+                    "an operation killed halfway could not be undone: " + "; ".join(failed) + " (run the command "
+                    "again once the files are writable; the journal memory/.agentmem/journal.jsonl holds them)",
+                    code="rollback_incomplete",
+                )
+            _discard(folder)
+            if inside:
+                self.recovered.append((command, len(inside)))
 
     def _rollback(self, log: list[tuple[Path, bytes | None]]) -> None:
         if not log:
             return  # refused before its first write (unknown ID, bad input): nothing to undo or journal
-        failed: list[str] = []
-        for path, data in reversed(log):
-            try:
-                if data is None:
-                    if path.exists():
-                        remove_file(path)
-                elif read_bytes(path) != data:
-                    atomic_write_bytes(path, data)
-            except (OSError, AgentmemError) as exc:
-                failed.append(f"{path}: {exc}")
-        for folder in sorted(self._created_dirs, key=lambda p: len(p.parts), reverse=True):
-            try:
-                folder.rmdir()
-            except OSError:
-                pass  # not empty or already gone: leave it
+        failed = _restore(log, self._created_dirs)
         self._created_dirs = []
         try:
             self.journal("rollback", restored=[str(p) for p, _ in log], failed=failed)
@@ -264,7 +445,7 @@ class VaultWriter:
         p = path.absolute()
         if ".." in p.parts or not p.is_relative_to(mem):
             raise WriteFailed(f"refusing to write outside {mem}: {path}")
-        check_inside_vault(path)
+        check_path(path)
         self.touched.append(path)
 
 

@@ -1,6 +1,7 @@
-"""Reliability: an archive killed at any step is finished or undone by the next ``archive`` or
-``doctor --fix`` (docs/reliability.md). Real subprocesses: a crash hook (``AGENTMEM_CRASH_AT``)
-exits the process at step N as a SIGKILL would; another test SIGKILLs at random moments."""
+"""Reliability: an archive killed at any step is undone by the next writer (``doctor --fix``, or
+``archive`` again, which then archives anew) (docs/reliability.md, "Crash safety"). Real
+subprocesses: the transaction's crash hook (``AGENTMEM_CRASH_AT=txn:N``) exits the process as a
+SIGKILL would once N files were written; another test SIGKILLs at random moments."""
 
 from __future__ import annotations
 
@@ -82,29 +83,25 @@ def _copy(built: dict, tmp_path: Path) -> Vault:
 
 @pytest.mark.parametrize("step", [1, 2, 3, 4, 5])
 @pytest.mark.parametrize("resolver", ["archive", "doctor"])
-def test_archive_killed_at_each_step_is_finished_or_undone(
+def test_archive_killed_at_each_step_is_undone_by_the_next_writer(
     built: dict, tmp_path: Path, step: int, resolver: str
 ) -> None:
     v = _copy(built, tmp_path)
     t = built["t"]
-    killed = run_cli("archive", t, vault=v, env={**NOW, "AGENTMEM_CRASH_AT": f"archive:{step}"})
+    killed = run_cli("archive", t, vault=v, env={**NOW, "AGENTMEM_CRASH_AT": f"txn:{step}"})
     assert killed.returncode == 137, killed.stderr
+    assert "killed halfway" in run_cli("doctor", vault=v, env=NOW).stdout
     if resolver == "archive":
         p = run_cli("archive", t, vault=v, env=NOW)
     else:
         p = run_cli("doctor", "--fix", vault=v, env=NOW)
-        assert "interrupted archive" in p.stdout, p.stdout
+        assert "killed halfway" in p.stdout and "put back" in p.stdout, p.stdout
     assert "Traceback" not in p.stderr
-    state = _state(v)
-    if step >= 3 or resolver == "archive":
-        # the snapshot had moved: completed; or the user asked to archive again: archived anew
-        assert state == built["after"], (step, resolver, p.stdout, p.stderr)
-        assert p.returncode == 0, p.stderr
-    else:
-        assert state == built["before"], (step, resolver, p.stdout)
-    # resolved for good: a second doctor run finds nothing interrupted
+    assert p.returncode == 0, p.stderr
+    # undone first; the user asked to archive again: archived anew
+    assert _state(v) == (built["after"] if resolver == "archive" else built["before"]), (step, p.stdout)
     again = run_cli("doctor", vault=v, env=NOW)
-    assert "interrupted archive" not in again.stdout
+    assert "killed halfway" not in again.stdout
 
 
 def test_archive_sigkilled_at_random_moments(built: dict, tmp_path: Path) -> None:
@@ -133,7 +130,8 @@ def test_archive_sigkilled_at_random_moments(built: dict, tmp_path: Path) -> Non
 def test_in_process_failure_rolls_back_through_the_transaction(built: dict, tmp_path: Path, monkeypatch) -> None:
     from agentmem_vault.board.store import BoardWriter
     from agentmem_vault.errors import AgentmemError, WriteFailed
-    from agentmem_vault.ops.archive import archive, pending_archives
+    from agentmem_vault.ops.archive import archive
+    from agentmem_vault.writer import pending_undo
 
     v = _copy(built, tmp_path)
     real = BoardWriter.remove_row
@@ -146,7 +144,7 @@ def test_in_process_failure_rolls_back_through_the_transaction(built: dict, tmp_
         archive(v, built["t"])
     monkeypatch.setattr(BoardWriter, "remove_row", real)
     assert _state(v) == built["before"]
-    assert pending_archives(v) == {}
+    assert pending_undo(v) == []
     entries = [json.loads(x) for x in v.journal_path.read_text(encoding="utf-8").splitlines()]
-    assert [e["outcome"] for e in entries if e["action"] == "archive_resolved"] == ["rolled_back"]
+    assert [e["action"] for e in entries if e["action"] == "rollback"] == ["rollback"]
     assert it.parse_index(v.index_path.read_text(encoding="utf-8")).find(built["t"]) is not None

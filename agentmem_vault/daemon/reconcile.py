@@ -2,7 +2,7 @@
 
 No I/O and no clock: the same inputs give the same plan, so tests feed synthetic snapshots and the
 service re-plans under the vault lock right before applying (the index may have changed since the
-first look). The rules (docs/daemon.md; row rules in model/session_rules.py):
+first look). The rules (docs/daemon.md; row rules in board/rules.py):
 
 - a session file without a row -> add the row (fields from the snapshot's Metadata, Status active);
 - a snapshot whose Metadata Updated At is newer than its row -> sync Topic/Status/Updated At;

@@ -6,16 +6,13 @@ nothing.
 
 Archive is all-or-nothing: its steps run in the documented order (archive index, move the snapshot,
 release the sources' Referenced By, remove the row last) inside one ``BoardWriter.transaction()``,
-so a failure at any step puts the vault back exactly as it was; and a write-ahead intent in the
-journal lets the next ``archive`` or ``doctor --fix`` finish or undo an archive whose process was
-killed halfway (docs/reliability.md).
+so a failure at any step puts the vault back exactly as it was, and the next writer does the same
+for an archive whose process was killed halfway (docs/reliability.md, "Crash safety").
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,7 +21,7 @@ from agentmem_vault.clock import format_ts, now as clock_now
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.board import table as it
-from agentmem_vault.model.ids import is_valid_session_id, validate_session_id
+from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.ops.lifecycle import (
     collect_continues_from,
     continues_from_of,
@@ -34,7 +31,7 @@ from agentmem_vault.ops.lifecycle import (
 )
 from agentmem_vault.ops.session_files import resync_session, write_session_file
 from agentmem_vault.board.store import BoardWriter
-from agentmem_vault.fs import ensure_writable, read_bytes, read_text
+from agentmem_vault.fs import ensure_writable, read_text
 
 ARCHIVE = "archive"
 DELETE_ROW = "delete_row"
@@ -203,23 +200,8 @@ def archive(
     sid = validate_session_id(session_id)
     when = now or clock_now()
     with BoardWriter(vault, "archive") as w:
-        resumed = {} if dry_run else resume_archives(vault, w)
         doc = w.index()
         snap_path = vault.session_path(sid)
-        if resumed.get(sid) == "completed" and doc.find(sid) is None:
-            plan = ArchivePlan(
-                sid,
-                ARCHIVE,
-                "an interrupted archive was completed",
-                it.Row(sid, *[""] * 8),
-                vault.archive_path(sid).joinpath("session.md").exists(),
-            )
-            return ArchiveResult(
-                plan,
-                done=True,
-                dry_run=False,
-                notes=[f"completed the interrupted archive of {sid} (from the journal's intent)"],
-            )
         snap_text = read_text(snap_path)
         snaps = snapshot_ids(vault)
         cf = collect_continues_from(vault, snaps)
@@ -235,7 +217,6 @@ def archive(
             force=force,
         )
         result = ArchiveResult(plan, done=False, dry_run=dry_run)
-        result.notes += [f"interrupted archive of {k}: {v.replace('_', ' ')}" for k, v in resumed.items()]
         skipped = [s for s in plan.sources if s not in plan.release_from]
         for s in skipped:
             result.notes.append(f"source {s} has no row listing {sid} in Referenced By (nothing to release)")
@@ -251,26 +232,7 @@ def archive(
     return result
 
 
-# ---- write-ahead intent, apply, resume (docs/reliability.md) --------------------------------------
-
-INTENT = "archive_intent"
-RESOLVED = "archive_resolved"
-CRASH_ENV = "AGENTMEM_CRASH_AT"  # "archive:N": os._exit at step N (crash tests and benchmarks/crash_loop.py)
-
-
-def _crash_point(step: int) -> None:
-    """Die at step ``step`` as a SIGKILL would, when ``AGENTMEM_CRASH_AT=archive:<step>`` is set:
-    the crash tests use it to stop an archive at every step deterministically."""
-    if os.environ.get(CRASH_ENV) == f"archive:{step}":
-        os._exit(137)
-
-
-def _digest(data: bytes | None) -> str | None:
-    return None if data is None else hashlib.sha256(data).hexdigest()
-
-
-def _set_refs(value: str) -> Callable[[it.Row], it.Row]:
-    return lambda r: r.with_(referenced_by=value)
+# ---- apply ----------------------------------------------------------------------------------------
 
 
 def _without(refs: str, sid: str) -> str:
@@ -280,157 +242,33 @@ def _without(refs: str, sid: str) -> str:
 def _apply_archive(vault: Vault, w: BoardWriter, plan: ArchivePlan, snap_path: Path, result: ArchiveResult) -> None:
     """The archive's steps in the skill's order (archive index, move the snapshot, release the
     sources' Referenced By, remove the row last) inside one ``BoardWriter.transaction()``: an error
-    at any step puts every file back byte for byte. Before the first step a write-ahead intent is
-    journaled, so that a process killed halfway (no chance to roll back) is finished or undone by
-    the next ``archive`` or ``doctor --fix`` (``resume_archives``)."""
+    at any step puts every file back byte for byte, and so does the next writer when the process
+    was killed halfway (the transaction's undo record, docs/reliability.md "Crash safety")."""
     sid = plan.session_id
     folder = vault.archive_path(sid)
     index_path = folder / "index.md"
     session_dst = folder / "session.md"
-    doc = w.index()
-    old_refs = {src: doc.get(src).referenced_by for src in plan.release_from}
-    w.journal(
-        INTENT,
-        session_id=sid,
-        path=folder,
-        row=plan.row.to_dict(),
-        has_snapshot=plan.has_snapshot,
-        snapshot_sha=_digest(read_bytes(snap_path)) if plan.has_snapshot else None,
-        archive_index=plan.archive_index_text,
-        release_from=old_refs,
-    )
-    _crash_point(1)
     try:
         with w.transaction():
             write_session_file(w, index_path, plan.archive_index_text or "", session_id=sid, action="archive_index")
-            _crash_point(2)
             if plan.has_snapshot:
                 w.move_file(snap_path, session_dst, session_id=sid)
                 # Its properties now say archived (and the archive index's facts): docs/obsidian.md.
                 write_session_file(
                     w, session_dst, read_text(session_dst) or "", session_id=sid, action="archive_properties"
                 )
-                _crash_point(3)
             for src in plan.release_from:
                 w.update_row(src, lambda r: r.with_(referenced_by=_without(r.referenced_by, sid)))
                 resync_session(w, src)  # its referenced_by property follows the row (docs/obsidian.md)
-                _crash_point(4)
             # Confirm the archive is complete before the row goes.
             if not index_path.is_file() or (plan.has_snapshot and (not session_dst.is_file() or snap_path.exists())):
                 raise WriteFailed(f"memory/archive/{sid}/ did not verify; the archive was not completed")
             w.remove_row(sid)
-            _crash_point(5)
-    except BaseException as exc:
-        if getattr(exc, "code", None) != "rollback_incomplete":
-            _resolve(w, sid, "rolled_back", cause=str(exc))
-            if isinstance(exc, AgentmemError):
-                exc.message += "; the vault was left exactly as before"
-                exc.args = (exc.message,)
+    except AgentmemError as exc:
+        if exc.code != "rollback_incomplete":
+            exc.message += "; the vault was left exactly as before"
+            exc.args = (exc.message,)
         raise
-    _resolve(w, sid, "completed")
-
-
-def _resolve(w: BoardWriter, sid: str, outcome: str, **data: object) -> None:
-    try:
-        w.journal(RESOLVED, session_id=sid, outcome=outcome, **data)  # type: ignore[arg-type]
-    except AgentmemError:
-        pass  # the intent stays open: the next archive or doctor --fix closes it (idempotently)
-
-
-def pending_archives(vault: Vault) -> dict[str, dict]:
-    """Archives whose intent was journaled but never resolved (the process was killed)."""
-    from agentmem_vault.journal import read_journal
-    from agentmem_vault.writer import journal_files
-
-    if not any(b'"archive_intent"' in (read_bytes(f) or b"") for f in journal_files(vault.journal_path)):
-        return {}
-    open_: dict[str, dict] = {}
-    for e in read_journal(vault).entries:
-        sid = e.get("session_id")
-        if not isinstance(sid, str) or not is_valid_session_id(sid):
-            continue
-        if e.get("action") == INTENT:
-            open_[sid] = e
-        elif e.get("action") == RESOLVED:
-            open_.pop(sid, None)
-    return open_
-
-
-def resume_archives(vault: Vault, w: BoardWriter) -> dict[str, str]:
-    """Finish or undo every interrupted archive (call under the vault lock): ``{id: outcome}``.
-
-    The point of no return is the snapshot's move (or, without a snapshot, the archive index):
-    once the archive holds the snapshot the journaled intent is completed (sources released, row
-    removed); before that every step already done is undone (copy and archive index removed,
-    Referenced By put back). Each step checks what is there first, so resuming twice is harmless.
-    An archive that cannot be decided safely is left open and reported."""
-    out: dict[str, str] = {}
-    for sid, e in pending_archives(vault).items():
-        try:
-            out[sid] = _resume_one(vault, w, sid, e)
-        except AgentmemError as exc:
-            out[sid] = f"left for a person: {exc.message}"
-    return out
-
-
-def _resume_one(vault: Vault, w: BoardWriter, sid: str, e: dict) -> str:
-    folder = vault.archive_path(sid)
-    index_path = folder / "index.md"
-    dst = folder / "session.md"
-    src = vault.session_path(sid)
-    index_text = e.get("archive_index") if isinstance(e.get("archive_index"), str) else None
-    raw_refs = e.get("release_from")
-    refs: dict[str, object] = raw_refs if isinstance(raw_refs, dict) else {}
-    has_snapshot = bool(e.get("has_snapshot"))
-    dst_bytes = read_bytes(dst)
-    src_bytes = read_bytes(src)
-    # archive/<id>/ did not exist when the intent was written (the plan refuses an existing one),
-    # so whatever is in it now was written by this archive. The move verifies the copy before it
-    # removes the original: no original and a copy means the snapshot has moved.
-    if has_snapshot:
-        forward = src_bytes is None and dst_bytes is not None
-    else:
-        forward = index_path.is_file()
-    with w.transaction():
-        if forward:
-            if read_text(index_path) is None and index_text is not None:
-                write_session_file(w, index_path, index_text, session_id=sid, action="archive_index")
-            if has_snapshot:
-                write_session_file(w, dst, read_text(dst) or "", session_id=sid, action="archive_properties")
-            for s in refs:
-                row = w.index().find(s)
-                if row is not None and sid in row.referencing_ids:
-                    w.update_row(s, lambda r: r.with_(referenced_by=_without(r.referenced_by, sid)))
-                    resync_session(w, s)
-            if w.index().find(sid) is not None:
-                w.remove_row(sid)
-        else:
-            if dst_bytes is not None:
-                if src_bytes is None or src_bytes != dst_bytes:
-                    raise Refused(
-                        f"memory/archive/{sid}/session.md differs from memory/sessions/{sid}.md; compare them by hand"
-                    )
-                w.delete_file(dst, session_id=sid)
-            if index_path.is_file():
-                w.delete_file(index_path, session_id=sid)
-            for s, old in refs.items():
-                row = w.index().find(s)
-                if (
-                    isinstance(old, str)
-                    and row is not None
-                    and row.referenced_by == _without(old, sid)
-                    and row.referenced_by != old
-                ):
-                    w.update_row(s, _set_refs(old))
-                    resync_session(w, s)
-    if not forward:
-        try:
-            folder.rmdir()  # only when empty: whatever else is there stays
-        except OSError:
-            pass
-    outcome = "completed" if forward else "rolled_back"
-    _resolve(w, sid, outcome, resumed=True)
-    return outcome
 
 
 def render_archive(result: ArchiveResult) -> str:

@@ -3,7 +3,7 @@
 "Safe" means nothing is lost and no judgement is needed: a lost reference is re-recorded, a
 reference to a session that no longer exists anywhere is dropped, a snapshot gets the row it lacks,
 an exact duplicate row goes, ``closed``/``archived`` become ``stale``, a sync-conflict copy of the
-index is folded back row by row (the rules of model/session_rules.py, as the daemon does).
+index is folded back row by row (the rules of board/rules.py, as the daemon does).
 Everything else — broken rows, differing duplicates, references in snapshots, conflict copies of
 snapshots — is reported for a person with the command that resolves it. Files are backed up under
 ``memory/.agentmem/backups/`` first.

@@ -105,19 +105,16 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     """Diagnose under the lock and apply the safe fixes to the index all or nothing, after a
     backup; then remove the stale temporary files (each on its own: one that cannot be removed
     stays reported). ``now``: the time temporaries' ages are measured against (tests)."""
-    from agentmem_vault.ops.archive import resume_archives
-
-    with BoardWriter(vault, "doctor") as w:
+    with BoardWriter(vault, "doctor") as w:  # taking the lock undoes operations killed halfway
         resumed = [
             Finding(
-                "archive_interrupted",
+                "operation_interrupted",
                 ERROR,
-                f"interrupted archive of {sid}: {outcome.replace('_', ' ')}",
-                session_id=sid,
-                fix="finish or undo it from the journal's intent",
-                fixed=outcome in ("completed", "rolled_back"),
+                f"an operation was killed halfway ({command or 'unknown command'}): {n} file(s) put back as they were",
+                fix="put every file it changed back as it was",
+                fixed=True,
             )
-            for sid, outcome in resume_archives(vault, w).items()
+            for command, n in w.recovered
         ]
         state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)

@@ -28,7 +28,7 @@ def vault_check(fn: VaultCheck) -> VaultCheck:
 
 def diagnose(vault: Vault) -> DoctorReport:
     findings, _ = diagnose_state(read_state(vault))
-    return DoctorReport(archive_findings(vault) + findings + vault_findings(vault) + obsidian_findings(vault))
+    return DoctorReport(interrupted_findings(vault) + findings + vault_findings(vault) + obsidian_findings(vault))
 
 
 def vault_findings(vault: Vault) -> list[Finding]:
@@ -122,19 +122,19 @@ def unscoped_findings(vault: Vault) -> list[Finding]:
         return []
 
 
-def archive_findings(vault: Vault) -> list[Finding]:
-    """Archives killed halfway: their write-ahead intent is in the journal (docs/reliability.md)."""
-    from agentmem_vault.ops.archive import pending_archives
+def interrupted_findings(vault: Vault) -> list[Finding]:
+    """Operations killed halfway whose transaction is not undone yet (docs/reliability.md, "Crash
+    safety"): the next writer, ``doctor --fix`` included, puts their files back."""
+    from agentmem_vault.writer import pending_undo
 
     return [
         Finding(
-            "archive_interrupted",
+            "operation_interrupted",
             ERROR,
-            f"the interrupted archive of {sid} is not finished",
-            session_id=sid,
-            fix="finish it (the snapshot had moved) or undo it, from the journal's intent",
+            f"an operation was killed halfway ({command or 'unknown command'}, {n} file(s)); its changes are not undone yet",
+            fix="put every file it changed back as it was (the next command that writes does the same)",
         )
-        for sid in pending_archives(vault)
+        for command, n in pending_undo(vault)
     ]
 
 
