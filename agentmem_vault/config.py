@@ -60,23 +60,26 @@ _NO_SETTINGS: dict = {}  # a missing file (one object, so that vault_config's me
 _VALIDATED: dict[str, tuple[dict, dict]] = {}  # config path -> (the parsed mapping, its validated settings)
 
 
+CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one is not read
+
+
 def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dict:
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.fs import read_bytes  # refuses a FIFO, a device or an outside link, never hangs
+
     if cache is not None:
         try:
-            cached = json.loads(cache.read_text(encoding="utf-8"))
+            cached = json.loads(read_bytes(cache, limit=CONFIG_BYTES) or b"null")
             if cached.get("stamp") == stamp:
                 return cached["data"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
+        except (AgentmemError, ValueError, KeyError, TypeError, AttributeError):
+            pass  # no cache, or a FIFO / link / junk where it belongs: parse the file itself
     import yaml  # deferred: only when the config file changed
 
     from agentmem_vault.model import yamlload
 
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_bytes  # refuses a FIFO or an outside link, never hangs
-
     try:
-        raw = read_bytes(path)
+        raw = read_bytes(path, limit=CONFIG_BYTES)
     except AgentmemError as exc:
         raise ConfigError(f"{path}: {exc.message}") from exc
     try:

@@ -395,10 +395,12 @@ def _export_for_claude(session_id: str) -> None:
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if not env_file:
         return
-    try:
-        with open(env_file, "a", encoding="utf-8") as fh:
-            fh.write(f"export AGENTMEM_SESSION_ID={session_id}\n")
-    except OSError:
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.fs import append_line
+
+    try:  # a FIFO there would hang the chat's start: regular files only
+        append_line(Path(env_file), f"export AGENTMEM_SESSION_ID={session_id}\n".encode(), durable=False)
+    except AgentmemError:
         pass
 
 

@@ -207,13 +207,14 @@ def applies(rel_to_memory: tuple[str, ...] | PurePath) -> bool:
     return parts[:2] not in _SKIP_DIRS and parts not in _SKIP_FILES
 
 
-def redact_bytes(data: bytes) -> bytes:
-    """UTF-8 text redacted with the built-in patterns; anything else (a binary file) as it is."""
+def redact_bytes(data: bytes, extra: Iterable[Pattern] = (), allow: Iterable[re.Pattern[str]] = ()) -> bytes:
+    """UTF-8 text redacted (the built-in patterns, then ``extra``); anything else (a binary file)
+    as it is, and the very same object when nothing is a secret."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return data
-    out = redact(text)
+    out = redact(text, None, extra, allow)
     return data if out is text else out.encode("utf-8")
 
 
