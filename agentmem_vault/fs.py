@@ -327,12 +327,28 @@ def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes 
     if hit is not _MISSING:
         return None if hit is None else hit[offset:]  # type: ignore[index]
 
+    def _do(fd: int) -> bytes:
+        if offset:
+            os.lseek(fd, offset, os.SEEK_SET)
+        return _read_fd(fd, path, limit)
+
+    return _reading(path, _do)
+
+
+def read_head(path: Path, size: int) -> bytes | None:
+    """At most the first ``size`` bytes of a regular file (None when it does not exist), for
+    files of which only a head matters (a workspace's ``.git/config``, a transcript's first lines)."""
+    return _reading(path, lambda fd: os.read(fd, size))
+
+
+def _reading(path: Path, read: Callable[[int], bytes]) -> bytes | None:
+    """``read`` on ``path`` opened by the rule (``_open_regular``); None when it does not exist,
+    an error naming the path (never a traceback) when it cannot be read."""
+
     def _do() -> bytes:
         fd = _open_regular(path, os.O_RDONLY)
         try:
-            if offset:
-                os.lseek(fd, offset, os.SEEK_SET)
-            return _read_fd(fd, path, limit)
+            return read(fd)
         finally:
             os.close(fd)
 
@@ -342,25 +358,6 @@ def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes 
         return None
     except OSError as exc:  # no permission, a folder on Windows…: say which path, never a traceback
         raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc
-
-
-def read_head(path: Path, size: int) -> bytes | None:
-    """At most the first ``size`` bytes of a regular file (None when it does not exist), for
-    files of which only a head matters (a workspace's ``.git/config``, a transcript's first lines)."""
-
-    def _do() -> bytes:
-        fd = _open_regular(path, os.O_RDONLY)
-        try:
-            return os.read(fd, size)
-        finally:
-            os.close(fd)
-
-    try:
-        return _retry(_do, f"read {path}")  # type: ignore[return-value]
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}", code="io_error") from exc
 
 
 def open_for_read(path: Path) -> BinaryIO:
