@@ -87,35 +87,33 @@ def _vault_root_of(path: Path | str, names: tuple[str, ...] = ("memory",)) -> st
 
 def _area_of(full: str) -> tuple[str, str] | None:
     """The folder that an absolute path may not leave through a link, and its name for messages:
-    the vault of a path under ``<vault>/memory/`` or ``<vault>/.obsidian/``, else the user cache or
-    the user config folder holding it. None for paths the user names (transcripts, ``--file``,
-    agent configs), which the link rule does not cover."""
+    the vault of a path under ``<vault>/memory/`` or ``<vault>/.obsidian/``, else the user cache
+    folder holding it. None for other paths: the ones the user names (transcripts, ``--file``,
+    agent configs) and the user config folder, which no vault can write and whose files dotfile
+    managers (stow, home-manager) make links to elsewhere."""
     root = _vault_root_of(full, ("memory", ".obsidian"))
     if root is not None:
         return root, "the vault"
-    for folder, what in _user_folders():
-        if full.startswith(folder + os.sep):
-            return folder, what
+    cache = _user_cache()
+    if full.startswith(cache + os.sep):
+        return cache, "the user cache folder"
     return None
 
 
-# The environment that decides where the user cache and config folders are (vault.py).
-_FOLDER_VARS = ("AGENTMEM_CACHE_DIR", "AGENTMEM_CONFIG_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HOME", "APPDATA")
-_USER_FOLDERS: dict[tuple, tuple[tuple[str, str], ...]] = {}
+# The environment that decides where the user cache folder is (vault.py).
+_CACHE_VARS = ("AGENTMEM_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "LOCALAPPDATA")
+_USER_CACHE: dict[tuple, str] = {}
 
 
-def _user_folders() -> tuple[tuple[str, str], ...]:
-    key = tuple(os.environ.get(k) for k in _FOLDER_VARS) + (os.environ.get("LOCALAPPDATA"),)
-    hit = _USER_FOLDERS.get(key)
+def _user_cache() -> str:
+    key = tuple(os.environ.get(k) for k in _CACHE_VARS)
+    hit = _USER_CACHE.get(key)
     if hit is None:
-        from agentmem_vault.vault import user_cache_dir, user_config_dir
+        from agentmem_vault.vault import user_cache_dir
 
-        hit = (
-            (os.path.abspath(user_cache_dir()).rstrip(os.sep), "the user cache folder"),
-            (os.path.abspath(user_config_dir()).rstrip(os.sep), "the user config folder"),
-        )
-        _USER_FOLDERS.clear()
-        _USER_FOLDERS[key] = hit
+        hit = os.path.abspath(user_cache_dir()).rstrip(os.sep)
+        _USER_CACHE.clear()
+        _USER_CACHE[key] = hit
     return hit
 
 
@@ -153,8 +151,8 @@ def _realpath(full: str) -> str:
 
 
 def check_path(path: Path) -> str:
-    """The link rule (docs/reliability.md): a path in the vault, the user cache or the user config
-    folder may be a link, or lie in a linked folder, only if it resolves inside that same folder;
+    """The link rule (docs/reliability.md): a path in the vault or the user cache folder may be a
+    link, or lie in a linked folder, only if it resolves inside that same folder;
     otherwise a link could make the tool append to, truncate or copy a file elsewhere (a lock
     linked to ``~/.bashrc``, an index folder linked out). Returns the resolved path, which is what
     gets opened (without following a link, so one swapped in meanwhile is refused)."""

@@ -141,8 +141,9 @@ def test_obsidian_types_linked_out_of_the_vault_is_not_written(vault: Vault, dec
     (obsidian / "types.json").unlink(missing_ok=True)
     (obsidian / "types.json").symlink_to(victim)
     p = _run(vault, "init")
-    assert "types.json" in p.stderr and "outside the vault" in p.stderr
-    assert victim.read_text(encoding="utf-8") == "{}\n"
+    out = p.stdout if isinstance(p.stdout, str) else p.stdout.decode()
+    assert p.returncode == 0 and "warning:" in out and "types.json" in out and "outside the vault" in out, out
+    assert victim.read_text(encoding="utf-8") == "{}\n"  # was: 26 property types merged into it
 
 
 def test_workspace_git_config_fifo_does_not_hang_the_hook(vault: Vault, tmp_path: Path) -> None:
@@ -194,3 +195,17 @@ def test_prompt_override_linked_out_of_the_vault_is_not_sent(vault: Vault, decoy
     (d / "extract_system.md").symlink_to(decoy / "secret.md")
     with pytest.raises(LLMError, match="outside the vault"):
         load_prompt("extract_system.md", d)
+
+
+def test_user_config_linked_by_a_dotfile_manager_is_read(vault: Vault, tmp_path: Path) -> None:
+    """home-manager and stow link ~/.config/agentmem/config.yaml to a file elsewhere: the user's
+    own file, which no vault can write, so it is read through the link (the cache's links are not)."""
+    from agentmem_vault.config import user_config_dir
+
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "agentmem.yaml").write_text(f"vault: {vault.root}\n", encoding="utf-8")
+    user_config_dir().mkdir(parents=True, exist_ok=True)
+    (user_config_dir() / "config.yaml").symlink_to(dotfiles / "agentmem.yaml")
+    p = run_process(["list", "--json"], timeout=DEADLINE, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
