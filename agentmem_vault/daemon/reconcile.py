@@ -4,7 +4,7 @@ No I/O and no clock: the same inputs give the same plan, so tests feed synthetic
 service re-plans under the vault lock right before applying (the index may have changed since the
 first look). The rules (docs/daemon.md; row rules in board/rules.py):
 
-- a session file without a row -> add the row (fields from the snapshot's Metadata, Status active);
+- a session file without a row -> add the row (fields from the snapshot's Metadata, its Status when valid, else active);
 - a snapshot whose Metadata disagrees with its row -> sync Topic/Status/Updated At (toward_snapshot);
 - a row whose snapshot was deleted -> report; the row is never deleted;
 - a damaged table (header changed, broken rows, duplicate IDs) -> report, never rewrite, do nothing;

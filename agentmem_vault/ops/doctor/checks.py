@@ -519,7 +519,7 @@ def snapshot_without_row(r: IndexReview, sid: str, snap: str) -> None:
             ERROR,
             f"memory/sessions/{sid}.md has no row in memory/index.md",
             session_id=sid,
-            fix="add its row from the snapshot's Metadata (Status active)",
+            fix="add its row from the snapshot's Metadata (its Status when valid, else active)",
         )
         r.plan.appends.append(_row_from_snapshot_text(sid, snap))
 
