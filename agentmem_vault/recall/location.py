@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentmem_vault.errors import AgentmemError
+
 DB_NAME = "index.sqlite3"
 
 
@@ -52,3 +54,14 @@ def note_scope_key(scope: str, project: str, fold_project) -> str:  # type: igno
     if s == "unscoped" and not (project or "").strip():
         return UNSCOPED_KEY
     return fold_project(project)
+
+
+def index_error(path: Path, exc: BaseException, what: str) -> AgentmemError:
+    """An SQLite or OS error of the recall index as the tool's own error (docs/reliability.md):
+    the notes are the source of truth and untouched; the derived index is as it was."""
+    detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return AgentmemError(
+        f"could not {what} the recall index {path}: {detail}; the notes are untouched and no temporary "
+        "file is left (run `agentmem reindex` once the disk has room)",
+        code="recall_index_failed",
+    )
