@@ -293,10 +293,13 @@ def find_vault(explicit: str | None, roots: tuple[str, ...]):
     try:
         return resolve_vault(None)
     except VaultNotFound:
+        from agentmem_vault.command import chat_command  # light (docs/performance.md)
+
         where = ", ".join(cands) if cands else "no workspace in the payload"
+        am = chat_command()  # the chat's shell may not have agentmem on its PATH (docs/setup.md)
         raise VaultNotFound(
-            f"no vault found (searched up from: {where}; and {os.getcwd()}). Fix: run `agentmem setup`, "
-            "or reinstall the hook with `agentmem --vault PATH install-hook <agent>`"
+            f"no vault found (searched up from: {where}; and {os.getcwd()}). Fix: run `{am} setup`, "
+            f"or reinstall the hook with `{am} --vault PATH install-hook <agent>`"
         ) from None
 
 
