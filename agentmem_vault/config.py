@@ -60,14 +60,16 @@ _NO_SETTINGS: dict = {}  # a missing file (one object, so that vault_config's me
 _VALIDATED: dict[str, tuple[dict, dict]] = {}  # config path -> (the parsed mapping, its validated settings)
 
 
+_CACHE_VERSION = 1  # of the parsed copies' layout (fs.load_cache)
+
+
 def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dict:
     if cache is not None:
-        try:
-            cached = json.loads(cache.read_text(encoding="utf-8"))
-            if cached.get("stamp") == stamp:
-                return cached["data"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
+        from agentmem_vault.fs import load_cache
+
+        got = load_cache(cache, _CACHE_VERSION)
+        if got is not None and got[0] == stamp and isinstance(got[1], dict):
+            return got[1]
     import yaml  # deferred: only when the config file changed
 
     from agentmem_vault.model import yamlload
@@ -92,14 +94,13 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:
-        try:
-            from agentmem_vault.fs import make_dirs, write_cache_file
+        from agentmem_vault.fs import make_dirs, save_cache
 
+        try:
             make_dirs(cache.parent)  # a read-only vault stays untouched, even for root
-            # replaced, never written through a link (a cache linked to index.md must not become JSON)
-            write_cache_file(cache, json.dumps({"stamp": stamp, "data": data}, default=str).encode("utf-8"))
         except (OSError, AgentmemError):
-            pass  # a cache is never required
+            return data  # a cache is never required
+        save_cache(cache, _CACHE_VERSION, stamp, data)
     return data
 
 

@@ -73,7 +73,9 @@ def assert_agrees(v: Vault) -> board_cache.BoardState | None:
 
 
 def cached(v: Vault) -> dict:
-    return json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
+    """The summary file's facts, flat: its version, the board size it describes, the rest."""
+    body = json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
+    return {"v": body["v"], "size": body["of"], **body["data"]}
 
 
 def test_first_load_then_cache_hit_then_appended_tail(tmp_path: Path) -> None:
@@ -275,8 +277,8 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
 
         def current() -> bool:
             try:
-                c = json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                c = cached(v)
+            except (OSError, ValueError, KeyError):
                 return False
             return c.get("size") == len(data) and c.get("crc") == zlib.crc32(data)
 

@@ -18,7 +18,6 @@ board as before. It is replaced by temp file + rename, never written in place or
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections import namedtuple
 
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 
     from agentmem_vault.vault import Vault
 
-VERSION = 3  # of the file's layout: a summary of any other version is ignored and rewritten
+VERSION = 4  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
 CACHE_NAME = "board-cache.json"
 SAVE_EVERY = 64  # rows appended by others since the summary was written before it is rewritten
 _KEYS = ("table_start", "writable", "appendable", "crlf", "lf", "rows", "active", "bom", "crc")
@@ -92,10 +91,6 @@ class BoardState(
             return None
         cells = it.split_cells(self.data[span[0] : span[1]].decode("utf-8").rstrip("\r"))
         return it.Row(*cells) if len(cells) == len(it.COLUMNS) else None
-
-    def to_json(self) -> bytes:
-        body = {"v": VERSION, "size": self.size, **{k: getattr(self, k) for k in _KEYS}}
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
 def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
@@ -167,14 +162,14 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
 
 
 def _read_cache(vault: Vault) -> dict | None:
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_bytes
+    """The summary's facts, with the ``size`` of the board prefix they describe (whose ``crc`` is
+    among them); None when there is none of this version."""
+    from agentmem_vault.fs import load_cache
 
-    try:  # fs's read: a FIFO here is refused, never waited on (docs/reliability.md)
-        cached = json.loads(read_bytes(cache_path(vault)) or b"null")
-    except (OSError, ValueError, AgentmemError):
+    got = load_cache(cache_path(vault), VERSION)
+    if got is None or not isinstance(got[0], int) or not isinstance(got[1], dict):
         return None
-    return cached if isinstance(cached, dict) and cached.get("v") == VERSION else None
+    return {**got[1], "size": got[0]}
 
 
 def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
@@ -211,12 +206,9 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
 
 def save(vault: Vault, state: BoardState) -> None:
     """Best effort: a cache that cannot be written (read-only vault) is simply not kept."""
-    from agentmem_vault.fs import write_cache_file
+    from agentmem_vault.fs import save_cache
 
-    try:
-        write_cache_file(cache_path(vault), state.to_json())
-    except Exception:
-        pass
+    save_cache(cache_path(vault), VERSION, state.size, {k: getattr(state, k) for k in _KEYS})
 
 
 def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:

@@ -19,7 +19,7 @@ from agentmem_vault.board import summary
 from agentmem_vault.board.rules import OFFERED, active_order
 from agentmem_vault.board.rules import offered_sessions as rules_offered
 from agentmem_vault.board.summary import BoardState
-from agentmem_vault.recall.location import RULE_IMPORTANCE, RULES_LIMIT, RULES_SQL, db_path, rules_path
+from agentmem_vault.recall.location import RULE_IMPORTANCE, RULES_LIMIT, RULES_SQL, RULES_VERSION, db_path, rules_path
 from agentmem_vault.recall.render import (
     RULES_BUDGET,
     SessionHit,
@@ -39,15 +39,11 @@ MAX_RULES = 12
 
 def _rules_summary(vault: Vault, index_stat: os.stat_result) -> list | None:
     """The rule rows from rules.json when it was written for the index file as it is now."""
-    import json
+    from agentmem_vault.fs import load_cache
 
-    try:
-        with open(rules_path(vault), "rb") as fh:
-            data = json.loads(fh.read())
-        if data["index"] == [index_stat.st_mtime_ns, index_stat.st_size] and isinstance(data["rules"], list):
-            return data["rules"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    got = load_cache(rules_path(vault), RULES_VERSION)
+    if got is not None and got[0] == [index_stat.st_mtime_ns, index_stat.st_size] and isinstance(got[1], list):
+        return got[1]
     return None
 
 
