@@ -115,16 +115,15 @@ def offered_sessions(
         except Exception:
             return []
     if isinstance(doc, BoardState):
-        active, find = doc.active, doc.row
+        state, active = doc, doc.active
     else:
-        active, find = active_order(doc.row_list()), doc.find
-    lookup = None
+        state, active = None, active_order((r, -1) for r in doc.row_list())
+    projects = None
     if project_names is not None:
-        of = project_of if project_of is not None else {}
-        lookup = lambda sid: of.get(sid, "")  # noqa: E731
+        projects = project_of if isinstance(project_of, dict) else project_of.mapping() if project_of else {}
     out: list[SessionHit] = []
-    for sid in rules_offered(active, lookup, project_names or (), exclude=exclude, limit=limit):
-        r = find(sid)
+    for _, sid, at in rules_offered(active, projects, project_names or (), exclude=exclude, limit=limit):
+        r = state.row(sid, at) if state is not None else doc.find(sid)  # type: ignore[union-attr]
         if r is not None:
             out.append(SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True))
     return out
