@@ -61,24 +61,26 @@ _VALIDATED: dict[str, tuple[dict, dict]] = {}  # config path -> (the parsed mapp
 
 
 _CACHE_VERSION = 1  # of the parsed copies' layout (fs.load_cache)
+CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one is not read
 
 
 def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dict:
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.fs import read_bytes  # refuses a FIFO, a device or an outside link, never hangs
+
     if cache is not None:
         from agentmem_vault.fs import load_cache
 
-        got = load_cache(cache, _CACHE_VERSION)
+        # no cache, or a FIFO / link / junk where it belongs: parse the file itself
+        got = load_cache(cache, _CACHE_VERSION, limit=CONFIG_BYTES)
         if got is not None and got[0] == stamp and isinstance(got[1], dict):
             return got[1]
     import yaml  # deferred: only when the config file changed
 
     from agentmem_vault.model import yamlload
 
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_bytes  # refuses a FIFO or an outside link, never hangs
-
     try:
-        raw = read_bytes(path)
+        raw = read_bytes(path, limit=CONFIG_BYTES)
     except AgentmemError as exc:
         raise ConfigError(f"{path}: {exc.message}") from exc
     try:

@@ -96,6 +96,12 @@ class NotRegularFile(AgentmemError):
     code = "not_a_regular_file"
 
 
+class FileTooLarge(AgentmemError):
+    """A file far bigger than any the tool writes there: refused on its size, never read whole."""
+
+    code = "file_too_large"
+
+
 class OutsideVault(AgentmemError):
     """A symlink (or a linked folder) in the vault resolves outside it: never read or written."""
 

@@ -20,6 +20,7 @@ from pathlib import Path, PurePath
 
 from agentmem_vault.errors import (
     AgentmemError,
+    FileTooLarge,
     IndexFormatError,
     NotRegularFile,
     OutsideVault,
@@ -30,6 +31,7 @@ from agentmem_vault.errors import (
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import BinaryIO
 
 _RETRY_SECONDS = 3.0
 _WINDOWS = sys.platform == "win32"
@@ -70,18 +72,49 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _vault_root_of(path: Path) -> str | None:
-    """The vault folder of a path under ``<vault>/memory/``; None for paths elsewhere (user config,
-    caches, transcripts), which the symlink rule does not cover. String operations: this runs on
-    every read and write."""
+def _vault_root_of(path: Path | str, names: tuple[str, ...] = ("memory",)) -> str | None:
+    """The vault folder of a path under ``<vault>/memory/`` (or another of ``names``); None for
+    paths elsewhere. String operations: this runs on every read and write."""
     head = os.path.dirname(os.path.abspath(path))
     while True:
         parent = os.path.dirname(head)
-        if os.path.basename(head) == "memory":
+        if os.path.basename(head) in names:
             return parent
         if parent == head:
             return None
         head = parent
+
+
+def _area_of(full: str) -> tuple[str, str] | None:
+    """The folder that an absolute path may not leave through a link, and its name for messages:
+    the vault of a path under ``<vault>/memory/`` or ``<vault>/.obsidian/``, else the user cache
+    folder holding it. None for other paths: the ones the user names (transcripts, ``--file``,
+    agent configs) and the user config folder, which no vault can write and whose files dotfile
+    managers (stow, home-manager) make links to elsewhere."""
+    root = _vault_root_of(full, ("memory", ".obsidian"))
+    if root is not None:
+        return root, "the vault"
+    cache = _user_cache()
+    if full.startswith(cache + os.sep):
+        return cache, "the user cache folder"
+    return None
+
+
+# The environment that decides where the user cache folder is (vault.py).
+_CACHE_VARS = ("AGENTMEM_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "LOCALAPPDATA")
+_USER_CACHE: dict[tuple, str] = {}
+
+
+def _user_cache() -> str:
+    key = tuple(os.environ.get(k) for k in _CACHE_VARS)
+    hit = _USER_CACHE.get(key)
+    if hit is None:
+        from agentmem_vault.vault import user_cache_dir
+
+        hit = os.path.abspath(user_cache_dir()).rstrip(os.sep)
+        _USER_CACHE.clear()
+        _USER_CACHE[key] = hit
+    return hit
 
 
 _REAL_DIRS: dict[str, tuple[str, float]] = {}  # folder -> (its realpath, when it was resolved)
@@ -103,10 +136,9 @@ def _real_dir(folder: str) -> str:
     return real
 
 
-def _realpath(path: Path) -> str:
-    """``os.path.realpath(path)``, with its folder's part from ``_real_dir``; the last component
-    itself is always looked at (a file replaced by a link is seen at once)."""
-    full = os.path.abspath(path)
+def _realpath(full: str) -> str:
+    """``os.path.realpath`` of an absolute path, with its folder's part from ``_real_dir``; the
+    last component itself is always looked at (a file replaced by a link is seen at once)."""
     folder, name = os.path.split(full)
     if not name or name in (".", ".."):
         return os.path.realpath(full)
@@ -118,49 +150,84 @@ def _realpath(path: Path) -> str:
     return os.path.join(_real_dir(folder), name)
 
 
-def check_inside_vault(path: Path) -> None:
-    """The symlink rule (docs/reliability.md): a vault path may be a link, or lie in a linked
-    folder, only if it resolves inside the vault. Otherwise a link could make the tool append to
-    a file outside the vault, or copy one (``/etc/passwd``) into the archive."""
-    root = _vault_root_of(path)
-    if root is None:
-        return
-    real = _realpath(path)
-    root_real = _real_dir(root)
-    if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
-        raise OutsideVault(
-            f"{path} resolves outside the vault (to {real}) through a symbolic link; refusing to read or "
-            "write it. Nothing was written; replace the link with the file itself"
-        )
+def check_path(path: Path) -> str:
+    """The link rule (docs/reliability.md): a path in the vault or the user cache folder may be a
+    link, or lie in a linked folder, only if it resolves inside that same folder;
+    otherwise a link could make the tool append to, truncate or copy a file elsewhere (a lock
+    linked to ``~/.bashrc``, an index folder linked out). Returns the resolved path, which is what
+    gets opened (without following a link, so one swapped in meanwhile is refused)."""
+    full = os.path.abspath(path)
+    real = _realpath(full)
+    area = _area_of(full)
+    if area is not None:
+        root_real = _real_dir(area[0])
+        if real != root_real and not real.startswith(root_real.rstrip(os.sep) + os.sep):
+            raise OutsideVault(
+                f"{path} resolves outside {area[1]} (to {real}) through a symbolic link; refusing to read or "
+                "write it. Nothing was written; replace the link with the file itself"
+            )
+    return real
+
+
+O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: opening a FIFO must not wait for a peer
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX: the resolved path is opened, never a link
+O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+
+# The most any file is read whole (a file that big in the vault is damage or an attack; a
+# 3 GB file must be refused on its size, not read into memory). Callers pass tighter limits.
+MAX_READ_BYTES = 64 << 20
+
+
+def _not_regular(path: Path, mode: int) -> NotRegularFile:
+    return NotRegularFile(
+        f"{path} is {_kind(mode)}, not a regular file; refusing to read or write it (nothing was written)"
+    )
 
 
 def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open`` that never blocks on a FIFO and refuses anything but a regular file."""
+    """``os.open`` of the resolved path (``check_path``) that never follows a link, never blocks
+    on a FIFO and refuses anything but a regular file (checked with ``fstat`` on the descriptor)."""
+    real = check_path(path)
     try:
-        fd = os.open(str(path), flags | O_BINARY | O_NONBLOCK, mode)
+        fd = os.open(real, flags | O_BINARY | O_NONBLOCK | O_NOFOLLOW, mode)
     except (FileNotFoundError, NotADirectoryError):
         raise
-    except OSError:
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise  # a link loop, or a link swapped in since check_path: "too many levels of links"
         # A socket cannot be opened at all (ENXIO), a folder not for writing: name what it is.
         try:
-            st = os.stat(path)
+            st = os.lstat(real)
         except OSError:
             st = None
         if st is not None and not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(
-                f"{path} is {_kind(st.st_mode)}, not a regular file; refusing to read or write it (nothing was written)"
-            ) from None
+            raise _not_regular(path, st.st_mode) from None
         raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(
-                f"{path} is {_kind(st.st_mode)}, not a regular file; refusing to read or write it (nothing was written)"
-            )
+            raise _not_regular(path, st.st_mode)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _read_fd(fd: int, path: Path, limit: int) -> bytes:
+    """The rest of ``fd``, refused on its size before reading and stopped past ``limit``."""
+    size = os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)
+    if size > limit:
+        raise FileTooLarge(f"{path} is {size:,} bytes, over the {limit:,}-byte limit for it; refusing to read it")
+    chunks: list[bytes] = []
+    got = 0
+    while True:
+        b = os.read(fd, max(1 << 16, min(size, limit) - got + 1))
+        if not b:
+            return b"".join(chunks)
+        chunks.append(b)
+        got += len(b)
+        if got > limit:  # it grew meanwhile
+            raise FileTooLarge(f"{path} grew past the {limit:,}-byte limit for it while being read; refusing it")
 
 
 # -- dry run ------------------------------------------------------------------------------------
@@ -208,10 +275,13 @@ class DryRun:
         """The paths that would have been written or removed, in the order first touched."""
         out = []
         for key, data in self.files.items():
-            try:
-                with open(key, "rb") as fh:
-                    same = fh.read() == data
-            except OSError:
+            try:  # the file as it is on disk (read_bytes would see the overlay)
+                fd = _open_regular(Path(key), os.O_RDONLY)
+                try:
+                    same = _read_fd(fd, Path(key), MAX_READ_BYTES) == data
+                finally:
+                    os.close(fd)
+            except (OSError, AgentmemError):
                 same = data is None
             if not same:
                 out.append(key)
@@ -240,46 +310,88 @@ def remove_file(path: Path) -> None:
     _retry(path.unlink, f"remove {path}")
 
 
-def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or None when it does not exist. Every read of a vault file goes through
-    here: a FIFO, socket or device is refused (never waited on), a link outside the vault too."""
-    check_inside_vault(path)
-    hit = _overlaid(path)
-    if hit is not _MISSING:
-        return hit  # type: ignore[return-value]
-
-    def _do() -> bytes:
-        fd = _open_regular(path, os.O_RDONLY)
-        with os.fdopen(fd, "rb") as fh:
-            return fh.read()
-
-    try:
-        return _retry(_do, f"read {path}")  # type: ignore[return-value]
-    except FileNotFoundError:
-        return None
-    except OSError as exc:  # no permission, a folder on Windows…: say which path
-        raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc
+def read_bytes(path: Path, *, limit: int = MAX_READ_BYTES) -> bytes | None:
+    """The file's bytes, or None when it does not exist. Every read goes through here or
+    ``read_from`` / ``read_head`` / ``open_for_read``: a FIFO, socket or device is refused (never
+    waited on), a link out of the vault, cache or config folder too, and a file over ``limit``
+    bytes is refused on its size."""
+    return read_from(path, 0, limit=limit)
 
 
-def read_from(path: Path, offset: int) -> bytes | None:
-    """The file's bytes from ``offset`` to its end (None when it does not exist); as ``read_bytes``."""
-    check_inside_vault(path)
+def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes | None:
+    """The file's bytes from ``offset`` to its end (None when it does not exist); as ``read_bytes``.
+    In a dry run, what this thread would have written (``DryRun``)."""
     hit = _overlaid(path)
     if hit is not _MISSING:
         return None if hit is None else hit[offset:]  # type: ignore[index]
 
+    def _do(fd: int) -> bytes:
+        if offset:
+            os.lseek(fd, offset, os.SEEK_SET)
+        return _read_fd(fd, path, limit)
+
+    return _reading(path, _do)
+
+
+def read_head(path: Path, size: int) -> bytes | None:
+    """At most the first ``size`` bytes of a regular file (None when it does not exist), for
+    files of which only a head matters (a workspace's ``.git/config``, a transcript's first lines)."""
+    return _reading(path, lambda fd: os.read(fd, size))
+
+
+def _reading(path: Path, read: Callable[[int], bytes]) -> bytes | None:
+    """``read`` on ``path`` opened by the rule (``_open_regular``); None when it does not exist,
+    an error naming the path (never a traceback) when it cannot be read."""
+
     def _do() -> bytes:
         fd = _open_regular(path, os.O_RDONLY)
-        with os.fdopen(fd, "rb") as fh:
-            fh.seek(offset)
-            return fh.read()
+        try:
+            return read(fd)
+        finally:
+            os.close(fd)
 
     try:
         return _retry(_do, f"read {path}")  # type: ignore[return-value]
     except FileNotFoundError:
         return None
-    except OSError as exc:  # as read_bytes: an error naming the path, never a traceback
-        raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}", code="io_error") from exc
+    except OSError as exc:  # no permission, a folder on Windows…: say which path, never a traceback
+        raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc
+
+
+def open_for_read(path: Path) -> BinaryIO:
+    """A binary file object for streaming a large regular file line by line (a transcript, a
+    queue), opened as ``read_bytes`` opens; FileNotFoundError when it does not exist."""
+    fd: int = _retry(lambda: _open_regular(path, os.O_RDONLY), f"read {path}")  # type: ignore[assignment]
+    return os.fdopen(fd, "rb")
+
+
+def check_database(path: Path) -> str:
+    """Before SQLite opens ``path`` (it follows links, blocks on a FIFO and creates ``-journal``,
+    ``-wal`` and ``-shm`` files beside it): the path resolves inside its folder's area
+    (``check_path``), and the file and each companion is a regular file or absent. Returns the
+    resolved path, the one to connect to."""
+    real = check_path(path)
+    for p in (real, real + "-journal", real + "-wal", real + "-shm"):
+        try:
+            st = os.lstat(p)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(Path(p), st.st_mode)
+    return real
+
+
+def open_lock_file(path: Path) -> int:
+    """A lock file's descriptor: created when missing, never truncated (``O_TRUNC`` through a link
+    to another file would empty that file), never through a link out of the user cache, and a
+    regular file only."""
+    return _open_regular(path, os.O_RDWR | os.O_CREAT)
+
+
+def prepare_lock_file(path: Path) -> None:
+    """Before a lock library that opens with ``O_TRUNC`` (filelock) gets ``path``: make sure it is
+    a regular file of our own (``open_lock_file``'s rules), created if missing."""
+    os.close(open_lock_file(path))
 
 
 def decode_text(data: bytes, path: Path) -> str:
@@ -296,8 +408,8 @@ def decode_text(data: bytes, path: Path) -> str:
         raise error(f"{path} is not UTF-8 text (byte {exc.start}); refusing to read or change it") from exc
 
 
-def read_text(path: Path) -> str | None:
-    data = read_bytes(path)
+def read_text(path: Path, *, limit: int = MAX_READ_BYTES) -> str | None:
+    data = read_bytes(path, limit=limit)
     return None if data is None else decode_text(data, path)
 
 
@@ -334,7 +446,7 @@ def _fsync_dir(folder: Path) -> None:
 def _write_target(path: Path) -> Path:
     """Where a whole-file write of ``path`` goes: the link's target when ``path`` is a symlink
     inside the vault (the link stays a link, never silently replaced by a copy)."""
-    check_inside_vault(path)
+    check_path(path)
     try:
         st = path.lstat()
     except (FileNotFoundError, NotADirectoryError):
@@ -410,7 +522,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise WriteFailed(f"could not create {folder}: {exc.strerror or exc}") from exc
     tmp = temp_path(path)
     try:
-        with open(tmp, "wb") as fh:
+        with _create_temp(tmp) as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
@@ -428,6 +540,32 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
 
 
+def _create_temp(tmp: Path) -> BinaryIO:
+    """A new temporary file: ``O_EXCL`` and no link followed, so nothing planted at its name
+    (a link to a file elsewhere) is ever written through."""
+    fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY, 0o644)
+    return os.fdopen(fd, "wb")  # type: ignore[return-value]
+
+
+def create_fresh(path: Path) -> BinaryIO:
+    """A new, empty file at ``path``, open for writing (a log a child process writes into):
+    created under a temporary name and renamed over whatever was there, so an old file, a link or
+    a FIFO at ``path`` is replaced, never truncated or written through."""
+    check_path(path.parent)
+    tmp = temp_path(path)
+    fh = _create_temp(tmp)
+    try:
+        swap_in(tmp, path, durable=False)
+    except BaseException:
+        fh.close()
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+    return fh
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -443,10 +581,6 @@ def _write_all(fd: int, data: bytes) -> None:
         if n <= 0:
             raise OSError(errno.ENOSPC, "No space left on device")
         view = view[n:]
-
-
-O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # POSIX: opening a FIFO must not wait for a peer
-O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 
 
 def make_dirs(folder: Path) -> None:
@@ -472,8 +606,6 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False, durable: 
     leaves half a line (docs/reliability.md). ``fresh_line``: start on a new line if the file ends
     without one (a line cut off by a crash must not swallow this one). ``durable=False``: no
     fsync (the OS writes it back; a power cut may lose the line, a crash or a kill does not)."""
-    check_inside_vault(path)
-    ensure_writable(path)
     data = stored_bytes(path, data)
     ov = _overlay()
     if ov is not None:
@@ -481,6 +613,8 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False, durable: 
         sep = b"\n" if fresh_line and old and not old.endswith(b"\n") else b""
         ov[_key(path)] = old + sep + data
         return
+    check_path(path)
+    ensure_writable(path)
     undo_failed: list[str] = []
 
     def _do() -> None:
@@ -524,10 +658,10 @@ def append_line(path: Path, data: bytes, *, durable: bool = True) -> None:
 
 def write_cache_file(path: Path, data: bytes) -> None:
     """Derived state that can be rebuilt at any time (docs/performance.md): temp file + rename, no
-    fsync. Read-only folders are honoured as for vault files, and so is the symlink rule. Never
-    written in place: a cache that is a link (symbolic or hard) to a vault file is replaced by the
-    rename, and the file it pointed to is left as it was."""
-    check_inside_vault(path)
+    fsync. Read-only folders are honoured as for vault files, and so is the link rule; a link or a
+    FIFO at the cache's name is replaced, never written through (a cache hard-linked to a vault
+    file too: the file it pointed to is left as it was)."""
+    check_path(path)
     # Not redacted again: a cache is derived from vault files that were redacted when stored, and
     # redacting the board's summary (megabytes on a big board) on every sessionStart would cost
     # the hook more than its own work (docs/redaction.md, docs/performance.md).
@@ -540,7 +674,7 @@ def write_cache_file(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(path)
     try:
-        with open(tmp, "wb") as fh:
+        with _create_temp(tmp) as fh:
             fh.write(data)
         swap_in(tmp, path, durable=False)
     except OSError:
@@ -551,7 +685,7 @@ def write_cache_file(path: Path, data: bytes) -> None:
         raise
 
 
-def load_cache(path: Path, version: int) -> tuple[object, object] | None:
+def load_cache(path: Path, version: int, *, limit: int = MAX_READ_BYTES) -> tuple[object, object] | None:
     """``(of, data)`` of a cache file written by ``save_cache`` at this ``version``; None when it
     is missing, unreadable, torn or of another version. ``of`` is what the data was derived from
     (a stamp, a CRC): the caller compares it with the source as it is now. The one way every
@@ -559,7 +693,7 @@ def load_cache(path: Path, version: int) -> tuple[object, object] | None:
     import json
 
     try:
-        body = json.loads(read_bytes(path) or b"null")
+        body = json.loads(read_bytes(path, limit=limit) or b"null")
     except (OSError, ValueError, AgentmemError):
         return None
     if not isinstance(body, dict) or body.get("v") != version or "of" not in body or "data" not in body:

@@ -124,6 +124,25 @@ def row_from_journal(raw: dict, session_id: str) -> it.Row:
     return row
 
 
+def _in_step_with_snapshot(vault: Vault, row: it.Row) -> it.Row:
+    """The journal's row brought in step with its snapshot's Metadata (Topic, Status, Updated At),
+    by the rule doctor --fix uses (docs/board.md): the snapshot may have moved on since the row was
+    removed. A missing or unreadable snapshot leaves the journal's row as it was."""
+    from agentmem_vault.board.rules import synced_row
+    from agentmem_vault.errors import SnapshotFormatError
+    from agentmem_vault.fs import read_text
+    from agentmem_vault.model.snapshot import parse_snapshot
+
+    text = read_text(vault.session_path(row.session_id))
+    if text is None:
+        return row
+    try:
+        meta = parse_snapshot(text).metadata
+    except SnapshotFormatError:
+        return row
+    return synced_row(row, meta) or row
+
+
 def restore_row(vault: Vault, session_id: str) -> it.Row:
     """Put the last removed row of ``session_id`` back at the end of the board (verified, journaled).
 
@@ -143,6 +162,7 @@ def restore_row(vault: Vault, session_id: str) -> it.Row:
         text, doc = w.read_index()
         if doc.find(sid) is not None:
             raise Refused(f"{sid} is already on the board; nothing to restore")
+        row = _in_step_with_snapshot(vault, row)
         with w.transaction():
             w.append_row(row)
             from agentmem_vault.ops.session_files import resync_session

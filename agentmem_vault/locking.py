@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from agentmem_vault.errors import LockTimeout, WriteFailed
+from agentmem_vault.fs import open_lock_file
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -134,7 +135,7 @@ def _acquire(path: Path, deadline: float, timeout: float, what: str) -> int:
         while True:
             if fd is None:
                 try:
-                    fd = os.open(str(path), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+                    fd = open_lock_file(path)  # never O_TRUNC: a linked lock must not empty its target
                 except OSError as exc:
                     if not _open_busy(exc):
                         raise WriteFailed(_unusable_message(path, exc), code="lock_unavailable") from exc

@@ -18,6 +18,7 @@ from agentmem_vault.errors import ConfigError
 from agentmem_vault.board.table import Row
 from agentmem_vault import fs
 from agentmem_vault.model.redact import Pattern, applies, parse_patterns, redact
+from agentmem_vault.model.redact import redact_bytes as _redact_bytes
 
 
 def _strings(value: object, key: str) -> tuple[str, ...]:
@@ -88,13 +89,8 @@ def in_memory(vault_memory: PurePath, path: PurePath) -> bool:
 
 
 def redact_bytes(data: bytes) -> bytes:
-    """UTF-8 text redacted; anything else (a binary file) as it is."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
-    out = redact_text(text)
-    return data if out is text else out.encode("utf-8")
+    """UTF-8 text redacted with the user's rules too; anything else (a binary file) as it is."""
+    return _redact_bytes(data, *user_rules())
 
 
 # The file layer redacts every write under memory/ with the built-in patterns on its own; once this

@@ -25,7 +25,7 @@ from agentmem_vault.fs import (
     append_line,
     atomic_write_bytes,
     atomic_write_text,
-    check_inside_vault,
+    check_path,
     dry_running,
     ensure_writable,
     make_dirs,
@@ -445,7 +445,7 @@ class VaultWriter:
         p = path.absolute()
         if ".." in p.parts or not p.is_relative_to(mem):
             raise WriteFailed(f"refusing to write outside {mem}: {path}")
-        check_inside_vault(path)
+        check_path(path)
         self.touched.append(path)
 
 

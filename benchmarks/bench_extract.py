@@ -9,8 +9,9 @@ and notes written for a first run, an unchanged re-run (incremental state), a fo
 
 ``--compare REF`` checks REF out with ``git archive`` into a temporary folder and runs the same
 workload (this script's transcripts) on both trees, alternately, ``--repeat`` times each, each run
-in a fresh interpreter; it prints the median first-run and unchanged re-run times of both and
-their ratio (docs/performance.md: extraction stays within 1.5x of the baseline).
+in a fresh interpreter; it prints the best and median first-run and unchanged re-run times of
+both, and of the offline detection pass alone (``--detection-only``: parsed transcripts, no
+reading, redaction, field rules or curation), and their ratio.
 """
 
 from __future__ import annotations
@@ -105,7 +106,11 @@ def main() -> None:
     ap.add_argument("--compare", metavar="REF", help="also run the workload on this commit and compare")
     ap.add_argument("--repeat", type=int, default=3, help="runs per tree with --compare")
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess run")
+    ap.add_argument("--detection-only", action="store_true", help="time only the offline detection pass")
     args = ap.parse_args()
+    if args.detection_only:
+        detection_only(args.transcripts, args.turns)
+        return
     if args.compare:
         compare(args.compare, args.transcripts, args.turns, args.repeat)
         return
@@ -181,6 +186,24 @@ def main() -> None:
     )
 
 
+def detection_only(transcripts: int, turns: int) -> None:
+    """The offline detection pass alone: the transcripts parsed in memory (no file reading, no
+    redaction, no field rules, no curation), ``extract_offline`` over every one."""
+    import inspect
+
+    from agentmem_vault.longterm import offline
+    from agentmem_vault.longterm.sources import parse_cursor_jsonl
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = make_transcripts(Path(tmp), transcripts, turns)
+        parsed = [parse_cursor_jsonl(p.read_text(encoding="utf-8")).turns for p in files]
+    # the field rules leave the pass where the tree allows it (they are another stage)
+    kw = {"fields": False} if "fields" in inspect.signature(offline.extract_offline).parameters else {}
+    t0 = time.perf_counter()
+    n = sum(len(offline.extract_offline(ts, **kw)) for ts in parsed)
+    print(json.dumps({"seconds": round(time.perf_counter() - t0, 3), "candidates": n}))
+
+
 def compare(ref: str, transcripts: int, turns: int, repeat: int) -> None:
     """The workload on ``ref`` and on this tree, alternately, each run in a fresh interpreter
     that imports the package from that tree only (``-P``: not from the script's folder)."""
@@ -204,6 +227,10 @@ def compare(ref: str, transcripts: int, turns: int, repeat: int) -> None:
                 notes[label] = got["notes_on_disk"]
                 for run in ("first", "unchanged"):
                     times[label].setdefault(run, []).append(got["in_process"][run]["seconds"])
+                out = subprocess.run(
+                    [*cmd, "--detection-only"], env=env, check=True, capture_output=True, text=True
+                ).stdout
+                times[label].setdefault("detection", []).append(json.loads(out)["seconds"])
     # the best of the runs is the figure least disturbed by other load on a shared machine
     best = {lab: {run: min(v) for run, v in runs.items()} for lab, runs in times.items()}
     med = {lab: {run: statistics.median(v) for run, v in runs.items()} for lab, runs in times.items()}
@@ -217,7 +244,8 @@ def compare(ref: str, transcripts: int, turns: int, repeat: int) -> None:
                 "best_seconds": best,
                 "median_seconds": med,
                 "ratio_current_to_baseline": {
-                    run: round(best["current"][run] / best["baseline"][run], 2) for run in ("first", "unchanged")
+                    run: round(best["current"][run] / best["baseline"][run], 2)
+                    for run in ("first", "unchanged", "detection")
                 },
                 "notes_on_disk": notes,
                 "all_runs_seconds": times,

@@ -175,3 +175,22 @@ RATE_LIMITED = (
     {"retry-after": "0", "retry-after-ms": "1"},
     json.dumps({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}).encode(),
 )
+
+
+# -- pytest fixtures shared by the model-path tests (imported into their modules) -------------------
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def api():
+    """A started local Messages-API server, stopped after the test."""
+    srv = FakeMessagesAPI().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def no_base_url(monkeypatch):
+    """The tests give the server's URL themselves; a base URL from the environment must not win."""
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)

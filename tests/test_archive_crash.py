@@ -1,13 +1,13 @@
 """Reliability: an archive killed at any step is undone by the next writer (``doctor --fix``, or
 ``archive`` again, which then archives anew) (docs/reliability.md, "Crash safety"). Real
 subprocesses: the transaction's crash hook (``AGENTMEM_CRASH_AT=txn:N``) exits the process as a
-SIGKILL would once N files were written; another test SIGKILLs at random moments."""
+SIGKILL would once N files were written; another test SIGKILLs it inside each step (once the
+journal shows each next entry), waiting on the journal, not a clock."""
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -104,27 +104,40 @@ def test_archive_killed_at_each_step_is_undone_by_the_next_writer(
     assert "killed halfway" not in again.stdout
 
 
+def _journal_lines(v: Vault) -> int:
+    return len(v.journal_path.read_bytes().splitlines()) if v.journal_path.exists() else 0
+
+
 def test_archive_sigkilled_at_random_moments(built: dict, tmp_path: Path) -> None:
-    rng = random.Random(11)
+    """SIGKILL after every number of journal entries an archive writes (so inside each next step,
+    at whatever moment of it the kill lands), and once not at all: old or new files, never a mix."""
     outcomes = {"before": 0, "after": 0}
-    for i in range(6):
-        v = Vault(tmp_path / f"v{i}")
+    whole = Vault(tmp_path / "whole")  # how many journal entries a whole archive writes
+    shutil.copytree(built["vault"].root, whole.root)
+    start = _journal_lines(whole)
+    assert run_cli("archive", built["t"], vault=whole, env=NOW).returncode == 0
+    entries = _journal_lines(whole) - start
+    for k in range(entries + 2):  # entries + 1: the journal never gets there, the run finishes
+        v = Vault(tmp_path / f"v{k}")
         shutil.copytree(built["vault"].root, v.root)
+        start = _journal_lines(v)
         proc = subprocess.Popen(
             [sys.executable, "-m", "agentmem_vault", "--vault", str(v.root), "archive", built["t"]],
             env={**os.environ, **NOW},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(0.0, 1.5))
+        deadline = time.monotonic() + 60  # no fixed sleep: the journal says when
+        while _journal_lines(v) < start + k and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         fix = run_cli("doctor", "--fix", vault=v, env=NOW)
         assert "Traceback" not in fix.stderr
         state = _state(v)
-        assert state in (built["before"], built["after"]), fix.stdout
+        assert state in (built["before"], built["after"]), (k, fix.stdout)
         outcomes["before" if state == built["before"] else "after"] += 1
-    assert sum(outcomes.values()) == 6
+    assert outcomes["before"] and outcomes["after"], outcomes
 
 
 def test_in_process_failure_rolls_back_through_the_transaction(built: dict, tmp_path: Path, monkeypatch) -> None:

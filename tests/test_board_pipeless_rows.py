@@ -62,30 +62,25 @@ def test_list_shows_it_and_register_never_reissues_its_id(vault: Vault, form: st
     assert FORMS[form] + "\n" in text  # the hand-written row kept byte for byte
 
 
+def _chat_starts(vault: Vault, folder, conversation: str) -> str:
+    """The sessionStart hook for a new chat; its additional_context."""
+    proc = run_cli(
+        "hook",
+        "cursor-session-start",
+        "--vault",
+        str(vault.root),
+        input=json.dumps(cursor_start(folder, conversation)),
+        env={"AGENTMEM_NOW": NOW},
+    )
+    return str(json.loads(proc.stdout)["additional_context"])
+
+
 def test_the_hook_with_a_cached_summary_never_reissues_its_id(vault: Vault, tmp_path) -> None:
-    env = {"AGENTMEM_NOW": NOW}
-    first = run_cli(
-        "hook",
-        "cursor-session-start",
-        "--vault",
-        str(vault.root),
-        input=json.dumps(cursor_start(tmp_path, "c-1")),
-        env=env,
-    )
-    assert SID in json.loads(first.stdout)["additional_context"]  # the summary cache now exists
+    assert SID in _chat_starts(vault, tmp_path, "c-1")  # the board summary is cached now
     # A person (or Obsidian) adds a row in the same minute, without the outer pipes.
-    other = CELLS.replace(SID, SID + "-2")
     with vault.index_path.open("a", encoding="utf-8") as fh:
-        fh.write(other + "\n")
-    second = run_cli(
-        "hook",
-        "cursor-session-start",
-        "--vault",
-        str(vault.root),
-        input=json.dumps(cursor_start(tmp_path, "c-2")),
-        env=env,
-    )
-    ctx = json.loads(second.stdout)["additional_context"]
+        fh.write(CELLS.replace(SID, SID + "-2") + "\n")
+    ctx = _chat_starts(vault, tmp_path, "c-2")
     assert f"Your Memory Session ID is: {SID}-3" in ctx, ctx
     ids = it.parse_index(vault.index_path.read_text(encoding="utf-8")).ids()
     assert ids == [SID, SID + "-2", SID + "-3"]

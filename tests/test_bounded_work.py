@@ -133,3 +133,12 @@ def test_a_source_over_the_size_limit_is_refused_before_it_is_read(vault: Vault,
     took = time.monotonic() - start
     assert proc.returncode != 0 and "over the 256,000,000-byte limit" in proc.stderr + proc.stdout, proc.stderr
     assert "Traceback" not in proc.stderr and took < 10, took
+
+
+def test_a_five_megabyte_task_is_read_only_as_far_as_recall_looks(vault: Vault, cli) -> None:
+    for args in (["context", "pnpm lint " * 500_000], ["memories", "search", "我們決定" * 1_000_000]):
+        start = time.monotonic()
+        proc = cli(*args, vault=vault)
+        took = time.monotonic() - start
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        assert took < 5, (args[0], took)  # 13-23 s before: the whole text tokenized three times

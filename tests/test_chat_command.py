@@ -80,3 +80,20 @@ def test_quoted_for_the_platforms_shell(monkeypatch, platform: str, path: str, e
 
     monkeypatch.setattr(command, "agentmem_argv", lambda: [path])
     assert command.chat_command(platform) == expected
+
+
+def test_the_hook_failure_line_names_the_installed_executable(tmp_path: Path) -> None:
+    # no vault anywhere: the one line the chat gets names the command it can run, not a bare one
+    proc = subprocess.run(
+        [str(AGENTMEM), "hook", "cursor-session-start"],
+        input=json.dumps({"workspace_roots": [str(tmp_path)]}).encode(),
+        capture_output=True,
+        cwd=tmp_path,
+        env=hook_env(),
+        timeout=60,
+    )
+    line = json.loads(proc.stdout)["additional_context"]
+    assert "no vault found" in line, line
+    cmd = line.split("Fix: run `", 1)[1].split(" setup`", 1)[0]
+    assert shlex.split(cmd) == [str(AGENTMEM)], line
+    assert "`agentmem " not in line

@@ -200,7 +200,9 @@ def _apply_text(text: str, actions) -> str:
     return text
 
 
-def test_session_without_row_gets_active_row():
+def test_session_without_row_gets_a_row_in_step_with_it():
+    # the added row takes the snapshot's Status (was: always active, so an idle snapshot's new row
+    # disagreed with it until the next pass; docs/board.md "Row and snapshot in step")
     s = sid(10)
     p = plan(_folder({s: snapshot_text(s, topic="新主題", status="idle", updated="2026-06-01T10:05")}), index_text([]))
     assert len(p.actions) == 1 and isinstance(p.actions[0], AddRow)
@@ -208,7 +210,7 @@ def test_session_without_row_gets_active_row():
     assert (r.session_id, r.topic, r.status, r.started_at, r.updated_at, r.referenced_by) == (
         s,
         "新主題",
-        "active",
+        "idle",
         "2026-06-01 09:30",
         "2026-06-01 10:05",
         "-",
@@ -237,12 +239,24 @@ def test_newer_snapshot_syncs_topic_status_updated_only():
     assert p.actions == [SyncRow(old, old.with_(topic="new", status="active", updated_at="2026-06-01 10:00"))]
 
 
-@pytest.mark.parametrize("updated", ["2026-06-01 09:45", "2026-06-01 09:00", "", "garbage"])
-def test_same_or_older_or_unreadable_snapshot_time_changes_nothing(updated):
+@pytest.mark.parametrize(
+    ("updated", "want"),
+    [("2026-06-01 09:45", "2026-06-01 09:45"), ("2026-06-01 09:00", "2026-06-01 09:00"), ("", "2026-06-01 09:45")],
+)
+def test_snapshot_not_newer_still_brings_the_row_in_step(updated, want):
+    # Row and snapshot agree after every sync, toward the snapshot's Metadata, by doctor --fix's
+    # rule (docs/board.md): a same-time or older snapshot with another Topic/Status no longer
+    # leaves the board out of step; an unreadable Updated At leaves the row's time.
     s = sid(12)
-    p = plan(
-        _folder({s: snapshot_text(s, topic="other", updated=updated)}), index_text([row(s, updated="2026-06-01 09:45")])
-    )
+    old = row(s, status="idle", updated="2026-06-01 09:45")
+    p = plan(_folder({s: snapshot_text(s, topic="other", status="active", updated=updated)}), index_text([old]))
+    assert p.actions == [SyncRow(old, old.with_(topic="other", status="active", updated_at=want))]
+
+
+def test_snapshot_in_step_changes_nothing():
+    s = sid(12)
+    old = row(s, topic="same", updated="2026-06-01 09:45")
+    p = plan(_folder({s: snapshot_text(s, topic="same", updated="2026-06-01 09:45")}), index_text([old]))
     assert p.actions == []
 
 

@@ -20,9 +20,11 @@ def _fault_table_refs(text: str) -> list[tuple[str, str, str]]:
             continue
         stem = ""
         for ref in m.group(2).split(","):
-            ref = ref.strip()
+            ref = re.sub(r"\s*\([^)]*\)$", "", ref.strip())  # a note: "(59 cases)"
             if "::" in ref:
                 stem, ref = ref.split("::", 1)
+            elif (TESTS / f"{ref}.py").is_file():  # a whole test file
+                stem, ref = ref, ""
             out.append((m.group(1), stem, re.sub(r"\[[^\]]*\]$", "", ref)))
     return out
 
@@ -39,7 +41,10 @@ def _missing(refs: list[tuple[str, str, str]]) -> list[str]:
     bad = []
     for num, stem, name in refs:
         names = _test_names(stem)
-        found = any(n.startswith(name[:-1]) for n in names) if name.endswith("…") else name in names
+        if not name:
+            found = (TESTS / f"{stem}.py").is_file()
+        else:
+            found = any(n.startswith(name[:-1]) for n in names) if name.endswith("…") else name in names
         if not found:
             bad.append(f"fault {num}: tests/{stem}.py::{name}")
     return bad
@@ -57,6 +62,7 @@ def test_the_reference_reader_sees_a_wrong_name() -> None:
         "| 1 | f | d | test_docs::test_every_test_the_fault_table_names_exists |\n"
         "| 2 | f | d | test_docs::test_the_reference_…, test_no_such_test |\n"
         "| 3 | f | d | test_no_such_file::test_x[param] |\n"
+        "| 4 | f | d | test_docs (3 cases) |\n"
     )
     refs = _fault_table_refs(rows)
     assert [r[1:] for r in refs] == [
@@ -64,6 +70,7 @@ def test_the_reference_reader_sees_a_wrong_name() -> None:
         ("test_docs", "test_the_reference_…"),
         ("test_docs", "test_no_such_test"),
         ("test_no_such_file", "test_x"),
+        ("test_docs", ""),
     ]
     assert _missing(refs) == [
         "fault 2: tests/test_docs.py::test_no_such_test",

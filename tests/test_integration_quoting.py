@@ -25,6 +25,7 @@ from agentmem_vault.integrations import file_edit, hook_install, mcp_install, me
 from agentmem_vault.integrations import user_service as us
 from agentmem_vault.ops.board import init_vault
 from conftest import run_cli
+from test_sync_merge import git as git_run
 
 # Everything a path may hold that a quoter must keep as text.
 HOSTILE = "雲端 硬碟/100% $HOME %h ;x 'O\"Neil' & <x> ’‘‚‛ a*b [x] #1 !y `id` $(id) \\z"
@@ -302,21 +303,9 @@ def test_every_json_toml_and_plist_file_parses_back_to_the_path(tmp_path: Path) 
 
 # -- git ------------------------------------------------------------------------------------------
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.org",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
 
 def git(cwd: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **GIT_ENV}, timeout=120
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    return str(git_run(cwd, *args).stdout)
 
 
 def check_attr(repo: Path, path: str) -> str:

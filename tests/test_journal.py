@@ -68,3 +68,21 @@ def test_journal_rotates_without_losing_rows(vault: Vault, monkeypatch) -> None:
     assert last_removed_row(vault, ids_[0]) is not None
     out = json.loads(run_cli("journal", "--limit", "0", "--json", vault=vault).stdout)
     assert [e["session_id"] for e in out["entries"] if e["action"] == "append_row"][-6:] == ids_
+
+
+def test_restore_brings_the_row_in_step_with_the_snapshot(vault: Vault) -> None:
+    # the snapshot moved on after its row was removed: restore gives the row the snapshot's Topic,
+    # Status and Updated At (docs/board.md "Row and snapshot in step"), so doctor has nothing to say
+    from daemon_helpers import snapshot_text
+
+    sid = json.loads(run_cli("register", "--json", vault=vault, env=NOW).stdout)["session_id"]
+    assert run_cli("organize", vault=vault, env=NOW).returncode == 0
+    vault.session_path(sid).write_text(
+        snapshot_text(sid, topic="Login fix", status="active", updated="2026-06-01 10:15"), encoding="utf-8"
+    )
+    p = run_cli("restore", sid, vault=vault)
+    assert p.returncode == 0, p.stderr
+    row = it.parse_index(vault.index_path.read_text(encoding="utf-8")).get(sid)
+    assert (row.topic, row.status, row.updated_at) == ("Login fix", "active", "2026-06-01 10:15")
+    doctor = json.loads(run_cli("doctor", "--json", vault=vault).stdout)
+    assert "row_snapshot_mismatch" not in json.dumps(doctor)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.integrations.rules import BEGIN, END, merge_block, template_text
+from agentmem_vault.integrations.rules import BEGIN, END, merge_block, template_text, with_command
 from agentmem_vault.model.triggers import load_phrases, route
 
 
@@ -72,7 +72,7 @@ def test_install_rules_fresh_unchanged_and_user_modified(tmp_path, cli):
     out = json.loads(proc.stdout)
     assert [f["status"] for f in out["files"]] == ["installed", "installed"]
     rule = proj / ".cursor" / "rules" / "agent-memory.mdc"
-    assert rule.read_text(encoding="utf-8") == template_text("agent-memory.mdc")
+    assert rule.read_text(encoding="utf-8") == with_command(template_text("agent-memory.mdc"))  # + how to run it
     assert (proj / "AGENTS.md").read_text(encoding="utf-8").startswith(BEGIN)
 
     again = json.loads(cli("install-rules", "--project", str(proj), "--agents-md", "--json").stdout)
@@ -83,7 +83,7 @@ def test_install_rules_fresh_unchanged_and_user_modified(tmp_path, cli):
     assert proc.returncode == 0 and "backup" in proc.stdout
     backups = list(rule.parent.glob("agent-memory.mdc.agentmem-backup-*"))
     assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == "my own edits\n"
-    assert rule.read_text(encoding="utf-8") == template_text("agent-memory.mdc")
+    assert rule.read_text(encoding="utf-8") == with_command(template_text("agent-memory.mdc"))  # + how to run it
 
 
 def test_agents_md_block_merge_keeps_the_rest():

@@ -16,21 +16,11 @@ from agentmem_vault.longterm.llm import AnthropicModel
 from agentmem_vault.longterm.notes import load_notes
 from agentmem_vault.longterm.sources import source_for_transcript
 
-from longterm_helpers import FakeMessagesAPI, memory, text_reply, tool_reply
+from longterm_helpers import FakeMessagesAPI, api, memory, no_base_url, text_reply, tool_reply
 
 PNPM = "From now on use pnpm instead of npm in this repo."
-
-
-@pytest.fixture
-def api():
-    srv = FakeMessagesAPI().start()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(autouse=True)
-def _no_base_url(monkeypatch):
-    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+pytestmark = pytest.mark.usefixtures("no_base_url")
+__all__ = ["api", "no_base_url"]  # the fixtures, imported for pytest
 
 
 def _model(api: FakeMessagesAPI) -> AnthropicModel:

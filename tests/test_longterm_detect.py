@@ -166,3 +166,12 @@ def test_development_fixtures_by_kind_reach_the_targets() -> None:
     for kind, row in d["by_kind"].items():
         if kind in ("decision", "pitfall", "convention", "environment"):
             assert row["recall"] >= 0.8, (kind, row)
+
+
+def test_the_statement_carries_its_reason_alternatives_and_the_rule_it_names() -> None:
+    (m,) = kept("定了：去重用唯一索引，寫入用 INSERT ... ON CONFLICT DO NOTHING，不用 Redis 鎖，因為多一個依賴不值得。")
+    assert m.statement is not None
+    assert m.statement.reason.startswith("因為") and any("Redis" in a for a in m.statement.alternatives)
+    (r,) = extract_offline([Turn("user", "之前那條「完成前要跑 yarn lint」作廢，以後改成跑 `npm run verify`。")])
+    assert r.statement is not None and r.statement.kind == "reversal"
+    assert any("yarn lint" in n for n in r.statement.names) and "npm run verify" in r.content

@@ -133,3 +133,33 @@ def test_a_restored_old_file_never_brings_back_the_replaced_text(vault, tmp_path
     run(vault, old, force=True)
     (n,) = active(vault)
     assert "without --frozen-lockfile" in n.content, n.content
+
+
+def test_a_superseded_snapshot_decision_retires_the_note_it_produced(vault) -> None:
+    from agentmem_vault.longterm.sources import source_for_session
+
+    sid = "2026-05-25-1318-cursor-main-agent"
+    vault.sessions_dir.mkdir(parents=True, exist_ok=True)
+
+    def snapshot(decisions: str, updated: str) -> None:
+        vault.session_path(sid).write_text(
+            f"# Session: {sid}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Topic | queue |\n"
+            f"| Updated At | {updated} |\n\n## Current Context\n- 佇列選型\n\n## Decisions\n{decisions}\n",
+            encoding="utf-8",
+        )
+
+    snapshot(
+        "- 不用 Kafka，先用 Postgres LISTEN/NOTIFY；流量超過 1k/s 再評估\n- 金額一律用整數分存在 amount_cents 欄位",
+        "2026-05-25 13:30",
+    )
+    extract_sources(vault, [source_for_session(vault, sid)], offline=True)
+    assert len(active(vault)) == 2, [n.content for n in active(vault)]
+    snapshot(
+        "- [superseded] 不用 Kafka，先用 Postgres LISTEN/NOTIFY；流量超過 1k/s 再評估\n- 金額一律用整數分存在 amount_cents 欄位",
+        "2026-05-26 09:00",
+    )
+    extract_sources(vault, [source_for_session(vault, sid)], offline=True)
+    (kept,) = active(vault)
+    assert "整數分" in kept.content
+    (gone,) = [n for n in load_notes(vault) if not n.active]
+    assert "LISTEN/NOTIFY" in gone.content

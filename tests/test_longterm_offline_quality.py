@@ -264,7 +264,8 @@ def test_kind_decides_pitfalls_and_decisions() -> None:
         == "common_pitfalls_experience"
     )
     assert category_for("session 改用 Redis 存，不再用 JWT。", "decision") == "important_decision_experience"
-    assert category_for("Nothing here points at any category at all.", "preference") == "user_behavior"
+    # no cue at all: the coding-rule default, which stays in its project (docs/notes.md, Fields)
+    assert category_for("Nothing here points at any category at all.", "preference") == "development_code_specification"
 
 
 def test_fixture_categories_hold() -> None:

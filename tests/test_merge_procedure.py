@@ -119,3 +119,21 @@ def test_update_reports_the_marked_item_and_rederives_the_summary(vault) -> None
     assert js.returncode == 0, js.stderr
     assert json.loads(js.stdout)["marked"] == []
     assert _board_row(vault, sid).summary == "Retry policy settled"
+
+
+def test_continue_reports_the_marked_item_as_update_does(vault) -> None:
+    env = {"AGENTMEM_NOW": "2026-06-01T09:30"}
+    src = json.loads(run_cli("--json", "register", "--manual", vault=vault, env=env).stdout)["session_id"]
+    first = "## Current Context\nRetries.\n\n## Decisions\n- Retry up to 5 times with exponential backoff\n"
+    reg = run_cli("--json", "register", "--manual", "--snapshot", "-", vault=vault, input=first, env=env)
+    sid = json.loads(reg.stdout)["session_id"]
+    second = "## Decisions\n- Retry up to 8 times with exponential backoff\n"
+    env["AGENTMEM_NOW"] = "2026-06-01T10:00"
+    js = run_cli("--json", "continue", src, "--session", sid, "--snapshot", "-", vault=vault, input=second, env=env)
+    assert js.returncode == 0, js.stderr
+    out = json.loads(js.stdout)
+    item = "[superseded] (Decisions) Retry up to 5 times with exponential backoff"
+    assert out["marked"] == [item]
+    assert f"  marked: {item}" in out["message"].splitlines()
+    text = vault.session_path(sid).read_text(encoding="utf-8")
+    assert f"- {item}" in text

@@ -146,12 +146,13 @@ def test_asked_for_another_project_or_every_project(world: dict) -> None:
 
 
 def test_unknown_project_and_invalid_arguments_are_coded_errors(world: dict, cli) -> None:
-    unknown, bad_budget, no_task, both = _run(
+    unknown, bad_budget, no_task, long_id, both = _run(
         world,
         [
             ("memory_context", {"task": TASK, "project": "nope"}),
             ("memory_context", {"task": TASK, "budget": 5}),
             ("memory_search", {}),
+            ("memory_context", {"task": TASK, "session_id": "x" * 300}),  # never a 300-character audit key
             ("memory_context", {"task": TASK, "project": "shop", "all_projects": True}),
         ],
         roots=[world["shop"]],
@@ -161,7 +162,7 @@ def test_unknown_project_and_invalid_arguments_are_coded_errors(world: dict, cli
     assert unknown.is_error and unknown.structured_content["error"] == as_cli
     assert as_cli["code"] == "unknown_project" and "known projects:" in as_cli["message"]
     assert unknown.content[0].text == f"error [unknown_project]: {as_cli['message']}"
-    for res, field in ((bad_budget, "budget"), (no_task, "query")):
+    for res, field in ((bad_budget, "budget"), (no_task, "query"), (long_id, "session_id")):
         err = res.structured_content["error"]
         assert res.is_error and err["code"] == "invalid_arguments" and field in err["details"]["fields"], err
         assert res.content[0].text.startswith("error [invalid_arguments]: ")

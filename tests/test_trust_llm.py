@@ -203,7 +203,8 @@ def test_a_trickling_server_cannot_stretch_the_deadline(vault: Vault, tmp_path: 
         p = run_cli("extract", "--file", str(_chat(tmp_path)), "--json", vault=vault, env=env, timeout=120)
         took = time.monotonic() - t0
     assert "Traceback" not in p.stderr and srv.accepted >= 1
-    assert took < 20, f"extract took {took:.0f} s against a 5 s deadline"
+    # the old code was still running at 150 s; 45 s leaves room for interpreter starts on a loaded machine
+    assert took < 45, f"extract took {took:.0f} s against a 5 s deadline"
     out = json.loads(p.stdout)
     assert any("deadline" in e["error"] for e in out["errors"]), out["errors"]
     used = [float(m) for m in re.findall(r"\((\d+) s of 5 s\)", p.stderr)]

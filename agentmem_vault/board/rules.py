@@ -139,9 +139,11 @@ def id_parts(session_id: str) -> tuple[str, str]:
 
 
 def row_from_fields(session_id: str, metadata: Mapping[str, str], summary: str | None) -> it.Row:
-    """The row a snapshot without one gets (Status active): Metadata fields, falling back to what
-    the Session ID encodes; ``summary`` as ``summary_from_snapshot`` gives it."""
+    """The row a snapshot without one gets: Metadata fields (Status when valid, else active, so
+    the new row is in step with its snapshot), falling back to what the Session ID encodes;
+    ``summary`` as ``summary_from_snapshot`` gives it."""
     id_agent, id_start = id_parts(session_id)
+    status = clean_cell(metadata.get("Status", "")).lower()
     started = norm_ts(metadata.get("Started At")) or norm_ts(metadata.get("Updated At")) or id_start
     updated = norm_ts(metadata.get("Updated At")) or started
     return it.Row(
@@ -150,7 +152,7 @@ def row_from_fields(session_id: str, metadata: Mapping[str, str], summary: str |
         clean_cell(metadata.get("Topic", "")) or DEFAULT_TOPIC,
         clean_cell(summary) or ADDED_SUMMARY,
         ADDED_KEYWORDS,
-        "active",
+        status if status in it.STATUSES else "active",
         "-",
         started,
         updated,
@@ -161,22 +163,30 @@ def row_from_snapshot(session_id: str, snap: Snapshot) -> it.Row:
     return row_from_fields(session_id, snap.metadata, summary_from_snapshot(snap))
 
 
-def synced_row(row: it.Row, metadata: Mapping[str, str]) -> it.Row | None:
-    """The row with the snapshot's Topic/Status/Updated At when the snapshot's Updated At is newer
-    than the row's, else None."""
-    snap = ts_of(metadata.get("Updated At"))
-    if snap is None:
-        return None
-    mine = ts_of(row.updated_at)
-    if mine is not None and snap <= mine:
-        return None
+def toward_snapshot(row: it.Row, metadata: Mapping[str, str], *, keep_status: bool = False) -> dict[str, str]:
+    """The one rule that keeps a row in step with its snapshot (docs/board.md): the row's Topic,
+    Status and Updated At that disagree with the snapshot's Metadata, as the changes that resolve
+    them toward the snapshot (the fuller record). A placeholder Topic in the snapshot never
+    replaces a real one; ``keep_status``: the row's Status was fixed by a person (doctor), kept.
+    Used by doctor --fix, the daemon's sync and restore."""
+    changes: dict[str, str] = {}
+    topic = clean_cell(metadata.get("Topic", ""))
+    if topic and topic != row.topic.strip() and not is_placeholder_topic(topic):
+        changes["topic"] = topic
     status = clean_cell(metadata.get("Status", "")).lower()
-    new = row.with_(
-        topic=clean_cell(metadata.get("Topic", "")) or row.topic,
-        status=status if status in it.STATUSES else row.status,
-        updated_at=format_ts(snap),
-    )
-    return new if new != row else None
+    if status in it.STATUSES and status != row.status.strip() and not keep_status:
+        changes["status"] = status
+    snap_ts = ts_of(metadata.get("Updated At"))
+    if snap_ts is not None and snap_ts != ts_of(row.updated_at):
+        changes["updated_at"] = format_ts(snap_ts)
+    return changes
+
+
+def synced_row(row: it.Row, metadata: Mapping[str, str]) -> it.Row | None:
+    """The row brought in step with the snapshot's Metadata (``toward_snapshot``), or None when
+    they already agree."""
+    changes = toward_snapshot(row, metadata)
+    return row.with_(**changes) if changes else None
 
 
 # -- sync-conflict copies of the index (docs/board.md "Conflict copies") ------------------------

@@ -46,6 +46,7 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
         lambda: (
             f"vault {res['vault']}: "
             + (("created " + ", ".join(res["created"])) if res["created"] else "already initialised")
+            + "".join(f"\nwarning: {w}" for w in res.get("warnings", []))
         ),
     )
 

@@ -87,31 +87,23 @@ def _too_big(where: str, limit: int) -> SnapshotFormatError:
 
 
 def _read_file(path: Path, limit: int) -> bytes:
-    """A regular file of at most ``limit`` bytes, opened without following a link and without
-    blocking on a FIFO, its size checked on the open descriptor before any byte is read."""
-    try:
-        if stat.S_ISLNK(os.lstat(path).st_mode):  # also where O_NOFOLLOW does not exist (Windows)
-            raise UsageError(f"--snapshot: {path} is a symbolic link; give the file itself")
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise UsageError(f"--snapshot: cannot read {path}: {exc.strerror or exc}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UsageError(
-                f"--snapshot: {path} is not a regular file (a FIFO, device or folder); "
-                "to pipe a snapshot use --snapshot - and stdin"
-            )
-        if st.st_size > limit:
-            raise _too_big(str(path), limit)
-        data = _read_fd(fd, limit, str(path))
-    finally:
-        os.close(fd)
-    return data
+    """A regular file of at most ``limit`` bytes (fs.read_bytes: opened without following a link
+    or blocking on a FIFO, its size checked on the descriptor before a byte is read); a link given
+    as the snapshot is refused too."""
+    from agentmem_vault.errors import AgentmemError, FileTooLarge
+    from agentmem_vault.fs import read_bytes
 
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+    if os.path.islink(path):
+        raise UsageError(f"--snapshot: {path} is a symbolic link; give the file itself")
+    try:
+        got = read_bytes(path, limit=limit)
+    except FileTooLarge:
+        raise _too_big(str(path), limit) from None
+    except AgentmemError as exc:
+        raise UsageError(f"--snapshot: {exc.message}; to pipe a snapshot use --snapshot - and stdin") from exc
+    if got is None:
+        raise UsageError(f"--snapshot: cannot read {path}: No such file or directory")
+    return got
 
 
 def _read_stream(stream: IO | None, wait: float | None, limit: int = DEFAULT_LIMIT) -> bytes | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agentmem_vault.vault import Vault, user_cache_dir, ensure_cache_folder
 from agentmem_vault.errors import AgentmemError, Refused
-from agentmem_vault.fs import atomic_write_text
+from agentmem_vault.fs import atomic_write_text, create_fresh, prepare_lock_file, read_bytes
 from agentmem_vault.daemon import paths, pidfile
 
 
@@ -27,8 +27,9 @@ def is_running(vault: Vault) -> bool:
     from filelock import FileLock, Timeout
 
     lp = paths.instance_lock_path(vault)
-    if not lp.exists():
+    if not os.path.lexists(lp):
         return False
+    prepare_lock_file(lp)  # filelock opens with O_TRUNC: never through a link or at a FIFO
     lock = FileLock(str(lp))
     try:
         lock.acquire(timeout=0)
@@ -38,10 +39,14 @@ def is_running(vault: Vault) -> bool:
     return False
 
 
+STATE_FILE_BYTES = 4 << 20  # the status file is a few KB; anything bigger is not ours
+
+
 def _read_json(path: Path) -> dict | None:
+    """A state file's JSON object, or None (absent, a FIFO, a link out, too big, junk)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
+        data = json.loads((read_bytes(path, limit=STATE_FILE_BYTES) or b"null").decode("utf-8-sig"))
+    except (AgentmemError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -103,7 +108,7 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
     ensure_cache_folder(err_path.parent)
     before = _read_json(paths.status_path(vault)) or {}
     cwd = ensure_cache_folder(user_cache_dir())  # not the vault: a working folder blocks renaming it on Windows
-    with open(err_path, "wb") as err:
+    with create_fresh(err_path) as err:
         proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
@@ -117,7 +122,10 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            tail = err_path.read_text(encoding="utf-8", errors="replace")[-2000:].strip()
+            try:
+                tail = (read_bytes(err_path, limit=STATE_FILE_BYTES) or b"").decode("utf-8", "replace")[-2000:].strip()
+            except AgentmemError as exc:
+                tail = exc.message
             raise AgentmemError(
                 f"the daemon exited at start (code {code}): {tail or 'no output'}", code="daemon_failed"
             )

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from agentmem_vault.vault import Vault, ensure_cache_folder, user_cache_dir
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.fs import atomic_write_text, read_text
+from agentmem_vault.fs import atomic_write_text, read_head, read_text
 from agentmem_vault.daemon import paths
 
 
@@ -63,9 +63,8 @@ def command_line(pid: int) -> list[str] | None:
     """The process's argv, or None when it cannot be read (gone, another platform)."""
     if sys.platform.startswith("linux"):
         try:
-            with open(f"/proc/{int(pid)}/cmdline", "rb") as fh:  # a kernel file, not vault data
-                raw = fh.read(1 << 16)
-        except OSError:
+            raw = read_head(Path(f"/proc/{int(pid)}/cmdline"), 1 << 16) or b""
+        except AgentmemError:
             return None
         return [a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0") if a] or None
     if sys.platform == "darwin":  # pragma: no cover - macOS only

@@ -11,6 +11,7 @@ import sys
 import threading
 
 from agentmem_vault.vault import Vault, ensure_cache_folder
+from agentmem_vault.fs import prepare_lock_file
 from agentmem_vault.daemon import paths, pidfile
 from agentmem_vault.daemon.service import Daemon
 from agentmem_vault.errors import Refused
@@ -50,6 +51,7 @@ def run_daemon(
 
     lock_path = paths.instance_lock_path(vault)
     ensure_cache_folder(lock_path.parent)
+    prepare_lock_file(lock_path)  # filelock opens with O_TRUNC: never through a link or at a FIFO
     lock = FileLock(str(lock_path))
     try:
         lock.acquire(timeout=0)

@@ -29,7 +29,8 @@ from agentmem_vault.clock import iso_epoch, iso_now
 from agentmem_vault.vault import Vault
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.ops.conversations import EXTRACT_QUEUE
-from agentmem_vault.fs import append_line, atomic_write_bytes, atomic_write_text, read_bytes
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.fs import append_line, atomic_write_bytes, atomic_write_text, read_bytes, read_from, read_head
 
 QUEUE_FILE = EXTRACT_QUEUE  # the name is defined once, in ops/conversations.py
 STATE_FILE = "extract-state.json"
@@ -50,19 +51,13 @@ def _head_of(data: bytes) -> str:
 
 def _head(path: Path, offset: int) -> str:
     try:
-        with open(path, "rb") as fh:
-            return _head_of(fh.read(min(offset, HEAD_BYTES)))
-    except OSError:
+        return _head_of(read_head(path, min(offset, HEAD_BYTES)) or b"")
+    except AgentmemError:
         return ""
 
 
 def _read_from(path: Path, offset: int) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            return fh.read()
-    except FileNotFoundError:
-        return b""
+    return read_from(path, offset) or b""  # a FIFO or a link out is refused, never waited on
 
 
 def queue_key(item: object) -> str | None:

@@ -5,7 +5,7 @@ service re-plans under the vault lock right before applying (the index may have 
 first look). The rules (docs/daemon.md; row rules in board/rules.py):
 
 - a session file without a row -> add the row (fields from the snapshot's Metadata, Status active);
-- a snapshot whose Metadata Updated At is newer than its row -> sync Topic/Status/Updated At;
+- a snapshot whose Metadata disagrees with its row -> sync Topic/Status/Updated At (toward_snapshot);
 - a row whose snapshot was deleted -> report; the row is never deleted;
 - a damaged table (header changed, broken rows, duplicate IDs) -> report, never rewrite, do nothing;
 - a sync-conflict copy of the index -> fold its rows in by Session ID (newer Updated At wins per
@@ -180,7 +180,7 @@ def _fold_conflicts(folder: FolderSnapshot, text: str, archived: Collection[str]
 
 
 def _plan_sessions(sessions: dict[str, Entry], rows: dict[str, it.Row], out: Plan) -> None:
-    """A snapshot without a row gets one; a snapshot newer than its row syncs it."""
+    """A snapshot without a row gets one; a row out of step with its snapshot is synced."""
     for sid, entry in sorted(sessions.items()):
         if not is_valid_session_id(sid):
             out.reports.append(

@@ -293,10 +293,13 @@ def find_vault(explicit: str | None, roots: tuple[str, ...]):
     try:
         return resolve_vault(None)
     except VaultNotFound:
+        from agentmem_vault.command import chat_command  # light (docs/performance.md)
+
         where = ", ".join(cands) if cands else "no workspace in the payload"
+        am = chat_command()  # the chat's shell may not have agentmem on its PATH (docs/setup.md)
         raise VaultNotFound(
-            f"no vault found (searched up from: {where}; and {os.getcwd()}). Fix: run `agentmem setup`, "
-            "or reinstall the hook with `agentmem --vault PATH install-hook <agent>`"
+            f"no vault found (searched up from: {where}; and {os.getcwd()}). Fix: run `{am} setup`, "
+            f"or reinstall the hook with `{am} --vault PATH install-hook <agent>`"
         ) from None
 
 
@@ -395,10 +398,12 @@ def _export_for_claude(session_id: str) -> None:
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if not env_file:
         return
-    try:
-        with open(env_file, "a", encoding="utf-8") as fh:
-            fh.write(f"export AGENTMEM_SESSION_ID={session_id}\n")
-    except OSError:
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.fs import append_line
+
+    try:  # a FIFO there would hang the chat's start: regular files only
+        append_line(Path(env_file), f"export AGENTMEM_SESSION_ID={session_id}\n".encode(), durable=False)
+    except AgentmemError:
         pass
 
 

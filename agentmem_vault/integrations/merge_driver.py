@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentmem_vault.errors import AgentmemError, Unmergeable, UsageError
 from agentmem_vault.model import merge3
-from agentmem_vault.fs import atomic_write_bytes
+from agentmem_vault.fs import atomic_write_bytes, read_bytes, write_cache_file
 
 KINDS = ("index", "snapshot", "note")
 
@@ -57,7 +57,7 @@ def git_line_merge(label: str) -> merge3.LineMerge:
             paths = []
             for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
                 p = Path(tmp) / name
-                p.write_bytes(text.encode("utf-8"))
+                write_cache_file(p, text.encode("utf-8"))  # a private folder: no fsync needed
                 paths.append(p)
             out, conflicts = _git_merge_file(
                 paths[0], paths[1], paths[2], stdout=True, labels=(f"ours:{label}", "base", f"theirs:{label}")
@@ -68,14 +68,12 @@ def git_line_merge(label: str) -> merge3.LineMerge:
 
 
 def _read(path: Path, what: str) -> bytes:
-    if path.is_symlink() or (path.exists() and not path.is_file()):
+    if path.is_symlink():
         raise UsageError(f"{what} file {path} is not a regular file; refusing to merge it")
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b""  # git passes an empty file for an add/add merge's ancestor; treat a missing one alike
-    except OSError as exc:
-        raise UsageError(f"cannot read {what} file {path}: {exc.strerror or exc}") from exc
+    try:  # git's temporary files; missing: an add/add merge's empty ancestor
+        return read_bytes(path) or b""
+    except AgentmemError as exc:
+        raise UsageError(f"cannot merge {what} file {path}: {exc.message}") from exc
 
 
 def run_merge_driver(

@@ -299,6 +299,29 @@ def deprecated_note(n: Note, reason: str, *, now: str) -> Note:
     return out
 
 
+def follow_the_user(m: MemoryObject, current: list[Note], match: Note | None, *, now: str) -> list[Action]:
+    """What the user's statement does to the notes it names (docs/extraction.md): a supplement
+    updates the note it names, keeping its core rule; a reversal deprecates every note it takes
+    back (not the note this candidate rewrites, not a note said after it)."""
+    kind = m.statement.kind if m.statement is not None else ""
+    if kind == "supplement" and m.action != "delete":
+        sup = supplemented_note(m, current)
+        if sup is not None and not is_older(m, sup[0]):
+            n, body = sup
+            joined = copy.copy(m)
+            # the core rule stays; the supplement is added to it
+            joined.content = f"{n.content.rstrip()} {body}" if body not in n.content else n.content
+            un = updated_note(n, joined, now=now)
+            return [Action("update", n.title, "supplemented by the user", note=un, target=n.id, memory=m)]
+    out: list[Action] = []
+    for n in named_notes(retracted_words(m.evidence), current, m):
+        if n is match and m.action != "delete" or is_older(m, n):
+            continue  # the note this statement rewrites, or a newer one: not taken back
+        dn = deprecated_note(n, f"replaced by the user: {m.content}", now=now)
+        out.append(Action("deprecate", n.title, "the user took it back", note=dn, target=n.id, memory=m))
+    return out
+
+
 def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: str, folder: Path) -> list[Action]:
     """Decide what to do with each candidate, in order; later candidates see earlier decisions."""
     notes: dict[str, Note] = {}
@@ -313,6 +336,9 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
         taken_names |= {p.name for p in folder.iterdir()}  # broken notes keep their names too
     actions: list[Action] = []
 
+    def ignore(reason: str, target: str = "") -> Action:
+        return Action("ignore", m.title, reason, target=target, memory=m)
+
     def key_of(n: Note) -> str:
         return n.id or (n.path.name if n.path else n.title)
 
@@ -322,59 +348,26 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
             continue
         current = [notes[k] for k in order]
         match, how = _best_match(m, current)
+        done = follow_the_user(m, current, match, now=now)
+        for a in done:
+            assert a.note is not None
+            notes[key_of(a.note)] = a.note
+        actions += done
         kind = m.statement.kind if m.statement is not None else ""
-        if kind == "supplement" and m.action != "delete":
-            sup = supplemented_note(m, current)
-            if sup is not None and not is_older(m, sup[0]):
-                n, body = sup
-                joined = copy.copy(m)
-                # the core rule stays; the supplement is added to it (docs/extraction.md)
-                joined.content = f"{n.content.rstrip()} {body}" if body not in n.content else n.content
-                un = updated_note(n, joined, now=now)
-                notes[key_of(n)] = un
-                actions.append(Action("update", n.title, "supplemented by the user", note=un, target=n.id, memory=m))
-                continue
-        retired = False
-        for n in named_notes(retracted_words(m.evidence), current, m):
-            if n is match and m.action != "delete" or is_older(m, n):
-                continue  # the note this statement rewrites, or a newer one: not taken back
-            dn = deprecated_note(n, f"replaced by the user: {m.content}", now=now)
-            notes[key_of(n)] = dn
-            actions.append(Action("deprecate", n.title, "the user took it back", note=dn, target=n.id, memory=m))
-            retired = True
-        if m.action == "delete" and (retired or kind == "reversal"):
-            continue  # a retraction: done above (or it names no note that is still active)
+        if any(a.kind == "update" for a in done) or (m.action == "delete" and (done or kind == "reversal")):
+            continue  # a supplement merged, or a retraction done (or naming no active note)
         if m.action == "delete":
             if match is None or not match.active:
-                actions.append(
-                    Action(
-                        "ignore",
-                        m.title,
-                        "asked to deprecate a note that does not exist (or already deprecated)",
-                        memory=m,
-                    )
-                )
+                actions.append(ignore("asked to deprecate a note that does not exist (or already deprecated)"))
                 continue
             if match.importance >= RULE_IMPORTANCE and not user_retracts(m.evidence, match):
                 actions.append(
-                    Action(
-                        "ignore",
-                        m.title,
-                        "a rule note is deprecated only when the user's own words retract it",
-                        target=match.id,
-                        memory=m,
-                    )
+                    ignore("a rule note is deprecated only when the user's own words retract it", target=match.id)
                 )
                 continue
             if is_older(m, match):
                 actions.append(
-                    Action(
-                        "ignore",
-                        m.title,
-                        "the delete comes from a source older than the note's current text",
-                        target=match.id,
-                        memory=m,
-                    )
+                    ignore("the delete comes from a source older than the note's current text", target=match.id)
                 )
                 continue
             dn = deprecated_note(match, m.reason or m.content, now=now)
@@ -401,15 +394,7 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
             # forced or repeated extraction of an older source: never make older text current
             on = older_into_history(match, m, now=now)
             if on is None:
-                actions.append(
-                    Action(
-                        "ignore",
-                        m.title,
-                        f"older than {match.title!r}'s current text and already in it",
-                        target=match.id,
-                        memory=m,
-                    )
-                )
+                actions.append(ignore(f"older than {match.title!r}'s current text and already in it", target=match.id))
             else:
                 notes[key_of(match)] = on
                 actions.append(

@@ -38,7 +38,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from agentmem_vault.errors import UsageError
+from agentmem_vault.errors import AgentmemError, UsageError
 from agentmem_vault.longterm.extract import memories_from_turns
 from agentmem_vault.longterm.llm import MemoryModel, Usage
 from agentmem_vault.longterm.schema import MemoryObject
@@ -291,9 +291,9 @@ def field_labels(folder: Path | Traversable) -> dict:
             f = parent if parent.is_file() else None
         if f is None or not f.is_file():
             return {}
-        data = json.loads(f.read_text(encoding="utf-8-sig"))
+        data = json.loads(_text_of(f))
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, AgentmemError) as exc:
         raise UsageError(f"field labels of {folder}: not valid JSON ({exc})") from exc
 
 
@@ -301,13 +301,23 @@ def load_fixture_file(path: Path | Traversable, labels: dict | None = None) -> l
     """The fixtures of one file: a fixture object, or a JSON list of them; ``labels``: the
     folder's field labels (``field_labels``)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(_text_of(path))
         stem = path.name.rsplit(".", 1)[0]
         if isinstance(data, list):
             return [_fixture(d, f"{stem}-{i + 1}", labels) for i, d in enumerate(data)]
         return [_fixture(data, stem, labels)]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(f"{path}: not a valid eval fixture ({exc})") from exc
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, AgentmemError) as exc:
+        raise UsageError(f"{path}: not a valid eval fixture ({getattr(exc, 'message', exc)})") from exc
+
+
+def _text_of(f: Path | Traversable) -> str:
+    """A fixture file's text: a file the user names through fs (a FIFO is refused, never waited
+    on), a packaged one through importlib.resources."""
+    if isinstance(f, Path):
+        from agentmem_vault.fs import read_bytes
+
+        return (read_bytes(f) or b"").decode("utf-8-sig")
+    return f.read_text(encoding="utf-8-sig")
 
 
 def load_fixture(path: Path | Traversable) -> Fixture:

@@ -40,10 +40,10 @@ from typing import Any, Callable
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import vault_config
-from agentmem_vault.errors import AgentmemError, ConfigError
+from agentmem_vault.errors import AgentmemError, ConfigError, IncompleteOperation
 from agentmem_vault.model.textnorm import tokenize
 from agentmem_vault.recall.refresh import NoteWriter
-from agentmem_vault.fs import atomic_write_text
+from agentmem_vault.fs import atomic_write_text, make_dirs
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
 from agentmem_vault.longterm.fields.sources import chat_pair, source_link
@@ -502,9 +502,7 @@ def extract_sources(
             broken = []
             existing = load_notes(vault, broken)
             actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
-            vault.longterm_dir.mkdir(parents=True, exist_ok=True)
-            for note in notes_to_write(actions):
-                write_note(w, vault, note)
+            _write_all_or_nothing(w, vault, notes_to_write(actions))
             report.actions = [a.to_dict() for a in actions]
             state = load_state(vault)  # re-read under the lock: another run may have recorded sources meanwhile
             for src, turns, _, fsha, _ in work:
@@ -524,6 +522,23 @@ def extract_sources(
                 atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _write_all_or_nothing(w: NoteWriter, vault: Vault, notes: list[Note]) -> None:
+    """Every note of this run, or none (a full disk at the third note undoes the first two)."""
+    written = 0
+    try:
+        with w.transaction():
+            make_dirs(vault.longterm_dir)
+            for note in notes:
+                write_note(w, vault, note)
+                written += 1
+    except IncompleteOperation:
+        raise
+    except AgentmemError as exc:
+        if not written:
+            raise  # nothing was written: the error as it is
+        raise IncompleteOperation.undone("extract", exc) from exc
 
 
 # A source with new turns: (source, its turns, the first new turn, the sha of what was read, its report entry)

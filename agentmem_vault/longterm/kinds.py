@@ -184,5 +184,21 @@ def retraction_parts(text: str) -> tuple[str, str, str]:
     return sep.join(back), sep.join(rest), sep.join(only)
 
 
+def reason_and_alternatives(text: str) -> tuple[str, tuple[str, ...]]:
+    """The clause that gives a statement's reason or condition ("因為多一個依賴不值得", "since it
+    has to run offline"), and the clauses that name alternatives not chosen ("不用 Redis 鎖")."""
+    reason = ""
+    alternatives: list[str] = []
+    for clause in (c.strip() for c in re.split(r"[，,；;。.!?！？]+\s*", text)):
+        f = fold(clause)
+        if not clause:
+            continue
+        if not reason and has("reason_lead", f) and not has("alternative", f):
+            reason = clause
+        elif has("alternative", f):
+            alternatives.append(clause)
+    return reason, tuple(alternatives)
+
+
 def _has_cjk(text: str) -> bool:
     return re.search(r"[\u3400-\u9fff]", text) is not None

@@ -29,7 +29,7 @@ from pathlib import Path
 from string import Template
 from typing import Any, Protocol
 
-from agentmem_vault.errors import LLMError
+from agentmem_vault.errors import AgentmemError, LLMError
 from agentmem_vault.longterm.endpoint import LOCAL_KEY, Endpoint, resolve_endpoint
 from agentmem_vault.longterm.schema import parse_score
 from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
@@ -92,17 +92,24 @@ class _Progress:
         self._stop.set()
 
 
+PROMPT_BYTES = 1 << 20  # a prompt is a few KB
+
+
 def load_prompt(name: str, override_dir: Path | None = None) -> str:
     """A prompt template: the vault's copy in ``override_dir`` when there is one, else the shipped one."""
     if override_dir is not None:
+        from agentmem_vault.fs import read_bytes
+
         p = Path(override_dir) / name
-        try:
-            if p.is_file():
-                text = p.read_text(encoding="utf-8-sig").replace("\r\n", "\n")
-                if text.strip():
-                    return text
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LLMError(f"cannot read the prompt override {p}: {exc}") from exc
+        try:  # vault data: never a link out of the vault (its target would go to the model), a FIFO
+            raw = read_bytes(p, limit=PROMPT_BYTES)
+            text = (raw or b"").decode("utf-8-sig").replace("\r\n", "\n")
+            if text.strip():
+                return text
+        except UnicodeDecodeError as exc:
+            raise LLMError(f"cannot read the prompt override {p}: not UTF-8 text") from exc
+        except AgentmemError as exc:
+            raise LLMError(f"cannot read the prompt override {p}: {exc.message}") from exc
     return (resources.files("agentmem_vault.templates") / "prompts" / name).read_text(encoding="utf-8")
 
 

@@ -22,7 +22,7 @@ from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.longterm.detect import anaphoric_only, find_statements
 from agentmem_vault.longterm.detect import substance
-from agentmem_vault.longterm.kinds import WEIGHTS, classify, retraction_parts, scope_words
+from agentmem_vault.longterm.kinds import WEIGHTS, classify, reason_and_alternatives, retraction_parts, scope_words
 from agentmem_vault.longterm.wording import clean
 from agentmem_vault.longterm.statement import Statement
 from agentmem_vault.longterm.wording import restructure_correction
@@ -127,8 +127,18 @@ def extract_offline(
             m.reason = _RECORDED_REASON
             m.category = "important_decision_experience"
         words, reach = scope_words(" ".join(f.raw))
+        reason, alternatives = reason_and_alternatives(content)
+        names = retraction_parts(" ".join(f.raw))[0] if f.kind in ("reversal", "supplement") else ""
         m.statement = Statement(
-            kind=f.kind, scope_words=words, reach=reach, said_at=turn.at, order=f.turn, recorded=recorded
+            kind=f.kind,
+            scope_words=words,
+            reach=reach,
+            said_at=turn.at,
+            order=f.turn,
+            reason=reason,
+            alternatives=alternatives if f.kind == "decision" else (),
+            names=(names,) if names else (),
+            recorded=recorded,
         )
         m.action = action
         out.append(m)

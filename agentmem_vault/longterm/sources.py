@@ -68,21 +68,27 @@ def source_for_session(vault: Vault, session_id: str) -> Source:
     raise SessionNotFound(f"no snapshot for session {sid} in {vault.sessions_dir} or the archive")
 
 
+SNIFF_BYTES = 1 << 18  # the first lines of a transcript say its kind
+
+
 def _sniff_jsonl(path: Path) -> str:
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.fs import read_head
+
     try:
-        with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:
-            for _, line in zip(range(50), fh, strict=False):
-                try:
-                    obj = json.loads(line)
-                except (ValueError, RecursionError):
-                    continue
-                if isinstance(obj, dict):
-                    if obj.get("type") in ("user", "assistant", "summary", "system") and "role" not in obj:
-                        return "claude"
-                    if "role" in obj:
-                        return "cursor"
-    except OSError:
-        pass
+        head = (read_head(path, SNIFF_BYTES) or b"").decode("utf-8", "replace").lstrip("\ufeff")
+    except AgentmemError:
+        head = ""  # unreadable here: read_source says why
+    for line in head.splitlines()[:50]:
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            if obj.get("type") in ("user", "assistant", "summary", "system") and "role" not in obj:
+                return "claude"
+            if "role" in obj:
+                return "cursor"
     return "cursor" if "agent-transcripts" in path.parts else "claude"
 
 

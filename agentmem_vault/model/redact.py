@@ -18,8 +18,10 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import PurePath
 
+from agentmem_vault.fastimport import LazyRegex
+
 MARKER = "[REDACTED:{kind}]"
-MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+MARKER_RE = LazyRegex(r"\[REDACTED:[a-z0-9-]+\]")  # compiled on first use: the hook rarely needs it
 
 # A high-entropy token: 32+ characters of one "word" of base64/hex-like alphabet, mixing upper
 # case, lower case and digits, with at least 4.2 bits of Shannon entropy per character. Git SHAs
@@ -29,7 +31,7 @@ ENTROPY_MIN_LEN = 32
 ENTROPY_BITS = 4.2
 _TOKEN_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{%d,}={0,2}(?![A-Za-z0-9+/=_-])" % ENTROPY_MIN_LEN)
 # "sk-ant-...", "xxxx", "****": a placeholder in an example, not a secret
-_PLACEHOLDER_RE = re.compile(r".*(?:\.\.\.|…)$|([xX*•#])\1*$")
+_PLACEHOLDER_RE = LazyRegex(r".*(?:\.\.\.|…)$|([xX*•#])\1*$")
 
 
 # Plain classes, not NamedTuple/dataclass: this module is on the sessionStart hook's path, which
@@ -87,7 +89,7 @@ class PatternSet:
     __hash__ = None  # type: ignore[assignment]
 
 
-_KIND = re.compile(r"[a-z0-9][a-z0-9-]*")
+_KIND = LazyRegex(r"[a-z0-9][a-z0-9-]*")
 
 
 def parse_patterns(text: str, *, where: str = "patterns", validate: bool = True) -> PatternSet:
@@ -207,13 +209,14 @@ def applies(rel_to_memory: tuple[str, ...] | PurePath) -> bool:
     return parts[:2] not in _SKIP_DIRS and parts not in _SKIP_FILES
 
 
-def redact_bytes(data: bytes) -> bytes:
-    """UTF-8 text redacted with the built-in patterns; anything else (a binary file) as it is."""
+def redact_bytes(data: bytes, extra: Iterable[Pattern] = (), allow: Iterable[re.Pattern[str]] = ()) -> bytes:
+    """UTF-8 text redacted (the built-in patterns, then ``extra``); anything else (a binary file)
+    as it is, and the very same object when nothing is a secret."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return data
-    out = redact(text)
+    out = redact(text, None, extra, allow)
     return data if out is text else out.encode("utf-8")
 
 

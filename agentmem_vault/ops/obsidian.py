@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.errors import AgentmemError, SnapshotFormatError, WriteFailed
+from agentmem_vault.errors import AgentmemError, NotRegularFile, OutsideVault, SnapshotFormatError, WriteFailed
 from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.board.store import BoardWriter
@@ -66,7 +66,10 @@ def merge_types(vault: Vault, w: BoardWriter) -> dict:
     if not folder.is_dir():
         return {"types_changed": [], "types_backup": None}
     path = types_path(vault)
-    old = read_text(path)
+    try:
+        old = read_text(path)
+    except (OutsideVault, NotRegularFile) as exc:  # a link out of the vault or a FIFO: left alone
+        return {"types_changed": [], "types_backup": None, "warnings": [exc.message]}
     try:
         new, changed = sp.merge_types_json(old)
     except (ValueError, TypeError) as exc:

@@ -129,10 +129,14 @@ def aliases_from_config(cfg: dict | None) -> Aliases:
 
 
 def _read(path: Path, limit: int = 65536) -> str:
+    """The head of a file of the workspace (``.git/config``, ``HEAD``): the workspace comes from a
+    hook payload, so a FIFO or a device there is refused, never waited on."""
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.fs import read_head
+
     try:
-        with open(path, "rb") as fh:
-            return fh.read(limit).decode("utf-8", "replace")
-    except OSError:
+        return (read_head(path, limit) or b"").decode("utf-8", "replace")
+    except AgentmemError:
         return ""
 
 
@@ -276,10 +280,13 @@ def decode_slug(slug: str, *, listdir=None, max_candidates: int = 4) -> list[str
 
 def _transcript_cwd(path: Path, max_lines: int = 50) -> str:
     """The working folder a Claude Code / Codex transcript recorded (its ``cwd`` field)."""
+    from agentmem_vault.errors import AgentmemError
+    from agentmem_vault.fs import open_for_read
+
     try:
-        with open(path, "rb") as fh:
+        with open_for_read(path) as fh:
             for _ in range(max_lines):
-                line = fh.readline()
+                line = fh.readline(1 << 20)  # a line of megabytes is no header line
                 if not line:
                     break
                 if b'"cwd"' not in line:
@@ -291,7 +298,7 @@ def _transcript_cwd(path: Path, max_lines: int = 50) -> str:
                 cwd = obj.get("cwd") if isinstance(obj, dict) else None
                 if isinstance(cwd, str) and cwd.strip():
                     return cwd.strip()
-    except OSError:
+    except (OSError, AgentmemError):
         pass
     return ""
 

@@ -156,6 +156,12 @@ def _verify_snapshot(vault: Vault, sid: str) -> Snapshot:
     return snap
 
 
+def with_marked(line: str, marked: list[str]) -> str:
+    """A merge's report: ``line`` and one ``marked:`` line per item the merge marked (update and
+    continue both name them, docs/snapshots.md)."""
+    return "\n".join([line, *(f"  marked: {m}" for m in marked)])
+
+
 @dataclass
 class UpdateResult:
     session_id: str
@@ -170,7 +176,7 @@ class UpdateResult:
         # Honest about whether the snapshot changed, and naming every item the merge marked.
         verb = "created" if self.snapshot_created else ("merged" if self.snapshot_changed else "unchanged")
         line = f"updated {self.session_id}: snapshot {verb}, row active (Updated At {self.row_after.updated_at})"
-        return "\n".join([line, *(f"  marked: {m}" for m in self.marked)])
+        return with_marked(line, self.marked)
 
     def to_dict(self) -> dict:
         return {
@@ -190,6 +196,7 @@ class ContinueResult:
     registered: str | None  # the ID given to this chat by a manual registration, if one was needed
     already_linked: bool
     message: str
+    marked: list[str] = field(default_factory=list)  # Superseded / Resolved entries this merge added
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -403,6 +410,7 @@ def continue_session(
             )
 
         # the snapshot is only written when its content changed: its Properties from that row
+        marked: list[str] = []
         snap, created, changed = _write_session(
             w,
             vault,
@@ -413,6 +421,7 @@ def continue_session(
             add_sources=(src,),
             context_note=note,
             board=lambda s: BoardFacts.from_row(updated(cur_row, s, True)),
+            marked_out=marked,
         )
         if src not in snap.continues_from:
             raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")
@@ -429,7 +438,8 @@ def continue_session(
         src,
         registered.session_id if registered else None,
         not changed and cur in refs and not created,
-        (registered.message + "\n" if registered else "") + f"{cur} continues from {src}",
+        with_marked((registered.message + "\n" if registered else "") + f"{cur} continues from {src}", marked),
+        marked,
     )
 
 

@@ -23,8 +23,11 @@ import threading
 import time
 from pathlib import Path
 
+from agentmem_vault.errors import AgentmemError
+
 HEARTBEAT_SECONDS = 2.0  # the daemon touches the heartbeat this often
 MAX_AGE_SECONDS = 10.0  # a query trusts a heartbeat at most this old
+HEARTBEAT_BYTES = 4096  # a heartbeat is one small JSON object
 
 
 def heartbeat_path(vault) -> Path:  # type: ignore[no-untyped-def]
@@ -56,12 +59,14 @@ def _alive(pid: int) -> bool:
 
 def daemon_vouches(vault) -> bool:  # type: ignore[no-untyped-def]
     """True when a live daemon on this machine says the index has every change it has seen."""
+    from agentmem_vault.fs import open_for_read
+
     path = heartbeat_path(vault)
     try:
-        with open(path, "rb") as fh:
+        with open_for_read(path) as fh:  # a FIFO, a device or a link out of the cache is not a heartbeat
             st = os.fstat(fh.fileno())
-            data = json.loads(fh.read())
-    except (OSError, ValueError):
+            data = json.loads(fh.read(HEARTBEAT_BYTES))
+    except (OSError, ValueError, AgentmemError):
         return False
     if not isinstance(data, dict) or data.get("state") != "clean" or data.get("host") != _host():
         return False
@@ -183,9 +188,11 @@ def file_system_type(path: str, mountinfo: str | None = None) -> str | None:
     try:
         real = os.path.realpath(path)
         if mountinfo is None:
-            with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
-                mountinfo = fh.read()
-    except OSError:
+            from agentmem_vault.fs import open_for_read
+
+            with open_for_read(Path("/proc/self/mountinfo")) as fh:  # procfs reports no size: streamed
+                mountinfo = fh.read().decode("utf-8", "surrogateescape")
+    except (OSError, AgentmemError):
         return None
     lines = mountinfo.splitlines()
     best, kind = -1, None

@@ -28,13 +28,13 @@ from pathlib import Path
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
-from agentmem_vault.errors import NoteFormatError
+from agentmem_vault.errors import AgentmemError, NoteFormatError
 
 from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_watch
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, RULES_VERSION, db_path, note_scope_key
 from agentmem_vault.recall.location import RULE_IMPORTANCE
-from agentmem_vault.fs import swap_in, temp_path
+from agentmem_vault.fs import check_database, ensure_writable, make_dirs, swap_in, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -219,6 +219,17 @@ def _is_corrupt(exc: BaseException) -> bool:
     return any(s in msg for s in ("malformed", "not a database", "no such table", "no such column"))
 
 
+def index_error(path: Path, exc: BaseException, what: str) -> AgentmemError:
+    """An SQLite or OS error of the recall index as the tool's own error (docs/reliability.md):
+    the notes are the source of truth and untouched; the derived index is as it was."""
+    detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return AgentmemError(
+        f"could not {what} the recall index {path}: {detail}; the notes are untouched and no temporary "
+        "file is left (run `agentmem reindex` once the disk has room)",
+        code="recall_index_failed",
+    )
+
+
 class RecallIndex:
     """An open recall index for one vault. ``sync()`` before reading; ``rebuild()`` on demand."""
 
@@ -234,6 +245,8 @@ class RecallIndex:
 
     # -- opening ---------------------------------------------------------------------------------
     def _connect(self, target: str) -> sqlite3.Connection:
+        if target != ":memory:":
+            target = check_database(Path(target))  # never a FIFO, a device or a file outside the vault
         conn = sqlite3.connect(target, timeout=5.0, isolation_level=None)
         conn.execute("PRAGMA busy_timeout = 5000")
         return conn
@@ -257,8 +270,8 @@ class RecallIndex:
                     self._file = self._file_id()
                     return self
                 conn.close()
-            except sqlite3.DatabaseError:
-                pass
+            except (sqlite3.DatabaseError, AgentmemError):
+                pass  # not an index (or a FIFO / link where it belongs): rebuilt, replacing it
         self.rebuild()
         return self
 
@@ -266,8 +279,9 @@ class RecallIndex:
         """Open the index file as it is, read-only and never building it (a hook's path): False
         when there is none, or it is from another version or not a database."""
         try:
-            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, timeout=0.2)
-        except sqlite3.Error:
+            real = Path(check_database(self.path))
+            conn = sqlite3.connect(f"{real.as_uri()}?mode=ro", uri=True, timeout=0.2)
+        except (sqlite3.Error, AgentmemError):
             return False
         try:
             if self._valid(conn):
@@ -315,27 +329,39 @@ class RecallIndex:
         self.close()
         tmp: Path | None = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.path.parent)
+            ensure_writable(self.path.parent)  # read-only means read-only, also for root (SQLite ignores it)
             tmp = temp_path(self.path)
             conn = self._connect(str(tmp))
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
-        except (OSError, sqlite3.Error):
+        except (OSError, sqlite3.Error, AgentmemError):
             # Read-only vault or state folder: still answer, from an index held in memory.
             conn = self._connect(":memory:")
             tmp = None
             self.in_memory = True
-        self._create(conn)
         stats = SyncStats(rebuilt=True, in_memory=self.in_memory)
-        disk = scan_notes(self.folder)
-        conn.execute("BEGIN")
-        for rel, stamp in sorted(disk.items()):
-            self._upsert(conn, rel, stamp, None, stats)
-        self._save_stamps(conn)
-        conn.execute("COMMIT")
-        stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+        try:
+            self._create(conn)
+            disk = scan_notes(self.folder)
+            conn.execute("BEGIN")
+            for rel, stamp in sorted(disk.items()):
+                self._upsert(conn, rel, stamp, None, stats)
+            self._save_stamps(conn)
+            conn.execute("COMMIT")
+            stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+            if tmp is not None:
+                conn.execute("PRAGMA journal_mode = DELETE")
+        except (sqlite3.Error, OSError) as exc:  # a full disk, no inodes, an I/O error
+            conn.close()
+            if tmp is not None:
+                for extra in ("", "-journal"):
+                    try:
+                        os.unlink(str(tmp) + extra)
+                    except OSError:
+                        pass
+            raise index_error(self.path, exc, "build") from exc
         if tmp is not None:
-            conn.execute("PRAGMA journal_mode = DELETE")
             conn.close()
             try:
                 swap_in(tmp, self.path, durable=False)  # derived: rebuilt if lost
@@ -565,7 +591,7 @@ class RecallIndex:
                     self.close()
                     continue
                 if not _is_corrupt(exc):
-                    raise
+                    raise index_error(self.path, exc, "update") from exc
                 self._discard()
                 return self.rebuild()
         raise AssertionError("unreachable")  # pragma: no cover - the third attempt returns or raises

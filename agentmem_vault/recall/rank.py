@@ -41,6 +41,9 @@ WEIGHTS_SEMANTIC = {"semantic": 0.45, "relevance": 0.30, "recency": 0.125, "impo
 CANDIDATES = 200  # BM25 top-N that gets the full score (recency/importance cannot lift a note further)
 MAX_QUERY_TOKENS = 64
 MAX_SCAN_TOKENS = 512  # a long task is read this far; its MAX_QUERY_TOKENS most informative tokens are kept
+# A task or query is tokenized this far at most (docs/reliability.md, "Limits"): far past what
+# MAX_SCAN_TOKENS reads, and a 5 MB task took 13-23 s to tokenize, three times over.
+MAX_QUERY_CHARS = 20_000
 MAX_POSTINGS = 3000
 
 
@@ -133,7 +136,7 @@ def recency_score(updated: str, now: datetime) -> float:
 def query_tokens(text: str, cap: int = MAX_QUERY_TOKENS) -> list[str]:
     """Unique tokens in order of first appearance, capped (a pasted essay is not a better query)."""
     seen: dict[str, None] = {}
-    for t in recall_tokens(text):
+    for t in recall_tokens(text[:MAX_QUERY_CHARS]):
         seen.setdefault(t, None)
     return list(seen)[:cap]
 
@@ -172,7 +175,7 @@ def _glossary() -> list[list[tuple[str, ...]]]:
 
 
 def plan_query(text: str, tokens: list[str] | None = None) -> QueryPlan:
-    stream = recall_tokens(text)
+    stream = recall_tokens(text[:MAX_QUERY_CHARS])
     toks = query_tokens(text) if tokens is None else tokens
     padded = " " + " ".join(stream) + " "
     consumed: set[str] = set()

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from agentmem_vault.ops.conversations import PairProjects
 
 RULES_SHARE = 0.7
+RULES_FILE_BYTES = 4 << 20  # rules.json holds at most RULES_LIMIT rows
 MAX_RULES = 12
 
 
@@ -41,7 +42,7 @@ def _rules_summary(vault: Vault, index_stat: os.stat_result) -> list | None:
     """The rule rows from rules.json when it was written for the index file as it is now."""
     from agentmem_vault.fs import load_cache
 
-    got = load_cache(rules_path(vault), RULES_VERSION)
+    got = load_cache(rules_path(vault), RULES_VERSION, limit=RULES_FILE_BYTES)
     if got is not None and got[0] == [index_stat.st_mtime_ns, index_stat.st_size] and isinstance(got[1], list):
         return got[1]
     return None
@@ -59,10 +60,15 @@ def _rules_from_index(vault: Vault, project_names: tuple[str, ...] | None = None
     if rows is None:  # no summary, or one older than the index: ask the index (imports sqlite3)
         import sqlite3
 
+        from pathlib import Path
+
+        from agentmem_vault.errors import AgentmemError
+        from agentmem_vault.fs import check_database
+
         try:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=0.2)
-        except sqlite3.Error:
-            return []
+            conn = sqlite3.connect(f"{Path(check_database(path)).as_uri()}?mode=ro", uri=True, timeout=0.2)
+        except (sqlite3.Error, AgentmemError):
+            return []  # no index, or a FIFO / device / link out where it belongs
         try:
             rows = conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
         except sqlite3.Error:

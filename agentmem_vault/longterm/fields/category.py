@@ -11,8 +11,9 @@ from importlib import resources
 from agentmem_vault.longterm.schema import CATEGORIES
 from agentmem_vault.model.textnorm import fold
 
-DEFAULT = "development_code_specification"  # a rule with no cue at all is most often a coding rule
-PREFERENCE_DEFAULT = "user_behavior"  # a preference that names no subject is about how the user works
+# A statement with no cue at all is most often a coding rule; it is also the safe side: a
+# development rule stays in its project, where a user_* default would reach every project.
+DEFAULT = "development_code_specification"
 MIN_SCORE = 2
 _BY_KIND = {
     "decision": "important_decision_experience",
@@ -70,7 +71,7 @@ def category_for(text: str, kind: str = "") -> str:
     if kind in _BY_KIND:
         return _BY_KIND[kind]
     # one weak cue ("path", "settings") is not enough to leave the default
-    best, best_score = (PREFERENCE_DEFAULT if kind == "preference" else DEFAULT), MIN_SCORE - 1
+    best, best_score = DEFAULT, MIN_SCORE - 1
     for cat, score in scores(text).items():
         if score > best_score:
             best, best_score = cat, score

@@ -82,7 +82,8 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule
     corrected = corrects_assistant(words, before) or bool(turn_text and corrects_assistant(turn_text, before))
     asked = asks_to_remember(words)
-    m.category = category_for(f"{words} {m.content}", kind)
+    # the memory's own words: an item of an enumeration is filed by what it says, not by its siblings
+    m.category = category_for(m.content, kind)
     # what the statement turned out to be decides the band: a rule about a pitfall is experience
     band_kind = "pitfall" if m.category == "common_pitfalls_experience" else kind
     m.importance = importance_for(

@@ -30,7 +30,8 @@ async def memory_context(
     project: Project = None,
     all_projects: AllProjects = False,
     session_id: Annotated[
-        str | None, Field(description="Your Memory Session ID: what this call gives you is recorded under it.")
+        str | None,
+        Field(max_length=200, description="Your Memory Session ID: what this call gives you is recorded under it."),
     ] = None,
 ) -> Annotated[CallToolResult, ContextOut]:
     """The long-term memories and earlier sessions relevant to a task, as Markdown (the same as

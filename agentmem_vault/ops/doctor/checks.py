@@ -13,18 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agentmem_vault.clock import format_ts, parse_ts
+from agentmem_vault.clock import parse_ts
 from agentmem_vault.errors import IndexFormatError, SnapshotFormatError
 from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.board.rules import (
     archived_in_copy,
-    clean_cell,
     fold_rows,
-    is_placeholder_topic,
     row_from_fields,
     row_from_snapshot,
-    ts_of,
+    toward_snapshot,
 )
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding, Plan
@@ -539,18 +537,9 @@ def row_and_snapshot_in_step(r: IndexReview, sid: str, snap: str) -> None:
     except SnapshotFormatError:
         return
     row = r.current[i]
-    changes: dict[str, str] = {}
-    topic = clean_cell(meta.get("Topic", ""))
-    if topic and topic != row.topic.strip() and not is_placeholder_topic(topic):
-        changes["topic"] = topic
-    status = clean_cell(meta.get("Status", "")).lower()
     written = next((x.status.strip() for j, x in r.doc.rows if j == i), "")
     # a Status fixed above (a hand-written `closed`) says what the person meant: kept
-    if status in it.STATUSES and status != row.status.strip() and written in it.STATUSES:
-        changes["status"] = status
-    snap_ts, row_ts = ts_of(meta.get("Updated At")), ts_of(row.updated_at)
-    if snap_ts is not None and snap_ts != row_ts:
-        changes["updated_at"] = format_ts(snap_ts)
+    changes = toward_snapshot(row, meta, keep_status=written not in it.STATUSES)
     if not changes:
         return
     names = {"topic": "Topic", "status": "Status", "updated_at": "Updated At"}

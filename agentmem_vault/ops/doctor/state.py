@@ -14,7 +14,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.board.rules import is_conflict_copy
-from agentmem_vault.fs import TMP_SUFFIX, check_inside_vault, read_bytes
+from agentmem_vault.fs import TMP_SUFFIX, check_path, read_bytes
 from agentmem_vault.fs import _kind
 
 TEMP_KIND = "temp_file"
@@ -83,7 +83,7 @@ def _unsafe_entry(path: Path) -> str | None:
     """Why ``path`` must not be read (a FIFO, socket, device, or a link leading outside the vault),
     or None for a regular file, a folder or nothing."""
     try:
-        check_inside_vault(path)
+        check_path(path)
         st = path.stat()
     except AgentmemError as exc:
         return exc.message
