@@ -683,3 +683,33 @@ def write_cache_file(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def load_cache(path: Path, version: int, *, limit: int = MAX_READ_BYTES) -> tuple[object, object] | None:
+    """``(of, data)`` of a cache file written by ``save_cache`` at this ``version``; None when it
+    is missing, unreadable, torn or of another version. ``of`` is what the data was derived from
+    (a stamp, a CRC): the caller compares it with the source as it is now. The one way every
+    derived cache is versioned and invalidated (docs/performance.md)."""
+    import json
+
+    try:
+        body = json.loads(read_bytes(path, limit=limit) or b"null")
+    except (OSError, ValueError, AgentmemError):
+        return None
+    if not isinstance(body, dict) or body.get("v") != version or "of" not in body or "data" not in body:
+        return None
+    return body["of"], body["data"]
+
+
+def save_cache(path: Path, version: int, of: object, data: object) -> bool:
+    """Write a cache file for ``load_cache`` (temp file + rename, never through a link); best
+    effort: False when it could not be written (a read-only vault keeps no cache)."""
+    import json
+
+    try:
+        write_cache_file(
+            path, json.dumps({"v": version, "of": of, "data": data}, ensure_ascii=False, default=str).encode("utf-8")
+        )
+    except (OSError, AgentmemError):
+        return False
+    return True

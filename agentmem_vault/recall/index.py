@@ -32,7 +32,7 @@ from agentmem_vault.errors import AgentmemError, NoteFormatError
 
 from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_watch
 from agentmem_vault.ops.projects import fold_name
-from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path, note_scope_key
+from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, RULES_VERSION, db_path, note_scope_key
 from agentmem_vault.recall.location import RULE_IMPORTANCE
 from agentmem_vault.fs import check_database, ensure_writable, make_dirs, swap_in, temp_path
 
@@ -388,10 +388,10 @@ class RecallIndex:
         try:
             rows = self.conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
             st = os.stat(self.path)
-            data = json.dumps({"index": [st.st_mtime_ns, st.st_size], "rules": rows}, ensure_ascii=False)
-            from agentmem_vault.fs import write_cache_file
+            from agentmem_vault.fs import save_cache
 
-            write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
+            if not save_cache(self.path.with_name(RULES_NAME), RULES_VERSION, [st.st_mtime_ns, st.st_size], rows):
+                raise OSError("rules.json not written")
         except Exception:
             try:
                 os.unlink(self.path.with_name(RULES_NAME))

@@ -23,6 +23,7 @@ def db_path(vault) -> Path:  # type: ignore[no-untyped-def]
 # beside the index, so that the hook does not import sqlite3 (docs/performance.md). It records the
 # index file's (mtime_ns, size) at that write; a mismatch means "ask the index itself".
 RULES_NAME = "rules.json"
+RULES_VERSION = 1  # of its layout (fs.load_cache)
 RULE_IMPORTANCE = 0.9  # notes at or above it are rules, shown to every chat of their scope
 RULES_LIMIT = 500  # every project's rules: the hook keeps its own project's and the global ones
 RULES_SQL = (
