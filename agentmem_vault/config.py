@@ -60,6 +60,7 @@ _NO_SETTINGS: dict = {}  # a missing file (one object, so that vault_config's me
 _VALIDATED: dict[str, tuple[dict, dict]] = {}  # config path -> (the parsed mapping, its validated settings)
 
 
+_CACHE_VERSION = 1  # of the parsed copies' layout (fs.load_cache)
 CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one is not read
 
 
@@ -68,12 +69,12 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
     from agentmem_vault.fs import read_bytes  # refuses a FIFO, a device or an outside link, never hangs
 
     if cache is not None:
-        try:
-            cached = json.loads(read_bytes(cache, limit=CONFIG_BYTES) or b"null")
-            if cached.get("stamp") == stamp:
-                return cached["data"]
-        except (AgentmemError, ValueError, KeyError, TypeError, AttributeError):
-            pass  # no cache, or a FIFO / link / junk where it belongs: parse the file itself
+        from agentmem_vault.fs import load_cache
+
+        # no cache, or a FIFO / link / junk where it belongs: parse the file itself
+        got = load_cache(cache, _CACHE_VERSION, limit=CONFIG_BYTES)
+        if got is not None and got[0] == stamp and isinstance(got[1], dict):
+            return got[1]
     import yaml  # deferred: only when the config file changed
 
     from agentmem_vault.model import yamlload
@@ -95,14 +96,13 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:
-        try:
-            from agentmem_vault.fs import make_dirs, write_cache_file
+        from agentmem_vault.fs import make_dirs, save_cache
 
+        try:
             make_dirs(cache.parent)  # a read-only vault stays untouched, even for root
-            # replaced, never written through a link (a cache linked to index.md must not become JSON)
-            write_cache_file(cache, json.dumps({"stamp": stamp, "data": data}, default=str).encode("utf-8"))
         except (OSError, AgentmemError):
-            pass  # a cache is never required
+            return data  # a cache is never required
+        save_cache(cache, _CACHE_VERSION, stamp, data)
     return data
 
 

@@ -16,6 +16,7 @@ import stat
 import sys
 import time
 from _thread import get_ident as _get_ident
+from contextlib import suppress
 from pathlib import Path, PurePath
 
 from agentmem_vault.errors import (
@@ -100,21 +101,10 @@ def _area_of(full: str) -> tuple[str, str] | None:
     return None
 
 
-# The environment that decides where the user cache folder is (vault.py).
-_CACHE_VARS = ("AGENTMEM_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "LOCALAPPDATA")
-_USER_CACHE: dict[tuple, str] = {}
-
-
 def _user_cache() -> str:
-    key = tuple(os.environ.get(k) for k in _CACHE_VARS)
-    hit = _USER_CACHE.get(key)
-    if hit is None:
-        from agentmem_vault.vault import user_cache_dir
+    from agentmem_vault.vault import user_cache_dir  # a few dict lookups: not worth a memo
 
-        hit = os.path.abspath(user_cache_dir()).rstrip(os.sep)
-        _USER_CACHE.clear()
-        _USER_CACHE[key] = hit
-    return hit
+    return os.path.abspath(user_cache_dir()).rstrip(os.sep)
 
 
 _REAL_DIRS: dict[str, tuple[str, float]] = {}  # folder -> (its realpath, when it was resolved)
@@ -389,8 +379,7 @@ def open_lock_file(path: Path) -> int:
 
 
 def prepare_lock_file(path: Path) -> None:
-    """Before a lock library that opens with ``O_TRUNC`` (filelock) gets ``path``: make sure it is
-    a regular file of our own (``open_lock_file``'s rules), created if missing."""
+    """Before filelock (which opens with ``O_TRUNC``) gets ``path``: ``open_lock_file``'s rules."""
     os.close(open_lock_file(path))
 
 
@@ -533,10 +522,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             pass
         swap_in(tmp, path)
     except OSError as exc:
-        try:
+        with suppress(OSError):
             tmp.unlink()
-        except OSError:
-            pass
         raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
 
 
@@ -558,10 +545,8 @@ def create_fresh(path: Path) -> BinaryIO:
         swap_in(tmp, path, durable=False)
     except BaseException:
         fh.close()
-        try:
+        with suppress(OSError):
             tmp.unlink()
-        except OSError:
-            pass
         raise
     return fh
 
@@ -678,8 +663,36 @@ def write_cache_file(path: Path, data: bytes) -> None:
             fh.write(data)
         swap_in(tmp, path, durable=False)
     except OSError:
-        try:
+        with suppress(OSError):
             tmp.unlink()
-        except OSError:
-            pass
         raise
+
+
+def load_cache(path: Path, version: int, *, limit: int = MAX_READ_BYTES) -> tuple[object, object] | None:
+    """``(of, data)`` of a cache file written by ``save_cache`` at this ``version``; None when it
+    is missing, unreadable, torn or of another version. ``of`` is what the data was derived from
+    (a stamp, a CRC): the caller compares it with the source as it is now. The one way every
+    derived cache is versioned and invalidated (docs/performance.md)."""
+    import json
+
+    try:
+        body = json.loads(read_bytes(path, limit=limit) or b"null")
+    except (OSError, ValueError, AgentmemError):
+        return None
+    if not isinstance(body, dict) or body.get("v") != version or "of" not in body or "data" not in body:
+        return None
+    return body["of"], body["data"]
+
+
+def save_cache(path: Path, version: int, of: object, data: object) -> bool:
+    """Write a cache file for ``load_cache`` (temp file + rename, never through a link); best
+    effort: False when it could not be written (a read-only vault keeps no cache)."""
+    import json
+
+    try:
+        write_cache_file(
+            path, json.dumps({"v": version, "of": of, "data": data}, ensure_ascii=False, default=str).encode("utf-8")
+        )
+    except (OSError, AgentmemError):
+        return False
+    return True

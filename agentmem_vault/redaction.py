@@ -11,6 +11,7 @@ they verify is what lands on disk.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import PurePath
 
@@ -73,6 +74,13 @@ def redact_text(text: str) -> str:
     return redact(text, None, extra, allow)
 
 
+def redactor() -> Callable[[str], str]:
+    """``redact_text`` with the user's rules read once: for redacting the many turns of one source
+    (reading the user config per turn was most of an unchanged extraction re-run)."""
+    extra, allow = user_rules()
+    return lambda text: redact(text, None, extra, allow)
+
+
 def redact_row(row: Row) -> Row:
     """A board row with every cell redacted (the same row when nothing is a secret)."""
     cells = row.cells()
@@ -98,4 +106,4 @@ def redact_bytes(data: bytes) -> bytes:
 # Registered rather than imported by fs: config reads through fs, and this module reads config.
 fs.REDACT[:] = [redact_bytes]
 
-__all__ = ["applies", "in_memory", "redact_bytes", "redact_row", "redact_text", "user_rules"]
+__all__ = ["applies", "in_memory", "redact_bytes", "redact_row", "redact_text", "redactor", "user_rules"]

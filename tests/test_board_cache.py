@@ -65,7 +65,9 @@ def assert_agrees(v: Vault) -> board_cache.BoardState | None:
         for attr in ("table_start", "writable", "appendable", "rows", "bom", "newline", "size", "ends_nl", "crc"):
             assert getattr(got, attr) == getattr(want, attr), attr
         if got.writable:
-            assert got.active == active_order(doc.row_list())
+            assert [e[:2] for e in got.active] == [e[:2] for e in active_order((r, -1) for r in doc.row_list())]
+            assert all(got.row(sid, at) == doc.find(sid) for _, sid, at in got.active)
+            assert (got.stamp, sorted(got.stamp_ids)) == (want.stamp, sorted(want.stamp_ids))
             for sid in doc.ids():
                 assert got.has_row(sid) and got.row(sid) == doc.find(sid)
             assert not got.has_row("2026-01-01-0000-nobody")
@@ -73,7 +75,9 @@ def assert_agrees(v: Vault) -> board_cache.BoardState | None:
 
 
 def cached(v: Vault) -> dict:
-    return json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
+    """The summary file's facts, flat: its version, the board size it describes, the rest."""
+    body = json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
+    return {"v": body["v"], "size": body["of"], **body["data"]}
 
 
 def test_first_load_then_cache_hit_then_appended_tail(tmp_path: Path) -> None:
@@ -106,7 +110,7 @@ def test_in_place_edit_of_same_size_is_noticed(tmp_path: Path) -> None:
     assert len(edited) == len(data) and edited != data
     v.index_path.write_bytes(edited)
     st_ = assert_agrees(v)
-    assert st_ is not None and old.session_id not in [sid for _, sid in st_.active]
+    assert st_ is not None and old.session_id not in [e[1] for e in st_.active]
 
 
 def test_broken_row_makes_it_unwritable_and_register_refuses_as_before(tmp_path: Path) -> None:
@@ -275,8 +279,8 @@ def test_the_daemon_brings_the_summary_up_to_date_after_a_hand_edit(tmp_path: Pa
 
         def current() -> bool:
             try:
-                c = json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                c = cached(v)
+            except (OSError, ValueError, KeyError):
                 return False
             return c.get("size") == len(data) and c.get("crc") == zlib.crc32(data)
 

@@ -177,3 +177,35 @@ def test_a_config_cache_linked_to_the_board_is_replaced_not_written_through(tmp_
     assert "Your Memory Session ID is:" in (context_of(answer(proc)) or "")
     assert v.index_path.read_bytes().startswith(board) and not cache.is_symlink()
     assert json.loads(cache.read_text(encoding="utf-8"))["data"] == {"stale_days": 30}
+
+
+def test_pair_projects_read_by_byte_search_agree_with_json() -> None:
+    """The hook reads each session's project from conversations.jsonl by byte search; it must
+    give what parsing every line as JSON gives (escapes, non-ASCII, empty, damaged lines)."""
+    import random
+
+    from agentmem_vault.ops.conversations import _json_lines, _projects
+
+    rng = random.Random(3)
+    lines = []
+    for i in range(3000):
+        e = {
+            "time": "t",
+            "conversation_id": f"c{i}",
+            "session_id": _sid(i % 700),
+            "agent": "cursor",
+            "source": "startup",
+        }
+        if rng.random() < 0.5:
+            e["project"] = rng.choice(["p1", "p2", "東京", 'q"uote', "back\\slash", ""])
+        if rng.random() < 0.3:
+            e["workspace"] = '/x/"y"'
+        lines.append(json.dumps(e, ensure_ascii=rng.random() < 0.5))
+    lines[100:100] = ['{"broken": "project": "x"', '{"session_id": "2026-05-01-0000-x", "project": "cut']
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    want = {}
+    for obj in _json_lines(data, b'"project"'):
+        sid, proj = obj.get("session_id"), obj.get("project")
+        if isinstance(sid, str) and isinstance(proj, str) and proj:
+            want[sid] = proj
+    assert _projects(data) == want and len(want) > 300

@@ -134,5 +134,5 @@ def test_only_the_rows_written_are_read_again(vault: Vault, tmp_path: Path) -> N
         conn.close()
     assert len(rows) == 2
     assert "Never commit" in rows[note.name] and "NEVER EVER" not in rows[note.name]
-    rules = json.loads(rules_path(vault).read_text(encoding="utf-8"))["rules"]
+    rules = json.loads(rules_path(vault).read_text(encoding="utf-8"))["data"]
     assert any("ruff format" in r[5] for r in rules)

@@ -14,6 +14,7 @@ import pytest
 from agentmem_vault.vault import Vault
 from agentmem_vault.writer import undo_folder
 from conftest import run_cli as _run_cli
+from lifecycle_helpers import picture as _state  # every file and folder under memory/ but tool state
 
 NOW = {"AGENTMEM_NOW": "2026-06-01T09:30"}
 SNAP = "# Session: {sid}\n\n## Current Context\n- {text}\n\n## Decisions\n- use pnpm\n"
@@ -23,17 +24,6 @@ def run_cli(*args: str, **kw):  # noqa: ANN201 - real processes: the crash hook 
     kw.setdefault("process", True)
     kw.setdefault("env", NOW)
     return _run_cli(*args, **kw)
-
-
-def _state(v: Vault) -> dict[str, bytes]:
-    """Every file under memory/ but the tool's own state (journal, caches) and temporaries."""
-    out = {}
-    for p in sorted(v.memory.rglob("*")):
-        rel = p.relative_to(v.memory).as_posix()
-        if rel.startswith(".agentmem") or p.is_dir() or p.name.endswith(".agentmem-tmp"):
-            continue
-        out[rel] = p.read_bytes()
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 from agentmem_vault.fs import TMP_SUFFIX
 
 from conftest import run_process

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentmem_vault.config import Vault, user_cache_dir
+from agentmem_vault.vault import Vault, user_cache_dir
 
 from conftest import run_process
 from hooks_helpers import claude_start, cursor_start, hook_env
@@ -200,7 +200,7 @@ def test_prompt_override_linked_out_of_the_vault_is_not_sent(vault: Vault, decoy
 def test_user_config_linked_by_a_dotfile_manager_is_read(vault: Vault, tmp_path: Path) -> None:
     """home-manager and stow link ~/.config/agentmem/config.yaml to a file elsewhere: the user's
     own file, which no vault can write, so it is read through the link (the cache's links are not)."""
-    from agentmem_vault.config import user_config_dir
+    from agentmem_vault.vault import user_config_dir
 
     dotfiles = tmp_path / "dotfiles"
     dotfiles.mkdir()

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from agentmem_vault.config import Vault
+from agentmem_vault.vault import Vault
 
 from hooks_helpers import claude_start, codex_start, cursor_end, cursor_start, hook_env
 from longterm_helpers import FakeMessagesAPI

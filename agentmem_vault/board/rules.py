@@ -20,7 +20,7 @@ from agentmem_vault.model.ids import SESSION_ID_RE
 
 TYPE_CHECKING = False  # typing is not imported at run time (the sessionStart hook path)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
 
     from agentmem_vault.model.snapshot import Snapshot
 
@@ -294,22 +294,23 @@ def ts_key(value: str) -> str:
     return dt.strftime("%Y-%m-%d %H:%M:%S") if dt else ""
 
 
-def active_order(rows: Iterable[it.Row]) -> list[list[str]]:
-    """``[ts_key, Session ID]`` of the active rows, most recently updated first; equal times keep
-    board order. The board summary keeps exactly this list (board/summary.py)."""
-    entries = [[ts_key(r.updated_at), r.session_id] for r in rows if r.status == "active"]
-    entries.sort(key=lambda e: e[0], reverse=True)  # stable: equal times stay in board order
+def active_order(rows: Iterable[tuple[it.Row, int]]) -> list[list]:
+    """``[ts_key, Session ID, where]`` of the active rows (``where``: the byte offset of the row's
+    line, -1 when unknown), most recently updated first; equal times keep board order. The board
+    summary keeps exactly this list (board/summary.py)."""
+    entries: list[list] = [[ts_key(r.updated_at), r.session_id, at] for r, at in rows if r.status == "active"]
+    entries.sort(key=lambda e: str(e[0]), reverse=True)  # stable: equal times stay in board order
     return entries
 
 
-def insert_active(entries: list[list[str]], row: it.Row) -> None:
-    """Add a row appended at the end of the board to an ``active_order`` list, where
-    ``active_order`` of the new board would put it (after every entry at least as recent)."""
+def insert_active(entries: list[list], row: it.Row, at: int) -> None:
+    """Add a row appended at the end of the board (its line at byte ``at``) to an
+    ``active_order`` list, where ``active_order`` of the new board would put it."""
     key = ts_key(row.updated_at)
     i = len(entries)
     while i and entries[i - 1][0] < key:
         i -= 1
-    entries.insert(i, [key, row.session_id])
+    entries.insert(i, [key, row.session_id, at])
 
 
 def project_rank(project: str, names: Collection[str]) -> int | None:
@@ -322,27 +323,27 @@ def project_rank(project: str, names: Collection[str]) -> int | None:
 
 
 def offered_sessions(
-    active: Iterable[list[str]],
-    project_of: Callable[[str], str] | None,
+    active: list[list],
+    projects: Mapping[str, str] | None,
     names: Collection[str],
     *,
     exclude: Collection[str] = (),
     limit: int = OFFERED,
-) -> list[str]:
-    """The Session IDs a new chat is offered, from ``active`` (``active_order``): the chat's own
+) -> list[list]:
+    """The entries of ``active`` (``active_order``) a new chat is offered: the chat's own
     project's sessions, most recent first, then those whose project is unknown, never another
-    project's. ``project_of``: Session ID -> project ("" unknown); None offers every session
-    (no project scoping). The one rule of the hook's fast path and of the full board alike."""
-    own: list[str] = []
-    unknown: list[str] = []
-    for _, sid in active:
-        if sid in exclude:
-            continue
-        rank = 0 if project_of is None else project_rank(project_of(sid), names)
-        if rank == 0:
-            own.append(sid)
-            if len(own) >= limit:
-                break
-        elif rank == 1 and len(unknown) < limit:
-            unknown.append(sid)
-    return (own + unknown)[:limit]
+    project's. ``projects``: Session ID -> project, for every session whose chat recorded one
+    (any other's project is unknown); None offers every session (no project scoping). The one
+    rule of the hook's fast path and of the full board alike."""
+    if projects is None:
+        return [e for e in active[: limit + len(exclude)] if e[1] not in exclude][:limit]
+    own_ids = {sid for sid, p in projects.items() if project_rank(p, names) == 0 and sid not in exclude}
+    own = [e for e in active if e[1] in own_ids][:limit] if own_ids else []
+    unknown: list[list] = []
+    if len(own) < limit:
+        for e in active:
+            if e[1] not in projects and e[1] not in exclude:
+                unknown.append(e)
+                if len(own) + len(unknown) >= limit:
+                    break
+    return own + unknown

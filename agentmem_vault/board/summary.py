@@ -4,8 +4,9 @@
 ``memory/.agentmem/board-cache.json`` records, for the board's first ``size`` bytes (their CRC-32):
 where the table's rows start, whether every row is well formed (the board is writable), whether the
 table runs to the end of the file (a new row is a pure append), the line-ending counts, the row
-count and every ``active`` row's update time and Session ID, most recent first
-(``rules.active_order``: what a new chat is offered is chosen from it).
+count, every ``active`` row's update time, Session ID and line offset, most recent first
+(``rules.active_order``: what a new chat is offered is chosen from it), and the newest minute
+among the row IDs with that minute's IDs (so a new chat's ID needs no search of the board).
 
 The board is always read and checked against the summary by CRC; when it has only grown since (a
 row appended by any process), just the new bytes are parsed; any other change means one full
@@ -18,7 +19,6 @@ board as before. It is replaced by temp file + rename, never written in place or
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections import namedtuple
 
@@ -31,10 +31,11 @@ if TYPE_CHECKING:
 
     from agentmem_vault.vault import Vault
 
-VERSION = 3  # of the file's layout: a summary of any other version is ignored and rewritten
+VERSION = 5  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
 CACHE_NAME = "board-cache.json"
 SAVE_EVERY = 64  # rows appended by others since the summary was written before it is rewritten
-_KEYS = ("table_start", "writable", "appendable", "crlf", "lf", "rows", "active", "bom", "crc")
+_KEYS = ("table_start", "writable", "appendable", "crlf", "lf", "rows", "active", "bom", "crc", "stamp", "stamp_ids")
+STAMP = 15  # "YYYY-MM-DD-HHMM": the minute every Session ID starts with (docs/board.md)
 
 
 def cache_path(vault: Vault) -> Path:
@@ -42,13 +43,14 @@ def cache_path(vault: Vault) -> Path:
 
 
 class BoardState(
-    namedtuple("BoardState", "data table_start writable appendable crlf lf rows active bom crc")  # noqa: PYI024
+    namedtuple("BoardState", "data table_start writable appendable crlf lf rows active bom crc stamp stamp_ids")  # noqa: PYI024
 ):
     """What the hook needs to know about the board, without the parsed rows: ``data`` (its bytes,
     read under the caller's lock), ``table_start`` (byte offset of the first row line),
     ``writable`` (no broken rows anywhere), ``appendable`` (the table runs to the end of the
-    file), the line-ending counts, the row count, ``active`` (``rules.active_order``), ``bom``
-    and ``crc`` (``zlib.crc32`` of ``data``)."""
+    file), the line-ending counts, the row count, ``active`` (``rules.active_order``, with each
+    row line's byte offset), ``bom``, ``crc`` (``zlib.crc32`` of ``data``), and the newest minute
+    among the row IDs (``stamp``) with that minute's IDs."""
 
     __slots__ = ()
 
@@ -82,20 +84,51 @@ class BoardState(
         return None
 
     def has_row(self, session_id: str) -> bool:
-        """Whether a table row has this Session ID (the one row-existence check of the hook)."""
+        """Whether a table row has this Session ID (the one row-existence check of the hook). On a
+        writable board (every row counted) an ID of a later minute than every row's has none, and
+        one of the newest minute is among that minute's IDs: a new chat's ID is answered without
+        searching the board."""
+        if self.writable:
+            minute = session_id[:STAMP]
+            if minute > self.stamp:
+                return False
+            if minute == self.stamp:
+                return session_id in self.stamp_ids
         return self._line_of(session_id) is not None
 
-    def row(self, session_id: str) -> it.Row | None:
-        """The row of ``session_id``, parsed from its line alone."""
-        span = self._line_of(session_id)
+    def row(self, session_id: str, at: int = -1) -> it.Row | None:
+        """The row of ``session_id``, parsed from its line alone (at byte ``at`` when known)."""
+        data = self.data
+        if at >= 0:
+            stop = data.find(b"\n", at)
+            span: tuple[int, int] | None = (at, len(data) if stop == -1 else stop)
+        else:
+            span = self._line_of(session_id)
         if span is None:
             return None
-        cells = it.split_cells(self.data[span[0] : span[1]].decode("utf-8").rstrip("\r"))
-        return it.Row(*cells) if len(cells) == len(it.COLUMNS) else None
+        cells = it.split_cells(data[span[0] : span[1]].decode("utf-8").rstrip("\r"))
+        if len(cells) != len(it.COLUMNS) or cells[0] != session_id:
+            return self.row(session_id) if at >= 0 else None
+        return it.Row(*cells)
 
-    def to_json(self) -> bytes:
-        body = {"v": VERSION, "size": self.size, **{k: getattr(self, k) for k in _KEYS}}
-        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+def _newest(stamp: str, ids: list[str], sid: str) -> tuple[str, list[str]]:
+    """The newest minute and its IDs once a row ``sid`` is counted too."""
+    minute = sid[:STAMP]
+    if minute > stamp:
+        return minute, [sid]
+    if minute == stamp and sid not in ids:
+        return stamp, [*ids, sid]
+    return stamp, ids
+
+
+def _offsets(lines: list[str], start: int) -> list[int]:
+    """The byte offset of each line, the first at ``start``."""
+    out = []
+    for ln in lines:
+        out.append(start)
+        start += len(ln) if ln.isascii() else len(ln.encode("utf-8"))
+    return out
 
 
 def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
@@ -104,7 +137,11 @@ def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
         return None
     prefix = "".join(doc.lines[: doc.header_at + 2])
     table_start = len(prefix.encode("utf-8")) + (3 if doc.bom else 0)
-    active = [doc._row_at(i) for i, _ in doc.row_ids if _maybe_active(doc.lines[i])]
+    at = _offsets(doc.lines, 3 if doc.bom else 0)
+    active = [(doc._row_at(i), at[i]) for i, _ in doc.row_ids if _maybe_active(doc.lines[i])]
+    stamp, stamp_ids = "", list[str]()
+    for _, sid in doc.row_ids:
+        stamp, stamp_ids = _newest(stamp, stamp_ids, sid)
     return BoardState(
         data,
         table_start,
@@ -116,6 +153,8 @@ def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
         active_order(active),
         doc.bom,
         zlib.crc32(data),
+        stamp,
+        stamp_ids,
     )
 
 
@@ -142,6 +181,8 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
     lines = it.split_lines(tail)
     probe = it.IndexDoc(False, lines, 0, 0)
     active = [list(e) for e in cached["active"]]
+    at = _offsets(lines, size)
+    stamp, stamp_ids = str(cached["stamp"]), list(cached["stamp_ids"])
     for i, ln in enumerate(lines):
         before = len(probe.row_ids)
         if "\x00" in ln or not ln.lstrip().startswith("|"):
@@ -150,8 +191,9 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
         if probe.bad or len(probe.row_ids) == before:
             return None
         row = probe._row_at(i)
+        stamp, stamp_ids = _newest(stamp, stamp_ids, row.session_id)
         if row.status == "active":
-            insert_active(active, row)
+            insert_active(active, row, at[i])
     return BoardState(
         data,
         cached["table_start"],
@@ -163,18 +205,20 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
         active,
         cached["bom"],
         zlib.crc32(data[size:], crc),
+        stamp,
+        stamp_ids,
     )
 
 
 def _read_cache(vault: Vault) -> dict | None:
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_bytes
+    """The summary's facts, with the ``size`` of the board prefix they describe (whose ``crc`` is
+    among them); None when there is none of this version."""
+    from agentmem_vault.fs import load_cache
 
-    try:  # fs's read: a FIFO here is refused, never waited on (docs/reliability.md)
-        cached = json.loads(read_bytes(cache_path(vault)) or b"null")
-    except (OSError, ValueError, AgentmemError):
+    got = load_cache(cache_path(vault), VERSION)
+    if got is None or not isinstance(got[0], int) or not isinstance(got[1], dict):
         return None
-    return cached if isinstance(cached, dict) and cached.get("v") == VERSION else None
+    return {**got[1], "size": got[0]}
 
 
 def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
@@ -211,12 +255,9 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
 
 def save(vault: Vault, state: BoardState) -> None:
     """Best effort: a cache that cannot be written (read-only vault) is simply not kept."""
-    from agentmem_vault.fs import write_cache_file
+    from agentmem_vault.fs import save_cache
 
-    try:
-        write_cache_file(cache_path(vault), state.to_json())
-    except Exception:
-        pass
+    save_cache(cache_path(vault), VERSION, state.size, {k: getattr(state, k) for k in _KEYS})
 
 
 def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:
@@ -241,9 +282,10 @@ def after_append(vault: Vault, state: BoardState, tail: bytes, row: it.Row) -> B
     """The state once ``tail`` (the line of ``row``, verified) was appended to the board described
     by ``state``; saved for the next hook."""
     active = [list(e) for e in state.active]
-    if row.status == "active":
-        insert_active(active, row)
     crlf = state.newline == "\r\n"
+    if row.status == "active":
+        insert_active(active, row, state.size + (0 if state.ends_nl else 1 + crlf))
+    stamp, stamp_ids = _newest(state.stamp, state.stamp_ids, row.session_id)
     new = state._replace(
         data=state.data + tail,
         crlf=state.crlf + crlf + (0 if state.ends_nl else crlf),
@@ -251,6 +293,8 @@ def after_append(vault: Vault, state: BoardState, tail: bytes, row: it.Row) -> B
         rows=state.rows + 1,
         active=active,
         crc=zlib.crc32(tail, state.crc),
+        stamp=stamp,
+        stamp_ids=stamp_ids,
     )
     save(vault, new)
     return new

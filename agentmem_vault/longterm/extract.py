@@ -568,7 +568,7 @@ def _read_new_turns(
         if src.project_note:
             info["project_note"] = src.project_note
         try:
-            rr = read_source(src)
+            rr = read_source(src, None if force else (state["sources"].get(src.key) or {}).get("sha"))
         except AgentmemError as exc:
             info.update(status="error", error=exc.message)
             report.errors.append({"source": src.ref, "error": exc.message})

@@ -177,7 +177,10 @@ def select_sources(
 # -- reading ---------------------------------------------------------------------------------------
 
 
-def read_source(source: Source) -> ReadResult:
+def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
+    """The source's turns, redacted (docs/redaction.md). When what was read has ``known_sha`` (the
+    sha of a source already extracted), nothing will be derived from it, so the redaction of
+    every turn, most of an unchanged re-run's time, is skipped: only its turns are counted."""
     from agentmem_vault.errors import AgentmemError
     from agentmem_vault.fs import read_bytes
 
@@ -208,10 +211,13 @@ def read_source(source: Source) -> ReadResult:
     res = reader(text)
     res.sha = hashlib.sha256(raw).hexdigest()[:24]
     res = bound_turns(res)
+    if known_sha is not None and res.sha == known_sha:
+        return res
     # Secrets out before anything is derived from the text (titles, file names, keywords):
     # a derived field can lose the shape that makes a secret recognisable (docs/redaction.md).
-    from agentmem_vault.redaction import redact_text
+    from agentmem_vault.redaction import redactor
 
+    redact_text = redactor()
     res.turns = [t if (r := redact_text(t.text)) is t.text else replace(t, text=r) for t in res.turns]
     res.title = redact_text(res.title)
     return res

@@ -347,6 +347,36 @@ def project_of_session(vault: Vault, session_id: str) -> str:
     return found
 
 
+_SID_KEY, _PROJECT_KEY = b'"session_id": "', b'"project": "'
+
+
+def _projects(data: bytes) -> dict[str, str]:
+    """Session ID -> project from the lines of ``data`` that name a project (the last one wins),
+    found by byte search; a line with an escape in it is parsed as JSON."""
+    out: dict[str, str] = {}
+    i = data.find(_PROJECT_KEY)
+    while i != -1:
+        start = data.rfind(b"\n", 0, i) + 1
+        end = data.find(b"\n", i)
+        end = len(data) if end == -1 else end
+        line = data[start:end]
+        sid = proj = None
+        try:
+            a = line.find(_SID_KEY) + len(_SID_KEY)
+            if b"\\" not in line and a >= len(_SID_KEY) and line.endswith(b"}"):
+                b = line.find(_PROJECT_KEY) + len(_PROJECT_KEY)
+                sid, proj = utf8(line[a : line.find(b'"', a)]), utf8(line[b : line.find(b'"', b)])
+            else:  # an escape, or a damaged line: JSON decides
+                obj = json.loads(utf8(line))
+                sid, proj = obj.get("session_id"), obj.get("project")
+        except (UnicodeDecodeError, ValueError, AttributeError):
+            pass
+        if isinstance(sid, str) and isinstance(proj, str) and proj:
+            out[sid] = proj
+        i = data.find(_PROJECT_KEY, end)
+    return out
+
+
 class PairProjects:
     """Session ID -> the project its chat was registered in (the last pair that names one), from
     the bytes of ``conversations.jsonl``: the one rule of the sessionStart hook, ``context`` and
@@ -360,12 +390,7 @@ class PairProjects:
 
     def mapping(self) -> dict[str, str]:
         if self._map is None:
-            out: dict[str, str] = {}
-            for obj in _json_lines(self.data, b'"project"'):
-                sid, proj = obj.get("session_id"), obj.get("project")
-                if isinstance(sid, str) and isinstance(proj, str) and proj:
-                    out[sid] = proj
-            self._map = out
+            self._map = _projects(self.data)
         return self._map
 
     def get(self, session_id: str, default: str = "") -> str:

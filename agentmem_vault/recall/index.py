@@ -24,6 +24,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from agentmem_vault.vault import Vault
@@ -32,8 +33,8 @@ from agentmem_vault.errors import AgentmemError, NoteFormatError
 
 from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_watch
 from agentmem_vault.ops.projects import fold_name
-from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, db_path, note_scope_key
-from agentmem_vault.recall.location import RULE_IMPORTANCE
+from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, RULES_VERSION, db_path, index_error
+from agentmem_vault.recall.location import RULE_IMPORTANCE, note_scope_key
 from agentmem_vault.fs import check_database, ensure_writable, make_dirs, swap_in, temp_path
 
 TYPE_CHECKING = False
@@ -219,17 +220,6 @@ def _is_corrupt(exc: BaseException) -> bool:
     return any(s in msg for s in ("malformed", "not a database", "no such table", "no such column"))
 
 
-def index_error(path: Path, exc: BaseException, what: str) -> AgentmemError:
-    """An SQLite or OS error of the recall index as the tool's own error (docs/reliability.md):
-    the notes are the source of truth and untouched; the derived index is as it was."""
-    detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return AgentmemError(
-        f"could not {what} the recall index {path}: {detail}; the notes are untouched and no temporary "
-        "file is left (run `agentmem reindex` once the disk has room)",
-        code="recall_index_failed",
-    )
-
-
 class RecallIndex:
     """An open recall index for one vault. ``sync()`` before reading; ``rebuild()`` on demand."""
 
@@ -245,8 +235,7 @@ class RecallIndex:
 
     # -- opening ---------------------------------------------------------------------------------
     def _connect(self, target: str) -> sqlite3.Connection:
-        if target != ":memory:":
-            target = check_database(Path(target))  # never a FIFO, a device or a file outside the vault
+        target = target if target == ":memory:" else check_database(Path(target))  # no FIFO, device, link out
         conn = sqlite3.connect(target, timeout=5.0, isolation_level=None)
         conn.execute("PRAGMA busy_timeout = 5000")
         return conn
@@ -354,12 +343,9 @@ class RecallIndex:
                 conn.execute("PRAGMA journal_mode = DELETE")
         except (sqlite3.Error, OSError) as exc:  # a full disk, no inodes, an I/O error
             conn.close()
-            if tmp is not None:
-                for extra in ("", "-journal"):
-                    try:
-                        os.unlink(str(tmp) + extra)
-                    except OSError:
-                        pass
+            for leftover in [str(tmp), f"{tmp}-journal"] if tmp is not None else []:
+                with suppress(OSError):
+                    os.unlink(leftover)
             raise index_error(self.path, exc, "build") from exc
         if tmp is not None:
             conn.close()
@@ -388,10 +374,10 @@ class RecallIndex:
         try:
             rows = self.conn.execute(RULES_SQL, (RULE_IMPORTANCE, RULES_LIMIT)).fetchall()
             st = os.stat(self.path)
-            data = json.dumps({"index": [st.st_mtime_ns, st.st_size], "rules": rows}, ensure_ascii=False)
-            from agentmem_vault.fs import write_cache_file
+            from agentmem_vault.fs import save_cache
 
-            write_cache_file(self.path.with_name(RULES_NAME), data.encode("utf-8"))
+            if not save_cache(self.path.with_name(RULES_NAME), RULES_VERSION, [st.st_mtime_ns, st.st_size], rows):
+                raise OSError("rules.json not written")
         except Exception:
             try:
                 os.unlink(self.path.with_name(RULES_NAME))
@@ -600,10 +586,8 @@ class RecallIndex:
         self.close()
         if not self.in_memory:
             for extra in ("", "-journal", "-wal", "-shm"):
-                try:
+                with suppress(OSError):
                     os.unlink(str(self.path) + extra)
-                except OSError:
-                    pass
 
     def _refresh(self, rels: list[str]) -> SyncStats:
         assert self.conn is not None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentmem_vault.errors import AgentmemError
+
 DB_NAME = "index.sqlite3"
 
 
@@ -23,6 +25,7 @@ def db_path(vault) -> Path:  # type: ignore[no-untyped-def]
 # beside the index, so that the hook does not import sqlite3 (docs/performance.md). It records the
 # index file's (mtime_ns, size) at that write; a mismatch means "ask the index itself".
 RULES_NAME = "rules.json"
+RULES_VERSION = 1  # of its layout (fs.load_cache)
 RULE_IMPORTANCE = 0.9  # notes at or above it are rules, shown to every chat of their scope
 RULES_LIMIT = 500  # every project's rules: the hook keeps its own project's and the global ones
 RULES_SQL = (
@@ -52,3 +55,14 @@ def note_scope_key(scope: str, project: str, fold_project) -> str:  # type: igno
     if s == "unscoped" and not (project or "").strip():
         return UNSCOPED_KEY
     return fold_project(project)
+
+
+def index_error(path: Path, exc: BaseException, what: str) -> AgentmemError:
+    """An SQLite or OS error of the recall index as the tool's own error (docs/reliability.md):
+    the notes are the source of truth and untouched; the derived index is as it was."""
+    detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return AgentmemError(
+        f"could not {what} the recall index {path}: {detail}; the notes are untouched and no temporary "
+        "file is left (run `agentmem reindex` once the disk has room)",
+        code="recall_index_failed",
+    )

@@ -19,7 +19,7 @@ from agentmem_vault.board import summary
 from agentmem_vault.board.rules import OFFERED, active_order
 from agentmem_vault.board.rules import offered_sessions as rules_offered
 from agentmem_vault.board.summary import BoardState
-from agentmem_vault.recall.location import RULE_IMPORTANCE, RULES_LIMIT, RULES_SQL, db_path, rules_path
+from agentmem_vault.recall.location import RULE_IMPORTANCE, RULES_LIMIT, RULES_SQL, RULES_VERSION, db_path, rules_path
 from agentmem_vault.recall.render import (
     RULES_BUDGET,
     SessionHit,
@@ -40,17 +40,11 @@ MAX_RULES = 12
 
 def _rules_summary(vault: Vault, index_stat: os.stat_result) -> list | None:
     """The rule rows from rules.json when it was written for the index file as it is now."""
-    import json
+    from agentmem_vault.fs import load_cache
 
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_bytes
-
-    try:
-        data = json.loads(read_bytes(rules_path(vault), limit=RULES_FILE_BYTES) or b"null")
-        if data["index"] == [index_stat.st_mtime_ns, index_stat.st_size] and isinstance(data["rules"], list):
-            return data["rules"]
-    except (AgentmemError, ValueError, KeyError, TypeError):
-        pass  # none, stale, or a FIFO / link out / junk where it belongs: ask the index
+    got = load_cache(rules_path(vault), RULES_VERSION, limit=RULES_FILE_BYTES)
+    if got is not None and got[0] == [index_stat.st_mtime_ns, index_stat.st_size] and isinstance(got[1], list):
+        return got[1]
     return None
 
 
@@ -127,16 +121,15 @@ def offered_sessions(
         except Exception:
             return []
     if isinstance(doc, BoardState):
-        active, find = doc.active, doc.row
+        state, active = doc, doc.active
     else:
-        active, find = active_order(doc.row_list()), doc.find
-    lookup = None
+        state, active = None, active_order((r, -1) for r in doc.row_list())
+    projects = None
     if project_names is not None:
-        of = project_of if project_of is not None else {}
-        lookup = lambda sid: of.get(sid, "")  # noqa: E731
+        projects = project_of if isinstance(project_of, dict) else project_of.mapping() if project_of else {}
     out: list[SessionHit] = []
-    for sid in rules_offered(active, lookup, project_names or (), exclude=exclude, limit=limit):
-        r = find(sid)
+    for _, sid, at in rules_offered(active, projects, project_names or (), exclude=exclude, limit=limit):
+        r = state.row(sid, at) if state is not None else doc.find(sid)  # type: ignore[union-attr]
         if r is not None:
             out.append(SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True))
     return out
