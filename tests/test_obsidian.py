@@ -367,12 +367,16 @@ def test_doctor_fix_and_the_daemon_resolve_a_hand_edit_toward_the_table(vault, c
     d.passes.reconcile_pass()
     assert path.read_text(encoding="utf-8") == good.replace("status: active", "status: active\nmine: again")
     assert_in_step(vault)
-    # the board changes under it (a hand edit of the row): the daemon follows the row
+    # the board changes under it (a hand edit of the row's Status, the snapshot's Metadata still
+    # active): the daemon resolves it toward the Metadata as doctor --fix does, and the Properties
+    # follow the row (docs/board.md "Row and snapshot in step")
     vault.index_path.write_text(
         vault.index_path.read_text(encoding="utf-8").replace("| active |", "| stale |"), encoding="utf-8"
     )
     d.passes.handle_paths(["index.md"])
-    assert sp.props_of(path.read_text(encoding="utf-8"))["status"] == "stale"
+    assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).get(sid).status == "active"
+    assert sp.props_of(path.read_text(encoding="utf-8"))["status"] == "active"
+    assert_in_step(vault)
     # a snapshot copied in with Properties but no row: the daemon adds the row, the Properties follow it
     new = "2026-05-20-0800-cursor-main-agent"
     vault.session_path(new).write_text(
