@@ -233,10 +233,26 @@ def test_file_names_are_readable_and_close_to_the_title(title, name):
 @pytest.mark.parametrize(
     "category, text, expected",
     [
-        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("shop", "project")),
-        ("development_code_specification", "不管哪個專案，我都用 f-string", ("", "global")),
+        # the user's own preference or machine goes with them (seed 003, 9.6), unless tied to here
+        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("", "global")),
+        ("development_code_specification", "I'd rather see type hints on every public function", ("", "global")),
+        ("project_environment_configuration", "my laptop is an M2 MacBook, images must be multi-arch", ("", "global")),
         ("development_code_specification", "I prefer small functions in this repo", ("shop", "project")),
-        ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("shop", "project")),
+        ("development_code_specification", "在我們這個專案裡我更喜歡用 dataclass", ("shop", "project")),
+        ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("", "global")),
+        # words meaning every project, however they are put
+        ("development_code_specification", "不管哪個專案，我都用 f-string", ("", "global")),
+        ("user_communication", "回我都用繁體中文，不管在哪個專案都一樣", ("", "global")),
+        ("development_code_specification", "不論在哪一個專案，Shell 腳本都要加 set -e", ("", "global")),
+        ("development_practice_specification", "任何一個專案都一樣，PR 描述要附上測試方式", ("", "global")),
+        ("development_code_specification", "Whatever repo we're in, lines wrap at 100", ("", "global")),
+        (
+            "development_practice_specification",
+            "No matter which project it is, use Conventional Commits",
+            ("", "global"),
+        ),
+        ("development_code_specification", "2-space indentation in all my repos", ("", "global")),
+        ("development_code_specification", "接口返回的时间一律用 ISO 8601 字符串", ("shop", "project")),
         ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("shop", "project")),
         ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("", "unscoped")),
         ("user_communication", "以後回答一律用繁體中文", ("", "global")),
