@@ -193,7 +193,8 @@ def test_an_environment_fact_needs_no_lead_in(text: str, word: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["I'm on my laptop today, so builds are slow.", "我今天用公司電腦，明天換回來。", "Which Postgres is staging on?"]
+    "text",
+    ["I'm on my laptop today, so builds are slow.", "我今天用公司電腦，明天換回來。", "Which Postgres is staging on?"],
 )
 def test_a_passing_state_or_a_question_about_the_setup_is_no_memory(text: str) -> None:
     assert kept(text) == []

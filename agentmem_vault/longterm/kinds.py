@@ -82,9 +82,7 @@ def _form_kind(f: str, context: str) -> str | None:
         return "correction"
     if has("preference", f):
         return "preference"
-    if has("environment", f) or (
-        has("env_subject", f) and not has("scope_temporary", f) and specificity_score(f) > 0
-    ):
+    if has("environment", f) or (has("env_subject", f) and not has("scope_temporary", f) and specificity_score(f) > 0):
         return "environment"
     if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
         return "rule"
