@@ -133,6 +133,25 @@ def test_importance_bands():
     assert 0.7 <= importance_for("preference", "I prefer small functions") < 0.9
     assert 0.5 <= importance_for("pitfall", "pydantic v2 renamed .dict()") < 0.7
     assert importance_for("rule", "記住：分支名用 feat/ 開頭", recorded=True) <= 0.8
+    assert importance_for("rule", "For the future: when you add a CLI flag, document it") >= 0.9
+    assert importance_for("rule", "load tests must never run against the shared staging database") >= 0.9
+    # a convention announced as a plan is a project rule, "going forward" or not
+    assert 0.7 <= importance_for("convention", "our convention going forward: a CHANGELOG entry per change") < 0.9
+    assert importance_for("convention", "記住，這是團隊慣例：每張表都有 created_at") >= 0.9
+
+
+def test_an_item_of_a_sentence_that_asks_to_remember_is_asked_for():
+    said = "Remember that API handlers live in app/api/, and also that every handler gets a pydantic response model."
+    m = MemoryObject(
+        action="create",
+        title="x",
+        content="Every handler gets a pydantic response model",
+        category="",
+        signal="rule",
+        evidence="and also that every handler gets a pydantic response model",
+    )
+    derive_offline(m, turns=[Turn("user", said)])
+    assert m.importance >= 0.9
 
 
 def test_correction_of_the_assistant_is_recognised():
@@ -140,6 +159,14 @@ def test_correction_of_the_assistant_is_recognised():
     assert corrects_assistant("不要用 os.system，改用 subprocess.run", "我用 os.system('ls') 跑")
     assert not corrects_assistant("不要用 os.system", "")
     assert not corrects_assistant("I prefer small functions", "Okay, here is the parser.")
+    assert corrects_assistant("Please stop using var.", "Here's the code with var declarations.")
+    # forbidding a repeat says the assistant did it
+    assert corrects_assistant("拜託不要再加 except Exception: pass 把錯誤吞掉", "我在外層加了 try/except。")
+    assert corrects_assistant("Semicolons again. TS files never use semicolons.", "Added the retry.")
+    assert corrects_assistant("Stop putting emojis in log messages.", "Added logging: logger.info('🚀 up')")
+    assert not corrects_assistant("No matter how small the fix is, it needs a test.", "Done.")
+    # frustration at a bug is not a correction of the assistant's answer
+    assert not corrects_assistant("Ugh. OK, rule for this repo: timestamps are ISO 8601.", "The client reads epoch.")
 
 
 def test_derived_reasons_say_what_happened():

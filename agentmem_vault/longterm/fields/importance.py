@@ -46,7 +46,11 @@ def importance_for(kind: str, words: str, *, corrects_assistant: bool = False, r
         return RED_LINE
     if kind == "pitfall":  # experience: only an explicit "remember this" makes it more
         return EXPLICIT if asks_to_remember(words, in_so_many_words=True) else EXPERIENCE
-    if asks_to_remember(words) or corrects_assistant or kind == "correction":
+    if corrects_assistant or kind == "correction" or asks_to_remember(words, in_so_many_words=True):
+        return EXPLICIT
+    if kind == "convention":  # a convention announced as a plan is a project rule, "going forward" or not
+        return RULE
+    if asks_to_remember(words):
         return EXPLICIT
     if kind == "preference":
         return PREFERENCE
