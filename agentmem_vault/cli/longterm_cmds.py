@@ -72,7 +72,7 @@ def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run,
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "fields-unseen", "all"]),
+    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "unseen3", "fields-unseen", "all"]),
     help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
 )
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
