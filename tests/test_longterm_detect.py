@@ -175,3 +175,26 @@ def test_the_statement_carries_its_reason_alternatives_and_the_rule_it_names() -
     (r,) = extract_offline([Turn("user", "之前那條「完成前要跑 yarn lint」作廢，以後改成跑 `npm run verify`。")])
     assert r.statement is not None and r.statement.kind == "reversal"
     assert any("yarn lint" in n for n in r.statement.names) and "npm run verify" in r.content
+
+
+@pytest.mark.parametrize(
+    "text,word",
+    [
+        ("The build agents are Debian 12 boxes with no Docker.", "Debian 12"),
+        ("I'm on a ThinkPad with Windows 11 and Git Bash.", "Git Bash"),
+        ("我們的 CI 跑在自架的 Jenkins 上，沒有外網。", "Jenkins"),
+        ("我用的是 zsh 加 oh-my-zsh，别给我 fish 的语法。", "zsh"),
+    ],
+)
+def test_an_environment_fact_needs_no_lead_in(text: str, word: str) -> None:
+    # the subject (the user's setup) and a state verb make the fact, not "for the record"
+    (m,) = kept(text)
+    assert word in m.content and m.statement is not None and m.statement.kind == "environment"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I'm on my laptop today, so builds are slow.", "我今天用公司電腦，明天換回來。", "Which Postgres is staging on?"],
+)
+def test_a_passing_state_or_a_question_about_the_setup_is_no_memory(text: str) -> None:
+    assert kept(text) == []

@@ -133,6 +133,25 @@ def test_importance_bands():
     assert 0.7 <= importance_for("preference", "I prefer small functions") < 0.9
     assert 0.5 <= importance_for("pitfall", "pydantic v2 renamed .dict()") < 0.7
     assert importance_for("rule", "記住：分支名用 feat/ 開頭", recorded=True) <= 0.8
+    assert importance_for("rule", "For the future: when you add a CLI flag, document it") >= 0.9
+    assert importance_for("rule", "load tests must never run against the shared staging database") >= 0.9
+    # a convention announced as a plan is a project rule, "going forward" or not
+    assert 0.7 <= importance_for("convention", "our convention going forward: a CHANGELOG entry per change") < 0.9
+    assert importance_for("convention", "記住，這是團隊慣例：每張表都有 created_at") >= 0.9
+
+
+def test_an_item_of_a_sentence_that_asks_to_remember_is_asked_for():
+    said = "Remember that API handlers live in app/api/, and also that every handler gets a pydantic response model."
+    m = MemoryObject(
+        action="create",
+        title="x",
+        content="Every handler gets a pydantic response model",
+        category="",
+        signal="rule",
+        evidence="and also that every handler gets a pydantic response model",
+    )
+    derive_offline(m, turns=[Turn("user", said)])
+    assert m.importance >= 0.9
 
 
 def test_correction_of_the_assistant_is_recognised():
@@ -140,6 +159,14 @@ def test_correction_of_the_assistant_is_recognised():
     assert corrects_assistant("不要用 os.system，改用 subprocess.run", "我用 os.system('ls') 跑")
     assert not corrects_assistant("不要用 os.system", "")
     assert not corrects_assistant("I prefer small functions", "Okay, here is the parser.")
+    assert corrects_assistant("Please stop using var.", "Here's the code with var declarations.")
+    # forbidding a repeat says the assistant did it
+    assert corrects_assistant("拜託不要再加 except Exception: pass 把錯誤吞掉", "我在外層加了 try/except。")
+    assert corrects_assistant("Semicolons again. TS files never use semicolons.", "Added the retry.")
+    assert corrects_assistant("Stop putting emojis in log messages.", "Added logging: logger.info('🚀 up')")
+    assert not corrects_assistant("No matter how small the fix is, it needs a test.", "Done.")
+    # frustration at a bug is not a correction of the assistant's answer
+    assert not corrects_assistant("Ugh. OK, rule for this repo: timestamps are ISO 8601.", "The client reads epoch.")
 
 
 def test_derived_reasons_say_what_happened():
@@ -233,10 +260,26 @@ def test_file_names_are_readable_and_close_to_the_title(title, name):
 @pytest.mark.parametrize(
     "category, text, expected",
     [
-        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("shop", "project")),
-        ("development_code_specification", "不管哪個專案，我都用 f-string", ("", "global")),
+        # the user's own preference or machine goes with them (seed 003, 9.6), unless tied to here
+        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("", "global")),
+        ("development_code_specification", "I'd rather see type hints on every public function", ("", "global")),
+        ("project_environment_configuration", "my laptop is an M2 MacBook, images must be multi-arch", ("", "global")),
         ("development_code_specification", "I prefer small functions in this repo", ("shop", "project")),
-        ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("shop", "project")),
+        ("development_code_specification", "在我們這個專案裡我更喜歡用 dataclass", ("shop", "project")),
+        ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("", "global")),
+        # words meaning every project, however they are put
+        ("development_code_specification", "不管哪個專案，我都用 f-string", ("", "global")),
+        ("user_communication", "回我都用繁體中文，不管在哪個專案都一樣", ("", "global")),
+        ("development_code_specification", "不論在哪一個專案，Shell 腳本都要加 set -e", ("", "global")),
+        ("development_practice_specification", "任何一個專案都一樣，PR 描述要附上測試方式", ("", "global")),
+        ("development_code_specification", "Whatever repo we're in, lines wrap at 100", ("", "global")),
+        (
+            "development_practice_specification",
+            "No matter which project it is, use Conventional Commits",
+            ("", "global"),
+        ),
+        ("development_code_specification", "2-space indentation in all my repos", ("", "global")),
+        ("development_code_specification", "接口返回的时间一律用 ISO 8601 字符串", ("shop", "project")),
         ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("shop", "project")),
         ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("", "unscoped")),
         ("user_communication", "以後回答一律用繁體中文", ("", "global")),

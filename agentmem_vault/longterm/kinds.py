@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from agentmem_vault.longterm.cues import cue, has
+from agentmem_vault.longterm.filters import specificity_score
 from agentmem_vault.model.textnorm import fold
 
 # kind -> (assessment-stage signal strength, importance the offline extractor proposes)
@@ -81,7 +82,7 @@ def _form_kind(f: str, context: str) -> str | None:
         return "correction"
     if has("preference", f):
         return "preference"
-    if has("environment", f):
+    if has("environment", f) or (has("env_subject", f) and not has("scope_temporary", f) and specificity_score(f) > 0):
         return "environment"
     if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
         return "rule"

@@ -30,5 +30,10 @@ def title_leadin() -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=None)
+def pattern(name: str) -> re.Pattern[str]:
+    """The regular expressions of a data file, one alternative per line."""
+    return re.compile("|".join(f"(?:{p})" for p in _lines(name)), re.I)
+
+
 def relative_time() -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in _lines("relative_time.txt")), re.I)
+    return pattern("relative_time.txt")

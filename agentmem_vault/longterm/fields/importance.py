@@ -11,10 +11,7 @@ correction, a decision, a pitfall) comes from the extractor.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-
-from agentmem_vault.longterm.fields.data import _lines
+from agentmem_vault.longterm.fields.data import pattern as _pattern
 from agentmem_vault.model.textnorm import fold
 
 EXPLICIT = 0.9
@@ -23,11 +20,6 @@ RULE = 0.8
 PREFERENCE = 0.75
 EXPERIENCE = 0.6
 RECORDED_MAX = 0.8  # a snapshot is the agent's record, not the user's words: never an always-on rule
-
-
-@lru_cache(maxsize=None)
-def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in _lines(name)), re.I)
 
 
 def asks_to_remember(words: str, *, in_so_many_words: bool = False) -> bool:
@@ -54,7 +46,11 @@ def importance_for(kind: str, words: str, *, corrects_assistant: bool = False, r
         return RED_LINE
     if kind == "pitfall":  # experience: only an explicit "remember this" makes it more
         return EXPLICIT if asks_to_remember(words, in_so_many_words=True) else EXPERIENCE
-    if asks_to_remember(words) or corrects_assistant or kind == "correction":
+    if corrects_assistant or kind == "correction" or asks_to_remember(words, in_so_many_words=True):
+        return EXPLICIT
+    if kind == "convention":  # a convention announced as a plan is a project rule, "going forward" or not
+        return RULE
+    if asks_to_remember(words):
         return EXPLICIT
     if kind == "preference":
         return PREFERENCE
