@@ -1,19 +1,9 @@
-"""``agentmem setup``: everything a new machine needs, in one idempotent run (docs/setup.md).
-
-Steps, each reported as a ``Change`` (create / update / unchanged / skip / fail):
-  1. vault     create the folder and ``memory/`` (or adopt an existing vault)
-  2. config    pin it as ``vault:`` in the user config, so every agent and shell finds it
-  3. hooks     for each agent found under the home folder (~/.cursor, ~/.claude, ~/.codex), the
-               session hooks with the vault pinned in the command (and Codex's ``codex_hooks``)
-  4. mcp       the MCP server in each found agent's MCP config, when the MCP extra is installed
-  5. rules     the agent rules into a project, when one is given
-  6. daemon    the daemon as a user service (integrations/user_service.py)
-  7. check     ``doctor`` plus a simulated sessionStart through the installed hook command, from
-               a neutral folder and without AGENTMEM_* variables, as an agent would run it
-
-With ``dry_run`` nothing is written and every change is described (the merged hook commands, the
-service definition). Running it twice changes nothing the second time: the check reuses its
-conversation ID, so the hook answers with the same idle row instead of adding one.
+"""``agentmem setup``: everything a new machine needs, in one idempotent run. The steps (vault,
+config, hooks, mcp, rules, daemon, check) and what each does are in docs/setup.md; each is
+reported as a ``Change`` (create / update / unchanged / skip / fail / ok). With ``dry_run``
+nothing is written and every change is described (the merged hook commands, the service
+definition). A second run changes nothing: the check reuses its conversation ID, so the hook
+answers with the same idle row instead of adding one.
 """
 
 from __future__ import annotations
@@ -259,14 +249,14 @@ def _mcp_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> li
     for agent in agents:
         try:
             plan = mcp_install.plan_mcp_install(agent, vault=vault.root, home=home)
-            if not dry_run and plan.changed:
+            if not dry_run and plan.edit.changed:
                 mcp_install.apply_mcp_install(plan)
         except AgentmemError as exc:
             out.append(
                 Change("mcp", AGENT_NAMES[agent], "fail", f"{exc.message}; or run `agentmem install-mcp {agent}` later")
             )
             continue
-        action = "create" if plan.before is None else ("update" if plan.changed else "unchanged")
+        action = "create" if plan.edit.before is None else ("update" if plan.edit.changed else "unchanged")
         out.append(
             Change(
                 "mcp",

@@ -1,17 +1,12 @@
 """``agentmem daemon install|uninstall``: the daemon as a per-user service that starts at login and
-comes back after a crash (rules in docs/setup.md).
+comes back after a crash: a systemd user unit, a launchd agent, or a Task Scheduler task (a
+Startup-folder entry when Task Scheduler refuses); files and rules in docs/setup.md, "The daemon
+as a service". ``<key>`` is the vault's key, so two vaults get two services.
 
-- Linux: a systemd user unit ``~/.config/systemd/user/agentmem-daemon-<key>.service``
-  (``Restart=on-failure``), enabled with ``systemctl --user enable --now``.
-- macOS: a launchd agent ``~/Library/LaunchAgents/com.agentmem.daemon.<key>.plist`` (``RunAtLoad``,
-  ``KeepAlive`` while it exits with a failure), loaded with ``launchctl bootstrap gui/<uid>``.
-- Windows: a Task Scheduler task ``\\agentmem\\daemon-<key>`` for the current user at logon
-  (``RestartOnFailure``), from an XML definition; when Task Scheduler refuses, a Startup-folder entry.
-
-``<key>`` is the vault's key, so two vaults get two services. The definitions are pure functions of
-(vault, command line); everything that runs a service manager goes through an injected ``runner``
-so tests never register a real service. A missing or unreachable service manager (a container, CI,
-no login session) is not an error: the file is written and the result says how to start it.
+The definitions are pure functions of (vault, command line); everything that runs a service
+manager goes through an injected ``runner`` so tests never register a real service. A missing or
+unreachable service manager (a container, CI, no login session) is not an error: the file is
+written and the result says how to start it.
 """
 
 from __future__ import annotations
