@@ -51,19 +51,13 @@ def _read_json(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def read_pid(vault: Vault) -> int | None:
-    """This vault's running daemon's pid, or None: from the run record in the user cache, checked
-    against the process's command line (daemon/pidfile.py), never from the vault's pid file."""
-    return pidfile.trusted_pid(vault)
-
-
 def status(vault: Vault) -> dict:
     running = is_running(vault)
     data = _read_json(paths.status_path(vault)) or {}
     out = {
         "running": running,
         "vault": str(vault.root),
-        "pid": read_pid(vault) if running else None,
+        "pid": pidfile.trusted_pid(vault) if running else None,
         "uptime_seconds": round(time.time() - float(data["started_epoch"]), 1)
         if running and data.get("started_epoch")
         else None,
@@ -96,7 +90,9 @@ def _spawn_kwargs() -> dict:
 def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None, wait: float = 15.0) -> dict:
     """Launch ``agentmem daemon run`` detached; return once it reports running (or failed)."""
     if is_running(vault):
-        raise Refused(f"a daemon is already running for {vault.root} (pid {read_pid(vault)})", code="daemon_running")
+        raise Refused(
+            f"a daemon is already running for {vault.root} (pid {pidfile.trusted_pid(vault)})", code="daemon_running"
+        )
     if not vault.memory.is_dir():
         raise AgentmemError(f"{vault.memory} does not exist; run `agentmem init` first", code="not_a_vault")
     cmd = [sys.executable, "-m", "agentmem_vault", "--vault", str(vault.root), "daemon", "run", "--background"]
@@ -143,7 +139,7 @@ def stop(vault: Vault, *, wait: float = 10.0) -> dict:
     """Ask the local daemon to stop (stop-request file, plus SIGTERM on POSIX) and wait for it."""
     if not is_running(vault):
         return {"stopped": False, "running": False, "message": "no daemon is running for this vault"}
-    pid = read_pid(vault)
+    pid = pidfile.trusted_pid(vault)
     req = paths.stop_request_path(vault)
     ensure_cache_folder(req.parent)
     atomic_write_text(req, str(time.time()))  # Windows has no SIGTERM for a detached process

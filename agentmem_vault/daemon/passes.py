@@ -27,6 +27,7 @@ from agentmem_vault.fs import read_text
 log = logging.getLogger("agentmem.daemon")
 
 KEEP_EVENTS = 20  # changed paths recorded in the status per batch
+COUNTERS = {"add_row": "rows_added", "sync_row": "rows_synced", "fold_conflict": "conflicts_folded"}
 
 
 class BoardPasses:
@@ -135,12 +136,8 @@ class BoardPasses:
             for d in applied.done:
                 log.info("applied %s", json.dumps(d, ensure_ascii=False))
                 self.status.event(d["action"], **{k: v for k, v in d.items() if k != "action"})
-                self.status.count(
-                    {"add_row": "rows_added", "sync_row": "rows_synced", "fold_conflict": "conflicts_folded"}.get(
-                        d["action"], "other"
-                    ),
-                    1 if d["action"] in ("add_row", "sync_row", "fold_conflict") else 0,
-                )
+                if d["action"] in COUNTERS:
+                    self.status.count(COUNTERS[d["action"]])
             for err in applied.errors:
                 log.error("could not apply %s: %s", err["action"], err["error"])
                 self.status.error(f"apply {err['action']}", err["error"])
