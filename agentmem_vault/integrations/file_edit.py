@@ -34,6 +34,11 @@ class FileEdit:
     def changed(self) -> bool:
         return self.before != self.after
 
+    @property
+    def action(self) -> str:
+        """What the installers report: create, update or unchanged."""
+        return "create" if self.before is None else ("update" if self.changed else "unchanged")
+
 
 def _checked(data: bytes, path: Path, what: str, check: Check | None) -> None:
     if check is None:

@@ -164,46 +164,35 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
 
     path = home / ".codex" / "config.toml"
     raw = read_current(path)
+
+    def change(action: str, detail: str) -> Change:
+        return Change("hooks", str(path), action, detail)
+
+    by_hand = "add `[features]` / `codex_hooks = true` by hand"
     try:
         old = "" if raw is None else raw.decode("utf-8")
     except UnicodeDecodeError:
-        return Change("hooks", str(path), "fail", "not UTF-8 text; add `[features]` / `codex_hooks = true` by hand")
+        return change("fail", f"not UTF-8 text; {by_hand}")
     try:
         features = tomllib.loads(old).get("features", {}) if old else {}
     except tomllib.TOMLDecodeError as exc:
-        return Change(
-            "hooks", str(path), "fail", f"not valid TOML ({exc}); add `[features]` / `codex_hooks = true` by hand"
-        )
+        return change("fail", f"not valid TOML ({exc}); {by_hand}")
     if isinstance(features, dict) and features.get("codex_hooks") is True:
-        return Change("hooks", str(path), "unchanged", "codex_hooks = true")
+        return change("unchanged", "codex_hooks = true")
     if isinstance(features, dict) and "codex_hooks" in features:
-        return Change(
-            "hooks", str(path), "skip", "codex_hooks is set to false there; set it to true to let Codex run hooks"
-        )
+        return change("skip", "codex_hooks is set to false there; set it to true to let Codex run hooks")
     if re.search(r"(?m)^\[features\]\s*$", old):
         new = re.sub(r"(?m)^\[features\]\s*$", "[features]\ncodex_hooks = true", old, count=1)
     else:
-        new = (
-            old
-            + ("" if not old or old.endswith("\n") else "\n")
-            + ("\n" if old else "")
-            + "[features]\ncodex_hooks = true\n"
-        )
+        sep = "\n" if old.endswith("\n") else "\n\n"
+        new = (old + sep if old else "") + "[features]\ncodex_hooks = true\n"
     try:
         assert tomllib.loads(new)["features"]["codex_hooks"] is True
     except (tomllib.TOMLDecodeError, KeyError, AssertionError):
-        return Change(
-            "hooks",
-            str(path),
-            "fail",
-            "could not add codex_hooks safely; add `[features]` / `codex_hooks = true` by hand",
-        )
+        return change("fail", f"could not add codex_hooks safely; {by_hand}")
     if not dry_run:
-        edit = plan_edit(path, raw, new.encode("utf-8"), what="TOML", check=lambda b: tomllib.loads(b.decode()))
-        apply_edit(edit)
-    return Change(
-        "hooks", str(path), "create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then"
-    )
+        apply_edit(plan_edit(path, raw, new.encode("utf-8"), what="TOML", check=lambda b: tomllib.loads(b.decode())))
+    return change("create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then")
 
 
 def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> list[Change]:
@@ -214,14 +203,15 @@ def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> l
         except AgentmemError as exc:
             out.append(Change("hooks", AGENT_NAMES[agent], "fail", exc.message))
             continue
-        action = "create" if plan.before is None else ("update" if plan.changed else "unchanged")
         detail = "; ".join(f"{e['event']}: {e['action']}" for e in plan.actions)
         preview = "\n".join(f"{e['event']}: {e['command']}" for e in plan.actions)
         if not dry_run and plan.changed:
             res = hook_install.apply_install(plan)
             if res.get("backup"):
                 detail += f"; previous file backed up to {res['backup']}"
-        out.append(Change("hooks", str(plan.path), action, f"{AGENT_NAMES[agent]}: {detail}", preview=preview))
+        out.append(
+            Change("hooks", str(plan.path), plan.edit.action, f"{AGENT_NAMES[agent]}: {detail}", preview=preview)
+        )
         if agent == "codex":
             out.append(_codex_toml_step(home, dry_run))
     return out
@@ -233,14 +223,8 @@ def _mcp_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> li
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        return [
-            Change(
-                "mcp",
-                "-",
-                "skip",
-                "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)",
-            )
-        ]
+        why = "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)"
+        return [Change("mcp", "-", "skip", why)]
     if not agents:
         return [Change("mcp", "-", "skip", "no agent found to configure")]
     from agentmem_vault.integrations import mcp_install
@@ -256,16 +240,9 @@ def _mcp_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> li
                 Change("mcp", AGENT_NAMES[agent], "fail", f"{exc.message}; or run `agentmem install-mcp {agent}` later")
             )
             continue
-        action = "create" if plan.edit.before is None else ("update" if plan.edit.changed else "unchanged")
-        out.append(
-            Change(
-                "mcp",
-                str(plan.path),
-                action,
-                f"{AGENT_NAMES[agent]}: server '{mcp_install.SERVER_NAME}'",
-                preview=f"{plan.entry['command']} {' '.join(plan.entry['args'])}",
-            )
-        )
+        detail = f"{AGENT_NAMES[agent]}: server '{mcp_install.SERVER_NAME}'"
+        preview = f"{plan.entry['command']} {' '.join(plan.entry['args'])}"
+        out.append(Change("mcp", str(plan.path), plan.edit.action, detail, preview=preview))
     return out
 
 
@@ -437,12 +414,10 @@ def render(result: SetupResult, *, footer: bool = True) -> str:
         )
         if result.dry_run and c.preview and c.action in ("create", "update"):
             lines += ["            | " + ln for ln in c.preview.rstrip().splitlines()]
-    if not footer:
-        pass
-    elif result.dry_run:
+    if footer and result.dry_run:
         lines.append("Run without --dry-run to apply.")
-    elif result.ok:
+    elif footer and result.ok:
         lines.append('Ready: open a new chat in your agent; it starts with "Your Memory Session ID is: …".')
-    else:
+    elif footer:
         lines.append("Some steps failed (marked FAILED above); fix what they say and run `agentmem setup` again.")
     return "\n".join(lines)

@@ -25,6 +25,7 @@ from xml.sax.saxutils import escape
 from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 from agentmem_vault.errors import AgentmemError, Refused, UnsafeValue
 from agentmem_vault.integrations.file_edit import Check, apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.rules import template_text
 from agentmem_vault.integrations.quoting import (
     check_safe,
     cmd_word,
@@ -53,11 +54,7 @@ def run_command(argv: list[str]) -> tuple[int, str]:
 
 
 def platform_kind(platform: str = sys.platform) -> str:
-    if platform == "win32":
-        return "schtasks"
-    if platform == "darwin":
-        return "launchd"
-    return "systemd"
+    return {"win32": "schtasks", "darwin": "launchd"}.get(platform, "systemd")
 
 
 @dataclass
@@ -88,24 +85,8 @@ def daemon_argv(vault: Vault, argv: list[str] | None = None) -> list[str]:
 
 def systemd_unit(vault: Vault, argv: list[str]) -> str:
     description = systemd_text(f"agentmem daemon for {vault.root}")
-    return "\n".join(
-        [
-            "# Written by `agentmem daemon install`; remove it with `agentmem daemon uninstall`.",
-            "[Unit]",
-            f"Description={description}",
-            "",
-            "[Service]",
-            "Type=simple",
-            "ExecStart=" + " ".join(systemd_word(a) for a in argv),
-            "Restart=on-failure",
-            "RestartSec=10",
-            "Environment=PYTHONIOENCODING=utf-8",
-            "",
-            "[Install]",
-            "WantedBy=default.target",
-            "",
-        ]
-    )
+    exec_start = " ".join(systemd_word(a) for a in argv)
+    return template_text("daemon/systemd.service").format(description=description, exec_start=exec_start)
 
 
 def launchd_plist(vault: Vault, argv: list[str], label: str, log_path: Path) -> bytes:
@@ -145,49 +126,14 @@ def task_xml(vault: Vault, argv: list[str], user: str, workdir: Path) -> str:
     for word in (user, str(vault.root)):
         check_safe(word, "a Task Scheduler task")
 
-    def e(s: str) -> str:
-        return escape(s, {'"': "&quot;"})
-
-    return f"""<?xml version="1.0" encoding="UTF-16"?>
-<Task version="1.2" xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">
-  <RegistrationInfo>
-    <Description>{e(f"agentmem daemon for {vault.root} (agentmem daemon uninstall removes it)")}</Description>
-  </RegistrationInfo>
-  <Triggers>
-    <LogonTrigger>
-      <Enabled>true</Enabled>
-      <UserId>{e(user)}</UserId>
-    </LogonTrigger>
-  </Triggers>
-  <Principals>
-    <Principal id="Author">
-      <UserId>{e(user)}</UserId>
-      <LogonType>InteractiveToken</LogonType>
-      <RunLevel>LeastPrivilege</RunLevel>
-    </Principal>
-  </Principals>
-  <Settings>
-    <MultipleInstancesPolicy>IgnoreNew</MultipleInstancesPolicy>
-    <DisallowStartIfOnBatteries>false</DisallowStartIfOnBatteries>
-    <StopIfGoingOnBatteries>false</StopIfGoingOnBatteries>
-    <StartWhenAvailable>true</StartWhenAvailable>
-    <ExecutionTimeLimit>PT0S</ExecutionTimeLimit>
-    <RestartOnFailure>
-      <Interval>PT1M</Interval>
-      <Count>999</Count>
-    </RestartOnFailure>
-    <Hidden>true</Hidden>
-    <Enabled>true</Enabled>
-  </Settings>
-  <Actions Context="Author">
-    <Exec>
-      <Command>{e(program)}</Command>
-      <Arguments>{e(arguments)}</Arguments>
-      <WorkingDirectory>{e(str(workdir))}</WorkingDirectory>
-    </Exec>
-  </Actions>
-</Task>
-"""
+    values = {
+        "description": f"agentmem daemon for {vault.root} (agentmem daemon uninstall removes it)",
+        "user": user,
+        "program": program,
+        "arguments": arguments,
+        "workdir": str(workdir),
+    }
+    return template_text("daemon/task.xml").format(**{k: escape(v, {'"': "&quot;"}) for k, v in values.items()})
 
 
 def startup_cmd(argv: list[str]) -> str:
@@ -202,10 +148,6 @@ def startup_cmd(argv: list[str]) -> str:
     )
 
 
-def _home(home: Path | None) -> Path:
-    return home or Path.home()
-
-
 def service_definition(
     vault: Vault,
     *,
@@ -218,10 +160,11 @@ def service_definition(
     environment for folders and the user name)."""
     cmd = daemon_argv(vault, argv)
     key = service_key(vault)
+    home = home or Path.home()
     kind = kind or platform_kind(platform)
     if kind == "systemd":
         name = f"agentmem-daemon-{key}.service"
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or _home(home) / ".config")
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
         text = systemd_unit(vault, cmd)
         return ServiceDef(
             kind,
@@ -236,8 +179,8 @@ def service_definition(
     if kind == "launchd":
         label = f"com.agentmem.daemon.{key}"
         uid = os.getuid() if hasattr(os, "getuid") else 0
-        log = _home(home) / "Library" / "Logs" / "agentmem" / f"daemon-{key}.log"
-        path = _home(home) / "Library" / "LaunchAgents" / f"{label}.plist"
+        log = home / "Library" / "Logs" / "agentmem" / f"daemon-{key}.log"
+        path = home / "Library" / "LaunchAgents" / f"{label}.plist"
         data = launchd_plist(vault, cmd, label, log)
         return ServiceDef(
             kind,
@@ -251,7 +194,7 @@ def service_definition(
             hint=f"launchctl bootstrap gui/{uid} {path}",
         )
     if kind == "startup":
-        appdata = Path(os.environ.get("APPDATA") or _home(home) / "AppData" / "Roaming")
+        appdata = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
         path = appdata / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup" / f"agentmem-daemon-{key}.cmd"
         text = startup_cmd(cmd)
         return ServiceDef(kind, path.name, path, text.encode("utf-8"), text, hint=f"log off and on, or run {path}")
