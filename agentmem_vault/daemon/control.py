@@ -17,26 +17,33 @@ import sys
 import time
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from agentmem_vault.vault import Vault, user_cache_dir, ensure_cache_folder
 from agentmem_vault.errors import AgentmemError, Refused
 from agentmem_vault.fs import atomic_write_text, create_fresh, prepare_lock_file, read_bytes
 from agentmem_vault.daemon import paths, pidfile
 
 
-def is_running(vault: Vault) -> bool:
-    from filelock import FileLock, Timeout
-
+def instance_lock(vault: Vault) -> FileLock | None:
+    """This vault's single-instance lock, taken; None when a daemon holds it."""
     lp = paths.instance_lock_path(vault)
-    if not os.path.lexists(lp):
-        return False
     prepare_lock_file(lp)  # filelock opens with O_TRUNC: never through a link or at a FIFO
     lock = FileLock(str(lp))
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        return True
-    lock.release()
-    return False
+        return None
+    return lock
+
+
+def is_running(vault: Vault) -> bool:
+    if not os.path.lexists(paths.instance_lock_path(vault)):
+        return False
+    lock = instance_lock(vault)
+    if lock is not None:
+        lock.release()
+    return lock is None
 
 
 STATE_FILE_BYTES = 4 << 20  # the status file is a few KB; anything bigger is not ours
@@ -80,10 +87,7 @@ def status(vault: Vault) -> dict:
 
 def _spawn_kwargs() -> dict:
     if sys.platform == "win32":  # pragma: no cover - Windows only
-        flags = getattr(subprocess, "DETACHED_PROCESS", 0x00000008) | getattr(
-            subprocess, "CREATE_NEW_PROCESS_GROUP", 0x00000200
-        )
-        return {"creationflags": flags}
+        return {"creationflags": 0x00000008 | 0x00000200}  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
     return {"start_new_session": True}
 
 

@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 from agentmem_vault.vault import Vault, ensure_cache_folder
-from agentmem_vault.fs import prepare_lock_file
 from agentmem_vault.daemon import paths, pidfile
+from agentmem_vault.daemon.control import instance_lock
 from agentmem_vault.daemon.service import Daemon
 from agentmem_vault.errors import Refused
 
@@ -61,18 +61,12 @@ def run_daemon(
     vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None, background: bool = False
 ) -> None:
     """``agentmem daemon run``: one instance per vault, signals, pid file, rotating log."""
-    from filelock import FileLock, Timeout
-
-    lock_path = paths.instance_lock_path(vault)
-    ensure_cache_folder(lock_path.parent)
-    prepare_lock_file(lock_path)  # filelock opens with O_TRUNC: never through a link or at a FIFO
-    lock = FileLock(str(lock_path))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
+    ensure_cache_folder(paths.instance_lock_path(vault).parent)
+    lock = instance_lock(vault)
+    if lock is None:
         raise Refused(
             f"a daemon is already running for {vault.root} (see `agentmem daemon status`)", code="daemon_running"
-        ) from None
+        )
     handlers: list[logging.Handler] = []
     try:
         try:
