@@ -10,12 +10,11 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from watchdog import events as ev
-
-if TYPE_CHECKING:
-    from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.scan import SESSIONS, classify
@@ -128,14 +127,7 @@ class Watcher:
         self.lt_watch: ObservedWatch | None = None
 
     def start(self) -> None:
-        if self.polling:
-            from watchdog.observers.polling import PollingObserver
-
-            obs: BaseObserver = PollingObserver(timeout=self.rescan_seconds)
-        else:
-            from watchdog.observers import Observer
-
-            obs = Observer()
+        obs = PollingObserver(timeout=self.rescan_seconds) if self.polling else Observer()
         self.observer = obs
         self.schedule_missing()
         obs.start()

@@ -229,6 +229,21 @@ def merge_toml(text: str | None, entry: dict, *, path: Path | str = "<config>") 
 # -- plan and apply ---------------------------------------------------------------------------------
 
 
+NOTES = {  # client: (after writing the user's config, a project's)
+    "cursor": ("Restart Cursor or toggle the server under Settings > MCP; its tools appear as memory_*.",) * 2,
+    "claude": (
+        "Written to ~/.claude.json (user scope); quit Claude Code first, it rewrites that file. "
+        "Check with `claude mcp list`.",
+        "Claude Code asks once to approve a project's .mcp.json servers; check with `claude mcp list`.",
+    ),
+    "codex": (
+        "Check with `codex mcp list`.",
+        "Codex reads a project's .codex/config.toml only in a trusted project; check with `codex mcp list`.",
+    ),
+    "claude-desktop": ("Quit and reopen Claude Desktop to load the server.",) * 2,
+}
+
+
 def _decode(data: bytes | None, path: Path) -> str | None:
     if data is None:
         return None
@@ -265,22 +280,7 @@ def plan_mcp_install(
     new = merge_toml(text, entry, path=path) if client == "codex" else merge_json(text, entry, path=path)
     check = (lambda b: tomllib.loads(b.decode("utf-8-sig"))) if client == "codex" else json.loads
     edit = plan_text_edit(path, before, new, what="TOML" if client == "codex" else "JSON", check=check)
-    notes = {
-        "cursor": "Restart Cursor or toggle the server under Settings > MCP; its tools appear as memory_*.",
-        "claude": (
-            "Claude Code asks once to approve a project's .mcp.json servers; check with `claude mcp list`."
-            if project is not None
-            else "Written to ~/.claude.json (user scope); quit Claude Code first, it rewrites that file. "
-            "Check with `claude mcp list`."
-        ),
-        "codex": (
-            "Codex reads a project's .codex/config.toml only in a trusted project; check with `codex mcp list`."
-            if project is not None
-            else "Check with `codex mcp list`."
-        ),
-        "claude-desktop": "Quit and reopen Claude Desktop to load the server.",
-    }
-    return McpPlan(client, path, edit, entry, [notes[client]])
+    return McpPlan(client, path, edit, entry, [NOTES[client][project is not None]])
 
 
 def apply_mcp_install(plan: McpPlan) -> dict:

@@ -89,25 +89,17 @@ def run_merge_driver(
         outcome = _merge(kind, texts, label)
     except (UnicodeDecodeError, Unmergeable) as exc:
         reason = "a side is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.message
+        why = f"{label}: cannot merge by key ({reason})"
         try:
             merged, conflicts = _git_merge_file(a_path, o_path, b_path, label)
         except AgentmemError as git_exc:
             return DriverResult(
-                2,
-                [
-                    f"{label}: cannot merge by key ({reason}) nor line by line ({git_exc.message}); "
-                    "kept ours unchanged: resolve it by hand"
-                ],
+                2, [f"{why} nor line by line ({git_exc.message}); kept ours unchanged: resolve it by hand"]
             )
         atomic_write_bytes(a_path, merged)
         if conflicts:
-            return DriverResult(
-                1,
-                [
-                    f"{label}: cannot merge by key ({reason}); left git's line merge with conflict markers for you to resolve"
-                ],
-            )
-        return DriverResult(0, [f"{label}: cannot merge by key ({reason}); git's line merge was clean"])
+            return DriverResult(1, [f"{why}; left git's line merge with conflict markers for you to resolve"])
+        return DriverResult(0, [f"{why}; git's line merge was clean"])
     if outcome.text.encode("utf-8") != raw[1]:
         atomic_write_bytes(a_path, outcome.text.encode("utf-8"))
     return DriverResult(0 if outcome.clean else 1, [f"{label}: {m}" for m in outcome.reports])

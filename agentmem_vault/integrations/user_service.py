@@ -62,12 +62,16 @@ class ServiceDef:
     kind: str  # systemd | launchd | schtasks | startup
     name: str  # unit name, launchd label or task name
     path: Path  # the definition file written on install
-    content: bytes
     text: str  # the definition as text (what --dry-run prints)
     check: Check | None = None  # the format's parser, run on the bytes before and after writing
     start: list[list[str]] = field(default_factory=list)  # run after writing the file
     stop: list[list[str]] = field(default_factory=list)  # run before removing it
     hint: str = ""  # how to start it by hand when the service manager could not be reached
+    encoding: str = "utf-8"  # Task Scheduler reads its XML in UTF-16
+
+    @property
+    def content(self) -> bytes:
+        return self.text.encode(self.encoding)
 
 
 def service_key(vault: Vault) -> str:
@@ -165,13 +169,11 @@ def service_definition(
     if kind == "systemd":
         name = f"agentmem-daemon-{key}.service"
         base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-        text = systemd_unit(vault, cmd)
         return ServiceDef(
             kind,
             name,
             base / "systemd" / "user" / name,
-            text.encode("utf-8"),
-            text,
+            systemd_unit(vault, cmd),
             start=[["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", name]],
             stop=[["systemctl", "--user", "disable", "--now", name]],
             hint=f"systemctl --user daemon-reload && systemctl --user enable --now {name}",
@@ -181,13 +183,11 @@ def service_definition(
         uid = os.getuid() if hasattr(os, "getuid") else 0
         log = home / "Library" / "Logs" / "agentmem" / f"daemon-{key}.log"
         path = home / "Library" / "LaunchAgents" / f"{label}.plist"
-        data = launchd_plist(vault, cmd, label, log)
         return ServiceDef(
             kind,
             label,
             path,
-            data,
-            data.decode("utf-8"),
+            launchd_plist(vault, cmd, label, log).decode("utf-8"),
             plistlib.loads,
             start=[["launchctl", "bootstrap", f"gui/{uid}", str(path)]],
             stop=[["launchctl", "bootout", f"gui/{uid}/{label}"]],
@@ -196,24 +196,22 @@ def service_definition(
     if kind == "startup":
         appdata = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
         path = appdata / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup" / f"agentmem-daemon-{key}.cmd"
-        text = startup_cmd(cmd)
-        return ServiceDef(kind, path.name, path, text.encode("utf-8"), text, hint=f"log off and on, or run {path}")
+        return ServiceDef(kind, path.name, path, startup_cmd(cmd), hint=f"log off and on, or run {path}")
     name = f"\\agentmem\\daemon-{key}"
     user = os.environ.get("USERNAME") or os.environ.get("USER") or "user"
     if os.environ.get("USERDOMAIN"):
         user = f"{os.environ['USERDOMAIN']}\\{user}"
     path = user_config_dir() / "services" / f"daemon-{key}.xml"
-    text = task_xml(vault, cmd, user, user_cache_dir())
     return ServiceDef(
         "schtasks",
         name,
         path,
-        text.encode("utf-16"),
-        text,
+        task_xml(vault, cmd, user, user_cache_dir()),
         lambda b: ElementTree.fromstring(b.decode("utf-16").split("?>", 1)[1]),
         start=[["schtasks", "/Create", "/TN", name, "/XML", str(path), "/F"], ["schtasks", "/Run", "/TN", name]],
         stop=[["schtasks", "/End", "/TN", name], ["schtasks", "/Delete", "/TN", name, "/F"]],
         hint=f'schtasks /Create /TN "{name}" /XML "{path}" /F',
+        encoding="utf-16",
     )
 
 
