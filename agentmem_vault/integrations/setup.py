@@ -108,12 +108,8 @@ def _vault_step(vault: Vault, dry_run: bool) -> Change:
             try:
                 init_vault(vault)  # fills in anything missing; validates the table and config
             except AgentmemError as exc:
-                return Change(
-                    "vault",
-                    str(vault.root),
-                    "fail",
-                    f"{exc.message}; see `agentmem doctor --vault {shlex.quote(str(vault.root))}`",
-                )
+                see = f"see `agentmem doctor --vault {shlex.quote(str(vault.root))}`"
+                return Change("vault", str(vault.root), "fail", f"{exc.message}; {see}")
         return Change("vault", str(vault.root), "unchanged", "existing vault adopted")
     what = "new folder" if not vault.root.exists() else "memory/ added to the existing folder"
     if not dry_run:
@@ -324,36 +320,16 @@ def _check_steps(vault: Vault, home: Path, hook_command: str | None) -> tuple[li
     from agentmem_vault.ops.board import load_index
     from agentmem_vault.ops.doctor import diagnose
 
-    out: list[Change] = []
-    report = diagnose(vault)
-    errors = report.unresolved_errors()
-    out.append(
-        Change(
-            "check",
-            "doctor",
-            "fail" if errors else "ok",
-            f"{len(errors)} error(s); run `agentmem doctor` for details" if errors else "memory/ is healthy",
-        )
-    )
+    errors = diagnose(vault).unresolved_errors()
+    detail = f"{len(errors)} error(s); run `agentmem doctor` for details" if errors else "memory/ is healthy"
+    out = [Change("check", "doctor", "fail" if errors else "ok", detail)]
     sid, how = hook_check(vault, hook_command, home)
-    if sid is None:
-        out.append(Change("check", "sessionStart", "fail", how))
-        return out, None
-    row = load_index(vault).find(sid)
-    if row is None:
-        out.append(
-            Change("check", "sessionStart", "fail", f"the hook answered {sid} but memory/index.md has no such row")
-        )
-        return out, None
-    out.append(
-        Change(
-            "check",
-            "sessionStart",
-            "ok",
-            f"the hook registered {sid} ({row.status}) on memory/index.md; a test chat, `agentmem organize` clears it",
-        )
-    )
-    return out, sid
+    row = load_index(vault).find(sid) if sid is not None else None
+    if sid is None or row is None:
+        how = how if sid is None else f"the hook answered {sid} but memory/index.md has no such row"
+        return [*out, Change("check", "sessionStart", "fail", how)], None
+    how = f"the hook registered {sid} ({row.status}) on memory/index.md; a test chat, `agentmem organize` clears it"
+    return [*out, Change("check", "sessionStart", "ok", how)], sid
 
 
 def run_setup(
@@ -369,15 +345,8 @@ def run_setup(
     if not opts.hooks:
         ch.append(Change("hooks", "-", "skip", "--no-hooks"))
     elif not agents:
-        ch.append(
-            Change(
-                "hooks",
-                "-",
-                "skip",
-                "no ~/.cursor, ~/.claude or ~/.codex found; after installing an agent run "
-                "`agentmem setup` again (or `agentmem install-hook cursor`)",
-            )
-        )
+        why = "no ~/.cursor, ~/.claude or ~/.codex found; after installing an agent run `agentmem setup` again"
+        ch.append(Change("hooks", "-", "skip", why + " (or `agentmem install-hook cursor`)"))
     else:
         ch.extend(_hook_steps(vault, agents, home, dry_run))
     if opts.mcp:
