@@ -26,20 +26,17 @@ STOP_POLL = 0.2  # how often the stop request file is looked for (a stat: nothin
 
 
 def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
-    handlers: list[logging.Handler] = []
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     lp = paths.log_path(vault)
     ensure_cache_folder(lp.parent)
-    fh = logging.handlers.RotatingFileHandler(
-        lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True
-    )
-    fh.setFormatter(fmt)
-    handlers.append(fh)
+    handlers: list[logging.Handler] = [
+        logging.handlers.RotatingFileHandler(
+            lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True
+        )
+    ]
     if to_stderr:
-        sh = logging.StreamHandler(sys.stderr)
-        sh.setFormatter(fmt)
-        handlers.append(sh)
+        handlers.append(logging.StreamHandler(sys.stderr))
     for h in handlers:
+        h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         log.addHandler(h)
     log.setLevel(logging.INFO)
     log.propagate = False

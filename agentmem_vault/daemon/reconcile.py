@@ -2,15 +2,9 @@
 
 No I/O and no clock: the same inputs give the same plan, so tests feed synthetic snapshots and the
 service re-plans under the vault lock right before applying (the index may have changed since the
-first look). The rules (docs/daemon.md; row rules in board/rules.py):
-
-- a session file without a row -> add the row (fields from the snapshot's Metadata, its Status when valid, else active);
-- a snapshot whose Metadata disagrees with its row -> sync Topic/Status/Updated At (toward_snapshot);
-- a row whose snapshot was deleted -> report; the row is never deleted;
-- a damaged table (header changed, broken rows, duplicate IDs) -> report, never rewrite, do nothing;
-- a sync-conflict copy of the index -> fold its rows in by Session ID (newer Updated At wins per
-  row, rows only in the copy are added, nothing deleted, Referenced By lists are united so that no
-  reference is lost) and move the copy to ``.agentmem/conflicts/``.
+first look). The rules are docs/daemon.md's list (a row for every snapshot, rows brought in step,
+deleted snapshots and damaged tables reported, never rewritten; conflict copies folded as
+docs/board.md says); the row rules themselves live in board/rules.py.
 """
 
 from __future__ import annotations
