@@ -184,13 +184,9 @@ def plan_install(
     before = json_object(path, raw)
     commands = {name: hook_command(agent, name, vault=vault, argv=argv) for _, name, _ in ENTRIES[agent]}
     after, actions = merge(agent, before, commands, path=path)
+    new = (json.dumps(after, ensure_ascii=False, indent=2) + "\n").encode()
     # The same document is not rewritten (its formatting is the user's).
-    text = (
-        raw
-        if raw is not None and before == after
-        else (json.dumps(after, ensure_ascii=False, indent=2) + "\n").encode()
-    )
-    edit = plan_edit(path, raw, text, what="JSON", check=json.loads)
+    edit = plan_edit(path, raw, raw if raw is not None and before == after else new, what="JSON", check=json.loads)
     return InstallPlan(agent, path, before, after, edit, actions)
 
 
