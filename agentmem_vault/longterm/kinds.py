@@ -140,9 +140,7 @@ def _classify(f: str, context: str) -> Cue | None:
 
 def _announces_only(f: str) -> bool:
     """One clause naming a topic and ending with the word that it was settled ("选型的事定下来了")."""
-    last = None
-    for last in cue("decision").finditer(f):
-        pass
+    last = max(cue("decision").finditer(f), key=lambda m: m.end(), default=None)
     if last is None or f[last.end() :].strip(" 了啦的。.!！~"):
         return False
     return not re.search(r"[,，;；:：]", f[: last.start()]) and has("announce", f)
