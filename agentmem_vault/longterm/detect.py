@@ -128,6 +128,11 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
         return False
     if starts_with_reason(nxt):
         return True
+    if hit.kind == "preference" and has("rhetorical", folded(content)) and substance(nxt) >= 6:
+        # after a complaint asked as a question, what the user says next is its remedy or reason
+        # ("… not good enough? 一律用 const 不行吗？", "we have a logger in utils/log.py for that")
+        nc = classify(nxt, said)
+        return (nc is None and not has("question", f) and is_statement(nxt)) or has("directive", f)
     if not is_statement(nxt) and not (hit.kind == "decision" and substance(nxt) >= 6 and not has("question", f)):
         return False
     nc = classify(nxt, said)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from agentmem_vault.longterm.cues import cue, has
+from agentmem_vault.longterm.filters import specificity_score
 from agentmem_vault.model.textnorm import fold
 
 # kind -> (assessment-stage signal strength, importance the offline extractor proposes)
@@ -81,7 +82,7 @@ def _form_kind(f: str, context: str) -> str | None:
         return "correction"
     if has("preference", f):
         return "preference"
-    if has("environment", f):
+    if has("environment", f) or (has("env_subject", f) and not has("scope_temporary", f) and specificity_score(f) > 0):
         return "environment"
     if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
         return "rule"
@@ -114,6 +115,10 @@ def _classify(f: str, context: str) -> Cue | None:
         return None
     asked = has("explicit", f) or has("never_always", f)
     question = has("question", f)
+    if question and has("rhetorical", f) and not has("one_off_scope", f):
+        # "can you not add those summaries every time?" is "don't add them again": a dislike the
+        # user wants to hold from now on, like "别再 …"
+        return _cue("preference", asked=True)
     if question and not (asked and (has("request_question", f) or has("task_request", f))):
         return None
     kind = _form_kind(f, context)
@@ -126,9 +131,19 @@ def _classify(f: str, context: str) -> Cue | None:
     if kind not in ("reversal", "supplement") and not asked:
         if has("one_off_scope", f) or (has("task_request", f) and not has("general", f)):
             return None
+    if kind == "decision" and not asked and _announces_only(f):
+        return None  # "推播那件事後來跟 PM 討論完了": the decision itself comes later, if at all
     if asked and kind in (None, "rule"):
         kind = "explicit"  # a rule the user asked to hold from now on is their explicit request
     return _cue(kind or "explicit", asked)
+
+
+def _announces_only(f: str) -> bool:
+    """One clause naming a topic and ending with the word that it was settled ("选型的事定下来了")."""
+    last = max(cue("decision").finditer(f), key=lambda m: m.end(), default=None)
+    if last is None or f[last.end() :].strip(" 了啦的。.!！~"):
+        return False
+    return not re.search(r"[,，;；:：]", f[: last.start()]) and has("announce", f)
 
 
 # narrowest first: "in this repo, … everywhere" is this repo's rule
