@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.longterm.fields import data, segment
+from agentmem_vault.longterm.fields.title import colon_head
 from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -94,7 +95,7 @@ def title_problems(title: str) -> list[str]:
     out: list[str] = []
     t = fold(title)
     m = data.title_leadin().match(t)
-    if m and m.end() > 0:
+    if (m and m.end() > 0) or colon_head(title):
         out.append("lead-in")
     if data.relative_time().search(t):
         out.append("relative time")
