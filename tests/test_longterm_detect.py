@@ -232,3 +232,31 @@ def test_a_question_or_an_announcement_without_its_content_is_no_memory(text: st
 def test_a_decision_said_before_its_settling_word_is_kept() -> None:
     (m,) = kept("消息队列用 Kafka，不用 RabbitMQ，就这么定了。")
     assert "Kafka" in m.content and m.statement is not None and m.statement.kind == "decision"
+
+
+@pytest.mark.parametrize(
+    "text,parts",
+    [
+        (
+            "I honestly don't like nested ternaries. Also, early returns please, in every function.",
+            [["ternaries"], ["returns"]],
+        ),
+        ("別老是把密碼印在 log 裡。還有錯誤訊息請一律用英文寫。", [["密碼"], ["英文"]]),
+        ("我很讨厌 utils.py 越写越大。另外常量请都放到 constants.py 里。", [["utils.py"], ["constants.py"]]),
+        ("The PR looks fine. Also, when you add a migration, please add its rollback too.", [["rollback"]]),
+    ],
+)
+def test_a_request_opened_by_also_after_another_statement_is_one_memory_of_its_own(
+    text: str, parts: list[list[str]]
+) -> None:
+    mems = kept(text)
+    assert len(mems) == len(parts), [m.content for m in mems]
+    for m, words in zip(mems, parts):
+        assert all(w in m.content for w in words), m.content
+
+
+@pytest.mark.parametrize(
+    "text", ["Looks good. Also please fix the typo in the header.", "好喔，另外可以再跑一次測試嗎？"]
+)
+def test_also_before_a_one_off_task_or_a_question_is_no_memory(text: str) -> None:
+    assert kept(text) == []
