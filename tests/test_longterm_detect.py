@@ -232,3 +232,63 @@ def test_a_question_or_an_announcement_without_its_content_is_no_memory(text: st
 def test_a_decision_said_before_its_settling_word_is_kept() -> None:
     (m,) = kept("消息队列用 Kafka，不用 RabbitMQ，就这么定了。")
     assert "Kafka" in m.content and m.statement is not None and m.statement.kind == "decision"
+
+
+@pytest.mark.parametrize(
+    "text,parts",
+    [
+        (
+            "I honestly don't like nested ternaries. Also, early returns please, in every function.",
+            [["ternaries"], ["returns"]],
+        ),
+        ("別老是把密碼印在 log 裡。還有錯誤訊息請一律用英文寫。", [["密碼"], ["英文"]]),
+        ("我很讨厌 utils.py 越写越大。另外常量请都放到 constants.py 里。", [["utils.py"], ["constants.py"]]),
+        ("The PR looks fine. Also, when you add a migration, please add its rollback too.", [["rollback"]]),
+    ],
+)
+def test_a_request_opened_by_also_after_another_statement_is_one_memory_of_its_own(
+    text: str, parts: list[list[str]]
+) -> None:
+    mems = kept(text)
+    assert len(mems) == len(parts), [m.content for m in mems]
+    for m, words in zip(mems, parts):
+        assert all(w in m.content for w in words), m.content
+
+
+@pytest.mark.parametrize(
+    "text", ["Looks good. Also please fix the typo in the header.", "好喔，另外可以再跑一次測試嗎？"]
+)
+def test_also_before_a_one_off_task_or_a_question_is_no_memory(text: str) -> None:
+    assert kept(text) == []
+
+
+def chat(*pairs: str) -> list:
+    return memories_from_turns([Turn("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(pairs)])[0]
+
+
+def test_an_incident_told_over_several_turns_is_one_pitfall_with_symptom_cause_and_fix() -> None:
+    mems = chat(
+        "Figured out why the search page went blank in Safari.",
+        "What was it?",
+        "Our bundle used Array.prototype.at, which Safari 14 lacks.",
+        "I see.",
+        "We added core-js polyfills to the build. If a page breaks only in Safari again, check the browserslist first.",
+    )
+    (m,) = mems
+    assert m.statement is not None and m.statement.kind == "pitfall"
+    assert all(w in m.content for w in ("blank", "Array.prototype.at", "core-js", "browserslist")), m.content
+    (z,) = chat(
+        "上線後報表一直是空的，原因查到了。",
+        "是什麼？",
+        "排程的 cron 用的是 UTC，報表卻按台北時間算日期。已經把排程改成 Asia/Taipei，之後新的排程都要明確寫時區。",
+    )
+    assert "UTC" in z.content and "Asia/Taipei" in z.content and "。已經" in z.content
+
+
+def test_an_incident_without_the_users_fix_or_with_a_slip_is_no_memory() -> None:
+    assert (
+        chat("Why does the worker crash at night?", "It runs out of memory; always stream the CSV.", "ok thanks") == []
+    )
+    assert chat("找到問題了，是我在 config.ts 打錯字，已經修好。") == []
+    assert chat("Found the bug: a typo in utils.py, lenght instead of length. Fixed.") == []
+    assert chat("原因找到了", "是什麼？", "好像是網路的問題吧？") == []

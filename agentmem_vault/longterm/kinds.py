@@ -60,6 +60,13 @@ def folded(sentence: str) -> str:
     return fold(_QUOTED.sub(" ", sentence))
 
 
+def without_opener(f: str) -> str:
+    """Folded text without the join word that opens it ("Also, …", "另外…", "還有…"): it only
+    links the sentence to the one before."""
+    m = cue("join").match(f) or re.match(r"(?:and )?also\b", f)
+    return f[m.end() :].lstrip(" ,，:：;；") if m else f
+
+
 def _not_a_but_b(f: str, context: str) -> bool:
     m = _NOT_A_BUT_B.match(f)
     return bool(_NOT_A_BUT_B_VERB.match(f) or (m and len(m["old"].strip()) >= 2 and m["old"].strip() in fold(context)))
@@ -86,6 +93,8 @@ def _form_kind(f: str, context: str) -> str | None:
         return "environment"
     if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
         return "rule"
+    if has("polite", f) and has("general", f):
+        return "rule"
     if has("rule_weak", f) and (has("general", f) or has("scope_project", f) or context or has("consequence", f)):
         return "rule"
     if has("correction_any", f):
@@ -98,7 +107,7 @@ def classify(sentence: str, context: str = "") -> Cue | None:
 
     ``context`` is what the assistant said just before: a correction corrects it, and
     "不是 A，是 B" is a correction only when A is in it."""
-    f = folded(sentence)
+    f = without_opener(folded(sentence))
     if context and _NOT_A_BUT_B.match(f):
         return _classify(f, context)  # depends on what the assistant said: not cached
     return _classify_cached(f, bool(context))
