@@ -178,11 +178,9 @@ def colon_head(text: str) -> str:
 def _scope_only(clause: str) -> bool:
     """A clause that only says where the rule holds ("不論在哪一個專案", "No matter which project it
     is", "Whatever repo we're in"): the note's scope says it, the title need not."""
-    from agentmem_vault.longterm.fields.checks import subject_words
-
     f = fold(clause)
     rest = data.pattern("scope_every_project.txt").sub(" ", data.pattern("scope_this_project.txt").sub(" ", f))
-    return rest != f and not subject_words(rest)
+    return rest != f and not data.subject_words(rest)
 
 
 # the alternative the extractor keeps with a rule whose sentence lost it ("Use httpx (instead of
