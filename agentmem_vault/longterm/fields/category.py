@@ -15,7 +15,14 @@ from agentmem_vault.model.textnorm import fold
 # development rule stays in its project, where a user_* default would reach every project.
 DEFAULT = "development_code_specification"
 MIN_SCORE = 2
-_OVERRIDES = frozenset({"user_communication", "user_behavior", "important_decision_experience"})
+_USER = ("user_communication", "user_behavior")
+# what plainly said words may turn a kind into: a decision names tools and settings and stays a
+# decision; an environment fact that only names the stack ("資料庫用 PostgreSQL 15") is the stack
+_OVERRIDES = {
+    "decision": frozenset(_USER),
+    "pitfall": frozenset({*_USER, "important_decision_experience"}),
+    "environment": frozenset({*_USER, "important_decision_experience", "project_tech_stack"}),
+}
 STRONG = 5  # a kind's category gives way only to this much evidence for another one
 _BY_KIND = {
     "decision": "important_decision_experience",
@@ -79,8 +86,8 @@ def category_for(text: str, kind: str = "") -> str:
     if kind in _BY_KIND:
         # the kind decides, unless its words hardly speak of it and plainly say how to answer the
         # user ("以後幫我留意：回覆先講結論" read as a decision) or that it was decided ("我們決定了，
-        # …，因為…拖慢" read as a pitfall); a tool or a setting named in a decision stays a decision
+        # …，因為…拖慢" read as a pitfall), as _OVERRIDES allows
         own = _BY_KIND[kind]
-        plain = best in _OVERRIDES and best_score >= STRONG and found.get(own, 0) < MIN_SCORE
+        plain = best in _OVERRIDES[kind] and best_score >= STRONG and found.get(own, 0) < MIN_SCORE
         return best if plain else own
     return best
