@@ -156,11 +156,36 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     return False
 
 
+# a user turn: its index, paragraphs, sentences (list items included) and what the assistant said before
+_UserTurn = tuple[int, "tuple[Para, ...]", list[str], str]
+
+
+def _user_turns(turns: list[Turn]) -> list[_UserTurn]:
+    """The user turns as sentences, read once for both passes. Only the user's own lines: a
+    pasted warning, log, traceback, quoted doc or chat says "always"/"should" in someone else's
+    voice (docs/extraction.md, "Pasted text")."""
+    out: list[_UserTurn] = []
+    said = ""
+    for idx, t in enumerate(turns):
+        if t.role != "user":
+            said = t.text
+            continue
+        paras = paragraphs(own_words(t.text))
+        out.append(
+            (
+                idx,
+                paras,
+                [x for p in paras for x in (p.sentences if p.items is None else [p.intro, *p.items]) if x],
+                said,
+            )
+        )
+    return out
+
+
 class _Scan:
     """One pass over the user's turns; ``found`` collects the candidates in order."""
 
-    def __init__(self, turns: list[Turn], first_turn: int, told: "set[tuple[int, int]] | None" = None) -> None:
-        self.turns = turns
+    def __init__(self, first_turn: int, told: "set[tuple[int, int]] | None" = None) -> None:
         self.told = told or set()  # (turn, sentence) already part of an incident (``incidents``)
         self.first_turn = first_turn
         self.found: list[Found] = []
@@ -178,15 +203,9 @@ class _Scan:
             self.made[(idx, k)] = f
         return f
 
-    def run(self) -> list[Found]:
-        for idx, turn in enumerate(self.turns):
-            if turn.role != "user":
-                self.said = turn.text
-                continue
-            # Only the user's own lines: a pasted warning, log, traceback, quoted doc or chat says
-            # "always"/"should" in someone else's voice (docs/extraction.md, "Pasted text").
-            paras = paragraphs(own_words(turn.text))
-            flat = [s for p in paras for s in (p.sentences if p.items is None else [p.intro, *p.items]) if s]
+    def run(self, user: "list[_UserTurn]") -> list[Found]:
+        for idx, paras, flat, said in user:
+            self.said = said
             if idx >= self.first_turn:
                 self.turn(idx, paras, flat)
             self.user_turns.append((idx, flat))
@@ -340,21 +359,12 @@ def _incident_role(s: str, said: str) -> str:
     return "fix" if hit is not None and hit.kind in ("rule", "explicit", "correction") else "cause"
 
 
-def incidents(turns: list[Turn], first_turn: int) -> tuple[list[Found], set[tuple[int, int]]]:
+def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], set[tuple[int, int]]]:
     """Pitfalls told over several sentences or turns: a lead ("昨天 API 一直 502 的原因找到了",
     "found out why the export kept dying", a pitfall's own lead), then the user's cause and fix,
     in the same turn or the next ones (the assistant's questions in between). One memory joins
     symptom, cause and fix; the (turn, sentence) pairs it used are left out of the other scan."""
-    user: list[tuple[int, list[str], str]] = []
-    said = ""
-    for idx, t in enumerate(turns):
-        if t.role != "user":
-            said = t.text
-            continue
-        paras = paragraphs(own_words(t.text))
-        user.append(
-            (idx, [x for p in paras for x in (p.sentences if p.items is None else [p.intro, *p.items]) if x], said)
-        )
+    user = [(idx, flat, said) for idx, _, flat, said in turns]
     found: list[Found] = []
     used: set[tuple[int, int]] = set()
     u = 0
@@ -438,6 +448,7 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
             plain.append(Turn("assistant", ""))  # keeps the indices of the other turns
         else:
             plain.append(t if t.section != "superseded" else Turn("assistant", ""))
-    told, used = incidents(plain, first_turn)
-    found = _Scan(plain, first_turn, used).run()
+    user = _user_turns(plain)
+    told, used = incidents(user, first_turn)
+    found = _Scan(first_turn, used).run(user)
     return sorted(found + told + snapshot, key=lambda f: f.turn)

@@ -6,6 +6,7 @@ scenarios checked (a lead-in, a fragment keyword or a filler scenario is replace
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from agentmem_vault.longterm.fields.category import category_for
 from agentmem_vault.longterm.fields.data import pattern
@@ -72,6 +73,15 @@ def _reason(kind: str, asked: bool, corrected: bool) -> str:
 _CLAIMS = re.compile(r"explicitly asked|corrected the assistant", re.I)
 
 
+@lru_cache(maxsize=4096)
+def _text_fields(content: str, category: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Title, keywords and usage scenarios: functions of the content (and category) alone, so a
+    rule the user restates in many chats is segmented and titled once per process."""
+    title = title_for(content)
+    keywords = keywords_for(content, title)
+    return title, tuple(keywords), tuple(scenarios_for(content, category, keywords))
+
+
 def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded: bool = False) -> MemoryObject:
     """Fill category, importance, title, keywords and usage scenarios of an offline memory, and
     make its reasons say what happened (no "asked to remember" without such a request)."""
@@ -96,9 +106,8 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     if band_kind == "correction" and not before:
         band_kind = "rule"  # nothing was said before it: there is nothing it corrects
     m.importance = importance_for(band_kind, said, corrects_assistant=corrected, recorded=recorded)
-    m.title = title_for(m.content)
-    m.keywords = keywords_for(m.content, m.title)
-    m.usage_scenario = scenarios_for(m.content, m.category, m.keywords)
+    m.title, keywords, scenarios = _text_fields(m.content, m.category)
+    m.keywords, m.usage_scenario = list(keywords), list(scenarios)
     m.reason = (
         "recorded as a decision in the session snapshot" if snapshot_decision else _reason(kind, asked, corrected)
     )
