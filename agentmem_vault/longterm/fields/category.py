@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
 
+from agentmem_vault.longterm.fields.data import _lines
 from agentmem_vault.longterm.schema import CATEGORIES
 from agentmem_vault.model.textnorm import fold
 
@@ -40,16 +40,10 @@ def _whole(alts: str) -> str:
 def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
     """(category, ((weight, pattern), ...)) in file order; a category the file names twice or
     that is not one of the eleven is an error of the data file."""
-    text = (resources.files("agentmem_vault.templates") / "fields" / "category_cues.txt").read_text(
-        encoding="utf-8-sig"
-    )
     out: dict[str, list[tuple[int, re.Pattern[str]]]] = {}
     macros: dict[str, str] = {}
     current = ""
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
+    for line in _lines("category_cues.txt"):
         if line.startswith("@"):  # "@name = alternatives", used as {name} in the cues below
             name, _, alts = line[1:].partition("=")
             macros[name.strip()] = alts.strip()
@@ -57,14 +51,14 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
         if line.startswith("[") and line.endswith("]"):
             current = line[1:-1]
             if current not in CATEGORIES or current in out:
-                raise ValueError(f"category_cues.txt line {n}: unknown or repeated category {current!r}")
+                raise ValueError(f"category_cues.txt: unknown or repeated category {current!r}")
             out[current] = []
             continue
         weight, how, pattern = line.split(" ", 2)
         for name, alts in macros.items():
             pattern = pattern.replace("{" + name + "}", alts)
         if not current or how not in ("w", "r"):
-            raise ValueError(f"category_cues.txt line {n}: expected '<weight> w|r <pattern>' under a [category]")
+            raise ValueError(f"category_cues.txt: expected '<weight> w|r <pattern>' under a [category]: {line!r}")
         out[current].append((int(weight), re.compile(_whole(pattern) if how == "w" else pattern)))
     return tuple((cat, tuple(c)) for cat, c in out.items())
 

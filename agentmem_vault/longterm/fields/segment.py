@@ -72,8 +72,4 @@ def words(text: str) -> tuple[Word, ...]:
 @lru_cache(maxsize=4096)
 def boundaries(text: str) -> frozenset[int]:
     """Offsets in ``text`` where one word ends and the next begins (and both ends)."""
-    out = {0, len(text)}
-    for w in words(text):
-        out.add(w.start)
-        out.add(w.end)
-    return frozenset(out)
+    return frozenset({0, len(text)} | {w.start for w in words(text)} | {w.end for w in words(text)})

@@ -18,35 +18,13 @@ _SENTENCE_END = re.compile(r"[。！？；;\n]|(?<=[^\s.])[.!?](?=\s|$)")
 _CLAUSE = re.compile(
     r"[，,、]\s*|\s[—–]\s|\s(?=(?:so|because|since|which|unless|otherwise|but|and)\s)|(?<=[^\d\s]),(?=\S)", re.I
 )
-_PROHIBITION = re.compile(
-    r"不要|别|不能|不准|不许|禁止|禁用|不用|\b(?:don'?t|do not|never|no|not|stop|avoid|banned|forbidden|not allowed)\b",
-    re.I,
+_PROHIBITION, _ALTERNATIVE, _DIRECTIVE, _COMPLAINT, _EXAMPLE, _CONDITION, _DANGLING = (
+    data.section("title_words.txt", name)
+    for name in ("prohibition", "alternative", "directive", "complaint", "example", "condition", "dangling")
 )
-_ALTERNATIVE = re.compile(r"改用|改成|换成|換成|而是|用|\b(?:use|using|instead|prefer|switch to)\b", re.I)
-_DIRECTIVE = re.compile(
-    r"要|必须|必須|一律|统一|統一|不要|别|別|禁止|不准|不許|不许|改用|用|请|請|只|以后|以後|之后|之後|今后|今後|直接|"
-    r"\b(?:always|never|must|should|use|don'?t|do not|only|keep|put|run|prefer|avoid|need|needs|from now on|going forward|"
-    r"ha(?:ve|s) to|give me|show me|"
-    r"banned|forbidden|not allowed)\b",
-    re.I,
-)
-# a complaint states the problem, the sentence after it the rule ("我真的很受不了…。以后直接给结论")
-_COMPLAINT = re.compile(
-    r"受不了|讨厌|討厭|烦死|煩死|很烦|很煩|烦你|煩你|特别烦|特別煩|\b(?:i (?:really )?hate|i'?m tired of|ugh|i can'?t stand|bugs me|annoys me)\b",
-    re.I,
-)
-# an example ("像 usr、cfg 這種", "e.g. …") illustrates the rule before it and is never the rule
-_EXAMPLE = re.compile(r"^[\s,，、]*(?:像|例如|比如|譬如|such as|like|e\.g\.|for example)", re.I)
-# a condition alone ("When you add a CLI flag") is not yet a rule: it keeps the clause it governs
-_CONDITION = re.compile(r"^[\s,，]*(?:when|whenever|if|before|after|once|unless|如果|若|当|當|每次|每当|每當)\b", re.I)
 # a colon that ends a head ("For the deploy script here: always run …"), not "02:00" or "python:3.11"
 _HEAD_COLON = re.compile(r"：|:(?=\s)")
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|\s+|`[^`]*`|[^\s\u3400-\u9fff\uf900-\ufaff]+")
-_DANGLING = re.compile(
-    r"(?:\s+(?:a|an|the|and|or|but|to|of|for|with|in|on|at|by|from|as|so|than|that|which|when|if|because|instead|not|is|are|be|"
-    r"before|after|until|unless|without|into|onto|over|under|via|per|about|then|it'?s|it is|that'?s))+$",
-    re.I,
-)
 _TRIM = " ,，:：;；、—–-(（[「『\"'.…"
 
 
