@@ -292,3 +292,19 @@ def test_an_incident_without_the_users_fix_or_with_a_slip_is_no_memory() -> None
     assert chat("找到問題了，是我在 config.ts 打錯字，已經修好。") == []
     assert chat("Found the bug: a typo in utils.py, lenght instead of length. Fixed.") == []
     assert chat("原因找到了", "是什麼？", "好像是網路的問題吧？") == []
+
+
+@pytest.mark.parametrize(
+    "text,n",
+    [
+        (
+            "我们组有几个硬性要求你记一下：接口必须做参数校验；异常不许吞掉，至少要打日志；还有就是禁止在循环里查数据库。",
+            3,
+        ),
+        ("前端有三個約定：元件用 PascalCase 命名；樣式一律用 CSS Modules；還有就是，圖片都放 public/images。", 3),
+        ("For the record: staging uses the eu-west-1 bucket, and every upload must set the x-amz-acl header.", 2),
+    ],
+)
+def test_every_item_boundary_counts_at_once(text: str, n: int) -> None:
+    # "A；B；还有就是 C" is three items (not "A；B" and C); a fact ", and" a rule are two
+    assert len(kept(text)) == n, [m.content for m in kept(text)]
