@@ -373,3 +373,53 @@ def test_scope_follows_the_source_and_the_words(category, text, expected):
 
     source = "" if expected == ("", "unscoped") else "shop"
     assert scope_for(category, text, source) == expected
+
+
+def test_the_users_own_way_of_working_is_tied_to_a_project_only_by_words_naming_it():
+    from agentmem_vault.longterm.scope import scope_for
+
+    said = "can you not add those 'here's what I changed' summaries?"  # the extractor read "here"
+    assert scope_for("user_communication", said, "shop", reach="project") == ("", "global")
+    assert scope_for("development_code_specification", "use httpx here", "shop", reach="project") == ("shop", "project")
+
+
+def test_a_joined_item_is_not_covered_by_the_correction_before_it():
+    from agentmem_vault.longterm.fields.derive import apply_fields
+    from agentmem_vault.longterm.statement import Statement
+
+    said = "不要再用 console.log 印錯誤了，統一丟給 logger。還有 API 的 base URL 請從 config.ts 讀。"
+    turns = [
+        Turn("user", "幫我補上 API 呼叫"),
+        Turn("assistant", "我用 fetch 寫好了，錯誤直接 console.log。"),
+        Turn("user", said),
+    ]
+    first, second = (
+        MemoryObject(action="create", title="x", content=c, category="", signal="rule", evidence=c)
+        for c in ("不要再用 console.log 印錯誤了，統一丟給 logger。", "還有 API 的 base URL 請從 config.ts 讀。")
+    )
+    for m in (first, second):
+        m.statement = Statement(kind="rule", order=2)
+    apply_fields([first, second], turns, offline=True)
+    assert first.importance >= 0.9 and 0.7 <= second.importance < 0.9
+
+
+def test_an_item_that_points_back_takes_its_neighbours_category():
+    from agentmem_vault.longterm.fields.derive import apply_fields
+
+    said = "Two things: e2e tests need `make seed` first, and they must never run in parallel."
+    a, b = (
+        MemoryObject(action="create", title="x", content=c, category="", signal="rule", evidence=c)
+        for c in ("e2e tests need `make seed` first", "they must never run in parallel")
+    )
+    apply_fields([a, b], [Turn("user", said)], offline=True)
+    assert a.category == b.category == "development_test_specification"
+
+
+def test_a_pitfall_and_its_fix():
+    # "記得" in a pitfall's fix asks nobody to remember it; a cause that was found makes a pitfall
+    assert importance_for("pitfall", "Celery worker 卡住，原來是 prefetch 設太大，之後記得設成 1") < 0.7
+    assert importance_for("pitfall", "記一下這個坑：Celery worker 會卡住") >= 0.9
+    assert category_for("上週 migration 卡了二十分鐘，原來是大表加 NOT NULL 欄位沒給預設值", "rule") == (
+        "common_pitfalls_experience"
+    )
+    assert category_for("Always run `alembic check` before `git push`", "rule") == "development_practice_specification"

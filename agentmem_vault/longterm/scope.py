@@ -30,12 +30,13 @@ def scope_for(category: str, text: str, source_project: str, reach: str = "") ->
     f = fold(text)
     everywhere_words = bool(pattern("scope_every_project.txt").search(f))
     here_words = bool(pattern("scope_this_project.txt").search(f))
-    # the extractor's reading first, unless these words plainly say otherwise ("here's what I
-    # changed … in all my repos" is no "here")
-    says_here = here_words or (reach == "project" and not everywhere_words)
-    says_everywhere = everywhere_words or reach == "all_projects"
     own_voice = bool(pattern("own_voice.txt").search(f)) and not pattern("team_voice.txt").search(f)
-    if category in GLOBAL_CATEGORIES or own_voice:
+    users = category in GLOBAL_CATEGORIES or own_voice
+    # the extractor's reading where these words say nothing; the user's own way of working is tied
+    # to a project only by words naming it ("here's what I changed" is no "here")
+    says_here = here_words or (reach == "project" and not everywhere_words and not users)
+    says_everywhere = everywhere_words or reach == "all_projects"
+    if users:
         wants_project = says_here and not says_everywhere
     else:
         wants_project = not (says_everywhere and not says_here)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agentmem_vault.longterm.fields.category import category_for
+from agentmem_vault.longterm.cues import has
+from agentmem_vault.longterm.fields.category import DEFAULT, category_for
 from agentmem_vault.longterm.fields.data import pattern
 from agentmem_vault.longterm.fields.checks import bad_keyword, is_template, title_problems
 from agentmem_vault.longterm.fields.importance import asks_to_remember, importance_for
@@ -28,6 +29,7 @@ _NEGATED = re.compile(
 
 
 _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
+_POINTS_BACK = re.compile(r"(?:they|them|these|those|it|its|此|它|它们|它們|他们|他們|这些|這些|那些)\b", re.I)
 
 
 def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str]:
@@ -94,8 +96,12 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     if snapshot_decision:
         kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
     turn_text, before, sentence = _said_around(turns or [], words)
-    # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule
-    corrected = corrects_assistant(words, before) or bool(turn_text and corrects_assistant(turn_text, before))
+    # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule,
+    # not of a further item joined after it ("…不要再用 any。還有 import 路徑請用 @/")
+    joined = has("join", fold(sentence)[:12])
+    corrected = corrects_assistant(words, before) or bool(
+        turn_text and not joined and corrects_assistant(turn_text, before)
+    )
     # an item of "Remember that X, and also that Y" is asked for by the sentence that holds it
     said = sentence if asks_to_remember(sentence, in_so_many_words=True) else words
     asked = asks_to_remember(said)
@@ -136,9 +142,15 @@ def apply_fields(
     memories: list[MemoryObject], turns: list[Turn], *, offline: bool, recorded: bool = False
 ) -> list[MemoryObject]:
     """The field rules for a batch of one source (in place; returned for chaining)."""
+    prev = None
     for m in memories:
-        if offline:
-            derive_offline(m, turns=turns, recorded=recorded)
-        else:
+        if not offline:
             check_model_fields(m)
+            continue
+        derive_offline(m, turns=turns, recorded=recorded)
+        # "integration tests need X, and they must never point at the shared database": an item
+        # that points back with no cue of its own is about what its neighbour is about
+        if prev is not None and m.category == DEFAULT and _POINTS_BACK.match(m.content):
+            m.category = prev.category
+        prev = m
     return memories
