@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -148,10 +149,8 @@ def stop(vault: Vault, *, wait: float = 10.0) -> dict:
     ensure_cache_folder(req.parent)
     atomic_write_text(req, str(time.time()))  # Windows has no SIGTERM for a detached process
     if pid is not None and sys.platform != "win32":
-        try:
+        with suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
     t0 = time.monotonic()
     try:
         while time.monotonic() - t0 < wait:
@@ -160,8 +159,6 @@ def stop(vault: Vault, *, wait: float = 10.0) -> dict:
             time.sleep(0.05)
     finally:
         if not is_running(vault):
-            try:
+            with suppress(OSError):
                 req.unlink()
-            except OSError:
-                pass
     raise AgentmemError(f"the daemon (pid {pid}) did not stop within {wait:g} s", code="daemon_stop_failed")

@@ -16,6 +16,7 @@ import os
 import secrets
 import subprocess
 import sys
+from contextlib import suppress
 from pathlib import Path
 
 from agentmem_vault.vault import Vault, ensure_cache_folder, user_cache_dir
@@ -53,10 +54,8 @@ def clear_run(vault: Vault, token: str) -> None:
     for path in (paths.pid_path(vault), run_record_path(vault)):
         data = _read(path)
         if data is not None and data.get("token") == token:
-            try:
+            with suppress(OSError):
                 path.unlink()
-            except OSError:
-                pass
 
 
 def command_line(pid: int) -> list[str] | None:

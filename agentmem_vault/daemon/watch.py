@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from watchdog import events as ev
@@ -161,10 +162,8 @@ class Watcher:
 
     def unwatch_longterm(self) -> None:
         if self.lt_watch is not None and self.observer is not None:
-            try:
+            with suppress(Exception):  # already gone with its folder
                 self.observer.unschedule(self.lt_watch)
-            except Exception:  # noqa: BLE001 - already gone with its folder
-                pass
         self.lt_watch = None
 
     def stop(self) -> None:
