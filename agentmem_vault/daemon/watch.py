@@ -53,11 +53,9 @@ class PathFilter(ev.FileSystemEventHandler):
         self.sink = sink
 
     def rel(self, path: str | bytes) -> str | None:
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
         if not path:
             return None
-        p = os.path.normcase(os.path.abspath(path))
+        p = os.path.normcase(os.path.abspath(os.fsdecode(path)))
         if p == self.memory or not p.startswith(self.memory + os.sep):
             return None
         return p[len(self.memory) + 1 :].replace(os.sep, "/")
