@@ -7,6 +7,7 @@ and nowhere else: 0 done, 1 refused or failed (nothing half-written), 2 usage er
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -26,6 +27,18 @@ class Options:
     as_json: bool = False
     agent: str | None = None
     allow_agent_name: bool = False
+
+    def open_vault(self) -> Any:
+        """The vault of ``--vault`` (before or after the command), else AGENTMEM_VAULT, config, walk up."""
+        from agentmem_vault.config import resolve_vault
+
+        return resolve_vault(self.vault)
+
+    def agent_name(self, vault: Any, given: str | None = None) -> str:
+        """The agent's name: ``given`` (a command's own --agent), else the group's, else config."""
+        from agentmem_vault.config import resolve_agent, vault_config
+
+        return resolve_agent(given or self.agent, vault_config(vault), allow_any=self.allow_agent_name)
 
 
 def opts_from(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
@@ -47,11 +60,21 @@ def common_options(f: Callable) -> Callable:
     return f
 
 
+def command_options(f: Callable) -> Callable:
+    """``common_options``, and the command gets the merged ``Options`` as its first argument."""
+
+    @functools.wraps(f)
+    @click.pass_context
+    def wrapper(ctx: click.Context, *args: Any, vault: str | None = None, as_json: bool = False, **kw: Any) -> Any:
+        return f(opts_from(ctx, vault, as_json), *args, **kw)
+
+    return common_options(wrapper)
+
+
 def dry_run_option(f: Callable) -> Callable:
     """``--dry-run`` for a command whose library has none: the command runs as it would, inside
     ``fs.DryRun``, so nothing at all is written (vault, user cache, user config), and what it would
     have changed is listed after its own output (on stderr with --json, so stdout stays JSON)."""
-    import functools
 
     @functools.wraps(f)
     def wrapper(*args: Any, dry_run: bool = False, **kwargs: Any) -> Any:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
+from agentmem_vault.cli import Options, cli, command_options, common_options, emit, memories, opts_from
 from agentmem_vault.config import resolve_vault, vault_config
 
 
@@ -31,9 +31,8 @@ from agentmem_vault.config import resolve_vault, vault_config
 @click.option("--offline", is_flag=True, help="Rule-based extraction, no model calls (the default without an API key).")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @click.option("--force", is_flag=True, help="Process sources again even when unchanged since the last run.")
-@common_options
-@click.pass_context
-def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run, force, vault, as_json) -> None:
+@command_options
+def extract_cmd(opts: Options, sessions, cursor, claude, files, project, offline, dry_run, force) -> None:
     """Extract long-term memories from sessions and transcripts (default: every session snapshot).
 
     Uses the Anthropic model when ANTHROPIC_API_KEY is set, the offline rules otherwise. Unchanged
@@ -45,8 +44,7 @@ def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run,
     from agentmem_vault.longterm.extract import extract_sources, progress_wanted
     from agentmem_vault.longterm.sources import select_sources
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     srcs = select_sources(v, sessions=sessions, files=files, cursor=cursor, claude=claude)
     if project:
         srcs = [
@@ -75,9 +73,8 @@ def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run,
     help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
 )
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
-@common_options
-@click.pass_context
-def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
+@command_options
+def eval_cmd(opts: Options, folder, sets, offline) -> None:
     """Precision / recall / F1 of extraction on labelled conversations, overall, per category and
     per language. FOLDER holds fixtures (*.json); without it the built-in sets are used: "tuned"
     (the rules were developed on it) and "unseen" (held out, never used to tune the rules).
@@ -91,10 +88,9 @@ def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
     from agentmem_vault.longterm.evaluate import BUILTIN_SETS, builtin_set, evaluate, load_fixtures
     from agentmem_vault.longterm.llm import endpoint_from, model_from_config
 
-    opts = opts_from(ctx, vault, as_json)
     prompts_dir = where = None
     try:
-        v = resolve_vault(opts.vault)
+        v = opts.open_vault()
         cfg = vault_config(v)
         prompts_dir, where = v.state_dir / "prompts", v.config_path
     except AgentmemError:
