@@ -74,24 +74,14 @@ def register(
         reg = register_idle(v, name)
         emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
         return
-    from agentmem_vault.ops.sessions import register_manual
     from agentmem_vault.cli.snapshot_input import read_snapshot_source
-    from agentmem_vault.ops.sessions import snapshot_limit
+    from agentmem_vault.ops.sessions import register_manual, registration_result, snapshot_limit
 
     text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
     reg = register_manual(
         v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text, workspace=os.getcwd()
     )
-    emit(
-        opts,
-        {
-            "session_id": reg.session_id,
-            "row": reg.row.to_dict(),
-            "snapshot_path": str(v.session_path(reg.session_id)),
-            "message": reg.message,
-        },
-        reg.message,
-    )
+    emit(opts, registration_result(v, reg), reg.message)
 
 
 def _table(rows, archived: set[str] | None = None) -> str:

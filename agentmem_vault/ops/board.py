@@ -72,6 +72,9 @@ def load_index(vault: Vault) -> it.IndexDoc:
 
 
 LIST_STATUSES = (*it.STATUSES, "archived")
+# The Metadata of an archive index (docs/lifecycle.md): the row's columns, its Status kept as
+# Original Status, and when it was archived.
+ARCHIVE_FIELDS = tuple("Original Status" if c == "Status" else c for c in it.COLUMNS) + ("Archived At",)
 
 
 def list_rows(vault: Vault, status: str | None = None) -> tuple[list[it.Row], list[it.BadRow]]:
@@ -134,17 +137,7 @@ def _archived_row(text: str) -> it.Row | None:
     meta = metadata_table(text)
     if "Session ID" not in meta:
         return None
-    return it.Row(
-        meta.get("Session ID", ""),
-        meta.get("Agent Name", ""),
-        meta.get("Topic", ""),
-        meta.get("Summary", ""),
-        meta.get("Keywords", ""),
-        meta.get("Original Status", ""),
-        meta.get("Referenced By", "-"),
-        meta.get("Started At", ""),
-        meta.get("Updated At", ""),
-    )
+    return it.Row(*(meta.get(k, "-" if k == "Referenced By" else "") for k in ARCHIVE_FIELDS[: len(it.COLUMNS)]))
 
 
 def metadata_table(text: str) -> dict[str, str]:

@@ -177,15 +177,3 @@ def fix_properties(w: BoardWriter, problems: list[dict], backup: Path) -> list[s
         resync(w, path)
         fixed.append(p["path"])
     return fixed
-
-
-__all__ = [
-    "BASES",
-    "base_template",
-    "fix_properties",
-    "install_bases",
-    "merge_types",
-    "property_problems",
-    "session_files",
-    "types_needing_merge",
-]

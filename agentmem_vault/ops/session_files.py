@@ -149,15 +149,3 @@ def set_snapshot_status(w: BoardWriter, sid: str, status: str, board: sp.BoardFa
     snap.metadata["Status"] = status
     new = render_snapshot(snap, newline="\r\n" if "\r\n" in text else "\n", bom=text.startswith("\ufeff"))
     return write_session_file(w, path, new, session_id=sid, action="sync_status", board=board)
-
-
-__all__ = [
-    "board_facts",
-    "board_row",
-    "kind_of",
-    "resync",
-    "resync_session",
-    "set_snapshot_status",
-    "with_props",
-    "write_session_file",
-]

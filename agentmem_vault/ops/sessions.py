@@ -122,17 +122,8 @@ def register_manual(
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = pick_topic(topic, incoming.topic if incoming else None)
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
-        row = it.Row(
-            sid,
-            agent,
-            use_topic,
-            summary or summary_from_snapshot(snap) or MANUAL_FALLBACK_SUMMARY,
-            keywords or MANUAL_KEYWORDS,
-            "active",
-            "-",
-            ts,
-            ts,
-        )
+        summary_cell = summary or summary_from_snapshot(snap) or MANUAL_FALLBACK_SUMMARY
+        row = it.Row(sid, agent, use_topic, summary_cell, keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
         if workspace or project:  # the session's project (docs/projects.md), before its snapshot records it
             proj = record_session_project(vault, sid, agent, project=project, workspace=workspace)
             if proj and not snap.metadata.get("Project", "").strip():
@@ -144,6 +135,12 @@ def register_manual(
         w.append_row(row)
         _verify_snapshot(vault, sid)
     return Registration(sid, row)
+
+
+def registration_result(vault: Vault, reg: Registration) -> dict:
+    """A manual registration as the CLI's --json and the MCP tool answer it."""
+    path = str(vault.session_path(reg.session_id))
+    return {"session_id": reg.session_id, "row": reg.row.to_dict(), "snapshot_path": path, "message": reg.message}
 
 
 def _verify_snapshot(vault: Vault, sid: str) -> Snapshot:
@@ -179,14 +176,7 @@ class UpdateResult:
         return with_marked(line, self.marked)
 
     def to_dict(self) -> dict:
-        return {
-            "session_id": self.session_id,
-            "snapshot_created": self.snapshot_created,
-            "snapshot_changed": self.snapshot_changed,
-            "row_before": self.row_before.to_dict(),
-            "row_after": self.row_after.to_dict(),
-            "marked": list(self.marked),
-        }
+        return {**asdict(self), "row_before": self.row_before.to_dict(), "row_after": self.row_after.to_dict()}
 
 
 @dataclass
@@ -478,14 +468,3 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
             raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
         resync_session(w, src)
     return ReleaseResult(src, cur, changed_row, changed_snap)
-
-
-__all__ = [
-    "register_manual",
-    "update_session",
-    "continue_session",
-    "release_reference",
-    "UpdateResult",
-    "ContinueResult",
-    "ReleaseResult",
-]
