@@ -41,34 +41,22 @@ class Options:
         return resolve_agent(given or self.agent, vault_config(vault), allow_any=self.allow_agent_name)
 
 
-def opts_from(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
-    """The group's options with this command's ``--vault``/``--json`` laid over them."""
-    opts: Options = ctx.find_object(Options) or Options()
-    if vault:
-        opts.vault = vault
-    if as_json:
-        opts.as_json = True
-    return opts
-
-
-def common_options(f: Callable) -> Callable:
-    """``--vault`` and ``--json`` on every command (also accepted before the command name)."""
-    f = click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")(f)
-    f = click.option(
-        "--vault", "vault", type=click.Path(file_okay=False), help="Vault folder (the one that holds memory/)."
-    )(f)
-    return f
-
-
 def command_options(f: Callable) -> Callable:
-    """``common_options``, and the command gets the merged ``Options`` as its first argument."""
+    """``--vault`` and ``--json`` on every command (also accepted before the command name); the
+    command gets the group's ``Options`` with its own ``--vault``/``--json`` laid over them as its
+    first argument."""
 
     @functools.wraps(f)
     @click.pass_context
     def wrapper(ctx: click.Context, *args: Any, vault: str | None = None, as_json: bool = False, **kw: Any) -> Any:
-        return f(opts_from(ctx, vault, as_json), *args, **kw)
+        opts: Options = ctx.find_object(Options) or Options()
+        opts.vault = vault or opts.vault
+        opts.as_json = as_json or opts.as_json
+        return f(opts, *args, **kw)
 
-    return common_options(wrapper)
+    wrapper = click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")(wrapper)
+    vault_help = "Vault folder (the one that holds memory/)."
+    return click.option("--vault", "vault", type=click.Path(file_okay=False), help=vault_help)(wrapper)
 
 
 def dry_run_option(f: Callable) -> Callable:

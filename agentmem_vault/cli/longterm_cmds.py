@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from agentmem_vault.cli import Options, cli, command_options, common_options, emit, memories, opts_from
-from agentmem_vault.config import resolve_vault, vault_config
+from agentmem_vault.cli import Options, cli, command_options, emit, memories
+from agentmem_vault.config import vault_config
 
 
 @cli.command("extract")
@@ -123,14 +123,12 @@ def eval_cmd(opts: Options, folder, sets, offline) -> None:
 @memories.command("list")
 @click.option("--all", "show_all", is_flag=True, help="Include deprecated memories.")
 @click.option("--category", help="Only this category.")
-@common_options
-@click.pass_context
-def memories_list(ctx, show_all, category, vault, as_json) -> None:
+@command_options
+def memories_list(opts: Options, show_all, category) -> None:
     """List long-term memories (newest first)."""
     from agentmem_vault.longterm.memories import list_memories
 
-    opts = opts_from(ctx, vault, as_json)
-    res = list_memories(resolve_vault(opts.vault), include_deprecated=show_all, category=category)
+    res = list_memories(opts.open_vault(), include_deprecated=show_all, category=category)
     rows, broken = res.rows(), res.broken
 
     def human() -> str:
@@ -152,9 +150,8 @@ def memories_list(ctx, show_all, category, vault, as_json) -> None:
 
 @memories.command("show")
 @click.argument("key")
-@common_options
-@click.pass_context
-def memories_show(ctx, key, vault, as_json) -> None:
+@command_options
+def memories_show(opts: Options, key) -> None:
     """Show one memory by ID, title or file name."""
     from agentmem_vault.longterm.memories import (
         get_memory,
@@ -162,9 +159,8 @@ def memories_show(ctx, key, vault, as_json) -> None:
         memory_markdown,
     )
 
-    opts = opts_from(ctx, vault, as_json)
     # not found is a failure (exit 1), like `agentmem show` of an unknown Session ID
-    note = get_memory(resolve_vault(opts.vault), key)
+    note = get_memory(opts.open_vault(), key)
     emit(opts, memory_dict(note), lambda: memory_markdown(note).rstrip("\n"))
 
 
@@ -172,15 +168,13 @@ def memories_show(ctx, key, vault, as_json) -> None:
 @click.argument("key")
 @click.option("--reason", required=True, help="Why the memory no longer holds.")
 @click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
-@common_options
-@click.pass_context
-def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
+@command_options
+def memories_deprecate(opts: Options, key, reason, dry_run) -> None:
     """Mark a memory deprecated (the file is kept, with the reason)."""
     from agentmem_vault.longterm.curate import deprecate_memory
     from agentmem_vault.longterm.memories import note_row
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     note = deprecate_memory(v, key, reason, dry_run=dry_run)
     emit(
         opts,
@@ -194,15 +188,13 @@ def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
 @click.option("--project", help="Give the memory to this project (it is shown in its chats only).")
 @click.option("--global", "to_global", is_flag=True, help="Make the memory apply in every project.")
 @click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
-@common_options
-@click.pass_context
-def memories_move(ctx, key, project, to_global, dry_run, vault, as_json) -> None:
+@command_options
+def memories_move(opts: Options, key, project, to_global, dry_run) -> None:
     """Re-scope a memory: to one project (--project NAME) or to every project (--global)."""
     from agentmem_vault.longterm.curate import move_memory
     from agentmem_vault.longterm.memories import note_row
 
-    opts = opts_from(ctx, vault, as_json)
-    note = move_memory(resolve_vault(opts.vault), key, project=project, to_global=to_global, dry_run=dry_run)
+    note = move_memory(opts.open_vault(), key, project=project, to_global=to_global, dry_run=dry_run)
     where = f"project {note.project}" if note.scope != "global" and note.project else "every project (global)"
     emit(
         opts,

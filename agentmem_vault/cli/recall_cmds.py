@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agentmem_vault.cli import Options, cli, command_options, common_options, emit, memories, opts_from
+from agentmem_vault.cli import Options, cli, command_options, emit, memories
 
 
 def _scope_options(f):
@@ -82,29 +82,24 @@ def context(
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Most hits to list.")
 @click.option("--include-deprecated", is_flag=True, help="Also search deprecated memories.")
 @_scope_options
-@common_options
-@click.pass_context
+@command_options
 def memories_search(
-    ctx: click.Context,
+    opts: Options,
     query: str,
     limit: int,
     include_deprecated: bool,
     project: str | None,
     all_projects: bool,
     module: str | None,
-    vault: str | None,
-    as_json: bool,
 ) -> None:
     """Long-term memories ranked for QUERY (keywords, recency, importance), with their scores."""
-    from agentmem_vault.config import resolve_vault
     from agentmem_vault.errors import UsageError
     from agentmem_vault.recall.rank import search
     from agentmem_vault.recall.scoping import resolve_scope
 
-    opts = opts_from(ctx, vault, as_json)
     if not query.strip():
         raise UsageError("QUERY is empty")
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     scope = resolve_scope(v, project=project, all_projects=all_projects)
     hits = search(v, query, limit=limit, project=scope.names, module=module, include_deprecated=include_deprecated)
 
