@@ -150,16 +150,9 @@ def _entry(kind: str, *args: Any, **options: Any) -> Callable[[Callable[..., Any
     return add
 
 
-def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return _entry("tool", **options)
-
-
-def resource(uri: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return _entry("resource", uri, **options)
-
-
-def prompt(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return _entry("prompt", **options)
+tool = functools.partial(_entry, "tool")  # @tool(**options)
+resource = functools.partial(_entry, "resource")  # @resource(uri, **options)
+prompt = functools.partial(_entry, "prompt")  # @prompt(**options)
 
 
 def _not_text(value: Any) -> bool:
