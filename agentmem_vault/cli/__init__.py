@@ -110,6 +110,14 @@ def emit(opts: Options, result: Any, human: str | Callable[[], str] | None = Non
             click.echo(text)
 
 
+def render_install(res: dict, details: list[str]) -> str:
+    """An installer's answer (install-hook, install-mcp): the file and what became of it, the
+    ``details`` lines, the backup of the previous file and the notes."""
+    state = "created" if res["created"] else "updated" if res["changed"] else "already up to date"
+    backup = [f"  previous file backed up to {res['backup']}"] if res["backup"] else []
+    return "\n".join([f"{res['file']}: {state}", *details, *backup, *(f"  note: {n}" for n in res["notes"])])
+
+
 def fail(opts: Options, exc: AgentmemError) -> None:
     if opts.as_json:
         click.echo(

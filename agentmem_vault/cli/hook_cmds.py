@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import click
 
-from agentmem_vault.cli import Options, cli, command_options, emit
+from agentmem_vault.cli import Options, cli, command_options, emit, render_install
 from agentmem_vault.errors import UsageError
 
 
@@ -73,18 +74,7 @@ def install_hook_cmd(opts: Options, agent: str, scope: str, project: str | None,
 
     def human() -> str:
         if dry_run:
-            import json
-
             return json.dumps(result["config"], ensure_ascii=False, indent=2)
-        head = f"{result['file']}: " + (
-            "created" if result["created"] else "updated" if result["changed"] else "already up to date"
-        )
-        lines = [head]
-        for e in result["entries"]:
-            lines.append(f"  {e['event']}: {e['action']} -> {e['command']}")
-        if result["backup"]:
-            lines.append(f"  previous file backed up to {result['backup']}")
-        lines += [f"  note: {n}" for n in result["notes"]]
-        return "\n".join(lines)
+        return render_install(result, [f"  {e['event']}: {e['action']} -> {e['command']}" for e in result["entries"]])
 
     emit(opts, result, human)

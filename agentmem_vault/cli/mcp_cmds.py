@@ -6,7 +6,7 @@ import json
 
 import click
 
-from agentmem_vault.cli import Options, cli, command_options, emit
+from agentmem_vault.cli import Options, cli, command_options, emit, render_install
 
 
 @cli.command("mcp")
@@ -67,13 +67,6 @@ def install_mcp_cmd(opts: Options, client: str, project: str | None, dry_run: bo
     def human() -> str:
         if dry_run:
             return f"{res['file']} would become:\n{res['text']}"
-        head = f"{res['file']}: " + (
-            "created" if res["created"] else "updated" if res["changed"] else "already up to date"
-        )
-        lines = [head, f"  server: {json.dumps(res['entry'], ensure_ascii=False)}"]
-        if res["backup"]:
-            lines.append(f"  previous file backed up to {res['backup']}")
-        lines += [f"  note: {n}" for n in res["notes"]]
-        return "\n".join(lines)
+        return render_install(res, [f"  server: {json.dumps(res['entry'], ensure_ascii=False)}"])
 
     emit(opts, res, human)
