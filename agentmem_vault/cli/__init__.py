@@ -120,17 +120,7 @@ def render_install(res: dict, details: list[str]) -> str:
 
 def fail(opts: Options, exc: AgentmemError) -> None:
     if opts.as_json:
-        click.echo(
-            to_json(
-                {
-                    "error": {
-                        "code": exc.code,
-                        "message": exc.message,
-                        **({"details": exc.details} if exc.details else {}),
-                    }
-                }
-            )
-        )
+        click.echo(to_json({"error": exc.to_dict()}))
     else:
         click.echo(f"error: {exc.message}", err=True)
     sys.exit(exc.exit_code)

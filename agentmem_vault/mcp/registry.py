@@ -44,12 +44,9 @@ def _ok(data: Any, text: str | None = None) -> CallToolResult:
 
 
 def error_result(exc: AgentmemError) -> CallToolResult:
-    err: dict[str, Any] = {"code": exc.code, "message": exc.message}
-    if exc.details:
-        err["details"] = exc.details
     return CallToolResult(
         content=[TextContent(type="text", text=f"error [{exc.code}]: {exc.message}")],
-        structured_content={"error": err},
+        structured_content={"error": exc.to_dict()},
         is_error=True,
     )
 
