@@ -74,10 +74,10 @@ def register(
         reg = register_idle(v, name)
         emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
         return
-    from agentmem_vault.cli.snapshot_input import read_snapshot_source
-    from agentmem_vault.ops.sessions import register_manual, registration_result, snapshot_limit
+    from agentmem_vault.cli.snapshot_input import read_snapshot_arg
+    from agentmem_vault.ops.sessions import register_manual, registration_result
 
-    text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
+    text = read_snapshot_arg(snapshot_file, v, stdin_default=False)
     reg = register_manual(
         v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text, workspace=os.getcwd()
     )

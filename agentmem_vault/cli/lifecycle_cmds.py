@@ -68,15 +68,14 @@ def say(
     Examples: `agentmem say "整理 memory"`, `agentmem say "狀態更新" ID --snapshot -`,
     `agentmem say "繼續 SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text exits 2.
     `整理這個 session` always means update; `整理記憶` / `整理 memory` mean organize."""
-    from agentmem_vault.cli.snapshot_input import read_snapshot_source
-    from agentmem_vault.ops.sessions import snapshot_limit
+    from agentmem_vault.cli.snapshot_input import read_snapshot_arg
     from agentmem_vault.cli.say_dispatch import SayOptions, dispatch
     from agentmem_vault.model.triggers import route
 
     r = route(text)  # unknown text fails here (exit 2) before anything else is looked at
     v = opts.open_vault()
     # Same reader as update/register: non-UTF-8 bytes or an empty `-` are a clear error, not a traceback.
-    snapshot_text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
+    snapshot_text = read_snapshot_arg(snapshot_file, v, stdin_default=False)
     name = None
     if r.command in ("register", "continue"):
         name = opts.agent_name(v, agent)

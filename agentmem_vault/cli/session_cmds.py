@@ -6,22 +6,9 @@ import os
 
 import click
 
-from agentmem_vault.vault import Vault
 from agentmem_vault.cli import Options, cli, command_options, dry_run_option, emit
 from agentmem_vault.cli.complete_ids import complete_session_id
-
-
-def read_snapshot_arg(snapshot: str | None, vault: Vault, *, stdin_default: bool = True) -> str | None:
-    """``--snapshot FILE``, ``--snapshot -`` (stdin), or piped stdin when the option is omitted."""
-    from agentmem_vault.cli.snapshot_input import read_snapshot_source
-    from agentmem_vault.ops.sessions import snapshot_limit
-
-    return read_snapshot_source(
-        snapshot,
-        implicit_stdin=stdin_default,
-        warn=lambda m: click.echo(f"warning: {m}", err=True),
-        limit=snapshot_limit(vault),
-    )
+from agentmem_vault.cli.snapshot_input import read_snapshot_arg
 
 
 @cli.command()
