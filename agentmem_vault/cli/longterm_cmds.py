@@ -153,11 +153,7 @@ def memories_list(opts: Options, show_all, category) -> None:
 @command_options
 def memories_show(opts: Options, key) -> None:
     """Show one memory by ID, title or file name."""
-    from agentmem_vault.longterm.memories import (
-        get_memory,
-        memory_dict,
-        memory_markdown,
-    )
+    from agentmem_vault.longterm.memories import get_memory, memory_dict, memory_markdown
 
     # not found is a failure (exit 1), like `agentmem show` of an unknown Session ID
     note = get_memory(opts.open_vault(), key)

@@ -79,7 +79,7 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
         raise SnapshotFormatError(
             f"the incoming snapshot is {size:,} bytes, over the limit of {limit:,} (max_snapshot_bytes in "
             "memory/.agentmem/config.yaml; keep it to the session's summary, not logs or file contents); "
-            "nothing was written",
+            "nothing was written"
         )
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")

@@ -18,13 +18,7 @@ from agentmem_vault.clock import parse_ts
 from agentmem_vault.errors import IndexFormatError, SnapshotFormatError
 from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.board.rules import (
-    archived_in_copy,
-    fold_rows,
-    row_from_fields,
-    row_from_snapshot,
-    toward_snapshot,
-)
+from agentmem_vault.board.rules import archived_in_copy, fold_rows, row_from_fields, row_from_snapshot, toward_snapshot
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, TEMP_RE, TempFile, VaultState
