@@ -140,39 +140,30 @@ def fold_conflict_copies(state: VaultState, plan: Plan, out: list[Finding]) -> s
     assert isinstance(state.index_text, str)
     text = state.index_text
     for name, copy_text in state.conflict_copies.items():
-        by_hand = f"compare it with memory/index.md by hand, then delete memory/{name}"
-        if isinstance(copy_text, bytes):
-            out.append(
-                Finding(
-                    "conflict_copy",
-                    ERROR,
-                    f"memory/{name} is a sync-conflict copy that is not UTF-8 text",
-                    hint=by_hand,
-                )
-            )
-            continue
-        try:
-            copy = it.parse_index(copy_text)
-            it.parse_index(text)
-        except IndexFormatError as exc:
-            out.append(
-                Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy: {exc.message}", hint=by_hand)
-            )
+        copy, why = None, " that is not UTF-8 text"
+        if isinstance(copy_text, str):
+            try:
+                copy = it.parse_index(copy_text)
+                it.parse_index(text)
+            except IndexFormatError as exc:
+                copy, why = None, f": {exc.message}"
+        if copy is None:
+            by_hand = f"compare it with memory/index.md by hand, then delete memory/{name}"
+            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy{why}", hint=by_hand))
             continue
         gone = archived_in_copy(text, copy.row_list(), state.archived)
         new_text, added, updated = fold_rows(text, copy.row_list(), archived=state.archived)
         detail = f"{len(added)} row(s) only in the copy, {len(updated)} newer in the copy"
         if gone:
             detail += f", {len(gone)} archived since (not put back: {', '.join(gone)})"
+        fold = (
+            "fold its readable rows into memory/index.md (the copy stays)"
+            if copy.bad
+            else "fold its rows into memory/index.md (newer Updated At wins, references united) "
+            "and move the copy to memory/.agentmem/conflicts/"
+        )
+        out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy ({detail})", fix=fold))
         if copy.bad:
-            out.append(
-                Finding(
-                    "conflict_copy",
-                    ERROR,
-                    f"memory/{name} is a sync-conflict copy ({detail})",
-                    fix="fold its readable rows into memory/index.md (the copy stays)",
-                )
-            )
             out.append(
                 Finding(
                     "conflict_copy",
@@ -183,15 +174,6 @@ def fold_conflict_copies(state: VaultState, plan: Plan, out: list[Finding]) -> s
                 )
             )
         else:
-            out.append(
-                Finding(
-                    "conflict_copy",
-                    ERROR,
-                    f"memory/{name} is a sync-conflict copy ({detail})",
-                    fix="fold its rows into memory/index.md (newer Updated At wins, references united) "
-                    "and move the copy to memory/.agentmem/conflicts/",
-                )
-            )
             plan.fold_moves.append(name)
         text = new_text
     return text
