@@ -70,10 +70,10 @@ def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None
     if not todo:
         return
     backup = backup_dir(vault.state_dir / "backups", "properties")
-    problems = [{"kind": f.kind, "path": f.path} for f in todo if f.kind == ob.PROPS_DISAGREE]
+    paths = [f.path for f in todo if f.kind == ob.PROPS_DISAGREE and f.path]
     try:
         with w.transaction():
-            fixed = set(ob.fix_properties(w, problems, backup))
+            fixed = set(ob.fix_properties(w, paths, backup))
             types = ob.merge_types(vault, w) if any(f.kind == ob.TYPES_MISSING for f in todo) else {}
     except AgentmemError as exc:
         for f in todo:
