@@ -112,18 +112,21 @@ def aggregate(per_fixture: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[s
     return out
 
 
+_COLUMNS = (
+    ("category", "category_accuracy"),
+    ("scope", "scope_accuracy"),
+    ("importance", "importance_band_accuracy"),
+    ("bad keywords", "keywords_bad_share"),
+    ("template scenarios", "scenarios_bad_share"),
+    ("bad titles", "titles_bad_share"),
+    ("title labels", "title_labels_accuracy"),
+)
+
+
 def lines(agg: dict[str, dict[str, Any]]) -> list[str]:
     """The field figures as a table, one row per language."""
-
-    def pct(v: float | None) -> str:
-        return "   -" if v is None else f"{100 * v:4.0f}%"
-
-    head = "fields    category  scope  importance  bad keywords  template scenarios  bad titles  title labels"
-    out = [head]
+    out = ["fields    " + "  ".join(name for name, _ in _COLUMNS)]
     for key, r in agg.items():
-        out.append(
-            f"{key:<8}  {pct(r['category_accuracy']):>8}  {pct(r['scope_accuracy']):>5}  "
-            f"{pct(r['importance_band_accuracy']):>10}  {pct(r['keywords_bad_share']):>12}  "
-            f"{pct(r['scenarios_bad_share']):>18}  {pct(r['titles_bad_share']):>10}  {pct(r['title_labels_accuracy']):>12}"
-        )
+        cells = (("   -" if r[k] is None else f"{100 * r[k]:4.0f}%").rjust(len(name)) for name, k in _COLUMNS)
+        out.append(f"{key:<8}  " + "  ".join(cells))
     return out
