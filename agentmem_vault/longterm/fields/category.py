@@ -31,11 +31,6 @@ _BY_KIND = {
 }
 
 
-def _whole(alts: str) -> str:
-    # a whole word or identifier: "test" must not fire inside "Test-Path", "env" not inside "venv"
-    return rf"(?<![\w.-])(?:{alts})(?![\w-])"
-
-
 @lru_cache(maxsize=1)
 def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
     """(category, ((weight, pattern), ...)) in file order; a category the file names twice or
@@ -54,12 +49,13 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
                 raise ValueError(f"category_cues.txt: unknown or repeated category {current!r}")
             out[current] = []
             continue
+        # "w": whole words or identifiers ("test" must not fire inside "Test-Path", "env" in "venv")
         weight, how, pattern = line.split(" ", 2)
         for name, alts in macros.items():
             pattern = pattern.replace("{" + name + "}", alts)
         if not current or how not in ("w", "r"):
             raise ValueError(f"category_cues.txt: expected '<weight> w|r <pattern>' under a [category]: {line!r}")
-        out[current].append((int(weight), re.compile(_whole(pattern) if how == "w" else pattern)))
+        out[current].append((int(weight), re.compile(rf"(?<![\w.-])(?:{pattern})(?![\w-])" if how == "w" else pattern)))
     return tuple((cat, tuple(c)) for cat, c in out.items())
 
 

@@ -17,15 +17,6 @@ __all__ = ["bad_keyword", "is_fragment", "is_generic", "is_template", "subject_w
 _LATIN_EDGE = re.compile(r"[A-Za-z0-9_]")
 
 
-def _occurrences(needle: str, hay: str) -> list[int]:
-    out: list[int] = []
-    i = hay.find(needle)
-    while i >= 0:
-        out.append(i)
-        i = hay.find(needle, i + 1)
-    return out
-
-
 def is_fragment(keyword: str, content: str) -> bool:
     """True when every place the keyword occurs in ``content`` cuts across a word (a start or an end
     inside a word of the segmenter, or inside a Latin word), or when it joins words one of which is
@@ -34,7 +25,7 @@ def is_fragment(keyword: str, content: str) -> bool:
     folded = fold(content)
     if len(folded) != len(content.casefold()):
         return False  # NFKC changed lengths: offsets are not comparable, do not guess
-    spots = _occurrences(k, folded)
+    spots = [m.start() for m in re.finditer(f"(?={re.escape(k)})", folded)]
     if not spots:
         return False
     edges = segment.boundaries(content)

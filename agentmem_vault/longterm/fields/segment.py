@@ -60,12 +60,9 @@ def words(text: str) -> tuple[Word, ...]:
     simple = to_simplified(text)
     if len(simple) != len(text):  # not char for char after all: segment each character's fold
         simple = "".join(to_simplified(ch)[:1] or ch for ch in text)
-    out: list[Word] = []
-    pos = 0
+    out, pos = [], 0
     for w in cut(simple):
-        end = pos + len(w)
-        out.append(Word(text[pos:end], w, pos, end))
-        pos = end
+        out.append(Word(text[pos : pos + len(w)], w, pos, (pos := pos + len(w))))
     return tuple(out)
 
 

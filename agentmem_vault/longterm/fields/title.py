@@ -95,15 +95,12 @@ def _tidy(t: str) -> str:
 
 def _fit(text: str, limit: float) -> str:
     """The longest run of whole tokens from the start of ``text`` within ``limit``."""
-    out: list[str] = []
-    used = 0.0
+    out, used = "", 0.0
     for tok in _TOKEN.findall(text):
-        w = width(tok)
-        if used + w > limit:
+        if (used := used + width(tok)) > limit:
             break
-        out.append(tok)
-        used += w
-    return "".join(out)
+        out += tok
+    return out
 
 
 def _split(text: str, at: re.Pattern[str], *, keep: bool) -> list[str]:
@@ -124,10 +121,12 @@ def _clauses(sentence: str) -> list[str]:
 
 def _has_alternative(text: str) -> bool:
     """Says what to do instead: "改用 httpx", "use httpx" (not the "use" of "don't use")."""
-    for m in _ALTERNATIVE.finditer(text):
-        if not _PROHIBITION.search(text[max(0, m.start() - 8) : m.start()]):
-            return True
-    return False
+    return any(not _PROHIBITION.search(text[max(0, m.start() - 8) : m.start()]) for m in _ALTERNATIVE.finditer(text))
+
+
+def _rule(text: str) -> bool:
+    """Directs, and is neither a complaint nor an example."""
+    return bool(_DIRECTIVE.search(text)) and not _COMPLAINT.search(text) and not _EXAMPLE.match(text)
 
 
 def _sentences(text: str) -> list[str]:
@@ -182,21 +181,11 @@ def title_for(content: str) -> str:
     # directs ("Do you really have to add a docstring to every helper? Private helpers don't need
     # one." is titled by its answer; a question with no such answer is its own rule)
     asked = {x for x in sentences if re.search(re.escape(x) + r"\s*[?？]", text)}
-    first = next(
-        (x for x in sentences if _DIRECTIVE.search(x) and not _COMPLAINT.search(x) and x not in asked),
-        sentences[0],
-    )
+    first = next((x for x in sentences if _rule(x) and x not in asked), sentences[0])
     rest = sentences[sentences.index(first) + 1 :]
     if _COMPLAINT.search(first) and width(first) > SOFT_WIDTH:  # "我很受不了你每次都貼整個檔案，之後只給 diff"
         parts = _clauses(first)
-        rule = next(
-            (
-                i
-                for i, c in enumerate(parts)
-                if i and _DIRECTIVE.search(c) and not _COMPLAINT.search(c) and not _EXAMPLE.match(c)
-            ),
-            0,
-        )
+        rule = next((i for i, c in enumerate(parts) if i and _rule(c)), 0)
         first = "".join(parts[rule:]).strip(_TRIM) if rule else first
     first = strip_leadins(first)
     head, tail = _at_colon(first)
