@@ -14,11 +14,14 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
 from agentmem_vault.errors import AgentmemError, UsageError
+
+if TYPE_CHECKING:
+    from agentmem_vault.vault import Vault
 
 
 @dataclass
@@ -28,13 +31,13 @@ class Options:
     agent: str | None = None
     allow_agent_name: bool = False
 
-    def open_vault(self) -> Any:
+    def open_vault(self) -> Vault:
         """The vault of ``--vault`` (before or after the command), else AGENTMEM_VAULT, config, walk up."""
         from agentmem_vault.config import resolve_vault
 
         return resolve_vault(self.vault)
 
-    def agent_name(self, vault: Any, given: str | None = None) -> str:
+    def agent_name(self, vault: Vault, given: str | None = None) -> str:
         """The agent's name: ``given`` (a command's own --agent), else the group's, else config."""
         from agentmem_vault.config import resolve_agent, vault_config
 
