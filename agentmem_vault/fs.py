@@ -521,9 +521,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         except OSError:
             pass
         swap_in(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:  # a stop signal too (docs/daemon.md): no temporary is left behind
         with suppress(OSError):
             tmp.unlink()
+        if not isinstance(exc, OSError):
+            raise
         raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
 
 

@@ -198,3 +198,65 @@ def test_an_environment_fact_needs_no_lead_in(text: str, word: str) -> None:
 )
 def test_a_passing_state_or_a_question_about_the_setup_is_no_memory(text: str) -> None:
     assert kept(text) == []
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("Could you stop adding a 'Hope this helps!' line to every reply? It wastes space.", ["every reply"]),
+        ("Why do you keep wrapping one-liners in a function? Inline them, please.", ["Inline"]),
+        ("你可不可以不要每次都幫我加 type: ignore？型別錯就直接修。", ["type: ignore", "直接修"]),
+        ("为什么你总是把配置写死在代码里？用 .env 不行吗？", ["写死", ".env"]),
+    ],
+)
+def test_a_dislike_asked_as_a_question_is_a_preference_with_its_remedy(text: str, words: list[str]) -> None:
+    (m,) = kept(text)
+    assert all(w in m.content for w in words) and m.statement is not None and m.statement.kind == "preference"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you not just use a dict here?",
+        "Could you not touch the migrations in this PR?",
+        "为什么这个测试一直失败？",
+        "你能不能先别提交，等我看完？",
+        "推播那件事後來跟 PM 討論完了",
+        "消息队列选型的事定下来了。",
+    ],
+)
+def test_a_question_or_an_announcement_without_its_content_is_no_memory(text: str) -> None:
+    assert kept(text) == []
+
+
+def test_a_decision_said_before_its_settling_word_is_kept() -> None:
+    (m,) = kept("消息队列用 Kafka，不用 RabbitMQ，就这么定了。")
+    assert "Kafka" in m.content and m.statement is not None and m.statement.kind == "decision"
+
+
+@pytest.mark.parametrize(
+    "text,parts",
+    [
+        (
+            "I honestly don't like nested ternaries. Also, early returns please, in every function.",
+            [["ternaries"], ["returns"]],
+        ),
+        ("別老是把密碼印在 log 裡。還有錯誤訊息請一律用英文寫。", [["密碼"], ["英文"]]),
+        ("我很讨厌 utils.py 越写越大。另外常量请都放到 constants.py 里。", [["utils.py"], ["constants.py"]]),
+        ("The PR looks fine. Also, when you add a migration, please add its rollback too.", [["rollback"]]),
+    ],
+)
+def test_a_request_opened_by_also_after_another_statement_is_one_memory_of_its_own(
+    text: str, parts: list[list[str]]
+) -> None:
+    mems = kept(text)
+    assert len(mems) == len(parts), [m.content for m in mems]
+    for m, words in zip(mems, parts):
+        assert all(w in m.content for w in words), m.content
+
+
+@pytest.mark.parametrize(
+    "text", ["Looks good. Also please fix the typo in the header.", "好喔，另外可以再跑一次測試嗎？"]
+)
+def test_also_before_a_one_off_task_or_a_question_is_no_memory(text: str) -> None:
+    assert kept(text) == []

@@ -125,6 +125,39 @@ def test_every_category_has_cues_and_kinds_keep_theirs():
     assert category_for("對外 webhook 一律帶 Idempotency-Key", "rule") == "development_code_specification"
 
 
+@pytest.mark.parametrize(
+    "text, kind, category",
+    [
+        # what the team does around the code: ask first, before a release, how merges go
+        ("要升級任何套件之前，一定要先問我一聲", "rule", "development_practice_specification"),
+        (
+            "Never bump a major version of a dependency before asking me first",
+            "rule",
+            "development_practice_specification",
+        ),
+        ("发版前必须先在 staging 验证一遍数据迁移", "rule", "development_practice_specification"),
+        ("squash-merge only", "rule", "development_practice_specification"),
+        ("Every migration file needs a matching down migration", "explicit", "development_practice_specification"),
+        # how the assistant answers, even when the detector read it as a decision
+        ("回覆的時候先講結論，再講細節", "decision", "user_communication"),
+        ("Keep code blocks in your answers under 30 lines", "rule", "user_communication"),
+        ("说实话我特别烦你回答前面加一大段客套话，直接给方案", "preference", "user_communication"),
+        # decided, although read as a pitfall; a tool named in a decision stays a decision
+        ("我们决定了：日志统一收集到 Loki，因为磁盘老是被写满", "pitfall", "important_decision_experience"),
+        ("討論完了，前端狀態管理就用 Pinia", "decision", "important_decision_experience"),
+        # the runtime's version is the environment; lines and syntax are the code's
+        ("Node 20.11 is what production runs", "rule", "project_environment_configuration"),
+        ("Vue 元件一律用 script setup 的寫法", "rule", "development_code_specification"),
+        ("Keep the line length at 88 characters", "rule", "development_code_specification"),
+        ("每次修 bug 都要先写一个能复现的测试用例", "rule", "development_test_specification"),
+        ("所有服務的鏡像都要基於 distroless", "rule", "project_build_configuration"),
+        ("表單驗證改用 zod", "rule", "project_tech_stack"),
+    ],
+)
+def test_category_by_what_the_statement_is(text, kind, category):
+    assert category_for(text, kind) == category
+
+
 def test_importance_bands():
     assert importance_for("rule", "記住：分支名用 feat/ 開頭") >= 0.9
     assert importance_for("rule", "never commit .env files") >= 0.9  # a red line
@@ -135,6 +168,10 @@ def test_importance_bands():
     assert importance_for("rule", "記住：分支名用 feat/ 開頭", recorded=True) <= 0.8
     assert importance_for("rule", "For the future: when you add a CLI flag, document it") >= 0.9
     assert importance_for("rule", "load tests must never run against the shared staging database") >= 0.9
+    assert importance_for("rule", "never log request bodies; they contain PII") >= 0.9
+    # a red-line word in the premise or the consequence of another prohibition is no red line
+    assert importance_for("rule", "Node 20 is what production runs, so don't rely on newer APIs") < 0.9
+    assert importance_for("rule", "不能用 KEYS 命令，要用 SCAN，不然会把线上卡住") < 0.9
     # a convention announced as a plan is a project rule, "going forward" or not
     assert 0.7 <= importance_for("convention", "our convention going forward: a CHANGELOG entry per change") < 0.9
     assert importance_for("convention", "記住，這是團隊慣例：每張表都有 created_at") >= 0.9

@@ -31,7 +31,7 @@ from agentmem_vault.longterm.clauses import (
 )
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score
-from agentmem_vault.longterm.kinds import Cue, classify, folded
+from agentmem_vault.longterm.kinds import Cue, classify, folded, without_opener
 from agentmem_vault.longterm.noise import own_words
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.longterm.wording import NEG_START, POS_START, clean
@@ -124,10 +124,15 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     """Whether the next sentence belongs to this statement: its reason, its fix, the rule a
     dislike or a kept fact leads to, the other half of a correction."""
     f = fold(nxt)
-    if has("join", f[:12]) and cue("join").match(f) or not nxt.strip():
-        return False
+    if without_opener(f) != f or not nxt.strip():
+        return False  # "Also, …" / "另外 …" opens a statement of its own
     if starts_with_reason(nxt):
         return True
+    if hit.kind == "preference" and has("rhetorical", folded(content)) and substance(nxt) >= 6:
+        # after a complaint asked as a question, what the user says next is its remedy or reason
+        # ("… not good enough? 一律用 const 不行吗？", "we have a logger in utils/log.py for that")
+        nc = classify(nxt, said)
+        return (nc is None and not has("question", f) and is_statement(nxt)) or has("directive", f)
     if not is_statement(nxt) and not (hit.kind == "decision" and substance(nxt) >= 6 and not has("question", f)):
         return False
     nc = classify(nxt, said)
@@ -234,11 +239,27 @@ class _Scan:
                 continue
             i = self.statement(idx, sents, i, k0)
 
+    def parallel(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> Cue | None:
+        """A request opened by a join word right after a statement is one more of the same kind
+        ("I hate X. Also keep the imports sorted with isort please."); a task ("also please fix
+        the typo") or a question is not."""
+        f = folded(sents[i])
+        prev = self.made.get((idx, k0 + i - 1))
+        rest = without_opener(f)
+        if prev is None or rest == f or prev.kind not in ("preference", "correction", "rule", "explicit"):
+            return None
+        request = has("polite", rest) or has("imperative", rest)
+        if not request or not is_statement(rest) or has("one_off_scope", rest) or has("task_request", rest):
+            return None
+        return Cue(prev.kind, 4, 0.8, False)
+
     def statement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
         """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
         parts = join_items(sents[i])
         hits = [classify(p, self.said) for p in parts]
         base = next((h for h in hits if h is not None), None)
+        if base is None:
+            base = self.parallel(idx, sents, i, k0)
         if base is None:
             return i + 1
         start = i
