@@ -260,3 +260,51 @@ def test_a_request_opened_by_also_after_another_statement_is_one_memory_of_its_o
 )
 def test_also_before_a_one_off_task_or_a_question_is_no_memory(text: str) -> None:
     assert kept(text) == []
+
+
+def chat(*pairs: str) -> list:
+    return memories_from_turns([Turn("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(pairs)])[0]
+
+
+def test_an_incident_told_over_several_turns_is_one_pitfall_with_symptom_cause_and_fix() -> None:
+    mems = chat(
+        "Figured out why the search page went blank in Safari.",
+        "What was it?",
+        "Our bundle used Array.prototype.at, which Safari 14 lacks.",
+        "I see.",
+        "We added core-js polyfills to the build. If a page breaks only in Safari again, check the browserslist first.",
+    )
+    (m,) = mems
+    assert m.statement is not None and m.statement.kind == "pitfall"
+    assert all(w in m.content for w in ("blank", "Array.prototype.at", "core-js", "browserslist")), m.content
+    (z,) = chat(
+        "上線後報表一直是空的，原因查到了。",
+        "是什麼？",
+        "排程的 cron 用的是 UTC，報表卻按台北時間算日期。已經把排程改成 Asia/Taipei，之後新的排程都要明確寫時區。",
+    )
+    assert "UTC" in z.content and "Asia/Taipei" in z.content and "。已經" in z.content
+
+
+def test_an_incident_without_the_users_fix_or_with_a_slip_is_no_memory() -> None:
+    assert (
+        chat("Why does the worker crash at night?", "It runs out of memory; always stream the CSV.", "ok thanks") == []
+    )
+    assert chat("找到問題了，是我在 config.ts 打錯字，已經修好。") == []
+    assert chat("Found the bug: a typo in utils.py, lenght instead of length. Fixed.") == []
+    assert chat("原因找到了", "是什麼？", "好像是網路的問題吧？") == []
+
+
+@pytest.mark.parametrize(
+    "text,n",
+    [
+        (
+            "我们组有几个硬性要求你记一下：接口必须做参数校验；异常不许吞掉，至少要打日志；还有就是禁止在循环里查数据库。",
+            3,
+        ),
+        ("前端有三個約定：元件用 PascalCase 命名；樣式一律用 CSS Modules；還有就是，圖片都放 public/images。", 3),
+        ("For the record: staging uses the eu-west-1 bucket, and every upload must set the x-amz-acl header.", 2),
+    ],
+)
+def test_every_item_boundary_counts_at_once(text: str, n: int) -> None:
+    # "A；B；还有就是 C" is three items (not "A；B" and C); a fact ", and" a rule are two
+    assert len(kept(text)) == n, [m.content for m in kept(text)]

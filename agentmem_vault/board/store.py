@@ -2,10 +2,10 @@
 under the vault lock, journaled and verified (docs/board.md "Writing rules"), and row existence.
 
 ``BoardWriter`` is ``recall.refresh.NoteWriter`` plus the board: every command that changes
-``memory/index.md`` goes through it, and after every verified write the board summary
-(``board.summary``) is refreshed. Being a NoteWriter, a note it writes or puts back (doctor's
-redaction, the undo of an operation killed halfway) is current in the recall index at once.
-The writer underneath never imports the board.
+``memory/index.md`` goes through it, and after every verified whole-board write the board summary
+(``board.summary``) is refreshed (an appended row is parsed by its next load). Being a NoteWriter,
+a note it writes or puts back (doctor's redaction, the undo of an operation killed halfway) is
+current in the recall index at once. The writer underneath never imports the board.
 """
 
 from __future__ import annotations
@@ -76,11 +76,10 @@ class BoardWriter(NoteWriter):
         text = self.index_text()
         return text, it.parse_index(text)
 
-    def append_row(self, row: it.Row, *, strict: bool = True, state: BoardState | None = None) -> BoardState | None:
+    def append_row(self, row: it.Row, *, strict: bool = True, state: BoardState | None = None) -> None:
         """Add one row: the one append path of every writer (registration, ``register --manual``,
         the daemon, ``restore``). ``state``: the board's summary as loaded under this same lock
-        (``summary.load``), to skip a re-read. Returns the board's summary afterwards (None when
-        the board could not be summarised).
+        (``summary.load``), to skip a re-read.
 
         The usual board (every row well formed, the table ending the file) gets the row's line
         appended, and the bytes read back after the old end must be exactly that line; any other
@@ -96,7 +95,8 @@ class BoardWriter(NoteWriter):
         if state is not None and state.writable and state.appendable:
             if state.has_row(row.session_id):
                 raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-            return self._append_line(row, state, line)
+            self._append_line(row, state, line)
+            return
         before = self.index_text()
         doc = it.parse_index(before)
         if strict:
@@ -115,11 +115,11 @@ class BoardWriter(NoteWriter):
         # byte is as it was, and nobody else wrote in between.
         after = self._verify_index(new_text)
         summary.refresh(self.vault, new_text, after)
-        return None
 
-    def _append_line(self, row: it.Row, state: BoardState, line: str) -> BoardState:
+    def _append_line(self, row: it.Row, state: BoardState, line: str) -> None:
         """Append ``row``'s line to the board ``state`` describes (read under this lock), without
-        parsing the other rows; verified by reading back the bytes after the old end."""
+        parsing the other rows; verified by reading back the bytes after the old end. The summary
+        is left as it is: the next ``summary.load`` parses the appended line (board/summary.py)."""
         nl = state.newline
         path = self.vault.index_path
         tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
@@ -139,7 +139,6 @@ class BoardWriter(NoteWriter):
             raise VerifyFailed(
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
-        return summary.after_append(self.vault, state, tail, row)
 
     def update_row(
         self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True

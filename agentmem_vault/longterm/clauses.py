@@ -186,8 +186,12 @@ def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
     if len(parts) >= 2:
         return _merge_reasons(parts)
     joined = join_items(flat)
-    if len(joined) >= 2:
-        return joined
+    if plural or len(joined) >= 2:
+        # every boundary at once: "A；B；还有就是 C" is three items, not "A；B" and C
+        pieces = [_restore(x.strip(_TRIM), saved) for x in re.split(r"[；;]", prot) if x.strip(_TRIM)]
+        parts = _merge_reasons([p for x in pieces for p in join_items(x)])
+        if len(parts) >= 2:
+            return parts
     if _CJK.search(flat):
         # "A 用 x、B 用 y、C 用 z": clauses with their own verb are items even without a count word
         parts = [_restore(x.strip(_TRIM), saved) for x in prot.split("、") if x.strip(_TRIM)]

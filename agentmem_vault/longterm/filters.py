@@ -27,6 +27,7 @@ SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b",  # camelCase identifier
         r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b",  # PascalCase identifier
         r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b",  # snake_case identifier
+        r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}\b",  # kebab-case name (x-amz-acl, eslint-plugin-import)
         r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b",  # CONSTANT_NAME / ENV_VAR
         r"--[a-z][\w-]+",  # CLI flag
         r"\b(?:npm|pnpm|yarn|pip|uv|poetry|cargo|go|git|docker|kubectl|make|pytest|ruff|black|mypy|eslint|prettier|tsc|vite|webpack|node|python)\b",

@@ -89,7 +89,7 @@ def _form_kind(f: str, context: str) -> str | None:
         return "correction"
     if has("preference", f):
         return "preference"
-    if has("environment", f) or (has("env_subject", f) and not has("scope_temporary", f) and specificity_score(f) > 0):
+    if has("environment", f) or _setup_fact(f):
         return "environment"
     if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
         return "rule"
@@ -100,6 +100,13 @@ def _form_kind(f: str, context: str) -> str | None:
     if has("correction_any", f):
         return "rule"  # "use X instead of Y" said without anything to correct
     return None
+
+
+def _setup_fact(f: str) -> bool:
+    """The user's setup as the subject, a state verb and a named thing ("our staging database is
+    Postgres 14"); not a passing state ("today", "CI is failing again")."""
+    quiet = not has("scope_temporary", f) and not has("pitfall_symptom", f)
+    return has("env_subject", f) and quiet and specificity_score(f) > 0
 
 
 def classify(sentence: str, context: str = "") -> Cue | None:

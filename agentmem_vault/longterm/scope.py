@@ -1,15 +1,16 @@
 """Which project a memory belongs to (docs/projects.md, A memory's scope).
 
 - ``user_communication`` / ``user_behavior`` (how the user talks and works), and any statement in
-  the user's own voice (a first-person preference or habit, the user's own machine:
-  ``templates/fields/own_voice.txt``), are **global**, unless the words tie them to this project.
+  the user's own voice (a first-person preference or habit, a dislike of a habit of the
+  assistant: ``templates/fields/own_voice.txt``) that does not speak for the team ("we",
+  ``team_voice.txt``), are **global**, unless the words tie them to this project.
 - Every other category (tech stack, build, conventions, pitfalls, decisions) belongs to the project
   of the source it came from, unless the words say it holds everywhere.
 - A source whose project is unknown gives **unscoped** memories (``scope: unscoped``, no
   project), except the ones that are global by the rules above: an unscoped note reaches no
   project's chats until ``agentmem memories move`` places it, and ``doctor`` lists it.
-- The extractor's reading of the scope words (``Statement.reach``), when it has one, comes first;
-  the words of ``templates/fields/scope_*.txt`` otherwise.
+- The words of ``templates/fields/scope_*.txt`` decide, with the extractor's reading of the scope
+  words (``Statement.reach``) where they say nothing.
 """
 
 from __future__ import annotations
@@ -27,11 +28,15 @@ def scope_for(category: str, text: str, source_project: str, reach: str = "") ->
     ``source_project`` ("" when unknown); ``reach`` is the extractor's reading of the scope words
     (``project`` / ``all_projects``; anything else says nothing about projects)."""
     f = fold(text)
-    says_here = reach == "project" or (reach != "all_projects" and bool(pattern("scope_this_project.txt").search(f)))
-    says_everywhere = reach == "all_projects" or (
-        reach != "project" and bool(pattern("scope_every_project.txt").search(f))
-    )
-    if category in GLOBAL_CATEGORIES or pattern("own_voice.txt").search(f):
+    everywhere_words = bool(pattern("scope_every_project.txt").search(f))
+    here_words = bool(pattern("scope_this_project.txt").search(f))
+    own_voice = bool(pattern("own_voice.txt").search(f)) and not pattern("team_voice.txt").search(f)
+    users = category in GLOBAL_CATEGORIES or own_voice
+    # the extractor's reading where these words say nothing; the user's own way of working is tied
+    # to a project only by words naming it ("here's what I changed" is no "here")
+    says_here = here_words or (reach == "project" and not everywhere_words and not users)
+    says_everywhere = everywhere_words or reach == "all_projects"
+    if users:
         wants_project = says_here and not says_everywhere
     else:
         wants_project = not (says_everywhere and not says_here)

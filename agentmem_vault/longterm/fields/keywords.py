@@ -45,11 +45,9 @@ def _tags(text: str) -> list[tuple[str, str, int, int]]:
     simple = to_simplified(text)
     if len(simple) != len(text):
         return []
-    out: list[tuple[str, str, int, int]] = []
-    pos = 0
+    out, pos = [], 0
     for w, t in tag(simple):
-        out.append((text[pos : pos + len(w)], t, pos, pos + len(w)))
-        pos += len(w)
+        out.append((text[pos : pos + len(w)], t, pos, (pos := pos + len(w))))
     return out
 
 

@@ -111,6 +111,3 @@ def stored_secrets_in(p: Path) -> bool:
     text = _text(p)
     extra, allow = redaction.user_rules()
     return bool(text and find_secrets(text, None, extra, allow))
-
-
-__all__ = ["KIND", "backup_root", "redact_stored", "secret_findings", "stored_secrets"]
