@@ -5,8 +5,8 @@ a sync client or a teammate can put any pid and this host's name in it. So each 
 daemon draws a random token and writes its pid and token twice: to the vault's pid file (for
 people and ``status``) and to a run record in the user cache, which no vault can write. Only the
 run record's pid is ever signalled, and only while that process's command line is
-``agentmem … daemon run`` for this vault (a record left by a crash may name a reused pid); a
-vault pid file whose token is not the run's is reported as not this run's, never believed.
+``agentmem … daemon run`` for this vault (a record left by a crash may name a reused pid); the
+vault's pid file is never believed.
 """
 
 from __future__ import annotations
@@ -108,9 +108,3 @@ def trusted_pid(vault: Vault) -> int | None:
         return None
     argv = command_line(pid)
     return pid if argv is not None and is_daemon_of(argv, vault) else None
-
-
-def vault_pid_file_matches(vault: Vault) -> bool:
-    """The vault's pid file carries the current run's token (else a forged or stale copy)."""
-    record, in_vault = _read(run_record_path(vault)), _read(paths.pid_path(vault))
-    return bool(record and in_vault and record.get("token") and in_vault.get("token") == record.get("token"))
