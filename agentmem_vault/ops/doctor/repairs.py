@@ -85,13 +85,13 @@ def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None
         report.backup = report.backup or str(backup.relative_to(vault.root))
 
 
-def _repair_secrets(vault: Vault, report: DoctorReport) -> None:
+def _repair_secrets(vault: Vault, report: DoctorReport, w: BoardWriter) -> None:
     """Redact stored secrets first (under the lock the caller holds): the board fixes below then
     start from the redacted board (docs/redaction.md)."""
     from agentmem_vault.ops.doctor.secrets import redact_stored
 
     try:
-        folder = redact_stored(vault, report.findings)
+        folder = redact_stored(vault, report.findings, w)
     except AgentmemError as exc:
         for f in report.findings:
             if f.kind == "secret_stored":
@@ -122,7 +122,7 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
         temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
         # the index cannot be edited without a plan: its fixes wait (temporaries can still go)
         fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND] if plan is not None else []
-        _repair_secrets(vault, report)
+        _repair_secrets(vault, report, w)
         new_text = plan_text(plan) if plan is not None and fixes else state.index_text
         why = unproven_fix(plan.base_text, new_text, plan) if plan and fixes and isinstance(new_text, str) else None
         if why:
