@@ -642,8 +642,8 @@ def append_line(path: Path, data: bytes, *, durable: bool = True) -> None:
 
 
 def write_cache_file(path: Path, data: bytes) -> None:
-    """Derived state that can be rebuilt at any time (docs/performance.md): temp file + rename, no
-    fsync. Read-only folders are honoured as for vault files, and so is the link rule; a link or a
+    """Derived state that can be rebuilt at any time (docs/performance.md), or a transaction's undo
+    copy (``writer._UndoRecord``, never fsynced either): temp file + rename, no fsync. Read-only folders are honoured as for vault files, and so is the link rule; a link or a
     FIFO at the cache's name is replaced, never written through (a cache hard-linked to a vault
     file too: the file it pointed to is left as it was)."""
     check_path(path)

@@ -31,6 +31,7 @@ from agentmem_vault.fs import (
     make_dirs,
     read_bytes,
     read_text,
+    write_cache_file,
 )
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vault import user_cache_dir
@@ -82,12 +83,11 @@ class _UndoRecord:
 
     def add(self, path: Path, data: bytes | None) -> None:
         copy = None
-        if data is not None:
+        if data is not None:  # the folder exists: the record's first line (``command``) made it
             copy = f"{self.count}.old"
-            if self.count == 0:
-                self.folder.mkdir(parents=True, exist_ok=True)
-            with open(self.folder / copy, "wb") as fh:
-                fh.write(data)
+            # By the fs rule, as every file of the cache: a link or a hard link planted at the
+            # copy's name is replaced (or refused when it leads out of the cache), never written through.
+            write_cache_file(self.folder / copy, data)
         self._line({"path": str(path), "copy": copy})
 
     def add_dir(self, folder: Path) -> None:
@@ -101,9 +101,10 @@ def _read_record(folder: Path) -> tuple[str, list[tuple[Path, bytes | None]], li
     """(command, files with their previous bytes, folders created) of a record; None without a
     manifest."""
     try:
-        with open(folder / _MANIFEST, "rb") as fh:
-            raw = fh.read()
-    except OSError:
+        raw = read_bytes(folder / _MANIFEST)
+    except AgentmemError:  # a FIFO, a link out of the cache...: not a record of ours
+        raw = None
+    if raw is None:
         return None
     command = ""
     files: list[tuple[Path, bytes | None]] = []
@@ -118,13 +119,12 @@ def _read_record(folder: Path) -> tuple[str, list[tuple[Path, bytes | None]], li
                 dirs.append(Path(e["dir"]))
                 continue
             copy = e["copy"]
-            if copy is None:
-                files.append((Path(e["path"]), None))
-            else:
-                with open(folder / copy, "rb") as fh:
-                    files.append((Path(e["path"]), fh.read()))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # a line cut off by the kill: its file was not changed yet
+            data = None if copy is None else read_bytes(folder / copy)
+            if copy is not None and data is None:
+                continue  # its copy is missing: its file was not changed yet
+            files.append((Path(e["path"]), data))
+        except (OSError, ValueError, KeyError, TypeError, AgentmemError):
+            continue  # a line cut off by the kill (its file was not changed yet), or not ours to read
     return command, files, dirs
 
 
