@@ -126,6 +126,3 @@ def start_chat(
                 workspace=workspace,
             )
         return reg.session_id, False, board, pairs
-
-
-__all__ = ["Registration", "register_idle", "start_chat"]

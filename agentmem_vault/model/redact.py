@@ -218,17 +218,3 @@ def redact_bytes(data: bytes, extra: Iterable[Pattern] = (), allow: Iterable[re.
         return data
     out = redact(text, None, extra, allow)
     return data if out is text else out.encode("utf-8")
-
-
-__all__ = [
-    "MARKER",
-    "Pattern",
-    "PatternSet",
-    "Finding",
-    "applies",
-    "redact_bytes",
-    "parse_patterns",
-    "builtin_patterns",
-    "find_secrets",
-    "redact",
-]

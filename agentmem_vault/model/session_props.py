@@ -606,27 +606,3 @@ def merge_types_json(existing: str | None) -> tuple[str, list[str]]:
     new_types.update({k: PROPERTY_TYPES[k] for k in changed})
     data["types"] = new_types
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n", changed
-
-
-__all__ = [
-    "ARCHIVED",
-    "ARCHIVE_INDEX",
-    "ARCHIVE_TAG",
-    "LIVE",
-    "PROPERTY_TYPES",
-    "SESSION_TAG",
-    "BoardFacts",
-    "disagreements",
-    "expected_props",
-    "has_frontmatter",
-    "merge_types_json",
-    "obsidian_datetime",
-    "parse_frontmatter",
-    "props_of",
-    "render_entry",
-    "render_frontmatter",
-    "split_text",
-    "sync_frontmatter",
-    "sync_props",
-    "yaml_scalar",
-]

@@ -468,17 +468,3 @@ def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> s
     if newline != "\n":
         text = text.replace("\n", newline)
     return ("\ufeff" if bom else "") + text
-
-
-__all__ = [
-    "SECTIONS",
-    "METADATA_FIELDS",
-    "Snapshot",
-    "ExtraSection",
-    "parse_snapshot",
-    "render_snapshot",
-    "section_name",
-    "clean_id",
-    "continues_ids",
-    "linked_item",
-]
