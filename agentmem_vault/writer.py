@@ -404,19 +404,6 @@ class VaultWriter:
         except OSError as exc:
             raise WriteFailed(f"copied {src} to {dst} but could not remove the original: {exc}") from exc
 
-    def delete_file(self, path: Path, *, session_id: str | None = None) -> None:
-        self._check_inside(path)
-        before = read_text(path)
-        if before is None:
-            return
-        ensure_writable(path.parent)
-        self._remember(path)
-        self.journal("delete_file", session_id=session_id, path=path, before_text=before)
-        try:
-            remove_file(path)
-        except OSError as exc:
-            raise WriteFailed(f"could not remove {path}: {exc}") from exc
-
     def remove_temp_file(self, path: Path) -> bool:
         """Remove a leftover atomic-write temporary (``.<name>.<pid>.<n>.agentmem-tmp``). Its bytes
         may be anything, even cut short, so it is journaled by size and hash, not text. False: it
