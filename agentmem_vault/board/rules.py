@@ -258,7 +258,7 @@ def fold_rows(
             added.append(sid)
             continue
         if len(at) > 1:
-            it.replace_row(doc, sid, theirs)  # raises: a duplicate ID on the board is doctor's to sort out
+            it.line_of(doc, sid)  # raises: a duplicate ID on the board is doctor's to sort out
         ours = doc._row_at(at[0])
         t_theirs, t_ours = ts_of(theirs.updated_at), ts_of(ours.updated_at)
         winner = theirs if (t_theirs is not None and (t_ours is None or t_theirs > t_ours)) else ours

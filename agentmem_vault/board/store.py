@@ -152,7 +152,7 @@ class BoardWriter(VaultWriter):
             raise WriteFailed("an update may not change the Session ID")
         if new == old:
             return old, new
-        new_text = redact_text(it.replace_row(doc, session_id, new))  # as stored (docs/redaction.md)
+        new_text = redact_text(it.edit_table(doc, {it.line_of(doc, session_id): new}))  # as stored (docs/redaction.md)
         self._remember(self.vault.index_path)
         self.journal(
             "update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict()
@@ -170,7 +170,7 @@ class BoardWriter(VaultWriter):
         if strict:
             doc.check_writable()
         old = doc.get(session_id)
-        new_text = redact_text(it.remove_row(doc, session_id))
+        new_text = redact_text(it.edit_table(doc, {it.line_of(doc, session_id): None}))
         self._remember(self.vault.index_path)
         self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
         self._burn([session_id])

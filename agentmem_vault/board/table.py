@@ -93,27 +93,13 @@ class Row(_RowBase):
 FIELD_NAMES: tuple[str, ...] = Row._fields
 
 
-class BadRow:
-    """A row that cannot be parsed (kept in the file, reported)."""
+class BadRow(namedtuple("BadRow", ("line_no", "raw", "reason"))):
+    """A row that cannot be parsed (kept in the file, reported); ``line_no`` is 1-based."""
 
-    __slots__ = ("line_no", "raw", "reason")
-
-    def __init__(self, line_no: int, raw: str, reason: str) -> None:
-        self.line_no = line_no  # 1-based
-        self.raw = raw
-        self.reason = reason
+    __slots__ = ()
 
     def to_dict(self) -> dict:
-        return {"line_no": self.line_no, "raw": self.raw, "reason": self.reason}
-
-    def __eq__(self, other: object) -> bool:
-        return self.to_dict() == other.to_dict() if type(other) is BadRow else NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.line_no, self.raw, self.reason))
-
-    def __repr__(self) -> str:
-        return f"BadRow(line_no={self.line_no!r}, raw={self.raw!r}, reason={self.reason!r})"
+        return self._asdict()
 
 
 class IndexDoc:
@@ -170,7 +156,7 @@ class IndexDoc:
         return self._rows
 
     def _row_at(self, i: int) -> Row:
-        return Row(*split_cells(_strip_eol(self.lines[i])))
+        return Row(*split_cells(strip_eol(self.lines[i])))
 
     def row_list(self) -> list[Row]:
         return [r for _, r in self.rows]
@@ -293,7 +279,7 @@ def join_id_list(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "-"
 
 
-def _strip_eol(line: str) -> str:
+def strip_eol(line: str) -> str:
     return line.rstrip("\r\n")
 
 
@@ -338,10 +324,10 @@ def parse_index(text: str) -> IndexDoc:
     fenced = fenced_lines(lines) if ("```" in text or "~~~" in text) else set()
     header_at = None
     for i, ln in enumerate(lines):
-        s = _strip_eol(ln).strip()
+        s = strip_eol(ln).strip()
         if "|" not in s or i in fenced or i + 1 >= len(lines):
             continue
-        sep = _strip_eol(lines[i + 1])
+        sep = strip_eol(lines[i + 1])
         if not (_SEP_RE.match(sep) and "|" in sep):
             continue
         # GFM lets a table leave out the outer pipes; such a header counts when it is ours.
@@ -358,10 +344,10 @@ def parse_index(text: str) -> IndexDoc:
             )
         return doc
 
-    head = [c.casefold() for c in split_cells(_strip_eol(lines[header_at]))]
+    head = [c.casefold() for c in split_cells(strip_eol(lines[header_at]))]
     if head != _HEAD:
         raise IndexFormatError(
-            f"memory/index.md line {header_at + 1}: unexpected table header {split_cells(_strip_eol(lines[header_at]))}; "
+            f"memory/index.md line {header_at + 1}: unexpected table header {split_cells(strip_eol(lines[header_at]))}; "
             f"expected the columns {list(COLUMNS)}"
         )
     doc = IndexDoc(bom, lines, header_at, header_at + 2, newline=newline)
@@ -377,7 +363,7 @@ def parse_index(text: str) -> IndexDoc:
             doc.bad.append(
                 BadRow(
                     j + 1,
-                    _strip_eol(lines[j]),
+                    strip_eol(lines[j]),
                     "table row after a break in the table (stray text or blank line inside the table)",
                 )
             )
@@ -394,11 +380,11 @@ def is_row_line(line: str) -> bool:
     if "|" not in s:
         return False
     first = s.split("|", 1)[0].strip()
-    return is_valid_session_id(first) or len(split_cells(_strip_eol(s))) == len(COLUMNS)
+    return is_valid_session_id(first) or len(split_cells(strip_eol(s))) == len(COLUMNS)
 
 
 def _parse_row_line(doc: IndexDoc, i: int, check_ctrl: bool = True) -> None:
-    raw = _strip_eol(doc.lines[i])
+    raw = strip_eol(doc.lines[i])
     # Fast path for the usual well-formed row: 10 pipes, none escaped, valid ID in the first cell.
     if (
         "\\" not in raw
@@ -428,7 +414,9 @@ def _parse_row_line(doc: IndexDoc, i: int, check_ctrl: bool = True) -> None:
 # -- pure edits: each returns the new full text ---------------------------------------------------
 
 
-def _line_of(doc: IndexDoc, session_id: str) -> int:
+def line_of(doc: IndexDoc, session_id: str) -> int:
+    """The line index of ``session_id``'s row; SessionNotFound, or IndexFormatError when the ID
+    has several rows (doctor's to sort out)."""
     hits = [i for i, sid in doc.row_ids if sid == session_id]
     if not hits:
         raise SessionNotFound(f"no row for Session ID {session_id} in memory/index.md")
@@ -437,14 +425,6 @@ def _line_of(doc: IndexDoc, session_id: str) -> int:
             f"Session ID {session_id} appears in {len(hits)} rows of memory/index.md; run `agentmem doctor`"
         )
     return hits[0]
-
-
-def _eol(line: str, default: str) -> str:
-    if line.endswith("\r\n"):
-        return "\r\n"
-    if line.endswith("\n"):
-        return "\n"
-    return default
 
 
 def append_row(doc: IndexDoc, row: Row) -> tuple[str, str | None]:
@@ -472,20 +452,6 @@ def append_row(doc: IndexDoc, row: Row) -> tuple[str, str | None]:
     return (BOM if doc.bom else "") + "".join(lines), None
 
 
-def replace_row(doc: IndexDoc, session_id: str, row: Row) -> str:
-    i = _line_of(doc, session_id)
-    lines = list(doc.lines)
-    lines[i] = render_row(row) + (_eol(lines[i], "") if i == len(lines) - 1 else _eol(lines[i], doc.newline))
-    return (BOM if doc.bom else "") + "".join(lines)
-
-
-def remove_row(doc: IndexDoc, session_id: str) -> str:
-    i = _line_of(doc, session_id)
-    lines = list(doc.lines)
-    del lines[i]
-    return (BOM if doc.bom else "") + "".join(lines)
-
-
 def edit_table(doc: IndexDoc, changes: Mapping[int, Row | None], appends: Iterable[Row] = ()) -> str:
     """Replace (Row) or delete (None) the row lines at the given 0-based line numbers, and append
     rows at the end of the table, in one pass. Every other line stays byte-for-byte identical."""
@@ -495,8 +461,7 @@ def edit_table(doc: IndexDoc, changes: Mapping[int, Row | None], appends: Iterab
         if new is None:
             lines[i] = ""
             continue
-        eol = "\r\n" if old.endswith("\r\n") else ("\n" if old.endswith("\n") else "")
-        lines[i] = render_row(new) + eol
+        lines[i] = render_row(new) + old[len(strip_eol(old)) :]  # the line's own ending, if any
     extra = [render_row(r) for r in appends]
     if extra:
         if doc.header_at is None:

@@ -19,8 +19,6 @@ from agentmem_vault.errors import AgentmemError, Unmergeable
 from agentmem_vault.board import table as it
 from agentmem_vault.model.snapshot import (
     CONTINUES_FROM,
-    METADATA_FIELDS,
-    RESOLVED,
     Snapshot,
     continues_ids,
     parse_snapshot,
@@ -179,7 +177,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
             header += nl
     else:
         header = it.header_lines(nl) if merged else ""
-    raw_a = {sid: _strip_eol(a_doc.lines[i]) for i, sid in a_doc.row_ids} if a_doc.header_at is not None else {}
+    raw_a = {sid: it.strip_eol(a_doc.lines[i]) for i, sid in a_doc.row_ids} if a_doc.header_at is not None else {}
     body = "".join((raw_a[sid] if a.get(sid) == merged[sid] else it.render_row(merged[sid])) + nl for sid in order)
     if pre_text and header and not pre_text.endswith(("\n", "\r")):
         pre_text += nl
@@ -192,10 +190,6 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
             0, f"took {len(added)} row(s) from theirs: {', '.join(added[:5])}{' …' if len(added) > 5 else ''}"
         )
     return MergeOutcome(text, pre_clean and post_clean, reports)
-
-
-def _strip_eol(line: str) -> str:
-    return line.rstrip("\r\n")
 
 
 def _merge_part(parts: list[str], line_merge: LineMerge) -> tuple[str, bool]:
@@ -371,17 +365,3 @@ def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -
     if not clean:
         reports.append("the note's text changed on both sides at the same place: left conflict markers there")
     return MergeOutcome(render_note(merged), clean, reports)
-
-
-__all__ = [
-    "LineMerge",
-    "MergeOutcome",
-    "Unmergeable",
-    "merge_board",
-    "merge_note_texts",
-    "merge_rows",
-    "merge_snapshot_texts",
-    "ts_key",
-    "METADATA_FIELDS",
-    "RESOLVED",
-]
