@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, namedtuple
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import PurePath
@@ -34,26 +34,14 @@ _TOKEN_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{%d,}={0,2}(?![A-Za
 _PLACEHOLDER_RE = LazyRegex(r".*(?:\.\.\.|…)$|([xX*•#])\1*$")
 
 
-# Plain classes, not NamedTuple/dataclass: this module is on the sessionStart hook's path, which
+# Named tuples, not NamedTuple/dataclass: this module is on the sessionStart hook's path, which
 # never imports typing or dataclasses (docs/performance.md).
-class Pattern:
-    __slots__ = ("kind", "source")
-
-    def __init__(self, kind: str, source: str) -> None:
-        self.kind, self.source = kind, source
+class Pattern(namedtuple("Pattern", ("kind", "source"))):
+    __slots__ = ()
 
     @property
     def regex(self) -> re.Pattern[str]:
         return _compiled(self.source)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Pattern) and (self.kind, self.source) == (other.kind, other.source)
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.source))
-
-    def __repr__(self) -> str:
-        return f"Pattern({self.kind!r}, {self.source!r})"
 
 
 @lru_cache(maxsize=256)
@@ -63,30 +51,9 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-class Finding(tuple):
-    """(kind, start, end) of one secret in a text."""
-
-    __slots__ = ()
-
-    def __new__(cls, kind: str, start: int, end: int) -> Finding:
-        return tuple.__new__(cls, (kind, start, end))
-
-    kind = property(lambda self: self[0])
-    start = property(lambda self: self[1])
-    end = property(lambda self: self[2])
-
-
-class PatternSet:
-    __slots__ = ("patterns", "prefilter")
-
-    def __init__(self, patterns: tuple[Pattern, ...], prefilter: str | None) -> None:
-        self.patterns = patterns
-        self.prefilter = prefilter  # None: every pattern runs on every text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PatternSet) and (self.patterns, self.prefilter) == (other.patterns, other.prefilter)
-
-    __hash__ = None  # type: ignore[assignment]
+Finding = namedtuple("Finding", ("kind", "start", "end"))  # one secret in a text
+# ``prefilter``: a regex every secret matches, or None (every pattern runs on every text)
+PatternSet = namedtuple("PatternSet", ("patterns", "prefilter"))
 
 
 _KIND = LazyRegex(r"[a-z0-9][a-z0-9-]*")
