@@ -16,7 +16,7 @@ import json
 import math
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,6 @@ KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
 # ``assessment_score``. ``score`` is the one property (docs/notes.md); the old key stands in for
 # it when ``score`` is missing or not a number, and is dropped when the note is written back.
 LEGACY_SCORE_KEY = "assessment_score"
-LIST_KEYS = ("keywords", "usage_scenario", "sources", "tags")
 
 STATUSES = ("active", "deprecated")
 DEFAULT_IMPORTANCE = 0.5
@@ -625,26 +624,12 @@ def properties(note: Note) -> dict[str, Any]:
 
 def _check_text(note: Note) -> None:
     """Refuse what would not read back as written (a writer never produces a note it cannot read)."""
-    for name in (
-        "id",
-        "title",
-        "category",
-        "project",
-        "module",
-        "status",
-        "scope",
-        "created",
-        "updated",
-        "assessment_reason",
-        "deprecated_reason",
-    ):
-        v = getattr(note, name)
-        if not isinstance(v, str):
-            raise NoteFormatError(f"{name} must be text, not {type(v).__name__}")
-    for name in LIST_KEYS:
-        items = getattr(note, name)
-        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
-            raise NoteFormatError(f"{name} must be a list of text")
+    for f in fields(note):  # annotations are strings here (``from __future__ import annotations``)
+        v = getattr(note, f.name)
+        if f.type == "str" and not isinstance(v, str):
+            raise NoteFormatError(f"{f.name} must be text, not {type(v).__name__}")
+        if f.type == "list[str]" and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            raise NoteFormatError(f"{f.name} must be a list of text")
 
 
 def render_note(note: Note) -> str:

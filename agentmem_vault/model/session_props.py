@@ -35,8 +35,9 @@ ARCHIVE_INDEX = "archive_index"  # memory/archive/<id>/index.md
 KINDS = (LIVE, ARCHIVED, ARCHIVE_INDEX)
 
 # Obsidian property types (``.obsidian/types.json``) of everything we write, session and long-term
-# notes alike: one name has one type vault-wide, so the two note kinds must agree.
-PROPERTY_TYPES: dict[str, str] = {
+# notes alike: one name has one type vault-wide, so the two note kinds must agree. The session
+# keys are listed in the order they are written when a file gets its frontmatter for the first time.
+_SESSION_TYPES: dict[str, str] = {
     "aliases": "aliases",
     "tags": "tags",
     "session_id": "text",
@@ -52,6 +53,10 @@ PROPERTY_TYPES: dict[str, str] = {
     "archived": "datetime",
     "continues_from": "multitext",
     "referenced_by": "multitext",
+}
+KEY_ORDER: tuple[str, ...] = tuple(_SESSION_TYPES)
+PROPERTY_TYPES: dict[str, str] = {
+    **_SESSION_TYPES,
     # long-term notes (model/notes.py, docs/notes.md)
     "title": "text",
     "category": "text",
@@ -65,25 +70,6 @@ PROPERTY_TYPES: dict[str, str] = {
     "scope": "text",
     "assessment_reason": "text",
 }
-
-# The order keys are written in when a file gets its frontmatter for the first time.
-KEY_ORDER: tuple[str, ...] = (
-    "aliases",
-    "tags",
-    "session_id",
-    "agent",
-    "topic",
-    "status",
-    "original_status",
-    "summary",
-    "keywords",
-    "project",
-    "started",
-    "updated",
-    "archived",
-    "continues_from",
-    "referenced_by",
-)
 DATETIME_KEYS = frozenset(k for k, t in PROPERTY_TYPES.items() if t == "datetime")
 LIST_KEYS = frozenset(k for k, t in PROPERTY_TYPES.items() if t in ("multitext", "aliases", "tags"))
 # Lists the tool adds its own value to and otherwise leaves to the user.
