@@ -88,14 +88,10 @@ def parse_patterns(text: str, *, where: str = "patterns", validate: bool = True)
 
 @lru_cache(maxsize=1)
 def builtin_patterns() -> PatternSet:
-    # Read beside the package, not through importlib.resources (20 ms of imports on the
-    # sessionStart hook's path, docs/performance.md).
-    from pathlib import Path
+    from agentmem_vault.model import template_text
 
-    import agentmem_vault.templates as templates  # type: ignore[import-not-found]
-
-    path = Path(templates.__file__).parent / "redaction" / "patterns.txt"
-    return parse_patterns(path.read_text(encoding="utf-8"), where="templates/redaction/patterns.txt", validate=False)
+    text = template_text("redaction", "patterns.txt")
+    return parse_patterns(text, where="templates/redaction/patterns.txt", validate=False)
 
 
 def _entropy(s: str) -> float:

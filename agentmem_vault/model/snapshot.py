@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import copy
 import re
+from functools import lru_cache
 from typing import Literal, overload
 from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
+from agentmem_vault.model import template_text
 from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, find_ids, is_valid_session_id
 from agentmem_vault.board.table import escape_cell, split_cells
 from agentmem_vault.model.textnorm import fold
@@ -42,42 +44,19 @@ SECTIONS: tuple[str, ...] = (
 )
 METADATA_FIELDS: tuple[str, ...] = ("Session ID", "Agent Name", "Topic", "Status", "Started At", "Updated At")
 
-# Heading spellings agents actually use, keyed by the heading folded down to letters/digits/CJK.
-_HEADING_ALIASES: dict[str, str] = {
-    "metadata": METADATA,
-    "meta": METADATA,
-    "元数据": METADATA,
-    "currentcontext": CURRENT_CONTEXT,
-    "context": CURRENT_CONTEXT,
-    "当前上下文": CURRENT_CONTEXT,
-    "decisions": DECISIONS,
-    "decision": DECISIONS,
-    "决策": DECISIONS,
-    "决定": DECISIONS,
-    "filesartifacts": FILES,
-    "filesandartifacts": FILES,
-    "files": FILES,
-    "artifacts": FILES,
-    "文件": FILES,
-    "档案": FILES,
-    "openquestions": OPEN_QUESTIONS,
-    "openquestion": OPEN_QUESTIONS,
-    "questions": OPEN_QUESTIONS,
-    "待解问题": OPEN_QUESTIONS,
-    "未解问题": OPEN_QUESTIONS,
-    "nextactions": NEXT_ACTIONS,
-    "nextaction": NEXT_ACTIONS,
-    "nextsteps": NEXT_ACTIONS,
-    "nextstep": NEXT_ACTIONS,
-    "todo": NEXT_ACTIONS,
-    "下一步": NEXT_ACTIONS,
-    "continuesfrom": CONTINUES_FROM,
-    "continuefrom": CONTINUES_FROM,
-    "接续": CONTINUES_FROM,
-    "supersededresolved": RESOLVED,
-    "supersededandresolved": RESOLVED,
-    "resolvedsuperseded": RESOLVED,
-}
+
+@lru_cache(maxsize=1)
+def _heading_aliases() -> dict[str, str]:
+    """Heading spellings agents actually use (``templates/snapshot_headings.txt``), keyed by the
+    heading folded down to letters/digits/CJK."""
+    out: dict[str, str] = {}
+    for line in template_text("snapshot_headings.txt").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, spellings = line.partition(":")
+            out.update(dict.fromkeys(spellings.split(), name.strip()))
+    return out
+
+
 _FIELD_ALIASES: dict[str, str] = {re.sub(r"[^0-9a-z]", "", f.lower()): f for f in METADATA_FIELDS}
 
 _NONE_WORDS = frozenset({"none", "无", "n/a", "nil", "null"})
@@ -226,7 +205,7 @@ def section_name(heading: str, *, strict: bool = False) -> str | None:
     if heading in SECTIONS or heading == METADATA:
         return heading
     key = re.sub(r"[^0-9a-z\u3400-\u9fff]", "", fold(heading))
-    name = _HEADING_ALIASES.get(key)
+    name = _heading_aliases().get(key)
     if name is None and strict:
         raise KeyError(f"unknown snapshot section {heading!r}; known: {', '.join(SECTIONS)}")
     return name

@@ -10,15 +10,14 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from pathlib import Path
+
+from agentmem_vault.model import template_text
 
 
 def _pairs(name: str) -> list[list[str]]:
     """The lines of ``templates/textnorm/<name>.txt`` split on whitespace (``#`` lines are notes):
     the word lists are data, not code."""
-    import agentmem_vault.templates as templates  # type: ignore[import-not-found]
-
-    text = (Path(templates.__file__).parent / "textnorm" / f"{name}.txt").read_text(encoding="utf-8")
+    text = template_text("textnorm", f"{name}.txt")
     return [ln.split() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
 
 

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from agentmem_vault.errors import UsageError
+from agentmem_vault.model import template_mapping
 from agentmem_vault.model.ids import find_ids
 from agentmem_vault.model.negation import negated
 from agentmem_vault.model.textnorm import fold
@@ -56,18 +57,6 @@ def match_key(text: str) -> str:
     return "".join(fold(text).split())
 
 
-def _load_table() -> dict:
-    from importlib import resources
-
-    import yaml
-
-    raw = resources.files("agentmem_vault.templates").joinpath("triggers.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(raw)
-    if not isinstance(data, dict):
-        raise UsageError("templates/triggers.yaml: expected a mapping of command -> phrases")
-    return data
-
-
 def phrases_from_table(table: dict) -> list[Phrase]:
     out: list[Phrase] = []
     for command, entries in table.items():
@@ -95,7 +84,7 @@ def phrases_from_table(table: dict) -> list[Phrase]:
 
 @lru_cache(maxsize=1)
 def load_phrases() -> tuple[Phrase, ...]:
-    return tuple(phrases_from_table(_load_table()))
+    return tuple(phrases_from_table(template_mapping("triggers.yaml")))
 
 
 def phrase_groups() -> list[tuple[str, list[list[str]]]]:
