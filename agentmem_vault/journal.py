@@ -18,7 +18,7 @@ from agentmem_vault.model.ids import (
     validate_agent_name,
     validate_session_id,
 )
-from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.board.store import BoardWriter, has_row
 from agentmem_vault.writer import journal_files
 from agentmem_vault.fs import read_bytes
 
@@ -159,8 +159,7 @@ def restore_row(vault: Vault, session_id: str) -> it.Row:
             f"{sid} was archived: its metadata and snapshot are in memory/archive/{sid}/; not restoring the row"
         )
     with BoardWriter(vault, "restore") as w:
-        text, doc = w.read_index()
-        if doc.find(sid) is not None:
+        if has_row(w.index(), sid):
             raise Refused(f"{sid} is already on the board; nothing to restore")
         row = _in_step_with_snapshot(vault, row)
         with w.transaction():
