@@ -13,7 +13,7 @@ own line merge with conflict markers, so a person decides and nothing is dropped
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from agentmem_vault.errors import AgentmemError, Unmergeable
 from agentmem_vault.board import table as it
@@ -27,6 +27,7 @@ from agentmem_vault.model.snapshot import (
 
 # (base, ours, theirs) -> (merged text, clean). Conflicting hunks carry standard conflict markers.
 LineMerge = Callable[[str, str, str], tuple[str, bool]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -81,6 +82,18 @@ def _merge_id_lists(o: list[str] | None, a: list[str], b: list[str]) -> list[str
     return out
 
 
+def _merge_value(o: T | None, a: T, b: T, later_is_a: bool) -> T:
+    """One value changed on one side takes that side's; changed on both, lists (keywords, sources,
+    tags, ...) are unioned and other values take the later side's (docs/sync.md)."""
+    if a == b or b == o:
+        return a
+    if a == o:
+        return b
+    if isinstance(a, list) and isinstance(b, list):
+        return list(dict.fromkeys([*a, *b]))  # type: ignore[return-value]
+    return a if later_is_a else b
+
+
 def merge_rows(o: it.Row | None, a: it.Row, b: it.Row) -> it.Row:
     """One Session ID changed on both sides: field by field (docs/sync.md)."""
     if a == b:
@@ -99,12 +112,8 @@ def merge_rows(o: it.Row | None, a: it.Row, b: it.Row) -> it.Row:
                 it.split_id_list(ov) if ov is not None else None, it.split_id_list(av), it.split_id_list(bv)
             )
             out[name] = it.join_id_list(ids)
-        elif av == bv or (ov is not None and bv == ov):
-            out[name] = av
-        elif ov is not None and av == ov:
-            out[name] = bv
         else:
-            out[name] = getattr(later, name)
+            out[name] = _merge_value(ov, av, bv, later is a)
     return it.Row(**out)
 
 
@@ -221,12 +230,8 @@ def _merge_metadata(o: dict[str, str], a: dict[str, str], b: dict[str, str]) -> 
         av, bv, ov = a.get(key), b.get(key), o.get(key)
         if av is None or bv is None:
             out[key] = av if av is not None else bv  # type: ignore[assignment]
-        elif av == bv or bv == ov:
-            out[key] = av
-        elif av == ov:
-            out[key] = bv
         else:
-            out[key] = av if later_is_a else bv
+            out[key] = _merge_value(ov, av, bv, later_is_a)
     return out
 
 
@@ -301,16 +306,6 @@ def _note_api():  # type: ignore[no-untyped-def]
     from agentmem_vault.model import notes  # deferred: YAML/frontmatter only when a note is merged
 
     return notes.parse_note, notes.render_note
-
-
-def _merge_value(o: object, a: object, b: object, later_is_a: bool) -> object:
-    if a == b or b == o:
-        return a
-    if a == o:
-        return b
-    if isinstance(a, list) and isinstance(b, list):
-        return list(dict.fromkeys([*a, *b]))  # lists (keywords, sources, tags, ...) are unioned
-    return a if later_is_a else b
 
 
 def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -> MergeOutcome:
