@@ -418,18 +418,14 @@ def ensure_writable(path: Path) -> None:
 
 
 def _fsync_dir(folder: Path) -> None:
-    if sys.platform == "win32":  # directories cannot be opened for fsync on Windows
+    if _WINDOWS:  # directories cannot be opened for fsync on Windows
         return
-    try:
+    with suppress(OSError):  # best effort: the rename itself is done
         fd = os.open(str(folder), os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _write_target(path: Path) -> Path:
@@ -497,34 +493,32 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         ov[_key(path)] = data
         return
     path = _write_target(path)
-    folder = path.parent
-    existing = folder
-    while not existing.exists() and existing.parent != existing:
-        existing = existing.parent
-    ensure_writable(existing)  # the folder we would create anything in must be writable
+    make_dirs(path.parent)
+    ensure_writable(path.parent)  # the temporary file is created there (root would ignore the mode)
     ensure_writable(path)
-    if existing == folder:
-        ensure_writable(folder)  # the temporary file is created there (root would ignore the mode)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        _replace(path, data, durable=True)
     except OSError as exc:
-        raise WriteFailed(f"could not create {folder}: {exc.strerror or exc}") from exc
+        raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
+
+
+def _replace(path: Path, data: bytes, *, durable: bool) -> None:
+    """``data`` into a new temporary beside ``path`` (``_create_temp``), renamed over ``path``;
+    ``durable``: fsynced first, with the old file's mode. The temporary never outlives a failure."""
     tmp = temp_path(path)
     try:
         with _create_temp(tmp) as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            mode = stat.S_IMODE(path.stat().st_mode)
-            os.chmod(tmp, mode)
-        except OSError:
-            pass
-        swap_in(tmp, path)
-    except OSError as exc:
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+                with suppress(OSError):
+                    os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        swap_in(tmp, path, durable=durable)
+    except BaseException:
         with suppress(OSError):
             tmp.unlink()
-        raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
+        raise
 
 
 def _create_temp(tmp: Path) -> BinaryIO:
@@ -657,15 +651,7 @@ def write_cache_file(path: Path, data: bytes) -> None:
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(path)
-    try:
-        with _create_temp(tmp) as fh:
-            fh.write(data)
-        swap_in(tmp, path, durable=False)
-    except OSError:
-        with suppress(OSError):
-            tmp.unlink()
-        raise
+    _replace(path, data, durable=False)
 
 
 def load_cache(path: Path, version: int, *, limit: int = MAX_READ_BYTES) -> tuple[object, object] | None:
