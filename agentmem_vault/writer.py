@@ -229,7 +229,6 @@ class VaultWriter:
         self.timeout = timeout
         self.now = now
         self._cm: exclusive_lock | None = None
-        self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
         self._record: _UndoRecord | None = None
@@ -357,7 +356,6 @@ class VaultWriter:
             append_line(jp, line, durable=durable)
         except (OSError, WriteFailed) as exc:
             raise WriteFailed(f"could not write the journal {jp}: {exc}; nothing was changed") from exc
-        self.changes.append(entry)
 
     # -- other files ------------------------------------------------------------------------
     def write_file(self, path: Path, text: str, *, session_id: str | None = None, action: str = "write_file") -> bool:
@@ -370,7 +368,7 @@ class VaultWriter:
         if before == text:
             return False
         self._remember(path)
-        self.journal(action, session_id=session_id, path=path, before_text=before, after_sha=_sha(text))
+        self.journal(action, session_id=session_id, path=path, before_text=before, after_sha=_sha(text.encode("utf-8")))
         atomic_write_text(path, text)
         if read_text(path) != text:
             raise VerifyFailed(f"{path} did not verify after the write")
@@ -408,8 +406,6 @@ class VaultWriter:
         """Remove a leftover atomic-write temporary (``.<name>.<pid>.<n>.agentmem-tmp``). Its bytes
         may be anything, even cut short, so it is journaled by size and hash, not text. False: it
         was already gone."""
-        import hashlib
-
         self._check_inside(path)
         if not path.name.endswith(TMP_SUFFIX):
             raise WriteFailed(f"{path} is not an agentmem temporary file; refusing to remove it")
@@ -418,7 +414,7 @@ class VaultWriter:
             return False
         ensure_writable(path.parent)
         self._remember(path)
-        self.journal("remove_temp_file", path=path, bytes=len(data), sha=hashlib.sha256(data).hexdigest()[:16])
+        self.journal("remove_temp_file", path=path, bytes=len(data), sha=_sha(data))
         try:
             remove_file(path)
         except FileNotFoundError:
@@ -439,14 +435,14 @@ class VaultWriter:
 JOURNAL_ROTATE_BYTES = 8 * 1024 * 1024
 
 
-def _rotate_journal(jp: Path, limit: int | None = None) -> None:
-    """Start a new journal file past ``limit`` bytes. The old one is renamed, never deleted, so
-    every removed row stays recoverable (``journal.read_journal`` reads all of them in order).
-    Called under the vault lock, so two writers never rotate at once."""
+def _rotate_journal(jp: Path) -> None:
+    """Start a new journal file past ``JOURNAL_ROTATE_BYTES``. The old one is renamed, never
+    deleted, so every removed row stays recoverable (``journal.read_journal`` reads all of them in
+    order). Called under the vault lock, so two writers never rotate at once."""
     if dry_running():
         return
     try:
-        if jp.stat().st_size < (JOURNAL_ROTATE_BYTES if limit is None else limit):
+        if jp.stat().st_size < JOURNAL_ROTATE_BYTES:
             return
     except FileNotFoundError:
         return
@@ -463,7 +459,7 @@ def journal_files(jp: Path) -> list[Path]:
     return rotated + [jp]
 
 
-def _sha(text: str) -> str:
+def _sha(data: bytes) -> str:
     import hashlib
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(data).hexdigest()[:16]
