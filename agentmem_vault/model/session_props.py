@@ -1,18 +1,10 @@
-"""Obsidian Properties (YAML frontmatter) on session snapshots and archives (pure, ``str -> str``).
-
-What the properties hold and where each comes from is in ``docs/obsidian.md``. In short: the
-Metadata table (and the board row, or the archive index once archived) stays the source of truth;
-the frontmatter is a copy that Obsidian can filter, sort and link. So:
-
-- ``sync_props(text, ...)`` returns the file with its frontmatter in step with its tables. Every
-  byte outside the frontmatter is kept; inside it, keys we do not manage (a user's own) and managed
-  keys that already hold the right value are kept byte for byte; only stale managed keys are
-  re-rendered, missing ones are appended.
-- ``parse_frontmatter`` / ``render_frontmatter`` split the YAML into top-level entries and join them
-  back exactly (``render(parse(raw)) == raw``). Malformed YAML is a ``SnapshotFormatError``.
-- ``disagreements(text, ...)`` names the managed keys that differ (doctor, daemon).
-
-PyYAML is imported lazily: the sessionStart hook path never loads this module.
+"""Obsidian Properties (YAML frontmatter) on session snapshots and archives (pure, ``str -> str``);
+what they hold, where each comes from and the rules are docs/obsidian.md. The Metadata table (and
+the board row, or the archive index once archived) stays the source of truth; ``sync_props`` puts
+a file's frontmatter in step with its tables, rewriting only stale managed keys (every other byte
+kept), ``parse_frontmatter`` / ``render_frontmatter`` round-trip the YAML exactly, and
+``disagreements`` names the managed keys that differ (doctor, daemon). PyYAML is imported lazily:
+the sessionStart hook path never loads this module.
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
-"""Trigger phrases: ``agentmem say "<text>"`` → the command it names (docs/triggers.md).
-
-Pure: text in, Route out. Running the routed command is the CLI's job (cli/say_dispatch.py).
-
-The phrase table is data (``templates/triggers.yaml``). Text and phrases are compared after
-``textnorm.fold`` (NFKC, case-fold, Traditional→Simplified, whitespace) with spaces removed, so
-users may type either script, any case, with or without the space between Chinese and ``memory``.
-Session IDs in the text are taken out first (an agent name could contain a phrase word) and become
-arguments. Where matches overlap the longest phrase wins, and at equal length the board
-procedure's own phrases beat the everyday variants (``variant: true`` in the table): ``解除引用 memory``
-is release although it contains ``引用 memory``; ``整理這個 session`` is an update and never
-``整理 memory``. A variant never changes what a procedure phrase typed on its own routes to (a longer
-phrase cannot match inside a shorter text). Rules: docs/triggers.md.
+"""Trigger phrases: ``agentmem say "<text>"`` → the command it names. Pure: text in, Route out;
+running the routed command is the CLI's job (cli/say_dispatch.py). The table is data
+(``templates/triggers.yaml``); the matching rules, and why ``解除引用 memory`` is release and
+``整理這個 session`` never ``整理 memory``, are docs/triggers.md.
 """
 
 from __future__ import annotations
