@@ -146,19 +146,6 @@ def _revision_score(old: tuple[str, ...], new: tuple[str, ...]) -> float | None:
     return ratio if same >= REVISION_MIN_TOKENS and ratio >= REVISION_RATIO else None
 
 
-def is_restatement(old: str, new: str, *, context: bool = False) -> bool:
-    """True when ``new`` is ``old`` again: the same text after normalisation (``item_key``; a
-    bullet marker is ignored in Current Context). Only a restatement is merged into one item."""
-    key = unit_key if context else item_key
-    return key(old) == key(new)
-
-
-def is_revision(old: str, new: str) -> bool:
-    """True when ``new`` revises ``old``: a different text, the same statement with a changed value
-    or word (see the module docstring). In Decisions the old text is then marked ``[superseded]``."""
-    return item_key(old) != item_key(new) and _revision_score(tokens(old), tokens(new)) is not None
-
-
 def _extends(old: str, new: str) -> bool:
     """A Current Context paragraph whose whole text is inside the incoming one (it was extended)."""
     k = unit_key(old)

@@ -90,15 +90,6 @@ def phrase_groups() -> list[tuple[str, list[list[str]]]]:
     return groups
 
 
-def phrase_help() -> str:
-    """Every phrase, grouped by command, one table entry per line."""
-    lines = ["Phrases (Traditional · Simplified Chinese · English; case and spaces do not matter):"]
-    for command_line, entries in phrase_groups():
-        lines.append(f"  {command_line}")
-        lines += ["      " + " · ".join(forms) for forms in entries]
-    return "\n".join(lines)
-
-
 def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
     """Find the command a trigger text means (pure apart from loading the table once).
 
