@@ -105,48 +105,17 @@ class BadRow(namedtuple("BadRow", ("line_no", "raw", "reason"))):
 class IndexDoc:
     """A parsed memory/index.md (plain class: see the note on ``Row``)."""
 
-    def __init__(
-        self,
-        bom: bool,
-        lines: list[str],
-        header_at: int | None,
-        table_end: int,
-        bad: list[BadRow] | None = None,
-        newline: str = "\n",
-        row_ids: list[tuple[int, str]] | None = None,
-        _rows: list[tuple[int, Row]] | None = None,
-    ) -> None:
+    def __init__(self, bom: bool, lines: list[str], header_at: int | None, table_end: int, newline: str = "\n") -> None:
         self.bom = bom
         self.lines = lines  # raw lines, each with its own line ending (the last one may have none)
         self.header_at = header_at  # 0-based index of the header line, None when there is no table
         self.table_end = table_end  # index just after the last table line (== header_at when there is no table)
-        self.bad: list[BadRow] = [] if bad is None else bad
+        self.bad: list[BadRow] = []
         self.newline = newline
         # (line index, Session ID) of every good row; Row objects are built on demand because the
         # sessionStart hook only needs the IDs of a 10,000-row board.
-        self.row_ids: list[tuple[int, str]] = [] if row_ids is None else row_ids
-        self._rows = _rows
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not IndexDoc:
-            return NotImplemented
-        return (self.bom, self.lines, self.header_at, self.table_end, self.bad, self.newline, self.row_ids) == (
-            other.bom,
-            other.lines,
-            other.header_at,
-            other.table_end,
-            other.bad,
-            other.newline,
-            other.row_ids,
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return (
-            f"IndexDoc(bom={self.bom!r}, lines=<{len(self.lines)}>, header_at={self.header_at!r}, "
-            f"table_end={self.table_end!r}, bad={self.bad!r}, newline={self.newline!r}, rows={len(self.row_ids)})"
-        )
+        self.row_ids: list[tuple[int, str]] = []
+        self._rows: list[tuple[int, Row]] | None = None
 
     # -- reading -----------------------------------------------------------------------------
     @property
