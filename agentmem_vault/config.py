@@ -142,10 +142,6 @@ def set_user_setting(key: str, value: str) -> Path:
     return path
 
 
-def _looks_like_vault(p: Path) -> bool:
-    return (p / "memory" / "index.md").is_file() or (p / ".obsidian").is_dir()
-
-
 def wiki_folder(root: Path) -> Path | None:
     """The ``wiki/`` folder that would hold ``root/memory``, if any. Working memory lives beside
     ``raw/`` and ``wiki/``, never inside ``wiki/`` (docs/setup.md). A folder named ``wiki`` above
@@ -208,7 +204,7 @@ def _resolve_vault(explicit: str | os.PathLike | None, *, cwd: Path | None) -> V
         return Vault(p.absolute())
     here = (cwd or Path.cwd()).absolute()
     for cand in (here, *here.parents):
-        if _looks_like_vault(cand):
+        if (cand / "memory" / "index.md").is_file() or (cand / ".obsidian").is_dir():
             return Vault(cand)
     raise VaultNotFound(
         "no vault found: run `agentmem setup` (creates one and remembers it), or pass --vault PATH, set "

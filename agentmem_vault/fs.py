@@ -286,11 +286,6 @@ def _key(path: Path) -> str:
     return os.path.abspath(path)
 
 
-def _overlaid(path: Path) -> object:
-    ov = _overlay()
-    return _MISSING if ov is None else ov.get(_key(path), _MISSING)
-
-
 def remove_file(path: Path) -> None:
     """Remove a file (retrying Windows sharing violations); in a dry run it is only recorded."""
     ov = _overlay()
@@ -311,7 +306,8 @@ def read_bytes(path: Path, *, limit: int = MAX_READ_BYTES) -> bytes | None:
 def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes | None:
     """The file's bytes from ``offset`` to its end (None when it does not exist); as ``read_bytes``.
     In a dry run, what this thread would have written (``DryRun``)."""
-    hit = _overlaid(path)
+    ov = _overlay()
+    hit = _MISSING if ov is None else ov.get(_key(path), _MISSING)
     if hit is not _MISSING:
         return None if hit is None else hit[offset:]  # type: ignore[index]
 

@@ -63,15 +63,15 @@ def removed_rows(entry: dict) -> list[dict]:
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
-def mentions(entry: dict, session_id: str) -> bool:
-    return entry.get("session_id") == session_id or any(r.get("session_id") == session_id for r in removed_rows(entry))
-
-
 def history(vault: Vault, session_id: str | None = None, limit: int = 50) -> Journal:
     j = read_journal(vault)
     if session_id:
         sid = validate_session_id(session_id)
-        j.entries = [e for e in j.entries if mentions(e, sid)]
+        j.entries = [
+            e
+            for e in j.entries
+            if e.get("session_id") == sid or any(r.get("session_id") == sid for r in removed_rows(e))
+        ]
     j.entries = j.entries[-limit:] if limit > 0 else j.entries
     return j
 

@@ -218,7 +218,7 @@ class VaultWriter:
             w.append_row(row)
     """
 
-    def __init__(self, vault: Vault, command: str, *, timeout: float | None = None, now: str | None = None):
+    def __init__(self, vault: Vault, command: str, *, timeout: float | None = None):
         self.vault = vault
         self.command = command
         if timeout is None:
@@ -227,7 +227,6 @@ class VaultWriter:
             except (AgentmemError, ValueError, TypeError):
                 timeout = 10.0
         self.timeout = timeout
-        self.now = now
         self._cm: exclusive_lock | None = None
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []

@@ -43,10 +43,6 @@ def ts_key(value: str) -> str:
     return (value or "").strip().replace("T", " ")
 
 
-def _strip_bom(text: str) -> tuple[str, bool]:
-    return (text[1:], True) if text.startswith(it.BOM) else (text, False)
-
-
 # -- the board ------------------------------------------------------------------------------------
 
 
@@ -137,7 +133,7 @@ def _order(a_ids: list[str], b_ids: list[str], keep: set[str], base: set[str]) -
 
 def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> MergeOutcome:
     """Three-way merge of ``memory/index.md``: rows by Session ID, the rest by ``line_merge``."""
-    texts = [_strip_bom(t) for t in (base, ours, theirs)]
+    texts = [(t[1:], True) if t.startswith(it.BOM) else (t, False) for t in (base, ours, theirs)]
     o_doc = _parse_board(texts[0][0], "base")
     a_doc = _parse_board(texts[1][0], "ours")
     b_doc = _parse_board(texts[2][0], "theirs")
@@ -302,19 +298,14 @@ def _is_released(missing: str, released: set[str]) -> bool:
 # -- long-term notes -----------------------------------------------------------------------------
 
 
-def _note_api():  # type: ignore[no-untyped-def]
-    from agentmem_vault.model import notes  # deferred: YAML/frontmatter only when a note is merged
-
-    return notes.parse_note, notes.render_note
-
-
 def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -> MergeOutcome:
     """Three-way merge of a long-term note: properties field by field (lists unioned, the newer
     ``updated`` wins for a value changed on both sides), History entries of both sides in time
     order, the body by ``line_merge``."""
     import dataclasses
 
-    parse_note, render_note = _note_api()
+    from agentmem_vault.model.notes import parse_note, render_note  # YAML/frontmatter only when a note is merged
+
     notes: list[Any] = []
     for side, text in (("base", base), ("ours", ours), ("theirs", theirs)):
         if side == "base" and not text.strip():

@@ -412,10 +412,6 @@ def _heading(line: str) -> tuple[int, str] | None:
     return level, s[level:].strip()
 
 
-def _is_history(title: str) -> bool:
-    return title.rstrip(":：").strip().casefold() in HISTORY_HEADINGS
-
-
 def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
     """(content, History heading as written, text before the first dated entry, entries).
 
@@ -436,7 +432,7 @@ def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
         if h is None:
             continue
         if start < 0:
-            if h[0] == 2 and _is_history(h[1]):
+            if h[0] == 2 and h[1].rstrip(":：").strip().casefold() in HISTORY_HEADINGS:
                 start = i
         elif h[0] <= 2:
             end = i
@@ -519,13 +515,6 @@ def parse_note(text: str) -> Note:
     return note
 
 
-def decode_note(data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NoteFormatError(f"not UTF-8 text (byte {exc.start})") from exc
-
-
 MAX_NOTE_BYTES = 8 * 1024 * 1024  # a knowledge point is a paragraph; 8 MB is a pasted dump or a mistake
 
 
@@ -541,7 +530,10 @@ def note_file_problem(mode: int, size: int) -> str | None:
 
 def read_note_bytes(data: bytes, path: Path | None = None) -> Note:
     """Decode and parse one note file's bytes; ``path`` is recorded on the note."""
-    note = parse_note(decode_note(data))
+    try:
+        note = parse_note(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise NoteFormatError(f"not UTF-8 text (byte {exc.start})") from exc
     note.path = path
     return note
 

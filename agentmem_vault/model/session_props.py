@@ -501,24 +501,18 @@ def split_text(text: str) -> SplitText:
 def join_text(parts: SplitText, frontmatter: str) -> str:
     nl = parts.newline
     head = "---" + nl + (frontmatter.replace("\n", nl) + nl if frontmatter else "") + parts.fence_close + nl
-    body = parts.body
-    if not body.strip():
-        return parts.bom + head
-    return parts.bom + head + body
-
-
-def _facts(text: str) -> tuple[dict[str, str], list[str], str]:
-    from agentmem_vault.model.snapshot import parse_snapshot
-
-    snap = parse_snapshot(text)
-    return dict(snap.metadata), snap.continues_from, snap.session_id
+    return parts.bom + head + (parts.body if parts.body.strip() else "")
 
 
 def expected_for_text(
     text: str, *, kind: str, board: BoardFacts | None, session_id: str | None = None
 ) -> dict[str, Any]:
-    meta, cf, sid = _facts(text)
-    return expected_props(meta, cf, session_id=session_id or sid, kind=kind, board=board)
+    from agentmem_vault.model.snapshot import parse_snapshot
+
+    snap = parse_snapshot(text)
+    return expected_props(
+        snap.metadata, snap.continues_from, session_id=session_id or snap.session_id, kind=kind, board=board
+    )
 
 
 def sync_props(text: str, *, kind: str, board: BoardFacts | None, session_id: str | None = None) -> str:

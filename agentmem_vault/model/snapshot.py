@@ -91,10 +91,6 @@ class ExtraSection:
     after: str = ""  # "" = before Metadata, else "Metadata" or one of SECTIONS
 
 
-def _empty_sections() -> dict[str, list[str]]:
-    return {name: [] for name in SECTIONS}
-
-
 @dataclass
 class Snapshot:
     """A parsed snapshot. ``sections`` maps every name in SECTIONS to its items: list items without
@@ -102,7 +98,7 @@ class Snapshot:
 
     title: str = ""
     metadata: dict[str, str] = field(default_factory=dict)
-    sections: dict[str, list[str]] = field(default_factory=_empty_sections)
+    sections: dict[str, list[str]] = field(default_factory=lambda: {name: [] for name in SECTIONS})
     frontmatter: str | None = None  # raw text between the ``---`` lines
     preamble: str = ""  # prose between the title and the first section
     metadata_notes: list[str] = field(default_factory=list)  # Metadata lines that are not fields
@@ -211,12 +207,9 @@ def section_name(heading: str, *, strict: bool = False) -> str | None:
     return name
 
 
-def is_none_word(text: str) -> bool:
-    return re.sub(r"[`*_()（）\[\]。.\s]", "", fold(text)) in _NONE_WORDS
-
-
 def _is_filler(text: str) -> bool:
-    return is_none_word(text) or fold(text).rstrip(".") in _TEMPLATE_HINTS
+    """``None``/``無`` for an empty section, or a template instruction copied verbatim."""
+    return re.sub(r"[`*_()（）\[\]。.\s]", "", fold(text)) in _NONE_WORDS or fold(text).rstrip(".") in _TEMPLATE_HINTS
 
 
 # -- parsing ----------------------------------------------------------------------------------

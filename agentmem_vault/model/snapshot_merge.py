@@ -92,10 +92,6 @@ def parse_resolved(entry: str) -> tuple[str | None, str | None, str | None, str]
     return mark, kind, origin, text
 
 
-def resolved_entry(mark: str, origin: str, text: str) -> str:
-    return f"{mark} ({origin}) {text}"
-
-
 @lru_cache(maxsize=1 << 16)
 def item_key(text: str) -> str:
     """Exact-duplicate key: folded, Markdown emphasis, trailing punctuation and the spacing
@@ -222,7 +218,7 @@ class _Resolved:
 
     def add(self, mark: str, section: str, text: str) -> None:
         if section not in self._origins(section, text):
-            self._register(resolved_entry(mark, section, text))
+            self._register(f"{mark} ({section}) {text}")
 
     def add_plain(self, entry: str) -> None:
         if item_key(entry) not in self.whole:
