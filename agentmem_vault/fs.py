@@ -511,7 +511,7 @@ def _replace(path: Path, data: bytes, *, durable: bool) -> None:
                 with suppress(OSError):
                     os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         swap_in(tmp, path, durable=durable)
-    except BaseException:
+    except BaseException:  # a stop signal too (docs/daemon.md): no temporary is left behind
         with suppress(OSError):
             tmp.unlink()
         raise

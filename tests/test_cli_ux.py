@@ -189,7 +189,7 @@ def test_organize_human_output_leads_with_counts_and_skips_empty_lists() -> None
 def test_sample_vault_is_healthy_and_readable(sample: Path) -> None:
     r = run("--vault", str(sample), "doctor", "--json")
     assert r.exit_code == 0 and json.loads(r.stdout)["ok"] is True
-    r = run("--vault", str(sample), "memories", "list", "--json")
+    r = run("--vault", str(sample), "memories", "list", "--all-projects", "--json")  # whatever the cwd names
     notes = json.loads(r.stdout)
     assert 2 <= len(notes["memories"]) <= 4 and not notes["broken"]
     # Tool state the commands create in the bundled vault never reaches git.

@@ -4,6 +4,7 @@ and the vault it leaves is consistent: every file whole, the board readable, no 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -19,8 +20,8 @@ from daemon_helpers import sid, snapshot_text, wait_for
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGTERM is POSIX")
 
 
-def test_sigterm_in_the_middle_of_a_long_pass_stops_within_two_seconds(vault: Vault) -> None:
-    n = 1500
+def _start_in_a_long_pass(vault: Vault, n: int) -> tuple[subprocess.Popen, object]:
+    """A real ``daemon run`` with ``n`` snapshots without rows: its first reconcile is long."""
     for i in range(n):
         vault.session_path(sid(i)).write_text(snapshot_text(sid(i)), encoding="utf-8")
     before = vault.index_path.read_bytes()
@@ -32,12 +33,16 @@ def test_sigterm_in_the_middle_of_a_long_pass_stops_within_two_seconds(vault: Va
         stderr=err,
         env=dict(os.environ),
     )
+    busy, _ = wait_for(lambda: vault.index_path.read_bytes() != before or proc.poll() is not None, 120, 0.02)
+    assert busy and proc.poll() is None, (vault.root.parent / "daemon.stderr").read_text()
+    return proc, err
+
+
+def test_sigterm_in_the_middle_of_a_long_pass_stops_within_two_seconds(vault: Vault) -> None:
+    n = 1500
+    proc, err = _start_in_a_long_pass(vault, n)
     try:
-        # In the pass: it has started adding the snapshots' rows, and is far from done.
-        busy, _ = wait_for(lambda: vault.index_path.read_bytes() != before or proc.poll() is not None, 120, 0.02)
-        assert busy and proc.poll() is None, (vault.root.parent / "daemon.stderr").read_text()
-        rows_then = len(it.parse_index(vault.index_path.read_text(encoding="utf-8")).ids())
-        assert rows_then < n  # still working
+        assert len(it.parse_index(vault.index_path.read_text(encoding="utf-8")).ids()) < n  # still working
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
@@ -49,10 +54,49 @@ def test_sigterm_in_the_middle_of_a_long_pass_stops_within_two_seconds(vault: Va
         err.close()
     assert proc.returncode == 0, (vault.root.parent / "daemon.stderr").read_text()
     assert took < 2.0, (took, (vault.root.parent / "daemon.stderr").read_text()[-3000:])
-    doc = it.parse_index(vault.index_path.read_text(encoding="utf-8"))
-    assert not doc.bad and not doc.duplicate_ids() and len(doc.ids()) < n
-    assert not [p for p in vault.memory.rglob("*") if p.name.endswith(".agentmem-tmp")]
+    _assert_consistent(vault, n)
     for i in range(n):
         assert vault.session_path(sid(i)).read_text(encoding="utf-8").startswith(f"# Session: {sid(i)}") or (
             vault.session_path(sid(i)).read_text(encoding="utf-8").startswith("---")
         )
+
+
+def _assert_consistent(vault: Vault, n: int) -> None:
+    doc = it.parse_index(vault.index_path.read_text(encoding="utf-8"))
+    assert not doc.bad and not doc.duplicate_ids() and len(doc.ids()) < n
+    assert not [p for p in vault.memory.rglob("*") if p.name.endswith(".agentmem-tmp")]
+
+
+def test_the_stop_request_alone_interrupts_a_long_pass_within_two_seconds(vault: Vault) -> None:
+    """``daemon stop`` without a signal -- the only way on Windows, and the way when the run record
+    cannot be trusted -- is as prompt as SIGTERM: the request file is watched during passes too."""
+    from agentmem_vault.daemon import control, pidfile
+
+    n = 1500
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    proc, err = _start_in_a_long_pass(vault, n)
+    try:
+        rec = pidfile.run_record_path(vault)
+        ok, _ = wait_for(rec.exists, 60)
+        assert ok
+        data = json.loads(rec.read_text(encoding="utf-8"))  # a reused pid: no signal is sent, as on Windows
+        rec.write_text(json.dumps({**data, "pid": victim.pid}), encoding="utf-8")
+        assert pidfile.trusted_pid(vault) is None
+        assert len(it.parse_index(vault.index_path.read_text(encoding="utf-8")).ids()) < n  # still working
+        t0 = time.monotonic()
+        result = control.stop(vault, wait=60)
+        took = time.monotonic() - t0
+        proc.wait(timeout=60)
+        victim_alive = victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait(timeout=10)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        err.close()
+    stderr = (vault.root.parent / "daemon.stderr").read_text()
+    assert result["stopped"] is True and proc.returncode == 0, stderr
+    assert took < 2.0, (took, stderr[-3000:])
+    assert victim_alive  # the reused pid was not signalled
+    _assert_consistent(vault, n)

@@ -175,3 +175,120 @@ def test_the_statement_carries_its_reason_alternatives_and_the_rule_it_names() -
     (r,) = extract_offline([Turn("user", "之前那條「完成前要跑 yarn lint」作廢，以後改成跑 `npm run verify`。")])
     assert r.statement is not None and r.statement.kind == "reversal"
     assert any("yarn lint" in n for n in r.statement.names) and "npm run verify" in r.content
+
+
+@pytest.mark.parametrize(
+    "text,word",
+    [
+        ("The build agents are Debian 12 boxes with no Docker.", "Debian 12"),
+        ("I'm on a ThinkPad with Windows 11 and Git Bash.", "Git Bash"),
+        ("我們的 CI 跑在自架的 Jenkins 上，沒有外網。", "Jenkins"),
+        ("我用的是 zsh 加 oh-my-zsh，别给我 fish 的语法。", "zsh"),
+    ],
+)
+def test_an_environment_fact_needs_no_lead_in(text: str, word: str) -> None:
+    # the subject (the user's setup) and a state verb make the fact, not "for the record"
+    (m,) = kept(text)
+    assert word in m.content and m.statement is not None and m.statement.kind == "environment"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I'm on my laptop today, so builds are slow.", "我今天用公司電腦，明天換回來。", "Which Postgres is staging on?"],
+)
+def test_a_passing_state_or_a_question_about_the_setup_is_no_memory(text: str) -> None:
+    assert kept(text) == []
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("Could you stop adding a 'Hope this helps!' line to every reply? It wastes space.", ["every reply"]),
+        ("Why do you keep wrapping one-liners in a function? Inline them, please.", ["Inline"]),
+        ("你可不可以不要每次都幫我加 type: ignore？型別錯就直接修。", ["type: ignore", "直接修"]),
+        ("为什么你总是把配置写死在代码里？用 .env 不行吗？", ["写死", ".env"]),
+    ],
+)
+def test_a_dislike_asked_as_a_question_is_a_preference_with_its_remedy(text: str, words: list[str]) -> None:
+    (m,) = kept(text)
+    assert all(w in m.content for w in words) and m.statement is not None and m.statement.kind == "preference"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you not just use a dict here?",
+        "Could you not touch the migrations in this PR?",
+        "为什么这个测试一直失败？",
+        "你能不能先别提交，等我看完？",
+        "推播那件事後來跟 PM 討論完了",
+        "消息队列选型的事定下来了。",
+    ],
+)
+def test_a_question_or_an_announcement_without_its_content_is_no_memory(text: str) -> None:
+    assert kept(text) == []
+
+
+def test_a_decision_said_before_its_settling_word_is_kept() -> None:
+    (m,) = kept("消息队列用 Kafka，不用 RabbitMQ，就这么定了。")
+    assert "Kafka" in m.content and m.statement is not None and m.statement.kind == "decision"
+
+
+@pytest.mark.parametrize(
+    "text,parts",
+    [
+        (
+            "I honestly don't like nested ternaries. Also, early returns please, in every function.",
+            [["ternaries"], ["returns"]],
+        ),
+        ("別老是把密碼印在 log 裡。還有錯誤訊息請一律用英文寫。", [["密碼"], ["英文"]]),
+        ("我很讨厌 utils.py 越写越大。另外常量请都放到 constants.py 里。", [["utils.py"], ["constants.py"]]),
+        ("The PR looks fine. Also, when you add a migration, please add its rollback too.", [["rollback"]]),
+    ],
+)
+def test_a_request_opened_by_also_after_another_statement_is_one_memory_of_its_own(
+    text: str, parts: list[list[str]]
+) -> None:
+    mems = kept(text)
+    assert len(mems) == len(parts), [m.content for m in mems]
+    for m, words in zip(mems, parts):
+        assert all(w in m.content for w in words), m.content
+
+
+@pytest.mark.parametrize(
+    "text", ["Looks good. Also please fix the typo in the header.", "好喔，另外可以再跑一次測試嗎？"]
+)
+def test_also_before_a_one_off_task_or_a_question_is_no_memory(text: str) -> None:
+    assert kept(text) == []
+
+
+def chat(*pairs: str) -> list:
+    return memories_from_turns([Turn("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(pairs)])[0]
+
+
+def test_an_incident_told_over_several_turns_is_one_pitfall_with_symptom_cause_and_fix() -> None:
+    mems = chat(
+        "Figured out why the search page went blank in Safari.",
+        "What was it?",
+        "Our bundle used Array.prototype.at, which Safari 14 lacks.",
+        "I see.",
+        "We added core-js polyfills to the build. If a page breaks only in Safari again, check the browserslist first.",
+    )
+    (m,) = mems
+    assert m.statement is not None and m.statement.kind == "pitfall"
+    assert all(w in m.content for w in ("blank", "Array.prototype.at", "core-js", "browserslist")), m.content
+    (z,) = chat(
+        "上線後報表一直是空的，原因查到了。",
+        "是什麼？",
+        "排程的 cron 用的是 UTC，報表卻按台北時間算日期。已經把排程改成 Asia/Taipei，之後新的排程都要明確寫時區。",
+    )
+    assert "UTC" in z.content and "Asia/Taipei" in z.content and "。已經" in z.content
+
+
+def test_an_incident_without_the_users_fix_or_with_a_slip_is_no_memory() -> None:
+    assert (
+        chat("Why does the worker crash at night?", "It runs out of memory; always stream the CSV.", "ok thanks") == []
+    )
+    assert chat("找到問題了，是我在 config.ts 打錯字，已經修好。") == []
+    assert chat("Found the bug: a typo in utils.py, lenght instead of length. Fixed.") == []
+    assert chat("原因找到了", "是什麼？", "好像是網路的問題吧？") == []

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agentmem_vault.longterm.evaluate import BUILTIN_SETS, builtin_set, evaluate, load_fixtures, score_fixture
-from agentmem_vault.longterm.schema import MemoryObject
+from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
 from agentmem_vault.longterm.statement import KINDS
 
 
@@ -34,11 +34,28 @@ def test_every_builtin_set_loads_with_labelled_kinds() -> None:
     for name in BUILTIN_SETS:
         fixtures = load_fixtures(builtin_set(name))
         assert fixtures, name
-        if name in ("kinds", "curation", "unseen2"):
+        if name in ("kinds", "curation", "unseen2", "unseen3"):
             for f in fixtures:
                 assert f.cls, f.id
                 for e in f.expected:
                     assert e["kind"] in KINDS, (f.id, e)
+
+
+def test_unseen3_labels_every_memory_and_balances_its_languages() -> None:
+    """The held-out set of docs/extraction.md: every memory fully labelled, eight chats per
+    language with at least two noise chats each, and the ids are the file stems."""
+    folder = builtin_set("unseen3")
+    fixtures = load_fixtures(folder)
+    assert sorted(f.id for f in fixtures) == sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
+    for lang in ("en", "zh-TW", "zh-CN"):
+        mine = [f for f in fixtures if f.language == lang]
+        assert len(mine) == 8 and sum(1 for f in mine if not f.expected and f.cls == "noise") >= 2, lang
+    for f in fixtures:
+        assert f.project and f.cls and (f.cls == "noise") == (not f.expected), f.id
+        for e in f.expected:
+            assert 2 <= len(e["must_contain"]) <= 3 and e["kind"] in KINDS and e["category"] in CATEGORIES, (f.id, e)
+            assert e["scope"] in ("project", "global") and e["importance_band"] in ("0.9-1.0", "0.7-0.9", "0.5-0.7")
+    assert sum(1 for f in fixtures for e in f.expected if e["scope"] == "global") >= 3
 
 
 def test_curation_fixture_counts_a_contradicting_note_as_wrong(tmp_path: Path) -> None:

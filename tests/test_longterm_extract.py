@@ -152,7 +152,7 @@ def test_cli_extract_list_show_deprecate(vault, tmp_path, cli):
     assert out["created"] == 2 and out["mode"] == "offline" and out["sources"][0]["status"] == "processed"
     p = cli("extract", "--file", str(t), vault=vault)
     assert p.returncode == 0 and "created 0" in p.stdout and "1 unchanged" in p.stdout
-    p = cli("memories", "list", "--json", vault=vault)
+    p = cli("memories", "list", "--all-projects", "--json", vault=vault)  # the pnpm one is unscoped: no project
     rows = json.loads(p.stdout)["memories"]
     assert {r["title"] for r in rows} == {"回答一律用繁體中文", "Always use pnpm instead of npm in this repo"}
     nid = next(r["id"] for r in rows if r["title"].startswith("Always"))
@@ -174,9 +174,9 @@ def test_cli_extract_list_show_deprecate(vault, tmp_path, cli):
         and note.deprecated_reason == "moved to npm workspaces"
         and note.updated == "2026-11-30T08:00:00"
     )
-    p = cli("memories", "list", vault=vault)
+    p = cli("memories", "list", "--all-projects", vault=vault)
     assert "pnpm" not in p.stdout and "繁體中文" in p.stdout
-    assert "(deprecated)" in cli("memories", "list", "--all", vault=vault).stdout
+    assert "(deprecated)" in cli("memories", "list", "--all", "--all-projects", vault=vault).stdout
     p = cli("memories", "deprecate", nid, "--reason", "again", vault=vault)
     assert p.returncode == 1 and "already deprecated" in p.stderr
     p = cli("memories", "show", "nope", "--json", vault=vault)

@@ -87,6 +87,39 @@ def test_keyword_checks():
         ("上週說好的：部署前先跑 `npm run verify`。", "部署前先跑 `npm run verify`"),
         ("This sprint we use pnpm for the web package.", "We use pnpm for the web package"),
         ("Docker image: python:3.11-slim, not alpine", "Docker image: python:3.11-slim, not alpine"),
+        # a head before a colon that only leads to the rule
+        (
+            "For the deploy script here: always run `./scripts/check-env.sh` first.",
+            "Always run `./scripts/check-env.sh` first",
+        ),
+        ("Going to make it a team convention: every feature flag gets an owner.", "Every feature flag gets an owner"),
+        ("踩過一個坑：Next.js 的 middleware 裡不能用 Node 的 fs。", "Next.js 的 middleware 裡不能用 Node 的 fs"),
+        ("We always set `retries=0`: a retried charge can bill twice.", "We always set `retries=0`"),
+        ("I prefer small functions: keep them under 40 lines", "I prefer small functions: keep them under 40 lines"),
+        # where the rule holds is the note's scope, not its title
+        ("不論在哪一個專案，Shell 腳本開頭都要加 set -euo pipefail。", "Shell 腳本開頭都要加 set -euo pipefail"),
+        # fillers, a relative time as a phrase, a condition alone, an example, a question
+        (
+            "欸我想了一下，以後表單的錯誤訊息統一放在 i18n 的 errors 命名空間底下。",
+            "表單的錯誤訊息統一放在 i18n 的 errors 命名空間底下",
+        ),
+        ("Honestly, every external call must have a timeout.", "Every external call must have a timeout"),
+        ("From this sprint on we're standardising on OpenTelemetry.", "We're standardising on OpenTelemetry"),
+        ("When you add a CLI flag, document it in docs/cli.md.", "When you add a CLI flag, document it in docs/cli.md"),
+        ("說真的，我很討厭變數名稱用縮寫，像 usr、cfg 這種都不要。", "我很討厭變數名稱用縮寫，像 usr、cfg 這種都不要"),
+        (
+            "Do you really have to add a docstring to every helper? Private helpers don't need docstrings.",
+            "Private helpers don't need docstrings",
+        ),
+        (
+            "Remember that unit tests go in tests/unit, and also that integration tests need a marker",
+            "Unit tests go in tests/unit",
+        ),
+        # the alternative kept with a corrected rule stays with its title
+        (
+            "Use httpx instead, we need the async client for the worker (instead of requests here).",
+            "Use httpx (instead of requests here)",
+        ),
     ],
 )
 def test_title_is_the_rule(content, title):
@@ -98,6 +131,8 @@ def test_title_checks():
     assert title_problems("決定了：對外 webhook") == ["lead-in"]
     assert title_problems("上週的部署規則") == ["relative time"]
     assert title_problems("部署規則:") == ["dangling colon"]
+    assert title_problems("For the deploy script here: always run check-env") == ["lead-in"]
+    assert title_problems("Docker image: python:3.11-slim, not alpine") == []
     assert title_problems("對外 webhook 一律帶 Idempotency-Key") == []
 
 
@@ -125,6 +160,41 @@ def test_every_category_has_cues_and_kinds_keep_theirs():
     assert category_for("對外 webhook 一律帶 Idempotency-Key", "rule") == "development_code_specification"
 
 
+@pytest.mark.parametrize(
+    "text, kind, category",
+    [
+        # what the team does around the code: ask first, before a release, how merges go
+        ("要升級任何套件之前，一定要先問我一聲", "rule", "development_practice_specification"),
+        (
+            "Never bump a major version of a dependency before asking me first",
+            "rule",
+            "development_practice_specification",
+        ),
+        ("发版前必须先在 staging 验证一遍数据迁移", "rule", "development_practice_specification"),
+        ("squash-merge only", "rule", "development_practice_specification"),
+        ("Every migration file needs a matching down migration", "explicit", "development_practice_specification"),
+        # how the assistant answers, even when the detector read it as a decision
+        ("回覆的時候先講結論，再講細節", "decision", "user_communication"),
+        ("Keep code blocks in your answers under 30 lines", "rule", "user_communication"),
+        ("说实话我特别烦你回答前面加一大段客套话，直接给方案", "preference", "user_communication"),
+        # decided, although read as a pitfall; a tool named in a decision stays a decision
+        ("我们决定了：日志统一收集到 Loki，因为磁盘老是被写满", "pitfall", "important_decision_experience"),
+        ("討論完了，前端狀態管理就用 Pinia", "decision", "important_decision_experience"),
+        # the runtime's version is the environment; lines and syntax are the code's
+        ("Node 20.11 is what production runs", "rule", "project_environment_configuration"),
+        ("Vue 元件一律用 script setup 的寫法", "rule", "development_code_specification"),
+        ("Keep the line length at 88 characters", "rule", "development_code_specification"),
+        ("每次修 bug 都要先写一个能复现的测试用例", "rule", "development_test_specification"),
+        ("所有服務的鏡像都要基於 distroless", "rule", "project_build_configuration"),
+        ("表單驗證改用 zod", "rule", "project_tech_stack"),
+        ("資料庫用 PostgreSQL 15", "environment", "project_tech_stack"),
+        ("The CI runners are Ubuntu 22.04 with no GPU", "environment", "project_environment_configuration"),
+    ],
+)
+def test_category_by_what_the_statement_is(text, kind, category):
+    assert category_for(text, kind) == category
+
+
 def test_importance_bands():
     assert importance_for("rule", "記住：分支名用 feat/ 開頭") >= 0.9
     assert importance_for("rule", "never commit .env files") >= 0.9  # a red line
@@ -133,6 +203,29 @@ def test_importance_bands():
     assert 0.7 <= importance_for("preference", "I prefer small functions") < 0.9
     assert 0.5 <= importance_for("pitfall", "pydantic v2 renamed .dict()") < 0.7
     assert importance_for("rule", "記住：分支名用 feat/ 開頭", recorded=True) <= 0.8
+    assert importance_for("rule", "For the future: when you add a CLI flag, document it") >= 0.9
+    assert importance_for("rule", "load tests must never run against the shared staging database") >= 0.9
+    assert importance_for("rule", "never log request bodies; they contain PII") >= 0.9
+    # a red-line word in the premise or the consequence of another prohibition is no red line
+    assert importance_for("rule", "Node 20 is what production runs, so don't rely on newer APIs") < 0.9
+    assert importance_for("rule", "不能用 KEYS 命令，要用 SCAN，不然会把线上卡住") < 0.9
+    # a convention announced as a plan is a project rule, "going forward" or not
+    assert 0.7 <= importance_for("convention", "our convention going forward: a CHANGELOG entry per change") < 0.9
+    assert importance_for("convention", "記住，這是團隊慣例：每張表都有 created_at") >= 0.9
+
+
+def test_an_item_of_a_sentence_that_asks_to_remember_is_asked_for():
+    said = "Remember that API handlers live in app/api/, and also that every handler gets a pydantic response model."
+    m = MemoryObject(
+        action="create",
+        title="x",
+        content="Every handler gets a pydantic response model",
+        category="",
+        signal="rule",
+        evidence="and also that every handler gets a pydantic response model",
+    )
+    derive_offline(m, turns=[Turn("user", said)])
+    assert m.importance >= 0.9
 
 
 def test_correction_of_the_assistant_is_recognised():
@@ -140,6 +233,14 @@ def test_correction_of_the_assistant_is_recognised():
     assert corrects_assistant("不要用 os.system，改用 subprocess.run", "我用 os.system('ls') 跑")
     assert not corrects_assistant("不要用 os.system", "")
     assert not corrects_assistant("I prefer small functions", "Okay, here is the parser.")
+    assert corrects_assistant("Please stop using var.", "Here's the code with var declarations.")
+    # forbidding a repeat says the assistant did it
+    assert corrects_assistant("拜託不要再加 except Exception: pass 把錯誤吞掉", "我在外層加了 try/except。")
+    assert corrects_assistant("Semicolons again. TS files never use semicolons.", "Added the retry.")
+    assert corrects_assistant("Stop putting emojis in log messages.", "Added logging: logger.info('🚀 up')")
+    assert not corrects_assistant("No matter how small the fix is, it needs a test.", "Done.")
+    # frustration at a bug is not a correction of the assistant's answer
+    assert not corrects_assistant("Ugh. OK, rule for this repo: timestamps are ISO 8601.", "The client reads epoch.")
 
 
 def test_derived_reasons_say_what_happened():
@@ -233,10 +334,35 @@ def test_file_names_are_readable_and_close_to_the_title(title, name):
 @pytest.mark.parametrize(
     "category, text, expected",
     [
-        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("shop", "project")),
-        ("development_code_specification", "不管哪個專案，我都用 f-string", ("", "global")),
+        # the user's own preference or machine goes with them (seed 003, 9.6), unless tied to here
+        ("development_code_specification", "我比較喜歡用 f-string，不太喜歡 .format()", ("", "global")),
+        ("development_code_specification", "I'd rather see type hints on every public function", ("", "global")),
+        # a fact about the user's machine is an environment fact: the project's
+        (
+            "project_environment_configuration",
+            "my laptop is an M2 MacBook, images must be multi-arch",
+            ("shop", "project"),
+        ),
+        # a dislike of the assistant's habit is the user's taste, unless it names the team's choice
+        ("development_code_specification", "为什么老是用 var 声明变量？一律用 const", ("", "global")),
+        ("development_code_specification", "Do you really have to add a docstring to every helper?", ("", "global")),
+        ("development_code_specification", "why do you keep leaving print()? we have a logger", ("shop", "project")),
         ("development_code_specification", "I prefer small functions in this repo", ("shop", "project")),
-        ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("shop", "project")),
+        ("development_code_specification", "在我們這個專案裡我更喜歡用 dataclass", ("shop", "project")),
+        ("project_tech_stack", "I'd prefer Svelte over React for new UI work", ("", "global")),
+        # words meaning every project, however they are put
+        ("development_code_specification", "不管哪個專案，我都用 f-string", ("", "global")),
+        ("user_communication", "回我都用繁體中文，不管在哪個專案都一樣", ("", "global")),
+        ("development_code_specification", "不論在哪一個專案，Shell 腳本都要加 set -e", ("", "global")),
+        ("development_practice_specification", "任何一個專案都一樣，PR 描述要附上測試方式", ("", "global")),
+        ("development_code_specification", "Whatever repo we're in, lines wrap at 100", ("", "global")),
+        (
+            "development_practice_specification",
+            "No matter which project it is, use Conventional Commits",
+            ("", "global"),
+        ),
+        ("development_code_specification", "2-space indentation in all my repos", ("", "global")),
+        ("development_code_specification", "接口返回的时间一律用 ISO 8601 字符串", ("shop", "project")),
         ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("shop", "project")),
         ("development_code_specification", "對外 webhook 一律帶 Idempotency-Key", ("", "unscoped")),
         ("user_communication", "以後回答一律用繁體中文", ("", "global")),

@@ -251,7 +251,8 @@ def test_a_following_sentence_that_is_not_a_rule_is_not_merged_into_the_correcti
             "FYI the staging DB resets every night at 02:00 UTC, so don't keep test fixtures there.",
             "common_pitfalls_experience",
         ),
-        ("記住：這個專案預設用 Python 3.11。", "project_tech_stack"),
+        # a pinned runtime version is the environment the code runs in (choosing Python is the stack)
+        ("記住：這個專案預設用 Python 3.11。", "project_environment_configuration"),
     ],
 )
 def test_category_heuristics(text: str, category: str) -> None:

@@ -235,3 +235,40 @@ def test_memories_move_rescopes_and_doctor_reports_orphans(projects_vault: Vault
     orphans = [f for f in report["findings"] if f["kind"] == "note_project_unknown"]
     assert orphans and all("shop-api" not in f["message"] for f in orphans)
     assert any("web-frontend" in f["message"] for f in orphans)
+
+
+def test_memories_list_is_scoped_like_context(projects_vault: Vault, tmp_path: Path) -> None:
+    """`memories list` (and `search`) answer with the current folder's project's and the global
+    memories; another project's, and an unscoped one, only when asked (docs/projects.md)."""
+    (projects_vault.longterm_dir / "lt-un01.md").write_text(
+        "---\nid: lt-un01\ntitle: Build with make release\ncategory: development_practice_specification\n"
+        "scope: unscoped\nimportance: 0.6\nstatus: active\nupdated: 2026-11-02T10:00\n---\nRun make release.\n",
+        encoding="utf-8",
+    )
+    work = tmp_path / "work" / "shop-api"
+    work.mkdir(parents=True)
+
+    def listed(*args: str, cwd: Path = work) -> dict:
+        proc = run_cli("memories", "list", "--json", *args, vault=projects_vault, cwd=cwd)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+        return json.loads(proc.stdout)
+
+    here = listed()
+    applies = {m["id"]: m["applies"] for m in here["memories"]}
+    assert len(applies) == 12 and set(applies.values()) == {"project shop-api", "global"}, applies
+    assert here["hidden"] == 19 and here["project"] == "shop-api"
+    other = {m["id"] for m in listed("--project", "web-frontend")["memories"]}
+    assert "lt-web07" in other and not any(i.startswith("lt-sh") for i in other)
+    every = listed("--all-projects")["memories"]
+    assert (
+        len(every) == 31 and {"applies": "unscoped"}.items() <= next(m for m in every if m["id"] == "lt-un01").items()
+    )
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    assert {m["applies"] for m in listed(cwd=nowhere)["memories"]} == {"global"}
+    text = run_cli("memories", "list", vault=projects_vault, cwd=work).stdout
+    assert "(global)" in text and "(19 of other projects or unscoped not shown: --all-projects lists them)" in text
+    bad = run_cli("memories", "list", "--project", "nope", vault=projects_vault, cwd=work)
+    assert bad.returncode == 2 and "unknown project 'nope'" in bad.stderr
+    hits = json.loads(run_cli("memories", "search", "logging", "--json", vault=projects_vault, cwd=work).stdout)
+    assert hits and all(h["project"] in ("shop-api", "") for h in hits)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
+from agentmem_vault.cli.recall_cmds import scope_options
 from agentmem_vault.config import resolve_vault, vault_config
 
 
@@ -71,7 +72,7 @@ def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run,
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "fields-unseen", "all"]),
+    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "unseen3", "fields-unseen", "all"]),
     help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
 )
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
@@ -127,24 +128,37 @@ def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
 @memories.command("list")
 @click.option("--all", "show_all", is_flag=True, help="Include deprecated memories.")
 @click.option("--category", help="Only this category.")
+@scope_options
 @common_options
 @click.pass_context
-def memories_list(ctx, show_all, category, vault, as_json) -> None:
-    """List long-term memories (newest first)."""
+def memories_list(ctx, show_all, category, project, all_projects, module, vault, as_json) -> None:
+    """List long-term memories (newest first): this folder's project's and the global ones."""
     from agentmem_vault.longterm.memories import list_memories
+    from agentmem_vault.recall.scoping import resolve_scope
 
     opts = opts_from(ctx, vault, as_json)
-    res = list_memories(resolve_vault(opts.vault), include_deprecated=show_all, category=category)
+    v = resolve_vault(opts.vault)
+    scope = resolve_scope(v, project=project, all_projects=all_projects)
+    res = list_memories(v, include_deprecated=show_all, category=category, project=scope.names, module=module)
+    res.scope = scope.to_dict()
     rows, broken = res.rows(), res.broken
 
     def human() -> str:
-        if not rows:
-            return "No long-term memories yet." + (f" ({len(broken)} unreadable note(s))" if broken else "")
         lines = [
             f"{r['id']:<9}  {r['score']}  {r['category']:<34}  {r['title']}"
             + ("  (deprecated)" if r["status"] == "deprecated" else "")
+            + (f"  ({r['applies']})" if scope.names is None or r["applies"] == "global" else "")
             for r in rows
         ]
+        if not rows:
+            where = (
+                f"of project {scope.project} or global ones"
+                if scope.project
+                else "that apply everywhere (no project here)"
+            )
+            lines.append(f"No long-term memories {where}." if res.hidden else "No long-term memories yet.")
+        if res.hidden:
+            lines.append(f"({res.hidden} of other projects or unscoped not shown: --all-projects lists them)")
         if broken:
             lines.append(
                 f"({len(broken)} note(s) with unreadable frontmatter skipped: {', '.join(p.name for p in broken[:5])})"

@@ -7,7 +7,8 @@ import click
 from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
 
 
-def _scope_options(f):
+def scope_options(f):  # type: ignore[no-untyped-def]
+    """--project, --all-projects and --module (docs/projects.md), for every command that lists memories."""
     f = click.option("--module", help="Only memories of this module (and those that name none).")(f)
     f = click.option(
         "--all-projects",
@@ -36,7 +37,7 @@ def _scope_options(f):
     "--explain", is_flag=True, help="Say why each memory was chosen or left out (score parts, scope, budget)."
 )
 @click.option("--session", "session_id", metavar="ID", help="Record what this gives in ID's injection audit.")
-@_scope_options
+@scope_options
 @common_options
 @click.pass_context
 def context(
@@ -86,7 +87,7 @@ def context(
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Most hits to list.")
 @click.option("--include-deprecated", is_flag=True, help="Also search deprecated memories.")
-@_scope_options
+@scope_options
 @common_options
 @click.pass_context
 def memories_search(

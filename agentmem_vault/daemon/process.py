@@ -4,11 +4,13 @@ rotating log; the daemon itself is ``service.Daemon``."""
 
 from __future__ import annotations
 
+import _thread
 import logging
 import logging.handlers
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from agentmem_vault.vault import Vault, ensure_cache_folder
 from agentmem_vault.fs import prepare_lock_file
@@ -20,6 +22,7 @@ log = logging.getLogger("agentmem.daemon")
 
 LOG_MAX_BYTES = 1_000_000  # daemon.log rotates to daemon.log.1 … .3
 LOG_BACKUPS = 3
+STOP_POLL = 0.2  # how often the stop request file is looked for (a stat: nothing at idle)
 
 
 def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
@@ -41,6 +44,17 @@ def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
     log.setLevel(logging.INFO)
     log.propagate = False
     return handlers
+
+
+def _watch_stop_request(daemon: Daemon, request: Path) -> None:
+    """Thread: ``daemon stop``'s request file acts as SIGINT would (the only stop on Windows, and
+    the one when the pid cannot be trusted): the handler runs in the main thread and interrupts a
+    pass (docs/daemon.md, within 2 s whatever it is doing); the None wakes a wait for events."""
+    while not daemon.stop_event.wait(STOP_POLL):
+        if request.exists():
+            _thread.interrupt_main(signal.SIGINT)
+            daemon.inbox.put(None)
+            return
 
 
 def run_daemon(
@@ -68,16 +82,23 @@ def run_daemon(
         handlers = setup_logging(vault, to_stderr=not background)
         daemon = Daemon(vault, polling=polling, rescan_seconds=rescan_seconds)
         old = {}
+        watcher = None
         if threading.current_thread() is threading.main_thread():
             sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])
             for s in sigs:
                 old[s] = signal.signal(s, daemon.on_signal)
+            request = paths.stop_request_path(vault)
+            watcher = threading.Thread(target=_watch_stop_request, args=(daemon, request), daemon=True)
+            watcher.start()
         token = None
         try:
             info = {"host": daemon.status.data["host"], "started_at": daemon.status.data["started_at"]}
             token = pidfile.record_run(vault, info)
             daemon.run()
         finally:
+            daemon.stop_event.set()
+            if watcher is not None:
+                watcher.join()  # before the handlers go: a late interrupt finds on_signal, a no-op now
             if token is not None:
                 pidfile.clear_run(vault, token)
             for s, prev in old.items():

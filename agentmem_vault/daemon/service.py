@@ -34,7 +34,7 @@ from agentmem_vault.recall.freshness import Heartbeat
 
 log = logging.getLogger("agentmem.daemon")
 
-MAX_WAIT = 1.0  # the loop wakes at least this often (stop requests on Windows, queue file)
+MAX_WAIT = 1.0  # the loop wakes at least this often (the queue file)
 
 
 class StopRequested(BaseException):
@@ -194,7 +194,6 @@ class Daemon:
         return items
 
     def loop(self) -> None:
-        stop_file = paths.stop_request_path(self.vault)
         next_rescan = self.clock() + self.rescan_seconds
         while not self.stop_event.is_set():
             items = self._wait(next_rescan)
@@ -213,8 +212,7 @@ class Daemon:
                     recall = True
                 else:
                     self.debouncer.touch(it)
-            # The stop check: a signal (request_stop) or `daemon stop`'s request file.
-            if self.stop_event.is_set() or stop_file.exists():
+            if self.stop_event.is_set():  # a signal, or `daemon stop`'s request (daemon/process.py)
                 break
             if recall:
                 self.guard("recall", self.recall.sync)

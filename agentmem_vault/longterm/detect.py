@@ -31,7 +31,7 @@ from agentmem_vault.longterm.clauses import (
 )
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score
-from agentmem_vault.longterm.kinds import Cue, classify, folded
+from agentmem_vault.longterm.kinds import Cue, classify, folded, without_opener
 from agentmem_vault.longterm.noise import own_words
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.longterm.wording import NEG_START, POS_START, clean
@@ -124,10 +124,15 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     """Whether the next sentence belongs to this statement: its reason, its fix, the rule a
     dislike or a kept fact leads to, the other half of a correction."""
     f = fold(nxt)
-    if has("join", f[:12]) and cue("join").match(f) or not nxt.strip():
-        return False
+    if without_opener(f) != f or not nxt.strip():
+        return False  # "Also, …" / "另外 …" opens a statement of its own
     if starts_with_reason(nxt):
         return True
+    if hit.kind == "preference" and has("rhetorical", folded(content)) and substance(nxt) >= 6:
+        # after a complaint asked as a question, what the user says next is its remedy or reason
+        # ("… not good enough? 一律用 const 不行吗？", "we have a logger in utils/log.py for that")
+        nc = classify(nxt, said)
+        return (nc is None and not has("question", f) and is_statement(nxt)) or has("directive", f)
     if not is_statement(nxt) and not (hit.kind == "decision" and substance(nxt) >= 6 and not has("question", f)):
         return False
     nc = classify(nxt, said)
@@ -151,11 +156,37 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     return False
 
 
+# a user turn: its index, paragraphs, sentences (list items included) and what the assistant said before
+_UserTurn = tuple[int, "tuple[Para, ...]", list[str], str]
+
+
+def _user_turns(turns: list[Turn]) -> list[_UserTurn]:
+    """The user turns as sentences, read once for both passes. Only the user's own lines: a
+    pasted warning, log, traceback, quoted doc or chat says "always"/"should" in someone else's
+    voice (docs/extraction.md, "Pasted text")."""
+    out: list[_UserTurn] = []
+    said = ""
+    for idx, t in enumerate(turns):
+        if t.role != "user":
+            said = t.text
+            continue
+        paras = paragraphs(own_words(t.text))
+        out.append(
+            (
+                idx,
+                paras,
+                [x for p in paras for x in (p.sentences if p.items is None else [p.intro, *p.items]) if x],
+                said,
+            )
+        )
+    return out
+
+
 class _Scan:
     """One pass over the user's turns; ``found`` collects the candidates in order."""
 
-    def __init__(self, turns: list[Turn], first_turn: int) -> None:
-        self.turns = turns
+    def __init__(self, first_turn: int, told: "set[tuple[int, int]] | None" = None) -> None:
+        self.told = told or set()  # (turn, sentence) already part of an incident (``incidents``)
         self.first_turn = first_turn
         self.found: list[Found] = []
         self.made: dict[tuple[int, int], Found] = {}
@@ -172,15 +203,9 @@ class _Scan:
             self.made[(idx, k)] = f
         return f
 
-    def run(self) -> list[Found]:
-        for idx, turn in enumerate(self.turns):
-            if turn.role != "user":
-                self.said = turn.text
-                continue
-            # Only the user's own lines: a pasted warning, log, traceback, quoted doc or chat says
-            # "always"/"should" in someone else's voice (docs/extraction.md, "Pasted text").
-            paras = paragraphs(own_words(turn.text))
-            flat = [s for p in paras for s in (p.sentences if p.items is None else [p.intro, *p.items]) if s]
+    def run(self, user: "list[_UserTurn]") -> list[Found]:
+        for idx, paras, flat, said in user:
+            self.said = said
             if idx >= self.first_turn:
                 self.turn(idx, paras, flat)
             self.user_turns.append((idx, flat))
@@ -220,6 +245,9 @@ class _Scan:
         i = 0
         while i < len(sents):
             s = sents[i]
+            if (idx, k0 + i) in self.told:
+                i += 1
+                continue
             if anaphoric_only(s):
                 continue_statement(self, s, idx, k0 + i, flat)
                 i += 1
@@ -234,11 +262,27 @@ class _Scan:
                 continue
             i = self.statement(idx, sents, i, k0)
 
+    def parallel(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> Cue | None:
+        """A request opened by a join word right after a statement is one more of the same kind
+        ("I hate X. Also keep the imports sorted with isort please."); a task ("also please fix
+        the typo") or a question is not."""
+        f = folded(sents[i])
+        prev = self.made.get((idx, k0 + i - 1))
+        rest = without_opener(f)
+        if prev is None or rest == f or prev.kind not in ("preference", "correction", "rule", "explicit"):
+            return None
+        request = has("polite", rest) or has("imperative", rest)
+        if not request or not is_statement(rest) or has("one_off_scope", rest) or has("task_request", rest):
+            return None
+        return Cue(prev.kind, 4, 0.8, False)
+
     def statement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
         """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
         parts = join_items(sents[i])
         hits = [classify(p, self.said) for p in parts]
         base = next((h for h in hits if h is not None), None)
+        if base is None:
+            base = self.parallel(idx, sents, i, k0)
         if base is None:
             return i + 1
         start = i
@@ -297,6 +341,87 @@ def continue_statement(scan: _Scan, s: str, idx: int, k: int, flat: list[str]) -
             scan.made[(t, j)] = made
 
 
+MAX_INCIDENT = 640  # characters: symptom, cause and fix of one incident
+_INCIDENT_TURNS = 3  # user turns an incident's story may take (the lead's and two more)
+
+
+def _incident_role(s: str, said: str) -> str:
+    """What a sentence of an incident's story is: "fix" (what fixed it, or what to do when it
+    comes back), "cause" (a statement of what happened), or "" (a question, a task, filler)."""
+    f = folded(s)
+    if substance(s) < 6 or has("question", f) or has("task_request", f) or has("todo", f):
+        return ""
+    if has("pitfall_fix", f):  # before the look-alikes: "if you ever see it again, check …"
+        return "fix"
+    hit = classify(s, said)
+    if has("not_memory", f):
+        return ""
+    return "fix" if hit is not None and hit.kind in ("rule", "explicit", "correction") else "cause"
+
+
+def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], set[tuple[int, int]]]:
+    """Pitfalls told over several sentences or turns: a lead ("昨天 API 一直 502 的原因找到了",
+    "found out why the export kept dying", a pitfall's own lead), then the user's cause and fix,
+    in the same turn or the next ones (the assistant's questions in between). One memory joins
+    symptom, cause and fix; the (turn, sentence) pairs it used are left out of the other scan."""
+    user = [(idx, flat, said) for idx, _, flat, said in turns]
+    found: list[Found] = []
+    used: set[tuple[int, int]] = set()
+    u = 0
+    while u < len(user):
+        idx, sents, said = user[u]
+        lead = next((k for k, x in enumerate(sents) if _incident_lead(x, said)), None) if idx >= first_turn else None
+        if lead is None:
+            u += 1
+            continue
+        parts: list[tuple[int, int, str, str]] = []
+        for v in range(u, min(u + _INCIDENT_TURNS, len(user))):
+            vdx, vs, vsaid = user[v]
+            told = [(vdx, k, x, "lead" if (v, k) == (u, lead) else _incident_role(x, vsaid)) for k, x in enumerate(vs)]
+            told = [t for t in told if t[3] and (v > u or t[1] >= lead)]
+            if v > u and not told:
+                break  # "ok, thanks": the story ended
+            parts += told
+        roles = [r for *_, r in parts]
+        if "fix" not in roles or not ({"cause", "lead"} & set(roles[: roles.index("fix")])):
+            u += 1
+            continue
+        content = ""
+        for *_, x, role in parts:
+            if role == "lead" and not _tells(x) or len(content) + len(x) > MAX_INCIDENT:
+                continue  # a lead that names no symptom or cause only announces ("postmortem notes …")
+            content = _joined(content, clean(_body(x)))
+        last = parts[-1][0]
+        found.append(
+            Found(content, [x for *_, x, _ in parts], "pitfall", False, last, targets=[(t, k) for t, k, *_ in parts])
+        )
+        used |= {(t, k) for t, k, *_ in parts}
+        u = next((w for w in range(u, len(user)) if user[w][0] > last), len(user))
+    return found, used
+
+
+def _joined(a: str, b: str) -> str:
+    """Two sentences as one text (no space after CJK punctuation)."""
+    return f"{a}{b}" if not a or a[-1] in "。！？；：，" else f"{a} {b}"
+
+
+def _tells(lead: str) -> bool:
+    """A lead that says something itself (the symptom: "found out why the export kept dying"), not
+    one that only announces or asks ("postmortem notes for yesterday, help me tidy them up")."""
+    f = folded(lead)
+    if has("task_request", f) or re.search(r"\bhelp me\b|帮我|帮忙|麻烦", f):
+        return False
+    return substance(cue("incident").sub(" ", f)) >= 6
+
+
+def _incident_lead(s: str, said: str) -> bool:
+    f = folded(s)
+    if has("question", f) or has("not_memory", f):
+        return False
+    hit = classify(s, said)
+    return has("incident", f) or (hit is not None and hit.kind == "pitfall")
+
+
 def _snapshot_decision(turn: Turn, idx: int) -> Found | None:
     """A ``## Decisions`` item of a snapshot: a decision whatever its wording; a superseded one
     retires the note it produced."""
@@ -323,5 +448,7 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
             plain.append(Turn("assistant", ""))  # keeps the indices of the other turns
         else:
             plain.append(t if t.section != "superseded" else Turn("assistant", ""))
-    found = _Scan(plain, first_turn).run()
-    return sorted(found + snapshot, key=lambda f: f.turn)
+    user = _user_turns(plain)
+    told, used = incidents(user, first_turn)
+    found = _Scan(first_turn, used).run(user)
+    return sorted(found + told + snapshot, key=lambda f: f.turn)

@@ -52,6 +52,7 @@ BUILTIN_SETS: dict[str, str] = {
     "kinds": "eval-kinds",
     "curation": "eval-curation",
     "unseen2": "eval-unseen2",
+    "unseen3": "eval-unseen3",
     "fields-unseen": "eval-fields-unseen",
 }
 # The source's project a fixture is read from when it names none (docs/extraction.md, Evaluation).

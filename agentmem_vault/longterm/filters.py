@@ -49,9 +49,12 @@ SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
 # templates/quality/ (see longterm/lexicon.py).
 
 # Instructions smuggled in through a transcript must never become a note (the model or the rules
-# could copy them); file-system verbs next to paths and classic jailbreak lines are refused.
+# could copy them); file-system verbs next to paths and classic jailbreak lines are refused. A path
+# alone is not an instruction: "never import from ../../shared" is a rule about paths.
+_FS_VERB = r"(?:\b(?:write|create|overwrite|delete|remove|save|copy|move|append)\b|寫入|写入|建立|創建|创建|刪除|删除|覆蓋|覆盖)"
+_NOT = r"(?<!never )(?<!not )(?<!n't )(?<!不要)(?<!禁止)(?<!不准)(?<!不許)(?<!不许)(?<!別)(?<!别)"
 _INJECTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\.\.[/\\]"), "path traversal ('../')"),
+    (re.compile(rf"{_NOT}{_FS_VERB}[^\n。.]{{0,40}}\.\.[/\\]", re.I), "path traversal ('../')"),
     (
         re.compile(r"\b(?:write|create|overwrite|delete|remove|save)\s+(?:to\s+)?(?:the|a|this)?\s*file\b", re.I),
         "file-system instruction",
@@ -110,6 +113,8 @@ def is_explicit(m: MemoryObject) -> bool:
 
 
 def injection_reason(m: MemoryObject) -> str | None:
+    if m.title.lstrip().startswith(("../", "..\\")):
+        return "refused: looks like path traversal ('../')"  # a title names a file: never a path
     blob = "\n".join([m.title, m.content, " ".join(m.keywords), " ".join(m.usage_scenario), m.project, m.module])
     for pat, why in _INJECTION_PATTERNS:
         if pat.search(blob):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from agentmem_vault.longterm.cues import cue, has
+from agentmem_vault.longterm.filters import specificity_score
 from agentmem_vault.model.textnorm import fold
 
 # kind -> (assessment-stage signal strength, importance the offline extractor proposes)
@@ -59,6 +60,13 @@ def folded(sentence: str) -> str:
     return fold(_QUOTED.sub(" ", sentence))
 
 
+def without_opener(f: str) -> str:
+    """Folded text without the join word that opens it ("Also, …", "另外…", "還有…"): it only
+    links the sentence to the one before."""
+    m = cue("join").match(f) or re.match(r"(?:and )?also\b", f)
+    return f[m.end() :].lstrip(" ,，:：;；") if m else f
+
+
 def _not_a_but_b(f: str, context: str) -> bool:
     m = _NOT_A_BUT_B.match(f)
     return bool(_NOT_A_BUT_B_VERB.match(f) or (m and len(m["old"].strip()) >= 2 and m["old"].strip() in fold(context)))
@@ -81,9 +89,11 @@ def _form_kind(f: str, context: str) -> str | None:
         return "correction"
     if has("preference", f):
         return "preference"
-    if has("environment", f):
+    if has("environment", f) or (has("env_subject", f) and not has("scope_temporary", f) and specificity_score(f) > 0):
         return "environment"
     if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
+        return "rule"
+    if has("polite", f) and has("general", f):
         return "rule"
     if has("rule_weak", f) and (has("general", f) or has("scope_project", f) or context or has("consequence", f)):
         return "rule"
@@ -97,7 +107,7 @@ def classify(sentence: str, context: str = "") -> Cue | None:
 
     ``context`` is what the assistant said just before: a correction corrects it, and
     "不是 A，是 B" is a correction only when A is in it."""
-    f = folded(sentence)
+    f = without_opener(folded(sentence))
     if context and _NOT_A_BUT_B.match(f):
         return _classify(f, context)  # depends on what the assistant said: not cached
     return _classify_cached(f, bool(context))
@@ -114,6 +124,10 @@ def _classify(f: str, context: str) -> Cue | None:
         return None
     asked = has("explicit", f) or has("never_always", f)
     question = has("question", f)
+    if question and has("rhetorical", f) and not has("one_off_scope", f):
+        # "can you not add those summaries every time?" is "don't add them again": a dislike the
+        # user wants to hold from now on, like "别再 …"
+        return _cue("preference", asked=True)
     if question and not (asked and (has("request_question", f) or has("task_request", f))):
         return None
     kind = _form_kind(f, context)
@@ -126,9 +140,19 @@ def _classify(f: str, context: str) -> Cue | None:
     if kind not in ("reversal", "supplement") and not asked:
         if has("one_off_scope", f) or (has("task_request", f) and not has("general", f)):
             return None
+    if kind == "decision" and not asked and _announces_only(f):
+        return None  # "推播那件事後來跟 PM 討論完了": the decision itself comes later, if at all
     if asked and kind in (None, "rule"):
         kind = "explicit"  # a rule the user asked to hold from now on is their explicit request
     return _cue(kind or "explicit", asked)
+
+
+def _announces_only(f: str) -> bool:
+    """One clause naming a topic and ending with the word that it was settled ("选型的事定下来了")."""
+    last = max(cue("decision").finditer(f), key=lambda m: m.end(), default=None)
+    if last is None or f[last.end() :].strip(" 了啦的。.!！~"):
+        return False
+    return not re.search(r"[,，;；:：]", f[: last.start()]) and has("announce", f)
 
 
 # narrowest first: "in this repo, … everywhere" is this repo's rule

@@ -55,6 +55,8 @@ def memory_markdown(note: Note) -> str:
 
 def note_row(n: Note) -> dict[str, Any]:
     """One line of a memory list (the JSON of `memories list`, the MCP list)."""
+    from agentmem_vault.recall.scoping import where_it_applies
+
     return {
         "id": n.id,
         "title": n.name,
@@ -63,6 +65,7 @@ def note_row(n: Note) -> dict[str, Any]:
         "importance": n.importance,
         "status": n.status,
         "updated": n.updated,
+        "applies": where_it_applies(n.scope, n.project),
         "file": n.path.name if n.path else None,
     }
 
@@ -71,21 +74,42 @@ def note_row(n: Note) -> dict[str, Any]:
 class MemoryList:
     notes: list[Note] = field(default_factory=list)
     broken: list[Path] = field(default_factory=list)  # notes whose frontmatter cannot be read
+    hidden: int = 0  # other projects' and unscoped notes left out by the scope
+    scope: dict[str, Any] = field(default_factory=dict)  # recall.scoping.Scope.to_dict()
 
     def rows(self) -> list[dict[str, Any]]:
         return [note_row(n) for n in self.notes]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"memories": self.rows(), "broken": [p.name for p in self.broken]}
+        out = {"memories": self.rows(), "broken": [p.name for p in self.broken], "hidden": self.hidden}
+        return {**out, **self.scope}
 
 
-def list_memories(vault: Vault, *, include_deprecated: bool = False, category: str | None = None) -> MemoryList:
+def list_memories(
+    vault: Vault,
+    *,
+    include_deprecated: bool = False,
+    category: str | None = None,
+    project: list[str] | None = None,
+    module: str | None = None,
+) -> MemoryList:
     """Long-term memories newest first: active ones (all with ``include_deprecated``), of one
-    ``category`` when given (compared case-insensitively)."""
+    ``category`` and ``module`` (and those that name none) when given, compared case-insensitively;
+    of the scope ``project`` (``Scope.names``: that project's and the global notes; None = every
+    project's, docs/projects.md)."""
+    from agentmem_vault.model.textnorm import fold
+    from agentmem_vault.recall.scoping import sees
+
     broken: list[Path] = []
     want = category.strip().lower() if category else None
+    mod = fold(module) if module else None
     notes = [
-        n for n in load_notes(vault, broken) if (include_deprecated or n.active) and (not want or n.category == want)
+        n
+        for n in load_notes(vault, broken)
+        if (include_deprecated or n.active)
+        and (not want or n.category == want)
+        and (not mod or fold(n.module) in ("", mod))
     ]
-    notes.sort(key=lambda n: (n.updated, n.title), reverse=True)
-    return MemoryList(notes, broken)
+    shown = [n for n in notes if sees(project, n.scope, n.project)]
+    shown.sort(key=lambda n: (n.updated, n.title), reverse=True)
+    return MemoryList(shown, broken, len(notes) - len(shown))

@@ -59,7 +59,7 @@ def _memory(
     # the fields are the field rules' (longterm/fields/); the pipeline derives them once, after
     # the assessment (longterm/fields/derive.py), so that only a direct caller pays here
     title = title_for(content) if fields else ""
-    category = category_for(f"{' '.join(raw)} {content}", kind)
+    category = category_for(f"{' '.join(raw)} {content}", kind) if fields else ""
     importance = WEIGHTS.get(kind, (4, 0.7))[1]
     keywords = keywords_for(content, title) if fields else []
     return MemoryObject(

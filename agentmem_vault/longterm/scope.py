@@ -1,39 +1,25 @@
-"""Which project a memory belongs to (docs/projects.md).
+"""Which project a memory belongs to (docs/projects.md, A memory's scope).
 
-- ``user_communication`` / ``user_behavior`` (how the user talks and works: language, tone, the
-  tools they always use) are **global**, unless the words tie them to this project
-  ("這個專案", "本项目", "in this repo", ...).
+- ``user_communication`` / ``user_behavior`` (how the user talks and works), and any statement in
+  the user's own voice (a first-person preference or habit, a dislike of a habit of the
+  assistant: ``templates/fields/own_voice.txt``) that does not speak for the team ("we",
+  ``team_voice.txt``), are **global**, unless the words tie them to this project.
 - Every other category (tech stack, build, conventions, pitfalls, decisions) belongs to the project
-  of the source it came from, unless the words say it holds everywhere ("所有專案", "in every
-  project", "always, in any repo").
+  of the source it came from, unless the words say it holds everywhere.
 - A source whose project is unknown gives **unscoped** memories (``scope: unscoped``, no
   project), except the ones that are global by the rules above: an unscoped note reaches no
-  project's chats until ``agentmem memories move`` places it, and ``doctor`` lists it. The
-  extraction report says why for that source.
-- The extractor's reading of the scope words (``Statement.reach``), when it has one, comes first.
+  project's chats until ``agentmem memories move`` places it, and ``doctor`` lists it.
+- The words of ``templates/fields/scope_*.txt`` decide, with the extractor's reading of the scope
+  words (``Statement.reach``) where they say nothing.
 """
 
 from __future__ import annotations
 
-import re
-
+from agentmem_vault.longterm.fields.data import pattern
 from agentmem_vault.longterm.schema import MemoryObject
+from agentmem_vault.model.textnorm import fold
 
 GLOBAL_CATEGORIES = frozenset({"user_communication", "user_behavior"})
-
-_THIS_PROJECT = re.compile(
-    r"這個專案|这个项目|這個項目|这个专案|本專案|本项目|本項目|我們專案|我们项目|我們的專案|我们的项目|此專案|此项目|"
-    r"這個 ?repo|这个 ?repo|這個倉庫|这个仓库|這個程式庫|"
-    r"\b(?:this|our|the current) (?:project|repo|repository|codebase|code ?base|app|service)\b|\bin here\b",
-    re.IGNORECASE,
-)
-_EVERY_PROJECT = re.compile(
-    r"所有(?:的)?(?:專案|项目|項目|repo|倉庫|仓库)|每個(?:專案|項目)|每个项目|任何(?:專案|项目|項目)|不管(?:哪個|哪个)(?:專案|项目|項目)|"
-    r"\b(?:every|all|any) (?:of my |my )?(?:projects?|repos?|repositories|codebases?)\b|\beverywhere\b|\bglobally\b",
-    re.IGNORECASE,
-)
-
-
 UNSCOPED = "unscoped"
 
 
@@ -41,9 +27,15 @@ def scope_for(category: str, text: str, source_project: str, reach: str = "") ->
     """(project, scope) for a memory of ``category`` saying ``text``, from a source of
     ``source_project`` ("" when unknown); ``reach`` is the extractor's reading of the scope words
     (``project`` / ``all_projects``; anything else says nothing about projects)."""
-    says_here = reach == "project" or (reach != "all_projects" and bool(_THIS_PROJECT.search(text)))
-    says_everywhere = reach == "all_projects" or (reach != "project" and bool(_EVERY_PROJECT.search(text)))
-    if category in GLOBAL_CATEGORIES:
+    f = fold(text)
+    everywhere_words = bool(pattern("scope_every_project.txt").search(f))
+    here_words = bool(pattern("scope_this_project.txt").search(f))
+    # the extractor's reading first, unless these words plainly say otherwise ("here's what I
+    # changed … in all my repos" is no "here")
+    says_here = here_words or (reach == "project" and not everywhere_words)
+    says_everywhere = everywhere_words or reach == "all_projects"
+    own_voice = bool(pattern("own_voice.txt").search(f)) and not pattern("team_voice.txt").search(f)
+    if category in GLOBAL_CATEGORIES or own_voice:
         wants_project = says_here and not says_everywhere
     else:
         wants_project = not (says_everywhere and not says_here)

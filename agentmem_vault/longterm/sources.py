@@ -11,6 +11,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -217,7 +218,8 @@ def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
     # a derived field can lose the shape that makes a secret recognisable (docs/redaction.md).
     from agentmem_vault.redaction import redactor
 
-    redact_text = redactor()
+    # once per distinct text: a transcript repeats its boilerplate turns ("Continue", tool notices)
+    redact_text = lru_cache(maxsize=None)(redactor())
     res.turns = [t if (r := redact_text(t.text)) is t.text else replace(t, text=r) for t in res.turns]
     res.title = redact_text(res.title)
     return res

@@ -16,6 +16,7 @@ from agentmem_vault.config import vault_config
 from agentmem_vault.errors import UnknownProject, UsageError
 from agentmem_vault.ops.conversations import projects_of_sessions
 from agentmem_vault.ops.projects import ProjectIdentity, aliases_from_config, fold_name, identify
+from agentmem_vault.recall.location import UNSCOPED_KEY, note_scope_key
 
 
 @dataclass
@@ -36,6 +37,21 @@ class Scope:
         if self.note:
             d["project_note"] = self.note
         return d
+
+
+def where_it_applies(scope: str, project: str) -> str:
+    """``global``, ``unscoped`` or ``project NAME``: the words of docs/projects.md for a note."""
+    key = note_scope_key(scope, project, fold_name)
+    return "global" if key == "" else "unscoped" if key == UNSCOPED_KEY else f"project {project.strip()}"
+
+
+def sees(names: list[str] | None, scope: str, project: str) -> bool:
+    """Whether a query scoped to ``names`` (``Scope.names``; None = every project) sees a note:
+    the global ones and its own project's, never an unscoped one (the rule of ``rank._scope_sql``)."""
+    if names is None:
+        return True
+    key = note_scope_key(scope, project, fold_name)
+    return key == "" or key in {fold_name(n) for n in names if n and n.strip()}
 
 
 def known_projects(vault: Vault, cfg: dict | None = None) -> list[str]:

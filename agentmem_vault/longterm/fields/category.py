@@ -15,6 +15,15 @@ from agentmem_vault.model.textnorm import fold
 # development rule stays in its project, where a user_* default would reach every project.
 DEFAULT = "development_code_specification"
 MIN_SCORE = 2
+_USER = ("user_communication", "user_behavior")
+# what plainly said words may turn a kind into: a decision names tools and settings and stays a
+# decision; an environment fact that only names the stack ("資料庫用 PostgreSQL 15") is the stack
+_OVERRIDES = {
+    "decision": frozenset(_USER),
+    "pitfall": frozenset({*_USER, "important_decision_experience"}),
+    "environment": frozenset({*_USER, "important_decision_experience", "project_tech_stack"}),
+}
+STRONG = 5  # a kind's category gives way only to this much evidence for another one
 _BY_KIND = {
     "decision": "important_decision_experience",
     "pitfall": "common_pitfalls_experience",
@@ -68,11 +77,17 @@ def scores(text: str) -> dict[str, int]:
 def category_for(text: str, kind: str = "") -> str:
     """The category of a statement saying ``text``, of the statement kind ``kind``
     (longterm/statement.py; the offline signal names the same kinds)."""
-    if kind in _BY_KIND:
-        return _BY_KIND[kind]
+    found = scores(text)
     # one weak cue ("path", "settings") is not enough to leave the default
     best, best_score = DEFAULT, MIN_SCORE - 1
-    for cat, score in scores(text).items():
+    for cat, score in found.items():
         if score > best_score:
             best, best_score = cat, score
+    if kind in _BY_KIND:
+        # the kind decides, unless its words hardly speak of it and plainly say how to answer the
+        # user ("以後幫我留意：回覆先講結論" read as a decision) or that it was decided ("我們決定了，
+        # …，因為…拖慢" read as a pitfall), as _OVERRIDES allows
+        own = _BY_KIND[kind]
+        plain = best in _OVERRIDES[kind] and best_score >= STRONG and found.get(own, 0) < MIN_SCORE
+        return best if plain else own
     return best

@@ -7,21 +7,14 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.longterm.fields import data, segment
+from agentmem_vault.longterm.fields.data import is_generic, subject_words
+from agentmem_vault.longterm.fields.title import colon_head
 from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
+__all__ = ["bad_keyword", "is_fragment", "is_generic", "is_template", "subject_words", "title_problems"]
 _LATIN_EDGE = re.compile(r"[A-Za-z0-9_]")
-
-
-def is_generic(keyword: str) -> bool:
-    """A stop word or generic word, a lone CJK character, a bare number or a single letter."""
-    k = fold(keyword).strip()
-    if not k or k in data.generic_words():
-        return True
-    if len(k) == 1 or k.isdigit():
-        return True
-    return False
 
 
 def _occurrences(needle: str, hay: str) -> list[int]:
@@ -72,17 +65,6 @@ def bad_keyword(keyword: str, content: str, title: str = "") -> str:
     return ""
 
 
-def subject_words(text: str) -> set[str]:
-    """The words of ``text`` that name something (folded): segmenter words and identifiers that
-    are not generic."""
-    out: set[str] = set()
-    for w in segment.words(text):
-        k = fold(w.text).strip()
-        if k and _WORDISH.search(k) and not is_generic(k):
-            out.add(k)
-    return out
-
-
 def is_template(scenario: str, note_text: str) -> bool:
     """A usage scenario that names nothing the note is about (seed filler such as "與此使用者協作"
     shares no word with its note)."""
@@ -94,7 +76,7 @@ def title_problems(title: str) -> list[str]:
     out: list[str] = []
     t = fold(title)
     m = data.title_leadin().match(t)
-    if m and m.end() > 0:
+    if (m and m.end() > 0) or colon_head(title):
         out.append("lead-in")
     if data.relative_time().search(t):
         out.append("relative time")

@@ -30,5 +30,27 @@ def title_leadin() -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=None)
+def pattern(name: str) -> re.Pattern[str]:
+    """The regular expressions of a data file, one alternative per line."""
+    return re.compile("|".join(f"(?:{p})" for p in _lines(name)), re.I)
+
+
 def relative_time() -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in _lines("relative_time.txt")), re.I)
+    return pattern("relative_time.txt")
+
+
+_WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
+
+
+def is_generic(keyword: str) -> bool:
+    """A stop word or generic word, a lone CJK character, a bare number or a single letter."""
+    k = fold(keyword).strip()
+    return not k or k in generic_words() or len(k) == 1 or k.isdigit()
+
+
+def subject_words(text: str) -> set[str]:
+    """The words of ``text`` that name something (folded): segmenter words and identifiers that
+    are not generic."""
+    from agentmem_vault.longterm.fields.segment import words
+
+    return {k for w in words(text) if (k := fold(w.text).strip()) and _WORDISH.search(k) and not is_generic(k)}

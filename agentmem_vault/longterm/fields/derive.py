@@ -6,8 +6,10 @@ scenarios checked (a lead-in, a fragment keyword or a filler scenario is replace
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from agentmem_vault.longterm.fields.category import category_for
+from agentmem_vault.longterm.fields.data import pattern
 from agentmem_vault.longterm.fields.checks import bad_keyword, is_template, title_problems
 from agentmem_vault.longterm.fields.importance import asks_to_remember, importance_for
 from agentmem_vault.longterm.fields.keywords import MAX_KEYWORDS, keywords_for
@@ -17,10 +19,6 @@ from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.textnorm import fold
 
-_CORRECTION_LEAD = re.compile(
-    r"^(?:不对|错了|不是这样|搞错了|不行|不是|不要这样|你这样不对|这样不对|你搞错了|你弄错了|"
-    r"(?:no|nope|wrong|that'?s (?:wrong|not right|incorrect)|not quite|not (?:there|that|like that|this way)|actually|ugh)\b)"
-)
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _NEGATED = re.compile(
     r"(?:不要|别|不能|不准|不许|禁止|不用|不是|而不是|\b(?:don'?t|do not|never|no|not|stop|instead of|rather than|again)\b)\s*(?:用|使用|写|加|再|use|using|write|add|put)?\s*"
@@ -39,17 +37,33 @@ def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str]:
     return "", ""
 
 
+_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
+
+
+def _sentence_of(turn_text: str, evidence: str) -> str:
+    """The sentence of ``turn_text`` that ends with ``evidence``, from its start (``evidence``
+    itself when it is not found there)."""
+    probe = evidence.strip()[:40]
+    at = turn_text.find(probe) if probe else -1
+    if at < 0:
+        return evidence
+    starts = [m.end() for m in _SENTENCE_END.finditer(turn_text, 0, at)]
+    return turn_text[starts[-1] if starts else 0 : at] + evidence
+
+
 def corrects_assistant(evidence: str, assistant_said: str) -> bool:
-    """The user corrects what the assistant just did: a correction lead ("不對，…", "No, …") after
-    an assistant turn, or a rejection of something the assistant's turn named ("don't use
-    requests" after "I used requests")."""
+    """The user corrects what the assistant just did: after an assistant turn, a correction lead
+    ("不對，…", "No, …"), a ban on doing it again ("不要再加 …", "stop putting them there"), or a
+    rejection of something the assistant's turn named ("don't use requests" after "I used
+    requests")."""
     if not assistant_said or _ASKS.search(assistant_said.strip()):
         return False  # answering the assistant's question is not correcting it
     said = fold(evidence)
-    if _CORRECTION_LEAD.search(said):
+    if pattern("correction_leads.txt").match(said) or pattern("correction_repeats.txt").search(said):
         return True
     before = fold(assistant_said)
-    return any(m["what"].lower() in before for m in _NEGATED.finditer(said) if len(m["what"]) >= 2)
+    named = (m["what"].rstrip(".").lower() for m in _NEGATED.finditer(said))
+    return any(len(w) >= 2 and w in before for w in named)
 
 
 def _reason(kind: str, asked: bool, corrected: bool) -> str:
@@ -67,6 +81,15 @@ def _reason(kind: str, asked: bool, corrected: bool) -> str:
 _CLAIMS = re.compile(r"explicitly asked|corrected the assistant", re.I)
 
 
+@lru_cache(maxsize=4096)
+def _text_fields(content: str, category: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Title, keywords and usage scenarios: functions of the content (and category) alone, so a
+    rule the user restates in many chats is segmented and titled once per process."""
+    title = title_for(content)
+    keywords = keywords_for(content, title)
+    return title, tuple(keywords), tuple(scenarios_for(content, category, keywords))
+
+
 def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded: bool = False) -> MemoryObject:
     """Fill category, importance, title, keywords and usage scenarios of an offline memory, and
     make its reasons say what happened (no "asked to remember" without such a request)."""
@@ -81,20 +104,19 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     turn_text, before = _said_around(turns or [], words)
     # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule
     corrected = corrects_assistant(words, before) or bool(turn_text and corrects_assistant(turn_text, before))
-    asked = asks_to_remember(words)
+    # an item of "Remember that X, and also that Y" is asked for by the sentence that holds it
+    sentence = _sentence_of(turn_text, words)
+    said = sentence if asks_to_remember(sentence, in_so_many_words=True) else words
+    asked = asks_to_remember(said)
     # the memory's own words: an item of an enumeration is filed by what it says, not by its siblings
     m.category = category_for(m.content, kind)
     # what the statement turned out to be decides the band: a rule about a pitfall is experience
     band_kind = "pitfall" if m.category == "common_pitfalls_experience" else kind
-    m.importance = importance_for(
-        "rule" if band_kind in ("explicit", "correction") else band_kind,
-        words,
-        corrects_assistant=corrected,
-        recorded=recorded,
-    )
-    m.title = title_for(m.content)
-    m.keywords = keywords_for(m.content, m.title)
-    m.usage_scenario = scenarios_for(m.content, m.category, m.keywords)
+    if band_kind == "correction" and not before:
+        band_kind = "rule"  # nothing was said before it: there is nothing it corrects
+    m.importance = importance_for(band_kind, said, corrects_assistant=corrected, recorded=recorded)
+    m.title, keywords, scenarios = _text_fields(m.content, m.category)
+    m.keywords, m.usage_scenario = list(keywords), list(scenarios)
     m.reason = (
         "recorded as a decision in the session snapshot" if snapshot_decision else _reason(kind, asked, corrected)
     )

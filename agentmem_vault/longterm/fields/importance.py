@@ -12,9 +12,8 @@ correction, a decision, a pitfall) comes from the extractor.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-from agentmem_vault.longterm.fields.data import _lines
+from agentmem_vault.longterm.fields.data import pattern as _pattern
 from agentmem_vault.model.textnorm import fold
 
 EXPLICIT = 0.9
@@ -23,11 +22,6 @@ RULE = 0.8
 PREFERENCE = 0.75
 EXPERIENCE = 0.6
 RECORDED_MAX = 0.8  # a snapshot is the agent's record, not the user's words: never an always-on rule
-
-
-@lru_cache(maxsize=None)
-def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{p})" for p in _lines(name)), re.I)
 
 
 def asks_to_remember(words: str, *, in_so_many_words: bool = False) -> bool:
@@ -39,10 +33,18 @@ def asks_to_remember(words: str, *, in_so_many_words: bool = False) -> bool:
     return not in_so_many_words and bool(_pattern("explicit_requests.txt").search(f))
 
 
+# a premise and its consequence are apart: "Node 20 is what production runs, so don't rely on newer
+# APIs" forbids nothing about production, "不能用 KEYS，不然会把线上卡住" nothing about 线上
+_CONSEQUENCE = re.compile(r"\b(?:so|otherwise|or else|therefore)\b|不然|否则|所以|因此")
+
+
 def is_red_line(words: str) -> bool:
-    """A must-never about secrets, production or destructive operations."""
-    f = fold(words)
-    return bool(_pattern("red_lines.txt").search(f) and _pattern("red_line_prohibitions.txt").search(f))
+    """A must-never about secrets, production or destructive operations (both on one side of a
+    "so" / "otherwise")."""
+    return any(
+        _pattern("red_lines.txt").search(c) and _pattern("red_line_prohibitions.txt").search(c)
+        for c in _CONSEQUENCE.split(fold(words))
+    )
 
 
 def importance_for(kind: str, words: str, *, corrects_assistant: bool = False, recorded: bool = False) -> float:
@@ -54,7 +56,11 @@ def importance_for(kind: str, words: str, *, corrects_assistant: bool = False, r
         return RED_LINE
     if kind == "pitfall":  # experience: only an explicit "remember this" makes it more
         return EXPLICIT if asks_to_remember(words, in_so_many_words=True) else EXPERIENCE
-    if asks_to_remember(words) or corrects_assistant or kind == "correction":
+    if corrects_assistant or kind == "correction" or asks_to_remember(words, in_so_many_words=True):
+        return EXPLICIT
+    if kind == "convention":  # a convention announced as a plan is a project rule, "going forward" or not
+        return RULE
+    if asks_to_remember(words):
         return EXPLICIT
     if kind == "preference":
         return PREFERENCE

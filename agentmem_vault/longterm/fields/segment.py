@@ -53,8 +53,10 @@ def tag(text: str) -> list[tuple[str, str]]:
         return list(seg.tag(text))
 
 
-def words(text: str) -> list[Word]:
-    """The text cut into words (spaces and punctuation are words too), with offsets into ``text``."""
+@lru_cache(maxsize=4096)
+def words(text: str) -> tuple[Word, ...]:
+    """The text cut into words (spaces and punctuation are words too), with offsets into ``text``.
+    Cached: every keyword of a memory is checked against the words of the same content."""
     simple = to_simplified(text)
     if len(simple) != len(text):  # not char for char after all: segment each character's fold
         simple = "".join(to_simplified(ch)[:1] or ch for ch in text)
@@ -64,9 +66,10 @@ def words(text: str) -> list[Word]:
         end = pos + len(w)
         out.append(Word(text[pos:end], w, pos, end))
         pos = end
-    return out
+    return tuple(out)
 
 
+@lru_cache(maxsize=4096)
 def boundaries(text: str) -> frozenset[int]:
     """Offsets in ``text`` where one word ends and the next begins (and both ends)."""
     out = {0, len(text)}
