@@ -25,7 +25,7 @@ import frontmatter
 import yaml
 
 from agentmem_vault.errors import NoteFormatError
-from agentmem_vault.model import yamlload
+from agentmem_vault.model import template_text, yamlload
 
 TAG = "agent-memory/long-term"
 # With seconds: YAML readers (Obsidian, PyYAML) then take it as a date-time, as they do the
@@ -60,18 +60,10 @@ DEFAULT_IMPORTANCE = 0.5
 DEFAULT_SCORE = 3
 SCORE_RANGE = (1, 5)
 HISTORY_HEADING = "History"
-# Headings that open the History section (compared case-insensitively, a trailing colon allowed).
-HISTORY_HEADINGS = (
-    "history",
-    "歷史",
-    "历史",
-    "歷史紀錄",
-    "歷史記錄",
-    "历史记录",
-    "版本歷史",
-    "版本历史",
-    "履歴",
-    "변경 이력",
+# Headings that open the History section (compared case-insensitively, a trailing colon allowed):
+# data, templates/history_headings.txt.
+HISTORY_HEADINGS = frozenset(
+    ln.strip() for ln in template_text("history_headings.txt").splitlines() if ln.strip() and ln[0] != "#"
 )
 
 # A scalar written for a list property is split on ASCII and full-width commas, the ideographic

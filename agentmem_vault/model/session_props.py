@@ -17,6 +17,7 @@ from datetime import date, datetime
 from typing import Any
 
 from agentmem_vault.errors import SnapshotFormatError, UsageError
+from agentmem_vault.model import template_text
 
 SESSION_TAG = "agent-memory/session"
 ARCHIVE_TAG = "agent-memory/archive"
@@ -27,41 +28,12 @@ ARCHIVE_INDEX = "archive_index"  # memory/archive/<id>/index.md
 KINDS = (LIVE, ARCHIVED, ARCHIVE_INDEX)
 
 # Obsidian property types (``.obsidian/types.json``) of everything we write, session and long-term
-# notes alike: one name has one type vault-wide, so the two note kinds must agree. The session
-# keys are listed in the order they are written when a file gets its frontmatter for the first time.
-_SESSION_TYPES: dict[str, str] = {
-    "aliases": "aliases",
-    "tags": "tags",
-    "session_id": "text",
-    "agent": "text",
-    "topic": "text",
-    "status": "text",
-    "original_status": "text",
-    "summary": "text",
-    "keywords": "multitext",
-    "project": "text",
-    "started": "datetime",
-    "updated": "datetime",
-    "archived": "datetime",
-    "continues_from": "multitext",
-    "referenced_by": "multitext",
-}
-KEY_ORDER: tuple[str, ...] = tuple(_SESSION_TYPES)
-PROPERTY_TYPES: dict[str, str] = {
-    **_SESSION_TYPES,
-    # long-term notes (model/notes.py, docs/notes.md)
-    "title": "text",
-    "category": "text",
-    "usage_scenario": "multitext",
-    "module": "text",
-    "importance": "number",
-    "score": "number",
-    "created": "datetime",
-    "sources": "multitext",
-    "deprecated_reason": "text",
-    "scope": "text",
-    "assessment_reason": "text",
-}
+# notes alike: one name has one type vault-wide, so the two note kinds must agree. Data
+# (templates/obsidian_types.json); the session keys are listed in the order they are written when
+# a file gets its frontmatter for the first time.
+_TYPES = json.loads(template_text("obsidian_types.json"))
+KEY_ORDER: tuple[str, ...] = tuple(_TYPES["session"])
+PROPERTY_TYPES: dict[str, str] = {**_TYPES["session"], **_TYPES["long-term"]}
 DATETIME_KEYS = frozenset(k for k, t in PROPERTY_TYPES.items() if t == "datetime")
 LIST_KEYS = frozenset(k for k, t in PROPERTY_TYPES.items() if t in ("multitext", "aliases", "tags"))
 # Lists the tool adds its own value to and otherwise leaves to the user.
