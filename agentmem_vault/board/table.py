@@ -34,6 +34,7 @@ _CTRL_RE = LazyRegex(r"[\x00-\x08\x0a-\x1f]")
 # and what str.splitlines() treats as a line end (NEL, U+2028, U+2029). They become spaces.
 _CELL_BREAK_RE = LazyRegex("\r\n|[\x00-\x08\x0a-\x1f\x85\u2028\u2029]")
 _SURROGATE_RE = LazyRegex("[\ud800-\udfff]")
+_PIPE_RE = LazyRegex(r"(?<!\\)\|")  # a pipe that is not escaped
 # A Markdown line ends at \n, \r\n or \r, not at the other separators str.splitlines() knows.
 _LINE_RE = LazyRegex(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
 _HEAD = [c.casefold() for c in COLUMNS]
@@ -195,35 +196,11 @@ def split_cells(line: str) -> list[str]:
     s = line.strip()
     if s.startswith("|"):
         s = s[1:]
-    if "\\|" not in s:  # fast path: no escaped pipes
-        parts = s.split("|")
-        if len(parts) > 1 and not parts[-1].strip():
-            parts.pop()
-        return [p.strip() for p in parts]
-    cells: list[str] = []
-    buf: list[str] = []
-    i = 0
-    n = len(s)
-    trailing_pipe = False
-    while i < n:
-        c = s[i]
-        if c == "\\" and i + 1 < n and s[i + 1] == "|":
-            buf.append("|")
-            i += 2
-            continue
-        if c == "|":
-            cells.append("".join(buf).strip())
-            buf = []
-            trailing_pipe = i == n - 1 or not s[i + 1 :].strip()
-            i += 1
-            if trailing_pipe:
-                break
-            continue
-        buf.append(c)
-        i += 1
-    if not trailing_pipe:
-        cells.append("".join(buf).strip())
-    return cells
+    escaped = "\\|" in s
+    parts = _PIPE_RE.split(s) if escaped else s.split("|")  # the usual row has no escaped pipe
+    if len(parts) > 1 and not parts[-1].strip():
+        parts.pop()  # what follows the row's closing pipe
+    return [p.replace("\\|", "|").strip() for p in parts] if escaped else [p.strip() for p in parts]
 
 
 def render_row(row: Row) -> str:
