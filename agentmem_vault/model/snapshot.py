@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import re
 from functools import lru_cache
-from typing import Literal, overload
 from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
@@ -113,7 +112,10 @@ class Snapshot:
 
     def items(self, section: str) -> list[str]:
         """Items of a section (``[]`` when it says ``None``); paragraphs for Current Context."""
-        return list(self.sections[section_name(section, strict=True)])
+        name = section_name(section)
+        if name is None:
+            raise KeyError(f"unknown snapshot section {section!r}; known: {', '.join(SECTIONS)}")
+        return list(self.sections[name])
 
     @property
     def session_id(self) -> str:
@@ -135,15 +137,6 @@ class Snapshot:
 
     def copy(self) -> "Snapshot":
         return copy.deepcopy(self)
-
-    def to_dict(self) -> dict:
-        return {
-            "session_id": self.session_id,
-            "metadata": dict(self.metadata),
-            "sections": {k: list(v) for k, v in self.sections.items()},
-            "continues_from": self.continues_from,
-            "extra_sections": [e.heading for e in self.extras],
-        }
 
 
 _ANCHORS = ("", METADATA, *SECTIONS)
@@ -192,19 +185,12 @@ def linked_item(item: str) -> str:
     return "".join(out) + item[pos:]
 
 
-@overload
-def section_name(heading: str, *, strict: Literal[True]) -> str: ...
-@overload
-def section_name(heading: str, *, strict: bool = False) -> str | None: ...
-def section_name(heading: str, *, strict: bool = False) -> str | None:
+def section_name(heading: str) -> str | None:
     """Canonical name (``Metadata`` or one of SECTIONS) for a heading as written, else None."""
     if heading in SECTIONS or heading == METADATA:
         return heading
     key = re.sub(r"[^0-9a-z\u3400-\u9fff]", "", fold(heading))
-    name = _heading_aliases().get(key)
-    if name is None and strict:
-        raise KeyError(f"unknown snapshot section {heading!r}; known: {', '.join(SECTIONS)}")
-    return name
+    return _heading_aliases().get(key)
 
 
 def _is_filler(text: str) -> bool:
