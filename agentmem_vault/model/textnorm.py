@@ -34,19 +34,11 @@ _CJK_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac
 
 @lru_cache(maxsize=1)
 def _t2s_table() -> dict[int, str]:
-    table: dict[int, str] = {}
-    try:
-        from hanziconv import charmap  # small data module: two aligned strings
+    from hanziconv import charmap  # small data module: two aligned strings
 
-        for t, s in zip(charmap.traditional_charmap, charmap.simplified_charmap, strict=False):
-            if t != s:
-                table[ord(t)] = s
-    except ImportError:  # pragma: no cover - declared dependency; degrade to our own pairs
-        pass
-    for t, s in _pairs("traditional_simplified"):  # pairs it lacks or maps unlike everyday Taiwan/HK usage
-        if t != s:
-            table[ord(t)] = s
-    return table
+    pairs = zip(charmap.traditional_charmap, charmap.simplified_charmap, strict=False)
+    # then the pairs it lacks or maps unlike everyday Taiwan/HK usage
+    return {ord(t): s for t, s in [*pairs, *_pairs("traditional_simplified")] if t != s}
 
 
 def to_simplified(text: str) -> str:
