@@ -73,28 +73,23 @@ class _UndoRecord:
         self.folder = folder
         self.count = 0
 
-    def _line(self, entry: dict) -> None:
-        if self.count == 0:
+    def add_entry(self, entry: dict) -> None:
+        line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        if self.count == 0:  # a new manifest replaces whatever is at its name, never appends through it
             self.folder.mkdir(parents=True, exist_ok=True)
+            write_cache_file(self.folder / _MANIFEST, line)
+        else:
+            append_line(self.folder / _MANIFEST, line, durable=False)
         self.count += 1
-        append_line(
-            self.folder / _MANIFEST, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"), durable=False
-        )
 
     def add(self, path: Path, data: bytes | None) -> None:
         copy = None
-        if data is not None:  # the folder exists: the record's first line (``command``) made it
+        if data is not None:  # the folder exists: the record's first line (the command) made it
             copy = f"{self.count}.old"
             # By the fs rule, as every file of the cache: a link or a hard link planted at the
             # copy's name is replaced (or refused when it leads out of the cache), never written through.
             write_cache_file(self.folder / copy, data)
-        self._line({"path": str(path), "copy": copy})
-
-    def add_dir(self, folder: Path) -> None:
-        self._line({"dir": str(folder)})
-
-    def command(self, command: str) -> None:
-        self._line({"command": command})
+        self.add_entry({"path": str(path), "copy": copy})
 
 
 def _read_record(folder: Path) -> tuple[str, list[tuple[Path, bytes | None]], list[Path]] | None:
@@ -270,13 +265,13 @@ class VaultWriter:
             return
         if self._record is None:
             self._record = _UndoRecord(undo_folder(self.vault) / f"{os.getpid()}-{time.monotonic_ns()}")
-            self._record.command(self.command)
+            self._record.add_entry({"command": self.command})
         # Folders this write will create are removed again on rollback (and only those).
         missing = path.parent
         while not missing.exists() and missing != self.vault.memory and missing.parent != missing:
             if missing not in self._created_dirs:
                 self._created_dirs.append(missing)
-                self._record.add_dir(missing)
+                self._record.add_entry({"dir": str(missing)})
             missing = missing.parent
         self._record.add(path, data)
         self._undo.append((path, data))

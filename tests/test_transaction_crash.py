@@ -127,7 +127,7 @@ def _planted_record(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+@pytest.mark.parametrize("kind", ["symlink", "hardlink", "manifest"])
 def test_an_undo_copy_is_never_written_through_a_link(
     vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
@@ -142,7 +142,8 @@ def test_an_undo_copy_is_never_written_through_a_link(
     note.write_text("old text\n", encoding="utf-8")
     with VaultWriter(vault, "test") as w:  # recovery has run: what is planted now stays
         # the manifest's first line is the command, so the first file's copy is 1.old
-        planted = _planted_record(vault, monkeypatch) / "1.old"
+        record = _planted_record(vault, monkeypatch)
+        planted = record / ("manifest.jsonl" if kind == "manifest" else "1.old")
         if kind == "symlink":
             planted.symlink_to(outside)
             with pytest.raises(OutsideVault), w.transaction():
