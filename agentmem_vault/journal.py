@@ -34,25 +34,18 @@ def read_journal(vault: Vault) -> Journal:
     UTF-8, hand edits) are skipped and counted, never fatal: one bad line must not hide the rest."""
     j = Journal()
     for f in journal_files(vault.journal_path):
-        data = read_bytes(f)
-        if data:
-            _parse_lines(data, j)
+        for raw in (read_bytes(f) or b"").split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                entry = json.loads(raw.decode("utf-8-sig"))
+            except ValueError:  # UnicodeDecodeError is a ValueError too
+                entry = None
+            if isinstance(entry, dict):
+                j.entries.append(entry)
+            else:
+                j.broken_lines += 1
     return j
-
-
-def _parse_lines(data: bytes, j: Journal) -> None:
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            entry = json.loads(raw.decode("utf-8-sig"))
-        except ValueError:  # UnicodeDecodeError is a ValueError too
-            j.broken_lines += 1
-            continue
-        if isinstance(entry, dict):
-            j.entries.append(entry)
-        else:
-            j.broken_lines += 1
 
 
 def removed_rows(entry: dict) -> list[dict]:
