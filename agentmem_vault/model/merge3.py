@@ -1,13 +1,8 @@
-"""Three-way merges of the files agentmem owns, for git's merge driver (pure: texts in, text out).
-
-The rules are in ``docs/sync.md``: board rows are merged by Session ID and field by field,
-snapshots section by section with the snapshot merge engine, long-term notes field by field.
-Text these functions do not own (lines outside the board's table, a note's body) is merged by a
-line merge that the caller injects (``git merge-file`` in the driver), so that it is merged exactly
-as git would have merged it.
-
-Anything that cannot be merged safely raises ``Unmergeable``: the driver then falls back to git's
-own line merge with conflict markers, so a person decides and nothing is dropped.
+"""Three-way merges of the files agentmem owns, for git's merge driver (pure: texts in, text out;
+the rules are docs/sync.md). Text these functions do not own (lines outside the board's table, a
+note's body) goes to the line merge the caller injects (``git merge-file``), so it merges exactly as
+git would; anything that cannot be merged safely raises ``Unmergeable`` and the driver falls back to
+git's own merge with conflict markers, so a person decides and nothing is dropped.
 """
 
 from __future__ import annotations

@@ -59,19 +59,6 @@ def _heading_aliases() -> dict[str, str]:
 _FIELD_ALIASES: dict[str, str] = {re.sub(r"[^0-9a-z]", "", f.lower()): f for f in METADATA_FIELDS}
 
 _NONE_WORDS = frozenset({"none", "无", "n/a", "nil", "null"})
-# The template's instructions; an agent that copies the template verbatim has not said anything.
-_TEMPLATE_HINTS = frozenset(
-    fold(t).rstrip(".")
-    for t in (
-        "Summarize what has happened in this agent session so far.",
-        "List decisions already made.",
-        "List files, folders, hooks, skills, or wiki pages created or changed.",
-        "List unresolved questions, or write `None`.",
-        "List likely next steps, or write `None`.",
-        "List source Memory Session IDs this session continues from, or write `None`.",
-        "List replaced decisions, resolved questions, or completed/abandoned actions, or write `None`.",
-    )
-)
 
 _TITLE_RE = re.compile(r"^#[ \t]+session(?:[ \t]*[:：][ \t]*(.*?)|[ \t]+(\S+))?[ \t]*$", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^##(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")
@@ -195,7 +182,14 @@ def section_name(heading: str) -> str | None:
 
 def _is_filler(text: str) -> bool:
     """``None``/``無`` for an empty section, or a template instruction copied verbatim."""
-    return re.sub(r"[`*_()（）\[\]。.\s]", "", fold(text)) in _NONE_WORDS or fold(text).rstrip(".") in _TEMPLATE_HINTS
+    return re.sub(r"[`*_()（）\[\]。.\s]", "", fold(text)) in _NONE_WORDS or fold(text).rstrip(".") in _template_hints()
+
+
+@lru_cache(maxsize=1)
+def _template_hints() -> frozenset[str]:
+    """The template's instructions (templates/snapshot_hints.txt), folded."""
+    lines = template_text("snapshot_hints.txt").splitlines()
+    return frozenset(fold(t).rstrip(".") for t in lines if t.strip() and not t.startswith("#"))
 
 
 # -- parsing ----------------------------------------------------------------------------------
