@@ -123,19 +123,19 @@ def _read_record(folder: Path) -> tuple[str, list[tuple[Path, bytes | None]], li
     return command, files, dirs
 
 
-def pending_undo(vault: Vault) -> list[tuple[str, int]]:
-    """(command, files) of every transaction killed halfway and not undone yet (doctor)."""
+def _records(vault: Vault) -> list[tuple[Path, tuple[str, list[tuple[Path, bytes | None]], list[Path]] | None]]:
+    """Every undo record left of this vault, oldest first, with what ``_read_record`` reads of it
+    (the usual case: no record, one failed listdir)."""
     root = undo_folder(vault)
     try:
-        names = sorted(os.listdir(root))
+        return [(root / name, _read_record(root / name)) for name in sorted(os.listdir(root))]
     except OSError:
         return []
-    out = []
-    for name in names:
-        got = _read_record(root / name)
-        if got is not None and got[1]:
-            out.append((got[0], len(got[1])))
-    return out
+
+
+def pending_undo(vault: Vault) -> list[tuple[str, int]]:
+    """(command, files) of every transaction killed halfway and not undone yet (doctor)."""
+    return [(got[0], len(got[1])) for _, got in _records(vault) if got is not None and got[1]]
 
 
 def _discard(folder: Path) -> None:
@@ -279,14 +279,7 @@ class VaultWriter:
     def _recover(self) -> None:
         """Undo the transactions of writers that were killed (their records are left; this writer
         holds the lock they held, so none of them is still running), oldest first."""
-        root = undo_folder(self.vault)
-        try:
-            names = sorted(os.listdir(root))
-        except OSError:
-            return  # the usual case: no record, one failed listdir
-        for name in names:
-            folder = root / name
-            got = _read_record(folder)
+        for folder, got in _records(self.vault):
             if got is None:
                 _discard(folder)
                 continue
