@@ -98,6 +98,19 @@ def test_first_load_then_cache_hit_then_appended_tail(tmp_path: Path) -> None:
     assert cached(v)["size"] == v.index_path.stat().st_size  # a long tail: the summary is rewritten
 
 
+def test_a_registration_leaves_the_summary_file_as_it_was(tmp_path: Path) -> None:
+    """A new chat appends one row; rewriting the summary for it (every active row of a big board)
+    cost the hook more than the row: the next load parses the appended rows instead."""
+    v = make_vault(tmp_path / "v", 30)
+    assert_agrees(v)
+    before = board_cache.cache_path(v).read_bytes()
+    for minute in range(3):
+        register_idle(v, "agent", when=datetime(2026, 6, 1, 9, minute))
+        assert board_cache.cache_path(v).read_bytes() == before
+        st_ = assert_agrees(v)
+        assert st_ is not None and st_.rows == 31 + minute
+
+
 def test_in_place_edit_of_same_size_is_noticed(tmp_path: Path) -> None:
     v = make_vault(tmp_path / "v", 12)
     assert_agrees(v)

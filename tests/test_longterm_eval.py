@@ -17,7 +17,8 @@ from agentmem_vault.longterm.evaluate import (
     score_fixture,
 )
 from agentmem_vault.longterm.assess import assess_all_offline
-from agentmem_vault.longterm.offline import classify_sentence as classify, extract_offline
+from agentmem_vault.longterm.kinds import classify
+from agentmem_vault.longterm.offline import extract_offline
 from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
 from agentmem_vault.longterm.sources import Turn
 

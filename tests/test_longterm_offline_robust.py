@@ -10,7 +10,9 @@ from agentmem_vault.longterm.assess import assess_offline
 from agentmem_vault.longterm.extract import memories_from_turns
 from agentmem_vault.longterm.filters import quality_reason
 from agentmem_vault.longterm.lexicon import vague_phrase_counts, vague_phrases
-from agentmem_vault.longterm.offline import anaphoric_only, enumerated_items, extract_offline
+from agentmem_vault.longterm.clauses import paragraphs
+from agentmem_vault.longterm.detect import anaphoric_only, enumerated
+from agentmem_vault.longterm.offline import extract_offline
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.textnorm import fold
@@ -90,14 +92,14 @@ def test_approval_of_a_one_off_instruction_sets_no_rule():
     ],
 )
 def test_enumerated_requests_give_one_memory_per_item(text, n):
-    assert enumerated_items(text) is not None
+    assert enumerated(paragraphs(text)) is not None
     mems = kept(("user", text))
     assert len(mems) == n, [m.content for m in mems]
     assert all(m.score == 5 for m in mems)
 
 
 def test_remember_with_two_clauses_and_no_count_is_one_rule():
-    assert enumerated_items("Remember: tests must never hit the network; mock HTTP with respx.") is None
+    assert enumerated(paragraphs("Remember: tests must never hit the network; mock HTTP with respx.")) is None
 
 
 def test_vague_phrase_lists_are_data_files_of_50_plus_per_language():

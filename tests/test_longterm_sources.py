@@ -199,7 +199,8 @@ def test_snapshot_decisions_never_become_always_on_rules(tmp_path) -> None:
     turns = snapshot_turns(text).turns
     assert turns[0].text == "hook 流程"
     as_record = extract_offline(turns, recorded=True)
-    as_chat = extract_offline(turns)
+    # the same words asked for in a chat are the user's rule (the field rules' importance)
+    as_chat = extract_offline([Turn("user", f"記住：{turns[-1].text}")])
     assert as_record and as_chat
     assert max(m.importance for m in as_record) <= RECORDED_MAX_IMPORTANCE < 0.9 <= max(m.importance for m in as_chat)
     assert snapshot_turns("\x00 garbage").skipped == 1

@@ -81,7 +81,9 @@ def test_the_run_is_recorded_and_cleared(vault: Vault) -> None:
     assert r.returncode == 0, r.stderr
     pid = json.loads(r.stdout)["pid"]
     try:
-        assert pidfile.trusted_pid(vault) == pid and pidfile.vault_pid_file_matches(vault)
+        record = json.loads(pidfile.run_record_path(vault).read_text(encoding="utf-8"))
+        in_vault = json.loads((vault.state_dir / "daemon.pid").read_text(encoding="utf-8"))
+        assert pidfile.trusted_pid(vault) == pid and record["token"] == in_vault["token"]
         argv = pidfile.command_line(pid)
         assert argv is not None and pidfile.is_daemon_of(argv, vault)
         other = Vault(vault.root.parent / "another")

@@ -5,7 +5,6 @@ deleted its row. Call under the vault lock."""
 from __future__ import annotations
 
 import os
-from contextlib import suppress
 
 from agentmem_vault.board import table as it
 from agentmem_vault.board.summary import BoardState
@@ -24,8 +23,11 @@ def taken_ids(vault: Vault, doc: it.IndexDoc) -> set[str]:
     taken = set(doc.ids())
     taken.update(cells[0] for bad in doc.bad if (cells := it.split_cells(bad.raw)))
     for folder, suffix in ((vault.sessions_dir, ".md"), (vault.archive_dir, "")):
-        with suppress(FileNotFoundError, NotADirectoryError):
-            taken.update(name[: len(name) - len(suffix)] for name in os.listdir(folder) if name.endswith(suffix))
+        try:
+            names = os.listdir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        taken.update(name[: len(name) - len(suffix)] for name in names if name.endswith(suffix))
     return taken
 
 

@@ -301,9 +301,9 @@ def insert_active(entries: list[list], row: it.Row, at: int) -> None:
     """Add a row appended at the end of the board (its line at byte ``at``) to an
     ``active_order`` list, where ``active_order`` of the new board would put it."""
     key = ts_key(row.updated_at)
-    i = len(entries)
-    while i and entries[i - 1][0] < key:
-        i -= 1
+    i = 0  # from the front: an appended row is usually the most recent one
+    while i < len(entries) and entries[i][0] >= key:
+        i += 1
     entries.insert(i, [key, row.session_id, at])
 
 

@@ -1,9 +1,11 @@
 """The board's writes: one row appended, updated or removed, or the whole table rewritten, each
 under the vault lock, journaled and verified (docs/board.md "Writing rules"), and row existence.
 
-``BoardWriter`` is ``writer.VaultWriter`` plus the board: every command that changes
-``memory/index.md`` goes through it, and after every verified write the board summary
-(``board.summary``) is refreshed. The writer underneath never imports the board.
+``BoardWriter`` is ``recall.refresh.NoteWriter`` plus the board: every command that changes
+``memory/index.md`` goes through it, and after every verified whole-board write the board summary
+(``board.summary``) is refreshed (an appended row is parsed by its next load). Being a NoteWriter,
+a note it writes or puts back (doctor's redaction, the undo of an operation killed halfway) is
+current in the recall index at once. The writer underneath never imports the board.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
 from agentmem_vault.redaction import redact_row, redact_text
 from agentmem_vault.fs import append_bytes, atomic_write_text, read_bytes, read_from, read_text
-from agentmem_vault.writer import VaultWriter
+from agentmem_vault.recall.refresh import NoteWriter
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
@@ -53,8 +55,8 @@ def has_row(board: it.IndexDoc | BoardState, session_id: str) -> bool:
     return board.has_row(session_id)
 
 
-class BoardWriter(VaultWriter):
-    """``VaultWriter`` with the board's operations.
+class BoardWriter(NoteWriter):
+    """``NoteWriter`` (``VaultWriter``: lock, journal, transactions) with the board's operations.
 
     Usage::
 
@@ -102,11 +104,10 @@ class BoardWriter(VaultWriter):
         summary.refresh(self.vault, new_text, after)
         return after
 
-    def append_row(self, row: it.Row, *, strict: bool = True, state: BoardState | None = None) -> BoardState | None:
+    def append_row(self, row: it.Row, *, strict: bool = True, state: BoardState | None = None) -> None:
         """Add one row: the one append path of every writer (registration, ``register --manual``,
         the daemon, ``restore``). ``state``: the board's summary as loaded under this same lock
-        (``summary.load``), to skip a re-read. Returns the board's summary afterwards (None when
-        the board could not be summarised).
+        (``summary.load``), to skip a re-read.
 
         The usual board (every row well formed, the table ending the file) gets the row's line
         appended, and the bytes read back after the old end must be exactly that line; any other
@@ -122,7 +123,8 @@ class BoardWriter(VaultWriter):
         if state is not None and state.writable and state.appendable:
             if has_row(state, row.session_id):
                 raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-            return self._append_line(row, state, line)
+            self._append_line(row, state, line)
+            return
         before = self.index_text()
         doc = it.parse_index(before)
         if strict:
@@ -132,11 +134,11 @@ class BoardWriter(VaultWriter):
         # a missing or empty index is created with the header
         new_text = it.append_row(doc, row)[0] if before else it.new_index_text() + line + "\n"
         self._rewrite(new_text, "append_row", session_id=row.session_id, before=None, after=row.to_dict())
-        return None
 
-    def _append_line(self, row: it.Row, state: BoardState, line: str) -> BoardState:
+    def _append_line(self, row: it.Row, state: BoardState, line: str) -> None:
         """Append ``row``'s line to the board ``state`` describes (read under this lock), without
-        parsing the other rows; verified by reading back the bytes after the old end."""
+        parsing the other rows; verified by reading back the bytes after the old end. The summary
+        is left as it is: the next ``summary.load`` parses the appended line (board/summary.py)."""
         nl = state.newline
         path = self.vault.index_path
         tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
@@ -156,7 +158,6 @@ class BoardWriter(VaultWriter):
             raise VerifyFailed(
                 f"memory/index.md did not verify after adding {row.session_id}; the journal holds the intended row"
             )
-        return summary.after_append(self.vault, state, tail, row)
 
     def update_row(
         self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True

@@ -10,8 +10,9 @@ among the row IDs with that minute's IDs (so a new chat's ID needs no search of 
 
 The board is always read and checked against the summary by CRC; when it has only grown since (a
 row appended by any process), just the new bytes are parsed; any other change means one full
-parse, after which the summary is rewritten. Every writer of the board (``store.BoardWriter``, the
-hook's append) refreshes it after its verified write.
+parse, after which the summary is rewritten. Every whole-board write (``store.BoardWriter``)
+refreshes it; an appended row (a new chat's) does not rewrite it: the next load parses the rows
+appended since, and rewrites it once there are ``SAVE_EVERY`` of them.
 
 Deleting the file loses nothing. It is never the authority: on any doubt the caller parses the
 board as before. It is replaced by temp file + rename, never written in place or through a link.
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 VERSION = 5  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
 CACHE_NAME = "board-cache.json"
-SAVE_EVERY = 64  # rows appended by others since the summary was written before it is rewritten
+SAVE_EVERY = 64  # rows appended since the summary was written before it is rewritten
 _KEYS = ("table_start", "writable", "appendable", "crlf", "lf", "rows", "active", "bom", "crc", "stamp", "stamp_ids")
 STAMP = 15  # "YYYY-MM-DD-HHMM": the minute every Session ID starts with (docs/board.md)
 
@@ -180,7 +181,7 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
         return None
     lines = it.split_lines(tail)
     probe = it.IndexDoc(False, lines, 0, 0)
-    active = [list(e) for e in cached["active"]]
+    active = cached["active"]  # decoded for this call alone: extended in place
     at = _offsets(lines, size)
     stamp, stamp_ids = str(cached["stamp"]), list(cached["stamp_ids"])
     for i, ln in enumerate(lines):
@@ -278,26 +279,4 @@ def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:
     save(vault, state)
 
 
-def after_append(vault: Vault, state: BoardState, tail: bytes, row: it.Row) -> BoardState:
-    """The state once ``tail`` (the line of ``row``, verified) was appended to the board described
-    by ``state``; saved for the next hook."""
-    active = [list(e) for e in state.active]
-    crlf = state.newline == "\r\n"
-    if row.status == "active":
-        insert_active(active, row, state.size + (0 if state.ends_nl else 1 + crlf))
-    stamp, stamp_ids = _newest(state.stamp, state.stamp_ids, row.session_id)
-    new = state._replace(
-        data=state.data + tail,
-        crlf=state.crlf + crlf + (0 if state.ends_nl else crlf),
-        lf=state.lf + 1 + (0 if state.ends_nl else 1),
-        rows=state.rows + 1,
-        active=active,
-        crc=zlib.crc32(tail, state.crc),
-        stamp=stamp,
-        stamp_ids=stamp_ids,
-    )
-    save(vault, new)
-    return new
-
-
-__all__ = ["BoardState", "after_append", "cache_path", "load", "refresh"]
+__all__ = ["BoardState", "cache_path", "load", "refresh"]

@@ -9,13 +9,14 @@ line (daemon/pidfile.py).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+from contextlib import suppress
+
+from filelock import FileLock, Timeout
 
 from agentmem_vault.vault import Vault, user_cache_dir, ensure_cache_folder
 from agentmem_vault.errors import AgentmemError, Refused
@@ -23,47 +24,34 @@ from agentmem_vault.fs import atomic_write_text, create_fresh, prepare_lock_file
 from agentmem_vault.daemon import paths, pidfile
 
 
-def is_running(vault: Vault) -> bool:
-    from filelock import FileLock, Timeout
-
+def instance_lock(vault: Vault) -> FileLock | None:
+    """This vault's single-instance lock, taken; None when a daemon holds it."""
     lp = paths.instance_lock_path(vault)
-    if not os.path.lexists(lp):
-        return False
     prepare_lock_file(lp)  # filelock opens with O_TRUNC: never through a link or at a FIFO
     lock = FileLock(str(lp))
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        return True
-    lock.release()
-    return False
-
-
-STATE_FILE_BYTES = 4 << 20  # the status file is a few KB; anything bigger is not ours
-
-
-def _read_json(path: Path) -> dict | None:
-    """A state file's JSON object, or None (absent, a FIFO, a link out, too big, junk)."""
-    try:
-        data = json.loads((read_bytes(path, limit=STATE_FILE_BYTES) or b"null").decode("utf-8-sig"))
-    except (AgentmemError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return lock
 
 
-def read_pid(vault: Vault) -> int | None:
-    """This vault's running daemon's pid, or None: from the run record in the user cache, checked
-    against the process's command line (daemon/pidfile.py), never from the vault's pid file."""
-    return pidfile.trusted_pid(vault)
+def is_running(vault: Vault) -> bool:
+    if not os.path.lexists(paths.instance_lock_path(vault)):
+        return False
+    lock = instance_lock(vault)
+    if lock is not None:
+        lock.release()
+    return lock is None
 
 
 def status(vault: Vault) -> dict:
     running = is_running(vault)
-    data = _read_json(paths.status_path(vault)) or {}
+    data = pidfile.read_json(paths.status_path(vault)) or {}
     out = {
         "running": running,
         "vault": str(vault.root),
-        "pid": read_pid(vault) if running else None,
+        "pid": pidfile.trusted_pid(vault) if running else None,
         "uptime_seconds": round(time.time() - float(data["started_epoch"]), 1)
         if running and data.get("started_epoch")
         else None,
@@ -86,17 +74,16 @@ def status(vault: Vault) -> dict:
 
 def _spawn_kwargs() -> dict:
     if sys.platform == "win32":  # pragma: no cover - Windows only
-        flags = getattr(subprocess, "DETACHED_PROCESS", 0x00000008) | getattr(
-            subprocess, "CREATE_NEW_PROCESS_GROUP", 0x00000200
-        )
-        return {"creationflags": flags}
+        return {"creationflags": 0x00000008 | 0x00000200}  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
     return {"start_new_session": True}
 
 
 def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None, wait: float = 15.0) -> dict:
     """Launch ``agentmem daemon run`` detached; return once it reports running (or failed)."""
     if is_running(vault):
-        raise Refused(f"a daemon is already running for {vault.root} (pid {read_pid(vault)})", code="daemon_running")
+        raise Refused(
+            f"a daemon is already running for {vault.root} (pid {pidfile.trusted_pid(vault)})", code="daemon_running"
+        )
     if not vault.memory.is_dir():
         raise AgentmemError(f"{vault.memory} does not exist; run `agentmem init` first", code="not_a_vault")
     cmd = [sys.executable, "-m", "agentmem_vault", "--vault", str(vault.root), "daemon", "run", "--background"]
@@ -106,7 +93,7 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
         cmd += ["--rescan", str(rescan_seconds)]
     err_path = paths.stderr_path(vault)
     ensure_cache_folder(err_path.parent)
-    before = _read_json(paths.status_path(vault)) or {}
+    before = pidfile.read_json(paths.status_path(vault)) or {}
     cwd = ensure_cache_folder(user_cache_dir())  # not the vault: a working folder blocks renaming it on Windows
     with create_fresh(err_path) as err:
         proc = subprocess.Popen(
@@ -123,13 +110,17 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
         code = proc.poll()
         if code is not None:
             try:
-                tail = (read_bytes(err_path, limit=STATE_FILE_BYTES) or b"").decode("utf-8", "replace")[-2000:].strip()
+                tail = (
+                    (read_bytes(err_path, limit=pidfile.STATE_FILE_BYTES) or b"")
+                    .decode("utf-8", "replace")[-2000:]
+                    .strip()
+                )
             except AgentmemError as exc:
                 tail = exc.message
             raise AgentmemError(
                 f"the daemon exited at start (code {code}): {tail or 'no output'}", code="daemon_failed"
             )
-        data = _read_json(paths.status_path(vault)) or {}
+        data = pidfile.read_json(paths.status_path(vault)) or {}
         if data.get("pid") == proc.pid and data.get("state") == "running" and data != before:
             return {"started": True, "pid": proc.pid, "vault": str(vault.root), "log": str(paths.log_path(vault))}
         time.sleep(0.05)
@@ -143,15 +134,13 @@ def stop(vault: Vault, *, wait: float = 10.0) -> dict:
     """Ask the local daemon to stop (stop-request file, plus SIGTERM on POSIX) and wait for it."""
     if not is_running(vault):
         return {"stopped": False, "running": False, "message": "no daemon is running for this vault"}
-    pid = read_pid(vault)
+    pid = pidfile.trusted_pid(vault)
     req = paths.stop_request_path(vault)
     ensure_cache_folder(req.parent)
     atomic_write_text(req, str(time.time()))  # Windows has no SIGTERM for a detached process
     if pid is not None and sys.platform != "win32":
-        try:
+        with suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
     t0 = time.monotonic()
     try:
         while time.monotonic() - t0 < wait:
@@ -160,8 +149,6 @@ def stop(vault: Vault, *, wait: float = 10.0) -> dict:
             time.sleep(0.05)
     finally:
         if not is_running(vault):
-            try:
+            with suppress(OSError):
                 req.unlink()
-            except OSError:
-                pass
     raise AgentmemError(f"the daemon (pid {pid}) did not stop within {wait:g} s", code="daemon_stop_failed")

@@ -16,7 +16,7 @@ from agentmem_vault.clock import iso_epoch
 from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.apply import apply_plan
 from agentmem_vault.daemon.queue import ExtractionQueue
-from agentmem_vault.daemon.reconcile import Plan, plan
+from agentmem_vault.daemon.reconcile import Plan, Report, plan
 from agentmem_vault.daemon.scan import SESSIONS, FolderSnapshot, changed, classify, scan_file, scan_memory
 from agentmem_vault.daemon.status import StatusBook
 from agentmem_vault.errors import AgentmemError
@@ -27,6 +27,7 @@ from agentmem_vault.fs import read_text
 log = logging.getLogger("agentmem.daemon")
 
 KEEP_EVENTS = 20  # changed paths recorded in the status per batch
+COUNTERS = {"add_row": "rows_added", "sync_row": "rows_synced", "fold_conflict": "conflicts_folded"}
 
 
 class BoardPasses:
@@ -101,18 +102,16 @@ class BoardPasses:
                     self._props_pending.add(sid)
         self.reconcile_pass()
 
-    def _index_text(self) -> str | None:
-        return read_text(self.vault.index_path)
-
     def reconcile_pass(self) -> None:
         # Until this pass finishes without error, the next rescan runs it again: the folder
         # snapshot already holds the change, so a failed pass would otherwise be forgotten.
         self.needs_pass = True
         self.status.count("passes")
         try:
-            text = self._index_text()
+            text = read_text(self.vault.index_path)
         except AgentmemError as exc:  # not UTF-8: a damaged file, reported once
-            self.report_all(Plan(reports=[_report_unreadable(exc)]))
+            msg = exc.message + "; not rewritten"
+            self.report_all(Plan(reports=[Report(f"unreadable_index:{exc.message}", "index_damaged", msg)]))
             return
         archived = self.archived_ids() if self.folder.conflicts() else ()
         p = plan(self.folder, text, previous_sessions=self.prev_sessions, archived=archived)
@@ -135,12 +134,8 @@ class BoardPasses:
             for d in applied.done:
                 log.info("applied %s", json.dumps(d, ensure_ascii=False))
                 self.status.event(d["action"], **{k: v for k, v in d.items() if k != "action"})
-                self.status.count(
-                    {"add_row": "rows_added", "sync_row": "rows_synced", "fold_conflict": "conflicts_folded"}.get(
-                        d["action"], "other"
-                    ),
-                    1 if d["action"] in ("add_row", "sync_row", "fold_conflict") else 0,
-                )
+                if d["action"] in COUNTERS:
+                    self.status.count(COUNTERS[d["action"]])
             for err in applied.errors:
                 log.error("could not apply %s: %s", err["action"], err["error"])
                 self.status.error(f"apply {err['action']}", err["error"])
@@ -228,9 +223,3 @@ def _refresh_board_summary(vault: Vault, text: str) -> None:
         board_cache.load(vault, text.encode("utf-8"))
     except AgentmemError:
         pass  # a board that cannot be read is reported by the reconcile pass itself
-
-
-def _report_unreadable(exc: AgentmemError):
-    from agentmem_vault.daemon.reconcile import Report
-
-    return Report(f"unreadable_index:{exc.message}", "index_damaged", exc.message + "; not rewritten")

@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 from agentmem_vault.vault import Vault, ensure_cache_folder
-from agentmem_vault.fs import prepare_lock_file
 from agentmem_vault.daemon import paths, pidfile
+from agentmem_vault.daemon.control import instance_lock
 from agentmem_vault.daemon.service import Daemon
 from agentmem_vault.errors import Refused
 
@@ -26,20 +26,17 @@ STOP_POLL = 0.2  # how often the stop request file is looked for (a stat: nothin
 
 
 def setup_logging(vault: Vault, *, to_stderr: bool) -> list[logging.Handler]:
-    handlers: list[logging.Handler] = []
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     lp = paths.log_path(vault)
     ensure_cache_folder(lp.parent)
-    fh = logging.handlers.RotatingFileHandler(
-        lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True
-    )
-    fh.setFormatter(fmt)
-    handlers.append(fh)
+    handlers: list[logging.Handler] = [
+        logging.handlers.RotatingFileHandler(
+            lp, maxBytes=LOG_MAX_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", delay=True
+        )
+    ]
     if to_stderr:
-        sh = logging.StreamHandler(sys.stderr)
-        sh.setFormatter(fmt)
-        handlers.append(sh)
+        handlers.append(logging.StreamHandler(sys.stderr))
     for h in handlers:
+        h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         log.addHandler(h)
     log.setLevel(logging.INFO)
     log.propagate = False
@@ -61,24 +58,15 @@ def run_daemon(
     vault: Vault, *, polling: bool = False, rescan_seconds: float | None = None, background: bool = False
 ) -> None:
     """``agentmem daemon run``: one instance per vault, signals, pid file, rotating log."""
-    from filelock import FileLock, Timeout
-
-    lock_path = paths.instance_lock_path(vault)
-    ensure_cache_folder(lock_path.parent)
-    prepare_lock_file(lock_path)  # filelock opens with O_TRUNC: never through a link or at a FIFO
-    lock = FileLock(str(lock_path))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
+    ensure_cache_folder(paths.instance_lock_path(vault).parent)
+    lock = instance_lock(vault)
+    if lock is None:
         raise Refused(
             f"a daemon is already running for {vault.root} (see `agentmem daemon status`)", code="daemon_running"
-        ) from None
+        )
     handlers: list[logging.Handler] = []
     try:
-        try:
-            paths.stop_request_path(vault).unlink()
-        except FileNotFoundError:
-            pass
+        paths.stop_request_path(vault).unlink(missing_ok=True)
         handlers = setup_logging(vault, to_stderr=not background)
         daemon = Daemon(vault, polling=polling, rescan_seconds=rescan_seconds)
         old = {}

@@ -56,10 +56,6 @@ def _head(path: Path, offset: int) -> str:
         return ""
 
 
-def _read_from(path: Path, offset: int) -> bytes:
-    return read_from(path, offset) or b""  # a FIFO or a link out is refused, never waited on
-
-
 def queue_key(item: object) -> str | None:
     """Identity of a queue item (re-queuing the same thing just pushes its quiet period back)."""
     if not isinstance(item, dict):
@@ -129,14 +125,7 @@ class ExtractionQueue:
     def save(self) -> None:
         if not self._dirty:
             return
-        state = {
-            "offset": self.offset,
-            "head": self.head,
-            "pending": self.pending,
-            "failed": self.failed,
-            "done_count": self.done_count,
-            "seen": self.seen,
-        }
+        state = {k: getattr(self, k) for k in ("offset", "head", "pending", "failed", "done_count", "seen")}
         self.state_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.state_path, json.dumps(state, ensure_ascii=False, sort_keys=True) + "\n")
         self.has_state = True
@@ -154,7 +143,7 @@ class ExtractionQueue:
         if size < self.offset or (self.offset and _head(self.queue_path, self.offset) != self.head):
             # Truncated or replaced (by hand or by a compaction): read it again; keys de-duplicate.
             self.offset = 0
-        chunk = _read_from(self.queue_path, self.offset)
+        chunk = read_from(self.queue_path, self.offset) or b""  # a FIFO or a link out is refused, never waited on
         end = chunk.rfind(b"\n")
         if end < 0:
             return 0  # a line still being written: wait for its newline
@@ -232,7 +221,7 @@ class ExtractionQueue:
             return False
         with self.lock():
             self.poll()
-            data = _read_from(self.queue_path, 0)
+            data = read_from(self.queue_path, 0) or b""
             tail = data[self.offset :]  # a torn last line, if any: kept as it was
             keep = "".join(
                 json.dumps(v["item"], ensure_ascii=False) + "\n"

@@ -2,15 +2,9 @@
 
 No I/O and no clock: the same inputs give the same plan, so tests feed synthetic snapshots and the
 service re-plans under the vault lock right before applying (the index may have changed since the
-first look). The rules (docs/daemon.md; row rules in board/rules.py):
-
-- a session file without a row -> add the row (fields from the snapshot's Metadata, its Status when valid, else active);
-- a snapshot whose Metadata disagrees with its row -> sync Topic/Status/Updated At (toward_snapshot);
-- a row whose snapshot was deleted -> report; the row is never deleted;
-- a damaged table (header changed, broken rows, duplicate IDs) -> report, never rewrite, do nothing;
-- a sync-conflict copy of the index -> fold its rows in by Session ID (newer Updated At wins per
-  row, rows only in the copy are added, nothing deleted, Referenced By lists are united so that no
-  reference is lost) and move the copy to ``.agentmem/conflicts/``.
+first look). The rules are docs/daemon.md's list (a row for every snapshot, rows brought in step,
+deleted snapshots and damaged tables reported, never rewritten; conflict copies folded as
+docs/board.md says); the row rules themselves live in board/rules.py.
 """
 
 from __future__ import annotations
@@ -74,6 +68,9 @@ class Plan:
     def writes(self) -> bool:
         return bool(self.actions)
 
+    def report(self, key: str, kind: str, message: str, session_id: str | None = None) -> None:
+        self.reports.append(Report(key, kind, message, session_id))
+
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
@@ -94,30 +91,26 @@ def plan(
     """
     out = Plan()
     if index_text is None:
-        out.reports.append(
-            Report(
-                "index_missing",
-                "index_missing",
-                "memory/index.md is missing; run `agentmem init` (the daemon does not create it)",
-            )
+        out.report(
+            "index_missing",
+            "index_missing",
+            "memory/index.md is missing; run `agentmem init` (the daemon does not create it)",
         )
         return out
     try:
         doc = it.parse_index(index_text)
     except IndexFormatError as exc:
-        out.reports.append(Report(f"damaged:{_sha(index_text)}", "index_damaged", exc.message + "; not rewritten"))
+        out.report(f"damaged:{_sha(index_text)}", "index_damaged", exc.message + "; not rewritten")
         return out
     problems = [f"line {b.line_no}: {b.reason}" for b in doc.bad]
     problems += [f"Session ID {d} appears in more than one row" for d in doc.duplicate_ids()]
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        out.reports.append(
-            Report(
-                f"damaged:{_sha(index_text)}",
-                "index_damaged",
-                f"memory/index.md is damaged: {problems[0]}{more}; the daemon will not "
-                "change it until it is repaired (see `agentmem doctor`)",
-            )
+        out.report(
+            f"damaged:{_sha(index_text)}",
+            "index_damaged",
+            f"memory/index.md is damaged: {problems[0]}{more}; the daemon will not "
+            "change it until it is repaired (see `agentmem doctor`)",
         )
         return out
 
@@ -133,45 +126,37 @@ def _fold_conflicts(folder: FolderSnapshot, text: str, archived: Collection[str]
     """Sync-conflict copies of the index folded in (docs/board.md); the board's text after them."""
     for rel, entry in sorted(folder.conflicts().items()):
         if entry.error or entry.text is None:
-            out.reports.append(
-                Report(
-                    f"conflict:{rel}:{entry.sha}",
-                    "conflict_unreadable",
-                    f"conflict copy memory/{rel}: {entry.error or 'unreadable'}; left in place",
-                )
+            out.report(
+                f"conflict:{rel}:{entry.sha}",
+                "conflict_unreadable",
+                f"conflict copy memory/{rel}: {entry.error or 'unreadable'}; left in place",
             )
             continue
         try:
             copy = it.parse_index(entry.text)
         except IndexFormatError as exc:
-            out.reports.append(
-                Report(
-                    f"conflict:{rel}:{entry.sha}",
-                    "conflict_unreadable",
-                    f"conflict copy memory/{rel}: {exc.message}; left in place",
-                )
+            out.report(
+                f"conflict:{rel}:{entry.sha}",
+                "conflict_unreadable",
+                f"conflict copy memory/{rel}: {exc.message}; left in place",
             )
             continue
         for sid in archived_in_copy(text, copy.row_list(), archived):
-            out.reports.append(
-                Report(
-                    f"conflict_archived:{rel}:{sid}",
-                    "conflict_archived_row",
-                    f"conflict copy memory/{rel} still lists {sid}, which was archived since; "
-                    f"not put back on the board (see memory/archive/{sid}/)",
-                    sid,
-                )
+            out.report(
+                f"conflict_archived:{rel}:{sid}",
+                "conflict_archived_row",
+                f"conflict copy memory/{rel} still lists {sid}, which was archived since; "
+                f"not put back on the board (see memory/archive/{sid}/)",
+                sid,
             )
         new_text, added, updated = fold_rows(text, copy.row_list(), archived=archived)
         move = not copy.bad
         if not move:
-            out.reports.append(
-                Report(
-                    f"conflict:{rel}:{entry.sha}",
-                    "conflict_partial",
-                    f"conflict copy memory/{rel}: {len(copy.bad)} row(s) could not be read "
-                    f"(first: line {copy.bad[0].line_no}); readable rows folded, the copy is left in place",
-                )
+            out.report(
+                f"conflict:{rel}:{entry.sha}",
+                "conflict_partial",
+                f"conflict copy memory/{rel}: {len(copy.bad)} row(s) could not be read "
+                f"(first: line {copy.bad[0].line_no}); readable rows folded, the copy is left in place",
             )
         if move or new_text != text:
             out.actions.append(FoldConflict(rel, text, new_text, tuple(added), tuple(updated), move, entry.sha))
@@ -183,33 +168,27 @@ def _plan_sessions(sessions: dict[str, Entry], rows: dict[str, it.Row], out: Pla
     """A snapshot without a row gets one; a row out of step with its snapshot is synced."""
     for sid, entry in sorted(sessions.items()):
         if not is_valid_session_id(sid):
-            out.reports.append(
-                Report(
-                    f"bad_name:{sid}",
-                    "session_file_name",
-                    f"memory/sessions/{sid}.md: the file name is not a Session ID; ignored",
-                )
+            out.report(
+                f"bad_name:{sid}",
+                "session_file_name",
+                f"memory/sessions/{sid}.md: the file name is not a Session ID; ignored",
             )
             continue
         if entry.error:
-            out.reports.append(
-                Report(
-                    f"unreadable:{sid}:{entry.sha}",
-                    "session_unreadable",
-                    f"memory/sessions/{sid}.md: {entry.error}; ignored",
-                    sid,
-                )
+            out.report(
+                f"unreadable:{sid}:{entry.sha}",
+                "session_unreadable",
+                f"memory/sessions/{sid}.md: {entry.error}; ignored",
+                sid,
             )
             continue
         meta_id = entry.meta_dict.get("Session ID", "").strip()
         if meta_id and meta_id != sid:
-            out.reports.append(
-                Report(
-                    f"id_mismatch:{sid}:{meta_id}",
-                    "session_id_mismatch",
-                    f"memory/sessions/{sid}.md says Session ID {meta_id}; the file name wins",
-                    sid,
-                )
+            out.report(
+                f"id_mismatch:{sid}:{meta_id}",
+                "session_id_mismatch",
+                f"memory/sessions/{sid}.md says Session ID {meta_id}; the file name wins",
+                sid,
             )
         row = rows.get(sid)
         if row is None:
@@ -227,20 +206,16 @@ def _report_rows_without_snapshot(
         if row.session_id in sessions:
             continue
         if previous_sessions is not None and row.session_id in previous_sessions:
-            out.reports.append(
-                Report(
-                    f"deleted:{row.session_id}",
-                    "snapshot_deleted",
-                    f"memory/sessions/{row.session_id}.md was deleted; its row is kept (archive or restore it)",
-                    row.session_id,
-                )
+            out.report(
+                f"deleted:{row.session_id}",
+                "snapshot_deleted",
+                f"memory/sessions/{row.session_id}.md was deleted; its row is kept (archive or restore it)",
+                row.session_id,
             )
         elif previous_sessions is None and row.status in ("active", "stale"):
-            out.reports.append(
-                Report(
-                    f"missing:{row.session_id}",
-                    "snapshot_missing",
-                    f"row {row.session_id} is {row.status} but has no memory/sessions/{row.session_id}.md",
-                    row.session_id,
-                )
+            out.report(
+                f"missing:{row.session_id}",
+                "snapshot_missing",
+                f"row {row.session_id} is {row.status} but has no memory/sessions/{row.session_id}.md",
+                row.session_id,
             )

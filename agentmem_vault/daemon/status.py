@@ -17,6 +17,7 @@ from agentmem_vault.clock import iso_epoch
 from agentmem_vault.fs import atomic_write_text
 
 KEEP = 20
+COUNTERS = ("events", "passes", "rows_added", "rows_synced", "conflicts_folded", "extracted", "errors")
 HEARTBEAT_SECONDS = 300.0
 
 
@@ -34,15 +35,7 @@ class StatusBook:
             "state": "starting",
             "started_at": iso_epoch(self.started),
             "started_epoch": self.started,
-            "counters": {
-                "events": 0,
-                "passes": 0,
-                "rows_added": 0,
-                "rows_synced": 0,
-                "conflicts_folded": 0,
-                "extracted": 0,
-                "errors": 0,
-            },
+            "counters": dict.fromkeys(COUNTERS, 0),
         }
         self.last_events: deque[dict] = deque(maxlen=KEEP)
         self.errors: deque[dict] = deque(maxlen=KEEP)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog import events as ev
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.scan import SESSIONS, classify
@@ -28,36 +30,22 @@ RECALL_RESET = "\x00recall-reset"  # long-term/ itself was created, deleted or m
 LONGTERM = "long-term"
 
 
-# -- the event handler (observer thread) -----------------------------------------------------------
+# Only what can change content. Opened/closed-without-write events would echo every read the
+# daemon itself makes (5,000 of them on a big vault).
+EVENT_TYPES = [
+    ev.FileCreatedEvent,
+    ev.FileModifiedEvent,
+    ev.FileMovedEvent,
+    ev.FileDeletedEvent,
+    ev.FileClosedEvent,
+    ev.DirCreatedEvent,
+    ev.DirDeletedEvent,
+    ev.DirMovedEvent,
+]
+_NO_CHANGE = ("opened", "closed_no_write", "attrib")
 
 
-def _event_types() -> list:
-    # Only what can change content. Opened/closed-without-write events would echo every read the
-    # daemon itself makes (5,000 of them on a big vault).
-    from watchdog.events import (
-        DirCreatedEvent,
-        DirDeletedEvent,
-        DirMovedEvent,
-        FileClosedEvent,
-        FileCreatedEvent,
-        FileDeletedEvent,
-        FileModifiedEvent,
-        FileMovedEvent,
-    )
-
-    return [
-        FileCreatedEvent,
-        FileModifiedEvent,
-        FileMovedEvent,
-        FileDeletedEvent,
-        FileClosedEvent,
-        DirCreatedEvent,
-        DirDeletedEvent,
-        DirMovedEvent,
-    ]
-
-
-class PathFilter:
+class PathFilter(ev.FileSystemEventHandler):
     """Turns a watchdog event into the watched paths it concerns (relative to memory/)."""
 
     def __init__(self, memory: Path, sink: Callable[[str], None]) -> None:
@@ -65,25 +53,22 @@ class PathFilter:
         self.sink = sink
 
     def rel(self, path: str | bytes) -> str | None:
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
         if not path:
             return None
-        p = os.path.normcase(os.path.abspath(path))
+        p = os.path.normcase(os.path.abspath(os.fsdecode(path)))
         if p == self.memory or not p.startswith(self.memory + os.sep):
             return None
         return p[len(self.memory) + 1 :].replace(os.sep, "/")
 
-    def dispatch(self, event: object) -> None:
+    def dispatch(self, event: ev.FileSystemEvent) -> None:
         try:
-            etype = getattr(event, "event_type", "")
-            if etype in ("opened", "closed_no_write", "attrib"):
+            if event.event_type in _NO_CHANGE:
                 return
-            for raw in (getattr(event, "src_path", ""), getattr(event, "dest_path", "")):
+            for raw in (event.src_path, event.dest_path):
                 rel = self.rel(raw)
                 if rel is None or rel.split("/", 1)[0] == ".agentmem":
                     continue
-                if getattr(event, "is_directory", False):
+                if event.is_directory:
                     if rel == SESSIONS:
                         self.sink(RESCAN)
                     elif rel == LONGTERM:
@@ -95,45 +80,24 @@ class PathFilter:
             log.exception("event handler failed on %r", event)
 
 
-class LongTermFilter:
+class LongTermFilter(ev.FileSystemEventHandler):
     """Events under memory/long-term/ (recursive watch): any change to a note or a folder marks the
     recall heartbeat dirty at once (here, in the observer thread) and asks the loop to sync."""
 
     def __init__(self, on_change: Callable[[], None]) -> None:
         self.on_change = on_change
 
-    def dispatch(self, event: object) -> None:
+    def dispatch(self, event: ev.FileSystemEvent) -> None:
         try:
-            if getattr(event, "event_type", "") in ("opened", "closed_no_write", "attrib"):
+            if event.event_type in _NO_CHANGE:
                 return
-            paths = [getattr(event, "src_path", ""), getattr(event, "dest_path", "")]
-            for raw in paths:
+            for raw in (event.src_path, event.dest_path):
                 name = os.path.basename(os.fsdecode(raw)) if raw else ""
-                if (
-                    name
-                    and (getattr(event, "is_directory", False) or name.endswith(".md"))
-                    and not name.startswith(".")
-                ):
+                if name and (event.is_directory or name.endswith(".md")) and not name.startswith("."):
                     self.on_change()
                     return
         except Exception:  # never let one odd event kill the observer thread
             log.exception("event handler failed on %r", event)
-
-
-def make_handler(memory: Path, sink: Callable[[str], None], longterm: Callable[[], None] | None = None):
-    from watchdog.events import FileSystemEventHandler
-
-    class _Handler(FileSystemEventHandler):
-        def __init__(self) -> None:
-            super().__init__()
-            self.filter: PathFilter | LongTermFilter = (
-                PathFilter(memory, sink) if longterm is None else LongTermFilter(longterm)
-            )
-
-        def dispatch(self, event) -> None:
-            self.filter.dispatch(event)
-
-    return _Handler()
 
 
 class Watcher:
@@ -156,20 +120,13 @@ class Watcher:
         self.rescan_seconds = rescan_seconds
         self.longterm = longterm  # watch long-term/ (native mode, while the recall index can be synced)
         self.observer: BaseObserver | None = None
-        self._handler = make_handler(self.memory, sink)
-        self._lt_handler = make_handler(self.memory, sink, on_longterm)
+        self._handler = PathFilter(self.memory, sink)
+        self._lt_handler = LongTermFilter(on_longterm)
         self._watched: set[str] = set()
         self.lt_watch: ObservedWatch | None = None
 
     def start(self) -> None:
-        if self.polling:
-            from watchdog.observers.polling import PollingObserver
-
-            obs: BaseObserver = PollingObserver(timeout=self.rescan_seconds)
-        else:
-            from watchdog.observers import Observer
-
-            obs = Observer()
+        obs = PollingObserver(timeout=self.rescan_seconds) if self.polling else Observer()
         self.observer = obs
         self.schedule_missing()
         obs.start()
@@ -182,7 +139,7 @@ class Watcher:
             if key in self._watched or not folder.is_dir():
                 continue
             # Not recursive: archive/, long-term/ and .agentmem/ are none of the daemon's business.
-            self.observer.schedule(self._handler, key, recursive=False, event_filter=_event_types())
+            self.observer.schedule(self._handler, key, recursive=False, event_filter=EVENT_TYPES)
             self._watched.add(key)
         self.watch_longterm()
 
@@ -196,17 +153,15 @@ class Watcher:
         if self.lt_watch is None and folder.is_dir():
             try:
                 self.lt_watch = self.observer.schedule(
-                    self._lt_handler, str(folder), recursive=True, event_filter=_event_types()
+                    self._lt_handler, str(folder), recursive=True, event_filter=EVENT_TYPES
                 )
             except OSError as exc:  # e.g. the inotify watch limit: queries check the notes themselves
                 log.warning("cannot watch %s: %s", folder, exc)
 
     def unwatch_longterm(self) -> None:
         if self.lt_watch is not None and self.observer is not None:
-            try:
+            with suppress(Exception):  # already gone with its folder
                 self.observer.unschedule(self.lt_watch)
-            except Exception:  # noqa: BLE001 - already gone with its folder
-                pass
         self.lt_watch = None
 
     def stop(self) -> None:

@@ -1,21 +1,14 @@
 """The one file-edit step of every installer (hooks, MCP, merge drivers, rules, setup, daemon
-service): plan, backup, compare-and-write, verify (docs/setup.md, "How an installer edits a file").
-
-An installer reads the file once, computes the new bytes with a pure function and, when it has a
-parser for the format, checks that the new bytes parse (``check``), all before anything is
-written. Applying it then
-
-1. reads the file again and refuses when it is no longer what was planned on ("changed while
-   installing": another editor saved meanwhile; nothing is written, nothing of theirs lost);
-2. copies the old bytes to ``<name>.agentmem-backup-<stamp>`` next to it;
-3. replaces the file by temp file and rename;
-4. reads it back: the bytes must be the planned ones and still parse.
-
-An unchanged file is never rewritten, so running an installer twice changes nothing.
+service): plan, compare, backup and write, verify (docs/setup.md, "How an installer edits a file").
+An installer reads the file once and computes the new bytes with a pure function (checked with
+the format's parser when there is one); ``apply_edit`` refuses a file that changed since
+("changed while installing"), backs it up, replaces it and reads it back. An unchanged file is
+never rewritten, so running an installer twice changes nothing.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +33,11 @@ class FileEdit:
     @property
     def changed(self) -> bool:
         return self.before != self.after
+
+    @property
+    def action(self) -> str:
+        """What the installers report: create, update or unchanged."""
+        return "create" if self.before is None else ("update" if self.changed else "unchanged")
 
 
 def _checked(data: bytes, path: Path, what: str, check: Check | None) -> None:
@@ -70,6 +68,14 @@ def plan_edit(
     return edit
 
 
+def plan_text_edit(
+    path: Path, before: bytes | None, text: str, *, what: str = "file", check: Check | None = None
+) -> FileEdit:
+    """``plan_edit`` to ``text`` in UTF-8, keeping the byte-order mark the old file had."""
+    bom = b"\xef\xbb\xbf" if before and before.startswith(b"\xef\xbb\xbf") else b""
+    return plan_edit(path, before, bom + text.encode("utf-8"), what=what, check=check)
+
+
 def apply_edit(edit: FileEdit) -> Path | None:
     """Write a planned edit; returns the backup's path (None when nothing was backed up)."""
     if not edit.changed:
@@ -86,6 +92,21 @@ def apply_edit(edit: FileEdit) -> Path | None:
         raise VerifyFailed(f"{edit.path} did not read back as written; the previous file is at {saved}")
     _checked(written, edit.path, edit.what, edit.check)
     return saved
+
+
+def json_object(path: Path | str, data: str | bytes | None) -> dict | None:
+    """The JSON object an installer merges into: None for no file, {} for a blank one; refused
+    when it is not JSON or not an object."""
+    if data is None:
+        return None
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+        obj = json.loads(text) if text.strip() else {}
+    except ValueError as exc:  # UnicodeDecodeError too
+        raise Refused(f"{path} is not valid JSON ({exc}); fix or remove it first — it was not changed") from exc
+    if not isinstance(obj, dict):
+        raise Refused(f"{path} is a JSON {type(obj).__name__}, not an object; it was not changed")
+    return obj
 
 
 def read_current(path: Path) -> bytes | None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import Refused, UsageError, VaultNotFound
-from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, json_object, plan_edit, read_current
 from agentmem_vault.integrations.quoting import posix_join, powershell_command
 
 HOOK_TIMEOUT = 10  # seconds the agent waits for our hook
@@ -52,16 +52,14 @@ ENTRIES: dict[str, list[tuple[str, str, str | None]]] = {
 }
 
 
+FILES = {"cursor": (".cursor", "hooks.json"), "claude": (".claude", "settings.json"), "codex": (".codex", "hooks.json")}
+
+
 def config_path(agent: str, *, project: str | os.PathLike | None = None, home: Path | None = None) -> Path:
     if agent not in ENTRIES:
         raise UsageError(f"unknown agent {agent!r}: expected cursor, claude or codex")
-    folder, name = {
-        "cursor": (".cursor", "hooks.json"),
-        "claude": (".claude", "settings.json"),
-        "codex": (".codex", "hooks.json"),
-    }[agent]
     base = Path(project).expanduser().absolute() if project is not None else (home or Path.home())
-    return base / folder / name
+    return base.joinpath(*FILES[agent])
 
 
 def pinned_vault(explicit: str | os.PathLike | None) -> Vault:
@@ -119,20 +117,6 @@ class InstallPlan:
         return self.edit.changed
 
 
-def _parse_existing(path: Path, data: bytes | None) -> dict | None:
-    if data is None:
-        return None
-    if not data.strip():
-        return {}
-    try:
-        obj = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise Refused(f"{path} is not valid JSON ({exc}); fix or remove it first — it was not changed") from exc
-    if not isinstance(obj, dict):
-        raise Refused(f"{path} is a JSON {type(obj).__name__}, not an object; it was not changed")
-    return obj
-
-
 def merge(
     agent: str, existing: dict | None, commands: dict[str, str], *, path: Path | str = "<config>"
 ) -> tuple[dict, list[dict]]:
@@ -153,51 +137,37 @@ def merge(
         lst = hooks.setdefault(event, [])
         if not isinstance(lst, list):
             raise Refused(f'{path}: "hooks.{event}" is not a list; it was not changed')
-        action = _merge_cursor(lst, cmd) if agent == "cursor" else _merge_grouped(lst, cmd, matcher)
+        action = _merge_entry(lst, cmd, matcher, grouped=agent != "cursor")
         actions.append({"event": event, "hook": hook_name, "command": cmd, "action": action})
     return doc, actions
 
 
-def _merge_cursor(lst: list, cmd: str) -> str:
-    found = False
+def _merge_entry(lst: list, cmd: str, matcher: str | None, *, grouped: bool) -> str:
+    """Our entry in one event's list: the first of ours gets ``cmd``, further copies of ours go.
+    Cursor lists hooks; Claude Code and Codex list groups of hooks (``grouped``)."""
+    groups = (
+        [g for g in lst if isinstance(g, dict) and isinstance(g.get("hooks"), list)] if grouped else [{"hooks": lst}]
+    )
+    default = ("type", "command") if grouped else ("timeout", HOOK_TIMEOUT)
     action = "added"
-    for item in list(lst):
-        if isinstance(item, dict) and is_ours(item.get("command")):
-            if found:
-                lst.remove(item)  # a duplicate of ours
-                continue
-            found = True
-            action = "unchanged" if item.get("command") == cmd else "updated"
-            item["command"] = cmd
-            item.setdefault("timeout", HOOK_TIMEOUT)
-    if not found:
-        lst.append({"command": cmd, "timeout": HOOK_TIMEOUT})
-    return action
-
-
-def _merge_grouped(lst: list, cmd: str, matcher: str | None) -> str:
-    found = False
-    action = "added"
-    for group in list(lst):
-        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-            continue
+    for group in groups:
         inner = group["hooks"]
         for h in list(inner):
-            if isinstance(h, dict) and is_ours(h.get("command")):
-                if found:
-                    inner.remove(h)
-                    continue
-                found = True
-                action = "unchanged" if h.get("command") == cmd else "updated"
-                h["command"] = cmd
-                h.setdefault("type", "command")
-        if not inner and found:
+            if not (isinstance(h, dict) and is_ours(h.get("command"))):
+                continue
+            if action != "added":
+                inner.remove(h)  # a duplicate of ours
+                continue
+            action = "unchanged" if h.get("command") == cmd else "updated"
+            h["command"] = cmd
+            h.setdefault(*default)
+        if grouped and not inner and action != "added":
             lst.remove(group)  # only held a duplicate of ours
-    if not found:
-        group = {"hooks": [{"type": "command", "command": cmd, "timeout": HOOK_TIMEOUT}]}
-        if matcher:
-            group = {"matcher": matcher, **group}
-        lst.append(group)
+    if action == "added":
+        hook = {"command": cmd, "timeout": HOOK_TIMEOUT}
+        lst.append(
+            {**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", **hook}]} if grouped else hook
+        )
     return action
 
 
@@ -211,17 +181,25 @@ def plan_install(
 ) -> InstallPlan:
     path = config_path(agent, project=project, home=home)
     raw = read_current(path)
-    before = _parse_existing(path, raw)
+    before = json_object(path, raw)
     commands = {name: hook_command(agent, name, vault=vault, argv=argv) for _, name, _ in ENTRIES[agent]}
     after, actions = merge(agent, before, commands, path=path)
+    new = (json.dumps(after, ensure_ascii=False, indent=2) + "\n").encode()
     # The same document is not rewritten (its formatting is the user's).
-    text = (
-        raw
-        if raw is not None and before == after
-        else (json.dumps(after, ensure_ascii=False, indent=2) + "\n").encode()
-    )
-    edit = plan_edit(path, raw, text, what="JSON", check=json.loads)
+    edit = plan_edit(path, raw, raw if raw is not None and before == after else new, what="JSON", check=json.loads)
     return InstallPlan(agent, path, before, after, edit, actions)
+
+
+def _result(plan: InstallPlan, backup: Path | None, notes: list[str]) -> dict:
+    return {
+        "agent": plan.agent,
+        "file": str(plan.path),
+        "created": plan.before is None,
+        "changed": plan.changed,
+        "backup": str(backup) if backup else None,
+        "entries": plan.actions,
+        "notes": notes,
+    }
 
 
 def apply_install(plan: InstallPlan) -> dict:
@@ -234,15 +212,7 @@ def apply_install(plan: InstallPlan) -> dict:
             notes.append(f"Codex runs hooks only when enabled: add `[features]` / `codex_hooks = true` to {tomls[-1]}")
     if plan.agent == "cursor":
         notes.append("Restart Cursor (or open a new chat) to load the hook.")
-    return {
-        "agent": plan.agent,
-        "file": str(plan.path),
-        "created": plan.before is None,
-        "changed": plan.changed,
-        "backup": str(backup) if backup else None,
-        "entries": plan.actions,
-        "notes": notes,
-    }
+    return _result(plan, backup, notes)
 
 
 def install_hook(
@@ -255,15 +225,5 @@ def install_hook(
 ) -> dict:
     plan = plan_install(agent, project=project, vault=vault, argv=argv)
     if dry_run:
-        return {
-            "agent": agent,
-            "file": str(plan.path),
-            "created": plan.before is None,
-            "changed": plan.changed,
-            "backup": None,
-            "entries": plan.actions,
-            "notes": [],
-            "dry_run": True,
-            "config": plan.after,
-        }
+        return {**_result(plan, None, []), "dry_run": True, "config": plan.after}
     return apply_install(plan)

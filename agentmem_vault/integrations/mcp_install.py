@@ -1,24 +1,9 @@
-"""``agentmem install-mcp``: add the agentmem MCP server to a client's own config file.
-
-Plan first (a pure function from the old file's text to the new one), apply second: the old file is
-backed up before it is replaced, every other server and setting is kept, running it twice changes
-nothing, and a file that does not parse (or is not shaped like that client's config) is refused and
-left untouched. The server entry pins the vault (``--vault``), so it works from any workspace.
-
-Files and shapes (docs/mcp.md has a worked example for each):
-- Cursor: ``~/.cursor/mcp.json`` or ``<project>/.cursor/mcp.json``:
-  ``{"mcpServers": {"agentmem": {"command": ..., "args": [...]}}}``
-- Claude Code: project scope ``<project>/.mcp.json``, user scope ``~/.claude.json`` (top-level
-  ``mcpServers``; the rest of that file is Claude Code's own state and is kept as it is):
-  ``{"mcpServers": {"agentmem": {"type": "stdio", "command": ..., "args": [...]}}}``
-- Codex: ``~/.codex/config.toml`` or ``<project>/.codex/config.toml`` (trusted projects):
-  ``[mcp_servers.agentmem]`` with ``command`` and ``args``. TOML is read with the standard
-  library's ``tomllib`` and written textually: only our own table is appended or replaced, so the
-  user's comments, order and formatting stay byte for byte, and the result is parsed again and
-  compared before anything is written.
-- Claude Desktop (no project scope): macOS ``~/Library/Application Support/Claude/``, Windows
-  ``%APPDATA%\\Claude\\``, Linux ``$XDG_CONFIG_HOME/Claude/`` (``~/.config/Claude/``), file
-  ``claude_desktop_config.json``, same shape as Cursor's.
+"""``agentmem install-mcp``: add the agentmem MCP server to a client's own config file (each
+client's file and entry: docs/mcp.md, "Installers"). Plan (a pure function from the old text to the
+new one), then apply through the installers' one file-edit step (integrations/file_edit.py). The
+entry pins the vault (``--vault``), so it works from any workspace. Codex's TOML is read with
+``tomllib`` and written textually: only our own table changes, the user's comments, order and
+formatting stay byte for byte, and the result is parsed again and compared before it is written.
 """
 
 from __future__ import annotations
@@ -31,9 +16,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentmem_vault.command import agentmem_argv
 from agentmem_vault.errors import Refused, UsageError
-from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
-from agentmem_vault.integrations.hook_install import agentmem_argv
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, json_object, plan_text_edit, read_current
 from agentmem_vault.integrations.quoting import check_safe, toml_string
 
 SERVER_NAME = "agentmem"
@@ -114,18 +99,6 @@ class McpPlan:
     entry: dict
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def before(self) -> bytes | None:  # None: the file does not exist
-        return self.edit.before
-
-    @property
-    def after(self) -> bytes:
-        return self.edit.after
-
-    @property
-    def changed(self) -> bool:
-        return self.edit.changed
-
 
 # -- JSON clients -----------------------------------------------------------------------------------
 
@@ -133,15 +106,7 @@ class McpPlan:
 def merge_json(text: str | None, entry: dict, *, path: Path | str = "<config>") -> str:
     """Pure: the JSON config ``text`` with ``mcpServers.agentmem`` set to ``entry``; every other
     key kept in its order. Refused when the text is not a JSON object or ``mcpServers`` is not one."""
-    doc: dict = {}
-    if text is not None and text.strip():
-        try:
-            parsed = json.loads(text)
-        except ValueError as exc:
-            raise Refused(f"{path} is not valid JSON ({exc}); fix or remove it first — it was not changed") from exc
-        if not isinstance(parsed, dict):
-            raise Refused(f"{path} is a JSON {type(parsed).__name__}, not an object; it was not changed")
-        doc = parsed
+    doc = json_object(path, text) or {}
     servers = doc.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise Refused(f'{path}: "mcpServers" is not an object; it was not changed')
@@ -264,6 +229,21 @@ def merge_toml(text: str | None, entry: dict, *, path: Path | str = "<config>") 
 # -- plan and apply ---------------------------------------------------------------------------------
 
 
+NOTES = {  # client: (after writing the user's config, a project's)
+    "cursor": ("Restart Cursor or toggle the server under Settings > MCP; its tools appear as memory_*.",) * 2,
+    "claude": (
+        "Written to ~/.claude.json (user scope); quit Claude Code first, it rewrites that file. "
+        "Check with `claude mcp list`.",
+        "Claude Code asks once to approve a project's .mcp.json servers; check with `claude mcp list`.",
+    ),
+    "codex": (
+        "Check with `codex mcp list`.",
+        "Codex reads a project's .codex/config.toml only in a trusted project; check with `codex mcp list`.",
+    ),
+    "claude-desktop": ("Quit and reopen Claude Desktop to load the server.",) * 2,
+}
+
+
 def _decode(data: bytes | None, path: Path) -> str | None:
     if data is None:
         return None
@@ -298,26 +278,9 @@ def plan_mcp_install(
         client, vault=vault, agent=agent, argv=argv, project=project_of_folder(project) if project is not None else None
     )
     new = merge_toml(text, entry, path=path) if client == "codex" else merge_json(text, entry, path=path)
-    bom = b"\xef\xbb\xbf" if before and before.startswith(b"\xef\xbb\xbf") else b""
-    after = bom + new.encode("utf-8")
     check = (lambda b: tomllib.loads(b.decode("utf-8-sig"))) if client == "codex" else json.loads
-    edit = plan_edit(path, before, after, what="TOML" if client == "codex" else "JSON", check=check)
-    notes = {
-        "cursor": "Restart Cursor or toggle the server under Settings > MCP; its tools appear as memory_*.",
-        "claude": (
-            "Claude Code asks once to approve a project's .mcp.json servers; check with `claude mcp list`."
-            if project is not None
-            else "Written to ~/.claude.json (user scope); quit Claude Code first, it rewrites that file. "
-            "Check with `claude mcp list`."
-        ),
-        "codex": (
-            "Codex reads a project's .codex/config.toml only in a trusted project; check with `codex mcp list`."
-            if project is not None
-            else "Check with `codex mcp list`."
-        ),
-        "claude-desktop": "Quit and reopen Claude Desktop to load the server.",
-    }
-    return McpPlan(client, path, edit, entry, [notes[client]])
+    edit = plan_text_edit(path, before, new, what="TOML" if client == "codex" else "JSON", check=check)
+    return McpPlan(client, path, edit, entry, [NOTES[client][project is not None]])
 
 
 def apply_mcp_install(plan: McpPlan) -> dict:
@@ -329,14 +292,14 @@ def _result(plan: McpPlan, backup: Path | None, *, dry_run: bool) -> dict:
     return {
         "client": plan.client,
         "file": str(plan.path),
-        "created": plan.before is None,
-        "changed": plan.changed,
+        "created": plan.edit.before is None,
+        "changed": plan.edit.changed,
         "backup": str(backup) if backup else None,
         "entry": plan.entry,
         "server": SERVER_NAME,
         "notes": plan.notes,
         "dry_run": dry_run,
-        "text": plan.after.decode("utf-8-sig"),
+        "text": plan.edit.after.decode("utf-8-sig"),
     }
 
 

@@ -31,13 +31,9 @@ class DriverResult:
         return {"exit_code": self.exit_code, "clean": self.exit_code == 0, "messages": list(self.messages)}
 
 
-def _git_merge_file(
-    ours: Path, base: Path, theirs: Path, *, stdout: bool, labels: tuple[str, str, str]
-) -> tuple[bytes, int]:
-    """git's own three-way line merge. Returns (output, number of conflicts)."""
-    cmd = ["git", "merge-file", "-L", labels[0], "-L", labels[1], "-L", labels[2]]
-    if stdout:
-        cmd.append("-p")
+def _git_merge_file(ours: Path, base: Path, theirs: Path, label: str) -> tuple[bytes, int]:
+    """git's own three-way line merge, on stdout. Returns (output, number of conflicts)."""
+    cmd = ["git", "merge-file", "-L", f"ours:{label}", "-L", "base", "-L", f"theirs:{label}", "-p"]
     cmd += [str(ours), str(base), str(theirs)]
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=120, check=False)
@@ -59,9 +55,7 @@ def git_line_merge(label: str) -> merge3.LineMerge:
                 p = Path(tmp) / name
                 write_cache_file(p, text.encode("utf-8"))  # a private folder: no fsync needed
                 paths.append(p)
-            out, conflicts = _git_merge_file(
-                paths[0], paths[1], paths[2], stdout=True, labels=(f"ours:{label}", "base", f"theirs:{label}")
-            )
+            out, conflicts = _git_merge_file(paths[0], paths[1], paths[2], label)
         return out.decode("utf-8"), conflicts == 0
 
     return merge
@@ -95,27 +89,17 @@ def run_merge_driver(
         outcome = _merge(kind, texts, label)
     except (UnicodeDecodeError, Unmergeable) as exc:
         reason = "a side is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.message
+        why = f"{label}: cannot merge by key ({reason})"
         try:
-            merged, conflicts = _git_merge_file(
-                a_path, o_path, b_path, stdout=True, labels=(f"ours:{label}", "base", f"theirs:{label}")
-            )
+            merged, conflicts = _git_merge_file(a_path, o_path, b_path, label)
         except AgentmemError as git_exc:
             return DriverResult(
-                2,
-                [
-                    f"{label}: cannot merge by key ({reason}) nor line by line ({git_exc.message}); "
-                    "kept ours unchanged: resolve it by hand"
-                ],
+                2, [f"{why} nor line by line ({git_exc.message}); kept ours unchanged: resolve it by hand"]
             )
         atomic_write_bytes(a_path, merged)
         if conflicts:
-            return DriverResult(
-                1,
-                [
-                    f"{label}: cannot merge by key ({reason}); left git's line merge with conflict markers for you to resolve"
-                ],
-            )
-        return DriverResult(0, [f"{label}: cannot merge by key ({reason}); git's line merge was clean"])
+            return DriverResult(1, [f"{why}; left git's line merge with conflict markers for you to resolve"])
+        return DriverResult(0, [f"{why}; git's line merge was clean"])
     if outcome.text.encode("utf-8") != raw[1]:
         atomic_write_bytes(a_path, outcome.text.encode("utf-8"))
     return DriverResult(0 if outcome.clean else 1, [f"{label}: {m}" for m in outcome.reports])

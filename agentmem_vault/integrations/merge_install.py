@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import socket
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentmem_vault.vault import Vault
+from agentmem_vault.command import agentmem_argv
 from agentmem_vault.config import machine_id, set_user_setting
 from agentmem_vault.errors import AgentmemError, Refused, UsageError
-from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
-from agentmem_vault.integrations.hook_install import agentmem_argv
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, plan_text_edit, read_current
 from agentmem_vault.integrations.quoting import git_driver_command, gitattributes_pattern
 from agentmem_vault.backups import backup_file
 from agentmem_vault.fs import read_text
@@ -126,21 +126,8 @@ class MergeDriverPlan:
     config_before: dict[str, str]
     machine_id_before: str
     machine_id_after: str
-    notes: list[str] = field(default_factory=list)
-    state_ignore_path: Path | None = None
-    state_ignore_missing: bool = False  # memory/.agentmem/.gitignore is written only when absent
-
-    @property
-    def attributes_path(self) -> Path:
-        return self.attributes.path
-
-    @property
-    def attributes_after(self) -> str:
-        return self.attributes.after.decode("utf-8")
-
-    @property
-    def attributes_changed(self) -> bool:
-        return self.attributes.changed
+    notes: list[str]
+    state_ignore: FileEdit | None  # memory/.agentmem/.gitignore, written only when absent
 
     @property
     def config_changes(self) -> dict[str, str]:
@@ -149,13 +136,13 @@ class MergeDriverPlan:
     def to_dict(self) -> dict:
         return {
             "repository": str(self.repo),
-            "gitattributes": str(self.attributes_path),
-            "gitattributes_changed": self.attributes_changed,
+            "gitattributes": str(self.attributes.path),
+            "gitattributes_changed": self.attributes.changed,
             "git_config": self.config,
             "git_config_changed": sorted(self.config_changes),
             "machine_id": self.machine_id_after,
             "machine_id_changed": self.machine_id_before != self.machine_id_after,
-            "state_gitignore": str(self.state_ignore_path) if self.state_ignore_missing else None,
+            "state_gitignore": str(self.state_ignore.path) if self.state_ignore else None,
             "notes": list(self.notes),
         }
 
@@ -180,8 +167,7 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
     except UnicodeDecodeError as exc:
         raise Refused(f"{attr_path} is not UTF-8 text; it was not changed") from exc
     after = _with_block(before, attributes_block(rel))
-    bom = b"\xef\xbb\xbf" if raw is not None and raw.startswith(b"\xef\xbb\xbf") else b""
-    attributes = plan_edit(attr_path, raw, raw if raw is not None and after == before else bom + after.encode("utf-8"))
+    attributes = plan_text_edit(attr_path, raw, after)
     config: dict[str, str] = {}
     for kind, name in DRIVERS.items():
         config[f"merge.agentmem-{kind}.name"] = name
@@ -199,7 +185,7 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
         if mid_after and not (mid_after.isascii() and mid_after.isalnum() and len(mid_after) <= 12):
             raise UsageError(f"--machine-id {machine!r}: use 1-12 letters a-z or digits (or '' for none)")
     ignore_path = vault.state_dir / ".gitignore"
-    ignore_before = read_text(ignore_path) if not ignore_path.is_symlink() else None
+    missing = not ignore_path.is_symlink() and read_text(ignore_path) is None
     notes = [
         "every clone needs this once (git config is not committed): run `agentmem install-merge-driver` on each machine",
     ]
@@ -208,40 +194,23 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
             f"new Session IDs made on this machine end in -{mid_after} (e.g. 2026-06-01-0930-cursor-main-agent-{mid_after}) "
             "so that two machines never give out the same ID; `--machine-id ''` turns it off"
         )
-    plan = MergeDriverPlan(top, attributes, config, current, mid_before, mid_after, notes)
-    plan.state_ignore_path = ignore_path
-    plan.state_ignore_missing = ignore_before is None and not ignore_path.is_symlink()
-    return plan
-
-
-def _backup(path: Path, text: str) -> Path:
-    dst = backup_file(path, text.encode("utf-8"))
-    assert dst is not None  # data was given: there is always something to back up
-    return dst
+    ignore = plan_edit(ignore_path, None, STATE_GITIGNORE.encode()) if missing else None
+    return MergeDriverPlan(top, attributes, config, current, mid_before, mid_after, notes, ignore)
 
 
 def apply_merge_driver(plan: MergeDriverPlan) -> dict:
-    result = plan.to_dict()
-    backups: list[str] = []
-    saved = apply_edit(plan.attributes)
-    if saved is not None:
-        backups.append(str(saved))
+    saved = [apply_edit(plan.attributes)]
     changes = plan.config_changes
     if changes:
-        git_config = Path(_git(plan.repo, "rev-parse", "--git-path", "config").stdout.strip())
-        if not git_config.is_absolute():
-            git_config = plan.repo / git_config
-        old = read_text(git_config)
-        if old is not None:
-            backups.append(str(_backup(git_config, old)))
+        git_config = plan.repo / _git(plan.repo, "rev-parse", "--git-path", "config").stdout.strip()
+        saved.append(backup_file(git_config))
         for key, value in changes.items():
             _git(plan.repo, "config", "--local", key, value)
-    if plan.state_ignore_missing and plan.state_ignore_path is not None:
-        apply_edit(plan_edit(plan.state_ignore_path, None, STATE_GITIGNORE.encode()))
+    if plan.state_ignore is not None:
+        apply_edit(plan.state_ignore)
     if plan.machine_id_after != plan.machine_id_before:
         set_user_setting("machine_id", plan.machine_id_after)
-    result["backups"] = backups
-    return result
+    return {**plan.to_dict(), "backups": [str(p) for p in saved if p is not None]}
 
 
 def install_merge_driver(
@@ -249,10 +218,7 @@ def install_merge_driver(
 ) -> dict:
     plan = plan_merge_driver(vault, argv=argv, machine=machine)
     if dry_run:
-        out = plan.to_dict()
-        out["dry_run"] = True
-        out["gitattributes_text"] = plan.attributes_after
-        return out
+        return {**plan.to_dict(), "dry_run": True, "gitattributes_text": plan.attributes.after.decode("utf-8")}
     return apply_merge_driver(plan)
 
 

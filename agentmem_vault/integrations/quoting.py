@@ -78,14 +78,9 @@ def posix_join(parts: list[str], target: str = "a shell command") -> str:
 _PS_QUOTES = re.compile("['\u2018\u2019\u201a\u201b]")
 
 
-def powershell_quote(arg: str, target: str = "a PowerShell command") -> str:
-    check_safe(arg, target)
-    return "'" + _PS_QUOTES.sub(lambda m: m.group() * 2, arg) + "'"
-
-
 def powershell_command(parts: list[str], target: str = "a PowerShell command") -> str:
     """``& 'program' 'arg' …``: the call operator runs a quoted program path."""
-    return "& " + " ".join(powershell_quote(p, target) for p in parts)
+    return "& " + " ".join("'" + _PS_QUOTES.sub(lambda m: m.group() * 2, check_safe(p, target)) + "'" for p in parts)
 
 
 def windows_arg(arg: str) -> str:

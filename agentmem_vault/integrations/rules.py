@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, plan_text_edit, read_current
 
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"
@@ -70,11 +70,10 @@ def merge_block(existing: str | None, block: str) -> str:
 def _install_block(path: Path, block: str, dry_run: bool = False) -> dict:
     raw = read_current(path)
     try:
-        old = None if raw is None else raw.decode("utf-8")
+        old = None if raw is None else raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path} is not UTF-8 text; not changing it") from exc
-    new = merge_block(old, block)
-    return _apply(plan_edit(path, raw, raw if raw is not None and new == old else new.encode("utf-8")), dry_run)
+    return _apply(plan_text_edit(path, raw, merge_block(old, block)), dry_run)
 
 
 def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = False, dry_run: bool = False) -> dict:

@@ -1,19 +1,9 @@
-"""``agentmem setup``: everything a new machine needs, in one idempotent run (docs/setup.md).
-
-Steps, each reported as a ``Change`` (create / update / unchanged / skip / fail):
-  1. vault     create the folder and ``memory/`` (or adopt an existing vault)
-  2. config    pin it as ``vault:`` in the user config, so every agent and shell finds it
-  3. hooks     for each agent found under the home folder (~/.cursor, ~/.claude, ~/.codex), the
-               session hooks with the vault pinned in the command (and Codex's ``codex_hooks``)
-  4. mcp       the MCP server in each found agent's MCP config, when the MCP extra is installed
-  5. rules     the agent rules into a project, when one is given
-  6. daemon    the daemon as a user service (integrations/user_service.py)
-  7. check     ``doctor`` plus a simulated sessionStart through the installed hook command, from
-               a neutral folder and without AGENTMEM_* variables, as an agent would run it
-
-With ``dry_run`` nothing is written and every change is described (the merged hook commands, the
-service definition). Running it twice changes nothing the second time: the check reuses its
-conversation ID, so the hook answers with the same idle row instead of adding one.
+"""``agentmem setup``: everything a new machine needs, in one idempotent run. The steps (vault,
+config, hooks, mcp, rules, daemon, check) and what each does are in docs/setup.md; each is
+reported as a ``Change`` (create / update / unchanged / skip / fail / ok). With ``dry_run``
+nothing is written and every change is described (the merged hook commands, the service
+definition). A second run changes nothing: the check reuses its conversation ID, so the hook
+answers with the same idle row instead of adding one.
 """
 
 from __future__ import annotations
@@ -118,12 +108,8 @@ def _vault_step(vault: Vault, dry_run: bool) -> Change:
             try:
                 init_vault(vault)  # fills in anything missing; validates the table and config
             except AgentmemError as exc:
-                return Change(
-                    "vault",
-                    str(vault.root),
-                    "fail",
-                    f"{exc.message}; see `agentmem doctor --vault {shlex.quote(str(vault.root))}`",
-                )
+                see = f"see `agentmem doctor --vault {shlex.quote(str(vault.root))}`"
+                return Change("vault", str(vault.root), "fail", f"{exc.message}; {see}")
         return Change("vault", str(vault.root), "unchanged", "existing vault adopted")
     what = "new folder" if not vault.root.exists() else "memory/ added to the existing folder"
     if not dry_run:
@@ -174,46 +160,35 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
 
     path = home / ".codex" / "config.toml"
     raw = read_current(path)
+
+    def change(action: str, detail: str) -> Change:
+        return Change("hooks", str(path), action, detail)
+
+    by_hand = "add `[features]` / `codex_hooks = true` by hand"
     try:
         old = "" if raw is None else raw.decode("utf-8")
     except UnicodeDecodeError:
-        return Change("hooks", str(path), "fail", "not UTF-8 text; add `[features]` / `codex_hooks = true` by hand")
+        return change("fail", f"not UTF-8 text; {by_hand}")
     try:
         features = tomllib.loads(old).get("features", {}) if old else {}
     except tomllib.TOMLDecodeError as exc:
-        return Change(
-            "hooks", str(path), "fail", f"not valid TOML ({exc}); add `[features]` / `codex_hooks = true` by hand"
-        )
+        return change("fail", f"not valid TOML ({exc}); {by_hand}")
     if isinstance(features, dict) and features.get("codex_hooks") is True:
-        return Change("hooks", str(path), "unchanged", "codex_hooks = true")
+        return change("unchanged", "codex_hooks = true")
     if isinstance(features, dict) and "codex_hooks" in features:
-        return Change(
-            "hooks", str(path), "skip", "codex_hooks is set to false there; set it to true to let Codex run hooks"
-        )
+        return change("skip", "codex_hooks is set to false there; set it to true to let Codex run hooks")
     if re.search(r"(?m)^\[features\]\s*$", old):
         new = re.sub(r"(?m)^\[features\]\s*$", "[features]\ncodex_hooks = true", old, count=1)
     else:
-        new = (
-            old
-            + ("" if not old or old.endswith("\n") else "\n")
-            + ("\n" if old else "")
-            + "[features]\ncodex_hooks = true\n"
-        )
+        sep = "\n" if old.endswith("\n") else "\n\n"
+        new = (old + sep if old else "") + "[features]\ncodex_hooks = true\n"
     try:
         assert tomllib.loads(new)["features"]["codex_hooks"] is True
     except (tomllib.TOMLDecodeError, KeyError, AssertionError):
-        return Change(
-            "hooks",
-            str(path),
-            "fail",
-            "could not add codex_hooks safely; add `[features]` / `codex_hooks = true` by hand",
-        )
+        return change("fail", f"could not add codex_hooks safely; {by_hand}")
     if not dry_run:
-        edit = plan_edit(path, raw, new.encode("utf-8"), what="TOML", check=lambda b: tomllib.loads(b.decode()))
-        apply_edit(edit)
-    return Change(
-        "hooks", str(path), "create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then"
-    )
+        apply_edit(plan_edit(path, raw, new.encode("utf-8"), what="TOML", check=lambda b: tomllib.loads(b.decode())))
+    return change("create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then")
 
 
 def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> list[Change]:
@@ -224,14 +199,15 @@ def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> l
         except AgentmemError as exc:
             out.append(Change("hooks", AGENT_NAMES[agent], "fail", exc.message))
             continue
-        action = "create" if plan.before is None else ("update" if plan.changed else "unchanged")
         detail = "; ".join(f"{e['event']}: {e['action']}" for e in plan.actions)
         preview = "\n".join(f"{e['event']}: {e['command']}" for e in plan.actions)
         if not dry_run and plan.changed:
             res = hook_install.apply_install(plan)
             if res.get("backup"):
                 detail += f"; previous file backed up to {res['backup']}"
-        out.append(Change("hooks", str(plan.path), action, f"{AGENT_NAMES[agent]}: {detail}", preview=preview))
+        out.append(
+            Change("hooks", str(plan.path), plan.edit.action, f"{AGENT_NAMES[agent]}: {detail}", preview=preview)
+        )
         if agent == "codex":
             out.append(_codex_toml_step(home, dry_run))
     return out
@@ -243,14 +219,8 @@ def _mcp_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> li
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        return [
-            Change(
-                "mcp",
-                "-",
-                "skip",
-                "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)",
-            )
-        ]
+        why = "the MCP extra is not installed (pip install 'agentmem-vault[mcp]', then run setup again)"
+        return [Change("mcp", "-", "skip", why)]
     if not agents:
         return [Change("mcp", "-", "skip", "no agent found to configure")]
     from agentmem_vault.integrations import mcp_install
@@ -259,23 +229,16 @@ def _mcp_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> li
     for agent in agents:
         try:
             plan = mcp_install.plan_mcp_install(agent, vault=vault.root, home=home)
-            if not dry_run and plan.changed:
+            if not dry_run and plan.edit.changed:
                 mcp_install.apply_mcp_install(plan)
         except AgentmemError as exc:
             out.append(
                 Change("mcp", AGENT_NAMES[agent], "fail", f"{exc.message}; or run `agentmem install-mcp {agent}` later")
             )
             continue
-        action = "create" if plan.before is None else ("update" if plan.changed else "unchanged")
-        out.append(
-            Change(
-                "mcp",
-                str(plan.path),
-                action,
-                f"{AGENT_NAMES[agent]}: server '{mcp_install.SERVER_NAME}'",
-                preview=f"{plan.entry['command']} {' '.join(plan.entry['args'])}",
-            )
-        )
+        detail = f"{AGENT_NAMES[agent]}: server '{mcp_install.SERVER_NAME}'"
+        preview = f"{plan.entry['command']} {' '.join(plan.entry['args'])}"
+        out.append(Change("mcp", str(plan.path), plan.edit.action, detail, preview=preview))
     return out
 
 
@@ -346,10 +309,8 @@ def hook_check(vault: Vault, command: str | None, home: Path) -> tuple[str | Non
     context = answer.get("additional_context") or ""
     m = re.search(r"Your Memory Session ID is: (\S+)", context)
     if not m:
-        return (
-            None,
-            f"no Session ID from `{shown}`: {context or proc.stderr.decode('utf-8', 'replace')[-300:] or 'empty answer'}",
-        )
+        why = context or proc.stderr.decode("utf-8", "replace")[-300:] or "empty answer"
+        return None, f"no Session ID from `{shown}`: {why}"
     return m.group(1), shown
 
 
@@ -357,36 +318,16 @@ def _check_steps(vault: Vault, home: Path, hook_command: str | None) -> tuple[li
     from agentmem_vault.ops.board import load_index
     from agentmem_vault.ops.doctor import diagnose
 
-    out: list[Change] = []
-    report = diagnose(vault)
-    errors = report.unresolved_errors()
-    out.append(
-        Change(
-            "check",
-            "doctor",
-            "fail" if errors else "ok",
-            f"{len(errors)} error(s); run `agentmem doctor` for details" if errors else "memory/ is healthy",
-        )
-    )
+    errors = diagnose(vault).unresolved_errors()
+    detail = f"{len(errors)} error(s); run `agentmem doctor` for details" if errors else "memory/ is healthy"
+    out = [Change("check", "doctor", "fail" if errors else "ok", detail)]
     sid, how = hook_check(vault, hook_command, home)
-    if sid is None:
-        out.append(Change("check", "sessionStart", "fail", how))
-        return out, None
-    row = load_index(vault).find(sid)
-    if row is None:
-        out.append(
-            Change("check", "sessionStart", "fail", f"the hook answered {sid} but memory/index.md has no such row")
-        )
-        return out, None
-    out.append(
-        Change(
-            "check",
-            "sessionStart",
-            "ok",
-            f"the hook registered {sid} ({row.status}) on memory/index.md; a test chat, `agentmem organize` clears it",
-        )
-    )
-    return out, sid
+    row = load_index(vault).find(sid) if sid is not None else None
+    if sid is None or row is None:
+        how = how if sid is None else f"the hook answered {sid} but memory/index.md has no such row"
+        return [*out, Change("check", "sessionStart", "fail", how)], None
+    how = f"the hook registered {sid} ({row.status}) on memory/index.md; a test chat, `agentmem organize` clears it"
+    return [*out, Change("check", "sessionStart", "ok", how)], sid
 
 
 def run_setup(
@@ -402,15 +343,8 @@ def run_setup(
     if not opts.hooks:
         ch.append(Change("hooks", "-", "skip", "--no-hooks"))
     elif not agents:
-        ch.append(
-            Change(
-                "hooks",
-                "-",
-                "skip",
-                "no ~/.cursor, ~/.claude or ~/.codex found; after installing an agent run "
-                "`agentmem setup` again (or `agentmem install-hook cursor`)",
-            )
-        )
+        why = "no ~/.cursor, ~/.claude or ~/.codex found; after installing an agent run `agentmem setup` again"
+        ch.append(Change("hooks", "-", "skip", why + " (or `agentmem install-hook cursor`)"))
     else:
         ch.extend(_hook_steps(vault, agents, home, dry_run))
     if opts.mcp:
@@ -447,12 +381,10 @@ def render(result: SetupResult, *, footer: bool = True) -> str:
         )
         if result.dry_run and c.preview and c.action in ("create", "update"):
             lines += ["            | " + ln for ln in c.preview.rstrip().splitlines()]
-    if not footer:
-        pass
-    elif result.dry_run:
+    if footer and result.dry_run:
         lines.append("Run without --dry-run to apply.")
-    elif result.ok:
+    elif footer and result.ok:
         lines.append('Ready: open a new chat in your agent; it starts with "Your Memory Session ID is: …".')
-    else:
+    elif footer:
         lines.append("Some steps failed (marked FAILED above); fix what they say and run `agentmem setup` again.")
     return "\n".join(lines)

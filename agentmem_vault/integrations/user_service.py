@@ -1,17 +1,12 @@
 """``agentmem daemon install|uninstall``: the daemon as a per-user service that starts at login and
-comes back after a crash (rules in docs/setup.md).
+comes back after a crash: a systemd user unit, a launchd agent, or a Task Scheduler task (a
+Startup-folder entry when Task Scheduler refuses); files and rules in docs/setup.md, "The daemon
+as a service". ``<key>`` is the vault's key, so two vaults get two services.
 
-- Linux: a systemd user unit ``~/.config/systemd/user/agentmem-daemon-<key>.service``
-  (``Restart=on-failure``), enabled with ``systemctl --user enable --now``.
-- macOS: a launchd agent ``~/Library/LaunchAgents/com.agentmem.daemon.<key>.plist`` (``RunAtLoad``,
-  ``KeepAlive`` while it exits with a failure), loaded with ``launchctl bootstrap gui/<uid>``.
-- Windows: a Task Scheduler task ``\\agentmem\\daemon-<key>`` for the current user at logon
-  (``RestartOnFailure``), from an XML definition; when Task Scheduler refuses, a Startup-folder entry.
-
-``<key>`` is the vault's key, so two vaults get two services. The definitions are pure functions of
-(vault, command line); everything that runs a service manager goes through an injected ``runner``
-so tests never register a real service. A missing or unreachable service manager (a container, CI,
-no login session) is not an error: the file is written and the result says how to start it.
+The definitions are pure functions of (vault, command line); everything that runs a service
+manager goes through an injected ``runner`` so tests never register a real service. A missing or
+unreachable service manager (a container, CI, no login session) is not an error: the file is
+written and the result says how to start it.
 """
 
 from __future__ import annotations
@@ -30,6 +25,7 @@ from xml.sax.saxutils import escape
 from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 from agentmem_vault.errors import AgentmemError, Refused, UnsafeValue
 from agentmem_vault.integrations.file_edit import Check, apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.rules import template_text
 from agentmem_vault.integrations.quoting import (
     check_safe,
     cmd_word,
@@ -58,11 +54,7 @@ def run_command(argv: list[str]) -> tuple[int, str]:
 
 
 def platform_kind(platform: str = sys.platform) -> str:
-    if platform == "win32":
-        return "schtasks"
-    if platform == "darwin":
-        return "launchd"
-    return "systemd"
+    return {"win32": "schtasks", "darwin": "launchd"}.get(platform, "systemd")
 
 
 @dataclass
@@ -70,12 +62,16 @@ class ServiceDef:
     kind: str  # systemd | launchd | schtasks | startup
     name: str  # unit name, launchd label or task name
     path: Path  # the definition file written on install
-    content: bytes
     text: str  # the definition as text (what --dry-run prints)
     check: Check | None = None  # the format's parser, run on the bytes before and after writing
     start: list[list[str]] = field(default_factory=list)  # run after writing the file
     stop: list[list[str]] = field(default_factory=list)  # run before removing it
     hint: str = ""  # how to start it by hand when the service manager could not be reached
+    encoding: str = "utf-8"  # Task Scheduler reads its XML in UTF-16
+
+    @property
+    def content(self) -> bytes:
+        return self.text.encode(self.encoding)
 
 
 def service_key(vault: Vault) -> str:
@@ -93,24 +89,8 @@ def daemon_argv(vault: Vault, argv: list[str] | None = None) -> list[str]:
 
 def systemd_unit(vault: Vault, argv: list[str]) -> str:
     description = systemd_text(f"agentmem daemon for {vault.root}")
-    return "\n".join(
-        [
-            "# Written by `agentmem daemon install`; remove it with `agentmem daemon uninstall`.",
-            "[Unit]",
-            f"Description={description}",
-            "",
-            "[Service]",
-            "Type=simple",
-            "ExecStart=" + " ".join(systemd_word(a) for a in argv),
-            "Restart=on-failure",
-            "RestartSec=10",
-            "Environment=PYTHONIOENCODING=utf-8",
-            "",
-            "[Install]",
-            "WantedBy=default.target",
-            "",
-        ]
-    )
+    exec_start = " ".join(systemd_word(a) for a in argv)
+    return template_text("daemon/systemd.service").format(description=description, exec_start=exec_start)
 
 
 def launchd_plist(vault: Vault, argv: list[str], label: str, log_path: Path) -> bytes:
@@ -150,49 +130,14 @@ def task_xml(vault: Vault, argv: list[str], user: str, workdir: Path) -> str:
     for word in (user, str(vault.root)):
         check_safe(word, "a Task Scheduler task")
 
-    def e(s: str) -> str:
-        return escape(s, {'"': "&quot;"})
-
-    return f"""<?xml version="1.0" encoding="UTF-16"?>
-<Task version="1.2" xmlns="http://schemas.microsoft.com/windows/2004/02/mit/task">
-  <RegistrationInfo>
-    <Description>{e(f"agentmem daemon for {vault.root} (agentmem daemon uninstall removes it)")}</Description>
-  </RegistrationInfo>
-  <Triggers>
-    <LogonTrigger>
-      <Enabled>true</Enabled>
-      <UserId>{e(user)}</UserId>
-    </LogonTrigger>
-  </Triggers>
-  <Principals>
-    <Principal id="Author">
-      <UserId>{e(user)}</UserId>
-      <LogonType>InteractiveToken</LogonType>
-      <RunLevel>LeastPrivilege</RunLevel>
-    </Principal>
-  </Principals>
-  <Settings>
-    <MultipleInstancesPolicy>IgnoreNew</MultipleInstancesPolicy>
-    <DisallowStartIfOnBatteries>false</DisallowStartIfOnBatteries>
-    <StopIfGoingOnBatteries>false</StopIfGoingOnBatteries>
-    <StartWhenAvailable>true</StartWhenAvailable>
-    <ExecutionTimeLimit>PT0S</ExecutionTimeLimit>
-    <RestartOnFailure>
-      <Interval>PT1M</Interval>
-      <Count>999</Count>
-    </RestartOnFailure>
-    <Hidden>true</Hidden>
-    <Enabled>true</Enabled>
-  </Settings>
-  <Actions Context="Author">
-    <Exec>
-      <Command>{e(program)}</Command>
-      <Arguments>{e(arguments)}</Arguments>
-      <WorkingDirectory>{e(str(workdir))}</WorkingDirectory>
-    </Exec>
-  </Actions>
-</Task>
-"""
+    values = {
+        "description": f"agentmem daemon for {vault.root} (agentmem daemon uninstall removes it)",
+        "user": user,
+        "program": program,
+        "arguments": arguments,
+        "workdir": str(workdir),
+    }
+    return template_text("daemon/task.xml").format(**{k: escape(v, {'"': "&quot;"}) for k, v in values.items()})
 
 
 def startup_cmd(argv: list[str]) -> str:
@@ -207,10 +152,6 @@ def startup_cmd(argv: list[str]) -> str:
     )
 
 
-def _home(home: Path | None) -> Path:
-    return home or Path.home()
-
-
 def service_definition(
     vault: Vault,
     *,
@@ -223,17 +164,16 @@ def service_definition(
     environment for folders and the user name)."""
     cmd = daemon_argv(vault, argv)
     key = service_key(vault)
+    home = home or Path.home()
     kind = kind or platform_kind(platform)
     if kind == "systemd":
         name = f"agentmem-daemon-{key}.service"
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or _home(home) / ".config")
-        text = systemd_unit(vault, cmd)
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
         return ServiceDef(
             kind,
             name,
             base / "systemd" / "user" / name,
-            text.encode("utf-8"),
-            text,
+            systemd_unit(vault, cmd),
             start=[["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", name]],
             stop=[["systemctl", "--user", "disable", "--now", name]],
             hint=f"systemctl --user daemon-reload && systemctl --user enable --now {name}",
@@ -241,41 +181,37 @@ def service_definition(
     if kind == "launchd":
         label = f"com.agentmem.daemon.{key}"
         uid = os.getuid() if hasattr(os, "getuid") else 0
-        log = _home(home) / "Library" / "Logs" / "agentmem" / f"daemon-{key}.log"
-        path = _home(home) / "Library" / "LaunchAgents" / f"{label}.plist"
-        data = launchd_plist(vault, cmd, label, log)
+        log = home / "Library" / "Logs" / "agentmem" / f"daemon-{key}.log"
+        path = home / "Library" / "LaunchAgents" / f"{label}.plist"
         return ServiceDef(
             kind,
             label,
             path,
-            data,
-            data.decode("utf-8"),
+            launchd_plist(vault, cmd, label, log).decode("utf-8"),
             plistlib.loads,
             start=[["launchctl", "bootstrap", f"gui/{uid}", str(path)]],
             stop=[["launchctl", "bootout", f"gui/{uid}/{label}"]],
             hint=f"launchctl bootstrap gui/{uid} {path}",
         )
     if kind == "startup":
-        appdata = Path(os.environ.get("APPDATA") or _home(home) / "AppData" / "Roaming")
+        appdata = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
         path = appdata / "Microsoft" / "Windows" / "Start Menu" / "Programs" / "Startup" / f"agentmem-daemon-{key}.cmd"
-        text = startup_cmd(cmd)
-        return ServiceDef(kind, path.name, path, text.encode("utf-8"), text, hint=f"log off and on, or run {path}")
+        return ServiceDef(kind, path.name, path, startup_cmd(cmd), hint=f"log off and on, or run {path}")
     name = f"\\agentmem\\daemon-{key}"
     user = os.environ.get("USERNAME") or os.environ.get("USER") or "user"
     if os.environ.get("USERDOMAIN"):
         user = f"{os.environ['USERDOMAIN']}\\{user}"
     path = user_config_dir() / "services" / f"daemon-{key}.xml"
-    text = task_xml(vault, cmd, user, user_cache_dir())
     return ServiceDef(
         "schtasks",
         name,
         path,
-        text.encode("utf-16"),
-        text,
+        task_xml(vault, cmd, user, user_cache_dir()),
         lambda b: ElementTree.fromstring(b.decode("utf-16").split("?>", 1)[1]),
         start=[["schtasks", "/Create", "/TN", name, "/XML", str(path), "/F"], ["schtasks", "/Run", "/TN", name]],
         stop=[["schtasks", "/End", "/TN", name], ["schtasks", "/Delete", "/TN", name, "/F"]],
         hint=f'schtasks /Create /TN "{name}" /XML "{path}" /F',
+        encoding="utf-16",
     )
 
 
@@ -405,9 +341,7 @@ def uninstall(
         {"command": c, "exit": code, "output": text[:500]} for c in sd.stop for code, text in [runner(c)]
     ]
     try:
-        sd.path.unlink()
-    except FileNotFoundError:
-        pass
+        sd.path.unlink(missing_ok=True)
     except OSError as exc:
         raise Refused(f"cannot remove {sd.path} ({exc.strerror or exc}); remove it by hand") from exc
     if sd.kind == "systemd":

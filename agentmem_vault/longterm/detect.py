@@ -30,7 +30,7 @@ from agentmem_vault.longterm.clauses import (
     starts_with_reason,
 )
 from agentmem_vault.longterm.cues import cue, has
-from agentmem_vault.longterm.filters import specificity_score
+from agentmem_vault.longterm.filters import specificity_score, substance
 from agentmem_vault.longterm.kinds import Cue, classify, folded, without_opener
 from agentmem_vault.longterm.noise import own_words
 from agentmem_vault.longterm.sources import Turn
@@ -50,10 +50,6 @@ class Found:
     turn: int
     action: str = "create"  # "delete": a snapshot decision marked [superseded] retires its note
     targets: list[tuple[int, int]] = field(default_factory=list)  # (turn, sentence) it was made from
-
-
-def substance(text: str) -> int:
-    return len(_CJK.findall(text)) + 3 * len(re.findall(r"[A-Za-z0-9][\w.+#/-]*", text))
 
 
 @lru_cache(maxsize=8192)
@@ -182,6 +178,19 @@ def _user_turns(turns: list[Turn]) -> list[_UserTurn]:
     return out
 
 
+def _two_kinds(part: str, said: str) -> list[str]:
+    """ "A, and B" as two statements when each clause is one of its own, of different kinds ("it
+    only has Node 18, and anything that needs Node 20 has to run in ci-node20": a fact and a
+    rule); "use black, and run ruff first" stays one."""
+    m = re.search(r",\s+and\s+", part)
+    if m is None or _CJK.search(part):
+        return [part]
+    head, tail = part[: m.start()], part[m.end() :]
+    a, b = classify(_body(head), said), classify(tail, said)
+    alone = ("environment", "rule", "explicit", "preference")  # a decision's second half is its own
+    return [head, tail] if a and b and a.kind != b.kind and {a.kind, b.kind} <= set(alone) else [part]
+
+
 class _Scan:
     """One pass over the user's turns; ``found`` collects the candidates in order."""
 
@@ -278,7 +287,7 @@ class _Scan:
 
     def statement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
         """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
-        parts = join_items(sents[i])
+        parts = [x for p in join_items(sents[i]) for x in _two_kinds(p, self.said)]
         hits = [classify(p, self.said) for p in parts]
         base = next((h for h in hits if h is not None), None)
         if base is None:
@@ -291,7 +300,8 @@ class _Scan:
             if hit is None:
                 continue
             raw = [part]
-            content = clean(_body(part))
+            # a complaint has no intro: "could you not add type: ignore everywhere?"
+            content = clean(part if has("rhetorical", folded(part)) else _body(part))
             if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
                 i += 1
                 raw.append(sents[i])

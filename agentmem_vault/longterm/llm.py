@@ -415,9 +415,7 @@ class AnthropicModel:
             raise LLMError(f"model call failed: HTTP {exc.status_code} {_short(exc)}") from exc
         except a.APIConnectionError as exc:
             raise LLMError(f"model call failed: {_short(exc)}") from exc
-        except a.APIError as exc:  # includes replies that are not valid JSON at all
-            raise LLMError(f"model reply unusable: {_short(exc)}") from exc
-        except ValueError as exc:
+        except (a.APIError, ValueError) as exc:  # includes replies that are not valid JSON at all
             raise LLMError(f"model reply unusable: {_short(exc)}") from exc
         usage = _usage_of(resp)
         try:

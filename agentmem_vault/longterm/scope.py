@@ -1,17 +1,6 @@
-"""Which project a memory belongs to (docs/projects.md, A memory's scope).
-
-- ``user_communication`` / ``user_behavior`` (how the user talks and works), and any statement in
-  the user's own voice (a first-person preference or habit, a dislike of a habit of the
-  assistant: ``templates/fields/own_voice.txt``) that does not speak for the team ("we",
-  ``team_voice.txt``), are **global**, unless the words tie them to this project.
-- Every other category (tech stack, build, conventions, pitfalls, decisions) belongs to the project
-  of the source it came from, unless the words say it holds everywhere.
-- A source whose project is unknown gives **unscoped** memories (``scope: unscoped``, no
-  project), except the ones that are global by the rules above: an unscoped note reaches no
-  project's chats until ``agentmem memories move`` places it, and ``doctor`` lists it.
-- The words of ``templates/fields/scope_*.txt`` decide, with the extractor's reading of the scope
-  words (``Statement.reach``) where they say nothing.
-"""
+"""Which project a memory belongs to: the source's, global or unscoped, by its category and its
+words (docs/projects.md, A memory's scope, states the rule; the words are the data files
+``templates/fields/scope_*.txt``, ``own_voice.txt`` and ``team_voice.txt``)."""
 
 from __future__ import annotations
 
@@ -30,12 +19,13 @@ def scope_for(category: str, text: str, source_project: str, reach: str = "") ->
     f = fold(text)
     everywhere_words = bool(pattern("scope_every_project.txt").search(f))
     here_words = bool(pattern("scope_this_project.txt").search(f))
-    # the extractor's reading first, unless these words plainly say otherwise ("here's what I
-    # changed … in all my repos" is no "here")
-    says_here = here_words or (reach == "project" and not everywhere_words)
-    says_everywhere = everywhere_words or reach == "all_projects"
     own_voice = bool(pattern("own_voice.txt").search(f)) and not pattern("team_voice.txt").search(f)
-    if category in GLOBAL_CATEGORIES or own_voice:
+    users = category in GLOBAL_CATEGORIES or own_voice
+    # the extractor's reading where these words say nothing; the user's own way of working is tied
+    # to a project only by words naming it ("here's what I changed" is no "here")
+    says_here = here_words or (reach == "project" and not everywhere_words and not users)
+    says_everywhere = everywhere_words or reach == "all_projects"
+    if users:
         wants_project = says_here and not says_everywhere
     else:
         wants_project = not (says_everywhere and not says_here)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import resources
 
+from agentmem_vault.longterm.fields.data import _lines
 from agentmem_vault.longterm.schema import CATEGORIES
 from agentmem_vault.model.textnorm import fold
 
@@ -15,41 +15,27 @@ from agentmem_vault.model.textnorm import fold
 # development rule stays in its project, where a user_* default would reach every project.
 DEFAULT = "development_code_specification"
 MIN_SCORE = 2
-_USER = ("user_communication", "user_behavior")
-# what plainly said words may turn a kind into: a decision names tools and settings and stays a
-# decision; an environment fact that only names the stack ("資料庫用 PostgreSQL 15") is the stack
-_OVERRIDES = {
-    "decision": frozenset(_USER),
-    "pitfall": frozenset({*_USER, "important_decision_experience"}),
-    "environment": frozenset({*_USER, "important_decision_experience", "project_tech_stack"}),
-}
 STRONG = 5  # a kind's category gives way only to this much evidence for another one
 _BY_KIND = {
     "decision": "important_decision_experience",
     "pitfall": "common_pitfalls_experience",
     "environment": "project_environment_configuration",
 }
-
-
-def _whole(alts: str) -> str:
-    # a whole word or identifier: "test" must not fire inside "Test-Path", "env" not inside "venv"
-    return rf"(?<![\w.-])(?:{alts})(?![\w-])"
+# what plainly said words may turn a kind into: a decision names tools and settings and stays a
+# decision; an environment fact that only names the stack ("資料庫用 PostgreSQL 15") is the stack
+_USER = {"user_communication", "user_behavior"}
+_DECIDED = {*_USER, _BY_KIND["decision"]}
+_OVERRIDES = {"decision": _USER, "pitfall": _DECIDED, "environment": {*_DECIDED, "project_tech_stack"}}
 
 
 @lru_cache(maxsize=1)
 def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
     """(category, ((weight, pattern), ...)) in file order; a category the file names twice or
     that is not one of the eleven is an error of the data file."""
-    text = (resources.files("agentmem_vault.templates") / "fields" / "category_cues.txt").read_text(
-        encoding="utf-8-sig"
-    )
     out: dict[str, list[tuple[int, re.Pattern[str]]]] = {}
     macros: dict[str, str] = {}
     current = ""
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
+    for line in _lines("category_cues.txt"):
         if line.startswith("@"):  # "@name = alternatives", used as {name} in the cues below
             name, _, alts = line[1:].partition("=")
             macros[name.strip()] = alts.strip()
@@ -57,15 +43,16 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
         if line.startswith("[") and line.endswith("]"):
             current = line[1:-1]
             if current not in CATEGORIES or current in out:
-                raise ValueError(f"category_cues.txt line {n}: unknown or repeated category {current!r}")
+                raise ValueError(f"category_cues.txt: unknown or repeated category {current!r}")
             out[current] = []
             continue
+        # "w": whole words or identifiers ("test" must not fire inside "Test-Path", "env" in "venv")
         weight, how, pattern = line.split(" ", 2)
         for name, alts in macros.items():
             pattern = pattern.replace("{" + name + "}", alts)
         if not current or how not in ("w", "r"):
-            raise ValueError(f"category_cues.txt line {n}: expected '<weight> w|r <pattern>' under a [category]")
-        out[current].append((int(weight), re.compile(_whole(pattern) if how == "w" else pattern)))
+            raise ValueError(f"category_cues.txt: expected '<weight> w|r <pattern>' under a [category]: {line!r}")
+        out[current].append((int(weight), re.compile(rf"(?<![\w.-])(?:{pattern})(?![\w-])" if how == "w" else pattern)))
     return tuple((cat, tuple(c)) for cat, c in out.items())
 
 

@@ -13,17 +13,7 @@ from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
-__all__ = ["bad_keyword", "is_fragment", "is_generic", "is_template", "subject_words", "title_problems"]
 _LATIN_EDGE = re.compile(r"[A-Za-z0-9_]")
-
-
-def _occurrences(needle: str, hay: str) -> list[int]:
-    out: list[int] = []
-    i = hay.find(needle)
-    while i >= 0:
-        out.append(i)
-        i = hay.find(needle, i + 1)
-    return out
 
 
 def is_fragment(keyword: str, content: str) -> bool:
@@ -34,7 +24,7 @@ def is_fragment(keyword: str, content: str) -> bool:
     folded = fold(content)
     if len(folded) != len(content.casefold()):
         return False  # NFKC changed lengths: offsets are not comparable, do not guess
-    spots = _occurrences(k, folded)
+    spots = [m.start() for m in re.finditer(f"(?={re.escape(k)})", folded)]
     if not spots:
         return False
     edges = segment.boundaries(content)
@@ -78,7 +68,7 @@ def title_problems(title: str) -> list[str]:
     m = data.title_leadin().match(t)
     if (m and m.end() > 0) or colon_head(title):
         out.append("lead-in")
-    if data.relative_time().search(t):
+    if data.pattern("relative_time.txt").search(t):
         out.append("relative time")
     if t.rstrip().endswith((":", "：")):
         out.append("dangling colon")

@@ -35,8 +35,17 @@ def pattern(name: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in _lines(name)), re.I)
 
 
-def relative_time() -> re.Pattern[str]:
-    return pattern("relative_time.txt")
+@lru_cache(maxsize=None)
+def section(name: str, part: str) -> re.Pattern[str]:
+    """The regular expressions of the ``[part]`` section of a data file, one alternative per line."""
+    lines: dict[str, list[str]] = {}
+    current = ""
+    for ln in _lines(name):
+        if ln.startswith("[") and ln.endswith("]"):
+            current = ln[1:-1]
+        else:
+            lines.setdefault(current, []).append(ln)
+    return re.compile("|".join(f"(?:{p})" for p in lines[part]), re.I)
 
 
 _WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agentmem_vault.longterm.fields.category import category_for
+from agentmem_vault.longterm.cues import has
+from agentmem_vault.longterm.fields.category import DEFAULT, category_for
 from agentmem_vault.longterm.fields.data import pattern
 from agentmem_vault.longterm.fields.checks import bad_keyword, is_template, title_problems
 from agentmem_vault.longterm.fields.importance import asks_to_remember, importance_for
@@ -27,28 +28,21 @@ _NEGATED = re.compile(
 )
 
 
-def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str]:
-    """(the user turn holding ``evidence``, what the assistant said just before it); "" when
-    unknown."""
+_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
+_POINTS_BACK = re.compile(r"(?:they|them|these|those|it|its|此|它|它们|它們|他们|他們|这些|這些|那些)\b", re.I)
+
+
+def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str]:
+    """(the user turn holding ``evidence``, what the assistant said just before it, the sentence of
+    that turn ending with ``evidence`` from its start); "" for what is unknown, the sentence is
+    ``evidence`` itself then."""
     probe = evidence.strip()[:40]
     for i, t in enumerate(turns):
-        if t.role == "user" and probe and probe in t.text:
-            return t.text, next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
-    return "", ""
-
-
-_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
-
-
-def _sentence_of(turn_text: str, evidence: str) -> str:
-    """The sentence of ``turn_text`` that ends with ``evidence``, from its start (``evidence``
-    itself when it is not found there)."""
-    probe = evidence.strip()[:40]
-    at = turn_text.find(probe) if probe else -1
-    if at < 0:
-        return evidence
-    starts = [m.end() for m in _SENTENCE_END.finditer(turn_text, 0, at)]
-    return turn_text[starts[-1] if starts else 0 : at] + evidence
+        if t.role == "user" and probe and (at := t.text.find(probe)) >= 0:
+            starts = [m.end() for m in _SENTENCE_END.finditer(t.text, 0, at)]
+            before = next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
+            return t.text, before, t.text[starts[-1] if starts else 0 : at] + evidence
+    return "", "", evidence
 
 
 def corrects_assistant(evidence: str, assistant_said: str) -> bool:
@@ -101,11 +95,14 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     snapshot_decision = recorded and getattr(turn, "section", "") in ("decision", "superseded")
     if snapshot_decision:
         kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
-    turn_text, before = _said_around(turns or [], words)
-    # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule
-    corrected = corrects_assistant(words, before) or bool(turn_text and corrects_assistant(turn_text, before))
+    turn_text, before, sentence = _said_around(turns or [], words)
+    # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule,
+    # not of a further item joined after it ("…不要再用 any。還有 import 路徑請用 @/")
+    joined = has("join", fold(sentence)[:12])
+    corrected = corrects_assistant(words, before) or bool(
+        turn_text and not joined and corrects_assistant(turn_text, before)
+    )
     # an item of "Remember that X, and also that Y" is asked for by the sentence that holds it
-    sentence = _sentence_of(turn_text, words)
     said = sentence if asks_to_remember(sentence, in_so_many_words=True) else words
     asked = asks_to_remember(said)
     # the memory's own words: an item of an enumeration is filed by what it says, not by its siblings
@@ -132,12 +129,8 @@ def check_model_fields(m: MemoryObject) -> MemoryObject:
     if title_problems(m.title):
         m.title = title_for(m.content) if title_problems(title_for(m.title)) else title_for(m.title)
     kept = [k for k in m.keywords if not bad_keyword(k, m.content, m.title)]
-    for k in keywords_for(m.content, m.title):
-        if len(kept) >= MAX_KEYWORDS:
-            break
-        if fold(k) not in {fold(x) for x in kept}:
-            kept.append(k)
-    m.keywords = kept[:MAX_KEYWORDS]
+    seen = {fold(k) for k in kept}
+    m.keywords = (kept + [k for k in keywords_for(m.content, m.title) if fold(k) not in seen])[:MAX_KEYWORDS]
     note_text = " ".join([m.title, m.content, " ".join(m.keywords)])
     m.usage_scenario = [s for s in m.usage_scenario if not is_template(s, note_text)] or scenarios_for(
         m.content, m.category, m.keywords
@@ -149,9 +142,15 @@ def apply_fields(
     memories: list[MemoryObject], turns: list[Turn], *, offline: bool, recorded: bool = False
 ) -> list[MemoryObject]:
     """The field rules for a batch of one source (in place; returned for chaining)."""
+    prev = None
     for m in memories:
-        if offline:
-            derive_offline(m, turns=turns, recorded=recorded)
-        else:
+        if not offline:
             check_model_fields(m)
+            continue
+        derive_offline(m, turns=turns, recorded=recorded)
+        # "integration tests need X, and they must never point at the shared database": an item
+        # that points back with no cue of its own is about what its neighbour is about
+        if prev is not None and m.category == DEFAULT and _POINTS_BACK.match(m.content):
+            m.category = prev.category
+        prev = m
     return memories

@@ -51,10 +51,7 @@ def fixture_counts(pairs: list[tuple[dict, MemoryObject]], source_project: str) 
 
     def tally(key: str, ok: bool, what: str) -> None:
         c[key][1] += 1
-        if key in FAILURES:
-            c[key][0] += 0 if ok else 1
-        else:
-            c[key][0] += 1 if ok else 0
+        c[key][0] += (not ok) if key in FAILURES else ok
         if not ok:
             problems.append(f"{key}: {what}")
 
@@ -64,13 +61,8 @@ def fixture_counts(pairs: list[tuple[dict, MemoryObject]], source_project: str) 
         if exp.get("scope"):
             got = scope_of(m, source_project)
             tally("scope", got == exp["scope"], f"{got} (expected {exp['scope']})")
-        if exp.get("importance_band"):
-            got = band_of(m.importance)
-            tally(
-                "importance_band",
-                got == band_label(exp["importance_band"]),
-                f"{m.importance} (expected {exp['importance_band']})",
-            )
+        if band := exp.get("importance_band"):
+            tally("importance_band", band_of(m.importance) == band_label(band), f"{m.importance} (expected {band})")
         for kw in m.keywords:
             why = bad_keyword(kw, m.content, m.title)
             tally("keywords", not why, f"{kw!r} {why}")
@@ -97,33 +89,31 @@ def aggregate(per_fixture: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[s
         for key in ("all", lang or "?"):
             s = sums.setdefault(key, {k: [0, 0] for k in COUNTS})
             for k in COUNTS:
-                s[k][0] += counts[k][0]
-                s[k][1] += counts[k][1]
+                s[k] = [s[k][0] + counts[k][0], s[k][1] + counts[k][1]]
     out: dict[str, dict[str, Any]] = {}
     for key in sorted(sums, key=lambda k: (k != "all", k)):
-        s = sums[key]
-        row: dict[str, Any] = {}
-        for k in COUNTS:
-            n, total = s[k]
-            name = f"{k}_bad_share" if k in FAILURES else f"{k}_accuracy"
-            row[name] = round(n / total, 4) if total else None
+        row = out[key] = {}
+        for k, (n, total) in sums[key].items():
+            row[f"{k}_bad_share" if k in FAILURES else f"{k}_accuracy"] = round(n / total, 4) if total else None
             row[f"{k}_counted"] = total
-        out[key] = row
     return out
+
+
+_COLUMNS = (
+    ("category", "category_accuracy"),
+    ("scope", "scope_accuracy"),
+    ("importance", "importance_band_accuracy"),
+    ("bad keywords", "keywords_bad_share"),
+    ("template scenarios", "scenarios_bad_share"),
+    ("bad titles", "titles_bad_share"),
+    ("title labels", "title_labels_accuracy"),
+)
 
 
 def lines(agg: dict[str, dict[str, Any]]) -> list[str]:
     """The field figures as a table, one row per language."""
-
-    def pct(v: float | None) -> str:
-        return "   -" if v is None else f"{100 * v:4.0f}%"
-
-    head = "fields    category  scope  importance  bad keywords  template scenarios  bad titles  title labels"
-    out = [head]
+    out = ["fields    " + "  ".join(name for name, _ in _COLUMNS)]
     for key, r in agg.items():
-        out.append(
-            f"{key:<8}  {pct(r['category_accuracy']):>8}  {pct(r['scope_accuracy']):>5}  "
-            f"{pct(r['importance_band_accuracy']):>10}  {pct(r['keywords_bad_share']):>12}  "
-            f"{pct(r['scenarios_bad_share']):>18}  {pct(r['titles_bad_share']):>10}  {pct(r['title_labels_accuracy']):>12}"
-        )
+        cells = (("   -" if r[k] is None else f"{100 * r[k]:4.0f}%").rjust(len(name)) for name, k in _COLUMNS)
+        out.append(f"{key:<8}  " + "  ".join(cells))
     return out

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from agentmem_vault.longterm.fields.checks import bad_keyword, is_generic
+from agentmem_vault.longterm.fields.checks import bad_keyword
+from agentmem_vault.longterm.fields.data import is_generic
 from agentmem_vault.longterm.lexicon import tech_terms
 from agentmem_vault.model.textnorm import fold, to_simplified
 
@@ -45,11 +46,9 @@ def _tags(text: str) -> list[tuple[str, str, int, int]]:
     simple = to_simplified(text)
     if len(simple) != len(text):
         return []
-    out: list[tuple[str, str, int, int]] = []
-    pos = 0
+    out, pos = [], 0
     for w, t in tag(simple):
-        out.append((text[pos : pos + len(w)], t, pos, pos + len(w)))
-        pos += len(w)
+        out.append((text[pos : pos + len(w)], t, pos, (pos := pos + len(w))))
     return out
 
 
@@ -70,10 +69,10 @@ def keywords_for(content: str, title: str = "") -> list[str]:
             w = w.replace('"', "").replace("'", "")
         while " " in w and is_generic(w.split(" ", 1)[0]):  # "Every PR" -> "PR"
             w = w.split(" ", 1)[1]
-        if len(out) >= MAX_KEYWORDS or not w or len(w) > 40:
-            return
         key = fold(w)
-        if key in seen or bad_keyword(w, content, title) or any(_part_of(key, k) for k in seen):
+        if len(out) >= MAX_KEYWORDS or not w or len(w) > 40 or key in seen or any(_part_of(key, k) for k in seen):
+            return
+        if bad_keyword(w, content, title):
             return
         out.append(w)
         seen.add(key)

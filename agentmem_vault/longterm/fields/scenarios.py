@@ -7,8 +7,10 @@ subject to name gets none: a scenario that fits every note is worse than nothing
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from agentmem_vault.longterm.fields.checks import is_generic, is_template
+from agentmem_vault.longterm.fields.checks import is_template
+from agentmem_vault.longterm.fields.data import _lines, is_generic
 from agentmem_vault.model.textnorm import to_simplified
 
 MAX_SCENARIOS = 3
@@ -21,26 +23,14 @@ _WHEN_EN = re.compile(
     r"\b(?P<s>(?:when|whenever|before|while|after)\s+[^,.;:!?()]{3,60}?|on (?:windows|macos|linux|ci)\b[^,.;:!?()]{0,30}?)(?=[,.;:!?()]|$)",
     re.I,
 )
-# (English, Traditional, Simplified) activity per category, with the note's subject in {}
-_ACTIVITY: dict[str, tuple[str, str, str]] = {
-    "user_communication": ("answering about {}", "回覆關於 {} 的內容時", "回复关于 {} 的内容时"),
-    "user_behavior": ("working with {}", "處理 {} 時", "处理 {} 时"),
-    "project_introduction": ("explaining {}", "說明 {} 時", "说明 {} 时"),
-    "project_tech_stack": ("choosing a library for {}", "為 {} 選擇套件時", "为 {} 选择库时"),
-    "project_environment_configuration": ("setting up {}", "設定 {} 環境時", "配置 {} 环境时"),
-    "project_build_configuration": ("changing the build around {}", "修改 {} 的建置時", "修改 {} 的构建时"),
-    "development_code_specification": (
-        "writing code that touches {}",
-        "撰寫涉及 {} 的程式碼時",
-        "编写涉及 {} 的代码时",
-    ),
-    "development_practice_specification": ("working on {}", "處理 {} 的流程時", "处理 {} 的流程时"),
-    "development_test_specification": ("writing tests for {}", "為 {} 寫測試時", "为 {} 写测试时"),
-    "common_pitfalls_experience": ("debugging {}", "排查 {} 問題時", "排查 {} 问题时"),
-    "important_decision_experience": ("revisiting the choice of {}", "重新評估 {} 的決定時", "重新评估 {} 的决定时"),
-}
 _LEAD = re.compile(r"^(?:以后|以後|之后|之後|今后|今後|下次|每次|都|也|请|請|要)+\s*")
 _ALTERNATIVES = re.compile(r"\b(?:instead of|rather than|not|over)\b|而不是|不要用|不用|别用|別用|改用|取代", re.I)
+
+
+@lru_cache(maxsize=1)
+def _activities() -> dict[str, list[str]]:
+    """category -> (English, Traditional, Simplified) activity, ``{}`` for the note's subject."""
+    return {(parts := [p.strip() for p in ln.split("|")])[0]: parts[1:] for ln in _lines("scenario_activities.txt")}
 
 
 def _script(text: str) -> int:
@@ -68,14 +58,9 @@ def scenarios_for(content: str, category: str, keywords: list[str]) -> list[str]
     # one script per subject: the Simplified twin of a Traditional keyword names the same thing
     subject = [k for i, k in enumerate(subject) if to_simplified(k) not in subject[:i]]
     script = _script(content)
-    if category in _ACTIVITY and subject:
-        first = subject[0]
+    activity = _activities()
+    if category in activity and subject:
         if len(subject) > 1 and _ALTERNATIVES.search(content) and category == "project_tech_stack":
-            pair = f"{subject[0]} / {subject[1]}"
-            add(
-                (
-                    "choosing between {}" if script == 0 else "在 {} 之間選擇時" if script == 1 else "在 {} 之间选择时"
-                ).format(pair)
-            )
-        add(_ACTIVITY[category][script].format(first))
+            add(activity["choosing between"][script].format(f"{subject[0]} / {subject[1]}"))
+        add(activity[category][script].format(subject[0]))
     return out

@@ -60,20 +60,13 @@ def words(text: str) -> tuple[Word, ...]:
     simple = to_simplified(text)
     if len(simple) != len(text):  # not char for char after all: segment each character's fold
         simple = "".join(to_simplified(ch)[:1] or ch for ch in text)
-    out: list[Word] = []
-    pos = 0
+    out, pos = [], 0
     for w in cut(simple):
-        end = pos + len(w)
-        out.append(Word(text[pos:end], w, pos, end))
-        pos = end
+        out.append(Word(text[pos : pos + len(w)], w, pos, (pos := pos + len(w))))
     return tuple(out)
 
 
 @lru_cache(maxsize=4096)
 def boundaries(text: str) -> frozenset[int]:
     """Offsets in ``text`` where one word ends and the next begins (and both ends)."""
-    out = {0, len(text)}
-    for w in words(text):
-        out.add(w.start)
-        out.add(w.end)
-    return frozenset(out)
+    return frozenset({0, len(text)} | {w.start for w in words(text)} | {w.end for w in words(text)})

@@ -18,35 +18,13 @@ _SENTENCE_END = re.compile(r"[。！？；;\n]|(?<=[^\s.])[.!?](?=\s|$)")
 _CLAUSE = re.compile(
     r"[，,、]\s*|\s[—–]\s|\s(?=(?:so|because|since|which|unless|otherwise|but|and)\s)|(?<=[^\d\s]),(?=\S)", re.I
 )
-_PROHIBITION = re.compile(
-    r"不要|别|不能|不准|不许|禁止|禁用|不用|\b(?:don'?t|do not|never|no|not|stop|avoid|banned|forbidden|not allowed)\b",
-    re.I,
+_PROHIBITION, _ALTERNATIVE, _DIRECTIVE, _COMPLAINT, _EXAMPLE, _CONDITION, _DANGLING, _KEPT_ALTERNATIVE = (
+    data.section("title_words.txt", name)
+    for name in ("prohibition", "alternative", "directive", "complaint", "example", "condition", "dangling", "kept")
 )
-_ALTERNATIVE = re.compile(r"改用|改成|换成|換成|而是|用|\b(?:use|using|instead|prefer|switch to)\b", re.I)
-_DIRECTIVE = re.compile(
-    r"要|必须|必須|一律|统一|統一|不要|别|別|禁止|不准|不許|不许|改用|用|请|請|只|以后|以後|之后|之後|今后|今後|直接|"
-    r"\b(?:always|never|must|should|use|don'?t|do not|only|keep|put|run|prefer|avoid|need|needs|from now on|going forward|"
-    r"ha(?:ve|s) to|give me|show me|"
-    r"banned|forbidden|not allowed)\b",
-    re.I,
-)
-# a complaint states the problem, the sentence after it the rule ("我真的很受不了…。以后直接给结论")
-_COMPLAINT = re.compile(
-    r"受不了|讨厌|討厭|烦死|煩死|很烦|很煩|烦你|煩你|特别烦|特別煩|\b(?:i (?:really )?hate|i'?m tired of|ugh|i can'?t stand|bugs me|annoys me)\b",
-    re.I,
-)
-# an example ("像 usr、cfg 這種", "e.g. …") illustrates the rule before it and is never the rule
-_EXAMPLE = re.compile(r"^[\s,，、]*(?:像|例如|比如|譬如|such as|like|e\.g\.|for example)", re.I)
-# a condition alone ("When you add a CLI flag") is not yet a rule: it keeps the clause it governs
-_CONDITION = re.compile(r"^[\s,，]*(?:when|whenever|if|before|after|once|unless|如果|若|当|當|每次|每当|每當)\b", re.I)
 # a colon that ends a head ("For the deploy script here: always run …"), not "02:00" or "python:3.11"
 _HEAD_COLON = re.compile(r"：|:(?=\s)")
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|\s+|`[^`]*`|[^\s\u3400-\u9fff\uf900-\ufaff]+")
-_DANGLING = re.compile(
-    r"(?:\s+(?:a|an|the|and|or|but|to|of|for|with|in|on|at|by|from|as|so|than|that|which|when|if|because|instead|not|is|are|be|"
-    r"before|after|until|unless|without|into|onto|over|under|via|per|about|then|it'?s|it is|that'?s))+$",
-    re.I,
-)
 _TRIM = " ,，:：;；、—–-(（[「『\"'.…"
 
 
@@ -57,13 +35,8 @@ def width(s: str) -> float:
 def _fold_map(text: str) -> tuple[str, list[int]]:
     """``text`` folded character by character (so that offsets map back) and, for each folded
     character, the index of the character it came from."""
-    out: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
-        f = " " if ch.isspace() else fold(ch) or ch
-        out.append(f)
-        where += [i] * len(f)
-    return "".join(out), where
+    folded = [" " if ch.isspace() else fold(ch) or ch for ch in text]
+    return "".join(folded), [i for i, f in enumerate(folded) for _ in f]
 
 
 def _orig(where: list[int], text: str, folded_pos: int) -> int:
@@ -72,15 +45,11 @@ def _orig(where: list[int], text: str, folded_pos: int) -> int:
 
 def strip_leadins(text: str) -> str:
     """``text`` without the lead-ins it opens with (repeatedly: "OK, note: …")."""
-    prev = None
-    t = text.strip()
+    prev, t = None, text.strip()
     while prev != t and t:
-        prev = t
-        f, where = _fold_map(t)
-        m = data.title_leadin().match(f)
-        if m and m.end():
-            rest = t[_orig(where, t, m.end()) :].strip(_TRIM + " ")
-            t = rest or t
+        prev, (f, where) = t, _fold_map(t)
+        if (m := data.title_leadin().match(f)) and m.end():
+            t = t[_orig(where, t, m.end()) :].strip(_TRIM + " ") or t
     return t
 
 
@@ -89,8 +58,7 @@ def strip_relative_time(text: str) -> str:
     out = text
     for _ in range(5):
         f, where = _fold_map(out)
-        m = data.relative_time().search(f)
-        if not m:
+        if not (m := data.pattern("relative_time.txt").search(f)):
             break
         head, tail = out[: _orig(where, out, m.start())].rstrip(), out[_orig(where, out, m.end()) :].lstrip()
         glue = " " if head and tail and not (_CJK.match(head[-1]) or _CJK.match(tail[0])) else ""
@@ -117,27 +85,22 @@ def _tidy(t: str) -> str:
 
 def _fit(text: str, limit: float) -> str:
     """The longest run of whole tokens from the start of ``text`` within ``limit``."""
-    out: list[str] = []
-    used = 0.0
+    out, used = "", 0.0
     for tok in _TOKEN.findall(text):
-        w = width(tok)
-        if used + w > limit:
+        if (used := used + width(tok)) > limit:
             break
-        out.append(tok)
-        used += w
-    return "".join(out)
+        out += tok
+    return out
 
 
 def _split(text: str, at: re.Pattern[str], *, keep: bool) -> list[str]:
     """``text`` cut where ``at`` matches; with ``keep`` each cut keeps its separator at the start
     of the next part (a clause keeps its comma), else the separator is dropped (a sentence end)."""
-    parts: list[str] = []
-    last = 0
+    parts, last = [], 0
     for m in at.finditer(text):
         parts.append(text[last : m.start()])
         last = m.start() if keep else m.end()
-    parts.append(text[last:])
-    return parts
+    return [*parts, text[last:]]
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -146,10 +109,12 @@ def _clauses(sentence: str) -> list[str]:
 
 def _has_alternative(text: str) -> bool:
     """Says what to do instead: "改用 httpx", "use httpx" (not the "use" of "don't use")."""
-    for m in _ALTERNATIVE.finditer(text):
-        if not _PROHIBITION.search(text[max(0, m.start() - 8) : m.start()]):
-            return True
-    return False
+    return any(not _PROHIBITION.search(text[max(0, m.start() - 8) : m.start()]) for m in _ALTERNATIVE.finditer(text))
+
+
+def _rule(text: str) -> bool:
+    """Directs, and is neither a complaint nor an example."""
+    return bool(_DIRECTIVE.search(text)) and not _COMPLAINT.search(text) and not _EXAMPLE.match(text)
 
 
 def _sentences(text: str) -> list[str]:
@@ -183,13 +148,6 @@ def _scope_only(clause: str) -> bool:
     return rest != f and not data.subject_words(rest)
 
 
-# the alternative the extractor keeps with a rule whose sentence lost it ("Use httpx (instead of
-# requests here).", "统一用 pathlib（而不是用 os.path）"): part of the whole rule, kept in the title
-_KEPT_ALTERNATIVE = re.compile(
-    r"\s*[(（](?:instead of|rather than|not|而不是|不是|不用)[^()（）]*[)）]\s*[.。]?\s*$", re.I
-)
-
-
 def title_for(content: str) -> str:
     """The rule of ``content`` as a title (see the module doc)."""
     text = " ".join(content.split())
@@ -204,21 +162,11 @@ def title_for(content: str) -> str:
     # directs ("Do you really have to add a docstring to every helper? Private helpers don't need
     # one." is titled by its answer; a question with no such answer is its own rule)
     asked = {x for x in sentences if re.search(re.escape(x) + r"\s*[?？]", text)}
-    first = next(
-        (x for x in sentences if _DIRECTIVE.search(x) and not _COMPLAINT.search(x) and x not in asked),
-        sentences[0],
-    )
+    first = next((x for x in sentences if _rule(x) and x not in asked), sentences[0])
     rest = sentences[sentences.index(first) + 1 :]
     if _COMPLAINT.search(first) and width(first) > SOFT_WIDTH:  # "我很受不了你每次都貼整個檔案，之後只給 diff"
         parts = _clauses(first)
-        rule = next(
-            (
-                i
-                for i, c in enumerate(parts)
-                if i and _DIRECTIVE.search(c) and not _COMPLAINT.search(c) and not _EXAMPLE.match(c)
-            ),
-            0,
-        )
+        rule = next((i for i, c in enumerate(parts) if i and _rule(c)), 0)
         first = "".join(parts[rule:]).strip(_TRIM) if rule else first
     first = strip_leadins(first)
     head, tail = _at_colon(first)
