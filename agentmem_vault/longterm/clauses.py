@@ -20,7 +20,9 @@ from agentmem_vault.model.textnorm import fold
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # A sentence ends at 。！？ (any run), or at . ! ? followed by a space and a new sentence; never at
 # an ellipsis ("..." / "…"), a decimal point, an abbreviation, or inside backticks.
-_SENT_END = re.compile(r"[。！？]+[」』”）)]?|(?<![.\s])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?]+(?=\s+\S)")
+_SENT_END = re.compile(
+    r"[。！？]+[」』”）)]?|(?<![.\s])(?<![:：；;，,\s]\d)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?]+(?=\s+\S)"
+)
 _ENDS = re.compile(r"[。！？.!?]")
 _LIST_LINE = re.compile(
     r"^\s*(?:[-*•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.．])\s*(?P<item>\S.*)$"

@@ -300,7 +300,8 @@ class _Scan:
             if hit is None:
                 continue
             raw = [part]
-            content = clean(_body(part))
+            # a complaint has no intro: "could you not add type: ignore everywhere?"
+            content = clean(part if has("rhetorical", folded(part)) else _body(part))
             if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
                 i += 1
                 raw.append(sents[i])
