@@ -14,11 +14,14 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
-from agentmem_vault.errors import AgentmemError
+from agentmem_vault.errors import AgentmemError, UsageError
+
+if TYPE_CHECKING:
+    from agentmem_vault.vault import Vault
 
 
 @dataclass
@@ -28,13 +31,13 @@ class Options:
     agent: str | None = None
     allow_agent_name: bool = False
 
-    def open_vault(self) -> Any:
+    def open_vault(self) -> Vault:
         """The vault of ``--vault`` (before or after the command), else AGENTMEM_VAULT, config, walk up."""
         from agentmem_vault.config import resolve_vault
 
         return resolve_vault(self.vault)
 
-    def agent_name(self, vault: Any, given: str | None = None) -> str:
+    def agent_name(self, vault: Vault, given: str | None = None) -> str:
         """The agent's name: ``given`` (a command's own --agent), else the group's, else config."""
         from agentmem_vault.config import resolve_agent, vault_config
 
@@ -118,8 +121,8 @@ def render_install(res: dict, details: list[str]) -> str:
     return "\n".join([f"{res['file']}: {state}", *details, *backup, *(f"  note: {n}" for n in res["notes"])])
 
 
-def fail(opts: Options, exc: AgentmemError) -> None:
-    if opts.as_json:
+def fail(as_json: bool, exc: AgentmemError) -> None:
+    if as_json:
         click.echo(to_json({"error": exc.to_dict()}))
     else:
         click.echo(f"error: {exc.message}", err=True)
@@ -184,19 +187,13 @@ class AgentmemGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AgentmemError as exc:
-            opts = ctx.find_object(Options) or Options()
-            if _json_requested(ctx):
-                opts.as_json = True
-            fail(opts, exc)
+            fail(_json_requested(ctx), exc)
         except click.UsageError as exc:
             # A bad option or argument is still an error object under --json (exit 2, as in text mode).
             if not _json_requested(ctx):
                 raise
-            msg = exc.format_message()
-            if exc.ctx is not None:
-                msg += f" (see `{exc.ctx.command_path} --help`)"
-            click.echo(json.dumps({"error": {"code": "usage", "message": msg}}, ensure_ascii=False))
-            sys.exit(exc.exit_code)
+            see = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+            fail(True, UsageError(exc.format_message() + see))
 
 
 # Which cli/ module registers each command (a module registers its commands when imported).

@@ -67,7 +67,6 @@ def status_cmd(opts: Options) -> None:
 
     Exit status as systemd's `status`: 0 running, 3 not running, 1 error (docs/daemon.md)."""
     from agentmem_vault.daemon import control
-
     from agentmem_vault.integrations.user_service import service_status
 
     v = opts.open_vault()

@@ -21,12 +21,12 @@ from agentmem_vault.clock import format_ts, now as clock_now
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.board import table as it
+from agentmem_vault.board.rules import is_placeholder_summary
 from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.ops.board import ARCHIVE_FIELDS
 from agentmem_vault.ops.lifecycle import (
     collect_continues_from,
     continues_from_of,
-    has_meaningful_summary,
     referencers_by_snapshot,
     snapshot_ids,
 )
@@ -122,7 +122,7 @@ def plan_archive(
         )
     has_snapshot = snapshot_text is not None
     base = ArchivePlan(sid, ARCHIVE, "", row, has_snapshot, referenced_by=refs, forced=bool(refs))
-    if not has_snapshot and (row.status.strip() == "idle" or not has_meaningful_summary(row)):
+    if not has_snapshot and (row.status.strip() == "idle" or is_placeholder_summary(row.summary)):
         base.action = DELETE_ROW
         base.reason = (
             "idle placeholder without a snapshot"

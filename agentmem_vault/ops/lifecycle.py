@@ -89,10 +89,6 @@ def referencers_by_snapshot(continues_from: Mapping[str, list[str]]) -> dict[str
     return inv
 
 
-def has_meaningful_summary(row: it.Row) -> bool:
-    return not is_placeholder_summary(row.summary)
-
-
 # -- organize -------------------------------------------------------------------------------------
 
 
@@ -163,7 +159,7 @@ def plan_organize(
             if updated is None:
                 plan.skipped[sid] = f"unreadable Updated At {row.updated_at!r}"
                 plan.kept_active.append(sid)
-            elif not refs and updated < cutoff and (sid in snapshots or has_meaningful_summary(row)):
+            elif not refs and updated < cutoff and (sid in snapshots or not is_placeholder_summary(row.summary)):
                 plan.marked_stale.append(sid)
             else:
                 plan.kept_active.append(sid)

@@ -84,7 +84,7 @@ def merge_types(vault: Vault, w: BoardWriter) -> dict:
         return {"types_changed": [], "types_backup": None}
     backup = None
     if old is not None:
-        dst = _backup_dir(vault) / "types.json"
+        dst = backup_dir(vault.state_dir / "backups", "obsidian") / "types.json"  # backups' one naming scheme
         atomic_write_text(dst, old)
         backup = str(dst.relative_to(vault.root))
     w.journal("merge_obsidian_types", path=path, changed=changed, backup=backup)
@@ -92,10 +92,6 @@ def merge_types(vault: Vault, w: BoardWriter) -> dict:
     if read_text(path) != new:
         raise WriteFailed(f"{path} did not verify after the write")
     return {"types_changed": changed, "types_backup": backup}
-
-
-def _backup_dir(vault: Vault) -> Path:
-    return backup_dir(vault.state_dir / "backups", "obsidian")  # backups' one naming scheme
 
 
 # -- doctor -------------------------------------------------------------------------------------

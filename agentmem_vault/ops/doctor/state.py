@@ -52,10 +52,6 @@ def _decode(data: bytes) -> str | bytes:
         return data
 
 
-def is_temp_name(name: str) -> bool:
-    return bool(TEMP_RE.match(name))
-
-
 def find_temp_files(vault: Vault, now: float | None = None) -> list[TempFile]:
     """Atomic-write temporaries anywhere under memory/, except in doctor's own backups (the copies
     of removed temporaries live there under their old names)."""
@@ -65,7 +61,7 @@ def find_temp_files(vault: Vault, now: float | None = None) -> list[TempFile]:
     for dirpath, dirnames, filenames in os.walk(vault.memory):
         dirnames[:] = sorted(d for d in dirnames if os.path.normcase(os.path.join(dirpath, d)) != backups)
         for name in sorted(filenames):
-            if not is_temp_name(name):
+            if not TEMP_RE.match(name):
                 continue
             full = os.path.join(dirpath, name)
             try:
