@@ -309,10 +309,8 @@ def hook_check(vault: Vault, command: str | None, home: Path) -> tuple[str | Non
     context = answer.get("additional_context") or ""
     m = re.search(r"Your Memory Session ID is: (\S+)", context)
     if not m:
-        return (
-            None,
-            f"no Session ID from `{shown}`: {context or proc.stderr.decode('utf-8', 'replace')[-300:] or 'empty answer'}",
-        )
+        why = context or proc.stderr.decode("utf-8", "replace")[-300:] or "empty answer"
+        return None, f"no Session ID from `{shown}`: {why}"
     return m.group(1), shown
 
 
