@@ -433,3 +433,35 @@ def test_a_pitfall_and_its_fix():
         "common_pitfalls_experience"
     )
     assert category_for("Always run `alembic check` before `git push`", "rule") == "development_practice_specification"
+
+
+def test_a_dislike_asked_as_a_question_is_a_preference():
+    from agentmem_vault.longterm.fields.derive import apply_fields
+    from agentmem_vault.longterm.statement import Statement
+
+    def importance(said: str, kind: str) -> float:
+        m = MemoryObject(action="create", title="x", content=said, category="", signal=kind, evidence=said)
+        m.statement = Statement(kind=kind, order=2)
+        turns = [
+            Turn("user", "Fix the header."),
+            Turn("assistant", "Here is the whole file again."),
+            Turn("user", said),
+        ]
+        return apply_fields([m], turns, offline=True)[0].importance
+
+    assert (
+        0.7
+        <= importance("Could you not rewrite my whole file every time? Show me the lines that change.", "preference")
+        < 0.9
+    )
+    assert 0.7 <= importance("可以别再给我推荐 Redux 了吗，状态管理我们用 Zustand。", "preference") < 0.9
+    # a request asked as a question still asks
+    assert importance("Can you make sure every new endpoint gets an OpenAPI example from now on?", "explicit") >= 0.9
+
+
+def test_red_lines_and_requests_by_their_own_words():
+    assert importance_for("pitfall", "The migration added a NOT NULL column without a default in prod") < 0.7
+    assert importance_for("rule", "测试方面记两条：单测不准访问网络") >= 0.9
+    # a sibling's words may ask for an item; they do not make it a red line
+    said = "so you stop asking: prod runs on Postgres 15, and slow queries go to the replica"
+    assert importance_for("rule", "prod runs on Postgres 15", request=said) < 0.9

@@ -20,6 +20,8 @@ from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.textnorm import fold
 
+_ASKED = re.compile(r"[^。！？!?\n]*(?:[?？]|[吗呢嗎](?=\s*[，,。]|\s*$))")
+_DISLIKE = re.compile(r"\b(?:not|stop|why|keep)\b|n't|别|別|不要|为什么|為什麼|怎么|怎麼|老是", re.I)
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _NEGATED = re.compile(
     r"(?:不要|别|不能|不准|不许|禁止|不用|不是|而不是|\b(?:don'?t|do not|never|no|not|stop|instead of|rather than|again)\b)\s*(?:用|使用|写|加|再|use|using|write|add|put)?\s*"
@@ -96,6 +98,12 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     if snapshot_decision:
         kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
     turn_text, before, sentence = _said_around(turns or [], words)
+    # a dislike asked as a question ("Could you not rewrite my whole file every time?") is a
+    # preference, neither a request from now on nor a correction ("Can you make sure … from now
+    # on?" still asks for it)
+    words, turn_text, sentence = (
+        _ASKED.sub(lambda q: " " if _DISLIKE.search(q[0]) else q[0], t) for t in (words, turn_text, sentence)
+    )
     # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule,
     # not of a further item joined after it ("…不要再用 any。還有 import 路徑請用 @/")
     joined = has("join", fold(sentence)[:12])
@@ -111,7 +119,7 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     band_kind = "pitfall" if m.category == "common_pitfalls_experience" else kind
     if band_kind == "correction" and not before:
         band_kind = "rule"  # nothing was said before it: there is nothing it corrects
-    m.importance = importance_for(band_kind, said, corrects_assistant=corrected, recorded=recorded)
+    m.importance = importance_for(band_kind, words, corrects_assistant=corrected, recorded=recorded, request=said)
     m.title, keywords, scenarios = _text_fields(m.content, m.category)
     m.keywords, m.usage_scenario = list(keywords), list(scenarios)
     m.reason = (
