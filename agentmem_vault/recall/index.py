@@ -28,7 +28,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
+from agentmem_vault.model.textnorm import fold, normalize_terms, stopwords, tokenize
 from agentmem_vault.errors import AgentmemError, NoteFormatError
 
 from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_watch
@@ -176,7 +176,7 @@ def recall_tokens(text: str) -> list[str]:
     for t in tokenize(normalize_terms(fold(text)), fold_first=False):
         out.append(t)
         if t.isascii() and _PARTS_RE.search(t):
-            out.extend(p for p in _PARTS_RE.split(t) if len(p) > 1 and p not in _STOPWORDS)
+            out.extend(p for p in _PARTS_RE.split(t) if len(p) > 1 and p not in stopwords())
     return out
 
 
