@@ -497,7 +497,7 @@ def extract_sources(
     if dry_run:
         actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
         report.actions = [a.to_dict() for a in actions]
-    else:
+    elif work:  # nothing read that is new: nothing to curate, write or record
         with NoteWriter(vault, "extract") as w:
             broken = []
             existing = load_notes(vault, broken)
@@ -516,10 +516,9 @@ def extract_sources(
                     "prefix_sha": _turns_sha(turns),
                     "updated": now,
                 }
-            if work:
-                p = _state_path(vault)
-                p.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+            p = _state_path(vault)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -577,8 +576,10 @@ def _read_new_turns(
                 progress(1)
             continue
         fsha = rr.sha  # what was read: a file that grew since is read again next time
-        start = 0 if force else _start_turn(state["sources"].get(src.key), rr.turns, fsha)
-        info.update(turns=len(rr.turns), skipped_lines=rr.skipped)
+        known = state["sources"].get(src.key) or {}
+        start = 0 if force else _start_turn(known, rr.turns, fsha)
+        info.update(turns=len(rr.turns) if rr.turns or start is not None else known.get("turns", 0))
+        info.update(skipped_lines=rr.skipped)
         if start is None:
             info["status"] = "unchanged"
             report.sources.append(info)
