@@ -65,6 +65,7 @@ CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one i
 
 def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dict:
     from agentmem_vault.errors import AgentmemError
+
     # read_bytes refuses a FIFO, a device or an outside link, never hangs
     from agentmem_vault.fs import load_cache, make_dirs, read_bytes, save_cache
 
