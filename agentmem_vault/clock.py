@@ -19,21 +19,16 @@ ISO_SECONDS = "%Y-%m-%dT%H:%M:%S"  # journal, queue, logs
 STAMP_FORMAT = "%Y%m%d-%H%M%S"  # file names of backups and moved conflict copies
 
 
-def _env_now() -> datetime | None:
+def now_precise() -> datetime:
+    """Local wall-clock time with seconds, or ``AGENTMEM_NOW``."""
     env = os.environ.get("AGENTMEM_NOW")
     if not env:
-        return None
+        return datetime.now()
     try:
         dt = datetime.fromisoformat(env.strip())
     except ValueError as exc:
         raise ConfigError(f"AGENTMEM_NOW={env!r} is not an ISO 8601 time (e.g. 2026-06-01T09:30)") from exc
     return dt.replace(tzinfo=None) if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
-
-
-def now_precise() -> datetime:
-    """Local wall-clock time with seconds, or ``AGENTMEM_NOW``."""
-    env = _env_now()
-    return env if env is not None else datetime.now()
 
 
 def now() -> datetime:
@@ -75,6 +70,3 @@ def iso_epoch(t: float) -> str:
 def stamp() -> str:
     """``YYYYMMDD-HHMMSS`` for file names (backups, moved conflict copies)."""
     return now_precise().strftime(STAMP_FORMAT)
-
-
-__all__ = ["TS_FORMAT", "now", "now_precise", "format_ts", "parse_ts", "iso_now", "iso_epoch", "stamp"]

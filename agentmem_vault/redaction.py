@@ -70,8 +70,7 @@ def user_rules() -> tuple[tuple[Pattern, ...], tuple[re.Pattern[str], ...]]:
 
 def redact_text(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED:<kind>]`` (the same object when none)."""
-    extra, allow = user_rules()
-    return redact(text, None, extra, allow)
+    return redactor()(text)
 
 
 def redactor() -> Callable[[str], str]:
@@ -105,5 +104,3 @@ def redact_bytes(data: bytes) -> bytes:
 # module is loaded (the writer and the board import it) it uses these rules, the user's included.
 # Registered rather than imported by fs: config reads through fs, and this module reads config.
 fs.REDACT[:] = [redact_bytes]
-
-__all__ = ["applies", "in_memory", "redact_bytes", "redact_row", "redact_text", "redactor", "user_rules"]

@@ -63,15 +63,10 @@ def corrects_assistant(evidence: str, assistant_said: str) -> bool:
 
 
 def _reason(kind: str, asked: bool, corrected: bool) -> str:
-    if asked:
-        return "the user explicitly asked for this to be kept"
-    if corrected:
-        return "the user corrected the assistant"
-    return {
-        "preference": "the user stated a preference",
-        "decision": "the user stated a decision",
-        "pitfall": "the user recorded a pitfall",
-    }.get(kind, "the user stated a rule")
+    if asked or corrected:
+        return "the user explicitly asked for this to be kept" if asked else "the user corrected the assistant"
+    stated = kind if kind in ("preference", "decision") else "rule"
+    return "the user recorded a pitfall" if kind == "pitfall" else f"the user stated a {stated}"
 
 
 _CLAIMS = re.compile(r"explicitly asked|corrected the assistant", re.I)
@@ -150,15 +145,13 @@ def apply_fields(
     memories: list[MemoryObject], turns: list[Turn], *, offline: bool, recorded: bool = False
 ) -> list[MemoryObject]:
     """The field rules for a batch of one source (in place; returned for chaining)."""
-    prev = None
-    for m in memories:
+    for i, m in enumerate(memories):
         if not offline:
             check_model_fields(m)
             continue
         derive_offline(m, turns=turns, recorded=recorded)
         # "integration tests need X, and they must never point at the shared database": an item
         # that points back with no cue of its own is about what its neighbour is about
-        if prev is not None and m.category == DEFAULT and _POINTS_BACK.match(m.content):
-            m.category = prev.category
-        prev = m
+        if i and m.category == DEFAULT and _POINTS_BACK.match(m.content):
+            m.category = memories[i - 1].category
     return memories
