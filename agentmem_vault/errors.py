@@ -17,6 +17,10 @@ class AgentmemError(Exception):
             self.code = code
         self.details = details or {}
 
+    def to_dict(self) -> dict:
+        """The error object every front end answers with (``--json``, MCP tool errors)."""
+        return {"code": self.code, "message": self.message, **({"details": self.details} if self.details else {})}
+
 
 class UsageError(AgentmemError):
     """Bad arguments (exit 2)."""

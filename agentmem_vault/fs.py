@@ -16,7 +16,6 @@ import stat
 import sys
 import time
 from _thread import get_ident as _get_ident
-from contextlib import suppress
 from pathlib import Path, PurePath
 
 from agentmem_vault.errors import (
@@ -516,22 +515,26 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         try:
-            mode = stat.S_IMODE(path.stat().st_mode)
-            os.chmod(tmp, mode)
+            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         except OSError:
             pass
         swap_in(tmp, path)
     except BaseException as exc:  # a stop signal too (docs/daemon.md): no temporary is left behind
-        with suppress(OSError):
-            tmp.unlink()
+        _discard(tmp)
         if not isinstance(exc, OSError):
             raise
         raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
 
 
+def _discard(tmp: Path) -> None:
+    try:  # best effort after a failed write, whose own error is what the caller reports
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
 def _create_temp(tmp: Path) -> BinaryIO:
-    """A new temporary file: ``O_EXCL`` and no link followed, so nothing planted at its name
-    (a link to a file elsewhere) is ever written through."""
+    """A new temporary: ``O_EXCL``, no link followed (nothing planted at its name is written through)."""
     fd = os.open(str(tmp), os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_BINARY, 0o644)
     return os.fdopen(fd, "wb")  # type: ignore[return-value]
 
@@ -547,8 +550,7 @@ def create_fresh(path: Path) -> BinaryIO:
         swap_in(tmp, path, durable=False)
     except BaseException:
         fh.close()
-        with suppress(OSError):
-            tmp.unlink()
+        _discard(tmp)
         raise
     return fh
 
@@ -649,9 +651,8 @@ def write_cache_file(path: Path, data: bytes) -> None:
     FIFO at the cache's name is replaced, never written through (a cache hard-linked to a vault
     file too: the file it pointed to is left as it was)."""
     check_path(path)
-    # Not redacted again: a cache is derived from vault files that were redacted when stored, and
-    # redacting the board's summary (megabytes on a big board) on every sessionStart would cost
-    # the hook more than its own work (docs/redaction.md, docs/performance.md).
+    # Not redacted again: derived from vault files redacted when stored; redacting the board's summary
+    # on every sessionStart would cost the hook more than its own work (docs/redaction.md).
     ov = _overlay()
     if ov is not None:
         ov[_key(path)] = data
@@ -665,8 +666,7 @@ def write_cache_file(path: Path, data: bytes) -> None:
             fh.write(data)
         swap_in(tmp, path, durable=False)
     except OSError:
-        with suppress(OSError):
-            tmp.unlink()
+        _discard(tmp)
         raise
 
 

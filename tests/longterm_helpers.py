@@ -4,6 +4,7 @@ real ``anthropic`` client is exercised without the network."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
@@ -194,3 +195,51 @@ def api():
 def no_base_url(monkeypatch):
     """The tests give the server's URL themselves; a base URL from the environment must not win."""
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+class StalledServer:
+    """A local socket server whose answers never finish: each connection goes to ``serve(conn,
+    stop)`` in a thread of its own; without ``serve`` it is held open, read from and answered never.
+    ``accepted`` counts the connections."""
+
+    def __init__(self, serve: Callable[[socket.socket, threading.Event], None] | None = None) -> None:
+        self.serve = serve
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.conns: list[socket.socket] = []
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._t = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.conns.append(c)
+            self.accepted += 1
+            if self.serve is not None:
+                t = threading.Thread(target=self.serve, args=(c, self._stop), daemon=True)
+                self._threads.append(t)
+                t.start()
+
+    def __enter__(self) -> "StalledServer":
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._t.join(timeout=5)
+        for t in self._threads:
+            t.join(timeout=5)
+        for c in self.conns:
+            c.close()
+        self.sock.close()

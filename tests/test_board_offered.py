@@ -209,3 +209,28 @@ def test_pair_projects_read_by_byte_search_agree_with_json() -> None:
         if isinstance(sid, str) and isinstance(proj, str) and proj:
             want[sid] = proj
     assert _projects(data) == want and len(want) > 300
+
+
+def test_context_offers_the_folders_projects_sessions_then_unknown_never_anothers(tmp_path: Path) -> None:
+    """`agentmem context` (and so MCP memory_context, the same build_context) in project B's folder:
+    B's active sessions most recent first, then those of unknown project, never A's, whichever is
+    newest; --project A and --all-projects widen it (docs/projects.md)."""
+    rows = [
+        ("active", "2026-06-01 10:05", "proj-a"),
+        ("active", "2026-06-01 10:04", "proj-a"),
+        ("active", "2026-06-01 10:01", "proj-b"),
+        ("active", "2026-06-01 10:03", ""),
+        ("active", "2026-06-01 10:02", "proj-b"),
+    ]
+    v = _build(tmp_path / "v", rows)
+    ws = tmp_path / "ws" / "proj-b"
+    ws.mkdir(parents=True)
+
+    def offered(*args: str) -> list[str]:
+        proc = run_cli("context", "an unrelated task", "--json", *args, vault=v, cwd=ws)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return [s["session_id"] for s in json.loads(proc.stdout)["sessions"]]
+
+    assert offered() == [_sid(4), _sid(2), _sid(3)]
+    assert offered("--project", "proj-a") == [_sid(0), _sid(1), _sid(3)]
+    assert offered("--all-projects") == [_sid(0), _sid(1), _sid(3)]

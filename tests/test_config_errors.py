@@ -52,6 +52,7 @@ def test_bad_organize_settings_name_the_key(vault: Vault, line: str, key: str) -
         ("concurrency: 0", "concurrency"),
         ('min_score: "high"', "min_score"),
         ("llm_source_deadline: 0", "llm_source_deadline"),
+        ("llm_source_deadline: soon", "llm_source_deadline"),
     ],
 )
 def test_bad_extract_settings_name_the_key(vault: Vault, tmp_path: Path, line: str, key: str) -> None:

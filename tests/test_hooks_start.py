@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import agentmem_vault
 from agentmem_vault.vault import Vault
 from agentmem_vault.ops.conversations import find_pair, iter_pairs
 from agentmem_vault.board.rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
@@ -260,6 +261,8 @@ def test_recall_context_is_appended_when_available(vault: Vault, outside: Path, 
     (shim / "sitecustomize.py").write_text(
         "import sys, types, os\n"
         "m = types.ModuleType('agentmem_vault.recall')\n"
+        # still the package (its other modules, such as the board writer's recall/refresh.py, load)
+        f"m.__path__ = [{str(Path(agentmem_vault.__file__).parent / 'recall')!r}]\n"
         "def session_start_context(vault, budget=0, exclude=(), doc=None, **kw):\n"
         "    if os.environ.get('RECALL_FAIL'): raise RuntimeError('boom')\n"
         "    return '## Long-term memories\\n- remember the milk (budget %d)' % budget\n"

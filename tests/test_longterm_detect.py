@@ -308,3 +308,12 @@ def test_an_incident_without_the_users_fix_or_with_a_slip_is_no_memory() -> None
 def test_every_item_boundary_counts_at_once(text: str, n: int) -> None:
     # "A；B；还有就是 C" is three items (not "A；B" and C); a fact ", and" a rule are two
     assert len(kept(text)) == n, [m.content for m in kept(text)]
+
+
+def test_numbered_items_after_a_colon_and_a_correction_naming_what_it_replaces() -> None:
+    mems = kept("我们的约定有三条：1. 接口返回统一包一层 data；2. 错误码用字符串；3. 时间一律 ISO 8601。")
+    assert [m.content for m in mems if "1." in m.content] == [] and len(mems) == 3, [m.content for m in mems]
+    (m,) = kept("No, not pytest.mark.skip. Use xfail with a reason.")
+    assert "xfail" in m.content
+    assert kept("Could you stop here for a moment? I need to check something.") == []
+    assert kept("FYI I'll be away tomorrow.") == []

@@ -10,13 +10,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.recall.context import (
-    MIN_COVERAGE,
-    MIN_EVIDENCE,
-    build_context,
-    passes_floor,
-    select_memories,
-)
+from agentmem_vault.recall.context import build_context
+from agentmem_vault.recall.select import MIN_COVERAGE, MIN_EVIDENCE, passes_floor, select_memories
 from agentmem_vault.recall.index import recall_tokens
 from agentmem_vault.recall.rank import Hit, informative_tokens, search
 from recall_helpers import load_corpus, load_long_tasks, load_queries, write_corpus, write_note

@@ -136,3 +136,65 @@ def test_only_the_rows_written_are_read_again(vault: Vault, tmp_path: Path) -> N
     assert "Never commit" in rows[note.name] and "NEVER EVER" not in rows[note.name]
     rules = json.loads(rules_path(vault).read_text(encoding="utf-8"))["data"]
     assert any("ruff format" in r[5] for r in rules)
+
+
+# -- writes that are not a note command: doctor's redaction, the undo of a killed operation ---------
+
+
+def test_a_rule_doctor_fix_redacts_is_in_the_next_chat_redacted_and_no_copy_keeps_the_secret(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """A hand-written rule holding a key: once a query has indexed it, `doctor --fix` redacts the
+    note, and the next sessionStart shows the rule (redacted) at once; nothing under memory/, the
+    recall index and its rule summary included, keeps the key."""
+    from redaction_helpers import SECRETS
+
+    text, value = SECRETS["aws-key"]
+    work = tmp_path / "work"
+    work.mkdir()
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    (vault.longterm_dir / "deploy.md").write_text(
+        "---\nid: lt-dep001\ntitle: Deploy with the CI key only\ncategory: development_practice_specification\n"
+        f"scope: global\nimportance: 0.95\nstatus: active\nupdated: 2026-05-01T10:00\n---\nDeploy with {text} from CI.\n",
+        encoding="utf-8",
+    )
+    _cli(vault, "context", "deploy")  # a query indexes the note as it is, key and all
+    assert value in _start_context(vault, work, "chat-0")
+    fixed = _cli(vault, "doctor", "--fix")
+    assert any(f["kind"] == "secret_stored" and f.get("fixed") for f in fixed["findings"]), fixed
+    start = _start_context(vault, work, "chat-1")
+    assert "Deploy with the CI key only" in start and "[REDACTED:aws-key]" in start and value not in start
+    # The index stores the key as a folded token whose first letters it may share with the term
+    # before it: its tail, in any case, is what must not be anywhere (an old page included).
+    tail = value[4:].lower().encode()
+    leaks = [str(p) for p in vault.memory.rglob("*") if p.is_file() and tail in p.read_bytes().lower()]
+    assert leaks == []
+
+
+def test_the_undo_of_a_killed_extract_keeps_the_rule_in_the_next_chat(vault: Vault, tmp_path: Path) -> None:
+    """An extract killed after it rewrote a rule (before it could update the index) is undone by the
+    next writer, here the sessionStart hook's registration: the note is put back byte for byte,
+    and that very chat, and every next one, still gets the rule (not left out as changed)."""
+    from conftest import run_process
+
+    work = tmp_path / "work"
+    work.mkdir()
+    _cli(
+        vault,
+        "extract",
+        "--file",
+        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files, in every project.")),
+    )
+    (note,) = list(vault.longterm_dir.glob("*.md"))
+    before = note.read_bytes()
+    wider = _transcript(
+        tmp_path, "b.txt", "Remember: never commit .env files or .env.local files, in every project, use .env.example."
+    )
+    killed = run_process(
+        ["--vault", str(vault.root), "extract", "--file", str(wider)], env={"AGENTMEM_CRASH_AT": "txn:1"}
+    )
+    assert killed.returncode == 137 and note.read_bytes() != before, killed.stderr
+    start = _start_context(vault, work, "chat-1")  # its registration undoes the killed extract
+    assert note.read_bytes() == before
+    assert "Never commit .env" in start and ".env.local" not in start
+    assert "Never commit .env" in _start_context(vault, work, "chat-2")

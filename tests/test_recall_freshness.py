@@ -192,26 +192,6 @@ def test_a_renamed_subfolder_and_a_second_path_to_the_folder_stay_watched(vault:
 
 
 @needs_watch
-def test_an_index_written_before_sync_tokens_gets_one_and_is_vouched_for(vault: Vault, notes: list[Path]) -> None:
-    import sqlite3
-
-    _ids(vault, "warm")
-    path = RecallIndex(vault).path
-    with sqlite3.connect(path) as conn:
-        conn.execute("DELETE FROM meta WHERE key = 'synced'")  # as an older version left it
-    conn.close()
-    idx = RecallIndex(vault).open()
-    try:
-        if freshness.file_system_type(str(vault.longterm_dir)) not in freshness.LOCAL_FILE_SYSTEMS:
-            pytest.skip("no watch on this file system")
-        assert _watched(idx)
-        _edit_in_place(notes[9], "zebracorn", 9)
-        assert _ids(vault, "zebracorn", idx) == ["lt-0009"]
-    finally:
-        idx.close()
-
-
-@needs_watch
 def test_another_process_writing_the_index_ends_the_vouching(vault: Vault, notes: list[Path]) -> None:
     idx = RecallIndex(vault).open()
     try:

@@ -108,3 +108,41 @@ def test_doctor_finds_secrets_already_stored_and_fix_redacts_them_with_a_backup_
     for line in vault.journal_path.read_text(encoding="utf-8").splitlines():
         json.loads(line)  # the journal is still JSON lines
     assert json.loads(run_cli("--json", "doctor", vault=vault).stdout)["ok"] is True
+
+
+def test_no_secret_typed_in_a_chat_reaches_its_conversation_pairs_queue_or_audit(vault, tmp_path: Path) -> None:
+    """A Claude Code chat carrying secrets everywhere a chat reaches the vault (docs/redaction.md):
+    its workspace folder and start source (the conversation pair the sessionStart hook records),
+    every prompt (the prompt hook and its injection audit), its transcript (the session end hook's
+    extraction queue line, then `extract --claude`'s notes). Each real hook process gets real JSON
+    on stdin; afterwards nothing under memory/ holds a secret, and every record was made."""
+    from tests.hooks_helpers import claude_start, run_hook
+
+    key, token = SECRETS["aws-key"][1], SECRETS["github-token"][0].split()[-1]
+    work = tmp_path / f"deploy-{key}"
+    work.mkdir()
+    conv = "7d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
+    transcript = Path.home() / ".claude" / "projects" / "-work-deploy" / f"{conv}.jsonl"
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    turns = [
+        {"type": "user", "cwd": str(work), "message": {"role": "user", "content": f"Remember: always deploy with {t}"}}
+        for t, _ in SECRETS.values()
+    ]
+    transcript.write_text("\n".join(json.dumps(t, ensure_ascii=False) for t in turns) + "\n", encoding="utf-8")
+    args = ["--vault", str(vault.root)]
+    start = claude_start(work, sid=conv, source=f"startup {token}", transcript_path=str(transcript))
+    assert run_hook("claude-session-start", start, cwd=work, args=args).returncode == 0
+    for text, _ in SECRETS.values():
+        prompt = {**start, "hook_event_name": "UserPromptSubmit", "prompt": f"deploy now, the key is {text}"}
+        assert run_hook("claude-user-prompt", prompt, cwd=work, args=args).returncode == 0
+    end = {**start, "hook_event_name": "SessionEnd", "reason": "exit"}
+    assert run_hook("claude-session-end", end, cwd=work, args=args).returncode == 0
+    assert run_cli("extract", "--offline", "--claude", vault=vault).returncode == 0
+
+    pair = json.loads((vault.state_dir / "conversations.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    assert pair["conversation_id"] == conv and "[REDACTED:aws-key]" in pair["workspace"], pair
+    assert "[REDACTED:" in pair["source"] and pair["project"] == "deploy-[REDACTED:aws-key]", pair
+    queued = (vault.state_dir / "extract-queue.jsonl").read_text(encoding="utf-8")
+    assert conv in queued and str(transcript) in queued
+    assert any(vault.longterm_dir.glob("*.md"))
+    assert _leaks(vault) == []

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -19,7 +20,7 @@ from agentmem_vault.errors import ConfigError
 from agentmem_vault.longterm.endpoint import LOCAL_KEY, is_loopback, resolve_endpoint
 
 from conftest import run_cli as _run_cli
-from longterm_helpers import FakeMessagesAPI, memory
+from longterm_helpers import FakeMessagesAPI, StalledServer, memory
 
 USER_KEY = "sk-ant-the-users-own-key"
 
@@ -139,36 +140,10 @@ def test_resolve_endpoint_rules() -> None:
     ]
 
 
-class TricklingServer:
-    """Answers with headers, then one byte of the body every ``gap`` seconds, forever."""
+def trickle(gap: float) -> Callable[[socket.socket, threading.Event], None]:
+    """Answer with headers, then one byte of the body every ``gap`` seconds, forever."""
 
-    def __init__(self, gap: float = 2.0) -> None:
-        self.gap = gap
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.accepted = 0
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._t = threading.Thread(target=self._accept, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.accepted += 1
-            t = threading.Thread(target=self._serve, args=(c,), daemon=True)
-            self._threads.append(t)
-            t.start()
-
-    def _serve(self, c: socket.socket) -> None:
+    def serve(c: socket.socket, stop: threading.Event) -> None:
         with c:
             c.settimeout(5)
             try:
@@ -176,28 +151,19 @@ class TricklingServer:
                 while b"\r\n\r\n" not in head:
                     head += c.recv(65536)
                 c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n")
-                while not self._stop.wait(self.gap):
+                while not stop.wait(gap):
                     c.sendall(b" ")
             except OSError:
                 return
 
-    def __enter__(self) -> "TricklingServer":
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._t.join(timeout=5)
-        for t in self._threads:
-            t.join(timeout=5)
-        self.sock.close()
+    return serve
 
 
 def test_a_trickling_server_cannot_stretch_the_deadline(vault: Vault, tmp_path: Path) -> None:
     vault.config_path.write_text(
         "llm_timeout: 5\nllm_source_deadline: 5\nmax_retries: 4\nllm_progress_seconds: 1\n", encoding="utf-8"
     )
-    with TricklingServer(gap=2.0) as srv:
+    with StalledServer(trickle(2.0)) as srv:
         env = _no_proxy_env(ANTHROPIC_API_KEY="sk-test", ANTHROPIC_BASE_URL=srv.url)
         t0 = time.monotonic()
         p = run_cli("extract", "--file", str(_chat(tmp_path)), "--json", vault=vault, env=env, timeout=120)

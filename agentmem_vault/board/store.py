@@ -1,10 +1,11 @@
 """The board's writes: one row appended, updated or removed, or the whole table rewritten, each
 under the vault lock, journaled and verified (docs/board.md "Writing rules"), and row existence.
 
-``BoardWriter`` is ``writer.VaultWriter`` plus the board: every command that changes
+``BoardWriter`` is ``recall.refresh.NoteWriter`` plus the board: every command that changes
 ``memory/index.md`` goes through it, and after every verified whole-board write the board summary
-(``board.summary``) is refreshed (an appended row is parsed by its next load). The writer
-underneath never imports the board.
+(``board.summary``) is refreshed (an appended row is parsed by its next load). Being a NoteWriter,
+a note it writes or puts back (doctor's redaction, the undo of an operation killed halfway) is
+current in the recall index at once. The writer underneath never imports the board.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
 from agentmem_vault.redaction import redact_row, redact_text
 from agentmem_vault.fs import append_bytes, atomic_write_text, make_dirs, read_bytes, read_from, read_text
-from agentmem_vault.writer import VaultWriter
+from agentmem_vault.recall.refresh import NoteWriter
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ def _row_ids(text: str) -> list[str]:
         return find_ids("".join(ln for ln in it.split_lines(text) if it.is_row_line(ln)))
 
 
-class BoardWriter(VaultWriter):
-    """``VaultWriter`` with the board's operations.
+class BoardWriter(NoteWriter):
+    """``NoteWriter`` (``VaultWriter``: lock, journal, transactions) with the board's operations.
 
     Usage::
 

@@ -7,17 +7,21 @@ and nowhere else: 0 done, 1 refused or failed (nothing half-written), 2 usage er
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import click
 
-from agentmem_vault.errors import AgentmemError
+from agentmem_vault.errors import AgentmemError, UsageError
+
+if TYPE_CHECKING:
+    from agentmem_vault.vault import Vault
 
 
 @dataclass
@@ -27,31 +31,41 @@ class Options:
     agent: str | None = None
     allow_agent_name: bool = False
 
+    def open_vault(self) -> Vault:
+        """The vault of ``--vault`` (before or after the command), else AGENTMEM_VAULT, config, walk up."""
+        from agentmem_vault.config import resolve_vault
 
-def opts_from(ctx: click.Context, vault: str | None, as_json: bool) -> Options:
-    """The group's options with this command's ``--vault``/``--json`` laid over them."""
-    opts: Options = ctx.find_object(Options) or Options()
-    if vault:
-        opts.vault = vault
-    if as_json:
-        opts.as_json = True
-    return opts
+        return resolve_vault(self.vault)
+
+    def agent_name(self, vault: Vault, given: str | None = None) -> str:
+        """The agent's name: ``given`` (a command's own --agent), else the group's, else config."""
+        from agentmem_vault.config import resolve_agent, vault_config
+
+        return resolve_agent(given or self.agent, vault_config(vault), allow_any=self.allow_agent_name)
 
 
-def common_options(f: Callable) -> Callable:
-    """``--vault`` and ``--json`` on every command (also accepted before the command name)."""
-    f = click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")(f)
-    f = click.option(
-        "--vault", "vault", type=click.Path(file_okay=False), help="Vault folder (the one that holds memory/)."
-    )(f)
-    return f
+def command_options(f: Callable) -> Callable:
+    """``--vault`` and ``--json`` on every command (also accepted before the command name); the
+    command gets the group's ``Options`` with its own ``--vault``/``--json`` laid over them as its
+    first argument."""
+
+    @functools.wraps(f)
+    @click.pass_context
+    def wrapper(ctx: click.Context, *args: Any, vault: str | None = None, as_json: bool = False, **kw: Any) -> Any:
+        opts: Options = ctx.find_object(Options) or Options()
+        opts.vault = vault or opts.vault
+        opts.as_json = as_json or opts.as_json
+        return f(opts, *args, **kw)
+
+    wrapper = click.option("--json", "as_json", is_flag=True, help="Machine-readable result on stdout.")(wrapper)
+    vault_help = "Vault folder (the one that holds memory/)."
+    return click.option("--vault", "vault", type=click.Path(file_okay=False), help=vault_help)(wrapper)
 
 
 def dry_run_option(f: Callable) -> Callable:
     """``--dry-run`` for a command whose library has none: the command runs as it would, inside
     ``fs.DryRun``, so nothing at all is written (vault, user cache, user config), and what it would
     have changed is listed after its own output (on stderr with --json, so stdout stays JSON)."""
-    import functools
 
     @functools.wraps(f)
     def wrapper(*args: Any, dry_run: bool = False, **kwargs: Any) -> Any:
@@ -99,19 +113,17 @@ def emit(opts: Options, result: Any, human: str | Callable[[], str] | None = Non
             click.echo(text)
 
 
-def fail(opts: Options, exc: AgentmemError) -> None:
-    if opts.as_json:
-        click.echo(
-            to_json(
-                {
-                    "error": {
-                        "code": exc.code,
-                        "message": exc.message,
-                        **({"details": exc.details} if exc.details else {}),
-                    }
-                }
-            )
-        )
+def render_install(res: dict, details: list[str]) -> str:
+    """An installer's answer (install-hook, install-mcp): the file and what became of it, the
+    ``details`` lines, the backup of the previous file and the notes."""
+    state = "created" if res["created"] else "updated" if res["changed"] else "already up to date"
+    backup = [f"  previous file backed up to {res['backup']}"] if res["backup"] else []
+    return "\n".join([f"{res['file']}: {state}", *details, *backup, *(f"  note: {n}" for n in res["notes"])])
+
+
+def fail(as_json: bool, exc: AgentmemError) -> None:
+    if as_json:
+        click.echo(to_json({"error": exc.to_dict()}))
     else:
         click.echo(f"error: {exc.message}", err=True)
     sys.exit(exc.exit_code)
@@ -175,19 +187,13 @@ class AgentmemGroup(click.Group):
         try:
             return super().invoke(ctx)
         except AgentmemError as exc:
-            opts = ctx.find_object(Options) or Options()
-            if _json_requested(ctx):
-                opts.as_json = True
-            fail(opts, exc)
+            fail(_json_requested(ctx), exc)
         except click.UsageError as exc:
             # A bad option or argument is still an error object under --json (exit 2, as in text mode).
             if not _json_requested(ctx):
                 raise
-            msg = exc.format_message()
-            if exc.ctx is not None:
-                msg += f" (see `{exc.ctx.command_path} --help`)"
-            click.echo(json.dumps({"error": {"code": "usage", "message": msg}}, ensure_ascii=False))
-            sys.exit(exc.exit_code)
+            see = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+            fail(True, UsageError(exc.format_message() + see))
 
 
 # Which cli/ module registers each command (a module registers its commands when imported).

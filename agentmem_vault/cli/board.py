@@ -8,29 +8,18 @@ import click
 
 from agentmem_vault.ops import board as lib
 from agentmem_vault.vault import Vault
-from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
+from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import VaultNotFound
 from agentmem_vault.board.register import register_idle
-from agentmem_vault.cli import Options, cli, common_options, dry_run_option, emit, opts_from
+from agentmem_vault.cli import Options, cli, command_options, dry_run_option, emit
 from agentmem_vault.cli.complete_ids import complete_session_id
 
 
-def _vault(opts: Options) -> Vault:
-    return resolve_vault(opts.vault)
-
-
-def _agent(ctx: click.Context, agent: str | None, vault: Vault) -> str:
-    return resolve_agent(agent or ctx.obj.agent, vault_config(vault), allow_any=ctx.obj.allow_agent_name)
-
-
 @cli.command()
-@common_options
+@command_options
 @dry_run_option
-@click.pass_context
-def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
+def init(opts: Options) -> None:
     """Create the memory/ layout (index, sessions/, archive/, long-term/, config); idempotent."""
-    opts = opts_from(ctx, vault, as_json)
-    from agentmem_vault.vault import Vault
     from pathlib import Path
 
     try:
@@ -52,7 +41,7 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 
 
 @cli.command()
-@common_options
+@command_options
 @dry_run_option
 @click.option("--agent", help="Agent name (default from AGENTMEM_AGENT / config / cursor-main-agent).")
 @click.option("--manual", is_flag=True, help="Manual registration: active row and a session snapshot.")
@@ -65,11 +54,8 @@ def init(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     metavar="FILE|-",
     help="Snapshot to write (FILE or - for stdin), manual registration.",
 )
-@click.pass_context
 def register(
-    ctx: click.Context,
-    vault: str | None,
-    as_json: bool,
+    opts: Options,
     agent: str | None,
     manual: bool,
     topic: str | None,
@@ -80,33 +66,22 @@ def register(
     """Register this chat: an idle row (sessionStart) or, with --manual, an active row + snapshot.
 
     Prints `Your Memory Session ID is: <id>` only after the write verified."""
-    opts = opts_from(ctx, vault, as_json)
-    v = _vault(opts)
-    name = _agent(ctx, agent, v)
+    v = opts.open_vault()
+    name = opts.agent_name(v, agent)
     if not manual:
         if topic or summary or snapshot_file or keywords:
             raise click.UsageError("--topic/--summary/--keywords/--snapshot need --manual")
         reg = register_idle(v, name)
         emit(opts, {"session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
         return
-    from agentmem_vault.ops.sessions import register_manual
-    from agentmem_vault.cli.snapshot_input import read_snapshot_source
-    from agentmem_vault.ops.sessions import snapshot_limit
+    from agentmem_vault.cli.snapshot_input import read_snapshot_arg
+    from agentmem_vault.ops.sessions import register_manual, registration_result
 
-    text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
+    text = read_snapshot_arg(snapshot_file, v, stdin_default=False)
     reg = register_manual(
         v, name, topic=topic, summary=summary, keywords=keywords, snapshot_text=text, workspace=os.getcwd()
     )
-    emit(
-        opts,
-        {
-            "session_id": reg.session_id,
-            "row": reg.row.to_dict(),
-            "snapshot_path": str(v.session_path(reg.session_id)),
-            "message": reg.message,
-        },
-        reg.message,
-    )
+    emit(opts, registration_result(v, reg), reg.message)
 
 
 def _table(rows, archived: set[str] | None = None) -> str:
@@ -121,17 +96,15 @@ def _table(rows, archived: set[str] | None = None) -> str:
 
 
 @cli.command("list")
-@common_options
+@command_options
 @click.option(
     "--status",
     type=click.Choice(list(lib.LIST_STATUSES)),
     help="Only rows with this status; archived: the archived sessions (memory/archive/).",
 )
-@click.pass_context
-def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str | None) -> None:
+def list_cmd(opts: Options, status: str | None) -> None:
     """List the rows of memory/index.md."""
-    opts = opts_from(ctx, vault, as_json)
-    rows, bad = lib.list_rows(_vault(opts), status)
+    rows, bad = lib.list_rows(opts.open_vault(), status)
     for b in bad:
         click.echo(
             f"warning: memory/index.md line {b.line_no}: {b.reason} (kept as is; see `agentmem doctor`)", err=True
@@ -145,13 +118,11 @@ def list_cmd(ctx: click.Context, vault: str | None, as_json: bool, status: str |
 
 
 @cli.command()
-@common_options
+@command_options
 @click.argument("session_id", shell_complete=complete_session_id)
-@click.pass_context
-def show(ctx: click.Context, vault: str | None, as_json: bool, session_id: str) -> None:
+def show(opts: Options, session_id: str) -> None:
     """Show a session's row and snapshot (also archived sessions)."""
-    opts = opts_from(ctx, vault, as_json)
-    view = lib.show_session(_vault(opts), session_id)
+    view = lib.show_session(opts.open_vault(), session_id)
 
     def human() -> str:
         out = []
@@ -167,17 +138,13 @@ def show(ctx: click.Context, vault: str | None, as_json: bool, session_id: str) 
 
 
 @cli.command()
-@common_options
+@command_options
 @click.argument("query", nargs=-1, required=True)
 @click.option("--archived", is_flag=True, help="Also search archived sessions.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Most rows to list.")
-@click.pass_context
-def find(
-    ctx: click.Context, vault: str | None, as_json: bool, query: tuple[str, ...], archived: bool, limit: int
-) -> None:
+def find(opts: Options, query: tuple[str, ...], archived: bool, limit: int) -> None:
     """Find sessions by Topic/Summary/Keywords (Chinese and English)."""
-    opts = opts_from(ctx, vault, as_json)
-    hits = lib.find_rows(_vault(opts), " ".join(query), archived=archived, limit=limit)
+    hits = lib.find_rows(opts.open_vault(), " ".join(query), archived=archived, limit=limit)
     emit(
         opts,
         {"hits": [h.to_dict() for h in hits]},

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import click
 
-from agentmem_vault.config import resolve_vault
-from agentmem_vault.cli import AgentmemGroup, cli, common_options, emit, opts_from
+from agentmem_vault.cli import AgentmemGroup, Options, cli, command_options, emit
 
 
 @cli.group(cls=AgentmemGroup)
@@ -31,62 +30,51 @@ def _rescan_option(f):
 )
 @_rescan_option
 @click.option("--background", is_flag=True, hidden=True, help="Log only to the log file (used by `daemon start`).")
-@common_options
-@click.pass_context
-def run_cmd(
-    ctx: click.Context, polling: bool, rescan: float | None, background: bool, vault: str | None, as_json: bool
-) -> None:
+@command_options
+def run_cmd(opts: Options, polling: bool, rescan: float | None, background: bool) -> None:
     """Run the daemon in the foreground until Ctrl+C / SIGTERM."""
     from agentmem_vault.daemon.process import run_daemon
 
-    opts = opts_from(ctx, vault, as_json)
-    run_daemon(resolve_vault(opts.vault), polling=polling, rescan_seconds=rescan, background=background)
+    run_daemon(opts.open_vault(), polling=polling, rescan_seconds=rescan, background=background)
 
 
 @daemon.command("start")
 @click.option("--polling", is_flag=True, help="Poll the folder instead of native events.")
 @_rescan_option
-@common_options
-@click.pass_context
-def start_cmd(ctx: click.Context, polling: bool, rescan: float | None, vault: str | None, as_json: bool) -> None:
+@command_options
+def start_cmd(opts: Options, polling: bool, rescan: float | None) -> None:
     """Start the daemon in the background (one per vault)."""
     from agentmem_vault.daemon import control
 
-    opts = opts_from(ctx, vault, as_json)
-    res = control.start(resolve_vault(opts.vault), polling=polling, rescan_seconds=rescan)
+    res = control.start(opts.open_vault(), polling=polling, rescan_seconds=rescan)
     emit(opts, res, f"daemon started (pid {res['pid']}); log: {res['log']}")
 
 
 @daemon.command("stop")
-@common_options
-@click.pass_context
-def stop_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
+@command_options
+def stop_cmd(opts: Options) -> None:
     """Stop the background daemon of this vault."""
     from agentmem_vault.daemon import control
 
-    opts = opts_from(ctx, vault, as_json)
-    res = control.stop(resolve_vault(opts.vault))
+    res = control.stop(opts.open_vault())
     emit(opts, res, f"daemon stopped (pid {res.get('pid')})" if res["stopped"] else res["message"])
 
 
 @daemon.command("status")
-@common_options
-@click.pass_context
-def status_cmd(ctx: click.Context, vault: str | None, as_json: bool) -> None:
+@command_options
+def status_cmd(opts: Options) -> None:
     """Show pid, uptime, last events, extraction queue and errors.
 
     Exit status as systemd's `status`: 0 running, 3 not running, 1 error (docs/daemon.md)."""
     from agentmem_vault.daemon import control
-
     from agentmem_vault.integrations.user_service import service_status
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     st = control.status(v)
     st["service"] = service_status(v)
     emit(opts, st, lambda: _human_status(st))
     if not st["running"]:
-        ctx.exit(NOT_RUNNING)
+        click.get_current_context().exit(NOT_RUNNING)
 
 
 NOT_RUNNING = 3  # systemctl status / LSB: "program is not running"
@@ -126,14 +114,12 @@ def _human_status(st: dict) -> str:
 
 @daemon.command("install")
 @click.option("--dry-run", is_flag=True, help="Print the service definition and commands; change nothing.")
-@common_options
-@click.pass_context
-def install_cmd(ctx: click.Context, dry_run: bool, vault: str | None, as_json: bool) -> None:
+@command_options
+def install_cmd(opts: Options, dry_run: bool) -> None:
     """Install the daemon as a user service that starts at login and restarts after a crash."""
     from agentmem_vault.integrations.user_service import install
 
-    opts = opts_from(ctx, vault, as_json)
-    res = install(resolve_vault(opts.vault), dry_run=dry_run)
+    res = install(opts.open_vault(), dry_run=dry_run)
     emit(opts, res, lambda: render_install(res))
 
 
@@ -156,14 +142,12 @@ def render_install(res: dict) -> str:
 
 @daemon.command("uninstall")
 @click.option("--dry-run", is_flag=True, help="Print what would be removed; change nothing.")
-@common_options
-@click.pass_context
-def uninstall_cmd(ctx: click.Context, dry_run: bool, vault: str | None, as_json: bool) -> None:
+@command_options
+def uninstall_cmd(opts: Options, dry_run: bool) -> None:
     """Stop and remove the daemon's user service for this vault."""
     from agentmem_vault.integrations.user_service import uninstall
 
-    opts = opts_from(ctx, vault, as_json)
-    res = uninstall(resolve_vault(opts.vault), dry_run=dry_run)
+    res = uninstall(opts.open_vault(), dry_run=dry_run)
 
     def human() -> str:
         if "file" not in res:

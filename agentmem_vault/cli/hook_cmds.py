@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import click
 
-from agentmem_vault.cli import cli, common_options, emit, opts_from
-from agentmem_vault.config import resolve_vault
+from agentmem_vault.cli import Options, cli, command_options, emit, render_install
 from agentmem_vault.errors import UsageError
 
 
@@ -28,14 +28,12 @@ def hook_cmd(args: tuple[str, ...]) -> None:
 @click.option(
     "--conversation", help="The agent's conversation / session ID (Cursor conversation_id, Claude Code session_id)."
 )
-@common_options
-@click.pass_context
-def whoami_cmd(ctx: click.Context, conversation: str | None, vault: str | None, as_json: bool) -> None:
+@command_options
+def whoami_cmd(opts: Options, conversation: str | None) -> None:
     """Print this chat's Memory Session ID (recorded by the sessionStart hook)."""
     from agentmem_vault.ops.conversations import whoami
 
-    opts = opts_from(ctx, vault, as_json)
-    result = whoami(resolve_vault(opts.vault), conversation)
+    result = whoami(opts.open_vault(), conversation)
 
     def human() -> str:
         text = f"Your Memory Session ID is: {result['session_id']}"
@@ -57,11 +55,8 @@ def whoami_cmd(ctx: click.Context, conversation: str | None, vault: str | None, 
 )
 @click.option("--project", "project", type=click.Path(file_okay=False), help="Install into this project folder only.")
 @click.option("--dry-run", is_flag=True, help="Show the merged config without writing it.")
-@common_options
-@click.pass_context
-def install_hook_cmd(
-    ctx: click.Context, agent: str, scope: str, project: str | None, dry_run: bool, vault: str | None, as_json: bool
-) -> None:
+@command_options
+def install_hook_cmd(opts: Options, agent: str, scope: str, project: str | None, dry_run: bool) -> None:
     """Merge agentmem's hooks into AGENT's hook config (keeps other hooks, backs up the old file).
 
     The hook command always names the vault (--vault, AGENTMEM_VAULT, the user config or the
@@ -70,7 +65,6 @@ def install_hook_cmd(
     """
     from agentmem_vault.integrations.hook_install import install_hook, pinned_vault
 
-    opts = opts_from(ctx, vault, as_json)
     vault_arg = str(pinned_vault(opts.vault).root)
     if project is not None and not os.path.isdir(project):
         raise UsageError(
@@ -80,18 +74,7 @@ def install_hook_cmd(
 
     def human() -> str:
         if dry_run:
-            import json
-
             return json.dumps(result["config"], ensure_ascii=False, indent=2)
-        head = f"{result['file']}: " + (
-            "created" if result["created"] else "updated" if result["changed"] else "already up to date"
-        )
-        lines = [head]
-        for e in result["entries"]:
-            lines.append(f"  {e['event']}: {e['action']} -> {e['command']}")
-        if result["backup"]:
-            lines.append(f"  previous file backed up to {result['backup']}")
-        lines += [f"  note: {n}" for n in result["notes"]]
-        return "\n".join(lines)
+        return render_install(result, [f"  {e['event']}: {e['action']} -> {e['command']}" for e in result["entries"]])
 
     emit(opts, result, human)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import click
 
 from agentmem_vault import journal as lib
-from agentmem_vault.config import resolve_vault
-from agentmem_vault.cli import cli, common_options, dry_run_option, emit, opts_from
+from agentmem_vault.cli import Options, cli, command_options, dry_run_option, emit
 
 
 def _line(e: dict) -> str:
@@ -16,14 +15,12 @@ def _line(e: dict) -> str:
 
 
 @cli.command()
-@common_options
+@command_options
 @click.option("--session", "session_id", help="Only entries about this Session ID.")
 @click.option("--limit", default=50, show_default=True, help="Newest entries to show (0 = all).")
-@click.pass_context
-def journal(ctx: click.Context, vault: str | None, as_json: bool, session_id: str | None, limit: int) -> None:
+def journal(opts: Options, session_id: str | None, limit: int) -> None:
     """Show the change journal (memory/.agentmem/journal.jsonl), newest last."""
-    opts = opts_from(ctx, vault, as_json)
-    j = lib.history(resolve_vault(opts.vault), session_id, limit)
+    j = lib.history(opts.open_vault(), session_id, limit)
     human = "\n".join(_line(e) for e in j.entries) or "(no entries)"
     if j.broken_lines:
         human += f"\n({j.broken_lines} unreadable journal lines skipped)"
@@ -31,12 +28,10 @@ def journal(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 
 
 @cli.command()
-@common_options
+@command_options
 @dry_run_option
 @click.argument("session_id")
-@click.pass_context
-def restore(ctx: click.Context, vault: str | None, as_json: bool, session_id: str) -> None:
+def restore(opts: Options, session_id: str) -> None:
     """Put a row that organize/archive/delete removed back on the board, from the journal."""
-    opts = opts_from(ctx, vault, as_json)
-    row = lib.restore_row(resolve_vault(opts.vault), session_id)
+    row = lib.restore_row(opts.open_vault(), session_id)
     emit(opts, {"restored": row.to_dict()}, f"restored {row.session_id} ({row.status}, {row.topic}) to memory/index.md")

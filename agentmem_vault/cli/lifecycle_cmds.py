@@ -6,14 +6,13 @@ from pathlib import Path
 
 import click
 
-from agentmem_vault.config import resolve_agent, resolve_vault, vault_config
-from agentmem_vault.cli import cli, common_options, dry_run_option, emit, opts_from, run_dry
+from agentmem_vault.cli import Options, cli, command_options, dry_run_option, emit, run_dry
 from agentmem_vault.cli.complete_ids import complete_session_id
 from agentmem_vault.cli.help import SayCommand
 
 
 @cli.command()
-@common_options
+@command_options
 @click.option(
     "--stale-days",
     type=click.IntRange(min=0),
@@ -21,34 +20,30 @@ from agentmem_vault.cli.help import SayCommand
     help="Mark active rows stale after this many days without update (default: config stale_days, 14).",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan; write nothing.")
-@click.pass_context
-def organize(ctx: click.Context, vault: str | None, as_json: bool, stale_days: int | None, dry_run: bool) -> None:
+def organize(opts: Options, stale_days: int | None, dry_run: bool) -> None:
     """整理 memory: delete idle rows, mark overdue active rows stale (never archives)."""
     from agentmem_vault.ops.lifecycle import organize as run, render_organize
 
-    opts = opts_from(ctx, vault, as_json)
     # inside fs.DryRun as well: not even a lock file or a config cache is written
-    plan = run_dry(lambda: run(resolve_vault(opts.vault), stale_days=stale_days, dry_run=dry_run), enabled=dry_run)
+    plan = run_dry(lambda: run(opts.open_vault(), stale_days=stale_days, dry_run=dry_run), enabled=dry_run)
     emit(opts, plan.to_dict(), lambda: render_organize(plan, dry_run=dry_run))
 
 
 @cli.command()
-@common_options
+@command_options
 @click.argument("session_id", shell_complete=complete_session_id)
 @click.option("--force", is_flag=True, help="Archive even though other sessions still reference it.")
 @click.option("--dry-run", is_flag=True, help="Print the steps; write nothing.")
-@click.pass_context
-def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: str, force: bool, dry_run: bool) -> None:
+def archive(opts: Options, session_id: str, force: bool, dry_run: bool) -> None:
     """封存 memory session: move a session to memory/archive/<ID>/ (all or nothing)."""
     from agentmem_vault.ops.archive import archive as run, render_archive
 
-    opts = opts_from(ctx, vault, as_json)
-    res = run_dry(lambda: run(resolve_vault(opts.vault), session_id, force=force, dry_run=dry_run), enabled=dry_run)
+    res = run_dry(lambda: run(opts.open_vault(), session_id, force=force, dry_run=dry_run), enabled=dry_run)
     emit(opts, res.to_dict(), lambda: render_archive(res))
 
 
 @cli.command(cls=SayCommand)
-@common_options
+@command_options
 @click.argument("text")
 @click.argument("session_id", required=False, shell_complete=complete_session_id)
 @click.option("--session", help="The current session's ID (continue/release/update); default AGENTMEM_SESSION_ID.")
@@ -65,41 +60,25 @@ def archive(ctx: click.Context, vault: str | None, as_json: bool, session_id: st
 @click.option("--stale-days", type=click.IntRange(min=0), default=None, help="organize: days before active → stale.")
 @click.option("--dry-run", is_flag=True, help="Preview any command: write nothing, list what would change.")
 @click.option("--force", is_flag=True, help="archive: archive despite references.")
-@click.pass_context
 def say(
-    ctx,
-    vault,
-    as_json,
-    text,
-    session_id,
-    session,
-    snapshot_file,
-    topic,
-    summary,
-    keywords,
-    agent,
-    stale_days,
-    dry_run,
-    force,
+    opts: Options, text, session_id, session, snapshot_file, topic, summary, keywords, agent, stale_days, dry_run, force
 ) -> None:
     """Run a trigger phrase typed in Chinese (Traditional or Simplified) or English.
 
     Examples: `agentmem say "整理 memory"`, `agentmem say "狀態更新" ID --snapshot -`,
     `agentmem say "繼續 SOURCE-ID"`. Session IDs in TEXT become arguments; unknown text exits 2.
     `整理這個 session` always means update; `整理記憶` / `整理 memory` mean organize."""
-    from agentmem_vault.cli.snapshot_input import read_snapshot_source
-    from agentmem_vault.ops.sessions import snapshot_limit
+    from agentmem_vault.cli.snapshot_input import read_snapshot_arg
     from agentmem_vault.cli.say_dispatch import SayOptions, dispatch
     from agentmem_vault.model.triggers import route
 
-    opts = opts_from(ctx, vault, as_json)
     r = route(text)  # unknown text fails here (exit 2) before anything else is looked at
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     # Same reader as update/register: non-UTF-8 bytes or an empty `-` are a clear error, not a traceback.
-    snapshot_text = read_snapshot_source(snapshot_file, implicit_stdin=False, limit=snapshot_limit(v))
+    snapshot_text = read_snapshot_arg(snapshot_file, v, stdin_default=False)
     name = None
     if r.command in ("register", "continue"):
-        name = resolve_agent(agent or ctx.obj.agent, vault_config(v), allow_any=ctx.obj.allow_agent_name)
+        name = opts.agent_name(v, agent)
     say_opts = SayOptions(
         id_arg=session_id,
         session=session,
@@ -121,24 +100,22 @@ def say(
 
 
 @cli.command()
-@common_options
+@command_options
 @dry_run_option
 @click.option("--fix", is_flag=True, help="Repair what is safe (backup under memory/.agentmem/backups/).")
-@click.pass_context
-def doctor(ctx: click.Context, vault: str | None, as_json: bool, fix: bool) -> None:
+def doctor(opts: Options, fix: bool) -> None:
     """Check memory/ for damaged rows, missing files, broken references and sync-conflict copies."""
     from agentmem_vault.ops.doctor import diagnose, render_report, repair
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     report = repair(v) if fix else diagnose(v)
     emit(opts, report.to_dict(), lambda: render_report(report))
     if report.unresolved_errors():  # exit 1 while errors remain (warnings are advice)
-        ctx.exit(1)
+        click.get_current_context().exit(1)
 
 
 @cli.command("install-rules")
-@common_options
+@command_options
 @click.option(
     "--project",
     "project",
@@ -148,12 +125,10 @@ def doctor(ctx: click.Context, vault: str | None, as_json: bool, fix: bool) -> N
 )
 @click.option("--agents-md", is_flag=True, help="Also add the instructions to AGENTS.md (Codex).")
 @click.option("--claude-md", is_flag=True, help="Also add the instructions to CLAUDE.md (Claude Code).")
-@click.pass_context
-def install_rules(ctx, vault, as_json, project, agents_md, claude_md) -> None:
+def install_rules(opts: Options, project, agents_md, claude_md) -> None:
     """Install the agent instruction file (Cursor rule; optionally AGENTS.md / CLAUDE.md)."""
     from agentmem_vault.integrations.rules import install_rules as run
 
-    opts = opts_from(ctx, vault, as_json)
     res = run(Path(project), agents_md=agents_md, claude_md=claude_md)
     emit(
         opts,

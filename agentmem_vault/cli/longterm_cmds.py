@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
+from agentmem_vault.cli import Options, cli, command_options, emit, memories
 from agentmem_vault.cli.recall_cmds import scope_options
-from agentmem_vault.config import resolve_vault, vault_config
+from agentmem_vault.config import vault_config
 
 
 @cli.command("extract")
@@ -32,9 +32,8 @@ from agentmem_vault.config import resolve_vault, vault_config
 @click.option("--offline", is_flag=True, help="Rule-based extraction, no model calls (the default without an API key).")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @click.option("--force", is_flag=True, help="Process sources again even when unchanged since the last run.")
-@common_options
-@click.pass_context
-def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run, force, vault, as_json) -> None:
+@command_options
+def extract_cmd(opts: Options, sessions, cursor, claude, files, project, offline, dry_run, force) -> None:
     """Extract long-term memories from sessions and transcripts (default: every session snapshot).
 
     Uses the Anthropic model when ANTHROPIC_API_KEY is set, the offline rules otherwise. Unchanged
@@ -46,8 +45,7 @@ def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run,
     from agentmem_vault.longterm.extract import extract_sources, progress_wanted
     from agentmem_vault.longterm.sources import select_sources
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     srcs = select_sources(v, sessions=sessions, files=files, cursor=cursor, claude=claude)
     if project:
         srcs = [
@@ -76,9 +74,8 @@ def extract_cmd(ctx, sessions, cursor, claude, files, project, offline, dry_run,
     help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
 )
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
-@common_options
-@click.pass_context
-def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
+@command_options
+def eval_cmd(opts: Options, folder, sets, offline) -> None:
     """Precision / recall / F1 of extraction on labelled conversations, overall, per category and
     per language. FOLDER holds fixtures (*.json); without it the built-in sets are used: "tuned"
     (the rules were developed on it) and "unseen" (held out, never used to tune the rules).
@@ -92,10 +89,9 @@ def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
     from agentmem_vault.longterm.evaluate import BUILTIN_SETS, builtin_set, evaluate, load_fixtures
     from agentmem_vault.longterm.llm import endpoint_from, model_from_config
 
-    opts = opts_from(ctx, vault, as_json)
     prompts_dir = where = None
     try:
-        v = resolve_vault(opts.vault)
+        v = opts.open_vault()
         cfg = vault_config(v)
         prompts_dir, where = v.state_dir / "prompts", v.config_path
     except AgentmemError:
@@ -129,15 +125,13 @@ def eval_cmd(ctx, folder, sets, offline, vault, as_json) -> None:
 @click.option("--all", "show_all", is_flag=True, help="Include deprecated memories.")
 @click.option("--category", help="Only this category.")
 @scope_options
-@common_options
-@click.pass_context
-def memories_list(ctx, show_all, category, project, all_projects, module, vault, as_json) -> None:
+@command_options
+def memories_list(opts: Options, show_all, category, project, all_projects, module) -> None:
     """List long-term memories (newest first): this folder's project's and the global ones."""
     from agentmem_vault.longterm.memories import list_memories
     from agentmem_vault.recall.scoping import resolve_scope
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     scope = resolve_scope(v, project=project, all_projects=all_projects)
     res = list_memories(v, include_deprecated=show_all, category=category, project=scope.names, module=module)
     res.scope = scope.to_dict()
@@ -170,19 +164,13 @@ def memories_list(ctx, show_all, category, project, all_projects, module, vault,
 
 @memories.command("show")
 @click.argument("key")
-@common_options
-@click.pass_context
-def memories_show(ctx, key, vault, as_json) -> None:
+@command_options
+def memories_show(opts: Options, key) -> None:
     """Show one memory by ID, title or file name."""
-    from agentmem_vault.longterm.memories import (
-        get_memory,
-        memory_dict,
-        memory_markdown,
-    )
+    from agentmem_vault.longterm.memories import get_memory, memory_dict, memory_markdown
 
-    opts = opts_from(ctx, vault, as_json)
     # not found is a failure (exit 1), like `agentmem show` of an unknown Session ID
-    note = get_memory(resolve_vault(opts.vault), key)
+    note = get_memory(opts.open_vault(), key)
     emit(opts, memory_dict(note), lambda: memory_markdown(note).rstrip("\n"))
 
 
@@ -190,15 +178,13 @@ def memories_show(ctx, key, vault, as_json) -> None:
 @click.argument("key")
 @click.option("--reason", required=True, help="Why the memory no longer holds.")
 @click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
-@common_options
-@click.pass_context
-def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
+@command_options
+def memories_deprecate(opts: Options, key, reason, dry_run) -> None:
     """Mark a memory deprecated (the file is kept, with the reason)."""
     from agentmem_vault.longterm.curate import deprecate_memory
     from agentmem_vault.longterm.memories import note_row
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     note = deprecate_memory(v, key, reason, dry_run=dry_run)
     emit(
         opts,
@@ -212,15 +198,13 @@ def memories_deprecate(ctx, key, reason, dry_run, vault, as_json) -> None:
 @click.option("--project", help="Give the memory to this project (it is shown in its chats only).")
 @click.option("--global", "to_global", is_flag=True, help="Make the memory apply in every project.")
 @click.option("--dry-run", is_flag=True, help="Show the change; write nothing.")
-@common_options
-@click.pass_context
-def memories_move(ctx, key, project, to_global, dry_run, vault, as_json) -> None:
+@command_options
+def memories_move(opts: Options, key, project, to_global, dry_run) -> None:
     """Re-scope a memory: to one project (--project NAME) or to every project (--global)."""
     from agentmem_vault.longterm.curate import move_memory
     from agentmem_vault.longterm.memories import note_row
 
-    opts = opts_from(ctx, vault, as_json)
-    note = move_memory(resolve_vault(opts.vault), key, project=project, to_global=to_global, dry_run=dry_run)
+    note = move_memory(opts.open_vault(), key, project=project, to_global=to_global, dry_run=dry_run)
     where = f"project {note.project}" if note.scope != "global" and note.project else "every project (global)"
     emit(
         opts,

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli import Options, cli, command_options, emit, render_install
 
 
 @cli.command("mcp")
@@ -52,33 +52,21 @@ def mcp_cmd(
     help="Configure this project folder only (Cursor .cursor/mcp.json, Claude Code .mcp.json, Codex .codex/config.toml).",
 )
 @click.option("--dry-run", is_flag=True, help="Show the config that would be written; write nothing.")
-@common_options
-@click.pass_context
-def install_mcp_cmd(
-    ctx: click.Context, client: str, project: str | None, dry_run: bool, vault: str | None, as_json: bool
-) -> None:
+@command_options
+def install_mcp_cmd(opts: Options, client: str, project: str | None, dry_run: bool) -> None:
     """Add the agentmem MCP server to CLIENT's config (keeps other servers, backs up the old file).
 
     The server entry pins the vault (--vault here or before the command, else the vault found
     from AGENTMEM_VAULT / user config / this folder), so it works from any workspace."""
-    from agentmem_vault.config import resolve_vault
     from agentmem_vault.integrations.mcp_install import config_path, install_mcp
 
-    opts = opts_from(ctx, vault, as_json)
     config_path(client, project=project)  # a client/scope mistake is named before the vault is looked for
-    v = resolve_vault(opts.vault)
-    res = install_mcp(client, vault=v.root, project=project, agent=ctx.obj.agent, dry_run=dry_run)
+    v = opts.open_vault()
+    res = install_mcp(client, vault=v.root, project=project, agent=opts.agent, dry_run=dry_run)
 
     def human() -> str:
         if dry_run:
             return f"{res['file']} would become:\n{res['text']}"
-        head = f"{res['file']}: " + (
-            "created" if res["created"] else "updated" if res["changed"] else "already up to date"
-        )
-        lines = [head, f"  server: {json.dumps(res['entry'], ensure_ascii=False)}"]
-        if res["backup"]:
-            lines.append(f"  previous file backed up to {res['backup']}")
-        lines += [f"  note: {n}" for n in res["notes"]]
-        return "\n".join(lines)
+        return render_install(res, [f"  server: {json.dumps(res['entry'], ensure_ascii=False)}"])
 
     emit(opts, res, human)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agentmem_vault.cli import cli, common_options, emit, memories, opts_from
+from agentmem_vault.cli import Options, cli, command_options, emit, memories
 
 
 def scope_options(f):  # type: ignore[no-untyped-def]
@@ -38,10 +38,9 @@ def scope_options(f):  # type: ignore[no-untyped-def]
 )
 @click.option("--session", "session_id", metavar="ID", help="Record what this gives in ID's injection audit.")
 @scope_options
-@common_options
-@click.pass_context
+@command_options
 def context(
-    ctx: click.Context,
+    opts: Options,
     task: str,
     limit: int,
     budget: int,
@@ -50,19 +49,15 @@ def context(
     project: str | None,
     all_projects: bool,
     module: str | None,
-    vault: str | None,
-    as_json: bool,
 ) -> None:
     """Markdown of the memories and sessions relevant to TASK, for the start of a new chat.
 
     Rules (importance >= 0.9) always come first; then the strongest memories in full, the rest one
     line each, and the sessions you may continue. The output never exceeds --budget characters."""
-    from agentmem_vault.config import resolve_vault
     from agentmem_vault.recall.context import build_context
     from agentmem_vault.recall.scoping import resolve_scope
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     scope = resolve_scope(v, project=project, all_projects=all_projects)
     res = build_context(v, task, limit=limit, budget=budget, project=scope.names, module=module, scope=scope.to_dict())
     if session_id:
@@ -88,29 +83,24 @@ def context(
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True, help="Most hits to list.")
 @click.option("--include-deprecated", is_flag=True, help="Also search deprecated memories.")
 @scope_options
-@common_options
-@click.pass_context
+@command_options
 def memories_search(
-    ctx: click.Context,
+    opts: Options,
     query: str,
     limit: int,
     include_deprecated: bool,
     project: str | None,
     all_projects: bool,
     module: str | None,
-    vault: str | None,
-    as_json: bool,
 ) -> None:
     """Long-term memories ranked for QUERY (keywords, recency, importance), with their scores."""
-    from agentmem_vault.config import resolve_vault
     from agentmem_vault.errors import UsageError
     from agentmem_vault.recall.rank import search
     from agentmem_vault.recall.scoping import resolve_scope
 
-    opts = opts_from(ctx, vault, as_json)
     if not query.strip():
         raise UsageError("QUERY is empty")
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     scope = resolve_scope(v, project=project, all_projects=all_projects)
     hits = search(v, query, limit=limit, project=scope.names, module=module, include_deprecated=include_deprecated)
 
@@ -123,15 +113,12 @@ def memories_search(
 
 
 @cli.command()
-@common_options
-@click.pass_context
-def reindex(ctx: click.Context, vault: str | None, as_json: bool) -> None:
+@command_options
+def reindex(opts: Options) -> None:
     """Rebuild the derived recall index (memory/.agentmem/recall/) from the notes."""
-    from agentmem_vault.config import resolve_vault
     from agentmem_vault.recall.index import reindex as rebuild
 
-    opts = opts_from(ctx, vault, as_json)
-    stats = rebuild(resolve_vault(opts.vault))
+    stats = rebuild(opts.open_vault())
     d = stats.to_dict()
 
     def human() -> str:
@@ -145,19 +132,16 @@ def reindex(ctx: click.Context, vault: str | None, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("session_id", required=False)
-@common_options
-@click.pass_context
-def injected(ctx: click.Context, session_id: str | None, vault: str | None, as_json: bool) -> None:
+@command_options
+def injected(opts: Options, session_id: str | None) -> None:
     """What a chat was given: every sessionStart context, prompt-time recall and memory_context
     answer recorded for SESSION_ID (its Memory Session ID, or the agent's conversation ID), with
     note and session IDs, scores, characters and budget. Without SESSION_ID: the chats given
     something lately, newest first."""
-    from agentmem_vault.config import resolve_vault
     from agentmem_vault.errors import UsageError
     from agentmem_vault.recall import audit
 
-    opts = opts_from(ctx, vault, as_json)
-    v = resolve_vault(opts.vault)
+    v = opts.open_vault()
     if session_id is None:
         chats = audit.recent(v)
         emit(opts, chats, lambda: audit.render_recent(chats))

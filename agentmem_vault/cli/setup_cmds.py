@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from agentmem_vault.cli import cli, common_options, emit, opts_from
+from agentmem_vault.cli import Options, cli, command_options, emit
 from agentmem_vault.errors import UsageError
 
 
@@ -32,10 +32,9 @@ from agentmem_vault.errors import UsageError
 @click.option("--no-daemon", is_flag=True, help="Do not install the daemon as a user service.")
 @click.option("--no-mcp", is_flag=True, help="Do not configure the MCP server.")
 @click.option("--no-check", is_flag=True, help="Skip the final check (doctor + a simulated sessionStart).")
-@common_options
-@click.pass_context
+@command_options
 def setup_cmd(
-    ctx: click.Context,
+    opts: Options,
     yes: bool,
     dry_run: bool,
     hooks: tuple[str, ...],
@@ -46,8 +45,6 @@ def setup_cmd(
     no_daemon: bool,
     no_mcp: bool,
     no_check: bool,
-    vault: str | None,
-    as_json: bool,
 ) -> None:
     """Set up this machine: vault, user config, agent hooks, rules, daemon service, then a check.
 
@@ -58,7 +55,6 @@ def setup_cmd(
     """
     from agentmem_vault.integrations import setup as lib
 
-    opts = opts_from(ctx, vault, as_json)
     interactive = not yes and not dry_run and not opts.as_json
     if interactive and not sys.stdin.isatty():
         raise UsageError(
@@ -112,4 +108,4 @@ def setup_cmd(
     result = lib.run_setup(options, dry_run=dry_run)
     emit(opts, result.to_dict(), lambda: lib.render(result))
     if not result.ok:
-        ctx.exit(1)
+        click.get_current_context().exit(1)

@@ -18,6 +18,7 @@ from typing import IO, Callable
 
 from agentmem_vault.config import DEFAULTS
 from agentmem_vault.errors import SnapshotFormatError, UsageError
+from agentmem_vault.vault import Vault
 
 STDIN_WAIT = 3.0
 DEFAULT_LIMIT = DEFAULTS["max_snapshot_bytes"]
@@ -70,6 +71,17 @@ def read_snapshot_source(
             )
         return None
     return decode_snapshot(data, "stdin") if data.strip() else None
+
+
+def read_snapshot_arg(spec: str | None, vault: Vault, *, stdin_default: bool = True) -> str | None:
+    """A command's ``--snapshot FILE`` / ``--snapshot -``, or piped stdin when the option is omitted
+    and ``stdin_default``; at most the vault's ``max_snapshot_bytes``."""
+    import click
+
+    from agentmem_vault.ops.sessions import snapshot_limit
+
+    warn = lambda m: click.echo(f"warning: {m}", err=True)
+    return read_snapshot_source(spec, implicit_stdin=stdin_default, warn=warn, limit=snapshot_limit(vault))
 
 
 def _is_terminal(stream: IO) -> bool:

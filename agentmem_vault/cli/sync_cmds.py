@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from agentmem_vault.cli import cli, common_options, emit, opts_from
-from agentmem_vault.config import resolve_vault
+from agentmem_vault.cli import Options, cli, command_options, emit
 
 
 @cli.command("merge-driver")
@@ -25,7 +24,7 @@ def merge_driver(kind: str, base: str, ours: str, theirs: str, pathname: str) ->
 
 
 @cli.command("install-merge-driver")
-@common_options
+@command_options
 @click.option(
     "--machine-id",
     "machine",
@@ -33,15 +32,11 @@ def merge_driver(kind: str, base: str, ours: str, theirs: str, pathname: str) ->
     help="Short name of this machine added to new Session IDs (default: from the host name; '' for none).",
 )
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
-@click.pass_context
-def install_merge_driver(
-    ctx: click.Context, vault: str | None, as_json: bool, machine: str | None, dry_run: bool
-) -> None:
+def install_merge_driver(opts: Options, machine: str | None, dry_run: bool) -> None:
     """Set up git merge drivers for the board, snapshots and notes of a vault kept in git."""
     from agentmem_vault.integrations.merge_install import install_merge_driver as install
 
-    opts = opts_from(ctx, vault, as_json)
-    result = install(resolve_vault(opts.vault), dry_run=dry_run, machine=machine)
+    result = install(opts.open_vault(), dry_run=dry_run, machine=machine)
 
     def human() -> str:
         verb = "would write" if dry_run else "wrote"

@@ -20,7 +20,9 @@ from agentmem_vault.model.textnorm import fold
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # A sentence ends at 。！？ (any run), or at . ! ? followed by a space and a new sentence; never at
 # an ellipsis ("..." / "…"), a decimal point, an abbreviation, or inside backticks.
-_SENT_END = re.compile(r"[。！？]+[」』”）)]?|(?<![.\s])(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?]+(?=\s+\S)")
+_SENT_END = re.compile(
+    r"[。！？]+[」』”）)]?|(?<![.\s])(?<![:：；;，,\s]\d)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?]+(?=\s+\S)"
+)
 _ENDS = re.compile(r"[。！？.!?]")
 _LIST_LINE = re.compile(
     r"^\s*(?:[-*•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.．])\s*(?P<item>\S.*)$"
@@ -181,45 +183,40 @@ def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
     were announced)."""
     flat = " ".join(body.split())
     prot, saved = _protect(flat)
-    parts = [_restore(x.strip(_TRIM), saved) for x in _ORDINAL.split(prot)]
-    parts = [x for x in parts if x]
+    cjk = _CJK.search(flat) is not None
+
+    def split(sep: "str | re.Pattern[str]") -> list[str]:
+        return [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
+
+    parts = split(_ORDINAL)
     if len(parts) >= 2:
         return _merge_reasons(parts)
-    joined = join_items(flat)
-    if plural or len(joined) >= 2:
+    if plural or len(join_items(flat)) >= 2:
         # every boundary at once: "A；B；还有就是 C" is three items, not "A；B" and C
-        pieces = [_restore(x.strip(_TRIM), saved) for x in re.split(r"[；;]", prot) if x.strip(_TRIM)]
-        parts = _merge_reasons([p for x in pieces for p in join_items(x)])
+        parts = _merge_reasons([p for x in split(r"[；;]") for p in join_items(x)])
         if len(parts) >= 2:
             return parts
-    if _CJK.search(flat):
+    if cjk:
         # "A 用 x、B 用 y、C 用 z": clauses with their own verb are items even without a count word
-        parts = [_restore(x.strip(_TRIM), saved) for x in prot.split("、") if x.strip(_TRIM)]
+        parts = split("、")
         if len(parts) >= 2 and all(len(_CJK.findall(x)) >= 3 and _CLAUSE_VERB.search(fold(x)) for x in parts):
             return parts
     if not plural:
         return []
-    for sep in (
-        r"[；;]",
-        r"、" if _CJK.search(flat) else r"(?!)",
-        r"[，,]\s*(?:(?:and|or)\s+)?" if _CJK.search(flat) else r"(?!)",
-    ):
-        parts = [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
-        parts = _merge_reasons(parts)
-        if len(parts) >= 2 and all(_CLAUSE_VERB.search(fold(x)) or re.search(r"[A-Za-z]{3}", x) for x in parts):
-            return parts
-    if not _CJK.search(flat):
-        # "A; B", "A, and B"; bare commas only for a list of three or more ("A, B, and C")
-        cuts: list[list[str]] = []
-        for sep, least in ((r";\s*", 2), (r",\s*(?:and\s+)?", 3), (r",\s*and\s+", 2)):
-            parts = [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
-            parts = _merge_reasons(parts)
-            if len(parts) >= least and all(len(x.split()) >= 2 for x in parts):
-                cuts.append(parts)
-        exact = [p for p in cuts if len(p) == count]
-        if exact or cuts:
-            return (exact or cuts)[0]
-    return []
+    if cjk:
+        for sep in (r"、", r"[，,]\s*(?:(?:and|or)\s+)?"):
+            parts = _merge_reasons(split(sep))
+            if len(parts) >= 2 and all(_CLAUSE_VERB.search(fold(x)) or re.search(r"[A-Za-z]{3}", x) for x in parts):
+                return parts
+        return []
+    # "A, and B"; bare commas only for a list of three or more ("A, B, and C")
+    cuts = [
+        parts
+        for sep, least in ((r",\s*(?:and\s+)?", 3), (r",\s*and\s+", 2))
+        if len(parts := _merge_reasons(split(sep))) >= least and all(len(x.split()) >= 2 for x in parts)
+    ]
+    exact = [p for p in cuts if len(p) == count]
+    return (exact or cuts or [[]])[0]
 
 
 def intro_and_body(sentence: str) -> tuple[str, str] | None:

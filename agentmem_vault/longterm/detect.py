@@ -30,7 +30,7 @@ from agentmem_vault.longterm.clauses import (
     starts_with_reason,
 )
 from agentmem_vault.longterm.cues import cue, has
-from agentmem_vault.longterm.filters import specificity_score
+from agentmem_vault.longterm.filters import specificity_score, substance
 from agentmem_vault.longterm.kinds import Cue, classify, folded, without_opener
 from agentmem_vault.longterm.noise import own_words
 from agentmem_vault.longterm.sources import Turn
@@ -50,10 +50,6 @@ class Found:
     turn: int
     action: str = "create"  # "delete": a snapshot decision marked [superseded] retires its note
     targets: list[tuple[int, int]] = field(default_factory=list)  # (turn, sentence) it was made from
-
-
-def substance(text: str) -> int:
-    return len(_CJK.findall(text)) + 3 * len(re.findall(r"[A-Za-z0-9][\w.+#/-]*", text))
 
 
 @lru_cache(maxsize=8192)
@@ -304,7 +300,8 @@ class _Scan:
             if hit is None:
                 continue
             raw = [part]
-            content = clean(_body(part))
+            # a complaint has no intro: "could you not add type: ignore everywhere?"
+            content = clean(part if has("rhetorical", folded(part)) else _body(part))
             if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
                 i += 1
                 raw.append(sents[i])

@@ -32,7 +32,7 @@ SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"--[a-z][\w-]+",  # CLI flag
         r"\b(?:npm|pnpm|yarn|pip|uv|poetry|cargo|go|git|docker|kubectl|make|pytest|ruff|black|mypy|eslint|prettier|tsc|vite|webpack|node|python)\b",
         r"\b(?:React|Vue|Svelte|Angular|Next\.js|Django|Flask|FastAPI|Spring|Rails|Tailwind|Redis|Postgres(?:QL)?|MySQL|SQLite|MongoDB|Kafka|OpenSearch|Elasticsearch|GraphQL|gRPC|OAuth|JWT|TypeScript|JavaScript|Python|Rust|Go|Java|Kotlin|Swift|Obsidian|Cursor|Claude)\b",
-        r"\b(?:async|await|Promise|strict\w*|noImplicitAny|type hints?|docstrings?|lint\w*|CI|PR|commit|branch|rebase|migration|schema|index|cache|retry|timeout|env|config)\b",
+        r"\b(?:async|await|Promise|strict\w*|noImplicitAny|type hints?|docstrings?|lint\w*|CI|PR|commit|branch|rebase|(?:force[- ])?push(?:es|ed)?|migration|schema|index|cache|retry|timeout|env|config)\b",
         r"\b\d+\s*(?:lines?|chars?|characters|ms|s|seconds|minutes|MB|KB|GB|%|px|spaces?)\b",
         r"(?<![\w.])\d+(?![\w.])",  # a concrete value ("under about 300 changed lines", "在 24 小時內")
         r"\d+\s*(?:行|字元|字符|秒|分鐘|分钟|个|個|空格)",

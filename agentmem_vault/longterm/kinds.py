@@ -106,7 +106,9 @@ def _setup_fact(f: str) -> bool:
     """The user's setup as the subject, a state verb and a named thing ("our staging database is
     Postgres 14"); not a passing state ("today", "CI is failing again")."""
     quiet = not has("scope_temporary", f) and not has("pitfall_symptom", f)
-    return has("env_subject", f) and quiet and specificity_score(f) > 0
+    head, colon, body = f.partition(":")
+    subject = has("env_subject", f) or bool(colon and len(head) <= 24 and has("env_subject", body.strip()))
+    return subject and quiet and specificity_score(f) > 0
 
 
 def classify(sentence: str, context: str = "") -> Cue | None:
@@ -142,11 +144,14 @@ def _classify(f: str, context: str) -> Cue | None:
         return None
     if kind == "correction" and has("correction", f):
         rest = cue("correction").sub("", f, count=1)
-        if not _form_kind(rest, "") and not has("directive", rest) and not _not_a_but_b(f, context):
+        named = re.match(r"[\s,]*not\s+\S*[\w`.]\S*", rest) is not None  # "No, not pytest.mark.skip."
+        if not _form_kind(rest, "") and not has("directive", rest) and not _not_a_but_b(f, context) and not named:
             return None  # "No, it was my network." / "不是這樣，是我的網路斷了"
     if kind not in ("reversal", "supplement") and not asked:
         if has("one_off_scope", f) or (has("task_request", f) and not has("general", f)):
             return None
+    if kind in ("environment", "pitfall") and not asked and has("scope_temporary", f):
+        return None  # "FYI I'll be away tomorrow": a passing state
     if kind == "decision" and not asked and _announces_only(f):
         return None  # "推播那件事後來跟 PM 討論完了": the decision itself comes later, if at all
     if asked and kind in (None, "rule"):

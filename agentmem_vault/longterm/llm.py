@@ -391,7 +391,7 @@ class AnthropicModel:
             raise LLMError(f"model call failed: HTTP {exc.status_code} {_short(exc)}") from exc
         except a.APIConnectionError as exc:
             raise LLMError(f"model call failed: {_short(exc)}") from exc
-        except (a.APIError, ValueError) as exc:  # APIError includes replies that are not valid JSON at all
+        except (a.APIError, ValueError) as exc:  # includes replies that are not valid JSON at all
             raise LLMError(f"model reply unusable: {_short(exc)}") from exc
         usage = _usage_of(resp)
         try:

@@ -11,7 +11,8 @@ Every other field (title, category, importance, keywords, scenarios, reason) is 
 
 from __future__ import annotations
 
-from agentmem_vault.longterm.detect import find_statements, substance
+from agentmem_vault.longterm.detect import find_statements
+from agentmem_vault.longterm.filters import substance
 from agentmem_vault.longterm.fields.derive import apply_fields
 from agentmem_vault.longterm.fields.importance import RECORDED_MAX as RECORDED_MAX_IMPORTANCE
 from agentmem_vault.longterm.kinds import WEIGHTS, reason_and_alternatives, retraction_parts, scope_words

@@ -1,17 +1,6 @@
-"""Which project a memory belongs to (docs/projects.md, A memory's scope).
-
-- ``user_communication`` / ``user_behavior`` (how the user talks and works), and any statement in
-  the user's own voice (a first-person preference or habit, a dislike of a habit of the
-  assistant: ``templates/fields/own_voice.txt``) that does not speak for the team ("we",
-  ``team_voice.txt``), are **global**, unless the words tie them to this project.
-- Every other category (tech stack, build, conventions, pitfalls, decisions) belongs to the project
-  of the source it came from, unless the words say it holds everywhere.
-- A source whose project is unknown gives **unscoped** memories (``scope: unscoped``, no
-  project), except the ones that are global by the rules above: an unscoped note reaches no
-  project's chats until ``agentmem memories move`` places it, and ``doctor`` lists it.
-- The words of ``templates/fields/scope_*.txt`` decide, with the extractor's reading of the scope
-  words (``Statement.reach``) where they say nothing.
-"""
+"""Which project a memory belongs to: the source's, global or unscoped, by its category and its
+words (docs/projects.md, A memory's scope, states the rule; the words are the data files
+``templates/fields/scope_*.txt``, ``own_voice.txt`` and ``team_voice.txt``)."""
 
 from __future__ import annotations
 

@@ -44,12 +44,9 @@ def _ok(data: Any, text: str | None = None) -> CallToolResult:
 
 
 def error_result(exc: AgentmemError) -> CallToolResult:
-    err: dict[str, Any] = {"code": exc.code, "message": exc.message}
-    if exc.details:
-        err["details"] = exc.details
     return CallToolResult(
         content=[TextContent(type="text", text=f"error [{exc.code}]: {exc.message}")],
-        structured_content={"error": err},
+        structured_content={"error": exc.to_dict()},
         is_error=True,
     )
 
@@ -150,16 +147,9 @@ def _entry(kind: str, *args: Any, **options: Any) -> Callable[[Callable[..., Any
     return add
 
 
-def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return _entry("tool", **options)
-
-
-def resource(uri: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return _entry("resource", uri, **options)
-
-
-def prompt(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return _entry("prompt", **options)
+tool = functools.partial(_entry, "tool")  # @tool(**options)
+resource = functools.partial(_entry, "resource")  # @resource(uri, **options)
+prompt = functools.partial(_entry, "prompt")  # @prompt(**options)
 
 
 def _not_text(value: Any) -> bool:

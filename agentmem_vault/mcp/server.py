@@ -38,11 +38,11 @@ class AgentmemServer(MCPServer):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                problems = [f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in cause.errors()]
+                fields = [(".".join(str(p) for p in e["loc"]), e["msg"]) for e in cause.errors()]
                 err = AgentmemError(
-                    f"{name}: invalid arguments: " + "; ".join(problems),
+                    f"{name}: invalid arguments: " + "; ".join(f"{f or 'arguments'}: {msg}" for f, msg in fields),
                     code="invalid_arguments",
-                    details={"fields": sorted({".".join(str(p) for p in e["loc"]) for e in cause.errors()})},
+                    details={"fields": sorted({f for f, _ in fields})},
                 )
                 return error_result(err)
             if self._tool_manager.get_tool(name) is None:

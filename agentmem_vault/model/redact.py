@@ -11,7 +11,6 @@ returned as the very same string: the writer calls this on everything it writes 
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -133,7 +132,9 @@ def builtin_patterns() -> PatternSet:
 
 def _entropy(s: str) -> float:
     n = len(s)
-    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+    from math import log2  # only for a long token: not on the hook path
+
+    return -sum(c / n * log2(c / n) for c in Counter(s).values())
 
 
 def _high_entropy(token: str) -> bool:

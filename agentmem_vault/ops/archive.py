@@ -21,11 +21,12 @@ from agentmem_vault.clock import format_ts, now as clock_now
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, WriteFailed
 from agentmem_vault.board import table as it
+from agentmem_vault.board.rules import is_placeholder_summary
 from agentmem_vault.model.ids import validate_session_id
+from agentmem_vault.ops.board import ARCHIVE_FIELDS
 from agentmem_vault.ops.lifecycle import (
     collect_continues_from,
     continues_from_of,
-    has_meaningful_summary,
     referencers_by_snapshot,
     snapshot_ids,
 )
@@ -71,20 +72,8 @@ class ArchivePlan:
 
 def render_archive_index(row: it.Row, archived_at: str, *, has_snapshot: bool) -> str:
     """The archive index (docs/lifecycle.md), filled from the row."""
-    e = it.escape_cell
-    fields = [
-        ("Session ID", row.session_id),
-        ("Agent Name", row.agent_name),
-        ("Topic", row.topic),
-        ("Summary", row.summary),
-        ("Keywords", row.keywords),
-        ("Original Status", row.status),
-        ("Referenced By", row.referenced_by or "-"),
-        ("Started At", row.started_at),
-        ("Updated At", row.updated_at),
-        ("Archived At", archived_at),
-    ]
-    table = "\n".join(f"| {k} | {e(v)} |" for k, v in fields)
+    cells = [*row.with_(referenced_by=row.referenced_by or "-"), archived_at]
+    table = "\n".join(f"| {k} | {it.escape_cell(v)} |" for k, v in zip(ARCHIVE_FIELDS, cells, strict=True))
     files = "- Session: ./session.md" if has_snapshot else "- Session: None (no snapshot was written for this session)"
     return (
         f"# Archived Session: {row.session_id}\n\n## Metadata\n| Field | Value |\n|---|---|\n{table}\n\n"
@@ -133,7 +122,7 @@ def plan_archive(
         )
     has_snapshot = snapshot_text is not None
     base = ArchivePlan(sid, ARCHIVE, "", row, has_snapshot, referenced_by=refs, forced=bool(refs))
-    if not has_snapshot and (row.status.strip() == "idle" or not has_meaningful_summary(row)):
+    if not has_snapshot and (row.status.strip() == "idle" or is_placeholder_summary(row.summary)):
         base.action = DELETE_ROW
         base.reason = (
             "idle placeholder without a snapshot"

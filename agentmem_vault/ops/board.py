@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from importlib import resources
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,19 +16,6 @@ from agentmem_vault.board.rules import is_untouched_idle
 from agentmem_vault.model.textnorm import fold, tokenize
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.fs import make_dirs, read_text
-
-CONFIG_TEMPLATE = """\
-# agentmem settings for this vault (all optional; defaults shown)
-# agent_name: cursor-main-agent
-# background_agent_name: cursor-background-agent
-# stale_days: 14            # organize marks active rows older than this stale
-# lock_timeout: 10          # seconds to wait for another agentmem process
-# model: claude-sonnet-4-6  # long-term extraction (needs ANTHROPIC_API_KEY; offline otherwise)
-# min_score: 4              # keep extracted memories scored >= this (1-5)
-# concurrency: 4
-# rescan_seconds: 30        # daemon: periodic rescan for cloud drives
-# quiet_minutes: 10         # daemon: wait this long after the last change before extraction
-"""
 
 
 def init_vault(vault: Vault) -> dict:
@@ -50,7 +38,8 @@ def init_vault(vault: Vault) -> dict:
         else:
             w.index()  # validates the existing table; a damaged one is reported, not rewritten
         if not vault.config_path.exists():
-            w.write_file(vault.config_path, CONFIG_TEMPLATE, action="create_config")
+            config = resources.files("agentmem_vault.templates").joinpath("vault-config.yaml").read_text("utf-8")
+            w.write_file(vault.config_path, config, action="create_config")  # commented defaults
             created.append(str(vault.config_path.relative_to(vault.root)))
         else:
             vault_config(vault)  # an unreadable or invalid config is reported, not left for later
@@ -72,6 +61,9 @@ def load_index(vault: Vault) -> it.IndexDoc:
 
 
 LIST_STATUSES = (*it.STATUSES, "archived")
+# The Metadata of an archive index (docs/lifecycle.md): the row's columns, its Status kept as
+# Original Status, and when it was archived.
+ARCHIVE_FIELDS = tuple("Original Status" if c == "Status" else c for c in it.COLUMNS) + ("Archived At",)
 
 
 def list_rows(vault: Vault, status: str | None = None) -> tuple[list[it.Row], list[it.BadRow]]:
@@ -134,17 +126,7 @@ def _archived_row(text: str) -> it.Row | None:
     meta = metadata_table(text)
     if "Session ID" not in meta:
         return None
-    return it.Row(
-        meta.get("Session ID", ""),
-        meta.get("Agent Name", ""),
-        meta.get("Topic", ""),
-        meta.get("Summary", ""),
-        meta.get("Keywords", ""),
-        meta.get("Original Status", ""),
-        meta.get("Referenced By", "-"),
-        meta.get("Started At", ""),
-        meta.get("Updated At", ""),
-    )
+    return it.Row(*(meta.get(k, "-" if k == "Referenced By" else "") for k in ARCHIVE_FIELDS[: len(it.COLUMNS)]))
 
 
 def metadata_table(text: str) -> dict[str, str]:

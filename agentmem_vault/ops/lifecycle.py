@@ -17,7 +17,7 @@ from agentmem_vault.board import table as it
 from agentmem_vault.clock import now as clock_now, parse_ts
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import SETTINGS, vault_config
-from agentmem_vault.errors import AgentmemError, SnapshotFormatError
+from agentmem_vault.errors import AgentmemError, SnapshotFormatError, UsageError
 from agentmem_vault.model.ids import find_ids, is_valid_session_id
 from agentmem_vault.board.rules import is_placeholder_summary
 from agentmem_vault.board.store import BoardWriter
@@ -89,10 +89,6 @@ def referencers_by_snapshot(continues_from: Mapping[str, list[str]]) -> dict[str
     return inv
 
 
-def has_meaningful_summary(row: it.Row) -> bool:
-    return not is_placeholder_summary(row.summary)
-
-
 # -- organize -------------------------------------------------------------------------------------
 
 
@@ -110,11 +106,7 @@ class OrganizePlan:
     def to_dict(self) -> dict[str, list[str]]:
         """The contract's JSON: exactly these five lists."""
         return {
-            "deleted": list(self.deleted),
-            "marked_stale": list(self.marked_stale),
-            "kept_active": list(self.kept_active),
-            "protected": list(self.protected),
-            "inconsistent": list(self.inconsistent),
+            k: list(getattr(self, k)) for k in ("deleted", "marked_stale", "kept_active", "protected", "inconsistent")
         }
 
     @property
@@ -167,7 +159,7 @@ def plan_organize(
             if updated is None:
                 plan.skipped[sid] = f"unreadable Updated At {row.updated_at!r}"
                 plan.kept_active.append(sid)
-            elif not refs and updated < cutoff and (sid in snapshots or has_meaningful_summary(row)):
+            elif not refs and updated < cutoff and (sid in snapshots or not is_placeholder_summary(row.summary)):
                 plan.marked_stale.append(sid)
             else:
                 plan.kept_active.append(sid)
@@ -193,8 +185,6 @@ def organize(
     _, lo, hi = SETTINGS["stale_days"]  # the one range, also checked in config.yaml
     low, high = lo or 0, hi or 36500
     if not low <= stale_days <= high:  # a huge number would overflow the date arithmetic
-        from agentmem_vault.errors import UsageError
-
         raise UsageError(f"--stale-days must be between {low:g} and {high:g} (days), not {stale_days}")
     when = now or clock_now()
     with BoardWriter(vault, "organize") as w:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, NotRegularFile, OutsideVault, SnapshotFormatError, WriteFailed
@@ -19,6 +20,9 @@ from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.fs import atomic_write_text, read_bytes, read_text
 from agentmem_vault.backups import backup_dir
+
+if TYPE_CHECKING:
+    from agentmem_vault.ops.doctor.findings import Finding
 
 BASES = ("Sessions.base", "Long-term memories.base")
 PROPS_MALFORMED = "properties_malformed"
@@ -80,7 +84,7 @@ def merge_types(vault: Vault, w: BoardWriter) -> dict:
         return {"types_changed": [], "types_backup": None}
     backup = None
     if old is not None:
-        dst = _backup_dir(vault) / "types.json"
+        dst = backup_dir(vault.state_dir / "backups", "obsidian") / "types.json"  # backups' one naming scheme
         atomic_write_text(dst, old)
         backup = str(dst.relative_to(vault.root))
     w.journal("merge_obsidian_types", path=path, changed=changed, backup=backup)
@@ -88,10 +92,6 @@ def merge_types(vault: Vault, w: BoardWriter) -> dict:
     if read_text(path) != new:
         raise WriteFailed(f"{path} did not verify after the write")
     return {"types_changed": changed, "types_backup": backup}
-
-
-def _backup_dir(vault: Vault) -> Path:
-    return backup_dir(vault.state_dir / "backups", "obsidian")  # backups' one naming scheme
 
 
 # -- doctor -------------------------------------------------------------------------------------
@@ -114,13 +114,14 @@ def session_files(vault: Vault) -> list[Path]:
     return out
 
 
-def property_problems(vault: Vault, w: BoardWriter | None = None) -> list[dict]:
-    """``[{kind, path, session_id, message, keys}]`` for malformed frontmatter and frontmatter that
-    disagrees with its tables (files without frontmatter are fine: upgraded on their next write)."""
+def property_problems(vault: Vault, w: BoardWriter | None = None) -> list[Finding]:
+    """doctor's findings about malformed frontmatter and frontmatter that disagrees with its tables
+    (files without frontmatter are fine: upgraded on their next write)."""
+    from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding
     from agentmem_vault.ops.session_files import board_facts, kind_of
 
     own = w if w is not None else BoardWriter(vault, "doctor")  # reads only: no lock needed
-    out: list[dict] = []
+    out: list[Finding] = []
     for path in session_files(vault):
         found = kind_of(vault, path)
         if found is None:
@@ -137,35 +138,31 @@ def property_problems(vault: Vault, w: BoardWriter | None = None) -> list[dict]:
             parts = sp.split_text(text)
             sp.parse_frontmatter(parts.frontmatter or "")
         except SnapshotFormatError as exc:
-            out.append({"kind": PROPS_MALFORMED, "path": rel, "session_id": sid, "message": exc.message, "keys": []})
+            hint = (
+                "fix the YAML between the '---' lines by hand, or delete that block: "
+                "it is written again from the Metadata table on the next update"
+            )
+            out.append(Finding(PROPS_MALFORMED, ERROR, f"{rel}: {exc.message}", sid, path=rel, hint=hint))
             continue
         try:
             keys = sp.disagreements(text, kind=kind, board=board_facts(own, kind, sid), session_id=sid)
         except SnapshotFormatError:
             continue  # not a readable snapshot: reported by doctor's snapshot checks
         if keys:
-            out.append(
-                {
-                    "kind": PROPS_DISAGREE,
-                    "path": rel,
-                    "session_id": sid,
-                    "keys": keys,
-                    "message": f"{rel}: properties {', '.join(keys)} differ from its Metadata table / board row",
-                }
-            )
+            message = f"{rel}: properties {', '.join(keys)} differ from its Metadata table / board row"
+            fix = "rewrite those properties from the Metadata table and the board"
+            out.append(Finding(PROPS_DISAGREE, WARNING, message, sid, path=rel, fix=fix))
     return out
 
 
-def fix_properties(w: BoardWriter, problems: list[dict], backup: Path) -> list[str]:
-    """Rewrite disagreeing frontmatter toward the tables (a copy of each file goes to ``backup``
-    first). Returns the paths fixed."""
+def fix_properties(w: BoardWriter, paths: list[str], backup: Path) -> list[str]:
+    """Rewrite the disagreeing frontmatter of ``paths`` (relative to the vault) toward the tables
+    (a copy of each file goes to ``backup`` first). Returns the paths fixed."""
     from agentmem_vault.ops.session_files import resync
 
     fixed = []
-    for p in problems:
-        if p["kind"] != PROPS_DISAGREE:
-            continue
-        path = w.vault.root / p["path"]
+    for rel in paths:
+        path = w.vault.root / rel
         data = read_bytes(path)
         if data is None:
             continue
@@ -175,17 +172,5 @@ def fix_properties(w: BoardWriter, problems: list[dict], backup: Path) -> list[s
 
             atomic_write_bytes(dst, data)
         resync(w, path)
-        fixed.append(p["path"])
+        fixed.append(rel)
     return fixed
-
-
-__all__ = [
-    "BASES",
-    "base_template",
-    "fix_properties",
-    "install_bases",
-    "merge_types",
-    "property_problems",
-    "session_files",
-    "types_needing_merge",
-]

@@ -331,16 +331,3 @@ def for_transcript(path: str | os.PathLike, aliases: Aliases | None = None, *, l
         "",
         f"project folder slug {slug!r} {why}; left global (set `projects:` in config.yaml or pass --project)",
     )
-
-
-__all__ = [
-    "Aliases",
-    "ProjectIdentity",
-    "UNKNOWN",
-    "aliases_from_config",
-    "decode_slug",
-    "fold_name",
-    "for_transcript",
-    "identify",
-    "identify_roots",
-]

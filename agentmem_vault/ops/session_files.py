@@ -12,6 +12,7 @@ write, never rewritten for properties alone.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError
@@ -20,6 +21,9 @@ from agentmem_vault.model import session_props as sp
 from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.fs import read_text
+
+if TYPE_CHECKING:
+    from agentmem_vault.model.snapshot import Snapshot
 
 
 def kind_of(vault: Vault, path: Path) -> tuple[str, str] | None:
@@ -134,7 +138,7 @@ def set_snapshot_status(w: BoardWriter, sid: str, status: str, board: sp.BoardFa
     """The snapshot's Metadata Status set to the row's new ``status`` (organize's stale mark),
     Updated At unchanged: row and snapshot stay in step (docs/board.md). A snapshot that cannot be
     read is left for doctor to report; False when nothing changed."""
-    from agentmem_vault.model.snapshot import parse_snapshot, render_snapshot
+    from agentmem_vault.model.snapshot import parse_snapshot
 
     path = w.vault.session_path(sid)
     text = read_text(path)
@@ -147,17 +151,13 @@ def set_snapshot_status(w: BoardWriter, sid: str, status: str, board: sp.BoardFa
     if snap.metadata.get("Status", "").strip() == status:
         return resync(w, path, board)
     snap.metadata["Status"] = status
-    new = render_snapshot(snap, newline="\r\n" if "\r\n" in text else "\n", bom=text.startswith("\ufeff"))
-    return write_session_file(w, path, new, session_id=sid, action="sync_status", board=board)
+    return write_session_file(w, path, render_like(snap, text), session_id=sid, action="sync_status", board=board)
 
 
-__all__ = [
-    "board_facts",
-    "board_row",
-    "kind_of",
-    "resync",
-    "resync_session",
-    "set_snapshot_status",
-    "with_props",
-    "write_session_file",
-]
+def render_like(snap: Snapshot, existing: str | None) -> str:
+    """Render keeping the existing file's line endings and BOM (a CRLF file stays CRLF)."""
+    from agentmem_vault.model.snapshot import render_snapshot
+
+    if not existing:
+        return render_snapshot(snap)
+    return render_snapshot(snap, newline="\r\n" if "\r\n" in existing else "\n", bom=existing.startswith("\ufeff"))

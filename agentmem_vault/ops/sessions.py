@@ -43,7 +43,7 @@ from agentmem_vault.board.ids import issue_session_id
 from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
 from agentmem_vault.model.snapshot_merge import marked_by_merge, merge_snapshots, new_snapshot, with_continues_from
 from agentmem_vault.model.session_props import BoardFacts
-from agentmem_vault.ops.session_files import resync_session, write_session_file
+from agentmem_vault.ops.session_files import render_like, resync_session, write_session_file
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.fs import read_text
 
@@ -79,7 +79,7 @@ def _incoming(text: str | None, vault: Vault) -> Snapshot | None:
         raise SnapshotFormatError(
             f"the incoming snapshot is {size:,} bytes, over the limit of {limit:,} (max_snapshot_bytes in "
             "memory/.agentmem/config.yaml; keep it to the session's summary, not logs or file contents); "
-            "nothing was written",
+            "nothing was written"
         )
     if not text.strip():
         raise SnapshotFormatError("the incoming snapshot is empty; nothing was written")
@@ -122,17 +122,8 @@ def register_manual(
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = pick_topic(topic, incoming.topic if incoming else None)
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)
-        row = it.Row(
-            sid,
-            agent,
-            use_topic,
-            summary or summary_from_snapshot(snap) or MANUAL_FALLBACK_SUMMARY,
-            keywords or MANUAL_KEYWORDS,
-            "active",
-            "-",
-            ts,
-            ts,
-        )
+        summary_cell = summary or summary_from_snapshot(snap) or MANUAL_FALLBACK_SUMMARY
+        row = it.Row(sid, agent, use_topic, summary_cell, keywords or MANUAL_KEYWORDS, "active", "-", ts, ts)
         if workspace or project:  # the session's project (docs/projects.md), before its snapshot records it
             proj = record_session_project(vault, sid, agent, project=project, workspace=workspace)
             if proj and not snap.metadata.get("Project", "").strip():
@@ -144,6 +135,12 @@ def register_manual(
         w.append_row(row)
         _verify_snapshot(vault, sid)
     return Registration(sid, row)
+
+
+def registration_result(vault: Vault, reg: Registration) -> dict:
+    """A manual registration as the CLI's --json and the MCP tool answer it."""
+    path = str(vault.session_path(reg.session_id))
+    return {"session_id": reg.session_id, "row": reg.row.to_dict(), "snapshot_path": path, "message": reg.message}
 
 
 def _verify_snapshot(vault: Vault, sid: str) -> Snapshot:
@@ -179,14 +176,7 @@ class UpdateResult:
         return with_marked(line, self.marked)
 
     def to_dict(self) -> dict:
-        return {
-            "session_id": self.session_id,
-            "snapshot_created": self.snapshot_created,
-            "snapshot_changed": self.snapshot_changed,
-            "row_before": self.row_before.to_dict(),
-            "row_after": self.row_after.to_dict(),
-            "marked": list(self.marked),
-        }
+        return {**asdict(self), "row_before": self.row_before.to_dict(), "row_after": self.row_after.to_dict()}
 
 
 @dataclass
@@ -221,25 +211,25 @@ class ReleaseResult:
 
 def _write_session(
     w: BoardWriter,
-    vault: Vault,
     sid: str,
     row: it.Row,
     *,
     incoming: Snapshot | None,
     ts: str,
+    board: Callable[[Snapshot], BoardFacts],
     topic: str | None = None,
     add_sources: tuple[str, ...] = (),
     context_note: str | None = None,
     touch: bool = False,
-    board: Callable[[Snapshot], BoardFacts] | None = None,
-    marked_out: list[str] | None = None,
-) -> tuple[Snapshot, bool, bool]:
-    """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed).
+) -> tuple[Snapshot, bool, bool, list[str]]:
+    """Create or merge the snapshot of ``sid``; returns (snapshot, created, content_changed, the
+    Superseded / Resolved entries the merge added). ``board``: the row the caller writes next, so
+    that its Properties land in this write.
 
     ``touch``: a status update always records its time (docs/board.md: Updated At matches the
-    update), even when the merge added nothing; continue/release leave an unchanged file alone.
-    ``marked_out`` receives the Superseded / Resolved entries the merge added (its report)."""
-    report: list[str] = marked_out if marked_out is not None else []
+    update), even when the merge added nothing; continue/release leave an unchanged file alone."""
+    vault = w.vault
+    marked: list[str] = []
     path = vault.session_path(sid)
     existing = read_text(path)
     if existing is None:
@@ -278,24 +268,14 @@ def _write_session(
         if proj:
             snap.metadata["Project"] = proj
     if existing is not None:
-        report.extend(marked_by_merge(parse_snapshot(existing), snap))
-    new_text = _render_like(snap, existing)
+        marked = marked_by_merge(parse_snapshot(existing), snap)
+    new_text = render_like(snap, existing)
     same = existing is not None and _same_but_time(existing, new_text)
     if same and not touch:
-        return snap, False, False  # nothing new: keep the file (and Updated At) as it was
+        return snap, False, False, marked  # nothing new: keep the file (and Updated At) as it was
     snap.metadata["Updated At"] = ts
-    if board is not None:  # the row the caller writes next: its Properties land in this write
-        write_session_file(w, path, _render_like(snap, existing), session_id=sid, board=board(snap))
-    else:
-        write_session_file(w, path, _render_like(snap, existing), session_id=sid)
-    return snap, created, not same
-
-
-def _render_like(snap: Snapshot, existing: str | None) -> str:
-    """Render keeping the existing file's line endings and BOM (a CRLF file stays CRLF)."""
-    if not existing:
-        return render_snapshot(snap)
-    return render_snapshot(snap, newline="\r\n" if "\r\n" in existing else "\n", bom=existing.startswith("\ufeff"))
+    write_session_file(w, path, render_like(snap, existing), session_id=sid, board=board(snap))
+    return snap, created, not same, marked
 
 
 def _same_but_time(a: str, b: str) -> bool:
@@ -339,10 +319,8 @@ def update_session(
             # the session's project (docs/projects.md), before its snapshot records it; a bare
             # update that brings nothing leaves the snapshot as it was
             record_session_project(vault, sid, row.agent_name, project=project, workspace=workspace)
-        marked: list[str] = []
-        snap, created, changed = _write_session(
+        snap, created, changed, marked = _write_session(
             w,
-            vault,
             sid,
             row,
             incoming=incoming,
@@ -350,7 +328,6 @@ def update_session(
             topic=topic,
             touch=True,
             board=lambda s: BoardFacts.from_row(updated(row, s)),
-            marked_out=marked,
         )
         before, after = w.update_row(sid, lambda r: updated(r, snap))
         written = _verify_snapshot(vault, sid)
@@ -389,7 +366,6 @@ def continue_session(
             registered = register_manual(
                 vault,
                 agent or "",
-                topic=None,
                 # A hand-edited source topic may be any length; the summary stays within its limit.
                 summary=f"接續 {src}：{source_row.topic}"[: FIELD_LIMITS["summary"]],
                 writer=w,
@@ -410,10 +386,8 @@ def continue_session(
             )
 
         # the snapshot is only written when its content changed: its Properties from that row
-        marked: list[str] = []
-        snap, created, changed = _write_session(
+        snap, created, changed, marked = _write_session(
             w,
-            vault,
             cur,
             cur_row,
             incoming=incoming,
@@ -421,7 +395,6 @@ def continue_session(
             add_sources=(src,),
             context_note=note,
             board=lambda s: BoardFacts.from_row(updated(cur_row, s, True)),
-            marked_out=marked,
         )
         if src not in snap.continues_from:
             raise IncompleteOperation(f"Continues From of {cur} does not list {src} after the write")
@@ -463,7 +436,7 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
             if src in snap.continues_from:
                 snap = with_continues_from(snap, remove=[src])
                 snap.metadata["Updated At"] = ts
-                changed_snap = write_session_file(w, path, _render_like(snap, existing), session_id=cur)
+                changed_snap = write_session_file(w, path, render_like(snap, existing), session_id=cur)
                 if changed_snap and doc.find(cur) is not None:
                     # the snapshot's Updated At moved: the row's moves with it (docs/board.md: in step)
                     w.update_row(cur, lambda r: r.with_(updated_at=ts))
@@ -478,14 +451,3 @@ def release_reference(vault: Vault, source_id: str, *, session_id: str) -> Relea
             raise IncompleteOperation(f"{cur} still lists {src} in Continues From")
         resync_session(w, src)
     return ReleaseResult(src, cur, changed_row, changed_snap)
-
-
-__all__ = [
-    "register_manual",
-    "update_session",
-    "continue_session",
-    "release_reference",
-    "UpdateResult",
-    "ContinueResult",
-    "ReleaseResult",
-]

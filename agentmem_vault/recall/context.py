@@ -20,13 +20,7 @@ from agentmem_vault.board.table import Row, parse_index
 from agentmem_vault.recall.rank import Hit, query_tokens, rule_notes, search
 from agentmem_vault.recall.index import open_index, recall_tokens
 from agentmem_vault.recall.render import FULL_COUNT, RULES_BUDGET, SessionHit, render_context
-from agentmem_vault.recall.select import (  # noqa: F401 - re-exported: the rule's old home
-    MIN_COVERAGE,
-    MIN_EVIDENCE,
-    RELATIVE_CUTOFF,
-    passes_floor,
-    select_memories,
-)
+from agentmem_vault.recall.select import select_memories
 
 MAX_SESSIONS = 5
 
@@ -133,9 +127,8 @@ def build_context(
     if limit <= 0:
         raise UsageError("--limit must be a positive number")
     when = now or clock_now()
-    idx = open_index(vault, sync=False)
+    idx = open_index(vault)
     try:
-        idx.sync()
         rules = rule_notes(idx, project=project, module=module, now=when)
         hits = search(
             vault, task, limit=limit + len(rules) + 5, project=project, module=module, now=when, index=idx, sync=False
@@ -147,14 +140,8 @@ def build_context(
     for rule in rules:  # a rule the task matches carries its match's score (and its parts, for --explain)
         m = matched.get(rule.rel_path)
         if m is not None:
-            rule.score, rule.relevance, rule.bm25, rule.coverage, rule.evidence, rule.semantic = (
-                m.score,
-                m.relevance,
-                m.bm25,
-                m.coverage,
-                m.evidence,
-                m.semantic,
-            )
+            for part in ("score", "relevance", "bm25", "coverage", "evidence", "semantic"):
+                setattr(rule, part, getattr(m, part))
     # Rules that match the task come first among the rules.
     rules.sort(key=lambda h: (-(matched[h.rel_path].score if h.rel_path in matched else 0.0), -h.importance))
     del rules[RULES_BUDGET:]  # the always-on set stays readable; the rest are recalled when relevant

@@ -21,15 +21,8 @@ def _where(h: Hit) -> str:
 
 
 def _parts(h: Hit) -> dict:
-    d = {
-        "score": round(h.score, 4),
-        "relevance": round(h.relevance, 4),
-        "bm25": round(h.bm25, 4),
-        "coverage": round(h.coverage, 4),
-        "evidence": round(h.evidence, 4),
-        "recency": round(h.recency, 4),
-        "importance": h.importance,
-    }
+    d = {k: round(getattr(h, k), 4) for k in ("score", "relevance", "bm25", "coverage", "evidence", "recency")}
+    d["importance"] = h.importance
     if h.semantic is not None:
         d["semantic"] = round(h.semantic, 4)
     return d

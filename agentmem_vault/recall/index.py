@@ -35,7 +35,7 @@ from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_
 from agentmem_vault.ops.projects import fold_name
 from agentmem_vault.recall.location import RULES_LIMIT, RULES_NAME, RULES_SQL, RULES_VERSION, db_path, index_error
 from agentmem_vault.recall.location import RULE_IMPORTANCE, note_scope_key
-from agentmem_vault.fs import check_database, ensure_writable, make_dirs, swap_in, temp_path
+from agentmem_vault.fs import check_database, ensure_writable, make_dirs, read_bytes, swap_in, temp_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,6 +81,9 @@ CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, 'row');
 """
 
 
+_STATS_KEYS = "added updated removed touched total seconds rebuilt in_memory trusted watched errors".split()
+
+
 class SyncStats:
     """What a sync, refresh or rebuild did (a plain class: no ``dataclasses`` on the hook path)."""
 
@@ -104,19 +107,7 @@ class SyncStats:
         return bool(self.added or self.updated or self.removed or self.touched)
 
     def to_dict(self) -> dict:
-        return {
-            "added": self.added,
-            "updated": self.updated,
-            "removed": self.removed,
-            "touched": self.touched,
-            "total": self.total,
-            "seconds": round(self.seconds, 4),
-            "rebuilt": self.rebuilt,
-            "in_memory": self.in_memory,
-            "trusted": self.trusted,
-            "watched": self.watched,
-            "errors": self.errors,
-        }
+        return {k: round(self.seconds, 4) if k == "seconds" else getattr(self, k) for k in _STATS_KEYS}
 
 
 _BY_FD = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
@@ -343,19 +334,14 @@ class RecallIndex:
                 conn.execute("PRAGMA journal_mode = DELETE")
         except (sqlite3.Error, OSError) as exc:  # a full disk, no inodes, an I/O error
             conn.close()
-            for leftover in [str(tmp), f"{tmp}-journal"] if tmp is not None else []:
-                with suppress(OSError):
-                    os.unlink(leftover)
+            if tmp is not None:
+                _unlink(tmp, ("", "-journal"))
             raise index_error(self.path, exc, "build") from exc
         if tmp is not None:
             conn.close()
             try:
                 swap_in(tmp, self.path, durable=False)  # derived: rebuilt if lost
-                for extra in ("-journal", "-wal", "-shm"):
-                    try:
-                        os.unlink(str(self.path) + extra)
-                    except FileNotFoundError:
-                        pass
+                _unlink(self.path, ("-journal", "-wal", "-shm"))
                 conn = self._connect(str(self.path))
             except OSError:
                 conn = self._connect(str(tmp))  # could not swap (Windows sharing): use the fresh copy
@@ -392,9 +378,6 @@ class RecallIndex:
         from agentmem_vault.model.notes import Note, note_file_problem, read_note_bytes, salvage_body
 
         p = self.folder / rel
-        from agentmem_vault.errors import AgentmemError
-        from agentmem_vault.fs import read_bytes
-
         try:  # fs's read: no FIFO waits, no link outside the vault (docs/reliability.md)
             st = p.stat()
             problem = note_file_problem(st.st_mode, st.st_size)
@@ -418,9 +401,7 @@ class RecallIndex:
         got = self._read(rel)
         if got is None:  # vanished meanwhile
             if old is not None:
-                conn.execute("DELETE FROM fts WHERE rowid = ?", (old[0],))
-                conn.execute("DELETE FROM notes WHERE docid = ?", (old[0],))
-                stats.removed += 1
+                _drop(conn, old[0], stats)
             return
         note, error, sha = got
         if old is not None and old[1] == sha:
@@ -497,29 +478,6 @@ class RecallIndex:
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('synced', ?)", (token,))
         return token
 
-    def _first_token(self) -> str | None:
-        """Give an index without a sync token one (once), unless another process just did."""
-        assert self.conn is not None
-        token = os.urandom(8).hex()
-        try:
-            self.conn.execute("PRAGMA busy_timeout = 0")  # a query never waits for this write
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                cur = self.conn.execute(
-                    "INSERT INTO meta(key, value) SELECT 'synced', ? WHERE NOT EXISTS "
-                    "(SELECT 1 FROM meta WHERE key = 'synced')",
-                    (token,),
-                )
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error:
-            return None  # read-only or busy: the next query checks every note again
-        finally:
-            self.conn.execute("PRAGMA busy_timeout = 5000")
-        return token if cur.rowcount == 1 else None
-
     def _token(self) -> str | None:
         assert self.conn is not None
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'synced'").fetchone()
@@ -585,38 +543,11 @@ class RecallIndex:
     def _discard(self) -> None:
         self.close()
         if not self.in_memory:
-            for extra in ("", "-journal", "-wal", "-shm"):
-                with suppress(OSError):
-                    os.unlink(str(self.path) + extra)
+            _unlink(self.path, ("", "-journal", "-wal", "-shm"))
 
     def _refresh(self, rels: list[str]) -> SyncStats:
-        assert self.conn is not None
-        conn = self.conn
         stats = SyncStats(in_memory=self.in_memory)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for rel in sorted(set(rels)):
-                row = conn.execute("SELECT docid, sha FROM notes WHERE path = ?", (rel,)).fetchone()
-                stamp = _note_stamp(self.folder, rel)
-                if stamp is not None:
-                    self._upsert(conn, rel, stamp, None if row is None else (row[0], row[1]), stats)
-                elif row is not None:  # removed, moved away, or no longer a note
-                    conn.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
-                    conn.execute("DELETE FROM notes WHERE docid = ?", (row[0],))
-                    stats.removed += 1
-            if stats.changed:
-                self._save_stamps(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            raise
-        self._stamps = None
-        if stats.changed:
-            self._save_rules()
-        stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+        self._apply(lambda rows: {rel: _note_stamp(self.folder, rel) for rel in rels}, stats)
         return stats
 
     def _sync(self, watch: FolderWatch | None = None) -> SyncStats:
@@ -629,44 +560,64 @@ class RecallIndex:
         if disk == stamps:  # the common case: one C-level comparison
             stats.total = len(stamps)
             if watch is not None:  # vouch only if no other process wrote the index meanwhile
-                now = self._token()
-                if before is None and now is None:
-                    now = before = self._first_token()  # an index written before sync tokens existed
-                watch.verified(generation, before if now == before else None, stats.total)
+                watch.verified(generation, before if self._token() == before else None, stats.total)
             return stats
+
+        def changed(rows: dict[str, tuple]) -> dict[str, tuple[int, int] | None]:
+            gone: dict[str, tuple[int, int] | None] = dict.fromkeys(rows.keys() - disk.keys())
+            return {**gone, **{rel: st for rel, st in disk.items() if rel not in rows or rows[rel][1:3] != st}}
+
+        token = self._apply(changed, stats, always=True)
+        if watch is not None:
+            watch.verified(generation, token, stats.total)
+        return stats
+
+    def _apply(
+        self, changes: Callable[[dict], dict[str, tuple[int, int] | None]], stats: SyncStats, always: bool = False
+    ) -> str | None:
+        """One write transaction: the indexed rows (path -> (docid, mtime_ns, size, sha)) read again
+        under SQLite's write lock (another process may have synced meanwhile), then every path
+        ``changes(rows)`` names indexed at its stamp, or dropped (None: removed, moved away, no
+        longer a note). Returns the new sync token, None when nothing changed (unless ``always``);
+        the rule summary follows every write."""
         conn = self.conn
+        assert conn is not None
         conn.execute("BEGIN IMMEDIATE")
         try:
-            # Re-read under the write lock: another process may have synced in the meantime.
-            self._stamps = None
             rows = {
                 p: (d, m, s, sha)
                 for d, p, m, s, sha in conn.execute("SELECT docid, path, mtime_ns, size, sha FROM notes")
             }
-            for rel, (docid, *_rest) in rows.items():
-                if rel not in disk:
-                    conn.execute("DELETE FROM fts WHERE rowid = ?", (docid,))
-                    conn.execute("DELETE FROM notes WHERE docid = ?", (docid,))
-                    stats.removed += 1
-            for rel, st in disk.items():
+            for rel, stamp in sorted(changes(rows).items()):
                 cur = rows.get(rel)
-                if cur is not None and (cur[1], cur[2]) == st:
-                    continue
-                self._upsert(conn, rel, st, None if cur is None else (cur[0], cur[3]), stats)
-            token = self._save_stamps(conn)
+                if stamp is not None:
+                    self._upsert(conn, rel, stamp, None if cur is None else (cur[0], cur[3]), stats)
+                elif cur is not None:
+                    _drop(conn, cur[0], stats)
+            token = self._save_stamps(conn) if always or stats.changed else None
             conn.execute("COMMIT")
         except BaseException:
-            try:
+            with suppress(sqlite3.Error):  # a failed COMMIT can end the transaction itself: the first error counts
                 conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass  # a failed COMMIT can end the transaction itself: the first error is the one to report
             raise
         self._stamps = None
-        self._save_rules()
+        if token is not None:
+            self._save_rules()
         stats.total = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
-        if watch is not None:
-            watch.verified(generation, token, stats.total)
-        return stats
+        return token
+
+
+def _drop(conn: sqlite3.Connection, docid: int, stats: SyncStats) -> None:
+    conn.execute("DELETE FROM fts WHERE rowid = ?", (docid,))
+    conn.execute("DELETE FROM notes WHERE docid = ?", (docid,))
+    stats.removed += 1
+
+
+def _unlink(path: Path, suffixes: tuple[str, ...]) -> None:
+    """Remove ``path`` + each suffix where it exists (an index file and SQLite's companions)."""
+    for extra in suffixes:
+        with suppress(OSError):
+            os.unlink(f"{path}{extra}")
 
 
 def _note_stamp(folder: Path, rel: str) -> tuple[int, int] | None:

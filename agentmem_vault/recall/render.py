@@ -46,12 +46,8 @@ class SessionHit:
         relevance: float,
         recent_only: bool = False,
     ) -> None:
-        self.session_id = session_id
-        self.topic = topic
-        self.summary = summary
-        self.status = status
-        self.updated_at = updated_at
-        self.relevance = relevance
+        self.session_id, self.topic, self.summary, self.status = session_id, topic, summary, status
+        self.updated_at, self.relevance = updated_at, relevance
         self.recent_only = recent_only  # listed as a recent active session, not for matching the task
 
     def to_dict(self) -> dict:

@@ -15,20 +15,17 @@ from agentmem_vault.model.textnorm import fold
 # development rule stays in its project, where a user_* default would reach every project.
 DEFAULT = "development_code_specification"
 MIN_SCORE = 2
-_USER = ("user_communication", "user_behavior")
-# what plainly said words may turn a kind into: a decision names tools and settings and stays a
-# decision; an environment fact that only names the stack ("資料庫用 PostgreSQL 15") is the stack
-_OVERRIDES = {
-    "decision": frozenset(_USER),
-    "pitfall": frozenset({*_USER, "important_decision_experience"}),
-    "environment": frozenset({*_USER, "important_decision_experience", "project_tech_stack"}),
-}
 STRONG = 5  # a kind's category gives way only to this much evidence for another one
 _BY_KIND = {
     "decision": "important_decision_experience",
     "pitfall": "common_pitfalls_experience",
     "environment": "project_environment_configuration",
 }
+# what plainly said words may turn a kind into: a decision names tools and settings and stays a
+# decision; an environment fact that only names the stack ("資料庫用 PostgreSQL 15") is the stack
+_USER = {"user_communication", "user_behavior"}
+_DECIDED = {*_USER, _BY_KIND["decision"]}
+_OVERRIDES = {"decision": _USER, "pitfall": _DECIDED, "environment": {*_DECIDED, "project_tech_stack"}}
 
 
 @lru_cache(maxsize=1)

@@ -13,7 +13,6 @@ from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
-__all__ = ["bad_keyword", "is_fragment", "is_generic", "is_template", "subject_words", "title_problems"]
 _LATIN_EDGE = re.compile(r"[A-Za-z0-9_]")
 
 
@@ -69,7 +68,7 @@ def title_problems(title: str) -> list[str]:
     m = data.title_leadin().match(t)
     if (m and m.end() > 0) or colon_head(title):
         out.append("lead-in")
-    if data.relative_time().search(t):
+    if data.pattern("relative_time.txt").search(t):
         out.append("relative time")
     if t.rstrip().endswith((":", "：")):
         out.append("dangling colon")

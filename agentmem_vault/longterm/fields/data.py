@@ -48,10 +48,6 @@ def section(name: str, part: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in lines[part]), re.I)
 
 
-def relative_time() -> re.Pattern[str]:
-    return pattern("relative_time.txt")
-
-
 _WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
 
 

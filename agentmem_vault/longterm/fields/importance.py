@@ -1,13 +1,7 @@
-"""Importance in the seed's bands (docs/notes.md, Importance):
-
-- 0.9-1.0 only for an explicit request to remember, a red line (secrets, production data,
-  destructive operations) and a correction of the assistant;
-- 0.7-0.9 for stable preferences, project rules and decisions;
-- 0.5-0.7 for common experience (pitfalls, facts learnt along the way).
-
-The request and red-line words are data (``templates/fields/``); what the statement is (a
-correction, a decision, a pitfall) comes from the extractor.
-"""
+"""Importance in the seed's bands (docs/notes.md, Fields, importance): 0.9-1.0 only for an explicit
+request to remember, a red line or a correction of the assistant; 0.7-0.9 for rules, decisions and
+stable preferences; 0.5-0.7 for experience. The words are data (``templates/fields/``); what the
+statement is (a correction, a decision, a pitfall) comes from the extractor."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from agentmem_vault.longterm.fields.checks import bad_keyword, is_generic
+from agentmem_vault.longterm.fields.checks import bad_keyword
+from agentmem_vault.longterm.fields.data import is_generic
 from agentmem_vault.longterm.lexicon import tech_terms
 from agentmem_vault.model.textnorm import fold, to_simplified
 
@@ -68,10 +69,10 @@ def keywords_for(content: str, title: str = "") -> list[str]:
             w = w.replace('"', "").replace("'", "")
         while " " in w and is_generic(w.split(" ", 1)[0]):  # "Every PR" -> "PR"
             w = w.split(" ", 1)[1]
-        if len(out) >= MAX_KEYWORDS or not w or len(w) > 40:
-            return
         key = fold(w)
-        if key in seen or bad_keyword(w, content, title) or any(_part_of(key, k) for k in seen):
+        if len(out) >= MAX_KEYWORDS or not w or len(w) > 40 or key in seen or any(_part_of(key, k) for k in seen):
+            return
+        if bad_keyword(w, content, title):
             return
         out.append(w)
         seen.add(key)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agentmem_vault.longterm.fields.checks import is_generic, is_template
-from agentmem_vault.longterm.fields.data import _lines
+from agentmem_vault.longterm.fields.checks import is_template
+from agentmem_vault.longterm.fields.data import _lines, is_generic
 from agentmem_vault.model.textnorm import to_simplified
 
 MAX_SCENARIOS = 3

@@ -18,9 +18,9 @@ _SENTENCE_END = re.compile(r"[。！？；;\n]|(?<=[^\s.])[.!?](?=\s|$)")
 _CLAUSE = re.compile(
     r"[，,、]\s*|\s[—–]\s|\s(?=(?:so|because|since|which|unless|otherwise|but|and)\s)|(?<=[^\d\s]),(?=\S)", re.I
 )
-_PROHIBITION, _ALTERNATIVE, _DIRECTIVE, _COMPLAINT, _EXAMPLE, _CONDITION, _DANGLING = (
+_PROHIBITION, _ALTERNATIVE, _DIRECTIVE, _COMPLAINT, _EXAMPLE, _CONDITION, _DANGLING, _KEPT_ALTERNATIVE = (
     data.section("title_words.txt", name)
-    for name in ("prohibition", "alternative", "directive", "complaint", "example", "condition", "dangling")
+    for name in ("prohibition", "alternative", "directive", "complaint", "example", "condition", "dangling", "kept")
 )
 # a colon that ends a head ("For the deploy script here: always run …"), not "02:00" or "python:3.11"
 _HEAD_COLON = re.compile(r"：|:(?=\s)")
@@ -35,13 +35,8 @@ def width(s: str) -> float:
 def _fold_map(text: str) -> tuple[str, list[int]]:
     """``text`` folded character by character (so that offsets map back) and, for each folded
     character, the index of the character it came from."""
-    out: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
-        f = " " if ch.isspace() else fold(ch) or ch
-        out.append(f)
-        where += [i] * len(f)
-    return "".join(out), where
+    folded = [" " if ch.isspace() else fold(ch) or ch for ch in text]
+    return "".join(folded), [i for i, f in enumerate(folded) for _ in f]
 
 
 def _orig(where: list[int], text: str, folded_pos: int) -> int:
@@ -50,15 +45,11 @@ def _orig(where: list[int], text: str, folded_pos: int) -> int:
 
 def strip_leadins(text: str) -> str:
     """``text`` without the lead-ins it opens with (repeatedly: "OK, note: …")."""
-    prev = None
-    t = text.strip()
+    prev, t = None, text.strip()
     while prev != t and t:
-        prev = t
-        f, where = _fold_map(t)
-        m = data.title_leadin().match(f)
-        if m and m.end():
-            rest = t[_orig(where, t, m.end()) :].strip(_TRIM + " ")
-            t = rest or t
+        prev, (f, where) = t, _fold_map(t)
+        if (m := data.title_leadin().match(f)) and m.end():
+            t = t[_orig(where, t, m.end()) :].strip(_TRIM + " ") or t
     return t
 
 
@@ -67,8 +58,7 @@ def strip_relative_time(text: str) -> str:
     out = text
     for _ in range(5):
         f, where = _fold_map(out)
-        m = data.relative_time().search(f)
-        if not m:
+        if not (m := data.pattern("relative_time.txt").search(f)):
             break
         head, tail = out[: _orig(where, out, m.start())].rstrip(), out[_orig(where, out, m.end()) :].lstrip()
         glue = " " if head and tail and not (_CJK.match(head[-1]) or _CJK.match(tail[0])) else ""
@@ -106,13 +96,11 @@ def _fit(text: str, limit: float) -> str:
 def _split(text: str, at: re.Pattern[str], *, keep: bool) -> list[str]:
     """``text`` cut where ``at`` matches; with ``keep`` each cut keeps its separator at the start
     of the next part (a clause keeps its comma), else the separator is dropped (a sentence end)."""
-    parts: list[str] = []
-    last = 0
+    parts, last = [], 0
     for m in at.finditer(text):
         parts.append(text[last : m.start()])
         last = m.start() if keep else m.end()
-    parts.append(text[last:])
-    return parts
+    return [*parts, text[last:]]
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -158,13 +146,6 @@ def _scope_only(clause: str) -> bool:
     f = fold(clause)
     rest = data.pattern("scope_every_project.txt").sub(" ", data.pattern("scope_this_project.txt").sub(" ", f))
     return rest != f and not data.subject_words(rest)
-
-
-# the alternative the extractor keeps with a rule whose sentence lost it ("Use httpx (instead of
-# requests here).", "统一用 pathlib（而不是用 os.path）"): part of the whole rule, kept in the title
-_KEPT_ALTERNATIVE = re.compile(
-    r"\s*[(（](?:instead of|rather than|not|而不是|不是|不用)[^()（）]*[)）]\s*[.。]?\s*$", re.I
-)
 
 
 def title_for(content: str) -> str:

@@ -32,8 +32,7 @@ def memory_organize(
     from agentmem_vault.ops.lifecycle import organize
 
     return front.call(
-        lambda v: {**organize(v, stale_days=stale_days, dry_run=dry_run).to_dict(), "dry_run": dry_run},
-        dry_run=dry_run,
+        lambda v: {**organize(v, stale_days=stale_days, dry_run=dry_run).to_dict(), "dry_run": dry_run}, dry_run=dry_run
     )
 
 

@@ -47,7 +47,7 @@ def memory_register(
     """Register this chat by hand (註冊 memory session): a new active row on the board plus a
     session snapshot. Call it only when memory_whoami finds no Session ID. Returns the new
     session_id; use it for every later call of this chat. Never reuse another chat's ID."""
-    from agentmem_vault.ops.sessions import register_manual
+    from agentmem_vault.ops.sessions import register_manual, registration_result
 
     def run(v: Vault) -> dict:
         reg = register_manual(
@@ -60,12 +60,7 @@ def memory_register(
             project=front.project or "",
             workspace=os.getcwd(),
         )
-        return {
-            "session_id": reg.session_id,
-            "row": reg.row.to_dict(),
-            "snapshot_path": str(v.session_path(reg.session_id)),
-            "message": reg.message,
-        }
+        return registration_result(v, reg)
 
     return front.call(run, dry_run=dry_run)
 

@@ -11,19 +11,14 @@ are those of docs/board.md and docs/reliability.md; a new check is one more func
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 from dataclasses import dataclass, field
 
 from agentmem_vault.clock import parse_ts
 from agentmem_vault.errors import IndexFormatError, SnapshotFormatError
 from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import is_valid_session_id
-from agentmem_vault.board.rules import (
-    archived_in_copy,
-    fold_rows,
-    row_from_fields,
-    row_from_snapshot,
-    toward_snapshot,
-)
+from agentmem_vault.board.rules import archived_in_copy, fold_rows, row_from_fields, row_from_snapshot, toward_snapshot
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, TEMP_RE, TempFile, VaultState
@@ -56,50 +51,35 @@ class IndexReview:
         kind: str,
         severity: str,
         message: str,
-        *,
         session_id: str | None = None,
         line: int | None = None,
+        *,
         hint: str | None = None,
         fix: str | None = None,
     ) -> None:
         self.out.append(Finding(kind, severity, message, session_id, line, hint, fix))
 
-    def report_row(
-        self,
-        sid: str,
-        i: int,
-        kind: str,
-        severity: str,
-        message: str,
-        *,
-        hint: str | None = None,
-        fix: str | None = None,
-    ) -> None:
-        """A finding about the row of ``sid`` at line index ``i``."""
-        self.report(kind, severity, message, session_id=sid, line=i + 1, hint=hint, fix=fix)
-
 
 BoardCheck = Callable[[IndexReview], None]
 RowCheck = Callable[[IndexReview, str, int], None]  # (review, Session ID, line of its first row)
 SnapshotCheck = Callable[[IndexReview, str, str], None]  # (review, Session ID, snapshot text)
+C = TypeVar("C")
 BOARD_CHECKS: list[BoardCheck] = []
 ROW_CHECKS: list[RowCheck] = []
 SNAPSHOT_CHECKS: list[SnapshotCheck] = []
 
 
-def board_check(fn: BoardCheck) -> BoardCheck:
-    BOARD_CHECKS.append(fn)
-    return fn
+def _registrar(checks: list[C]) -> Callable[[C], C]:
+    def register(fn: C) -> C:
+        checks.append(fn)
+        return fn
+
+    return register
 
 
-def row_check(fn: RowCheck) -> RowCheck:
-    ROW_CHECKS.append(fn)
-    return fn
-
-
-def snapshot_check(fn: SnapshotCheck) -> SnapshotCheck:
-    SNAPSHOT_CHECKS.append(fn)
-    return fn
+board_check = _registrar(BOARD_CHECKS)
+row_check = _registrar(ROW_CHECKS)
+snapshot_check = _registrar(SNAPSHOT_CHECKS)
 
 
 def diagnose_state(state: VaultState) -> tuple[list[Finding], Plan | None]:
@@ -160,39 +140,30 @@ def fold_conflict_copies(state: VaultState, plan: Plan, out: list[Finding]) -> s
     assert isinstance(state.index_text, str)
     text = state.index_text
     for name, copy_text in state.conflict_copies.items():
-        by_hand = f"compare it with memory/index.md by hand, then delete memory/{name}"
-        if isinstance(copy_text, bytes):
-            out.append(
-                Finding(
-                    "conflict_copy",
-                    ERROR,
-                    f"memory/{name} is a sync-conflict copy that is not UTF-8 text",
-                    hint=by_hand,
-                )
-            )
-            continue
-        try:
-            copy = it.parse_index(copy_text)
-            it.parse_index(text)
-        except IndexFormatError as exc:
-            out.append(
-                Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy: {exc.message}", hint=by_hand)
-            )
+        copy, why = None, " that is not UTF-8 text"
+        if isinstance(copy_text, str):
+            try:
+                copy = it.parse_index(copy_text)
+                it.parse_index(text)
+            except IndexFormatError as exc:
+                copy, why = None, f": {exc.message}"
+        if copy is None:
+            by_hand = f"compare it with memory/index.md by hand, then delete memory/{name}"
+            out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy{why}", hint=by_hand))
             continue
         gone = archived_in_copy(text, copy.row_list(), state.archived)
         new_text, added, updated = fold_rows(text, copy.row_list(), archived=state.archived)
         detail = f"{len(added)} row(s) only in the copy, {len(updated)} newer in the copy"
         if gone:
             detail += f", {len(gone)} archived since (not put back: {', '.join(gone)})"
+        fold = (
+            "fold its readable rows into memory/index.md (the copy stays)"
+            if copy.bad
+            else "fold its rows into memory/index.md (newer Updated At wins, references united) "
+            "and move the copy to memory/.agentmem/conflicts/"
+        )
+        out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy ({detail})", fix=fold))
         if copy.bad:
-            out.append(
-                Finding(
-                    "conflict_copy",
-                    ERROR,
-                    f"memory/{name} is a sync-conflict copy ({detail})",
-                    fix="fold its readable rows into memory/index.md (the copy stays)",
-                )
-            )
             out.append(
                 Finding(
                     "conflict_copy",
@@ -203,15 +174,6 @@ def fold_conflict_copies(state: VaultState, plan: Plan, out: list[Finding]) -> s
                 )
             )
         else:
-            out.append(
-                Finding(
-                    "conflict_copy",
-                    ERROR,
-                    f"memory/{name} is a sync-conflict copy ({detail})",
-                    fix="fold its rows into memory/index.md (newer Updated At wins, references united) "
-                    "and move the copy to memory/.agentmem/conflicts/",
-                )
-            )
             plan.fold_moves.append(name)
         text = new_text
     return text
@@ -239,13 +201,13 @@ def rows_without_outer_pipes(r: IndexReview) -> None:
     for i, row in r.doc.rows:
         s = r.doc.lines[i].strip()
         if not (s.startswith("|") and s.endswith("|")):
-            r.report_row(
-                row.session_id,
-                i,
+            r.report(
                 "row_without_outer_pipes",
                 WARNING,
                 f"memory/index.md line {i + 1}: the row of {row.session_id} has no leading or trailing '|' "
                 "(valid Markdown; read as a row)",
+                row.session_id,
+                i + 1,
                 fix="write the row with both outer pipes (the same cells)",
             )
             r.plan.edits.setdefault(i, r.current[i])
@@ -262,22 +224,22 @@ def duplicate_rows(r: IndexReview) -> None:
             continue
         same = it.render_row(row) == it.render_row(r.current[j])
         if same and lines[i].rstrip("\r\n") == lines[j].rstrip("\r\n"):
-            r.report_row(
-                sid,
-                i,
+            r.report(
                 "duplicate_id",
                 ERROR,
                 f"{sid} appears twice with identical rows (lines {j + 1} and {i + 1})",
+                sid,
+                i + 1,
                 fix=f"remove the second copy (line {i + 1})",
             )
             r.plan.edits[i] = None
         else:
-            r.report_row(
-                sid,
-                i,
+            r.report(
                 "duplicate_id",
                 ERROR,
                 f"{sid} appears in more than one row with different values (lines {j + 1} and {i + 1})",
+                sid,
+                i + 1,
                 hint="keep the right row and delete the other by hand (the journal lists earlier values)",
             )
 
@@ -297,7 +259,7 @@ def each_snapshot(r: IndexReview) -> None:
                 "snapshot_unreadable",
                 ERROR,
                 f"memory/sessions/{sid}.md is not UTF-8 text",
-                session_id=sid,
+                sid,
                 hint="re-save it as UTF-8",
             )
             continue
@@ -312,22 +274,22 @@ def one_sided_referenced_by(r: IndexReview) -> None:
         for ref in r.current[i].referencing_ids:
             ref_snap = r.state.snapshots.get(ref)
             if ref in r.live and isinstance(ref_snap, str) and src not in continues_from_of(ref_snap):
-                r.report_row(
-                    src,
-                    i,
+                r.report(
                     "one_sided_reference",
                     WARNING,
                     f"{src}'s Referenced By lists {ref}, but memory/sessions/{ref}.md does not continue from {src}",
+                    src,
+                    i + 1,
                     hint=f"record it with `agentmem continue {src} --session {ref}` or drop it with "
                     f"`agentmem release {src} --session {ref}`",
                 )
             elif ref in r.live and ref_snap is None:
-                r.report_row(
-                    src,
-                    i,
+                r.report(
                     "one_sided_reference",
                     WARNING,
                     f"{src}'s Referenced By lists {ref}, which has no snapshot to say so",
+                    src,
+                    i + 1,
                     hint=f"`agentmem update {ref}` writes its snapshot",
                 )
 
@@ -342,7 +304,7 @@ def session_file_names(r: IndexReview) -> None:
                 "conflict_copy",
                 ERROR,
                 f"memory/sessions/{name} is a sync-conflict copy of {base}'s snapshot",
-                session_id=base,
+                base,
                 hint=f'merge it with `agentmem update {base} --snapshot "memory/sessions/{name}"`, then delete it',
             )
         else:
@@ -363,7 +325,7 @@ def row_status(r: IndexReview, sid: str, i: int) -> None:
     low = status.lower()
     if low in it.STATUSES and status != low:
         r.current[i] = r.current[i].with_(status=low)
-        r.report_row(sid, i, "bad_status", ERROR, f"{sid}: Status {status!r} is not lower-case", fix=f"write {low!r}")
+        r.report("bad_status", ERROR, f"{sid}: Status {status!r} is not lower-case", sid, i + 1, fix=f"write {low!r}")
     elif low in ("closed", "archived", "done", "finished"):
         r.current[i] = r.current[i].with_(status="stale")
         hint = (
@@ -371,22 +333,22 @@ def row_status(r: IndexReview, sid: str, i: int) -> None:
             if sid in r.state.archived
             else f"archive it with `agentmem archive {sid}`"
         )
-        r.report_row(
-            sid,
-            i,
+        r.report(
             "bad_status",
             ERROR,
             f"{sid}: Status {status!r} is not used in the index (idle/active/stale)",
+            sid,
+            i + 1,
             fix="set it to 'stale' (finished, waiting to be archived)",
             hint=hint,
         )
     elif low not in it.STATUSES:
-        r.report_row(
-            sid,
-            i,
+        r.report(
             "bad_status",
             ERROR,
             f"{sid}: unknown Status {status!r}",
+            sid,
+            i + 1,
             hint="set it to idle, active or stale by hand",
         )
 
@@ -396,12 +358,12 @@ def idle_with_snapshot(r: IndexReview, sid: str, i: int) -> None:
     # The checks from here on see the status as it will be after the fixes.
     if r.current[i].status == "idle" and sid in r.state.snapshots:
         r.current[i] = r.current[i].with_(status="active")
-        r.report_row(
-            sid,
-            i,
+        r.report(
             "idle_with_snapshot",
             ERROR,
             f"{sid} is idle but has memory/sessions/{sid}.md",
+            sid,
+            i + 1,
             fix="set it to 'active' (the snapshot is real work)",
         )
 
@@ -410,12 +372,12 @@ def idle_with_snapshot(r: IndexReview, sid: str, i: int) -> None:
 def row_without_snapshot(r: IndexReview, sid: str, i: int) -> None:
     status = r.current[i].status
     if status in ("active", "stale") and sid not in r.state.snapshots:
-        r.report_row(
-            sid,
-            i,
+        r.report(
             "row_without_snapshot",
             WARNING,
             f"{sid} is {status} but memory/sessions/{sid}.md does not exist",
+            sid,
+            i + 1,
             hint=f"write it with `agentmem update {sid} --snapshot -`, or archive the row",
         )
 
@@ -423,12 +385,12 @@ def row_without_snapshot(r: IndexReview, sid: str, i: int) -> None:
 @row_check
 def half_archived(r: IndexReview, sid: str, i: int) -> None:
     if sid in r.state.archived:
-        r.report_row(
-            sid,
-            i,
+        r.report(
             "half_archived",
             ERROR,
             f"{sid} still has a row but memory/archive/{sid}/ exists",
+            sid,
+            i + 1,
             hint=f"check memory/archive/{sid}/; if it is complete, delete the row by hand",
         )
 
@@ -438,12 +400,12 @@ def row_timestamps(r: IndexReview, sid: str, i: int) -> None:
     for col in ("started_at", "updated_at"):
         v = getattr(r.current[i], col)
         if parse_ts(v) is None:
-            r.report_row(
-                sid,
-                i,
+            r.report(
                 "bad_timestamp",
                 WARNING,
                 f"{sid}: {col.replace('_', ' ').title()} {v!r} is not a time",
+                sid,
+                i + 1,
                 hint="write it as YYYY-MM-DD HH:MM",
             )
 
@@ -455,35 +417,35 @@ def referenced_by(r: IndexReview, sid: str, i: int) -> None:
     keep: list[str] = []
     for ref in refs:
         if ref == sid:
-            r.report_row(sid, i, "self_reference", ERROR, f"{sid} lists itself in Referenced By", fix="remove it")
+            r.report("self_reference", ERROR, f"{sid} lists itself in Referenced By", sid, i + 1, fix="remove it")
         elif not is_valid_session_id(ref):
             keep.append(ref)
-            r.report_row(
-                sid,
-                i,
+            r.report(
                 "unknown_reference",
                 ERROR,
                 f"{sid}: Referenced By holds {ref!r}, which is not a Session ID",
+                sid,
+                i + 1,
                 hint="Referenced By lists Session IDs, never agent names; correct it by hand",
             )
         elif ref in r.live or ref in r.state.snapshots:
             keep.append(ref)
         elif ref in r.state.archived:
-            r.report_row(
-                sid,
-                i,
+            r.report(
                 "unknown_reference",
                 ERROR,
                 f"{sid}: Referenced By lists {ref}, which is archived",
+                sid,
+                i + 1,
                 fix=f"remove {ref} (an archived session continues nothing)",
             )
         else:
-            r.report_row(
-                sid,
-                i,
+            r.report(
                 "unknown_reference",
                 ERROR,
                 f"{sid}: Referenced By lists {ref}, which exists nowhere",
+                sid,
+                i + 1,
                 fix=f"remove {ref}",
             )
     if keep != refs:
@@ -502,7 +464,7 @@ def snapshot_without_row(r: IndexReview, sid: str, snap: str) -> None:
             "snapshot_without_row",
             ERROR,
             f"memory/sessions/{sid}.md has no row and the session is archived",
-            session_id=sid,
+            sid,
             hint=f"compare it with memory/archive/{sid}/session.md and delete one",
         )
     elif sid in r.bad_ids:
@@ -510,7 +472,7 @@ def snapshot_without_row(r: IndexReview, sid: str, snap: str) -> None:
             "snapshot_without_row",
             ERROR,
             f"memory/sessions/{sid}.md: its row in memory/index.md cannot be read; not adding a second one",
-            session_id=sid,
+            sid,
             hint="repair that row by hand (see the malformed-row finding)",
         )
     else:
@@ -518,7 +480,7 @@ def snapshot_without_row(r: IndexReview, sid: str, snap: str) -> None:
             "snapshot_without_row",
             ERROR,
             f"memory/sessions/{sid}.md has no row in memory/index.md",
-            session_id=sid,
+            sid,
             fix="add its row from the snapshot's Metadata (its Status when valid, else active)",
         )
         r.plan.appends.append(_row_from_snapshot_text(sid, snap))
@@ -544,12 +506,12 @@ def row_and_snapshot_in_step(r: IndexReview, sid: str, snap: str) -> None:
         return
     names = {"topic": "Topic", "status": "Status", "updated_at": "Updated At"}
     said = "; ".join(f"{names[k]} {getattr(row, k)!r} vs {v!r}" for k, v in changes.items())
-    r.report_row(
-        sid,
-        i,
+    r.report(
         "row_snapshot_mismatch",
         WARNING,
         f"{sid}: the row and memory/sessions/{sid}.md disagree ({said}: row vs snapshot)",
+        sid,
+        i + 1,
         fix="copy the snapshot's Metadata to the row",
     )
     r.current[i] = row.with_(**changes)
@@ -566,7 +528,7 @@ def continues_from(r: IndexReview, sid: str, snap: str) -> None:
                 "unknown_reference",
                 WARNING,
                 f"memory/sessions/{sid}.md continues from {src}, which exists nowhere",
-                session_id=sid,
+                sid,
                 hint=f"correct it, or `agentmem release {src} --session {sid}`",
             )
             continue
@@ -576,7 +538,7 @@ def continues_from(r: IndexReview, sid: str, snap: str) -> None:
                 "archived_reference",
                 WARNING,
                 f"memory/sessions/{sid}.md continues from {src}, which is archived",
-                session_id=sid,
+                sid,
                 hint=f"release it with `agentmem release {src} --session {sid}` (the archive keeps {src}'s snapshot)",
             )
             continue
@@ -584,12 +546,12 @@ def continues_from(r: IndexReview, sid: str, snap: str) -> None:
             i = r.first_line[src]
             refs = r.current[i].referencing_ids
             if sid not in refs:
-                r.report_row(
-                    src,
-                    i,
+                r.report(
                     "one_sided_reference",
                     ERROR,
                     f"memory/sessions/{sid}.md continues from {src}, but {src}'s Referenced By lacks {sid}",
+                    src,
+                    i + 1,
                     fix=f"add {sid} to {src}'s Referenced By",
                 )
                 r.current[i] = r.current[i].with_(referenced_by=it.join_id_list(refs + [sid]))

@@ -70,10 +70,10 @@ def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None
     if not todo:
         return
     backup = backup_dir(vault.state_dir / "backups", "properties")
-    problems = [{"kind": f.kind, "path": f.path} for f in todo if f.kind == ob.PROPS_DISAGREE]
+    paths = [f.path for f in todo if f.kind == ob.PROPS_DISAGREE and f.path]
     try:
         with w.transaction():
-            fixed = set(ob.fix_properties(w, problems, backup))
+            fixed = set(ob.fix_properties(w, paths, backup))
             types = ob.merge_types(vault, w) if any(f.kind == ob.TYPES_MISSING for f in todo) else {}
     except AgentmemError as exc:
         for f in todo:
@@ -85,13 +85,13 @@ def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None
         report.backup = report.backup or str(backup.relative_to(vault.root))
 
 
-def _repair_secrets(vault: Vault, report: DoctorReport) -> None:
+def _repair_secrets(vault: Vault, report: DoctorReport, w: BoardWriter) -> None:
     """Redact stored secrets first (under the lock the caller holds): the board fixes below then
     start from the redacted board (docs/redaction.md)."""
     from agentmem_vault.ops.doctor.secrets import redact_stored
 
     try:
-        folder = redact_stored(vault, report.findings)
+        folder = redact_stored(vault, report.findings, w)
     except AgentmemError as exc:
         for f in report.findings:
             if f.kind == "secret_stored":
@@ -120,19 +120,11 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
         findings, plan = diagnose_state(state)
         report = DoctorReport(resumed + findings + vault_findings(vault), fixed_run=True)
         temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
-        fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND]
-        if plan is None:
-            fixes = []  # the index cannot be edited: its fixes wait (temporaries can still go)
-        _repair_secrets(vault, report)
-        if not fixes and not temp_fixes:
-            _repair_obsidian(vault, w, report)
-            return report
+        # the index cannot be edited without a plan: its fixes wait (temporaries can still go)
+        fixes = [f for f in findings if f.fix and f.kind != TEMP_KIND] if plan is not None else []
+        _repair_secrets(vault, report, w)
         new_text = plan_text(plan) if plan is not None and fixes else state.index_text
-        why = (
-            unproven_fix(plan.base_text, new_text, plan)
-            if plan is not None and fixes and isinstance(new_text, str)
-            else None
-        )
+        why = unproven_fix(plan.base_text, new_text, plan) if plan and fixes and isinstance(new_text, str) else None
         if why:
             report.findings.append(
                 Finding(
@@ -145,14 +137,12 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
             for f in fixes:
                 f.fix = None
             fixes, new_text = [], state.index_text
-            if not temp_fixes:
-                _repair_obsidian(vault, w, report)
-                return report
-        changed = [vault.index_path] if fixes and new_text != state.index_text else []
-        changed += [vault.memory / n for n in plan.fold_moves] if plan is not None and fixes else []
-        changed += [vault.root / f.path for f in temp_fixes if f.path]
-        backup = backup_files(changed, root=vault.memory, into=vault.state_dir / "backups", label="doctor")
-        report.backup = str(backup.relative_to(vault.root))
+        if fixes or temp_fixes:
+            changed = [vault.index_path] if fixes and new_text != state.index_text else []
+            changed += [vault.memory / n for n in plan.fold_moves] if plan is not None and fixes else []
+            changed += [vault.root / f.path for f in temp_fixes if f.path]
+            backup = backup_files(changed, root=vault.memory, into=vault.state_dir / "backups", label="doctor")
+            report.backup = str(backup.relative_to(vault.root))
         if fixes:
             assert plan is not None
             with w.transaction():

@@ -4,7 +4,7 @@ hand) and ``--fix``'s redaction of them (docs/redaction.md).
 Every text file below ``memory/`` is searched: snapshots, the board, archives, notes, the journal
 and its rotated parts, conversation pairs, doctor's own earlier backups. Left alone: the vault's
 ``config.yaml`` (a vault's own model token belongs there, docs/reliability.md), derived caches and
-binary files (the recall index is rebuilt from the notes). The fix first copies every file it
+binary files (the recall index is rebuilt from the redacted notes). The fix first copies every file it
 changes to the user cache folder, outside the synced vault, so the originals never sync anywhere;
 then rewrites each file with the same text, secrets replaced.
 """
@@ -17,10 +17,13 @@ from pathlib import Path, PurePath
 from agentmem_vault import redaction
 from agentmem_vault.backups import backup_dir
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.fs import atomic_write_bytes, read_bytes
+from agentmem_vault.fs import atomic_write_bytes, decode_text, read_bytes
 from agentmem_vault.model.redact import find_secrets
 from agentmem_vault.ops.doctor.findings import ERROR, Finding
+from agentmem_vault.recall.index import reindex
+from agentmem_vault.recall.refresh import longterm_paths
 from agentmem_vault.vault import Vault, user_cache_dir
+from agentmem_vault.writer import VaultWriter, journal_files
 
 KIND = "secret_stored"
 _SKIP = {PurePath(".agentmem", "config.yaml")}
@@ -77,19 +80,27 @@ def backup_root(vault: Vault) -> Path:
     return user_cache_dir() / "secret-backups" / vault.key
 
 
-def redact_stored(vault: Vault, findings: list[Finding]) -> Path | None:
-    """Redact the files of ``findings`` (the caller holds the vault lock); returns the backup
-    folder, None when there was nothing to do. Each file is backed up before it is rewritten."""
+def redact_stored(vault: Vault, findings: list[Finding], w: VaultWriter) -> Path | None:
+    """Redact the files of ``findings`` through ``w`` (the caller's writer, holding the vault
+    lock); returns the backup folder, None when there was nothing to do. Each file is backed up
+    before it is rewritten; a redacted note is current in the recall index at once (``w`` is a
+    NoteWriter), which is then rebuilt so that no old page of it keeps the secret."""
     todo = [vault.root / f.path for f in findings if f.kind == KIND and f.path]
     if not todo:
         return None
     folder = backup_dir(backup_root(vault), "redaction")
+    journals = journal_files(vault.journal_path)
     for p in todo:
         data = read_bytes(p)
         if data is None:
             continue
         atomic_write_bytes(folder / p.relative_to(vault.memory), data)  # outside memory/: kept as is
-        atomic_write_bytes(p, data)  # the file layer redacts what it stores under memory/
+        if p in journals:  # the journal cannot journal its own rewrite: the file layer redacts it
+            atomic_write_bytes(p, data)
+        else:  # journaled, verified; redacted by the writer
+            w.write_file(p, decode_text(data, p), action="redact_secrets")
+    if longterm_paths(vault, todo):
+        reindex(vault)
     for f in findings:
         if f.kind == KIND and f.path:
             f.fixed = not stored_secrets_in(vault.root / f.path)
@@ -100,6 +111,3 @@ def stored_secrets_in(p: Path) -> bool:
     text = _text(p)
     extra, allow = redaction.user_rules()
     return bool(text and find_secrets(text, None, extra, allow))
-
-
-__all__ = ["KIND", "backup_root", "redact_stored", "secret_findings", "stored_secrets"]

@@ -52,10 +52,6 @@ def _decode(data: bytes) -> str | bytes:
         return data
 
 
-def is_temp_name(name: str) -> bool:
-    return bool(TEMP_RE.match(name))
-
-
 def find_temp_files(vault: Vault, now: float | None = None) -> list[TempFile]:
     """Atomic-write temporaries anywhere under memory/, except in doctor's own backups (the copies
     of removed temporaries live there under their old names)."""
@@ -65,7 +61,7 @@ def find_temp_files(vault: Vault, now: float | None = None) -> list[TempFile]:
     for dirpath, dirnames, filenames in os.walk(vault.memory):
         dirnames[:] = sorted(d for d in dirnames if os.path.normcase(os.path.join(dirpath, d)) != backups)
         for name in sorted(filenames):
-            if not is_temp_name(name):
+            if not TEMP_RE.match(name):
                 continue
             full = os.path.join(dirpath, name)
             try:
@@ -94,6 +90,13 @@ def _unsafe_entry(path: Path) -> str | None:
     return f"{path.name} is {_kind(st.st_mode)}, not a regular file; it is never read or written"
 
 
+def _names(folder: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     unsafe: list[tuple[str, str]] = []
     idx: bytes | None = None
@@ -115,11 +118,7 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
             unsafe.append((f"memory/{folder.name}", why))
     snapshots: dict[str, str | bytes] = {}
     others: list[str] = []
-    try:
-        names = sorted(os.listdir(vault.sessions_dir)) if not any(u[0] == "memory/sessions" for u in unsafe) else []
-    except (FileNotFoundError, NotADirectoryError):
-        names = []
-    for n in names:
+    for n in _names(vault.sessions_dir) if not any(u[0] == "memory/sessions" for u in unsafe) else []:
         p = vault.sessions_dir / n
         if n.startswith("."):
             continue
@@ -132,16 +131,9 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
             snapshots[n[:-3]] = _decode(read_bytes(p) or b"")
         else:
             others.append(n)
-    try:
-        archived = {n for n in os.listdir(vault.archive_dir) if (vault.archive_dir / n).is_dir()}
-    except (FileNotFoundError, NotADirectoryError):
-        archived = set()
+    archived = {n for n in _names(vault.archive_dir) if (vault.archive_dir / n).is_dir()}
     conflicts: dict[str, str | bytes] = {}
-    try:
-        top = sorted(os.listdir(vault.memory))
-    except FileNotFoundError:
-        top = []
-    for n in top:
+    for n in _names(vault.memory):
         if n != "index.md" and is_conflict_copy(n) and (vault.memory / n).is_file():
             conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
     return VaultState(

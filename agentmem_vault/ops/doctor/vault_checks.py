@@ -143,31 +143,7 @@ def obsidian_findings(vault: Vault, w: BoardWriter | None = None) -> list[Findin
     missing our property types (docs/obsidian.md)."""
     from agentmem_vault.ops import obsidian as ob
 
-    out = []
-    for p in ob.property_problems(vault, w):
-        if p["kind"] == ob.PROPS_MALFORMED:
-            out.append(
-                Finding(
-                    p["kind"],
-                    ERROR,
-                    f"{p['path']}: {p['message']}",
-                    p["session_id"],
-                    path=p["path"],
-                    hint="fix the YAML between the '---' lines by hand, or delete that block: "
-                    "it is written again from the Metadata table on the next update",
-                )
-            )
-        else:
-            out.append(
-                Finding(
-                    p["kind"],
-                    WARNING,
-                    p["message"],
-                    p["session_id"],
-                    path=p["path"],
-                    fix="rewrite those properties from the Metadata table and the board",
-                )
-            )
+    out = ob.property_problems(vault, w)
     try:
         missing = ob.types_needing_merge(vault)
     except AgentmemError as exc:
