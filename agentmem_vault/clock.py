@@ -75,6 +75,3 @@ def iso_epoch(t: float) -> str:
 def stamp() -> str:
     """``YYYYMMDD-HHMMSS`` for file names (backups, moved conflict copies)."""
     return now_precise().strftime(STAMP_FORMAT)
-
-
-__all__ = ["TS_FORMAT", "now", "now_precise", "format_ts", "parse_ts", "iso_now", "iso_epoch", "stamp"]

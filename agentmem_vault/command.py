@@ -59,6 +59,3 @@ def command_note(platform: str = sys.platform) -> str:
         f"On this machine run agentmem as: {chat_command(platform)} "
         "(it may not be on the shell's PATH; use this wherever `agentmem` is written)"
     )
-
-
-__all__ = ["agentmem_argv", "chat_command", "command_note"]

@@ -56,8 +56,7 @@ def _read_yaml_cached(path: Path, cache: Path | None) -> dict:
 # path -> ((mtime_ns, size), parsed mapping): one read per process while the file is unchanged.
 # Callers never change the mapping they get (vault_config copies it into a fresh dict).
 _PARSED: dict[str, tuple[list[int], dict]] = {}
-_NO_SETTINGS: dict = {}  # a missing file (one object, so that vault_config's memo sees it again)
-_VALIDATED: dict[str, tuple[dict, dict]] = {}  # config path -> (the parsed mapping, its validated settings)
+_NO_SETTINGS: dict = {}  # a missing file
 
 
 _CACHE_VERSION = 1  # of the parsed copies' layout (fs.load_cache)
@@ -142,10 +141,6 @@ def set_user_setting(key: str, value: str) -> Path:
     return path
 
 
-def _looks_like_vault(p: Path) -> bool:
-    return (p / "memory" / "index.md").is_file() or (p / ".obsidian").is_dir()
-
-
 def wiki_folder(root: Path) -> Path | None:
     """The ``wiki/`` folder that would hold ``root/memory``, if any. Working memory lives beside
     ``raw/`` and ``wiki/``, never inside ``wiki/`` (docs/setup.md). A folder named ``wiki`` above
@@ -208,7 +203,7 @@ def _resolve_vault(explicit: str | os.PathLike | None, *, cwd: Path | None) -> V
         return Vault(p.absolute())
     here = (cwd or Path.cwd()).absolute()
     for cand in (here, *here.parents):
-        if _looks_like_vault(cand):
+        if (cand / "memory" / "index.md").is_file() or (cand / ".obsidian").is_dir():
             return Vault(cand)
     raise VaultNotFound(
         "no vault found: run `agentmem setup` (creates one and remembers it), or pass --vault PATH, set "
@@ -249,39 +244,29 @@ SETTINGS: dict[str, tuple[str, float | None, float | None]] = {
 def validate_settings(data: dict, where: Path | str) -> dict:
     """Check the known settings (unknown keys are left alone: other tools may share the file)."""
     for key, (kind, low, high) in SETTINGS.items():
-        if key not in data or data[key] is None:
+        v = data.get(key)
+        if v is None:
             continue
-        v = data[key]
-        bad = f"{where}: {key}: expected a {kind}"
         if kind in (_NUM, _INT):
-            if (
-                isinstance(v, bool) or not isinstance(v, (int, float)) or v - v != 0
-            ):  # NaN and ±inf (without importing math on the hook path)
-                raise ConfigError(f"{bad}, got {v!r}")
-            if kind == _INT and v != int(v):
-                raise ConfigError(f"{bad}, got {v!r}")
-            if (low is not None and v < low) or (high is not None and v > high):
-                raise ConfigError(f"{bad} between {low:g} and {high:g}, got {v!r}")
-        elif kind == _BOOL and not isinstance(v, bool):
-            raise ConfigError(f"{bad}, got {v!r}")
-        elif kind == _STR and not isinstance(v, str):
-            raise ConfigError(f"{bad}, got {v!r}")
-        elif kind == _STRS and not (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))):
-            raise ConfigError(f"{bad}, got {v!r}")
+            # v - v == 0 refuses NaN and ±inf (without importing math on the hook path)
+            ok = not isinstance(v, bool) and isinstance(v, (int, float)) and v - v == 0
+            if ok and kind == _INT:
+                ok = v == int(v)
+            if ok and ((low is not None and v < low) or (high is not None and v > high)):
+                raise ConfigError(f"{where}: {key}: expected a {kind} between {low:g} and {high:g}, got {v!r}")
+        elif kind == _STRS:
+            ok = isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+        else:
+            ok = isinstance(v, bool if kind == _BOOL else str)
+        if not ok:
+            raise ConfigError(f"{where}: {key}: expected a {kind}, got {v!r}")
     return data
 
 
 def vault_config(vault: Vault) -> dict:
+    """The vault's settings over DEFAULTS, validated (a fresh dict: callers may change it)."""
     raw = _read_yaml_cached(vault.config_path, vault.state_dir / "cache" / "config.json")
-    key = str(vault.config_path)
-    done = _VALIDATED.get(key)
-    if done is not None and done[0] is raw:  # the same parse as last time: validated already
-        return dict(done[1])
-    data = dict(DEFAULTS)
-    data.update(raw)
-    settings = validate_settings(data, vault.config_path)
-    _VALIDATED[key] = (raw, settings)
-    return dict(settings)
+    return validate_settings({**DEFAULTS, **raw}, vault.config_path)
 
 
 AGENT_SUFFIX = "-agent"

@@ -27,6 +27,10 @@ def is_hook_call(args: list[str]) -> bool:
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if is_hook_call(args):
+        if argv is None:  # a process of its own, over in milliseconds: no cyclic GC passes (docs/performance.md)
+            import gc
+
+            gc.disable()
         from agentmem_vault.fastimport import import_pathlib
 
         import_pathlib()  # before the hook's imports: pathlib without urllib.parse (docs/performance.md)

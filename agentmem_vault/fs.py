@@ -285,11 +285,6 @@ def _key(path: Path) -> str:
     return os.path.abspath(path)
 
 
-def _overlaid(path: Path) -> object:
-    ov = _overlay()
-    return _MISSING if ov is None else ov.get(_key(path), _MISSING)
-
-
 def remove_file(path: Path) -> None:
     """Remove a file (retrying Windows sharing violations); in a dry run it is only recorded."""
     ov = _overlay()
@@ -310,7 +305,8 @@ def read_bytes(path: Path, *, limit: int = MAX_READ_BYTES) -> bytes | None:
 def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes | None:
     """The file's bytes from ``offset`` to its end (None when it does not exist); as ``read_bytes``.
     In a dry run, what this thread would have written (``DryRun``)."""
-    hit = _overlaid(path)
+    ov = _overlay()
+    hit = _MISSING if ov is None else ov.get(_key(path), _MISSING)
     if hit is not _MISSING:
         return None if hit is None else hit[offset:]  # type: ignore[index]
 
@@ -417,18 +413,16 @@ def ensure_writable(path: Path) -> None:
 
 
 def _fsync_dir(folder: Path) -> None:
-    if sys.platform == "win32":  # directories cannot be opened for fsync on Windows
+    if _WINDOWS:  # directories cannot be opened for fsync on Windows
         return
-    try:
+    try:  # best effort: the rename itself is done
         fd = os.open(str(folder), os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except OSError:
         pass
-    finally:
-        os.close(fd)
 
 
 def _write_target(path: Path) -> Path:
@@ -496,34 +490,33 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         ov[_key(path)] = data
         return
     path = _write_target(path)
-    folder = path.parent
-    existing = folder
-    while not existing.exists() and existing.parent != existing:
-        existing = existing.parent
-    ensure_writable(existing)  # the folder we would create anything in must be writable
+    make_dirs(path.parent)
+    ensure_writable(path.parent)  # the temporary file is created there (root would ignore the mode)
     ensure_writable(path)
-    if existing == folder:
-        ensure_writable(folder)  # the temporary file is created there (root would ignore the mode)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        _replace(path, data, durable=True)
     except OSError as exc:
-        raise WriteFailed(f"could not create {folder}: {exc.strerror or exc}") from exc
+        raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
+
+
+def _replace(path: Path, data: bytes, *, durable: bool) -> None:
+    """``data`` into a new temporary beside ``path`` (``_create_temp``), renamed over ``path``;
+    ``durable``: fsynced first, with the old file's mode. The temporary never outlives a failure."""
     tmp = temp_path(path)
     try:
         with _create_temp(tmp) as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
-        except OSError:
-            pass
-        swap_in(tmp, path)
-    except BaseException as exc:  # a stop signal too (docs/daemon.md): no temporary is left behind
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+                try:
+                    os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+                except OSError:
+                    pass
+        swap_in(tmp, path, durable=durable)
+    except BaseException:  # a stop signal too (docs/daemon.md): no temporary is left behind
         _discard(tmp)
-        if not isinstance(exc, OSError):
-            raise
-        raise WriteFailed(f"could not write {path}: {exc.strerror or exc}; the previous file is intact") from exc
+        raise
 
 
 def _discard(tmp: Path) -> None:
@@ -646,8 +639,8 @@ def append_line(path: Path, data: bytes, *, durable: bool = True) -> None:
 
 
 def write_cache_file(path: Path, data: bytes) -> None:
-    """Derived state that can be rebuilt at any time (docs/performance.md): temp file + rename, no
-    fsync. Read-only folders are honoured as for vault files, and so is the link rule; a link or a
+    """Derived state that can be rebuilt at any time (docs/performance.md), or a transaction's undo
+    copy (``writer._UndoRecord``, never fsynced either): temp file + rename, no fsync. Read-only folders are honoured as for vault files, and so is the link rule; a link or a
     FIFO at the cache's name is replaced, never written through (a cache hard-linked to a vault
     file too: the file it pointed to is left as it was)."""
     check_path(path)
@@ -660,14 +653,7 @@ def write_cache_file(path: Path, data: bytes) -> None:
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_path(path)
-    try:
-        with _create_temp(tmp) as fh:
-            fh.write(data)
-        swap_in(tmp, path, durable=False)
-    except OSError:
-        _discard(tmp)
-        raise
+    _replace(path, data, durable=False)
 
 
 def load_cache(path: Path, version: int, *, limit: int = MAX_READ_BYTES) -> tuple[object, object] | None:

@@ -18,7 +18,7 @@ from agentmem_vault.model.ids import (
     validate_agent_name,
     validate_session_id,
 )
-from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.board.store import BoardWriter, has_row
 from agentmem_vault.writer import journal_files
 from agentmem_vault.fs import read_bytes
 
@@ -34,25 +34,18 @@ def read_journal(vault: Vault) -> Journal:
     UTF-8, hand edits) are skipped and counted, never fatal: one bad line must not hide the rest."""
     j = Journal()
     for f in journal_files(vault.journal_path):
-        data = read_bytes(f)
-        if data:
-            _parse_lines(data, j)
+        for raw in (read_bytes(f) or b"").split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                entry = json.loads(raw.decode("utf-8-sig"))
+            except ValueError:  # UnicodeDecodeError is a ValueError too
+                entry = None
+            if isinstance(entry, dict):
+                j.entries.append(entry)
+            else:
+                j.broken_lines += 1
     return j
-
-
-def _parse_lines(data: bytes, j: Journal) -> None:
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            entry = json.loads(raw.decode("utf-8-sig"))
-        except ValueError:  # UnicodeDecodeError is a ValueError too
-            j.broken_lines += 1
-            continue
-        if isinstance(entry, dict):
-            j.entries.append(entry)
-        else:
-            j.broken_lines += 1
 
 
 def removed_rows(entry: dict) -> list[dict]:
@@ -63,15 +56,15 @@ def removed_rows(entry: dict) -> list[dict]:
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
-def mentions(entry: dict, session_id: str) -> bool:
-    return entry.get("session_id") == session_id or any(r.get("session_id") == session_id for r in removed_rows(entry))
-
-
 def history(vault: Vault, session_id: str | None = None, limit: int = 50) -> Journal:
     j = read_journal(vault)
     if session_id:
         sid = validate_session_id(session_id)
-        j.entries = [e for e in j.entries if mentions(e, sid)]
+        j.entries = [
+            e
+            for e in j.entries
+            if e.get("session_id") == sid or any(r.get("session_id") == sid for r in removed_rows(e))
+        ]
     j.entries = j.entries[-limit:] if limit > 0 else j.entries
     return j
 
@@ -159,8 +152,7 @@ def restore_row(vault: Vault, session_id: str) -> it.Row:
             f"{sid} was archived: its metadata and snapshot are in memory/archive/{sid}/; not restoring the row"
         )
     with BoardWriter(vault, "restore") as w:
-        text, doc = w.read_index()
-        if doc.find(sid) is not None:
+        if has_row(w.index(), sid):
             raise Refused(f"{sid} is already on the board; nothing to restore")
         row = _in_step_with_snapshot(vault, row)
         with w.transaction():

@@ -54,14 +54,6 @@ _thread_locks: dict[str, _thread.RLock] = {}
 _held: dict[str, list[int]] = {}  # path -> [fd, depth]
 
 
-def _rlock_for(key: str) -> _thread.RLock:
-    with _registry:
-        lk = _thread_locks.get(key)
-        if lk is None:
-            lk = _thread_locks[key] = _thread.RLock()
-        return lk
-
-
 class exclusive_lock:  # noqa: N801 - used as ``with exclusive_lock(path, timeout):``
     """Hold an exclusive lock on ``path`` (created if missing) or raise LockTimeout.
 
@@ -82,7 +74,8 @@ class exclusive_lock:  # noqa: N801 - used as ``with exclusive_lock(path, timeou
         if dry_running():
             return  # a dry run writes nothing, not even a lock file (fs.DryRun)
         path, timeout = self.path, self.timeout
-        rlock = _rlock_for(self._key)
+        with _registry:
+            rlock = _thread_locks.setdefault(self._key, _thread.RLock())
         deadline = time.monotonic() + max(0.0, timeout)
         if not rlock.acquire(timeout=max(0.0, timeout)):
             raise LockTimeout(_timeout_message(path, timeout, self.what))

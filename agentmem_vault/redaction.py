@@ -105,5 +105,3 @@ def redact_bytes(data: bytes) -> bytes:
 # module is loaded (the writer and the board import it) it uses these rules, the user's included.
 # Registered rather than imported by fs: config reads through fs, and this module reads config.
 fs.REDACT[:] = [redact_bytes]
-
-__all__ = ["applies", "in_memory", "redact_bytes", "redact_row", "redact_text", "redactor", "user_rules"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import namedtuple
 from pathlib import Path
 
 from agentmem_vault.errors import ConfigError
@@ -57,40 +58,22 @@ def ensure_cache_folder(folder: Path) -> Path:
     return folder
 
 
-class Vault:
-    """A vault folder. A plain frozen class rather than a dataclass: importing ``dataclasses``
-    costs the sessionStart hook more than its own work (docs/performance.md)."""
+class Vault(namedtuple("Vault", ("root", "memory", "state_dir"))):
+    """A vault folder. A named tuple, not a dataclass (importing ``dataclasses`` costs the
+    sessionStart hook more than its own work, docs/performance.md): immutable, with equality and
+    repr for free. ``memory`` and ``state_dir``, the two folders every path below is built from,
+    are joined once: the hook asks for them dozens of times, and each pathlib join is a parse."""
 
-    __slots__ = ("_memory", "_state", "root")
+    __slots__ = ()
     root: Path
-    _memory: Path
-    _state: Path
+    memory: Path
+    state_dir: Path
 
-    def __init__(self, root: Path) -> None:
-        object.__setattr__(self, "root", root)
-        # The two folders every path below is built from, joined once: the hook asks for them
-        # dozens of times, and each pathlib join is a parse (docs/performance.md).
-        object.__setattr__(self, "_memory", root / "memory")
-        object.__setattr__(self, "_state", root / "memory" / ".agentmem")
+    def __new__(cls, root: Path) -> Vault:
+        return super().__new__(cls, root, root / "memory", root / "memory" / ".agentmem")
 
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Vault is frozen; cannot set {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        return other.root == self.root if type(other) is Vault else NotImplemented  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((Vault, self.root))
-
-    def __repr__(self) -> str:
-        return f"Vault(root={self.root!r})"
-
-    def __reduce__(self) -> tuple:
-        return (Vault, (self.root,))
-
-    @property
-    def memory(self) -> Path:
-        return self._memory
+    def __getnewargs__(self) -> tuple[Path]:  # type: ignore[override]
+        return (self.root,)
 
     @property
     def index_path(self) -> Path:
@@ -109,17 +92,13 @@ class Vault:
         return self.memory / "long-term"
 
     @property
-    def state_dir(self) -> Path:
-        return self._state
-
-    @property
     def journal_path(self) -> Path:
         return self.state_dir / "journal.jsonl"
 
     @property
     def issued_ids_path(self) -> Path:
         """The issued-IDs ledger (docs/reliability.md): every Session ID handed out, one per line."""
-        return self._state / "issued-ids.txt"
+        return self.state_dir / "issued-ids.txt"
 
     @property
     def config_path(self) -> Path:

@@ -31,6 +31,7 @@ from agentmem_vault.fs import (
     make_dirs,
     read_bytes,
     read_text,
+    write_cache_file,
 )
 from agentmem_vault.locking import exclusive_lock
 from agentmem_vault.vault import user_cache_dir
@@ -72,38 +73,33 @@ class _UndoRecord:
         self.folder = folder
         self.count = 0
 
-    def _line(self, entry: dict) -> None:
-        if self.count == 0:
+    def add_entry(self, entry: dict) -> None:
+        line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        if self.count == 0:  # a new manifest replaces whatever is at its name, never appends through it
             self.folder.mkdir(parents=True, exist_ok=True)
+            write_cache_file(self.folder / _MANIFEST, line)
+        else:
+            append_line(self.folder / _MANIFEST, line, durable=False)
         self.count += 1
-        append_line(
-            self.folder / _MANIFEST, (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"), durable=False
-        )
 
     def add(self, path: Path, data: bytes | None) -> None:
         copy = None
-        if data is not None:
+        if data is not None:  # the folder exists: the record's first line (the command) made it
             copy = f"{self.count}.old"
-            if self.count == 0:
-                self.folder.mkdir(parents=True, exist_ok=True)
-            with open(self.folder / copy, "wb") as fh:
-                fh.write(data)
-        self._line({"path": str(path), "copy": copy})
-
-    def add_dir(self, folder: Path) -> None:
-        self._line({"dir": str(folder)})
-
-    def command(self, command: str) -> None:
-        self._line({"command": command})
+            # By the fs rule, as every file of the cache: a link or a hard link planted at the
+            # copy's name is replaced (or refused when it leads out of the cache), never written through.
+            write_cache_file(self.folder / copy, data)
+        self.add_entry({"path": str(path), "copy": copy})
 
 
 def _read_record(folder: Path) -> tuple[str, list[tuple[Path, bytes | None]], list[Path]] | None:
     """(command, files with their previous bytes, folders created) of a record; None without a
     manifest."""
     try:
-        with open(folder / _MANIFEST, "rb") as fh:
-            raw = fh.read()
-    except OSError:
+        raw = read_bytes(folder / _MANIFEST)
+    except AgentmemError:  # a FIFO, a link out of the cache...: not a record of ours
+        raw = None
+    if raw is None:
         return None
     command = ""
     files: list[tuple[Path, bytes | None]] = []
@@ -118,29 +114,28 @@ def _read_record(folder: Path) -> tuple[str, list[tuple[Path, bytes | None]], li
                 dirs.append(Path(e["dir"]))
                 continue
             copy = e["copy"]
-            if copy is None:
-                files.append((Path(e["path"]), None))
-            else:
-                with open(folder / copy, "rb") as fh:
-                    files.append((Path(e["path"]), fh.read()))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # a line cut off by the kill: its file was not changed yet
+            data = None if copy is None else read_bytes(folder / copy)
+            if copy is not None and data is None:
+                continue  # its copy is missing: its file was not changed yet
+            files.append((Path(e["path"]), data))
+        except (OSError, ValueError, KeyError, TypeError, AgentmemError):
+            continue  # a line cut off by the kill (its file was not changed yet), or not ours to read
     return command, files, dirs
+
+
+def _records(vault: Vault) -> list[tuple[Path, tuple[str, list[tuple[Path, bytes | None]], list[Path]] | None]]:
+    """Every undo record left of this vault, oldest first, with what ``_read_record`` reads of it
+    (the usual case: no record, one failed listdir)."""
+    root = undo_folder(vault)
+    try:
+        return [(root / name, _read_record(root / name)) for name in sorted(os.listdir(root))]
+    except OSError:
+        return []
 
 
 def pending_undo(vault: Vault) -> list[tuple[str, int]]:
     """(command, files) of every transaction killed halfway and not undone yet (doctor)."""
-    root = undo_folder(vault)
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return []
-    out = []
-    for name in names:
-        got = _read_record(root / name)
-        if got is not None and got[1]:
-            out.append((got[0], len(got[1])))
-    return out
+    return [(got[0], len(got[1])) for _, got in _records(vault) if got is not None and got[1]]
 
 
 def _discard(folder: Path) -> None:
@@ -218,7 +213,7 @@ class VaultWriter:
             w.append_row(row)
     """
 
-    def __init__(self, vault: Vault, command: str, *, timeout: float | None = None, now: str | None = None):
+    def __init__(self, vault: Vault, command: str, *, timeout: float | None = None):
         self.vault = vault
         self.command = command
         if timeout is None:
@@ -227,9 +222,7 @@ class VaultWriter:
             except (AgentmemError, ValueError, TypeError):
                 timeout = 10.0
         self.timeout = timeout
-        self.now = now
         self._cm: exclusive_lock | None = None
-        self.changes: list[dict] = []
         self._undo: list[tuple[Path, bytes | None]] | None = None
         self._created_dirs: list[Path] = []
         self._record: _UndoRecord | None = None
@@ -272,13 +265,13 @@ class VaultWriter:
             return
         if self._record is None:
             self._record = _UndoRecord(undo_folder(self.vault) / f"{os.getpid()}-{time.monotonic_ns()}")
-            self._record.command(self.command)
+            self._record.add_entry({"command": self.command})
         # Folders this write will create are removed again on rollback (and only those).
         missing = path.parent
         while not missing.exists() and missing != self.vault.memory and missing.parent != missing:
             if missing not in self._created_dirs:
                 self._created_dirs.append(missing)
-                self._record.add_dir(missing)
+                self._record.add_entry({"dir": str(missing)})
             missing = missing.parent
         self._record.add(path, data)
         self._undo.append((path, data))
@@ -286,14 +279,7 @@ class VaultWriter:
     def _recover(self) -> None:
         """Undo the transactions of writers that were killed (their records are left; this writer
         holds the lock they held, so none of them is still running), oldest first."""
-        root = undo_folder(self.vault)
-        try:
-            names = sorted(os.listdir(root))
-        except OSError:
-            return  # the usual case: no record, one failed listdir
-        for name in names:
-            folder = root / name
-            got = _read_record(folder)
+        for folder, got in _records(self.vault):
             if got is None:
                 _discard(folder)
                 continue
@@ -357,7 +343,6 @@ class VaultWriter:
             append_line(jp, line, durable=durable)
         except (OSError, WriteFailed) as exc:
             raise WriteFailed(f"could not write the journal {jp}: {exc}; nothing was changed") from exc
-        self.changes.append(entry)
 
     # -- other files ------------------------------------------------------------------------
     def write_file(self, path: Path, text: str, *, session_id: str | None = None, action: str = "write_file") -> bool:
@@ -370,7 +355,7 @@ class VaultWriter:
         if before == text:
             return False
         self._remember(path)
-        self.journal(action, session_id=session_id, path=path, before_text=before, after_sha=_sha(text))
+        self.journal(action, session_id=session_id, path=path, before_text=before, after_sha=_sha(text.encode("utf-8")))
         atomic_write_text(path, text)
         if read_text(path) != text:
             raise VerifyFailed(f"{path} did not verify after the write")
@@ -404,25 +389,10 @@ class VaultWriter:
         except OSError as exc:
             raise WriteFailed(f"copied {src} to {dst} but could not remove the original: {exc}") from exc
 
-    def delete_file(self, path: Path, *, session_id: str | None = None) -> None:
-        self._check_inside(path)
-        before = read_text(path)
-        if before is None:
-            return
-        ensure_writable(path.parent)
-        self._remember(path)
-        self.journal("delete_file", session_id=session_id, path=path, before_text=before)
-        try:
-            remove_file(path)
-        except OSError as exc:
-            raise WriteFailed(f"could not remove {path}: {exc}") from exc
-
     def remove_temp_file(self, path: Path) -> bool:
         """Remove a leftover atomic-write temporary (``.<name>.<pid>.<n>.agentmem-tmp``). Its bytes
         may be anything, even cut short, so it is journaled by size and hash, not text. False: it
         was already gone."""
-        import hashlib
-
         self._check_inside(path)
         if not path.name.endswith(TMP_SUFFIX):
             raise WriteFailed(f"{path} is not an agentmem temporary file; refusing to remove it")
@@ -431,7 +401,7 @@ class VaultWriter:
             return False
         ensure_writable(path.parent)
         self._remember(path)
-        self.journal("remove_temp_file", path=path, bytes=len(data), sha=hashlib.sha256(data).hexdigest()[:16])
+        self.journal("remove_temp_file", path=path, bytes=len(data), sha=_sha(data))
         try:
             remove_file(path)
         except FileNotFoundError:
@@ -452,14 +422,14 @@ class VaultWriter:
 JOURNAL_ROTATE_BYTES = 8 * 1024 * 1024
 
 
-def _rotate_journal(jp: Path, limit: int | None = None) -> None:
-    """Start a new journal file past ``limit`` bytes. The old one is renamed, never deleted, so
-    every removed row stays recoverable (``journal.read_journal`` reads all of them in order).
-    Called under the vault lock, so two writers never rotate at once."""
+def _rotate_journal(jp: Path) -> None:
+    """Start a new journal file past ``JOURNAL_ROTATE_BYTES``. The old one is renamed, never
+    deleted, so every removed row stays recoverable (``journal.read_journal`` reads all of them in
+    order). Called under the vault lock, so two writers never rotate at once."""
     if dry_running():
         return
     try:
-        if jp.stat().st_size < (JOURNAL_ROTATE_BYTES if limit is None else limit):
+        if jp.stat().st_size < JOURNAL_ROTATE_BYTES:
             return
     except FileNotFoundError:
         return
@@ -476,7 +446,7 @@ def journal_files(jp: Path) -> list[Path]:
     return rotated + [jp]
 
 
-def _sha(text: str) -> str:
+def _sha(data: bytes) -> str:
     import hashlib
 
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(data).hexdigest()[:16]

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from agentmem_vault.board import table as it
+from agentmem_vault.fs import read_bytes
+from agentmem_vault.ops.conversations import _json_lines, conversations_path, extract_queue_path
 from agentmem_vault.vault import Vault
 
 NOW = "2026-06-01T09:30"
@@ -202,3 +204,14 @@ updated: 2026-11-29T15:20
 ---
 以後回答一律用繁體中文，程式碼註解維持英文。
 """
+
+
+def iter_pairs(vault: Vault) -> list[dict]:
+    """The readable Conversation ID <-> Session ID pairs, oldest first (damaged lines skipped)."""
+    pairs = _json_lines(read_bytes(conversations_path(vault)))
+    return [p for p in pairs if isinstance(p.get("conversation_id"), str) and isinstance(p.get("session_id"), str)]
+
+
+def read_queue(vault: Vault) -> list[dict]:
+    """The readable extraction-queue entries, oldest first."""
+    return [obj for obj in _json_lines(read_bytes(extract_queue_path(vault))) if obj.get("kind") == "transcript"]

@@ -196,7 +196,8 @@ def _apply_text(text: str, actions) -> str:
         elif isinstance(a, AddRow):
             text, _ = it.append_row(it.parse_index(text), a.row)
         elif isinstance(a, SyncRow):
-            text = it.replace_row(it.parse_index(text), a.before.session_id, a.after)
+            doc = it.parse_index(text)
+            text = it.edit_table(doc, {it.line_of(doc, a.before.session_id): a.after})
     return text
 
 

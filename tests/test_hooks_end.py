@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.ops.conversations import extract_queue_path, read_queue
+from agentmem_vault.ops.conversations import extract_queue_path
 
-from hooks_helpers import answer, claude_start, cursor_end, cursor_start, hooks_log, id_from, run_hook
+from hooks_helpers import answer, claude_start, cursor_end, cursor_start, hooks_log, id_from, read_queue, run_hook
 
 QUEUE_KEYS = {"kind", "path", "session_id", "conversation_id", "agent", "time"}
 

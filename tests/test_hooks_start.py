@@ -12,7 +12,7 @@ import pytest
 
 import agentmem_vault
 from agentmem_vault.vault import Vault
-from agentmem_vault.ops.conversations import find_pair, iter_pairs
+from agentmem_vault.ops.conversations import find_pair
 from agentmem_vault.board.rules import DEFAULT_KEYWORDS, DEFAULT_SUMMARY, DEFAULT_TOPIC
 from agentmem_vault.board.store import BoardWriter
 
@@ -26,6 +26,7 @@ from hooks_helpers import (
     hook_env,
     hooks_log,
     id_from,
+    iter_pairs,
     rows,
     run_hook,
 )

@@ -102,7 +102,7 @@ def test_bad_rows_kept_and_reported() -> None:
     with pytest.raises(IndexFormatError, match="line 3"):
         doc.check_writable()
     # edits still never drop them
-    assert "| not-an-id |" in it.replace_row(doc, "2026-05-25-1319-b", row("2026-05-25-1319-b"))
+    assert "| not-an-id |" in _replace(doc, "2026-05-25-1319-b", row("2026-05-25-1319-b"))
 
 
 def test_wrong_header_and_binary_junk_refused() -> None:
@@ -124,17 +124,25 @@ def test_stray_text_inside_table_reported() -> None:
     assert doc.bad and "break in the table" in doc.bad[0].reason
 
 
+def _replace(doc: it.IndexDoc, session_id: str, new: it.Row) -> str:
+    return it.edit_table(doc, {it.line_of(doc, session_id): new})
+
+
+def _remove(doc: it.IndexDoc, session_id: str) -> str:
+    return it.edit_table(doc, {it.line_of(doc, session_id): None})
+
+
 def test_replace_and_remove_touch_only_the_target() -> None:
     a, b, c = (row(f"2026-05-25-131{i}-cursor-main-agent") for i in range(3))
     text = "intro\n\n" + HEADER + "".join(it.render_row(r) + "\n" for r in (a, b, c)) + "\noutro"
     doc = it.parse_index(text)
-    new = it.replace_row(doc, b.session_id, b.with_(status="active", topic="新主題 | pipe"))
+    new = _replace(doc, b.session_id, b.with_(status="active", topic="新主題 | pipe"))
     assert new.splitlines()[4] == text.splitlines()[4] and new.splitlines()[6] == text.splitlines()[6]
     assert it.parse_index(new).find(b.session_id).topic == "新主題 | pipe"
-    gone = it.remove_row(doc, b.session_id)
+    gone = _remove(doc, b.session_id)
     assert gone == text.replace(it.render_row(b) + "\n", "")
     with pytest.raises(SessionNotFound):
-        it.remove_row(doc, "2026-01-01-0000-nobody")
+        _remove(doc, "2026-01-01-0000-nobody")
 
 
 def test_id_lists() -> None:

@@ -76,6 +76,24 @@ def test_offline_extract_writes_notes_then_reruns_create_nothing(vault, tmp_path
     assert {p.name: p.read_bytes() for p in vault.longterm_dir.iterdir()} == before
 
 
+def test_an_unchanged_source_is_neither_parsed_nor_written_again(vault, tmp_path, monkeypatch):
+    """The state's sha says it was extracted: its bytes are hashed, not parsed or redacted, and no
+    note, state or lock work follows (docs/extraction.md, incremental state)."""
+    import agentmem_vault.longterm.sources as sources
+
+    t = _transcript(tmp_path, ["記住：以後回答一律用繁體中文。", "好的"])
+    assert extract_sources(vault, [source_for_transcript(t)]).written == 1
+    state = (vault.state_dir / "extract" / "state.json").read_bytes()
+
+    def no_parse(text):  # type: ignore[no-untyped-def]
+        raise AssertionError("an unchanged source was parsed")
+
+    monkeypatch.setattr(sources, "parse_cursor_jsonl", no_parse)
+    rep = extract_sources(vault, [source_for_transcript(t)])
+    assert [(s["status"], s["turns"]) for s in rep.sources] == [("unchanged", 2)] and rep.written == 0
+    assert (vault.state_dir / "extract" / "state.json").read_bytes() == state
+
+
 def test_grown_transcript_processes_only_new_turns(vault, tmp_path):
     lines = ["記住：以後回答一律用繁體中文。", "好的"]
     t = _transcript(tmp_path, lines)

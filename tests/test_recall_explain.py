@@ -82,3 +82,14 @@ def test_context_with_a_session_is_recorded(cli, notes: Vault) -> None:
     assert set(got["note_ids"]) == {h["id"] for k in ("rules", "memories_full", "memories_brief") for h in res[k]}
     bad = cli("context", TASK, "--session", "../x", "--json", vault=notes)
     assert bad.returncode != 0 and json.loads(bad.stdout)["error"]["code"]
+
+
+def test_explain_names_an_unscoped_note_unscoped(cli, notes: Vault) -> None:
+    (notes.longterm_dir / "loose.md").write_text(
+        "---\nid: lt-e00006\ntitle: Billing webhook retries of an unknown repo\nkeywords: [billing, webhook, retries]\n"
+        "scope: unscoped\nimportance: 0.5\nstatus: active\nupdated: 2026-01-01T00:00\n---\n"
+        "Billing webhook retries of an unknown repo: details.\n",
+        encoding="utf-8",
+    )
+    loose = next(m for m in _explain(cli, notes, "--project", "shop")["explain"]["memories"] if m["id"] == "lt-e00006")
+    assert loose["decision"] == "left out" and loose["applies"] == "unscoped" and "unknown" in loose["reason"]

@@ -64,18 +64,23 @@ def _transcript(tmp_path: Path, name: str, text: str) -> Path:
     return p
 
 
-def test_an_extracted_rule_reaches_the_next_chat_and_a_deprecated_one_leaves_at_once(
-    vault: Vault, tmp_path: Path
-) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    # A first note builds the index; the second arrives in an index that exists (the case that failed).
+def _extract_env_rule(vault: Vault, tmp_path: Path) -> None:
+    """A first rule, extracted from a transcript of its own (it builds the index)."""
     _cli(
         vault,
         "extract",
         "--file",
         str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files, in every project.")),
     )
+
+
+def test_an_extracted_rule_reaches_the_next_chat_and_a_deprecated_one_leaves_at_once(
+    vault: Vault, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    # A first note builds the index; the second arrives in an index that exists (the case that failed).
+    _extract_env_rule(vault, tmp_path)
     assert "Never commit .env" in _start_context(vault, work, "chat-0")
 
     res = _cli(vault, "extract", "--file", str(_transcript(tmp_path, "b.txt", RULE)))
@@ -97,12 +102,7 @@ def test_a_rule_remembered_over_mcp_and_a_moved_one(vault: Vault, tmp_path: Path
     shop, other = tmp_path / "shop", tmp_path / "other"
     shop.mkdir()
     other.mkdir()
-    _cli(
-        vault,
-        "extract",
-        "--file",
-        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files, in every project.")),
-    )
+    _extract_env_rule(vault, tmp_path)
     (rem,) = _mcp(
         vault, [("memory_remember", {"text": "Always answer in Traditional Chinese, in every project."})], shop
     )
@@ -118,12 +118,7 @@ def test_a_rule_remembered_over_mcp_and_a_moved_one(vault: Vault, tmp_path: Path
 def test_only_the_rows_written_are_read_again(vault: Vault, tmp_path: Path) -> None:
     """No full reindex: a note edited behind our back (no command wrote it) keeps its indexed row
     until a query syncs, while the note a command wrote is current at once."""
-    _cli(
-        vault,
-        "extract",
-        "--file",
-        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files, in every project.")),
-    )
+    _extract_env_rule(vault, tmp_path)
     (note,) = list(vault.longterm_dir.glob("*.md"))
     note.write_text(note.read_text(encoding="utf-8").replace("Never commit", "NEVER EVER commit"), encoding="utf-8")
     _cli(vault, "extract", "--file", str(_transcript(tmp_path, "b.txt", RULE)))
@@ -179,12 +174,7 @@ def test_the_undo_of_a_killed_extract_keeps_the_rule_in_the_next_chat(vault: Vau
 
     work = tmp_path / "work"
     work.mkdir()
-    _cli(
-        vault,
-        "extract",
-        "--file",
-        str(_transcript(tmp_path, "a.txt", "Remember: never commit .env files, in every project.")),
-    )
+    _extract_env_rule(vault, tmp_path)
     (note,) = list(vault.longterm_dir.glob("*.md"))
     before = note.read_bytes()
     wider = _transcript(

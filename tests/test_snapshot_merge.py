@@ -8,8 +8,7 @@ from agentmem_vault.model import snapshot_merge
 from agentmem_vault.errors import SnapshotFormatError, SnapshotMergeError
 from agentmem_vault.model.snapshot import Snapshot, parse_snapshot, render_snapshot
 from agentmem_vault.model.snapshot_merge import (
-    is_restatement,
-    is_revision,
+    item_key,
     merge_snapshots,
     new_snapshot,
     split_mark,
@@ -298,6 +297,24 @@ def test_exact_restatement_pins_an_old_item_against_near_duplicates():
     merged = merge_snapshots(old, inc, updated_at="t")
     assert merged.items("Decisions") == [a, f"{a} and the journal"]
     assert merge_snapshots(merged, inc, updated_at="t") == merged
+
+
+def _merged_decisions(old: str, new: str) -> tuple[list[str], list[str]]:
+    """(Decisions, Superseded / Resolved) after merging a snapshot deciding ``new`` into one deciding ``old``."""
+    merged = merge_snapshots(
+        parse_snapshot(snapshot_text(decisions=(old,))), parse_snapshot(f"## Decisions\n- {new}\n"), updated_at="t"
+    )
+    return merged.items("Decisions"), merged.items("Superseded / Resolved")
+
+
+def is_restatement(old: str, new: str) -> bool:
+    return item_key(old) == item_key(new)
+
+
+def is_revision(old: str, new: str) -> bool:
+    """The merge put ``new`` in ``old``'s place and recorded ``old`` as superseded."""
+    decisions, resolved = _merged_decisions(old, new)
+    return decisions == [new] and resolved == [f"[superseded] (Decisions) {old}"]
 
 
 def test_restatement_is_the_same_text_and_a_revision_a_changed_word():

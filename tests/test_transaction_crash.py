@@ -107,3 +107,69 @@ def test_a_finished_transaction_leaves_no_record_and_costs_no_recovery(built: di
     run_cli("doctor", "--fix", vault=v)
     assert _state(v) == after
     assert "recover" not in v.journal_path.read_text(encoding="utf-8")
+
+
+# -- the undo record follows the fs rule (docs/reliability.md, "Links") -------------------------
+
+
+def _planted_record(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The record folder the next transaction of this process writes, ``<pid>-<n>``, with ``n``
+    pinned so that a test can plant files in it before the first write (the writer's recovery,
+    when it takes the lock, removes anything left there earlier)."""
+    import os
+    from types import SimpleNamespace
+
+    from agentmem_vault import writer
+
+    monkeypatch.setattr(writer, "time", SimpleNamespace(monotonic_ns=lambda: 123))
+    folder = undo_folder(vault) / f"{os.getpid()}-123"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink", "manifest"])
+def test_an_undo_copy_is_never_written_through_a_link(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    import os
+
+    from agentmem_vault.errors import OutsideVault
+    from agentmem_vault.writer import VaultWriter
+
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"a file outside the vault and the cache\n")
+    note = vault.memory / "note.md"
+    note.write_text("old text\n", encoding="utf-8")
+    with VaultWriter(vault, "test") as w:  # recovery has run: what is planted now stays
+        # the manifest's first line is the command, so the first file's copy is 1.old
+        record = _planted_record(vault, monkeypatch)
+        planted = record / ("manifest.jsonl" if kind == "manifest" else "1.old")
+        if kind == "symlink":
+            planted.symlink_to(outside)
+            with pytest.raises(OutsideVault), w.transaction():
+                w.write_file(note, "new text\n")
+            assert note.read_text(encoding="utf-8") == "old text\n"  # refused before the write
+        else:
+            os.link(outside, planted)
+            with w.transaction():
+                w.write_file(note, "new text\n")
+            assert note.read_text(encoding="utf-8") == "new text\n"  # the link was replaced
+    assert outside.read_bytes() == b"a file outside the vault and the cache\n"
+
+
+def test_recovery_never_reads_an_undo_copy_through_a_link(vault: Vault, tmp_path: Path) -> None:
+    from agentmem_vault.writer import VaultWriter
+
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"a file outside the vault and the cache\n")
+    note = vault.memory / "note.md"
+    note.write_text("mine\n", encoding="utf-8")
+    record = undo_folder(vault) / "999-1"
+    record.mkdir(parents=True)
+    lines = [{"command": "update"}, {"path": str(note), "copy": "1.old"}]
+    (record / "manifest.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    (record / "1.old").symlink_to(secret)
+    with VaultWriter(vault, "next"):  # the next writer recovers what killed writers left
+        pass
+    assert note.read_text(encoding="utf-8") == "mine\n"  # nothing from outside came into the vault
+    assert not record.exists()

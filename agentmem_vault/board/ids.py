@@ -21,21 +21,13 @@ if TYPE_CHECKING:
 def taken_ids(vault: Vault, doc: it.IndexDoc) -> set[str]:
     """IDs in use anywhere: index rows (parsed or not), sessions/ and archive/."""
     taken = set(doc.ids())
-    for bad in doc.bad:
-        cells = it.split_cells(bad.raw)
-        if cells:
-            taken.add(cells[0])
-    for folder, strip_md in ((vault.sessions_dir, True), (vault.archive_dir, False)):
+    taken.update(cells[0] for bad in doc.bad if (cells := it.split_cells(bad.raw)))
+    for folder, suffix in ((vault.sessions_dir, ".md"), (vault.archive_dir, "")):
         try:
             names = os.listdir(folder)
         except (FileNotFoundError, NotADirectoryError):
             continue
-        for name in names:
-            if strip_md:
-                if name.endswith(".md"):
-                    taken.add(name[:-3])
-            else:
-                taken.add(name)
+        taken.update(name[: len(name) - len(suffix)] for name in names if name.endswith(suffix))
     return taken
 
 

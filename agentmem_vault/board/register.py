@@ -15,7 +15,7 @@ from agentmem_vault.board import summary
 from agentmem_vault.board import table as it
 from agentmem_vault.board.ids import issue_session_id
 from agentmem_vault.board.rules import idle_row
-from agentmem_vault.board.store import BoardWriter
+from agentmem_vault.board.store import BoardWriter, has_row
 from agentmem_vault.clock import format_ts
 from agentmem_vault.clock import now as clock_now
 from agentmem_vault.config import machine_id
@@ -98,20 +98,16 @@ def start_chat(
     """
     with BoardWriter(vault, command, timeout=timeout) as w:
         state = summary.load(vault)  # the board read and checked against its summary
-        board: object = state
-        if state is None or not state.writable:
-            _, board = w.read_index()  # no table yet, or broken rows: the full parse, as before
+        board: it.IndexDoc | BoardState
+        if state is not None and state.writable:
+            board = state
+        else:
+            board = w.index()  # no table yet, or broken rows: the full parse, as before
         pairs = read_pairs(vault)
         if conversation_id:
             pair = find_pair(vault, conversation_id, data=pairs)
-            if pair is not None:
-                sid = pair["session_id"]
-                if state is not None and state.writable:
-                    known = state.has_row(sid)
-                else:
-                    known = board.find(sid) is not None  # type: ignore[attr-defined]
-                if known:
-                    return sid, True, board, pairs
+            if pair is not None and has_row(board, pair["session_id"]):
+                return pair["session_id"], True, board, pairs
         when = clock_now()
         used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
         reg = register_idle(vault, agent, when=when, command=command, also_taken=used, state=state)
@@ -126,6 +122,3 @@ def start_chat(
                 workspace=workspace,
             )
         return reg.session_id, False, board, pairs
-
-
-__all__ = ["Registration", "register_idle", "start_chat"]

@@ -201,12 +201,6 @@ def is_conflict_copy(name: str) -> bool:
     return bool(_CONFLICT_RE.match(name)) and name != "index.md"
 
 
-def union_refs(a: str, b: str) -> str:
-    ids = it.split_id_list(a)
-    ids += [x for x in it.split_id_list(b) if x not in ids]
-    return it.join_id_list(ids)
-
-
 def archived_in_copy(index_text: str, copy_rows: list[it.Row], archived: Collection[str]) -> list[str]:
     """IDs only the copy has that were archived meanwhile: the copy predates the archive, and an
     archived session never goes back on the board (its row lives in archive/<id>/index.md)."""
@@ -258,13 +252,13 @@ def fold_rows(
             added.append(sid)
             continue
         if len(at) > 1:
-            it.replace_row(doc, sid, theirs)  # raises: a duplicate ID on the board is doctor's to sort out
+            it.line_of(doc, sid)  # raises: a duplicate ID on the board is doctor's to sort out
         ours = doc._row_at(at[0])
         t_theirs, t_ours = ts_of(theirs.updated_at), ts_of(ours.updated_at)
         winner = theirs if (t_theirs is not None and (t_ours is None or t_theirs > t_ours)) else ours
-        merged = winner.with_(
-            referenced_by=union_refs(winner.referenced_by, (ours if winner is theirs else theirs).referenced_by)
-        )
+        refs = it.split_id_list(winner.referenced_by)  # Referenced By lists are united
+        refs += [x for x in it.split_id_list((ours if winner is theirs else theirs).referenced_by) if x not in refs]
+        merged = winner.with_(referenced_by=it.join_id_list(refs))
         if merged != ours:
             changes[at[0]] = merged
             updated.append(sid)

@@ -16,12 +16,12 @@ from agentmem_vault.board import ids, summary
 from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
 from agentmem_vault.redaction import redact_row, redact_text
-from agentmem_vault.fs import append_bytes, atomic_write_text, make_dirs, read_bytes, read_from, read_text
+from agentmem_vault.fs import append_bytes, atomic_write_text, read_bytes, read_from, read_text
 from agentmem_vault.recall.refresh import NoteWriter
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from pathlib import Path
     from typing import Any
 
@@ -46,6 +46,15 @@ def _row_ids(text: str) -> list[str]:
         return find_ids("".join(ln for ln in it.split_lines(text) if it.is_row_line(ln)))
 
 
+def has_row(board: it.IndexDoc | BoardState, session_id: str) -> bool:
+    """Whether the board has a row for ``session_id``: the one row-existence check (docs/board.md).
+    A parsed board answers from its rows; the board summary of a writable board (the hook's path)
+    from the board's bytes, without parsing them (``BoardState.has_row``)."""
+    if isinstance(board, it.IndexDoc):
+        return board.find(session_id) is not None
+    return board.has_row(session_id)
+
+
 class BoardWriter(NoteWriter):
     """``NoteWriter`` (``VaultWriter``: lock, journal, transactions) with the board's operations.
 
@@ -60,21 +69,40 @@ class BoardWriter(NoteWriter):
         t = read_text(self.vault.index_path)
         return "" if t is None else t
 
-    def index(self) -> it.IndexDoc:
-        return it.parse_index(self.index_text())
-
-    def _verify_index(self, expected: str) -> it.IndexDoc:
-        got = read_text(self.vault.index_path)
-        if got != expected:
-            raise VerifyFailed(
-                "memory/index.md changed during the write or did not verify; re-run the command "
-                "(the journal holds the intended change)"
-            )
-        return it.parse_index(got)
+    def index(self, *, strict: bool = False) -> it.IndexDoc:
+        """The board as read under this lock; ``strict``: refused when it has rows this program
+        cannot read (a person must look first)."""
+        doc = it.parse_index(self.index_text())
+        if strict:
+            doc.check_writable()
+        return doc
 
     def read_index(self) -> tuple[str, it.IndexDoc]:
         text = self.index_text()
         return text, it.parse_index(text)
+
+    def _rewrite(self, new_text: str, action: str, *, burn: Iterable[str] = (), **data: Any) -> it.IndexDoc:
+        """Write the whole board (temp file + rename), journaled first, and compare it byte for
+        byte with what was meant: every other byte is as it was and nobody else wrote in between.
+        ``burn``: IDs whose rows this write removes, appended to the issued-IDs ledger (fsynced)
+        before the table is written (docs/reliability.md). Not undone by a rollback: the ledger is
+        append-only, an ID burned too many is harmless, and restoring it (before the board, in
+        reverse order) would free the ID if the board's restore then failed."""
+        path = self.vault.index_path
+        new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
+        self._remember(path)
+        self.journal(action, path=path, **data)
+        ids.burn(self.vault, list(burn))
+        atomic_write_text(path, new_text)
+        got = read_text(path)
+        if got != new_text:
+            raise VerifyFailed(
+                "memory/index.md changed during the write or did not verify; re-run the command "
+                "(the journal holds the intended change)"
+            )
+        after = it.parse_index(got)
+        summary.refresh(self.vault, new_text, after)
+        return after
 
     def append_row(self, row: it.Row, *, strict: bool = True, state: BoardState | None = None) -> None:
         """Add one row: the one append path of every writer (registration, ``register --manual``,
@@ -93,7 +121,7 @@ class BoardWriter(NoteWriter):
         if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
             raise WriteFailed(f"row {row.session_id} would not read back as written")
         if state is not None and state.writable and state.appendable:
-            if state.has_row(row.session_id):
+            if has_row(state, row.session_id):
                 raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
             self._append_line(row, state, line)
             return
@@ -101,20 +129,11 @@ class BoardWriter(NoteWriter):
         doc = it.parse_index(before)
         if strict:
             doc.check_writable()
-        if doc.find(row.session_id):
+        if has_row(doc, row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-        new_text, _ = it.append_row(doc, row)
-        if not before:  # missing or empty index: create it with the header
-            new_text = it.new_index_text() + line + "\n"
-        self._remember(path)
-        self.journal("append_row", session_id=row.session_id, path=path, before=None, after=row.to_dict())
-        make_dirs(self.vault.memory)
-        new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
-        atomic_write_text(path, new_text)
-        # Byte-exact comparison with what we meant to write: the new row is there, every other
-        # byte is as it was, and nobody else wrote in between.
-        after = self._verify_index(new_text)
-        summary.refresh(self.vault, new_text, after)
+        # a missing or empty index is created with the header
+        new_text = it.append_row(doc, row)[0] if before else it.new_index_text() + line + "\n"
+        self._rewrite(new_text, "append_row", session_id=row.session_id, before=None, after=row.to_dict())
 
     def _append_line(self, row: it.Row, state: BoardState, line: str) -> None:
         """Append ``row``'s line to the board ``state`` describes (read under this lock), without
@@ -143,43 +162,28 @@ class BoardWriter(NoteWriter):
     def update_row(
         self, session_id: str, change: Callable[[it.Row], it.Row], *, strict: bool = True
     ) -> tuple[it.Row, it.Row]:
-        before_text = self.index_text()
-        doc = it.parse_index(before_text)
-        if strict:
-            doc.check_writable()
+        doc = self.index(strict=strict)
         old = doc.get(session_id)
         new = redact_row(change(old))
         if new.session_id != session_id:
             raise WriteFailed("an update may not change the Session ID")
         if new == old:
             return old, new
-        new_text = redact_text(it.replace_row(doc, session_id, new))  # as stored (docs/redaction.md)
-        self._remember(self.vault.index_path)
-        self.journal(
-            "update_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=new.to_dict()
-        )
-        atomic_write_text(self.vault.index_path, new_text)
-        after = self._verify_index(new_text)
+        new_text = it.edit_table(doc, {it.line_of(doc, session_id): new})
+        after = self._rewrite(new_text, "update_row", session_id=session_id, before=old.to_dict(), after=new.to_dict())
         if after.find(session_id) != new:
             raise VerifyFailed(f"row {session_id} did not verify after the write")
-        summary.refresh(self.vault, new_text, after)
         return old, new
 
     def remove_row(self, session_id: str, *, strict: bool = True) -> it.Row:
-        before_text = self.index_text()
-        doc = it.parse_index(before_text)
-        if strict:
-            doc.check_writable()
+        doc = self.index(strict=strict)
         old = doc.get(session_id)
-        new_text = redact_text(it.remove_row(doc, session_id))
-        self._remember(self.vault.index_path)
-        self.journal("remove_row", session_id=session_id, path=self.vault.index_path, before=old.to_dict(), after=None)
-        self._burn([session_id])
-        atomic_write_text(self.vault.index_path, new_text)
-        after = self._verify_index(new_text)
-        if after.find(session_id) is not None:
+        new_text = it.edit_table(doc, {it.line_of(doc, session_id): None})
+        after = self._rewrite(
+            new_text, "remove_row", burn=[session_id], session_id=session_id, before=old.to_dict(), after=None
+        )
+        if has_row(after, session_id):
             raise VerifyFailed(f"row {session_id} is still in memory/index.md after removal")
-        summary.refresh(self.vault, new_text, after)
         return old
 
     def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
@@ -189,15 +193,5 @@ class BoardWriter(NoteWriter):
         if new_text == before:
             return
         kept = set(it.parse_index(new_text).ids())  # never write a table we could not read back
-        self._remember(self.vault.index_path)
-        self.journal(reason, path=self.vault.index_path, before_text=before, **journal_data)
-        self._burn([sid for sid in _row_ids(before) if sid not in kept])
-        atomic_write_text(self.vault.index_path, new_text)
-        summary.refresh(self.vault, new_text, self._verify_index(new_text))
-
-    def _burn(self, removed: list[str]) -> None:
-        """IDs whose rows this write removes go to the issued-IDs ledger, fsynced, before the table
-        is written (``ids.burn``; docs/reliability.md). Not undone by a rollback: the ledger is
-        append-only, an ID burned too many is harmless, and restoring it (before the board, in
-        reverse order) would free the ID if the board's restore then failed."""
-        ids.burn(self.vault, removed)
+        removed = [sid for sid in _row_ids(before) if sid not in kept]
+        self._rewrite(new_text, reason, burn=removed, before_text=before, **journal_data)

@@ -173,7 +173,7 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
     size = cached["size"]
     if not (cached["writable"] and cached["appendable"]):
         return None
-    if size and not data[:size].endswith((b"\n", b"\r")):
+    if size and not data.endswith((b"\n", b"\r"), 0, size):  # no copy of the board (a slice would be one)
         return None  # the last row had no line end: it changed too (rare: parse it all once)
     try:
         tail = data[size:].decode("utf-8")

@@ -34,6 +34,7 @@ _CTRL_RE = LazyRegex(r"[\x00-\x08\x0a-\x1f]")
 # and what str.splitlines() treats as a line end (NEL, U+2028, U+2029). They become spaces.
 _CELL_BREAK_RE = LazyRegex("\r\n|[\x00-\x08\x0a-\x1f\x85\u2028\u2029]")
 _SURROGATE_RE = LazyRegex("[\ud800-\udfff]")
+_PIPE_RE = LazyRegex(r"(?<!\\)\|")  # a pipe that is not escaped
 # A Markdown line ends at \n, \r\n or \r, not at the other separators str.splitlines() knows.
 _LINE_RE = LazyRegex(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
 _HEAD = [c.casefold() for c in COLUMNS]
@@ -93,74 +94,29 @@ class Row(_RowBase):
 FIELD_NAMES: tuple[str, ...] = Row._fields
 
 
-class BadRow:
-    """A row that cannot be parsed (kept in the file, reported)."""
+class BadRow(namedtuple("BadRow", ("line_no", "raw", "reason"))):
+    """A row that cannot be parsed (kept in the file, reported); ``line_no`` is 1-based."""
 
-    __slots__ = ("line_no", "raw", "reason")
-
-    def __init__(self, line_no: int, raw: str, reason: str) -> None:
-        self.line_no = line_no  # 1-based
-        self.raw = raw
-        self.reason = reason
+    __slots__ = ()
 
     def to_dict(self) -> dict:
-        return {"line_no": self.line_no, "raw": self.raw, "reason": self.reason}
-
-    def __eq__(self, other: object) -> bool:
-        return self.to_dict() == other.to_dict() if type(other) is BadRow else NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.line_no, self.raw, self.reason))
-
-    def __repr__(self) -> str:
-        return f"BadRow(line_no={self.line_no!r}, raw={self.raw!r}, reason={self.reason!r})"
+        return self._asdict()
 
 
 class IndexDoc:
     """A parsed memory/index.md (plain class: see the note on ``Row``)."""
 
-    def __init__(
-        self,
-        bom: bool,
-        lines: list[str],
-        header_at: int | None,
-        table_end: int,
-        bad: list[BadRow] | None = None,
-        newline: str = "\n",
-        row_ids: list[tuple[int, str]] | None = None,
-        _rows: list[tuple[int, Row]] | None = None,
-    ) -> None:
+    def __init__(self, bom: bool, lines: list[str], header_at: int | None, table_end: int, newline: str = "\n") -> None:
         self.bom = bom
         self.lines = lines  # raw lines, each with its own line ending (the last one may have none)
         self.header_at = header_at  # 0-based index of the header line, None when there is no table
         self.table_end = table_end  # index just after the last table line (== header_at when there is no table)
-        self.bad: list[BadRow] = [] if bad is None else bad
+        self.bad: list[BadRow] = []
         self.newline = newline
         # (line index, Session ID) of every good row; Row objects are built on demand because the
         # sessionStart hook only needs the IDs of a 10,000-row board.
-        self.row_ids: list[tuple[int, str]] = [] if row_ids is None else row_ids
-        self._rows = _rows
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not IndexDoc:
-            return NotImplemented
-        return (self.bom, self.lines, self.header_at, self.table_end, self.bad, self.newline, self.row_ids) == (
-            other.bom,
-            other.lines,
-            other.header_at,
-            other.table_end,
-            other.bad,
-            other.newline,
-            other.row_ids,
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return (
-            f"IndexDoc(bom={self.bom!r}, lines=<{len(self.lines)}>, header_at={self.header_at!r}, "
-            f"table_end={self.table_end!r}, bad={self.bad!r}, newline={self.newline!r}, rows={len(self.row_ids)})"
-        )
+        self.row_ids: list[tuple[int, str]] = []
+        self._rows: list[tuple[int, Row]] | None = None
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -170,7 +126,7 @@ class IndexDoc:
         return self._rows
 
     def _row_at(self, i: int) -> Row:
-        return Row(*split_cells(_strip_eol(self.lines[i])))
+        return Row(*split_cells(strip_eol(self.lines[i])))
 
     def row_list(self) -> list[Row]:
         return [r for _, r in self.rows]
@@ -240,35 +196,11 @@ def split_cells(line: str) -> list[str]:
     s = line.strip()
     if s.startswith("|"):
         s = s[1:]
-    if "\\|" not in s:  # fast path: no escaped pipes
-        parts = s.split("|")
-        if len(parts) > 1 and not parts[-1].strip():
-            parts.pop()
-        return [p.strip() for p in parts]
-    cells: list[str] = []
-    buf: list[str] = []
-    i = 0
-    n = len(s)
-    trailing_pipe = False
-    while i < n:
-        c = s[i]
-        if c == "\\" and i + 1 < n and s[i + 1] == "|":
-            buf.append("|")
-            i += 2
-            continue
-        if c == "|":
-            cells.append("".join(buf).strip())
-            buf = []
-            trailing_pipe = i == n - 1 or not s[i + 1 :].strip()
-            i += 1
-            if trailing_pipe:
-                break
-            continue
-        buf.append(c)
-        i += 1
-    if not trailing_pipe:
-        cells.append("".join(buf).strip())
-    return cells
+    escaped = "\\|" in s
+    parts = _PIPE_RE.split(s) if escaped else s.split("|")  # the usual row has no escaped pipe
+    if len(parts) > 1 and not parts[-1].strip():
+        parts.pop()  # what follows the row's closing pipe
+    return [p.replace("\\|", "|").strip() for p in parts] if escaped else [p.strip() for p in parts]
 
 
 def render_row(row: Row) -> str:
@@ -293,7 +225,7 @@ def join_id_list(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "-"
 
 
-def _strip_eol(line: str) -> str:
+def strip_eol(line: str) -> str:
     return line.rstrip("\r\n")
 
 
@@ -338,10 +270,10 @@ def parse_index(text: str) -> IndexDoc:
     fenced = fenced_lines(lines) if ("```" in text or "~~~" in text) else set()
     header_at = None
     for i, ln in enumerate(lines):
-        s = _strip_eol(ln).strip()
+        s = strip_eol(ln).strip()
         if "|" not in s or i in fenced or i + 1 >= len(lines):
             continue
-        sep = _strip_eol(lines[i + 1])
+        sep = strip_eol(lines[i + 1])
         if not (_SEP_RE.match(sep) and "|" in sep):
             continue
         # GFM lets a table leave out the outer pipes; such a header counts when it is ours.
@@ -358,10 +290,10 @@ def parse_index(text: str) -> IndexDoc:
             )
         return doc
 
-    head = [c.casefold() for c in split_cells(_strip_eol(lines[header_at]))]
+    head = [c.casefold() for c in split_cells(strip_eol(lines[header_at]))]
     if head != _HEAD:
         raise IndexFormatError(
-            f"memory/index.md line {header_at + 1}: unexpected table header {split_cells(_strip_eol(lines[header_at]))}; "
+            f"memory/index.md line {header_at + 1}: unexpected table header {split_cells(strip_eol(lines[header_at]))}; "
             f"expected the columns {list(COLUMNS)}"
         )
     doc = IndexDoc(bom, lines, header_at, header_at + 2, newline=newline)
@@ -377,7 +309,7 @@ def parse_index(text: str) -> IndexDoc:
             doc.bad.append(
                 BadRow(
                     j + 1,
-                    _strip_eol(lines[j]),
+                    strip_eol(lines[j]),
                     "table row after a break in the table (stray text or blank line inside the table)",
                 )
             )
@@ -394,11 +326,11 @@ def is_row_line(line: str) -> bool:
     if "|" not in s:
         return False
     first = s.split("|", 1)[0].strip()
-    return is_valid_session_id(first) or len(split_cells(_strip_eol(s))) == len(COLUMNS)
+    return is_valid_session_id(first) or len(split_cells(strip_eol(s))) == len(COLUMNS)
 
 
 def _parse_row_line(doc: IndexDoc, i: int, check_ctrl: bool = True) -> None:
-    raw = _strip_eol(doc.lines[i])
+    raw = strip_eol(doc.lines[i])
     # Fast path for the usual well-formed row: 10 pipes, none escaped, valid ID in the first cell.
     if (
         "\\" not in raw
@@ -428,7 +360,9 @@ def _parse_row_line(doc: IndexDoc, i: int, check_ctrl: bool = True) -> None:
 # -- pure edits: each returns the new full text ---------------------------------------------------
 
 
-def _line_of(doc: IndexDoc, session_id: str) -> int:
+def line_of(doc: IndexDoc, session_id: str) -> int:
+    """The line index of ``session_id``'s row; SessionNotFound, or IndexFormatError when the ID
+    has several rows (doctor's to sort out)."""
     hits = [i for i, sid in doc.row_ids if sid == session_id]
     if not hits:
         raise SessionNotFound(f"no row for Session ID {session_id} in memory/index.md")
@@ -437,14 +371,6 @@ def _line_of(doc: IndexDoc, session_id: str) -> int:
             f"Session ID {session_id} appears in {len(hits)} rows of memory/index.md; run `agentmem doctor`"
         )
     return hits[0]
-
-
-def _eol(line: str, default: str) -> str:
-    if line.endswith("\r\n"):
-        return "\r\n"
-    if line.endswith("\n"):
-        return "\n"
-    return default
 
 
 def append_row(doc: IndexDoc, row: Row) -> tuple[str, str | None]:
@@ -472,20 +398,6 @@ def append_row(doc: IndexDoc, row: Row) -> tuple[str, str | None]:
     return (BOM if doc.bom else "") + "".join(lines), None
 
 
-def replace_row(doc: IndexDoc, session_id: str, row: Row) -> str:
-    i = _line_of(doc, session_id)
-    lines = list(doc.lines)
-    lines[i] = render_row(row) + (_eol(lines[i], "") if i == len(lines) - 1 else _eol(lines[i], doc.newline))
-    return (BOM if doc.bom else "") + "".join(lines)
-
-
-def remove_row(doc: IndexDoc, session_id: str) -> str:
-    i = _line_of(doc, session_id)
-    lines = list(doc.lines)
-    del lines[i]
-    return (BOM if doc.bom else "") + "".join(lines)
-
-
 def edit_table(doc: IndexDoc, changes: Mapping[int, Row | None], appends: Iterable[Row] = ()) -> str:
     """Replace (Row) or delete (None) the row lines at the given 0-based line numbers, and append
     rows at the end of the table, in one pass. Every other line stays byte-for-byte identical."""
@@ -495,8 +407,7 @@ def edit_table(doc: IndexDoc, changes: Mapping[int, Row | None], appends: Iterab
         if new is None:
             lines[i] = ""
             continue
-        eol = "\r\n" if old.endswith("\r\n") else ("\n" if old.endswith("\n") else "")
-        lines[i] = render_row(new) + eol
+        lines[i] = render_row(new) + old[len(strip_eol(old)) :]  # the line's own ending, if any
     extra = [render_row(r) for r in appends]
     if extra:
         if doc.header_at is None:

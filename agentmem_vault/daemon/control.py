@@ -9,13 +9,12 @@ line (daemon/pidfile.py).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+from contextlib import suppress
 
 from filelock import FileLock, Timeout
 
@@ -46,21 +45,9 @@ def is_running(vault: Vault) -> bool:
     return lock is None
 
 
-STATE_FILE_BYTES = 4 << 20  # the status file is a few KB; anything bigger is not ours
-
-
-def _read_json(path: Path) -> dict | None:
-    """A state file's JSON object, or None (absent, a FIFO, a link out, too big, junk)."""
-    try:
-        data = json.loads((read_bytes(path, limit=STATE_FILE_BYTES) or b"null").decode("utf-8-sig"))
-    except (AgentmemError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def status(vault: Vault) -> dict:
     running = is_running(vault)
-    data = _read_json(paths.status_path(vault)) or {}
+    data = pidfile.read_json(paths.status_path(vault)) or {}
     out = {
         "running": running,
         "vault": str(vault.root),
@@ -106,7 +93,7 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
         cmd += ["--rescan", str(rescan_seconds)]
     err_path = paths.stderr_path(vault)
     ensure_cache_folder(err_path.parent)
-    before = _read_json(paths.status_path(vault)) or {}
+    before = pidfile.read_json(paths.status_path(vault)) or {}
     cwd = ensure_cache_folder(user_cache_dir())  # not the vault: a working folder blocks renaming it on Windows
     with create_fresh(err_path) as err:
         proc = subprocess.Popen(
@@ -123,13 +110,17 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
         code = proc.poll()
         if code is not None:
             try:
-                tail = (read_bytes(err_path, limit=STATE_FILE_BYTES) or b"").decode("utf-8", "replace")[-2000:].strip()
+                tail = (
+                    (read_bytes(err_path, limit=pidfile.STATE_FILE_BYTES) or b"")
+                    .decode("utf-8", "replace")[-2000:]
+                    .strip()
+                )
             except AgentmemError as exc:
                 tail = exc.message
             raise AgentmemError(
                 f"the daemon exited at start (code {code}): {tail or 'no output'}", code="daemon_failed"
             )
-        data = _read_json(paths.status_path(vault)) or {}
+        data = pidfile.read_json(paths.status_path(vault)) or {}
         if data.get("pid") == proc.pid and data.get("state") == "running" and data != before:
             return {"started": True, "pid": proc.pid, "vault": str(vault.root), "log": str(paths.log_path(vault))}
         time.sleep(0.05)
@@ -148,10 +139,8 @@ def stop(vault: Vault, *, wait: float = 10.0) -> dict:
     ensure_cache_folder(req.parent)
     atomic_write_text(req, str(time.time()))  # Windows has no SIGTERM for a detached process
     if pid is not None and sys.platform != "win32":
-        try:
+        with suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
     t0 = time.monotonic()
     try:
         while time.monotonic() - t0 < wait:
@@ -160,8 +149,6 @@ def stop(vault: Vault, *, wait: float = 10.0) -> dict:
             time.sleep(0.05)
     finally:
         if not is_running(vault):
-            try:
+            with suppress(OSError):
                 req.unlink()
-            except OSError:
-                pass
     raise AgentmemError(f"the daemon (pid {pid}) did not stop within {wait:g} s", code="daemon_stop_failed")

@@ -8,6 +8,7 @@ import logging
 import queue as stdlib_queue
 import threading
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.queue import ExtractionQueue
@@ -18,38 +19,25 @@ log = logging.getLogger("agentmem.daemon")
 EXTRACTOR_RETRY = 300.0  # seconds before asking again for an extractor that was not available
 
 
+@dataclass(eq=False)
 class ExtractionWorker:
-    def __init__(
-        self,
-        vault: Vault,
-        queue: ExtractionQueue,
-        status: StatusBook,
-        *,
-        loader: Callable,
-        clock: Callable[[], float],
-        wall: Callable[[], float],
-        quiet_seconds: float,
-        stop_event: threading.Event,
-        guard: Callable[..., object],
-        wake: Callable[[], None],
-        on_extracted: Callable[[], None],
-    ) -> None:
-        self.vault = vault
-        self.queue = queue
-        self.status = status
-        self.loader = loader
-        self.clock = clock
-        self.wall = wall
-        self.quiet_seconds = quiet_seconds  # how long to wait when items are due but no extractor exists
-        self.stop_event = stop_event
-        self.guard = guard  # the daemon's: log and count a failure, go on
-        self.wake = wake  # tells the loop a batch is finished
-        self.on_extracted = on_extracted  # after new notes: the recall index follows
-        self._extractor: Callable | None = None
-        self._extractor_checked = -1e18
-        self.worker: threading.Thread | None = None
-        self._results: stdlib_queue.SimpleQueue = stdlib_queue.SimpleQueue()
-        self.quiet_until = 0.0  # due items but no extractor: do not re-check every second
+    vault: Vault
+    queue: ExtractionQueue
+    status: StatusBook
+    _: KW_ONLY
+    loader: Callable
+    clock: Callable[[], float]
+    wall: Callable[[], float]
+    quiet_seconds: float  # how long to wait when items are due but no extractor exists
+    stop_event: threading.Event
+    guard: Callable[..., object]  # the daemon's: log and count a failure, go on
+    wake: Callable[[], None]  # tells the loop a batch is finished
+    on_extracted: Callable[[], None]  # after new notes: the recall index follows
+    worker: threading.Thread | None = field(default=None, init=False)
+    quiet_until: float = field(default=0.0, init=False)  # due items but no extractor: do not re-check every second
+    _extractor: Callable | None = field(default=None, init=False)
+    _extractor_checked: float = field(default=-1e18, init=False)
+    _results: stdlib_queue.SimpleQueue = field(default_factory=stdlib_queue.SimpleQueue, init=False)
 
     def get_extractor(self) -> Callable | None:
         if self._extractor is None and self.clock() - self._extractor_checked >= EXTRACTOR_RETRY:

@@ -16,11 +16,12 @@ import os
 import secrets
 import subprocess
 import sys
+from contextlib import suppress
 from pathlib import Path
 
 from agentmem_vault.vault import Vault, ensure_cache_folder, user_cache_dir
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.fs import atomic_write_text, read_head, read_text
+from agentmem_vault.fs import atomic_write_text, read_bytes, read_head
 from agentmem_vault.daemon import paths
 
 
@@ -28,11 +29,15 @@ def run_record_path(vault: Vault) -> Path:
     return user_cache_dir() / "locks" / f"{vault.key}-daemon.run"
 
 
-def _read(path: Path) -> dict | None:
+STATE_FILE_BYTES = 4 << 20  # the daemon's state files are a few KB; anything bigger is not ours
+
+
+def read_json(path: Path) -> dict | None:
+    """A state file's JSON object, or None (absent, a FIFO, a link out, too big, junk)."""
     try:
-        data = json.loads(read_text(path) or "null")
+        data = json.loads((read_bytes(path, limit=STATE_FILE_BYTES) or b"null").decode("utf-8-sig"))
     except (AgentmemError, OSError, ValueError):
-        return None  # absent, a FIFO, a link out, junk: not a record
+        return None
     return data if isinstance(data, dict) else None
 
 
@@ -51,12 +56,10 @@ def record_run(vault: Vault, info: dict) -> str:
 def clear_run(vault: Vault, token: str) -> None:
     """Remove the pid file and the run record, when they are still this run's."""
     for path in (paths.pid_path(vault), run_record_path(vault)):
-        data = _read(path)
+        data = read_json(path)
         if data is not None and data.get("token") == token:
-            try:
+            with suppress(OSError):
                 path.unlink()
-            except OSError:
-                pass
 
 
 def command_line(pid: int) -> list[str] | None:
@@ -102,7 +105,7 @@ def is_daemon_of(argv: list[str], vault: Vault) -> bool:
 def trusted_pid(vault: Vault) -> int | None:
     """The pid ``daemon stop`` may signal, or None: the run record's pid when that process is this
     vault's daemon. The vault's pid file is never asked (module doc)."""
-    record = _read(run_record_path(vault))
+    record = read_json(run_record_path(vault))
     pid = record.get("pid") if record else None
     if type(pid) is not int or pid <= 0:
         return None

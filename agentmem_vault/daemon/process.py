@@ -66,10 +66,7 @@ def run_daemon(
         )
     handlers: list[logging.Handler] = []
     try:
-        try:
-            paths.stop_request_path(vault).unlink()
-        except FileNotFoundError:
-            pass
+        paths.stop_request_path(vault).unlink(missing_ok=True)
         handlers = setup_logging(vault, to_stderr=not background)
         daemon = Daemon(vault, polling=polling, rescan_seconds=rescan_seconds)
         old = {}

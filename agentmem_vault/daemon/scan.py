@@ -77,9 +77,6 @@ class FolderSnapshot:
     def conflicts(self) -> dict[str, Entry]:
         return {rel: e for rel, e in self.entries.items() if "/" not in rel and rel != INDEX}
 
-    def index(self) -> Entry | None:
-        return self.entries.get(INDEX)
-
 
 def sha_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]

@@ -1,11 +1,8 @@
 """The running daemon: observer threads feed paths, one loop debounces, rescans, plans and applies.
 
-Threads: the watchdog observer (native, or polling with ``--polling``) only filters events and puts
-relative paths on an in-memory queue (daemon/watch.py); everything else happens on the main
-thread, in ``Daemon.loop``, so there is one writer and no shared state to lock. The parts, one duty
-each: watching (watch.py), applying (passes.py: which changes are real, the reconcile pass),
-long-term extraction on a worker thread (extraction.py), the recall index (recall_sync.py), the
-status file (status.py); the process around it (lock, signals, pid file, log) is process.py.
+The observer threads only filter events and put relative paths on an in-memory queue; everything
+else happens on the main thread, in ``Daemon.loop``, so there is one writer and no shared state to
+lock. The parts it ties together, one duty each, are listed in docs/daemon.md.
 """
 
 from __future__ import annotations

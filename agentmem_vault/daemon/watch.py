@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from watchdog import events as ev
@@ -52,11 +53,9 @@ class PathFilter(ev.FileSystemEventHandler):
         self.sink = sink
 
     def rel(self, path: str | bytes) -> str | None:
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
         if not path:
             return None
-        p = os.path.normcase(os.path.abspath(path))
+        p = os.path.normcase(os.path.abspath(os.fsdecode(path)))
         if p == self.memory or not p.startswith(self.memory + os.sep):
             return None
         return p[len(self.memory) + 1 :].replace(os.sep, "/")
@@ -161,10 +160,8 @@ class Watcher:
 
     def unwatch_longterm(self) -> None:
         if self.lt_watch is not None and self.observer is not None:
-            try:
+            with suppress(Exception):  # already gone with its folder
                 self.observer.unschedule(self.lt_watch)
-            except Exception:  # noqa: BLE001 - already gone with its folder
-                pass
         self.lt_watch = None
 
     def stop(self) -> None:

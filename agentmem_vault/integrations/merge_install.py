@@ -199,27 +199,18 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
 
 
 def apply_merge_driver(plan: MergeDriverPlan) -> dict:
-    result = plan.to_dict()
-    backups: list[str] = []
-    saved = apply_edit(plan.attributes)
-    if saved is not None:
-        backups.append(str(saved))
+    saved = [apply_edit(plan.attributes)]
     changes = plan.config_changes
     if changes:
-        git_config = Path(_git(plan.repo, "rev-parse", "--git-path", "config").stdout.strip())
-        if not git_config.is_absolute():
-            git_config = plan.repo / git_config
-        saved = backup_file(git_config)
-        if saved is not None:
-            backups.append(str(saved))
+        git_config = plan.repo / _git(plan.repo, "rev-parse", "--git-path", "config").stdout.strip()
+        saved.append(backup_file(git_config))
         for key, value in changes.items():
             _git(plan.repo, "config", "--local", key, value)
     if plan.state_ignore is not None:
         apply_edit(plan.state_ignore)
     if plan.machine_id_after != plan.machine_id_before:
         set_user_setting("machine_id", plan.machine_id_after)
-    result["backups"] = backups
-    return result
+    return {**plan.to_dict(), "backups": [str(p) for p in saved if p is not None]}
 
 
 def install_merge_driver(
@@ -227,10 +218,7 @@ def install_merge_driver(
 ) -> dict:
     plan = plan_merge_driver(vault, argv=argv, machine=machine)
     if dry_run:
-        out = plan.to_dict()
-        out["dry_run"] = True
-        out["gitattributes_text"] = plan.attributes.after.decode("utf-8")
-        return out
+        return {**plan.to_dict(), "dry_run": True, "gitattributes_text": plan.attributes.after.decode("utf-8")}
     return apply_merge_driver(plan)
 
 

@@ -201,7 +201,7 @@ def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> l
             continue
         detail = "; ".join(f"{e['event']}: {e['action']}" for e in plan.actions)
         preview = "\n".join(f"{e['event']}: {e['command']}" for e in plan.actions)
-        if not dry_run and plan.changed:
+        if not dry_run and plan.edit.changed:
             res = hook_install.apply_install(plan)
             if res.get("backup"):
                 detail += f"; previous file backed up to {res['backup']}"
@@ -309,10 +309,8 @@ def hook_check(vault: Vault, command: str | None, home: Path) -> tuple[str | Non
     context = answer.get("additional_context") or ""
     m = re.search(r"Your Memory Session ID is: (\S+)", context)
     if not m:
-        return (
-            None,
-            f"no Session ID from `{shown}`: {context or proc.stderr.decode('utf-8', 'replace')[-300:] or 'empty answer'}",
-        )
+        why = context or proc.stderr.decode("utf-8", "replace")[-300:] or "empty answer"
+        return None, f"no Session ID from `{shown}`: {why}"
     return m.group(1), shown
 
 

@@ -341,9 +341,7 @@ def uninstall(
         {"command": c, "exit": code, "output": text[:500]} for c in sd.stop for code, text in [runner(c)]
     ]
     try:
-        sd.path.unlink()
-    except FileNotFoundError:
-        pass
+        sd.path.unlink(missing_ok=True)
     except OSError as exc:
         raise Refused(f"cannot remove {sd.path} ({exc.strerror or exc}); remove it by hand") from exc
     if sd.kind == "systemd":

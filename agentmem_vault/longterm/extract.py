@@ -505,7 +505,7 @@ def extract_sources(
     if dry_run:
         actions = plan_curation(kept, existing, now=now, folder=vault.longterm_dir)
         report.actions = [a.to_dict() for a in actions]
-    else:
+    elif work:  # nothing read that is new: nothing to curate, write or record
         with NoteWriter(vault, "extract") as w:
             broken = []
             existing = load_notes(vault, broken)
@@ -524,10 +524,9 @@ def extract_sources(
                     "prefix_sha": _turns_sha(turns),
                     "updated": now,
                 }
-            if work:
-                p = _state_path(vault)
-                p.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+            p = _state_path(vault)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(p, json.dumps(state, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -576,15 +575,17 @@ def _read_new_turns(
         if src.project_note:
             info["project_note"] = src.project_note
         report.sources.append(info)
+        known = state["sources"].get(src.ref) or {}
         try:
-            rr = read_source(src, None if force else (state["sources"].get(src.ref) or {}).get("sha"))
+            rr = read_source(src, None if force else known.get("sha"))
         except AgentmemError as exc:
             info.update(status="error", error=exc.message)
             report.errors.append({"source": src.ref, "error": exc.message})
         else:
             # rr.sha is of what was read: a file that grew since is read again next time
-            start = 0 if force else _start_turn(state["sources"].get(src.ref), rr.turns, rr.sha)
-            info.update(turns=len(rr.turns), skipped_lines=rr.skipped)
+            start = 0 if force else _start_turn(known, rr.turns, rr.sha)
+            info.update(turns=len(rr.turns) if rr.turns or start is not None else known.get("turns", 0))
+            info.update(skipped_lines=rr.skipped)
             if start is not None:
                 info.update(status="processed", new_turns=len(rr.turns) - start)
                 work.append((src, rr.turns, start, rr.sha, info))

@@ -175,8 +175,8 @@ def select_sources(
 
 def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
     """The source's turns, redacted (docs/redaction.md). When what was read has ``known_sha`` (the
-    sha of a source already extracted), nothing will be derived from it, so the redaction of
-    every turn, most of an unchanged re-run's time, is skipped: only its turns are counted."""
+    sha of a source already extracted), nothing will be derived from it: it is neither parsed nor
+    redacted (no turns; the caller knows how many it had)."""
     from agentmem_vault.errors import AgentmemError
     from agentmem_vault.fs import read_bytes
 
@@ -195,6 +195,9 @@ def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
         raise UsageError(f"cannot read {source.path}: {getattr(exc, 'message', None) or exc}") from exc
     if raw is None:
         raise UsageError(f"cannot read {source.path}: No such file or directory")
+    sha = hashlib.sha256(raw).hexdigest()[:24]
+    if known_sha is not None and sha == known_sha:
+        return ReadResult(sha=sha)
     text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     reader = {
         "session": snapshot_turns,
@@ -204,10 +207,8 @@ def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
         "text": parse_role_blocks,
     }[source.kind]
     res = reader(text)
-    res.sha = hashlib.sha256(raw).hexdigest()[:24]
+    res.sha = sha
     res = bound_turns(res)
-    if known_sha is not None and res.sha == known_sha:
-        return res
     # Secrets out before anything is derived from the text (titles, file names, keywords):
     # a derived field can lose the shape that makes a secret recognisable (docs/redaction.md).
     from agentmem_vault.redaction import redactor

@@ -1,26 +1,19 @@
-"""Three-way merges of the files agentmem owns, for git's merge driver (pure: texts in, text out).
-
-The rules are in ``docs/sync.md``: board rows are merged by Session ID and field by field,
-snapshots section by section with the snapshot merge engine, long-term notes field by field.
-Text these functions do not own (lines outside the board's table, a note's body) is merged by a
-line merge that the caller injects (``git merge-file`` in the driver), so that it is merged exactly
-as git would have merged it.
-
-Anything that cannot be merged safely raises ``Unmergeable``: the driver then falls back to git's
-own line merge with conflict markers, so a person decides and nothing is dropped.
+"""Three-way merges of the files agentmem owns, for git's merge driver (pure: texts in, text out;
+the rules are docs/sync.md). Text these functions do not own (lines outside the board's table, a
+note's body) goes to the line merge the caller injects (``git merge-file``), so it merges exactly as
+git would; anything that cannot be merged safely raises ``Unmergeable`` and the driver falls back to
+git's own merge with conflict markers, so a person decides and nothing is dropped.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from agentmem_vault.errors import AgentmemError, Unmergeable
 from agentmem_vault.board import table as it
 from agentmem_vault.model.snapshot import (
     CONTINUES_FROM,
-    METADATA_FIELDS,
-    RESOLVED,
     Snapshot,
     continues_ids,
     parse_snapshot,
@@ -29,6 +22,7 @@ from agentmem_vault.model.snapshot import (
 
 # (base, ours, theirs) -> (merged text, clean). Conflicting hunks carry standard conflict markers.
 LineMerge = Callable[[str, str, str], tuple[str, bool]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -42,10 +36,6 @@ def ts_key(value: str) -> str:
     """A timestamp as a string that sorts in time order: ``YYYY-MM-DD HH:MM`` and the ISO forms
     the board accepts differ only in the date/time separator and seconds."""
     return (value or "").strip().replace("T", " ")
-
-
-def _strip_bom(text: str) -> tuple[str, bool]:
-    return (text[1:], True) if text.startswith(it.BOM) else (text, False)
 
 
 # -- the board ------------------------------------------------------------------------------------
@@ -83,6 +73,18 @@ def _merge_id_lists(o: list[str] | None, a: list[str], b: list[str]) -> list[str
     return out
 
 
+def _merge_value(o: T | None, a: T, b: T, later_is_a: bool) -> T:
+    """One value changed on one side takes that side's; changed on both, lists (keywords, sources,
+    tags, ...) are unioned and other values take the later side's (docs/sync.md)."""
+    if a == b or b == o:
+        return a
+    if a == o:
+        return b
+    if isinstance(a, list) and isinstance(b, list):
+        return list(dict.fromkeys([*a, *b]))  # type: ignore[return-value]
+    return a if later_is_a else b
+
+
 def merge_rows(o: it.Row | None, a: it.Row, b: it.Row) -> it.Row:
     """One Session ID changed on both sides: field by field (docs/sync.md)."""
     if a == b:
@@ -101,12 +103,8 @@ def merge_rows(o: it.Row | None, a: it.Row, b: it.Row) -> it.Row:
                 it.split_id_list(ov) if ov is not None else None, it.split_id_list(av), it.split_id_list(bv)
             )
             out[name] = it.join_id_list(ids)
-        elif av == bv or (ov is not None and bv == ov):
-            out[name] = av
-        elif ov is not None and av == ov:
-            out[name] = bv
         else:
-            out[name] = getattr(later, name)
+            out[name] = _merge_value(ov, av, bv, later is a)
     return it.Row(**out)
 
 
@@ -130,7 +128,7 @@ def _order(a_ids: list[str], b_ids: list[str], keep: set[str], base: set[str]) -
 
 def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> MergeOutcome:
     """Three-way merge of ``memory/index.md``: rows by Session ID, the rest by ``line_merge``."""
-    texts = [_strip_bom(t) for t in (base, ours, theirs)]
+    texts = [(t[1:], True) if t.startswith(it.BOM) else (t, False) for t in (base, ours, theirs)]
     o_doc = _parse_board(texts[0][0], "base")
     a_doc = _parse_board(texts[1][0], "ours")
     b_doc = _parse_board(texts[2][0], "theirs")
@@ -179,7 +177,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
             header += nl
     else:
         header = it.header_lines(nl) if merged else ""
-    raw_a = {sid: _strip_eol(a_doc.lines[i]) for i, sid in a_doc.row_ids} if a_doc.header_at is not None else {}
+    raw_a = {sid: it.strip_eol(a_doc.lines[i]) for i, sid in a_doc.row_ids} if a_doc.header_at is not None else {}
     body = "".join((raw_a[sid] if a.get(sid) == merged[sid] else it.render_row(merged[sid])) + nl for sid in order)
     if pre_text and header and not pre_text.endswith(("\n", "\r")):
         pre_text += nl
@@ -192,10 +190,6 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
             0, f"took {len(added)} row(s) from theirs: {', '.join(added[:5])}{' …' if len(added) > 5 else ''}"
         )
     return MergeOutcome(text, pre_clean and post_clean, reports)
-
-
-def _strip_eol(line: str) -> str:
-    return line.rstrip("\r\n")
 
 
 def _merge_part(parts: list[str], line_merge: LineMerge) -> tuple[str, bool]:
@@ -227,12 +221,8 @@ def _merge_metadata(o: dict[str, str], a: dict[str, str], b: dict[str, str]) -> 
         av, bv, ov = a.get(key), b.get(key), o.get(key)
         if av is None or bv is None:
             out[key] = av if av is not None else bv  # type: ignore[assignment]
-        elif av == bv or bv == ov:
-            out[key] = av
-        elif av == ov:
-            out[key] = bv
         else:
-            out[key] = av if later_is_a else bv
+            out[key] = _merge_value(ov, av, bv, later_is_a)
     return out
 
 
@@ -303,29 +293,14 @@ def _is_released(missing: str, released: set[str]) -> bool:
 # -- long-term notes -----------------------------------------------------------------------------
 
 
-def _note_api():  # type: ignore[no-untyped-def]
-    from agentmem_vault.model import notes  # deferred: YAML/frontmatter only when a note is merged
-
-    return notes.parse_note, notes.render_note
-
-
-def _merge_value(o: object, a: object, b: object, later_is_a: bool) -> object:
-    if a == b or b == o:
-        return a
-    if a == o:
-        return b
-    if isinstance(a, list) and isinstance(b, list):
-        return list(dict.fromkeys([*a, *b]))  # lists (keywords, sources, tags, ...) are unioned
-    return a if later_is_a else b
-
-
 def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -> MergeOutcome:
     """Three-way merge of a long-term note: properties field by field (lists unioned, the newer
     ``updated`` wins for a value changed on both sides), History entries of both sides in time
     order, the body by ``line_merge``."""
     import dataclasses
 
-    parse_note, render_note = _note_api()
+    from agentmem_vault.model.notes import parse_note, render_note  # YAML/frontmatter only when a note is merged
+
     notes: list[Any] = []
     for side, text in (("base", base), ("ours", ours), ("theirs", theirs)):
         if side == "base" and not text.strip():
@@ -371,17 +346,3 @@ def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -
     if not clean:
         reports.append("the note's text changed on both sides at the same place: left conflict markers there")
     return MergeOutcome(render_note(merged), clean, reports)
-
-
-__all__ = [
-    "LineMerge",
-    "MergeOutcome",
-    "Unmergeable",
-    "merge_board",
-    "merge_note_texts",
-    "merge_rows",
-    "merge_snapshot_texts",
-    "ts_key",
-    "METADATA_FIELDS",
-    "RESOLVED",
-]

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from agentmem_vault.errors import UsageError
+from agentmem_vault.model import template_mapping
 from agentmem_vault.model.textnorm import fold
 
 
@@ -58,15 +59,7 @@ def rules_from_table(table: dict) -> Rules:
 
 @lru_cache(maxsize=1)
 def load_rules() -> Rules:
-    from importlib import resources
-
-    import yaml
-
-    raw = resources.files("agentmem_vault.templates").joinpath("negation.yaml").read_text(encoding="utf-8")
-    table = yaml.safe_load(raw)
-    if not isinstance(table, dict):
-        raise UsageError("templates/negation.yaml: expected a mapping")
-    return rules_from_table(table)
+    return rules_from_table(template_mapping("negation.yaml"))
 
 
 _EN_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?")

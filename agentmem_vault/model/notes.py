@@ -16,7 +16,7 @@ import json
 import math
 import re
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import frontmatter
 import yaml
 
 from agentmem_vault.errors import NoteFormatError
-from agentmem_vault.model import yamlload
+from agentmem_vault.model import template_text, yamlload
 
 TAG = "agent-memory/long-term"
 # With seconds: YAML readers (Obsidian, PyYAML) then take it as a date-time, as they do the
@@ -54,25 +54,16 @@ KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
 # ``assessment_score``. ``score`` is the one property (docs/notes.md); the old key stands in for
 # it when ``score`` is missing or not a number, and is dropped when the note is written back.
 LEGACY_SCORE_KEY = "assessment_score"
-LIST_KEYS = ("keywords", "usage_scenario", "sources", "tags")
 
 STATUSES = ("active", "deprecated")
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_SCORE = 3
 SCORE_RANGE = (1, 5)
 HISTORY_HEADING = "History"
-# Headings that open the History section (compared case-insensitively, a trailing colon allowed).
-HISTORY_HEADINGS = (
-    "history",
-    "歷史",
-    "历史",
-    "歷史紀錄",
-    "歷史記錄",
-    "历史记录",
-    "版本歷史",
-    "版本历史",
-    "履歴",
-    "변경 이력",
+# Headings that open the History section (compared case-insensitively, a trailing colon allowed):
+# data, templates/history_headings.txt.
+HISTORY_HEADINGS = frozenset(
+    ln.strip() for ln in template_text("history_headings.txt").splitlines() if ln.strip() and ln[0] != "#"
 )
 
 # A scalar written for a list property is split on ASCII and full-width commas, the ideographic
@@ -413,10 +404,6 @@ def _heading(line: str) -> tuple[int, str] | None:
     return level, s[level:].strip()
 
 
-def _is_history(title: str) -> bool:
-    return title.rstrip(":：").strip().casefold() in HISTORY_HEADINGS
-
-
 def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
     """(content, History heading as written, text before the first dated entry, entries).
 
@@ -437,7 +424,7 @@ def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
         if h is None:
             continue
         if start < 0:
-            if h[0] == 2 and _is_history(h[1]):
+            if h[0] == 2 and h[1].rstrip(":：").strip().casefold() in HISTORY_HEADINGS:
                 start = i
         elif h[0] <= 2:
             end = i
@@ -520,13 +507,6 @@ def parse_note(text: str) -> Note:
     return note
 
 
-def decode_note(data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise NoteFormatError(f"not UTF-8 text (byte {exc.start})") from exc
-
-
 MAX_NOTE_BYTES = 8 * 1024 * 1024  # a knowledge point is a paragraph; 8 MB is a pasted dump or a mistake
 
 
@@ -542,7 +522,10 @@ def note_file_problem(mode: int, size: int) -> str | None:
 
 def read_note_bytes(data: bytes, path: Path | None = None) -> Note:
     """Decode and parse one note file's bytes; ``path`` is recorded on the note."""
-    note = parse_note(decode_note(data))
+    try:
+        note = parse_note(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise NoteFormatError(f"not UTF-8 text (byte {exc.start})") from exc
     note.path = path
     return note
 
@@ -625,26 +608,12 @@ def properties(note: Note) -> dict[str, Any]:
 
 def _check_text(note: Note) -> None:
     """Refuse what would not read back as written (a writer never produces a note it cannot read)."""
-    for name in (
-        "id",
-        "title",
-        "category",
-        "project",
-        "module",
-        "status",
-        "scope",
-        "created",
-        "updated",
-        "assessment_reason",
-        "deprecated_reason",
-    ):
-        v = getattr(note, name)
-        if not isinstance(v, str):
-            raise NoteFormatError(f"{name} must be text, not {type(v).__name__}")
-    for name in LIST_KEYS:
-        items = getattr(note, name)
-        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
-            raise NoteFormatError(f"{name} must be a list of text")
+    for f in fields(note):  # annotations are strings here (``from __future__ import annotations``)
+        v = getattr(note, f.name)
+        if f.type == "str" and not isinstance(v, str):
+            raise NoteFormatError(f"{f.name} must be text, not {type(v).__name__}")
+        if f.type == "list[str]" and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            raise NoteFormatError(f"{f.name} must be a list of text")
 
 
 def render_note(note: Note) -> str:

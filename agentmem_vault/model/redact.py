@@ -12,7 +12,7 @@ returned as the very same string: the writer calls this on everything it writes 
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, namedtuple
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import PurePath
@@ -33,26 +33,14 @@ _TOKEN_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{%d,}={0,2}(?![A-Za
 _PLACEHOLDER_RE = LazyRegex(r".*(?:\.\.\.|…)$|([xX*•#])\1*$")
 
 
-# Plain classes, not NamedTuple/dataclass: this module is on the sessionStart hook's path, which
+# Named tuples, not NamedTuple/dataclass: this module is on the sessionStart hook's path, which
 # never imports typing or dataclasses (docs/performance.md).
-class Pattern:
-    __slots__ = ("kind", "source")
-
-    def __init__(self, kind: str, source: str) -> None:
-        self.kind, self.source = kind, source
+class Pattern(namedtuple("Pattern", ("kind", "source"))):
+    __slots__ = ()
 
     @property
     def regex(self) -> re.Pattern[str]:
         return _compiled(self.source)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Pattern) and (self.kind, self.source) == (other.kind, other.source)
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.source))
-
-    def __repr__(self) -> str:
-        return f"Pattern({self.kind!r}, {self.source!r})"
 
 
 @lru_cache(maxsize=256)
@@ -62,30 +50,9 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-class Finding(tuple):
-    """(kind, start, end) of one secret in a text."""
-
-    __slots__ = ()
-
-    def __new__(cls, kind: str, start: int, end: int) -> Finding:
-        return tuple.__new__(cls, (kind, start, end))
-
-    kind = property(lambda self: self[0])
-    start = property(lambda self: self[1])
-    end = property(lambda self: self[2])
-
-
-class PatternSet:
-    __slots__ = ("patterns", "prefilter")
-
-    def __init__(self, patterns: tuple[Pattern, ...], prefilter: str | None) -> None:
-        self.patterns = patterns
-        self.prefilter = prefilter  # None: every pattern runs on every text
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, PatternSet) and (self.patterns, self.prefilter) == (other.patterns, other.prefilter)
-
-    __hash__ = None  # type: ignore[assignment]
+Finding = namedtuple("Finding", ("kind", "start", "end"))  # one secret in a text
+# ``prefilter``: a regex every secret matches, or None (every pattern runs on every text)
+PatternSet = namedtuple("PatternSet", ("patterns", "prefilter"))
 
 
 _KIND = LazyRegex(r"[a-z0-9][a-z0-9-]*")
@@ -120,14 +87,10 @@ def parse_patterns(text: str, *, where: str = "patterns", validate: bool = True)
 
 @lru_cache(maxsize=1)
 def builtin_patterns() -> PatternSet:
-    # Read beside the package, not through importlib.resources (20 ms of imports on the
-    # sessionStart hook's path, docs/performance.md).
-    from pathlib import Path
+    from agentmem_vault.model import template_text
 
-    import agentmem_vault.templates as templates  # type: ignore[import-not-found]
-
-    path = Path(templates.__file__).parent / "redaction" / "patterns.txt"
-    return parse_patterns(path.read_text(encoding="utf-8"), where="templates/redaction/patterns.txt", validate=False)
+    text = template_text("redaction", "patterns.txt")
+    return parse_patterns(text, where="templates/redaction/patterns.txt", validate=False)
 
 
 def _entropy(s: str) -> float:
@@ -219,17 +182,3 @@ def redact_bytes(data: bytes, extra: Iterable[Pattern] = (), allow: Iterable[re.
         return data
     out = redact(text, None, extra, allow)
     return data if out is text else out.encode("utf-8")
-
-
-__all__ = [
-    "MARKER",
-    "Pattern",
-    "PatternSet",
-    "Finding",
-    "applies",
-    "redact_bytes",
-    "parse_patterns",
-    "builtin_patterns",
-    "find_secrets",
-    "redact",
-]

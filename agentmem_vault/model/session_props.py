@@ -1,18 +1,10 @@
-"""Obsidian Properties (YAML frontmatter) on session snapshots and archives (pure, ``str -> str``).
-
-What the properties hold and where each comes from is in ``docs/obsidian.md``. In short: the
-Metadata table (and the board row, or the archive index once archived) stays the source of truth;
-the frontmatter is a copy that Obsidian can filter, sort and link. So:
-
-- ``sync_props(text, ...)`` returns the file with its frontmatter in step with its tables. Every
-  byte outside the frontmatter is kept; inside it, keys we do not manage (a user's own) and managed
-  keys that already hold the right value are kept byte for byte; only stale managed keys are
-  re-rendered, missing ones are appended.
-- ``parse_frontmatter`` / ``render_frontmatter`` split the YAML into top-level entries and join them
-  back exactly (``render(parse(raw)) == raw``). Malformed YAML is a ``SnapshotFormatError``.
-- ``disagreements(text, ...)`` names the managed keys that differ (doctor, daemon).
-
-PyYAML is imported lazily: the sessionStart hook path never loads this module.
+"""Obsidian Properties (YAML frontmatter) on session snapshots and archives (pure, ``str -> str``);
+what they hold, where each comes from and the rules are docs/obsidian.md. The Metadata table (and
+the board row, or the archive index once archived) stays the source of truth; ``sync_props`` puts
+a file's frontmatter in step with its tables, rewriting only stale managed keys (every other byte
+kept), ``parse_frontmatter`` / ``render_frontmatter`` round-trip the YAML exactly, and
+``disagreements`` names the managed keys that differ (doctor, daemon). PyYAML is imported lazily:
+the sessionStart hook path never loads this module.
 """
 
 from __future__ import annotations
@@ -25,6 +17,7 @@ from datetime import date, datetime
 from typing import Any
 
 from agentmem_vault.errors import SnapshotFormatError, UsageError
+from agentmem_vault.model import template_text
 
 SESSION_TAG = "agent-memory/session"
 ARCHIVE_TAG = "agent-memory/archive"
@@ -35,55 +28,12 @@ ARCHIVE_INDEX = "archive_index"  # memory/archive/<id>/index.md
 KINDS = (LIVE, ARCHIVED, ARCHIVE_INDEX)
 
 # Obsidian property types (``.obsidian/types.json``) of everything we write, session and long-term
-# notes alike: one name has one type vault-wide, so the two note kinds must agree.
-PROPERTY_TYPES: dict[str, str] = {
-    "aliases": "aliases",
-    "tags": "tags",
-    "session_id": "text",
-    "agent": "text",
-    "topic": "text",
-    "status": "text",
-    "original_status": "text",
-    "summary": "text",
-    "keywords": "multitext",
-    "project": "text",
-    "started": "datetime",
-    "updated": "datetime",
-    "archived": "datetime",
-    "continues_from": "multitext",
-    "referenced_by": "multitext",
-    # long-term notes (model/notes.py, docs/notes.md)
-    "title": "text",
-    "category": "text",
-    "usage_scenario": "multitext",
-    "module": "text",
-    "importance": "number",
-    "score": "number",
-    "created": "datetime",
-    "sources": "multitext",
-    "deprecated_reason": "text",
-    "scope": "text",
-    "assessment_reason": "text",
-}
-
-# The order keys are written in when a file gets its frontmatter for the first time.
-KEY_ORDER: tuple[str, ...] = (
-    "aliases",
-    "tags",
-    "session_id",
-    "agent",
-    "topic",
-    "status",
-    "original_status",
-    "summary",
-    "keywords",
-    "project",
-    "started",
-    "updated",
-    "archived",
-    "continues_from",
-    "referenced_by",
-)
+# notes alike: one name has one type vault-wide, so the two note kinds must agree. Data
+# (templates/obsidian_types.json); the session keys are listed in the order they are written when
+# a file gets its frontmatter for the first time.
+_TYPES = json.loads(template_text("obsidian_types.json"))
+KEY_ORDER: tuple[str, ...] = tuple(_TYPES["session"])
+PROPERTY_TYPES: dict[str, str] = {**_TYPES["session"], **_TYPES["long-term"]}
 DATETIME_KEYS = frozenset(k for k, t in PROPERTY_TYPES.items() if t == "datetime")
 LIST_KEYS = frozenset(k for k, t in PROPERTY_TYPES.items() if t in ("multitext", "aliases", "tags"))
 # Lists the tool adds its own value to and otherwise leaves to the user.
@@ -523,24 +473,18 @@ def split_text(text: str) -> SplitText:
 def join_text(parts: SplitText, frontmatter: str) -> str:
     nl = parts.newline
     head = "---" + nl + (frontmatter.replace("\n", nl) + nl if frontmatter else "") + parts.fence_close + nl
-    body = parts.body
-    if not body.strip():
-        return parts.bom + head
-    return parts.bom + head + body
-
-
-def _facts(text: str) -> tuple[dict[str, str], list[str], str]:
-    from agentmem_vault.model.snapshot import parse_snapshot
-
-    snap = parse_snapshot(text)
-    return dict(snap.metadata), snap.continues_from, snap.session_id
+    return parts.bom + head + (parts.body if parts.body.strip() else "")
 
 
 def expected_for_text(
     text: str, *, kind: str, board: BoardFacts | None, session_id: str | None = None
 ) -> dict[str, Any]:
-    meta, cf, sid = _facts(text)
-    return expected_props(meta, cf, session_id=session_id or sid, kind=kind, board=board)
+    from agentmem_vault.model.snapshot import parse_snapshot
+
+    snap = parse_snapshot(text)
+    return expected_props(
+        snap.metadata, snap.continues_from, session_id=session_id or snap.session_id, kind=kind, board=board
+    )
 
 
 def sync_props(text: str, *, kind: str, board: BoardFacts | None, session_id: str | None = None) -> str:
@@ -606,27 +550,3 @@ def merge_types_json(existing: str | None) -> tuple[str, list[str]]:
     new_types.update({k: PROPERTY_TYPES[k] for k in changed})
     data["types"] = new_types
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n", changed
-
-
-__all__ = [
-    "ARCHIVED",
-    "ARCHIVE_INDEX",
-    "ARCHIVE_TAG",
-    "LIVE",
-    "PROPERTY_TYPES",
-    "SESSION_TAG",
-    "BoardFacts",
-    "disagreements",
-    "expected_props",
-    "has_frontmatter",
-    "merge_types_json",
-    "obsidian_datetime",
-    "parse_frontmatter",
-    "props_of",
-    "render_entry",
-    "render_frontmatter",
-    "split_text",
-    "sync_frontmatter",
-    "sync_props",
-    "yaml_scalar",
-]

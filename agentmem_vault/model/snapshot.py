@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Literal, overload
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
+from agentmem_vault.model import template_text
 from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, find_ids, is_valid_session_id
 from agentmem_vault.board.table import escape_cell, split_cells
 from agentmem_vault.model.textnorm import fold
@@ -42,58 +43,22 @@ SECTIONS: tuple[str, ...] = (
 )
 METADATA_FIELDS: tuple[str, ...] = ("Session ID", "Agent Name", "Topic", "Status", "Started At", "Updated At")
 
-# Heading spellings agents actually use, keyed by the heading folded down to letters/digits/CJK.
-_HEADING_ALIASES: dict[str, str] = {
-    "metadata": METADATA,
-    "meta": METADATA,
-    "元数据": METADATA,
-    "currentcontext": CURRENT_CONTEXT,
-    "context": CURRENT_CONTEXT,
-    "当前上下文": CURRENT_CONTEXT,
-    "decisions": DECISIONS,
-    "decision": DECISIONS,
-    "决策": DECISIONS,
-    "决定": DECISIONS,
-    "filesartifacts": FILES,
-    "filesandartifacts": FILES,
-    "files": FILES,
-    "artifacts": FILES,
-    "文件": FILES,
-    "档案": FILES,
-    "openquestions": OPEN_QUESTIONS,
-    "openquestion": OPEN_QUESTIONS,
-    "questions": OPEN_QUESTIONS,
-    "待解问题": OPEN_QUESTIONS,
-    "未解问题": OPEN_QUESTIONS,
-    "nextactions": NEXT_ACTIONS,
-    "nextaction": NEXT_ACTIONS,
-    "nextsteps": NEXT_ACTIONS,
-    "nextstep": NEXT_ACTIONS,
-    "todo": NEXT_ACTIONS,
-    "下一步": NEXT_ACTIONS,
-    "continuesfrom": CONTINUES_FROM,
-    "continuefrom": CONTINUES_FROM,
-    "接续": CONTINUES_FROM,
-    "supersededresolved": RESOLVED,
-    "supersededandresolved": RESOLVED,
-    "resolvedsuperseded": RESOLVED,
-}
+
+@lru_cache(maxsize=1)
+def _heading_aliases() -> dict[str, str]:
+    """Heading spellings agents actually use (``templates/snapshot_headings.txt``), keyed by the
+    heading folded down to letters/digits/CJK."""
+    out: dict[str, str] = {}
+    for line in template_text("snapshot_headings.txt").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, spellings = line.partition(":")
+            out.update(dict.fromkeys(spellings.split(), name.strip()))
+    return out
+
+
 _FIELD_ALIASES: dict[str, str] = {re.sub(r"[^0-9a-z]", "", f.lower()): f for f in METADATA_FIELDS}
 
 _NONE_WORDS = frozenset({"none", "无", "n/a", "nil", "null"})
-# The template's instructions; an agent that copies the template verbatim has not said anything.
-_TEMPLATE_HINTS = frozenset(
-    fold(t).rstrip(".")
-    for t in (
-        "Summarize what has happened in this agent session so far.",
-        "List decisions already made.",
-        "List files, folders, hooks, skills, or wiki pages created or changed.",
-        "List unresolved questions, or write `None`.",
-        "List likely next steps, or write `None`.",
-        "List source Memory Session IDs this session continues from, or write `None`.",
-        "List replaced decisions, resolved questions, or completed/abandoned actions, or write `None`.",
-    )
-)
 
 _TITLE_RE = re.compile(r"^#[ \t]+session(?:[ \t]*[:：][ \t]*(.*?)|[ \t]+(\S+))?[ \t]*$", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^##(?!#)[ \t]*(.*?)[ \t]*#*[ \t]*$")
@@ -112,10 +77,6 @@ class ExtraSection:
     after: str = ""  # "" = before Metadata, else "Metadata" or one of SECTIONS
 
 
-def _empty_sections() -> dict[str, list[str]]:
-    return {name: [] for name in SECTIONS}
-
-
 @dataclass
 class Snapshot:
     """A parsed snapshot. ``sections`` maps every name in SECTIONS to its items: list items without
@@ -123,7 +84,7 @@ class Snapshot:
 
     title: str = ""
     metadata: dict[str, str] = field(default_factory=dict)
-    sections: dict[str, list[str]] = field(default_factory=_empty_sections)
+    sections: dict[str, list[str]] = field(default_factory=lambda: {name: [] for name in SECTIONS})
     frontmatter: str | None = None  # raw text between the ``---`` lines
     preamble: str = ""  # prose between the title and the first section
     metadata_notes: list[str] = field(default_factory=list)  # Metadata lines that are not fields
@@ -138,7 +99,10 @@ class Snapshot:
 
     def items(self, section: str) -> list[str]:
         """Items of a section (``[]`` when it says ``None``); paragraphs for Current Context."""
-        return list(self.sections[section_name(section, strict=True)])
+        name = section_name(section)
+        if name is None:
+            raise KeyError(f"unknown snapshot section {section!r}; known: {', '.join(SECTIONS)}")
+        return list(self.sections[name])
 
     @property
     def session_id(self) -> str:
@@ -160,15 +124,6 @@ class Snapshot:
 
     def copy(self) -> "Snapshot":
         return copy.deepcopy(self)
-
-    def to_dict(self) -> dict:
-        return {
-            "session_id": self.session_id,
-            "metadata": dict(self.metadata),
-            "sections": {k: list(v) for k, v in self.sections.items()},
-            "continues_from": self.continues_from,
-            "extra_sections": [e.heading for e in self.extras],
-        }
 
 
 _ANCHORS = ("", METADATA, *SECTIONS)
@@ -217,27 +172,24 @@ def linked_item(item: str) -> str:
     return "".join(out) + item[pos:]
 
 
-@overload
-def section_name(heading: str, *, strict: Literal[True]) -> str: ...
-@overload
-def section_name(heading: str, *, strict: bool = False) -> str | None: ...
-def section_name(heading: str, *, strict: bool = False) -> str | None:
+def section_name(heading: str) -> str | None:
     """Canonical name (``Metadata`` or one of SECTIONS) for a heading as written, else None."""
     if heading in SECTIONS or heading == METADATA:
         return heading
     key = re.sub(r"[^0-9a-z\u3400-\u9fff]", "", fold(heading))
-    name = _HEADING_ALIASES.get(key)
-    if name is None and strict:
-        raise KeyError(f"unknown snapshot section {heading!r}; known: {', '.join(SECTIONS)}")
-    return name
-
-
-def is_none_word(text: str) -> bool:
-    return re.sub(r"[`*_()（）\[\]。.\s]", "", fold(text)) in _NONE_WORDS
+    return _heading_aliases().get(key)
 
 
 def _is_filler(text: str) -> bool:
-    return is_none_word(text) or fold(text).rstrip(".") in _TEMPLATE_HINTS
+    """``None``/``無`` for an empty section, or a template instruction copied verbatim."""
+    return re.sub(r"[`*_()（）\[\]。.\s]", "", fold(text)) in _NONE_WORDS or fold(text).rstrip(".") in _template_hints()
+
+
+@lru_cache(maxsize=1)
+def _template_hints() -> frozenset[str]:
+    """The template's instructions (templates/snapshot_hints.txt), folded."""
+    lines = template_text("snapshot_hints.txt").splitlines()
+    return frozenset(fold(t).rstrip(".") for t in lines if t.strip() and not t.startswith("#"))
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -468,17 +420,3 @@ def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> s
     if newline != "\n":
         text = text.replace("\n", newline)
     return ("\ufeff" if bom else "") + text
-
-
-__all__ = [
-    "SECTIONS",
-    "METADATA_FIELDS",
-    "Snapshot",
-    "ExtraSection",
-    "parse_snapshot",
-    "render_snapshot",
-    "section_name",
-    "clean_id",
-    "continues_ids",
-    "linked_item",
-]

@@ -1,42 +1,7 @@
-"""Merge an incoming snapshot into the existing one, section by section (docs/snapshots.md), pure.
-
-A snapshot is never overwritten: old items stay (possibly marked and moved), incoming items are
-added, restatements replace what they restate in place, and ``verify_merge`` proves afterwards
-that every old item survived. Rules beyond the merge table of docs/snapshots.md, decided here:
-
-* **Restatement, revision, union** (the per-section rule of docs/snapshots.md). A restatement is
-  the same text after normalisation (``item_key``: folded case, width and script, Markdown
-  emphasis and trailing punctuation ignored); it stays one item. Nothing whose text differs from
-  every incoming item is ever dropped. In **Decisions** and **Current Context** an incoming item
-  that *revises* an old one (the same statement with a changed value or word: their word tokens,
-  CJK characters one by one, match with ``difflib`` ratio >= ``REVISION_RATIO`` and at least
-  ``REVISION_MIN_TOKENS`` tokens in common) takes the old item's place and the old text moves to
-  Superseded / Resolved as ``- [superseded] (<section>) <old text>``. A Current Context paragraph
-  whose whole text reappears inside an incoming paragraph is extended, not revised: the incoming
-  one replaces it in place (nothing of the old text is lost). In the union sections (Files /
-  Artifacts, Open Questions, Next Actions) only a restatement matches: ``#1234`` and ``#1235``
-  are two tasks, both stay.
-* **Marks** (``[superseded]``/``[已取代]``, ``[resolved]``/``[已解決]``/``[已解决]``,
-  ``[done]``/``[已完成]``, also ``[x]`` and ``[abandoned]``/``[已放棄]``), matched case-insensitively
-  at the start or end of an item, move the item to Superseded / Resolved as
-  ``- <mark as written> (<origin section>) <text>``, in Decisions, Files / Artifacts, Open
-  Questions and Next Actions, whether the item comes from the old or the incoming snapshot. A
-  marked incoming item that equals an old item moves that item (old wording kept); in
-  Decisions one that revises an old item moves the old item too, and the incoming wording is
-  recorded beside it (it usually says why). A marked entry sent
-  in the incoming Superseded / Resolved section acts on its origin section (or the section its
-  mark implies) the same way. A marked item that matches nothing is recorded there as sent.
-* An unmarked incoming item that is already in Superseded / Resolved is added back to its
-  section (it was reopened), unless the same incoming snapshot also marks it.
-* **Topic**: the incoming Topic replaces the old one unless it is empty or a placeholder
-  (``未設定``, ``<topic>``, ``-``, ``none``…); a placeholder never overwrites a real topic.
-  Extra Metadata rows: incoming non-empty values win; old rows are kept.
-* Unknown sections, frontmatter, preamble and stray Metadata lines: old kept, incoming lines that
-  are not there yet appended; a new unknown section that led the incoming text goes to the end.
-* An incoming snapshot that names another session (its Metadata Session ID, or a title that is a
-  valid Session ID; ``<id>`` placeholders are ignored) is refused with SnapshotFormatError.
-* Idempotent: after a merge every incoming item is present verbatim (or recorded in Superseded /
-  Resolved), so merging the same incoming snapshot again changes nothing but Updated At.
+"""Merge an incoming snapshot into the existing one, section by section, pure. The rules are
+docs/snapshots.md ("Merge table" and the rules under it): a snapshot is never overwritten, old
+items stay (possibly marked and moved), incoming items are added, a restatement stays one item,
+a revision takes the old item's place, and ``verify_merge`` proves that every old item survived.
 """
 
 from __future__ import annotations
@@ -127,10 +92,6 @@ def parse_resolved(entry: str) -> tuple[str | None, str | None, str | None, str]
     return mark, kind, origin, text
 
 
-def resolved_entry(mark: str, origin: str, text: str) -> str:
-    return f"{mark} ({origin}) {text}"
-
-
 @lru_cache(maxsize=1 << 16)
 def item_key(text: str) -> str:
     """Exact-duplicate key: folded, Markdown emphasis, trailing punctuation and the spacing
@@ -179,19 +140,6 @@ def _revision_score(old: tuple[str, ...], new: tuple[str, ...]) -> float | None:
     same = sum(b.size for b in sm.get_matching_blocks())
     ratio = 2 * same / total
     return ratio if same >= REVISION_MIN_TOKENS and ratio >= REVISION_RATIO else None
-
-
-def is_restatement(old: str, new: str, *, context: bool = False) -> bool:
-    """True when ``new`` is ``old`` again: the same text after normalisation (``item_key``; a
-    bullet marker is ignored in Current Context). Only a restatement is merged into one item."""
-    key = unit_key if context else item_key
-    return key(old) == key(new)
-
-
-def is_revision(old: str, new: str) -> bool:
-    """True when ``new`` revises ``old``: a different text, the same statement with a changed value
-    or word (see the module docstring). In Decisions the old text is then marked ``[superseded]``."""
-    return item_key(old) != item_key(new) and _revision_score(tokens(old), tokens(new)) is not None
 
 
 def _extends(old: str, new: str) -> bool:
@@ -270,7 +218,7 @@ class _Resolved:
 
     def add(self, mark: str, section: str, text: str) -> None:
         if section not in self._origins(section, text):
-            self._register(resolved_entry(mark, section, text))
+            self._register(f"{mark} ({section}) {text}")
 
     def add_plain(self, entry: str) -> None:
         if item_key(entry) not in self.whole:

@@ -1,16 +1,7 @@
-"""Trigger phrases: ``agentmem say "<text>"`` → the command it names (docs/triggers.md).
-
-Pure: text in, Route out. Running the routed command is the CLI's job (cli/say_dispatch.py).
-
-The phrase table is data (``templates/triggers.yaml``). Text and phrases are compared after
-``textnorm.fold`` (NFKC, case-fold, Traditional→Simplified, whitespace) with spaces removed, so
-users may type either script, any case, with or without the space between Chinese and ``memory``.
-Session IDs in the text are taken out first (an agent name could contain a phrase word) and become
-arguments. Where matches overlap the longest phrase wins, and at equal length the board
-procedure's own phrases beat the everyday variants (``variant: true`` in the table): ``解除引用 memory``
-is release although it contains ``引用 memory``; ``整理這個 session`` is an update and never
-``整理 memory``. A variant never changes what a procedure phrase typed on its own routes to (a longer
-phrase cannot match inside a shorter text). Rules: docs/triggers.md.
+"""Trigger phrases: ``agentmem say "<text>"`` → the command it names. Pure: text in, Route out;
+running the routed command is the CLI's job (cli/say_dispatch.py). The table is data
+(``templates/triggers.yaml``); the matching rules, and why ``解除引用 memory`` is release and
+``整理這個 session`` never ``整理 memory``, are docs/triggers.md.
 """
 
 from __future__ import annotations
@@ -20,6 +11,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from agentmem_vault.errors import UsageError
+from agentmem_vault.model import template_mapping
 from agentmem_vault.model.ids import find_ids
 from agentmem_vault.model.negation import negated
 from agentmem_vault.model.textnorm import fold
@@ -56,18 +48,6 @@ def match_key(text: str) -> str:
     return "".join(fold(text).split())
 
 
-def _load_table() -> dict:
-    from importlib import resources
-
-    import yaml
-
-    raw = resources.files("agentmem_vault.templates").joinpath("triggers.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(raw)
-    if not isinstance(data, dict):
-        raise UsageError("templates/triggers.yaml: expected a mapping of command -> phrases")
-    return data
-
-
 def phrases_from_table(table: dict) -> list[Phrase]:
     out: list[Phrase] = []
     for command, entries in table.items():
@@ -95,7 +75,7 @@ def phrases_from_table(table: dict) -> list[Phrase]:
 
 @lru_cache(maxsize=1)
 def load_phrases() -> tuple[Phrase, ...]:
-    return tuple(phrases_from_table(_load_table()))
+    return tuple(phrases_from_table(template_mapping("triggers.yaml")))
 
 
 def phrase_groups() -> list[tuple[str, list[list[str]]]]:
@@ -108,15 +88,6 @@ def phrase_groups() -> list[tuple[str, list[list[str]]]]:
                 entries[p.entry].append(p.text)
         groups.append((COMMAND_LINES[cmd], [entries[n] for n in sorted(entries)]))
     return groups
-
-
-def phrase_help() -> str:
-    """Every phrase, grouped by command, one table entry per line."""
-    lines = ["Phrases (Traditional · Simplified Chinese · English; case and spaces do not matter):"]
-    for command_line, entries in phrase_groups():
-        lines.append(f"  {command_line}")
-        lines += ["      " + " · ".join(forms) for forms in entries]
-    return "\n".join(lines)
 
 
 def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:

@@ -133,13 +133,6 @@ def _json_lines(data: bytes | None, needle: bytes = b"", *, newest_first: bool =
             yield obj
 
 
-def iter_pairs(vault: Vault) -> Iterator[dict]:
-    """All readable pairs, oldest first; damaged lines (a torn last line, hand edits) are skipped."""
-    for obj in _json_lines(read_bytes(conversations_path(vault))):
-        if isinstance(obj.get("conversation_id"), str) and isinstance(obj.get("session_id"), str):
-            yield obj
-
-
 def _lines_with(data: bytes | None, needle: bytes, *, newest_first: bool) -> Iterator[dict]:
     """The JSON objects on the lines of ``data`` that contain ``needle`` (non-empty), found with
     ``bytes.find``/``rfind`` so that only those lines are ever split out and parsed."""
@@ -326,11 +319,6 @@ def queue_transcript(
     with queue_lock(vault, timeout):
         _append_line(extract_queue_path(vault), entry)
     return entry
-
-
-def read_queue(vault: Vault) -> list[dict]:
-    """Readable queue entries, oldest first (for the daemon and for tests)."""
-    return [obj for obj in _json_lines(read_bytes(extract_queue_path(vault))) if obj.get("kind") == "transcript"]
 
 
 def projects_of_sessions(vault: Vault) -> dict[str, str]:

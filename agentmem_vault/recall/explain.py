@@ -86,9 +86,10 @@ def explain(res: ContextResult, others: list[Hit] | None = None) -> dict:
             continue
         if h.project:
             why = f"another project's ({h.project}): ask with --project {h.project} or --all-projects"
-        else:
+            items.append(_item(h, "left out", why))
+        else:  # outside every scope and not global: unscoped (docs/projects.md)
             why = "its project is unknown (scope unscoped), so it reaches no chat: `agentmem memories move ID --project NAME | --global`"
-        items.append(_item(h, "left out", why))
+            items.append({**_item(h, "left out", why), "applies": "unscoped"})
     semantic = any(h.semantic is not None for h in res.ranked)
     return {
         "formula": WEIGHTS_SEMANTIC if semantic else WEIGHTS,

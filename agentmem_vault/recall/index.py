@@ -28,7 +28,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.model.textnorm import _STOPWORDS, fold, normalize_terms, tokenize
+from agentmem_vault.model.textnorm import fold, normalize_terms, stopwords, tokenize
 from agentmem_vault.errors import AgentmemError, NoteFormatError
 
 from agentmem_vault.recall.freshness import FolderWatch, daemon_vouches, folder_watch
@@ -176,7 +176,7 @@ def recall_tokens(text: str) -> list[str]:
     for t in tokenize(normalize_terms(fold(text)), fold_first=False):
         out.append(t)
         if t.isascii() and _PARTS_RE.search(t):
-            out.extend(p for p in _PARTS_RE.split(t) if len(p) > 1 and p not in _STOPWORDS)
+            out.extend(p for p in _PARTS_RE.split(t) if len(p) > 1 and p not in stopwords())
     return out
 
 
@@ -410,40 +410,37 @@ class RecallIndex:
             return
         if error:
             stats.errors.append({"path": rel, "error": error})
-        values = (
-            stamp[0],
-            stamp[1],
-            sha,
-            note.id,
-            note.name,
-            note.category,
-            scope_key(note),
-            fold(note.module),
-            note.project,
-            note.module,
-            note.importance,
-            note.score,
-            note.status,
-            note.created,
-            note.changed_at,
-            json.dumps(note.keywords, ensure_ascii=False),
-            json.dumps(note.usage_scenario, ensure_ascii=False),
-            json.dumps(note.source_ids, ensure_ascii=False),
-            note.content,
-            error,
-        )
-        cols = (
-            "mtime_ns, size, sha, note_id, title, category, project, module, project_raw, module_raw, importance, "
-            "score, status, created, updated, keywords, usage, sources, content, error"
-        )
+        row = {  # the notes table's columns (but docid and path), named so that no list can drift from another
+            "mtime_ns": stamp[0],
+            "size": stamp[1],
+            "sha": sha,
+            "note_id": note.id,
+            "title": note.name,
+            "category": note.category,
+            "project": scope_key(note),
+            "module": fold(note.module),
+            "project_raw": note.project,
+            "module_raw": note.module,
+            "importance": note.importance,
+            "score": note.score,
+            "status": note.status,
+            "created": note.created,
+            "updated": note.changed_at,
+            "keywords": json.dumps(note.keywords, ensure_ascii=False),
+            "usage": json.dumps(note.usage_scenario, ensure_ascii=False),
+            "sources": json.dumps(note.source_ids, ensure_ascii=False),
+            "content": note.content,
+            "error": error,
+        }
         if old is not None:
             docid = old[0]
             conn.execute("DELETE FROM fts WHERE rowid = ?", (docid,))
-            sets = ", ".join(f"{c.strip()} = ?" for c in cols.split(","))
-            conn.execute(f"UPDATE notes SET {sets} WHERE docid = ?", (*values, docid))
+            sets = ", ".join(f"{c} = ?" for c in row)
+            conn.execute(f"UPDATE notes SET {sets} WHERE docid = ?", (*row.values(), docid))
             stats.updated += 1
         else:
-            cur = conn.execute(f"INSERT INTO notes(path, {cols}) VALUES (?{', ?' * len(values)})", (rel, *values))
+            cols = ", ".join(row)
+            cur = conn.execute(f"INSERT INTO notes(path, {cols}) VALUES (?{', ?' * len(row)})", (rel, *row.values()))
             docid = cur.lastrowid or 0  # sqlite always gives the new rowid after an INSERT
             stats.added += 1
         conn.execute(

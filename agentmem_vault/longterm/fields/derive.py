@@ -20,6 +20,8 @@ from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.textnorm import fold
 
+_ASKED = re.compile(r"[^。！？!?\n]*(?:[?？]|[吗呢嗎](?=\s*[，,。]|\s*$))")
+_DISLIKE = re.compile(r"\b(?:not|stop|why|keep)\b|n't|别|別|不要|为什么|為什麼|怎么|怎麼|老是", re.I)
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _NEGATED = re.compile(
     r"(?:不要|别|不能|不准|不许|禁止|不用|不是|而不是|\b(?:don'?t|do not|never|no|not|stop|instead of|rather than|again)\b)\s*(?:用|使用|写|加|再|use|using|write|add|put)?\s*"
@@ -61,15 +63,10 @@ def corrects_assistant(evidence: str, assistant_said: str) -> bool:
 
 
 def _reason(kind: str, asked: bool, corrected: bool) -> str:
-    if asked:
-        return "the user explicitly asked for this to be kept"
-    if corrected:
-        return "the user corrected the assistant"
-    return {
-        "preference": "the user stated a preference",
-        "decision": "the user stated a decision",
-        "pitfall": "the user recorded a pitfall",
-    }.get(kind, "the user stated a rule")
+    if asked or corrected:
+        return "the user explicitly asked for this to be kept" if asked else "the user corrected the assistant"
+    stated = kind if kind in ("preference", "decision") else "rule"
+    return "the user recorded a pitfall" if kind == "pitfall" else f"the user stated a {stated}"
 
 
 _CLAIMS = re.compile(r"explicitly asked|corrected the assistant", re.I)
@@ -96,6 +93,12 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     if snapshot_decision:
         kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
     turn_text, before, sentence = _said_around(turns or [], words)
+    # a dislike asked as a question ("Could you not rewrite my whole file every time?") is a
+    # preference, neither a request from now on nor a correction ("Can you make sure … from now
+    # on?" still asks for it)
+    words, turn_text, sentence = (
+        _ASKED.sub(lambda q: " " if _DISLIKE.search(q[0]) else q[0], t) for t in (words, turn_text, sentence)
+    )
     # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule,
     # not of a further item joined after it ("…不要再用 any。還有 import 路徑請用 @/")
     joined = has("join", fold(sentence)[:12])
@@ -111,7 +114,7 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     band_kind = "pitfall" if m.category == "common_pitfalls_experience" else kind
     if band_kind == "correction" and not before:
         band_kind = "rule"  # nothing was said before it: there is nothing it corrects
-    m.importance = importance_for(band_kind, said, corrects_assistant=corrected, recorded=recorded)
+    m.importance = importance_for(band_kind, words, corrects_assistant=corrected, recorded=recorded, request=said)
     m.title, keywords, scenarios = _text_fields(m.content, m.category)
     m.keywords, m.usage_scenario = list(keywords), list(scenarios)
     m.reason = (
@@ -142,15 +145,13 @@ def apply_fields(
     memories: list[MemoryObject], turns: list[Turn], *, offline: bool, recorded: bool = False
 ) -> list[MemoryObject]:
     """The field rules for a batch of one source (in place; returned for chaining)."""
-    prev = None
-    for m in memories:
+    for i, m in enumerate(memories):
         if not offline:
             check_model_fields(m)
             continue
         derive_offline(m, turns=turns, recorded=recorded)
         # "integration tests need X, and they must never point at the shared database": an item
         # that points back with no cue of its own is about what its neighbour is about
-        if prev is not None and m.category == DEFAULT and _POINTS_BACK.match(m.content):
-            m.category = prev.category
-        prev = m
+        if i and m.category == DEFAULT and _POINTS_BACK.match(m.content):
+            m.category = memories[i - 1].category
     return memories

@@ -41,20 +41,24 @@ def is_red_line(words: str) -> bool:
     )
 
 
-def importance_for(kind: str, words: str, *, corrects_assistant: bool = False, recorded: bool = False) -> float:
-    """The importance of a statement of ``kind`` in the user's ``words``."""
+def importance_for(
+    kind: str, words: str, *, corrects_assistant: bool = False, recorded: bool = False, request: str = ""
+) -> float:
+    """The importance of a statement of ``kind`` in the user's ``words``; ``request``: the words
+    that may ask for it (the sentence of an enumeration's item), ``words`` when not given."""
+    request = request or words
     if recorded:
         base = EXPERIENCE if kind == "pitfall" else RULE
         return min(RECORDED_MAX, RED_LINE if is_red_line(words) else base)
     if is_red_line(words):
         return RED_LINE
     if kind == "pitfall":  # experience: only an explicit "remember this" makes it more
-        return EXPLICIT if asks_to_remember(words, in_so_many_words=True) else EXPERIENCE
-    if corrects_assistant or kind == "correction" or asks_to_remember(words, in_so_many_words=True):
+        return EXPLICIT if asks_to_remember(request, in_so_many_words=True) else EXPERIENCE
+    if corrects_assistant or kind == "correction" or asks_to_remember(request, in_so_many_words=True):
         return EXPLICIT
     if kind == "convention":  # a convention announced as a plan is a project rule, "going forward" or not
         return RULE
-    if asks_to_remember(words):
+    if asks_to_remember(request):
         return EXPLICIT
     if kind == "preference":
         return PREFERENCE

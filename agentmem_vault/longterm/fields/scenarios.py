@@ -33,13 +33,6 @@ def _activities() -> dict[str, list[str]]:
     return {(parts := [p.strip() for p in ln.split("|")])[0]: parts[1:] for ln in _lines("scenario_activities.txt")}
 
 
-def _script(text: str) -> int:
-    """0 English, 1 Traditional Chinese, 2 Simplified Chinese."""
-    if not _CJK.search(text):
-        return 0
-    return 1 if to_simplified(text) != text else 2
-
-
 def scenarios_for(content: str, category: str, keywords: list[str]) -> list[str]:
     """Up to three scenarios naming the note's subject, or none."""
     out: list[str] = []
@@ -57,7 +50,7 @@ def scenarios_for(content: str, category: str, keywords: list[str]) -> list[str]
     subject = [k for k in keywords if not is_generic(k)]
     # one script per subject: the Simplified twin of a Traditional keyword names the same thing
     subject = [k for i, k in enumerate(subject) if to_simplified(k) not in subject[:i]]
-    script = _script(content)
+    script = 0 if not _CJK.search(content) else 1 if to_simplified(content) != content else 2  # en, zh-TW, zh-CN
     activity = _activities()
     if category in activity and subject:
         if len(subject) > 1 and _ALTERNATIVES.search(content) and category == "project_tech_stack":

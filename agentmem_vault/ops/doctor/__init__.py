@@ -21,7 +21,6 @@ writes the report for a person.
 """
 
 from agentmem_vault.ops.doctor.checks import diagnose_state
-from agentmem_vault.ops.doctor.findings import DoctorReport, Finding
 from agentmem_vault.ops.doctor.render import render_report
 from agentmem_vault.ops.doctor.repairs import repair
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, read_state
@@ -30,8 +29,6 @@ from agentmem_vault.ops.doctor.vault_checks import diagnose
 __all__ = [
     "STALE_TEMP_SECONDS",
     "TEMP_KIND",
-    "DoctorReport",
-    "Finding",
     "diagnose",
     "diagnose_state",
     "read_state",

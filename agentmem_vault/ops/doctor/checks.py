@@ -569,12 +569,9 @@ def _row_from_snapshot_text(sid: str, text: str) -> it.Row:
 
 
 def _age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{max(0, int(seconds))} seconds"
-    if seconds < 7200:
-        return f"{int(seconds // 60)} minutes"
-    if seconds < 2 * 86400:
-        return f"{int(seconds // 3600)} hours"
+    for unit, size, below in (("seconds", 1, 120), ("minutes", 60, 7200), ("hours", 3600, 2 * 86400)):
+        if seconds < below:
+            return f"{max(0, int(seconds // size))} {unit}"
     return f"{int(seconds // 86400)} days"
 
 

@@ -14,6 +14,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
 from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, DoctorReport, Finding
+from agentmem_vault.ops.doctor.secrets import secret_findings
 from agentmem_vault.ops.doctor.state import read_state
 from agentmem_vault.board.store import BoardWriter
 
@@ -35,12 +36,7 @@ def vault_findings(vault: Vault) -> list[Finding]:
     return [f for check in VAULT_CHECKS for f in check(vault)]
 
 
-@vault_check
-def secrets_stored(vault: Vault) -> list[Finding]:
-    """Secrets already under memory/ (docs/redaction.md); --fix redacts them."""
-    from agentmem_vault.ops.doctor.secrets import secret_findings
-
-    return secret_findings(vault)
+vault_check(secret_findings)  # secrets already under memory/ (docs/redaction.md); --fix redacts them
 
 
 @vault_check
