@@ -132,7 +132,7 @@ class BoardWriter(NoteWriter):
         if has_row(doc, row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
         # a missing or empty index is created with the header
-        new_text = it.append_row(doc, row)[0] if before else it.new_index_text() + line + "\n"
+        new_text = it.edit_table(doc, {}, [row]) if before else it.new_index_text() + line + "\n"
         self._rewrite(new_text, "append_row", session_id=row.session_id, before=None, after=row.to_dict())
 
     def _append_line(self, row: it.Row, state: BoardState, line: str) -> None:

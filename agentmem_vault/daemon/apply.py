@@ -82,13 +82,8 @@ def apply_plan(w: BoardWriter, plan: Plan) -> Applied:
             if isinstance(action, FoldConflict) and action.move:
                 out.written[action.copy] = None
         except (AgentmemError, OSError) as exc:
-            out.errors.append(
-                {
-                    "action": getattr(action, "kind", "?"),
-                    "error": getattr(exc, "message", str(exc)),
-                    "code": getattr(exc, "code", type(exc).__name__),
-                }
-            )
+            error = getattr(exc, "message", str(exc))
+            out.errors.append({"action": action.kind, "error": error, "code": getattr(exc, "code", type(exc).__name__)})
             if isinstance(action, FoldConflict):
                 break  # later actions were planned on the folded text
     data = read_bytes(w.vault.index_path)

@@ -34,6 +34,7 @@ from agentmem_vault.fs import append_line, atomic_write_bytes, atomic_write_text
 
 QUEUE_FILE = EXTRACT_QUEUE  # the name is defined once, in ops/conversations.py
 STATE_FILE = "extract-state.json"
+STATE_FIELDS = {"offset": int, "head": str, "pending": dict, "failed": dict, "seen": dict, "done_count": int}
 MAX_ATTEMPTS = 5
 COMPACT_BYTES = 64 * 1024
 
@@ -108,12 +109,8 @@ class ExtractionQueue:
             return
         try:
             st = json.loads(data.decode("utf-8"))
-            self.offset = int(st.get("offset", 0))
-            self.head = str(st.get("head", ""))
-            self.pending = dict(st.get("pending", {}))
-            self.failed = dict(st.get("failed", {}))
-            self.seen = dict(st.get("seen", {}))
-            self.done_count = int(st.get("done_count", 0))
+            for key, kind in STATE_FIELDS.items():
+                setattr(self, key, kind(st.get(key, kind())))
             self.has_state = True
         except (ValueError, TypeError, AttributeError, UnicodeDecodeError) as exc:
             # The queue file itself is the record: re-reading it from the start loses nothing.
@@ -125,7 +122,7 @@ class ExtractionQueue:
     def save(self) -> None:
         if not self._dirty:
             return
-        state = {k: getattr(self, k) for k in ("offset", "head", "pending", "failed", "done_count", "seen")}
+        state = {k: getattr(self, k) for k in STATE_FIELDS}
         self.state_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.state_path, json.dumps(state, ensure_ascii=False, sort_keys=True) + "\n")
         self.has_state = True

@@ -112,10 +112,6 @@ class InstallPlan:
     edit: FileEdit
     actions: list[dict] = field(default_factory=list)  # {"event", "hook", "command", "action"}
 
-    @property
-    def changed(self) -> bool:
-        return self.edit.changed
-
 
 def merge(
     agent: str, existing: dict | None, commands: dict[str, str], *, path: Path | str = "<config>"
@@ -195,7 +191,7 @@ def _result(plan: InstallPlan, backup: Path | None, notes: list[str]) -> dict:
         "agent": plan.agent,
         "file": str(plan.path),
         "created": plan.before is None,
-        "changed": plan.changed,
+        "changed": plan.edit.changed,
         "backup": str(backup) if backup else None,
         "entries": plan.actions,
         "notes": notes,

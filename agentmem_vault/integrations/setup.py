@@ -201,7 +201,7 @@ def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> l
             continue
         detail = "; ".join(f"{e['event']}: {e['action']}" for e in plan.actions)
         preview = "\n".join(f"{e['event']}: {e['command']}" for e in plan.actions)
-        if not dry_run and plan.changed:
+        if not dry_run and plan.edit.changed:
             res = hook_install.apply_install(plan)
             if res.get("backup"):
                 detail += f"; previous file backed up to {res['backup']}"
