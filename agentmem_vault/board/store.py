@@ -77,10 +77,6 @@ class BoardWriter(NoteWriter):
             doc.check_writable()
         return doc
 
-    def read_index(self) -> tuple[str, it.IndexDoc]:
-        text = self.index_text()
-        return text, it.parse_index(text)
-
     def _rewrite(self, new_text: str, action: str, *, burn: Iterable[str] = (), **data: Any) -> it.IndexDoc:
         """Write the whole board (temp file + rename), journaled first, and compare it byte for
         byte with what was meant: every other byte is as it was and nobody else wrote in between.
