@@ -19,21 +19,16 @@ ISO_SECONDS = "%Y-%m-%dT%H:%M:%S"  # journal, queue, logs
 STAMP_FORMAT = "%Y%m%d-%H%M%S"  # file names of backups and moved conflict copies
 
 
-def _env_now() -> datetime | None:
+def now_precise() -> datetime:
+    """Local wall-clock time with seconds, or ``AGENTMEM_NOW``."""
     env = os.environ.get("AGENTMEM_NOW")
     if not env:
-        return None
+        return datetime.now()
     try:
         dt = datetime.fromisoformat(env.strip())
     except ValueError as exc:
         raise ConfigError(f"AGENTMEM_NOW={env!r} is not an ISO 8601 time (e.g. 2026-06-01T09:30)") from exc
     return dt.replace(tzinfo=None) if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
-
-
-def now_precise() -> datetime:
-    """Local wall-clock time with seconds, or ``AGENTMEM_NOW``."""
-    env = _env_now()
-    return env if env is not None else datetime.now()
 
 
 def now() -> datetime:

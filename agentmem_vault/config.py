@@ -65,11 +65,11 @@ CONFIG_BYTES = 1 << 20  # a settings file is a few hundred bytes; a bigger one i
 
 def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dict:
     from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_bytes  # refuses a FIFO, a device or an outside link, never hangs
+
+    # read_bytes refuses a FIFO, a device or an outside link, never hangs
+    from agentmem_vault.fs import load_cache, make_dirs, read_bytes, save_cache
 
     if cache is not None:
-        from agentmem_vault.fs import load_cache
-
         # no cache, or a FIFO / link / junk where it belongs: parse the file itself
         got = load_cache(cache, _CACHE_VERSION, limit=CONFIG_BYTES)
         if got is not None and got[0] == stamp and isinstance(got[1], dict):
@@ -95,8 +95,6 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:
-        from agentmem_vault.fs import make_dirs, save_cache
-
         try:
             make_dirs(cache.parent)  # a read-only vault stays untouched, even for root
         except (OSError, AgentmemError):

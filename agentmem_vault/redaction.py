@@ -70,8 +70,7 @@ def user_rules() -> tuple[tuple[Pattern, ...], tuple[re.Pattern[str], ...]]:
 
 def redact_text(text: str) -> str:
     """``text`` with every secret replaced by ``[REDACTED:<kind>]`` (the same object when none)."""
-    extra, allow = user_rules()
-    return redact(text, None, extra, allow)
+    return redactor()(text)
 
 
 def redactor() -> Callable[[str], str]:

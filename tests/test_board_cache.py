@@ -155,7 +155,7 @@ def test_fast_register_writes_exactly_what_the_full_path_writes(tmp_path: Path, 
     assert_agrees(v)  # summary in place: the fast path is taken
     reg = register_idle(v, "cursor-main-agent", when=when, also_taken={"2026-05-02-0101-cursor-main-agent-3"})
     assert reg.session_id == want_id == "2026-05-02-0101-cursor-main-agent-4"
-    want_text, _ = it.append_row(doc, reg.row)
+    want_text = it.edit_table(doc, {}, [reg.row])
     assert v.index_path.read_bytes() == want_text.encode("utf-8")
     assert_agrees(v)
 

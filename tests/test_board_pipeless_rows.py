@@ -39,7 +39,7 @@ def test_a_header_and_separator_without_outer_pipes_are_the_table() -> None:
     text = "# Memory Index\n\n" + " | ".join(it.COLUMNS) + "\n" + "|".join(["---"] * 9) + "\n" + CELLS + "\n"
     doc = it.parse_index(text)
     assert not doc.bad and doc.ids() == [SID]
-    new, _ = it.append_row(doc, doc.get(SID).with_(session_id=SID + "-2"))
+    new = it.edit_table(doc, {}, [doc.get(SID).with_(session_id=SID + "-2")])
     assert it.parse_index(new).ids() == [SID, SID + "-2"] and new.startswith(text)
 
 

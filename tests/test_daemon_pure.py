@@ -194,7 +194,7 @@ def _apply_text(text: str, actions) -> str:
             assert a.base_text == text
             text = a.new_text
         elif isinstance(a, AddRow):
-            text, _ = it.append_row(it.parse_index(text), a.row)
+            text = it.edit_table(it.parse_index(text), {}, [a.row])
         elif isinstance(a, SyncRow):
             doc = it.parse_index(text)
             text = it.edit_table(doc, {it.line_of(doc, a.before.session_id): a.after})

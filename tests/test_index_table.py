@@ -72,8 +72,8 @@ def test_append_keeps_every_other_byte(before: str, after: str, crlf: bool, bom:
     text = ("\ufeff" if bom else "") + before + nl + nl + it.header_lines(nl) + existing + nl + after
     doc = it.parse_index(text)
     assert [r.session_id for r in doc.row_list()] == ["2026-01-01-0000-a"]
-    new_text, tail = it.append_row(doc, row(topic=topic))
-    assert tail is None  # text after the table: inserted in place, not appended at the end
+    new_text = it.edit_table(doc, {}, [row(topic=topic)])
+    # text after the table: the row is inserted at the table's end, not at the file's
     assert new_text.replace(it.render_row(row(topic=topic)) + nl, "", 1) == text
     again = it.parse_index(new_text)
     assert again.find(row().session_id).topic == it.escape_cell(topic).replace("\\|", "|")
@@ -86,9 +86,8 @@ def test_tolerates_bom_crlf_extra_spaces_missing_trailing_pipe() -> None:
     assert doc.bom and doc.newline == "\r\n"
     (r,) = doc.row_list()
     assert r.topic == "主題" and r.updated_at == "2026-05-25 13:18"
-    new_text, tail = it.append_row(doc, row("2026-05-25-1319-cursor-main-agent"))
-    assert tail is not None and tail.endswith("\r\n")
-    assert new_text.startswith(text)
+    new_text = it.edit_table(doc, {}, [row("2026-05-25-1319-cursor-main-agent")])
+    assert new_text.startswith(text) and new_text.endswith("\r\n")  # appended, in the file's line ends
 
 
 def test_bad_rows_kept_and_reported() -> None:
@@ -161,7 +160,7 @@ def test_cells_with_unicode_line_breaks_or_controls_stay_one_valid_row(ch: str) 
     # web page used to be written as a row that read back as two broken lines, after which the
     # whole index refused every write.
     doc = it.parse_index(it.new_index_text())
-    new_text, _ = it.append_row(doc, row(topic=f"a{ch}b", summary=f"{ch}s{ch}"))
+    new_text = it.edit_table(doc, {}, [row(topic=f"a{ch}b", summary=f"{ch}s{ch}")])
     again = it.parse_index(new_text)
     assert not again.bad, again.bad
     assert again.get(row().session_id).topic == "a b"
@@ -177,7 +176,7 @@ def test_hand_written_cell_with_unicode_line_separator_is_one_row(ch: str) -> No
     doc = it.parse_index(text)
     assert not doc.bad
     assert doc.get("2026-01-01-0000-a").topic == f"t{ch}u"
-    new_text, _ = it.append_row(doc, row())
+    new_text = it.edit_table(doc, {}, [row()])
     assert new_text.startswith(text)
 
 

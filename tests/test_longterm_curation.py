@@ -12,7 +12,8 @@ from pathlib import Path
 from agentmem_vault.longterm.curate import plan_curation, user_retracts
 from agentmem_vault.longterm.dedupe import dedupe_batch, same_memory, shingles
 from agentmem_vault.longterm.extract import extract_sources
-from agentmem_vault.longterm.notes import Note, load_notes
+from agentmem_vault.longterm.notes import load_notes
+from agentmem_vault.model.notes import Note
 from agentmem_vault.model.notes import render_note
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import source_for_transcript
@@ -70,7 +71,7 @@ def test_an_older_source_never_becomes_current(tmp_path):
 
 
 def test_a_newer_source_updates_and_history_stays_newest_first(tmp_path):
-    from agentmem_vault.longterm.notes import HistoryEntry
+    from agentmem_vault.model.notes import HistoryEntry
 
     n = note(tmp_path, history=[HistoryEntry("2026-11-05T08:00", "Use pnpm instead of npm in this repo.")])
     new = m("Use pnpm 9 instead of npm; CI runs pnpm install --frozen-lockfile.", source_time="2026-11-25T12:00")

@@ -12,7 +12,8 @@ import pytest
 
 from agentmem_vault.errors import ConfigError
 from agentmem_vault.longterm.extract import extract_sources, load_state
-from agentmem_vault.longterm.notes import load_notes, parse_note
+from agentmem_vault.longterm.notes import load_notes
+from agentmem_vault.model.notes import parse_note
 from agentmem_vault.longterm.sources import source_for_session, source_for_transcript
 
 SID = "2026-05-25-1318-cursor-main-agent"

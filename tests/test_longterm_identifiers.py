@@ -9,7 +9,7 @@ import pytest
 
 from agentmem_vault.longterm.curate import plan_curation
 from agentmem_vault.longterm.dedupe import dedupe_batch, identifiers
-from agentmem_vault.longterm.notes import Note
+from agentmem_vault.model.notes import Note
 from agentmem_vault.longterm.schema import MemoryObject
 
 from longterm_helpers import memory_object

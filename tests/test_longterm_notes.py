@@ -8,18 +8,9 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from agentmem_vault.longterm.notes import (
-    KEY_ORDER,
-    HistoryEntry,
-    Note,
-    NoteFormatError,
-    find_note,
-    load_notes,
-    note_id,
-    parse_note,
-    render_note,
-    safe_filename,
-)
+from agentmem_vault.errors import NoteFormatError
+from agentmem_vault.longterm.notes import find_note, load_notes, note_id, safe_filename
+from agentmem_vault.model.notes import KEY_ORDER, HistoryEntry, Note, parse_note, render_note
 
 
 def _note(**kw) -> Note:

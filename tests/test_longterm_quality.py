@@ -7,7 +7,7 @@ from agentmem_vault.longterm.curate import notes_to_write, plan_curation
 from agentmem_vault.longterm.dedupe import dedupe_batch, shingles, similarity
 from agentmem_vault.longterm.filters import filter_memories, quality_reason, specificity_score
 from agentmem_vault.longterm.lexicon import vague_phrases
-from agentmem_vault.longterm.notes import Note
+from agentmem_vault.model.notes import Note
 from agentmem_vault.longterm.schema import validate_memory
 
 from longterm_helpers import memory_object

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -23,7 +24,7 @@ def test_statement_kinds_cover_the_seed_kinds() -> None:
 def test_memory_object_carries_its_statement_into_json() -> None:
     st = Statement("decision", scope_words=("這個專案",), reach="project", said_at="2026-12-01T10:00", reason="因為 …")
     m = MemoryObject("create", "t", "content here", "important_decision_experience", statement=st)
-    d = json.loads(json.dumps(m.to_dict(), ensure_ascii=False))
+    d = json.loads(json.dumps(dataclasses.asdict(m), ensure_ascii=False))
     assert d["statement"]["kind"] == "decision"
     assert d["statement"]["scope_words"] == ["這個專案"]
     assert d["statement"]["said_at"] == "2026-12-01T10:00"

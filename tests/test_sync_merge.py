@@ -317,7 +317,7 @@ def test_note_lists_are_unioned_and_the_newer_update_wins_for_values() -> None:
     )
     out = merge_note_texts(base, ours, theirs, simple_line_merge)
     assert out.clean
-    from agentmem_vault.longterm.notes import parse_note
+    from agentmem_vault.model.notes import parse_note
 
     n = parse_note(out.text)
     assert n.keywords == ["pnpm", "npm", "lockfile"]

@@ -66,8 +66,7 @@ def register_idle(
         if state is not None and state.writable and state.appendable:
             board = state  # the usual board: the row is appended without parsing the others
         else:
-            _, board = w.read_index()
-            board.check_writable()
+            board = w.index(strict=True)
         sid = issue_session_id(vault, board, base, also_taken)
         row = idle_row(sid, agent, ts)
         w.append_row(row, state=state)

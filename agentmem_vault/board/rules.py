@@ -231,10 +231,6 @@ def fold_rows(
     # One parse of the index and one edit of its lines (a parse per row took 66 s for a
     # 3,000-row copy; docs/reliability.md, "Limits").
     doc = it.parse_index(index_text)
-    created = ""
-    if doc.header_at is None and newest:  # a board without a table: the first row creates it
-        first = next(iter(newest.values()))
-        doc, created = it.parse_index(it.append_row(doc, first)[0]), first.session_id
     lines: dict[str, list[int]] = {}
     for i, sid in doc.row_ids:
         lines.setdefault(sid, []).append(i)
@@ -244,9 +240,6 @@ def fold_rows(
     appends: list[it.Row] = []
     for sid, theirs in newest.items():
         at = lines.get(sid)
-        if sid == created:
-            added.append(sid)
-            continue
         if at is None:
             appends.append(theirs)
             added.append(sid)

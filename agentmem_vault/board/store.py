@@ -77,10 +77,6 @@ class BoardWriter(NoteWriter):
             doc.check_writable()
         return doc
 
-    def read_index(self) -> tuple[str, it.IndexDoc]:
-        text = self.index_text()
-        return text, it.parse_index(text)
-
     def _rewrite(self, new_text: str, action: str, *, burn: Iterable[str] = (), **data: Any) -> it.IndexDoc:
         """Write the whole board (temp file + rename), journaled first, and compare it byte for
         byte with what was meant: every other byte is as it was and nobody else wrote in between.
@@ -132,7 +128,7 @@ class BoardWriter(NoteWriter):
         if has_row(doc, row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
         # a missing or empty index is created with the header
-        new_text = it.append_row(doc, row)[0] if before else it.new_index_text() + line + "\n"
+        new_text = it.edit_table(doc, {}, [row]) if before else it.new_index_text() + line + "\n"
         self._rewrite(new_text, "append_row", session_id=row.session_id, before=None, after=row.to_dict())
 
     def _append_line(self, row: it.Row, state: BoardState, line: str) -> None:

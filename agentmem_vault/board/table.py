@@ -11,7 +11,7 @@ import re
 from collections import namedtuple
 from collections.abc import Iterable, Mapping
 
-from agentmem_vault.errors import IndexFormatError, SessionNotFound, UsageError, WriteFailed
+from agentmem_vault.errors import IndexFormatError, SessionNotFound, UsageError
 from agentmem_vault.fastimport import LazyRegex
 from agentmem_vault.model.ids import is_valid_session_id
 
@@ -373,34 +373,10 @@ def line_of(doc: IndexDoc, session_id: str) -> int:
     return hits[0]
 
 
-def append_row(doc: IndexDoc, row: Row) -> tuple[str, str | None]:
-    """Return ``(new_text, tail)``; ``tail`` is the exact text to append in place when the table
-    ends the file (the common case), else None (the caller rewrites atomically)."""
-    nl = doc.newline
-    line = render_row(row)
-    lines = list(doc.lines)
-    if doc.header_at is None:
-        # No table yet: add header + row at the end, keeping any text already there.
-        lead = ""
-        if lines and not lines[-1].endswith(("\n", "\r")):
-            lead = nl
-        sep = nl if lines and "".join(lines).strip() else ""
-        tail = lead + sep + header_lines(nl) + line + nl
-        return doc.render() + tail, tail
-    if doc.table_end == len(lines):
-        lead = "" if not lines or lines[-1].endswith(("\n", "\r")) else nl
-        tail = lead + line + nl
-        return doc.render() + tail, tail
-    last = lines[doc.table_end - 1]
-    if not last.endswith(("\n", "\r")):
-        lines[doc.table_end - 1] = last + nl
-    lines.insert(doc.table_end, line + nl)
-    return (BOM if doc.bom else "") + "".join(lines), None
-
-
 def edit_table(doc: IndexDoc, changes: Mapping[int, Row | None], appends: Iterable[Row] = ()) -> str:
     """Replace (Row) or delete (None) the row lines at the given 0-based line numbers, and append
-    rows at the end of the table, in one pass. Every other line stays byte-for-byte identical."""
+    rows at the end of the table (a board without a table gets one at its end), in one pass. Every
+    other line stays byte-for-byte identical."""
     lines = list(doc.lines)
     for i, new in changes.items():
         old = lines[i]
@@ -409,10 +385,12 @@ def edit_table(doc: IndexDoc, changes: Mapping[int, Row | None], appends: Iterab
             continue
         lines[i] = render_row(new) + old[len(strip_eol(old)) :]  # the line's own ending, if any
     extra = [render_row(r) for r in appends]
+    nl = doc.newline
+    if extra and doc.header_at is None:  # no table yet: the header and the rows after any text there
+        lead = nl if lines and not lines[-1].endswith(("\n", "\r")) else ""
+        sep = nl if "".join(lines).strip() else ""
+        return doc.render() + lead + sep + header_lines(nl) + "".join(r + nl for r in extra)
     if extra:
-        if doc.header_at is None:
-            raise WriteFailed("memory/index.md has no table to append to")
-        nl = doc.newline
         end = doc.table_end
         if end > 0 and lines[end - 1] and not lines[end - 1].endswith(("\n", "\r")):
             lines[end - 1] += nl

@@ -42,13 +42,10 @@ def _split_long(text: str, size: int) -> list[str]:
     return parts
 
 
-def chunk_turns(
-    turns: list[Turn], size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHARS, *, clean: bool = True
-) -> list[Chunk]:
+def chunk_turns(turns: list[Turn], size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHARS) -> list[Chunk]:
     pieces: list[tuple[int, str]] = []  # (turn index, rendered text)
     for i, t in enumerate(turns):
-        body = strip_noise(t.text) if clean else t.text
-        rendered = render_turn(Turn(t.role, body))
+        rendered = render_turn(Turn(t.role, strip_noise(t.text)))
         for part in _split_long(rendered, size):
             pieces.append((i, part))
     chunks: list[Chunk] = []

@@ -212,13 +212,6 @@ def _sorted_history(entries: list[HistoryEntry]) -> list[HistoryEntry]:
     return sorted(entries, key=lambda h: h.when or "", reverse=True)
 
 
-def _new_lists(m: MemoryObject, n: Note) -> tuple[list[str], list[str]]:
-    """The usage scenarios and keywords the candidate adds to the note."""
-    have_u = {fold(x) for x in n.usage_scenario}
-    have_k = {fold(x) for x in n.keywords} | {fold(x) for x in n.usage_scenario}
-    return [x for x in m.usage_scenario if fold(x) not in have_u], [x for x in m.keywords if fold(x) not in have_k]
-
-
 def said_in(m: MemoryObject) -> str:
     """Where the candidate was said: "<source>#<turn>" (recorded in the note as ``said_in``)."""
     if not m.sources or m.statement is None:
@@ -324,27 +317,31 @@ def follow_the_user(m: MemoryObject, current: list[Note], match: Note | None, *,
 
 def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: str, folder: Path) -> list[Action]:
     """Decide what to do with each candidate, in order; later candidates see earlier decisions."""
+
+    def key_of(n: Note) -> str:
+        return n.id or (n.path.name if n.path else n.title)
+
     notes: dict[str, Note] = {}
     order: list[str] = []
     for n in existing:
-        key = n.id or (n.path.name if n.path else n.title)
-        notes[key] = n
-        order.append(key)
+        notes[key_of(n)] = n
+        order.append(key_of(n))
     taken_ids = {n.id for n in existing if n.id}
     taken_names = {n.path.name for n in existing if n.path is not None}
     if folder.is_dir():
         taken_names |= {p.name for p in folder.iterdir()}  # broken notes keep their names too
     actions: list[Action] = []
 
-    def ignore(reason: str, target: str = "") -> Action:
-        return Action("ignore", m.title, reason, target=target, memory=m)
+    def ignore(reason: str, target: str = "") -> None:
+        actions.append(Action("ignore", m.title, reason, target=target, memory=m))
 
-    def key_of(n: Note) -> str:
-        return n.id or (n.path.name if n.path else n.title)
+    def write(kind: str, reason: str, note: Note, old: Note) -> None:
+        notes[key_of(old)] = note  # the later candidates see the note as it will be written
+        actions.append(Action(kind, old.title, reason, note=note, target=old.id, memory=m))
 
     for m in candidates:
         if m.action == "ignore":
-            actions.append(Action("ignore", m.title, m.reason or "marked ignore", memory=m))
+            ignore(m.reason or "marked ignore")
             continue
         current = [notes[k] for k in order]
         match, how = _best_match(m, current)
@@ -358,25 +355,16 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
             continue  # a supplement merged, or a retraction done (or naming no active note)
         if m.action == "delete":
             if match is None or not match.active:
-                actions.append(ignore("asked to deprecate a note that does not exist (or already deprecated)"))
-                continue
-            if match.importance >= RULE_IMPORTANCE and not user_retracts(m.evidence, match):
-                actions.append(
-                    ignore("a rule note is deprecated only when the user's own words retract it", target=match.id)
+                ignore("asked to deprecate a note that does not exist (or already deprecated)")
+            elif match.importance >= RULE_IMPORTANCE and not user_retracts(m.evidence, match):
+                ignore("a rule note is deprecated only when the user's own words retract it", match.id)
+            elif is_older(m, match):
+                ignore("the delete comes from a source older than the note's current text", match.id)
+            else:
+                write(
+                    "deprecate", m.reason or "superseded", deprecated_note(match, m.reason or m.content, now=now), match
                 )
-                continue
-            if is_older(m, match):
-                actions.append(
-                    ignore("the delete comes from a source older than the note's current text", target=match.id)
-                )
-                continue
-            dn = deprecated_note(match, m.reason or m.content, now=now)
-            notes[key_of(match)] = dn
-            actions.append(
-                Action("deprecate", match.title, m.reason or "superseded", note=dn, target=match.id, memory=m)
-            )
-            continue
-        if match is None:
+        elif match is None:
             nn = new_note(m, now=now, folder=folder, taken_ids=taken_ids, taken_names=taken_names)
             taken_ids.add(nn.id)
             assert nn.path is not None
@@ -384,75 +372,38 @@ def plan_curation(candidates: list[MemoryObject], existing: list[Note], *, now: 
             notes[nn.id] = nn
             order.append(nn.id)
             actions.append(Action("create", nn.title, m.reason or "new knowledge", note=nn, memory=m))
-            continue
-        if not match.active:
-            actions.append(
-                Action("ignore", m.title, f"matches deprecated note {match.title!r}", target=match.id, memory=m)
-            )
-            continue
-        if is_older(m, match):
+        elif not match.active:
+            ignore(f"matches deprecated note {match.title!r}", match.id)
+        elif is_older(m, match):
             # forced or repeated extraction of an older source: never make older text current
             on = older_into_history(match, m, now=now)
             if on is None:
-                actions.append(ignore(f"older than {match.title!r}'s current text and already in it", target=match.id))
+                ignore(f"older than {match.title!r}'s current text and already in it", match.id)
             else:
-                notes[key_of(match)] = on
-                actions.append(
-                    Action(
-                        "update",
-                        match.title,
-                        "older source: filed into History, current text kept",
-                        note=on,
-                        target=match.id,
-                        memory=m,
-                    )
-                )
-            continue
-        if _adds_nothing(m, match):
-            adds_u, adds_k = _new_lists(m, match)
+                write("update", "older source: filed into History, current text kept", on, match)
+        elif _adds_nothing(m, match):
+            # the usage scenarios and keywords the candidate adds to the note
+            have_u = {fold(x) for x in match.usage_scenario}
+            adds_u = [x for x in m.usage_scenario if fold(x) not in have_u]
+            have_k = have_u | {fold(x) for x in match.keywords}
+            adds_k = [x for x in m.keywords if fold(x) not in have_k]
+            # Same knowledge again: record the extra source only if it is new (a quiet merge).
+            new_sources = [s for s in m.sources if s not in match.sources]
+            merged = copy.deepcopy(match)
             if adds_u or adds_k:
-                merged = copy.deepcopy(match)
                 merged.usage_scenario = _union(match.usage_scenario, adds_u)
                 merged.keywords = _union(match.keywords, adds_k)
                 merged.sources = _union(match.sources, m.sources, cap=1000)
                 merged.updated = now
-                notes[key_of(match)] = merged
                 what = " and ".join(x for x, v in (("usage scenario", adds_u), ("keywords", adds_k)) if v)
-                actions.append(Action("update", match.title, f"adds {what}", note=merged, target=match.id, memory=m))
-                continue
-            # Same knowledge again: record the extra source only if it is new (a quiet merge).
-            new_sources = [s for s in m.sources if s not in match.sources]
-            if new_sources:
-                merged = copy.deepcopy(match)
+                write("update", f"adds {what}", merged, match)
+            elif new_sources:
                 merged.sources = match.sources + new_sources
-                notes[key_of(match)] = merged
-                actions.append(
-                    Action(
-                        "update",
-                        match.title,
-                        "same knowledge from another source (sources merged)",
-                        note=merged,
-                        target=match.id,
-                        memory=m,
-                    )
-                )
+                write("update", "same knowledge from another source (sources merged)", merged, match)
             else:
-                actions.append(
-                    Action("ignore", m.title, f"already known as {match.title!r}", target=match.id, memory=m)
-                )
-            continue
-        un = updated_note(match, m, now=now)
-        notes[key_of(match)] = un
-        actions.append(
-            Action(
-                "update",
-                match.title,
-                m.reason or f"refines the note (matched by {how})",
-                note=un,
-                target=match.id,
-                memory=m,
-            )
-        )
+                ignore(f"already known as {match.title!r}", match.id)
+        else:
+            write("update", m.reason or f"refines the note (matched by {how})", updated_note(match, m, now=now), match)
     return actions
 
 
@@ -487,8 +438,6 @@ def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> 
 def move_memory(vault, key: str, *, project: str | None = None, to_global: bool = False, dry_run: bool = False) -> Note:
     """Re-scope one note (docs/projects.md): to ``project`` (its canonical name through the
     config's aliases) or to every project (``to_global``). The old scope goes to History."""
-    import copy
-
     from agentmem_vault.config import vault_config
     from agentmem_vault.errors import UsageError
     from agentmem_vault.longterm.memories import get_memory

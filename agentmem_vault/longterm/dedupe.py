@@ -97,10 +97,6 @@ def same_memory(a_sh: set[str], b_sh: set[str], a: Any, b: Any) -> bool:
     return jac + bonus > JACCARD or cont + bonus > CONTAINMENT
 
 
-def memory_text(m: MemoryObject) -> str:
-    return f"{m.title}\n{m.content}"
-
-
 def completeness(m: MemoryObject) -> tuple:
     return (len(m.content) + 8 * len(m.keywords) + 8 * len(m.usage_scenario), m.score or 0, m.importance)
 
@@ -121,7 +117,7 @@ def dedupe_batch(mems: list[MemoryObject]) -> tuple[list[MemoryObject], list[tup
     kept: list[tuple[MemoryObject, set[str], set[str]]] = []
     dropped: list[tuple[MemoryObject, str]] = []
     for m in mems:
-        text = memory_text(m)
+        text = f"{m.title}\n{m.content}"
         sh, ids = shingles(text), identifiers(text)
         for i, (k, ksh, kids) in enumerate(kept):
             if identifiers_conflict(ids, kids):

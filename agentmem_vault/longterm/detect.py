@@ -17,7 +17,7 @@ kind, and what the statement says about its own reach (``longterm/statement.py``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from agentmem_vault.longterm.clauses import (
@@ -49,7 +49,6 @@ class Found:
     asked: bool
     turn: int
     action: str = "create"  # "delete": a snapshot decision marked [superseded] retires its note
-    targets: list[tuple[int, int]] = field(default_factory=list)  # (turn, sentence) it was made from
 
 
 @lru_cache(maxsize=8192)
@@ -206,7 +205,7 @@ class _Scan:
         content = content.strip()
         if not content:
             return None
-        f = Found(content, raw, hit.kind, hit.asked, idx, targets=[(idx, k) for k in at])
+        f = Found(content, raw, hit.kind, hit.asked, idx)
         self.found.append(f)
         for k in at:
             self.made[(idx, k)] = f
@@ -402,9 +401,7 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
                 continue  # a lead that names no symptom or cause only announces ("postmortem notes …")
             content = _joined(content, clean(_body(x)))
         last = parts[-1][0]
-        found.append(
-            Found(content, [x for *_, x, _ in parts], "pitfall", False, last, targets=[(t, k) for t, k, *_ in parts])
-        )
+        found.append(Found(content, [x for *_, x, _ in parts], "pitfall", False, last))
         used |= {(t, k) for t, k, *_ in parts}
         u = next((w for w in range(u, len(user)) if user[w][0] > last), len(user))
     return found, used

@@ -17,10 +17,11 @@ from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.notes import Note
 
 
-def curated_notes(
+def curated_memories(
     fixture_id: str, chats: list[tuple[str, list[Turn]]], *, model: MemoryModel | None, min_score: int
-) -> tuple[list[Note], list[str], Usage]:
-    """Every note after curating a fixture's chats (when, turns) in order (no vault, nothing written)."""
+) -> tuple[list[MemoryObject], list[str], Usage]:
+    """The notes active after curating a fixture's chats (when, turns) in order, as the memories
+    the evaluation scores (no vault, nothing written)."""
     # plan_curation only names files inside this folder; it is never created
     folder = Path(tempfile.gettempdir()) / "agentmem-eval-curation-never-written"
     notes: dict[str, Note] = {}
@@ -34,17 +35,9 @@ def curated_notes(
         usage.add(u)
         for n in notes_to_write(plan_curation(kept, list(notes.values()), now=at, folder=folder)):
             notes[n.id] = n
-    return list(notes.values()), errors, usage
-
-
-def curated_memories(
-    fixture_id: str, chats: list[tuple[str, list[Turn]]], *, model: MemoryModel | None, min_score: int
-) -> tuple[list[MemoryObject], list[str], Usage]:
-    """The active notes after curation, as the memories the evaluation scores."""
-    notes, errors, usage = curated_notes(fixture_id, chats, model=model, min_score=min_score)
     out = [
         MemoryObject("create", n.title, n.content, n.category, keywords=list(n.keywords), signal="note")
-        for n in notes
+        for n in notes.values()
         if n.active
     ]
     return out, errors, usage

@@ -111,14 +111,8 @@ class ExtractReport:
             "mode": self.mode,
             "model": self.model or None,
             "dry_run": self.dry_run,
-            "created": self.count("create"),
-            "updated": self.count("update"),
-            "deprecated": self.count("deprecate"),
-            "ignored": self.count("ignore"),
-            "actions": self.actions,
-            "skipped": self.skipped,
-            "errors": self.errors,
-            "sources": self.sources,
+            **{f"{kind}d": self.count(kind) for kind in ("create", "update", "deprecate", "ignore")},  # created, ...
+            **{k: getattr(self, k) for k in ("actions", "skipped", "errors", "sources")},
             "usage": self.usage.to_dict(),
             "estimated_cost_usd": self.cost_usd,
             "broken_notes": self.broken_notes,
@@ -128,11 +122,10 @@ class ExtractReport:
     def summary(self) -> str:
         processed = sum(1 for s in self.sources if s["status"] == "processed")
         unchanged = sum(1 for s in self.sources if s["status"] == "unchanged")
-        head = "Dry run: would " if self.dry_run else ""
+        head, d = ("Dry run: would ", "") if self.dry_run else ("", "d")
         lines = [
-            f"{head}{'create' if self.dry_run else 'created'} {self.count('create')}, "
-            f"{'update' if self.dry_run else 'updated'} {self.count('update')}, "
-            f"{'deprecate' if self.dry_run else 'deprecated'} {self.count('deprecate')} long-term memories "
+            f"{head}create{d} {self.count('create')}, update{d} {self.count('update')}, "
+            f"deprecate{d} {self.count('deprecate')} long-term memories "
             f"({self.mode}; {processed} source(s) read, {unchanged} unchanged)."
         ]
         for a in self.actions:
@@ -247,9 +240,32 @@ class _Job:
     user_words: str = ""  # what the user said in the source: only that can retract a rule note
 
 
-def _user_words(turns: list[Turn]) -> str:
+def _jobs(index: int, turns: list[Turn], start: int, size: int) -> list[_Job]:
+    """A model call per chunk of the turns from ``start``; the first also sees the turns before."""
     # what the user wrote, not what they pasted: a quoted "we no longer use pnpm" retracts nothing
-    return "\n".join(own_words(t.text) for t in turns if t.role == "user")
+    words = "\n".join(own_words(t.text) for t in turns[start:] if t.role == "user")
+    jobs = [_Job(index, ch.text, "", words) for ch in chunk_turns(turns[start:], size=size)]
+    if jobs:
+        jobs[0].context = _context_text(turns, start)
+    return jobs
+
+
+def _offline_found(turns: list[Turn], ref: str, project: str, start: int, recorded: bool = False) -> list[MemoryObject]:
+    """The offline candidates of one conversation, assessed, with their fields and scope."""
+    found = assess_all_offline(
+        extract_offline(
+            turns,
+            sources=[ref] if ref else [],
+            project=project,
+            first_turn=start,
+            recorded=recorded,
+            fields=False,  # derived once, below, after the assessment
+        )
+    )
+    apply_fields(found, turns, offline=True, recorded=recorded)
+    for m in found:
+        apply_scope(m, project)
+    return found
 
 
 def source_time(src: Source) -> str:
@@ -346,23 +362,17 @@ def memories_from_turns(
     the same steps across many sources at once.
     """
     if model is None:
-        cands = extract_offline(turns, sources=[ref] if ref else [], project=project, first_turn=start, fields=False)
-        res = _JobResult(memories=apply_fields(assess_all_offline(cands), turns, offline=True))
+        res = _JobResult(memories=_offline_found(turns, ref, project, start))
     else:
         res = _JobResult()
-        ctx = _context_text(turns, start)
-        for ch in chunk_turns(turns[start:], size=chunk_chars):
-            r = _run_model_job(
-                model, _Job(0, ch.text, ctx, _user_words(turns[start:])), ref, project, existing_titles or []
-            )
+        for job in _jobs(0, turns, start, chunk_chars):
+            r = _run_model_job(model, job, ref, project, existing_titles or [])
             res.memories += r.memories
             res.skipped += r.skipped
             res.errors += r.errors
             res.usage.add(r.usage)
-            ctx = ""
-        apply_fields(res.memories, turns, offline=False)
-    for m in res.memories:
-        apply_scope(m, project)
+        for m in apply_fields(res.memories, turns, offline=False):
+            apply_scope(m, project)
     stamp_times(res.memories, said_at)
     kept, dropped = filter_memories(res.memories, min_score=min_score)
     kept, dups = dedupe_batch(kept)
@@ -409,16 +419,14 @@ def source_project(vault: Vault, src: Source, aliases: Aliases) -> Source:
         return dataclasses.replace(src, project=identify(src.workspace, aliases).name)
     if src.project:
         return dataclasses.replace(src, project=aliases.canonical(src.project))
-    return (
-        src
-        if src.project_note
-        else dataclasses.replace(
-            src,
-            project_note=(
-                "the source records no workspace: its project memories are unscoped (shown in no project's chats); "
-                "give `--project NAME`, or `agentmem memories move ID --project NAME` for one note"
-            ),
-        )
+    if src.project_note:
+        return src
+    return dataclasses.replace(
+        src,
+        project_note=(
+            "the source records no workspace: its project memories are unscoped (shown in no project's chats); "
+            "give `--project NAME`, or `agentmem memories move ID --project NAME` for one note"
+        ),
     )
 
 
@@ -508,7 +516,7 @@ def extract_sources(
             for src, turns, _, fsha, _ in work:
                 if src.ref in failed_sources:
                     continue  # retried next time
-                state["sources"][src.key] = {
+                state["sources"][src.ref] = {  # the ref: stable when files move
                     "path": str(src.path),
                     "kind": src.kind,
                     "sha": fsha,
@@ -566,48 +574,32 @@ def _read_new_turns(
         }
         if src.project_note:
             info["project_note"] = src.project_note
+        report.sources.append(info)
+        known = state["sources"].get(src.ref) or {}
         try:
-            rr = read_source(src, None if force else (state["sources"].get(src.key) or {}).get("sha"))
+            rr = read_source(src, None if force else known.get("sha"))
         except AgentmemError as exc:
             info.update(status="error", error=exc.message)
             report.errors.append({"source": src.ref, "error": exc.message})
-            report.sources.append(info)
-            if progress:
-                progress(1)
-            continue
-        fsha = rr.sha  # what was read: a file that grew since is read again next time
-        known = state["sources"].get(src.key) or {}
-        start = 0 if force else _start_turn(known, rr.turns, fsha)
-        info.update(turns=len(rr.turns) if rr.turns or start is not None else known.get("turns", 0))
-        info.update(skipped_lines=rr.skipped)
-        if start is None:
+        else:
+            # rr.sha is of what was read: a file that grew since is read again next time
+            start = 0 if force else _start_turn(known, rr.turns, rr.sha)
+            info.update(turns=len(rr.turns) if rr.turns or start is not None else known.get("turns", 0))
+            info.update(skipped_lines=rr.skipped)
+            if start is not None:
+                info.update(status="processed", new_turns=len(rr.turns) - start)
+                work.append((src, rr.turns, start, rr.sha, info))
+                continue
             info["status"] = "unchanged"
-            report.sources.append(info)
-            if progress:
-                progress(1)
-            continue
-        info.update(status="processed", new_turns=len(rr.turns) - start)
-        report.sources.append(info)
-        work.append((src, rr.turns, start, fsha, info))
+        if progress:
+            progress(1)
     return work
 
 
 def _offline_candidates(work: list[_Work], progress: Callable[[int], None] | None) -> list[MemoryObject]:
     candidates: list[MemoryObject] = []
     for src, turns, start, _, info in work:
-        found = assess_all_offline(
-            extract_offline(
-                turns,
-                sources=[src.ref],
-                project=src.project,
-                first_turn=start,
-                recorded=src.kind == "session",
-                fields=False,  # derived once, below, after the assessment
-            )
-        )
-        apply_fields(found, turns, offline=True, recorded=src.kind == "session")
-        for m in found:
-            apply_scope(m, src.project)
+        found = _offline_found(turns, src.ref, src.project, start, recorded=src.kind == "session")
         info["candidates"] = len(found)
         stamp_times(found, source_time(src))
         candidates += found
@@ -632,12 +624,9 @@ def _model_candidates(
     candidates: list[MemoryObject] = []
     jobs: list[_Job] = []
     for i, (_src, turns, start, _, info) in enumerate(work):
-        ctx = _context_text(turns, start)
-        chunks = chunk_turns(turns[start:], size=chunk_chars)
+        chunks = _jobs(i, turns, start, chunk_chars)
         info["chunks"] = len(chunks)
-        for ch in chunks:
-            jobs.append(_Job(i, ch.text, ctx, _user_words(turns[start:])))
-            ctx = ""
+        jobs += chunks
     remaining = {i: sum(1 for j in jobs if j.index == i) for i in range(len(work))}
     if progress and any(n == 0 for n in remaining.values()):
         progress(sum(1 for n in remaining.values() if n == 0))

@@ -67,11 +67,6 @@ def vague_phrases() -> PhraseList:
 
 
 @lru_cache(maxsize=None)
-def vague_phrase_counts() -> dict[str, int]:
-    return {"zh": len(_read_list("vague_phrases.zh.txt")), "en": len(_read_list("vague_phrases.en.txt"))}
-
-
-@lru_cache(maxsize=None)
 def generic_principles() -> PhraseList:
     return PhraseList.of(_read_list("generic_principles.txt"))
 

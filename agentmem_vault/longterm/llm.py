@@ -31,11 +31,18 @@ from typing import Any, Protocol
 
 from agentmem_vault.errors import AgentmemError, LLMError
 from agentmem_vault.longterm.endpoint import LOCAL_KEY, Endpoint, resolve_endpoint
-from agentmem_vault.longterm.schema import parse_score
-from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject
+from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject, parse_score
 
 EXTRACT_TOOL = "record_memories"
 ASSESS_TOOL = "record_assessment"
+# each tool's input schema and description
+_TOOLS = {
+    EXTRACT_TOOL: (
+        EXTRACT_TOOL_SCHEMA,
+        "Record the explanation, then the memories worth keeping (an empty list when there are none).",
+    ),
+    ASSESS_TOOL: (ASSESS_TOOL_SCHEMA, "Record the reason first, then the score (1-5)."),
+}
 
 # USD per million tokens: input, output, cache read, cache write (5-minute). Config key
 # ``prices: {input: .., output: .., cache_read: .., cache_write: ..}`` overrides.
@@ -65,31 +72,26 @@ def source_deadline(deadline: float, total: float, label: str) -> Iterator[None]
         _scope.deadline, _scope.total, _scope.label = old
 
 
-class _Progress:
+@contextmanager
+def _progress(label: str, deadline: float, total: float, every: float) -> Iterator[None]:
     """While a request waits, one stderr line every ``every`` seconds: a silent server is visible."""
+    stop = threading.Event()
 
-    def __init__(self, label: str, deadline: float, total: float, every: float) -> None:
-        self.label, self.deadline, self.total, self.every = label, deadline, total, every
-        self._stop = threading.Event()
-
-    def __enter__(self) -> "_Progress":
-        if self.every > 0:
-            threading.Thread(target=self._run, name="agentmem-llm-progress", daemon=True).start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.every):
-            used = time.monotonic() - (self.deadline - self.total)  # the source's real time so far
+    def run() -> None:
+        while not stop.wait(every):
+            used = time.monotonic() - (deadline - total)  # the source's real time so far
             try:
-                sys.stderr.write(
-                    f"agentmem: waiting for the model on {self.label} ({used:.0f} s of {self.total:g} s)\n"
-                )
+                sys.stderr.write(f"agentmem: waiting for the model on {label} ({used:.0f} s of {total:g} s)\n")
                 sys.stderr.flush()
             except (OSError, ValueError):
                 return
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
+    if every > 0:
+        threading.Thread(target=run, name="agentmem-llm-progress", daemon=True).start()
+    try:
+        yield
+    finally:
+        stop.set()
 
 
 PROMPT_BYTES = 1 << 20  # a prompt is a few KB
@@ -129,27 +131,20 @@ class Usage:
         return asdict(self)
 
 
+# the token counts of a Usage, in the order of a price tuple
+_TOKENS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_CACHE_PRICES = ("cache_read", "cache_write")
+
+
 def estimate_cost(usage: Usage, model: str, prices: dict | None = None) -> float:
-    p = None
+    p: tuple[float, ...] = next((v for k, v in _PRICES if k in model), _PRICES[-1][1])
     if prices:
         try:
-            p = (
-                float(prices["input"]),
-                float(prices["output"]),
-                float(prices.get("cache_read", 0)),
-                float(prices.get("cache_write", 0)),
-            )
+            p = (float(prices["input"]), float(prices["output"]), *(float(prices.get(k, 0)) for k in _CACHE_PRICES))
         except (KeyError, TypeError, ValueError):
-            p = None
-    if p is None:
-        p = next((v for k, v in _PRICES if k in model), _PRICES[-1][1])
-    cost = (
-        usage.input_tokens * p[0]
-        + usage.output_tokens * p[1]
-        + usage.cache_read_input_tokens * p[2]
-        + usage.cache_creation_input_tokens * p[3]
-    ) / 1_000_000
-    return round(cost, 6)
+            pass
+    tokens = asdict(usage)
+    return round(sum(tokens[k] * rate for k, rate in zip(_TOKENS, p, strict=True)) / 1_000_000, 6)
 
 
 class MemoryModel(Protocol):
@@ -166,15 +161,7 @@ class MemoryModel(Protocol):
 
 def _usage_of(resp: Any) -> Usage:
     u = getattr(resp, "usage", None)
-    if u is None:
-        return Usage(calls=1)
-    return Usage(
-        calls=1,
-        input_tokens=int(getattr(u, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(u, "output_tokens", 0) or 0),
-        cache_read_input_tokens=int(getattr(u, "cache_read_input_tokens", 0) or 0),
-        cache_creation_input_tokens=int(getattr(u, "cache_creation_input_tokens", 0) or 0),
-    )
+    return Usage(1, *(int(getattr(u, k, 0) or 0) for k in _TOKENS))
 
 
 def _json_from_text(text: str) -> Any:
@@ -326,28 +313,25 @@ class AnthropicModel:
         self._extract_user = Template(load_prompt("extract_user.md", prompts_dir))
         self._assess_user = Template(load_prompt("assess_user.md", prompts_dir))
 
-    def _create(self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str) -> Any:
-        sys_block: dict[str, Any] = {"type": "text", "text": system}
-        if self.prompt_caching:
-            sys_block["cache_control"] = {"type": "ephemeral"}
-        kw: dict[str, Any] = {"model": model, "max_tokens": self.max_tokens, "system": [sys_block]}
-        if self.tool_mode == "json":
-            kw["messages"] = [{"role": "user", "content": user + _json_instruction(tool, schema)}]
-        else:
-            kw["tools"] = [{"name": tool, "description": description, "input_schema": schema}]
-            kw["tool_choice"] = {"type": "tool", "name": tool}
-            kw["messages"] = [{"role": "user", "content": user}]
-        return self._send(**kw)
-
-    def _create_tolerant(self, **args: Any) -> Any:
+    def _create(self, *, model: str, system: str, user: str, tool: str) -> Any:
         """A compatible server that does not know prompt caching or tools may refuse the request
         outright (HTTP 400): ask again without caching, then for JSON in text. What worked is
         kept for the following calls."""
-        bad = self._anthropic.BadRequestError
+        schema, description = _TOOLS[tool]
         while True:
+            sys_block: dict[str, Any] = {"type": "text", "text": system}
+            if self.prompt_caching:
+                sys_block["cache_control"] = {"type": "ephemeral"}
+            kw: dict[str, Any] = {"model": model, "max_tokens": self.max_tokens, "system": [sys_block]}
+            if self.tool_mode == "json":
+                kw["messages"] = [{"role": "user", "content": user + _json_instruction(tool, schema)}]
+            else:
+                kw["tools"] = [{"name": tool, "description": description, "input_schema": schema}]
+                kw["tool_choice"] = {"type": "tool", "name": tool}
+                kw["messages"] = [{"role": "user", "content": user}]
             try:
-                return self._create(**args)
-            except bad:
+                return self._send(**kw)
+            except self._anthropic.BadRequestError:
                 if self.prompt_caching:
                     self.prompt_caching = False
                 elif self.tool_mode == "auto":
@@ -361,11 +345,7 @@ class AnthropicModel:
         what is left of it, and a server that accepts and never answers costs at most the
         deadline, not timeout x retries. Progress goes to stderr while a request is waiting."""
         a = self._anthropic
-        deadline = (
-            _scope.deadline
-            if getattr(_scope, "deadline", None) is not None
-            else time.monotonic() + self.deadline_seconds
-        )
+        deadline = getattr(_scope, "deadline", None) or time.monotonic() + self.deadline_seconds
         label = getattr(_scope, "label", None) or "the model call"
         total = getattr(_scope, "total", None) or self.deadline_seconds
         attempt = 0
@@ -377,7 +357,7 @@ class AnthropicModel:
                     "(llm_source_deadline); it is retried next run",
                     code="llm_timeout",
                 )
-            with _Progress(label, deadline, total, self.progress_seconds):
+            with _progress(label, deadline, total, self.progress_seconds):
                 try:
                     return _within(self._attempt(kw, min(self.timeout, left)), left)
                 except TimeoutError:
@@ -403,14 +383,10 @@ class AnthropicModel:
         async with self._anthropic.AsyncAnthropic(**self._client_args, max_retries=0, timeout=timeout) as client:
             return await client.messages.create(**kw)
 
-    def _call(
-        self, *, model: str, system: str, user: str, tool: str, schema: dict, description: str
-    ) -> tuple[Any, Usage]:
+    def _call(self, *, model: str, system: str, user: str, tool: str) -> tuple[Any, Usage]:
         a = self._anthropic
         try:
-            resp = self._create_tolerant(
-                model=model, system=system, user=user, tool=tool, schema=schema, description=description
-            )
+            resp = self._create(model=model, system=system, user=user, tool=tool)
         except a.APIStatusError as exc:
             raise LLMError(f"model call failed: HTTP {exc.status_code} {_short(exc)}") from exc
         except a.APIConnectionError as exc:
@@ -431,27 +407,13 @@ class AnthropicModel:
         user = self._extract_user.safe_substitute(
             conversation=conversation, context=context or "(无)", existing_titles=titles, project=project or "(未知)"
         )
-        return self._call(
-            model=self.model,
-            system=self._extract_system,
-            user=user,
-            tool=EXTRACT_TOOL,
-            schema=EXTRACT_TOOL_SCHEMA,
-            description="Record the explanation, then the memories worth keeping (an empty list when there are none).",
-        )
+        return self._call(model=self.model, system=self._extract_system, user=user, tool=EXTRACT_TOOL)
 
     def assess(self, conversation: str, memory: MemoryObject) -> tuple[Any, Usage]:
         # the assessment prompt quotes the memory as "label: text", the extraction prompt's format
         mem = f"{memory.title}: {memory.content}".replace("\n", " ")
         user = self._assess_user.safe_substitute(conversation=conversation, memory=mem)
-        return self._call(
-            model=self.assess_model,
-            system=self._assess_system,
-            user=user,
-            tool=ASSESS_TOOL,
-            schema=ASSESS_TOOL_SCHEMA,
-            description="Record the reason first, then the score (1-5).",
-        )
+        return self._call(model=self.assess_model, system=self._assess_system, user=user, tool=ASSESS_TOOL)
 
 
 def _within(coro: Coroutine[Any, Any, Any], seconds: float) -> Any:

@@ -1,8 +1,7 @@
 """Long-term notes in the vault: loading, finding and writing them, and naming new ones.
 
 The note format itself (the ``Note`` model, its one reader and one writer, every normalisation
-rule) is ``agentmem_vault.model.notes`` (docs/notes.md); it is re-exported here for callers that
-think of notes as part of the long-term pipeline.
+rule) is ``agentmem_vault.model.notes`` (docs/notes.md).
 
 Public API: ``load_notes(vault, broken=None)`` (skips unreadable notes and reports them),
 ``find_note``, ``write_note``, ``safe_filename``, ``note_id``.
@@ -18,38 +17,10 @@ from typing import Any
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, NoteFormatError
-from agentmem_vault.model.notes import (
-    KEY_ORDER,
-    TAG,
-    HistoryEntry,
-    Note,
-    format_note_ts,
-    note_file_problem,
-    parse_note,
-    properties,
-    read_note_bytes,
-    render_note,
-)
+from agentmem_vault.model.notes import Note, format_note_ts, note_file_problem, read_note_bytes, render_note
+from agentmem_vault.model.notes import properties as properties  # longterm/memories.py imports it from here
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.fs import read_bytes
-
-__all__ = [
-    "KEY_ORDER",
-    "TAG",
-    "HistoryEntry",
-    "Note",
-    "NoteFormatError",
-    "find_note",
-    "format_note_ts",
-    "note_now",
-    "load_notes",
-    "note_id",
-    "parse_note",
-    "properties",
-    "render_note",
-    "safe_filename",
-    "write_note",
-]
 
 MAX_NAME_CHARS = 80
 MAX_NAME_BYTES = 180  # many file systems cap a name at 255 bytes; CJK is 3 bytes a character
@@ -136,18 +107,11 @@ def load_notes(vault: Vault, broken: list[Path] | None = None, reasons: dict[Pat
             if data is None:
                 continue  # deleted meanwhile
             notes.append(read_note_bytes(data, p))
-        except (NoteFormatError, OSError, AgentmemError) as exc:
+        except (OSError, AgentmemError) as exc:  # NoteFormatError is an AgentmemError
             if broken is not None:
                 broken.append(p)
             if reasons is not None:
-                reasons[p] = (
-                    str(exc)
-                    if isinstance(exc, NoteFormatError)
-                    else exc.message
-                    if isinstance(exc, AgentmemError)
-                    else (exc.strerror or str(exc))
-                )
-            continue
+                reasons[p] = exc.message if isinstance(exc, AgentmemError) else (exc.strerror or str(exc))
     return notes
 
 

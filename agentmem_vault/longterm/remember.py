@@ -10,7 +10,7 @@ of what is already known. See docs/mcp.md.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agentmem_vault.vault import Vault
@@ -48,14 +48,7 @@ class RememberResult:
         return "create" if "create" in kinds else "update" if "update" in kinds else "ignore"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome,
-            "dry_run": self.dry_run,
-            "mode": self.mode,
-            "actions": self.actions,
-            "skipped": self.skipped,
-            "errors": self.errors,
-        }
+        return {"outcome": self.outcome, **asdict(self)}
 
 
 def as_request(text: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentmem_vault.longterm.statement import Statement
@@ -58,9 +58,6 @@ class MemoryObject:
     # what the extractor knows of the statement it came from (kind, scope words, time, reason):
     # filled by detection, read by the field rules (longterm/statement.py)
     statement: Statement | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def search_text(self) -> str:
         """What the evaluation matches against: title + content + keywords."""

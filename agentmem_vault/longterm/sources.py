@@ -42,11 +42,6 @@ class Source:
     workspace: str = ""  # the folder the chat ran in, when known (the project is derived from it)
     project_note: str = ""  # why the project is unknown (reported by extract --json)
 
-    @property
-    def key(self) -> str:
-        """Identity for the incremental state (the ref, which is stable when files move)."""
-        return self.ref
-
 
 @dataclass
 class ReadResult:
@@ -195,12 +190,11 @@ def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
             "nothing was extracted from it (split it, or extract the sessions it came from)"
         )
     try:
-        got = read_bytes(source.path)
+        raw = read_bytes(source.path)
     except (OSError, AgentmemError) as exc:
         raise UsageError(f"cannot read {source.path}: {getattr(exc, 'message', None) or exc}") from exc
-    if got is None:
+    if raw is None:
         raise UsageError(f"cannot read {source.path}: No such file or directory")
-    raw = got
     sha = hashlib.sha256(raw).hexdigest()[:24]
     if known_sha is not None and sha == known_sha:
         return ReadResult(sha=sha)

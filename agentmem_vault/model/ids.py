@@ -6,7 +6,7 @@ everywhere: no ``..``, no separators, no upper case, bounded length.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container
 from functools import lru_cache
 
 from agentmem_vault.errors import InvalidSessionId, UsageError
@@ -67,15 +67,12 @@ def base_session_id(now: datetime, agent: str, machine: str = "") -> str:
     return f"{base}-{machine}" if machine else base
 
 
-def next_free_id(base: str, taken: Iterable[str] | set[str]) -> str:
+def next_free_id(base: str, taken: Container[str]) -> str:
     """``base`` if free, else ``base-2``, ``base-3``… (never reuses an existing ID)."""
-    taken_set = taken if isinstance(taken, set) else set(taken)
-    if base not in taken_set:
-        return base
-    n = 2
-    while f"{base}-{n}" in taken_set:
+    n = 1
+    while (cand := base if n == 1 else f"{base}-{n}") in taken:
         n += 1
-    return f"{base}-{n}"
+    return cand
 
 
 def find_ids(text: str) -> list[str]:

@@ -117,8 +117,7 @@ def register_manual(
     when = clock_now()
     ts = format_ts(when)
     with nullcontext(writer) if writer is not None else BoardWriter(vault, "register --manual") as w, w.transaction():
-        text, doc = w.read_index()
-        doc.check_writable()
+        doc = w.index(strict=True)
         sid = issue_session_id(vault, doc, base_session_id(when, agent, machine_id()))
         use_topic = pick_topic(topic, incoming.topic if incoming else None)
         snap = new_snapshot(sid, agent, use_topic, ts, ts, incoming=incoming)

@@ -20,7 +20,9 @@ from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.model.textnorm import fold
 
-_ASKED = re.compile(r"[^。！？!?\n]*(?:[?？]|[吗呢嗎](?=\s*[，,。]|\s*$))")
+# a question starts where a sentence (or an earlier question) ends: without the anchor every
+# position of a long unpunctuated turn starts a scan to its end (quadratic, docs/reliability.md's limits)
+_ASKED = re.compile(r"(?:^|(?<=[。！？!?\n吗呢嗎]))[^。！？!?\n]*(?:[?？]|[吗呢嗎](?=\s*[，,。]|\s*$))")
 _DISLIKE = re.compile(r"\b(?:not|stop|why|keep)\b|n't|别|別|不要|为什么|為什麼|怎么|怎麼|老是", re.I)
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _NEGATED = re.compile(
