@@ -235,20 +235,20 @@ def session_ids_with_prefix(vault: Vault, prefix: str, *, data: bytes | None = N
         data = read_pairs(vault)
     if not data:
         return out
-    # A byte search for the field itself, as json.dumps writes it (with or without the space), so
-    # that a burst of chats in one minute costs no JSON parse per line (the hook's path).
-    for key in (b'"session_id": "', b'"session_id":"'):
-        needle = key + prefix.encode("utf-8")
-        pos = data.find(needle)
-        while pos != -1:
-            start = pos + len(key)
-            end = data.find(b'"', start)
-            if end == -1:
-                break
-            sid = data[start:end].decode("utf-8", "replace")
-            if sid.startswith(prefix) and "\\" not in sid:
+    # One byte search for the prefix, each hit taken when the field's key comes right before it as
+    # json.dumps writes it (with or without the space): a burst of chats in one minute costs no JSON
+    # parse per line, and a long file one scan, not one per spelling of the key (the hook's path).
+    needle = prefix.encode("utf-8")
+    pos = data.find(needle)
+    while pos != -1:
+        end = data.find(b'"', pos)
+        if end == -1:
+            break
+        if data.endswith((b'"session_id": "', b'"session_id":"'), 0, pos):
+            sid = data[pos:end].decode("utf-8", "replace")
+            if "\\" not in sid:
                 out.add(sid)
-            pos = data.find(needle, end)
+        pos = data.find(needle, pos + 1)
     return out
 
 
