@@ -317,3 +317,8 @@ def test_numbered_items_after_a_colon_and_a_correction_naming_what_it_replaces()
     assert "xfail" in m.content
     assert kept("Could you stop here for a moment? I need to check something.") == []
     assert kept("FYI I'll be away tomorrow.") == []
+
+
+def test_a_problem_report_about_the_setup_is_no_environment_fact() -> None:
+    assert kept("the dev server keeps crashing with EADDRINUSE") == []
+    assert [m.content for m in kept("The dev server runs on port 5173 behind Caddy.")] != []

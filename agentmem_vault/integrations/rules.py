@@ -40,11 +40,8 @@ def _apply(edit: FileEdit, dry_run: bool) -> dict:
     if dry_run:
         return {"path": str(edit.path), "status": "would install" if edit.before is None else "would update"}
     backup = apply_edit(edit)
-    return {
-        "path": str(edit.path),
-        "status": "installed" if edit.before is None else "updated",
-        "backup": str(backup) if backup else None,
-    }
+    status = "installed" if edit.before is None else "updated"
+    return {"path": str(edit.path), "status": status, "backup": str(backup) if backup else None}
 
 
 def _install_file(path: Path, text: str, dry_run: bool = False) -> dict:

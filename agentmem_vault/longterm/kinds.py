@@ -152,6 +152,8 @@ def _classify(f: str, context: str) -> Cue | None:
             return None
     if kind in ("environment", "pitfall") and not asked and has("scope_temporary", f):
         return None  # "FYI I'll be away tomorrow": a passing state
+    if kind == "environment" and not asked and has("pitfall_symptom", f) and not has("pitfall_cause", f):
+        return None  # "the dev server keeps crashing": a problem to look at, not the setup
     if kind == "decision" and not asked and _announces_only(f):
         return None  # "推播那件事後來跟 PM 討論完了": the decision itself comes later, if at all
     if asked and kind in (None, "rule"):
