@@ -30,7 +30,8 @@ from agentmem_vault.longterm.dedupe import (
 )
 from agentmem_vault.longterm.cues import has
 from agentmem_vault.longterm.kinds import retraction_parts
-from agentmem_vault.longterm.notes import note_id, safe_filename
+from agentmem_vault.errors import Refused, UsageError
+from agentmem_vault.longterm.notes import note_id, note_now, safe_filename, write_note
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.model.notes import TAG, HistoryEntry, Note
 from agentmem_vault.model.textnorm import fold, tokenize
@@ -418,9 +419,7 @@ def notes_to_write(actions: list[Action]) -> list[Note]:
 
 def deprecate_memory(vault, key: str, reason: str, *, dry_run: bool = False) -> Note:
     """Mark one note deprecated (by ID, title or file name); the file stays, with the reason."""
-    from agentmem_vault.errors import Refused, UsageError
     from agentmem_vault.longterm.memories import get_memory
-    from agentmem_vault.longterm.notes import note_now, write_note
     from agentmem_vault.recall.refresh import NoteWriter
 
     if not reason.strip():
@@ -439,9 +438,7 @@ def move_memory(vault, key: str, *, project: str | None = None, to_global: bool 
     """Re-scope one note (docs/projects.md): to ``project`` (its canonical name through the
     config's aliases) or to every project (``to_global``). The old scope goes to History."""
     from agentmem_vault.config import vault_config
-    from agentmem_vault.errors import UsageError
     from agentmem_vault.longterm.memories import get_memory
-    from agentmem_vault.longterm.notes import note_now, write_note
     from agentmem_vault.ops.projects import MAX_NAME, aliases_from_config
     from agentmem_vault.recall.refresh import NoteWriter
 

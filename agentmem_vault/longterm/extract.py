@@ -43,7 +43,7 @@ from agentmem_vault.config import vault_config
 from agentmem_vault.errors import AgentmemError, ConfigError, IncompleteOperation
 from agentmem_vault.model.textnorm import tokenize
 from agentmem_vault.recall.refresh import NoteWriter
-from agentmem_vault.fs import atomic_write_text, make_dirs
+from agentmem_vault.fs import atomic_write_text, make_dirs, read_bytes, read_text
 from agentmem_vault.longterm.assess import assess_all_offline
 from agentmem_vault.longterm.fields.derive import apply_fields
 from agentmem_vault.longterm.fields.sources import chat_pair, source_link
@@ -161,8 +161,6 @@ def _state_path(vault: Vault):
 
 
 def load_state(vault: Vault) -> dict:
-    from agentmem_vault.fs import read_bytes
-
     try:
         data = json.loads((read_bytes(_state_path(vault)) or b"null").decode("utf-8"))
         if isinstance(data, dict) and data.get("version") == STATE_VERSION and isinstance(data.get("sources"), dict):
@@ -293,8 +291,11 @@ class _JobResult:
     usage: Usage = field(default_factory=Usage)
 
 
-def _run_model_job(model: MemoryModel, job: _Job, ref: str, project: str, titles: list[str]) -> _JobResult:
-    res = _JobResult()
+def _run_model_job(
+    model: MemoryModel, job: _Job, ref: str, project: str, titles: list[str], res: _JobResult | None = None
+) -> _JobResult:
+    """The job's memories, skipped items, errors and usage, added to ``res`` (a new result by default)."""
+    res = _JobResult() if res is None else res
     try:
         raw, usage = model.extract(job.chunk_text, context=job.context, existing_titles=titles, project=project)
         res.usage.add(usage)
@@ -366,11 +367,7 @@ def memories_from_turns(
     else:
         res = _JobResult()
         for job in _jobs(0, turns, start, chunk_chars):
-            r = _run_model_job(model, job, ref, project, existing_titles or [])
-            res.memories += r.memories
-            res.skipped += r.skipped
-            res.errors += r.errors
-            res.usage.add(r.usage)
+            _run_model_job(model, job, ref, project, existing_titles or [], res)
         for m in apply_fields(res.memories, turns, offline=False):
             apply_scope(m, project)
     stamp_times(res.memories, said_at)
@@ -386,7 +383,6 @@ def memories_from_turns(
 def _snapshot_project(path) -> str:  # type: ignore[no-untyped-def]
     """The ``Project`` row of a snapshot's Metadata table ("" when absent or unreadable)."""
     from agentmem_vault.model.snapshot import parse_snapshot
-    from agentmem_vault.fs import read_text
 
     try:
         text = read_text(path)

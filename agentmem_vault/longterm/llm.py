@@ -30,6 +30,7 @@ from string import Template
 from typing import Any, Protocol
 
 from agentmem_vault.errors import AgentmemError, LLMError
+from agentmem_vault.fs import read_bytes
 from agentmem_vault.longterm.endpoint import LOCAL_KEY, Endpoint, resolve_endpoint
 from agentmem_vault.longterm.schema import ASSESS_TOOL_SCHEMA, EXTRACT_TOOL_SCHEMA, MemoryObject, parse_score
 
@@ -100,8 +101,6 @@ PROMPT_BYTES = 1 << 20  # a prompt is a few KB
 def load_prompt(name: str, override_dir: Path | None = None) -> str:
     """A prompt template: the vault's copy in ``override_dir`` when there is one, else the shipped one."""
     if override_dir is not None:
-        from agentmem_vault.fs import read_bytes
-
         p = Path(override_dir) / name
         try:  # vault data: never a link out of the vault (its target would go to the model), a FIFO
             raw = read_bytes(p, limit=PROMPT_BYTES)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.errors import SessionNotFound, UsageError
+from agentmem_vault.errors import AgentmemError, SessionNotFound, SnapshotFormatError, UsageError
+from agentmem_vault.fs import read_bytes, read_head
 from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.ops import projects
 
@@ -68,9 +69,6 @@ SNIFF_BYTES = 1 << 18  # the first lines of a transcript say its kind
 
 
 def _sniff_jsonl(path: Path) -> str:
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_head
-
     try:
         head = (read_head(path, SNIFF_BYTES) or b"").decode("utf-8", "replace").lstrip("\ufeff")
     except AgentmemError:
@@ -177,9 +175,6 @@ def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
     """The source's turns, redacted (docs/redaction.md). When what was read has ``known_sha`` (the
     sha of a source already extracted), nothing will be derived from it: it is neither parsed nor
     redacted (no turns; the caller knows how many it had)."""
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_bytes
-
     try:  # regular files only: /dev/zero or a FIFO would never end (docs/reliability.md)
         size = os.stat(source.path).st_size
     except OSError:
@@ -382,7 +377,6 @@ def snapshot_turns(text: str) -> ReadResult:
     update/merge wrote. Transient sections (Next Actions, Open Questions, Files) are not durable
     knowledge and are left out; a superseded decision is no longer true.
     """
-    from agentmem_vault.errors import SnapshotFormatError
     from agentmem_vault.model.snapshot import parse_snapshot as parse_session_snapshot
 
     res = ReadResult()
