@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentmem_vault.errors import UsageError
+from agentmem_vault.model import template_text
 from agentmem_vault.integrations.file_edit import (
     FileEdit,
     apply_edit,
@@ -23,12 +24,6 @@ from agentmem_vault.integrations.file_edit import (
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"
 END = "<!-- agentmem:end -->"
-
-
-def template_text(name: str) -> str:
-    from importlib import resources
-
-    return resources.files("agentmem_vault.templates").joinpath(name).read_text(encoding="utf-8")
 
 
 def with_command(text: str) -> str:

@@ -145,11 +145,7 @@ def startup_cmd(argv: list[str]) -> str:
     delayed expansion off so that a ``!`` in a path stays a ``!``."""
     program, args = windows_command(argv)
     line = " ".join(cmd_word(a) for a in [program, *args])
-    return (
-        "@echo off\r\nsetlocal DisableDelayedExpansion\r\n"
-        "rem Written by `agentmem daemon install`; `agentmem daemon uninstall` removes it.\r\n"
-        f'start "" /b {line}\r\n'
-    )
+    return template_text("daemon/startup.cmd").format(line=line).replace("\n", "\r\n")
 
 
 def service_definition(
