@@ -121,8 +121,13 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     f = fold(nxt)
     if without_opener(f) != f or not nxt.strip():
         return False  # "Also, …" / "另外 …" opens a statement of its own
-    if starts_with_reason(nxt):
-        return True
+    pointer = has("pointer", f) and specificity_score(nxt) == 0
+    if starts_with_reason(nxt) or has("extends", f) or pointer:
+        # a reason, condition, scope, exception or example of this statement, not one of its own
+        nc = classify(nxt, said)
+        if nc is not None and (nc.kind in ("reversal", "supplement") or nc.kind == "decision" and not pointer):
+            return False
+        return not has("question", f)
     if hit.kind == "preference" and has("rhetorical", folded(content)) and substance(nxt) >= 6:
         # after a complaint asked as a question, what the user says next is its remedy or reason
         # ("… not good enough? 一律用 const 不行吗？", "we have a logger in utils/log.py for that")
@@ -133,8 +138,8 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     nc = classify(nxt, said)
     if nc is not None and nc.asked and not hit.asked and hit.kind != "pitfall":
         return False  # a request of its own (a pitfall's fix is often said "always …")
-    if hit.kind == "decision":
-        return nc is None
+    if nc is None and not nxt.rstrip().endswith((":", "：")):
+        return True  # no force of its own: it goes on about this statement (a detail, a story)
     if hit.kind == "pitfall":
         return nc is None or nc.kind in ("rule", "explicit", "correction", "environment")
     directive = nc is not None and nc.kind in ("rule", "correction", "preference")
@@ -151,8 +156,9 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     return False
 
 
-# a user turn: its index, paragraphs, sentences (list items included) and what the assistant said before
-_UserTurn = tuple[int, "tuple[Para, ...]", list[str], str]
+# a user turn: its index, paragraphs, sentences (list items included), what the assistant said
+# before, and whether the turn asks (a question, a task, pasted output to look at)
+_UserTurn = tuple[int, "tuple[Para, ...]", list[str], str, bool]
 
 
 def _user_turns(turns: list[Turn]) -> list[_UserTurn]:
@@ -165,16 +171,23 @@ def _user_turns(turns: list[Turn]) -> list[_UserTurn]:
         if t.role != "user":
             said = t.text
             continue
-        paras = paragraphs(own_words(t.text))
-        out.append(
-            (
-                idx,
-                paras,
-                [x for p in paras for x in (p.sentences if p.items is None else [p.intro, *p.items]) if x],
-                said,
-            )
-        )
+        own = own_words(t.text)
+        paras = paragraphs(own)
+        flat = [x for p in paras for x in (p.sentences if p.items is None else [p.intro, *p.items]) if x]
+        asks = len(own.split()) < len(t.text.split()) or any(has("question", folded(x)) for x in flat)
+        asks = asks or any(has("task_request", folded(x)) for x in flat)
+        out.append((idx, paras, flat, said, asks))
     return out
+
+
+def _context(hit: Cue, part: str, asks: bool) -> bool:
+    """A sentence of a turn that asks (a question, a task, a paste) that only describes: a symptom
+    ("the checkout page only breaks on Safari"), the task's details ("it needs to skip the
+    header"). Its rule force, if any, is an adverb or a need of the task, not a general rule."""
+    if not asks or hit.kind != "rule" or hit.asked:
+        return False
+    bare = cue("adverb").sub(" ", folded(_body(part)))
+    return not (has("general", bare) or has("modal", bare))
 
 
 def _two_kinds(part: str, said: str) -> list[str]:
@@ -186,6 +199,8 @@ def _two_kinds(part: str, said: str) -> list[str]:
         return [part]
     head, tail = part[: m.start()], part[m.end() :]
     a, b = classify(_body(head), said), classify(tail, said)
+    if not (specificity_score(head) and specificity_score(tail)):
+        return [part]  # "but please remember this, and …": a request that only points on
     alone = ("environment", "rule", "explicit", "preference")  # a decision's second half is its own
     return [head, tail] if a and b and a.kind != b.kind and {a.kind, b.kind} <= set(alone) else [part]
 
@@ -200,6 +215,7 @@ class _Scan:
         self.made: dict[tuple[int, int], Found] = {}
         self.user_turns: list[tuple[int, list[str]]] = []  # earlier user turns, as sentences
         self.said = ""  # what the assistant said last: a correction corrects it
+        self.asks = False  # the turn asks something (``_context``)
 
     def emit(self, content: str, raw: list[str], hit: Cue, idx: int, at: list[int]) -> Found | None:
         content = content.strip()
@@ -212,8 +228,8 @@ class _Scan:
         return f
 
     def run(self, user: "list[_UserTurn]") -> list[Found]:
-        for idx, paras, flat, said in user:
-            self.said = said
+        for idx, paras, flat, said, asks in user:
+            self.said, self.asks = said, asks
             if idx >= self.first_turn:
                 self.turn(idx, paras, flat)
             self.user_turns.append((idx, flat))
@@ -233,17 +249,16 @@ class _Scan:
         """A list after an intro: every item is a memory when the intro asks for them to be kept
         or announces rules; otherwise each item stands on its own."""
         fi = fold(intro)
+        if has("todo", fi) or has("todo_intro", fi):
+            return  # a to-do, plan or question list is session state (docs/extraction.md)
         head = classify(f"{intro}:", self.said) if intro else None
         announced = bool(intro) and has("enum_intro", fi) and not has("question", fi)
+        asked = bool(head and head.asked)
         for j, item in enumerate(items):
             hit = classify(item, self.said)
             if hit is None and announced and substance(item) >= 3 and not has("question", folded(item)):
-                hit = Cue(
-                    "explicit" if head and head.asked else "rule",
-                    5 if head and head.asked else 4,
-                    0.9,
-                    bool(head and head.asked),
-                )
+                kind = "explicit" if asked else "preference" if has("pref_noun", fi) else "rule"
+                hit = Cue(kind, 5 if asked else 4, 0.9, asked)
             elif hit is not None and head is not None and head.asked and not hit.asked:
                 hit = Cue(hit.kind, 5, 0.9, True)
             if hit is not None:
@@ -287,7 +302,9 @@ class _Scan:
     def statement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
         """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
         parts = [x for p in join_items(sents[i]) for x in _two_kinds(p, self.said)]
-        hits = [classify(p, self.said) for p in parts]
+        hits = [
+            h if h is None or not _context(h, p, self.asks) else None for p in parts for h in [classify(p, self.said)]
+        ]
         base = next((h for h in hits if h is not None), None)
         if base is None:
             base = self.parallel(idx, sents, i, k0)
@@ -301,6 +318,10 @@ class _Scan:
             raw = [part]
             # a complaint has no intro: "could you not add type: ignore everywhere?"
             content = clean(part if has("rhetorical", folded(part)) else _body(part))
+            if j == 0 and i > 0 and has("extends", folded(part)) and (idx, k0 + i - 1) not in self.made:
+                # "no emoji. Not in replies, not in commit messages.": the sentence it extends
+                raw, content = [sents[i - 1], *raw], f"{clean(_body(sents[i - 1]))} {content}"
+                start = i - 1
             if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
                 i += 1
                 raw.append(sents[i])
@@ -358,6 +379,8 @@ def _incident_role(s: str, said: str) -> str:
     """What a sentence of an incident's story is: "fix" (what fixed it, or what to do when it
     comes back), "cause" (a statement of what happened), or "" (a question, a task, filler)."""
     f = folded(s)
+    if has("fix_label", f):  # "fix was to …" is no task request
+        return "fix"
     if substance(s) < 6 or has("question", f) or has("task_request", f) or has("todo", f):
         return ""
     if has("pitfall_fix", f):  # before the look-alikes: "if you ever see it again, check …"
@@ -373,21 +396,25 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
     "found out why the export kept dying", a pitfall's own lead), then the user's cause and fix,
     in the same turn or the next ones (the assistant's questions in between). One memory joins
     symptom, cause and fix; the (turn, sentence) pairs it used are left out of the other scan."""
-    user = [(idx, flat, said) for idx, _, flat, said in turns]
+    user = [(idx, flat, said) for idx, _, flat, said, _ in turns]
     found: list[Found] = []
     used: set[tuple[int, int]] = set()
     u = 0
     while u < len(user):
         idx, sents, said = user[u]
         lead = next((k for k, x in enumerate(sents) if _incident_lead(x, said)), None) if idx >= first_turn else None
-        if lead is None:
+        # no lead, but a fix said as one ("fix was to …", "改法：…") or a fix after the user's
+        # symptom: the cause and fix of this turn alone
+        after = u > 0 and any(has("pitfall_symptom", folded(x)) for x in user[u - 1][1])
+        alone = lead is None and idx >= first_turn and said != "" and any(_fix(x, after) for x in sents)
+        if lead is None and not alone:
             u += 1
             continue
         parts: list[tuple[int, int, str, str]] = []
-        for v in range(u, min(u + _INCIDENT_TURNS, len(user))):
+        for v in range(u, u + 1 if alone else min(u + _INCIDENT_TURNS, len(user))):
             vdx, vs, vsaid = user[v]
             told = [(vdx, k, x, "lead" if (v, k) == (u, lead) else _incident_role(x, vsaid)) for k, x in enumerate(vs)]
-            told = [t for t in told if t[3] and (v > u or t[1] >= lead)]
+            told = [t for t in told if t[3] and (v > u or alone or t[1] >= (lead or 0))]
             if v > u and not told:
                 break  # "ok, thanks": the story ended
             parts += told
@@ -405,6 +432,11 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
         used |= {(t, k) for t, k, *_ in parts}
         u = next((w for w in range(u, len(user)) if user[w][0] > last), len(user))
     return found, used
+
+
+def _fix(s: str, after_symptom: bool) -> bool:
+    f = folded(s)
+    return has("fix_label", f) or (after_symptom and has("pitfall_fix", f) and not has("question", f))
 
 
 def _joined(a: str, b: str) -> str:

@@ -154,7 +154,7 @@ def _classify(f: str, context: str) -> Cue | None:
         return None  # "FYI I'll be away tomorrow": a passing state
     if kind == "environment" and not asked and has("pitfall_symptom", f) and not has("pitfall_cause", f):
         return None  # "the dev server keeps crashing": a problem to look at, not the setup
-    if kind == "decision" and not asked and _announces_only(f):
+    if kind == "decision" and not asked and (_announces_only(f) or has("undecided", f)):
         return None  # "推播那件事後來跟 PM 討論完了": the decision itself comes later, if at all
     if asked and kind in (None, "rule"):
         kind = "explicit"  # a rule the user asked to hold from now on is their explicit request
