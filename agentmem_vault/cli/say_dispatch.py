@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import UsageError
@@ -51,6 +52,14 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
         if sid not in ids:
             ids.insert(0, sid)
     head = {"command": r.command, "phrase": r.phrase}
+    # what register and update take from the options alike
+    given: dict[str, Any] = {
+        "topic": opts.topic,
+        "summary": opts.summary,
+        "keywords": opts.keywords,
+        "snapshot_text": opts.snapshot_text,
+        "workspace": os.getcwd(),
+    }
 
     if r.command == "register":
         if ids:
@@ -60,15 +69,7 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
             )
         from agentmem_vault.ops.sessions import register_manual
 
-        reg = register_manual(
-            vault,
-            opts.agent or "",
-            topic=opts.topic,
-            summary=opts.summary,
-            keywords=opts.keywords,
-            snapshot_text=opts.snapshot_text,
-            workspace=os.getcwd(),
-        )
+        reg = register_manual(vault, opts.agent or "", **given)
         return ({**head, "session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
 
     if r.command == "update":
@@ -77,15 +78,7 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
             raise UsageError(_no_session_hint())
         from agentmem_vault.ops.sessions import update_session
 
-        res = update_session(
-            vault,
-            target,
-            snapshot_text=opts.snapshot_text,
-            topic=opts.topic,
-            summary=opts.summary,
-            keywords=opts.keywords,
-            workspace=os.getcwd(),
-        )
+        res = update_session(vault, target, **given)
         return ({**head, "session_id": target, "result": res.to_dict()}, res.message)
 
     if r.command in ("continue", "release"):

@@ -106,7 +106,7 @@ def show_session(vault: Vault, session_id: str) -> SessionView:
     if arch.is_dir():
         meta = read_text(arch / "index.md")
         sp = arch / "session.md"
-        row = _archived_row(meta or "")
+        row = archived_row(meta or "")
         return SessionView(row, sp if sp.exists() else None, read_text(sp), True)
     raise SessionNotFound(f"unknown Session ID {sid}: not in memory/index.md, sessions/ or archive/")
 
@@ -116,13 +116,14 @@ def archived_rows(vault: Vault) -> list[it.Row]:
     out = []
     if vault.archive_dir.is_dir():
         for d in sorted(vault.archive_dir.iterdir()):
-            r = _archived_row(read_text(d / "index.md") or "") if d.is_dir() else None
+            r = archived_row(read_text(d / "index.md") or "") if d.is_dir() else None
             if r is not None:
                 out.append(r)
     return out
 
 
-def _archived_row(text: str) -> it.Row | None:
+def archived_row(text: str) -> it.Row | None:
+    """The row an archive index holds (its Original Status as Status), None when it names no session."""
     meta = metadata_table(text)
     if "Session ID" not in meta:
         return None

@@ -22,6 +22,7 @@ from agentmem_vault.board.rules import archived_in_copy, fold_rows, row_from_fie
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, TEMP_RE, TempFile, VaultState
+from agentmem_vault.ops.board import archived_row
 from agentmem_vault.ops.lifecycle import continues_from_of
 
 
@@ -245,8 +246,43 @@ def duplicate_rows(r: IndexReview) -> None:
 
 
 @board_check
+def half_archived(r: IndexReview) -> None:
+    """A row whose session has memory/archive/<id>/ too: an archive killed halfway before archive ran
+    in one transaction (docs/reliability.md, "Crash safety"). When only the row's removal is
+    missing (the archive index holds this very row, the snapshot has moved, nothing continues
+    from it), --fix finishes it as `archive` would: the row goes, and ``referenced_by`` drops it
+    from its sources' Referenced By. Otherwise a person is told what to run."""
+    dups = set(r.doc.duplicate_ids())
+    for sid, i in r.first_line.items():
+        if sid not in r.state.archived:
+            continue
+        row, index = r.current[i], r.state.archive_indexes.get(sid)
+        held = archived_row(index) if isinstance(index, str) else None
+        message = f"{sid} still has a row but memory/archive/{sid}/ exists"
+        if sid in r.state.snapshots:
+            hint = (
+                f"its snapshot never moved: move memory/archive/{sid}/ out of the vault, then `agentmem archive {sid}`"
+            )
+        elif held is None or held.with_(referenced_by="") != row.with_(referenced_by=""):
+            hint = f"the row differs from memory/archive/{sid}/index.md: compare them, then delete the row by hand"
+        elif row.referencing_ids or sid in dups:
+            hint = (
+                "other sessions continue from it, or it has two rows: see those findings, then `agentmem doctor --fix`"
+            )
+        else:
+            fix = f"finish the archive: remove the row (memory/archive/{sid}/index.md holds it)"
+            r.report("half_archived", ERROR, message, sid, i + 1, fix=fix)
+            r.plan.edits[i] = None
+            r.live.discard(sid)
+            continue
+        r.report("half_archived", ERROR, message, sid, i + 1, hint=hint)
+
+
+@board_check
 def each_row(r: IndexReview) -> None:
     for sid, i in r.first_line.items():
+        if i in r.plan.edits and r.plan.edits[i] is None:
+            continue  # the row goes (half_archived)
         for check in ROW_CHECKS:
             check(r, sid, i)
 
@@ -383,19 +419,6 @@ def row_without_snapshot(r: IndexReview, sid: str, i: int) -> None:
 
 
 @row_check
-def half_archived(r: IndexReview, sid: str, i: int) -> None:
-    if sid in r.state.archived:
-        r.report(
-            "half_archived",
-            ERROR,
-            f"{sid} still has a row but memory/archive/{sid}/ exists",
-            sid,
-            i + 1,
-            hint=f"check memory/archive/{sid}/; if it is complete, delete the row by hand",
-        )
-
-
-@row_check
 def row_timestamps(r: IndexReview, sid: str, i: int) -> None:
     for col in ("started_at", "updated_at"):
         v = getattr(r.current[i], col)
@@ -430,23 +453,19 @@ def referenced_by(r: IndexReview, sid: str, i: int) -> None:
             )
         elif ref in r.live or ref in r.state.snapshots:
             keep.append(ref)
-        elif ref in r.state.archived:
-            r.report(
-                "unknown_reference",
-                ERROR,
-                f"{sid}: Referenced By lists {ref}, which is archived",
-                sid,
-                i + 1,
-                fix=f"remove {ref} (an archived session continues nothing)",
-            )
         else:
+            why, fix = (
+                ("is archived", " (an archived session continues nothing)")
+                if ref in r.state.archived
+                else ("exists nowhere", "")
+            )
             r.report(
                 "unknown_reference",
                 ERROR,
-                f"{sid}: Referenced By lists {ref}, which exists nowhere",
+                f"{sid}: Referenced By lists {ref}, which {why}",
                 sid,
                 i + 1,
-                fix=f"remove {ref}",
+                fix=f"remove {ref}{fix}",
             )
     if keep != refs:
         r.current[i] = r.current[i].with_(referenced_by=it.join_id_list(keep))

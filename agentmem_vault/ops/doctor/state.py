@@ -12,7 +12,7 @@ from pathlib import Path
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, is_valid_session_id
 from agentmem_vault.board.rules import is_conflict_copy
 from agentmem_vault.fs import TMP_SUFFIX, check_path, read_bytes
 from agentmem_vault.fs import _kind
@@ -43,6 +43,8 @@ class VaultState:
     # (path relative to the vault, why): FIFOs, sockets, devices, links leading outside the vault,
     # a file where a folder belongs. Never read, never "fixed" (docs/reliability.md).
     unsafe: list[tuple[str, str]] = field(default_factory=list)
+    # archive/<id>/index.md of each archived session that still has a row: an archive killed halfway
+    archive_indexes: dict[str, str | bytes] = field(default_factory=dict)
 
 
 def _decode(data: bytes) -> str | bytes:
@@ -136,12 +138,11 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     for n in _names(vault.memory):
         if n != "index.md" and is_conflict_copy(n) and (vault.memory / n).is_file():
             conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
-    return VaultState(
-        None if idx is None else _decode(idx),
-        snapshots,
-        others,
-        archived,
-        conflicts,
-        find_temp_files(vault, now),
-        unsafe,
-    )
+    board = None if idx is None else _decode(idx)
+    on_board = {m.group(0) for m in SESSION_ID_IN_TEXT_RE.finditer(board)} if isinstance(board, str) else set()
+    indexes: dict[str, str | bytes] = {}
+    for n in sorted(archived & on_board):
+        path = vault.archive_path(n) / "index.md"
+        if path.is_file() and not _unsafe_entry(path):
+            indexes[n] = _decode(read_bytes(path) or b"")
+    return VaultState(board, snapshots, others, archived, conflicts, find_temp_files(vault, now), unsafe, indexes)
