@@ -17,7 +17,7 @@ from agentmem_vault.board import table as it
 from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.findings import ERROR, DoctorReport, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, read_state
-from agentmem_vault.ops.doctor.vault_checks import obsidian_findings, vault_findings
+from agentmem_vault.ops.doctor.vault_checks import interrupted_findings, obsidian_findings, vault_findings
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.backups import backup_dir, backup_files, conflict_destination
 
@@ -106,18 +106,9 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     backup; then remove the stale temporary files (each on its own: one that cannot be removed
     stays reported). ``now``: the time temporaries' ages are measured against (tests)."""
     with BoardWriter(vault, "doctor") as w:  # taking the lock undoes operations killed halfway
-        resumed = [
-            Finding(
-                "operation_interrupted",
-                ERROR,
-                f"an operation was killed halfway ({command or 'unknown command'}): {n} file(s) put back as they were",
-                fix="put every file it changed back as it was",
-                fixed=True,
-            )
-            for command, n in w.recovered
-        ]
         state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)
+        resumed = interrupted_findings(vault, w.recovered)
         report = DoctorReport(resumed + findings + vault_findings(vault), fixed_run=True)
         temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
         # the index cannot be edited without a plan: its fixes wait (temporaries can still go)
