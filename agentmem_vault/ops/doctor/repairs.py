@@ -117,14 +117,8 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
         new_text = plan_text(plan) if plan is not None and fixes else state.index_text
         why = unproven_fix(plan.base_text, new_text, plan) if plan and fixes and isinstance(new_text, str) else None
         if why:
-            report.findings.append(
-                Finding(
-                    "fix_refused",
-                    ERROR,
-                    f"doctor cannot prove its fix keeps every row: {why}; nothing in memory/index.md was changed",
-                    hint="repair the board by hand",
-                )
-            )
+            message = f"doctor cannot prove its fix keeps every row: {why}; nothing in memory/index.md was changed"
+            report.findings.append(Finding("fix_refused", ERROR, message, hint="repair the board by hand"))
             for f in fixes:
                 f.fix = None
             fixes, new_text = [], state.index_text
