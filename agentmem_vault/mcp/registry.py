@@ -21,6 +21,7 @@ import functools
 import inspect
 import json
 import logging
+import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -81,6 +82,10 @@ class Front:
 
     def vault(self) -> Vault:
         return resolve_vault(self.vault_arg)
+
+    def where(self) -> dict[str, Any]:
+        """The project and workspace a session this server writes belongs to (docs/projects.md)."""
+        return {"project": self.project or "", "workspace": os.getcwd()}
 
     def agent(self, v: Vault) -> str:
         return resolve_agent(self.agent_arg, vault_config(v))

@@ -43,10 +43,7 @@ def init_vault(vault: Vault) -> dict:
             created.append(str(vault.config_path.relative_to(vault.root)))
         else:
             vault_config(vault)  # an unreadable or invalid config is reported, not left for later
-        from agentmem_vault.ops.obsidian import (  # docs/obsidian.md
-            install_bases,
-            merge_types,
-        )
+        from agentmem_vault.ops.obsidian import install_bases, merge_types  # docs/obsidian.md
 
         created += install_bases(w)
         obsidian = merge_types(vault, w)
