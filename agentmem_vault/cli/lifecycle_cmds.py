@@ -118,11 +118,7 @@ def install_rules(opts: Options, project, agents_md, claude_md) -> None:
     from agentmem_vault.integrations.rules import install_rules as run
 
     res = run(Path(project), agents_md=agents_md, claude_md=claude_md)
-    emit(
-        opts,
-        res,
-        lambda: "\n".join(
-            f"{c['status']}: {c['path']}" + (f" (backup: {c['backup']})" if c.get("backup") else "")
-            for c in res["files"]
-        ),
-    )
+    lines = [
+        f"{c['status']}: {c['path']}" + (f" (backup: {c['backup']})" if c.get("backup") else "") for c in res["files"]
+    ]
+    emit(opts, res, "\n".join(lines))

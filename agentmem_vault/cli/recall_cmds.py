@@ -119,7 +119,6 @@ def reindex(opts: Options) -> None:
     from agentmem_vault.recall.index import reindex as rebuild
 
     stats = rebuild(opts.open_vault())
-    d = stats.to_dict()
 
     def human() -> str:
         where = "in memory (state folder not writable)" if stats.in_memory else "memory/.agentmem/recall/"
@@ -127,7 +126,7 @@ def reindex(opts: Options) -> None:
         lines += [f"warning: {e['path']}: {e['error']}" for e in stats.errors]
         return "\n".join(lines)
 
-    emit(opts, d, human)
+    emit(opts, stats.to_dict(), human)
 
 
 @cli.command()

@@ -108,16 +108,13 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     else:
         idx = read_bytes(vault.index_path)
     for folder in (vault.sessions_dir, vault.archive_dir, vault.state_dir):
+        rel = f"memory/{folder.name}"
         if folder.exists() and not folder.is_dir():
             unsafe.append(
-                (
-                    f"memory/{folder.name}",
-                    f"memory/{folder.name} is a file, not a folder; commands that "
-                    "write there refuse until it is moved away",
-                )
+                (rel, f"{rel} is a file, not a folder; commands that write there refuse until it is moved away")
             )
         elif why := _unsafe_entry(folder):
-            unsafe.append((f"memory/{folder.name}", why))
+            unsafe.append((rel, why))
     snapshots: dict[str, str | bytes] = {}
     others: list[str] = []
     for n in _names(vault.sessions_dir) if not any(u[0] == "memory/sessions" for u in unsafe) else []:
