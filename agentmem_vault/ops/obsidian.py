@@ -149,22 +149,14 @@ def property_problems(vault: Vault, w: BoardWriter | None = None) -> list[Findin
     return out
 
 
-def fix_properties(w: BoardWriter, paths: list[str], backup: Path) -> list[str]:
+def fix_properties(w: BoardWriter, paths: list[str]) -> list[str]:
     """Rewrite the disagreeing frontmatter of ``paths`` (relative to the vault) toward the tables
-    (a copy of each file goes to ``backup`` first). Returns the paths fixed."""
+    (the caller backs them up first). Returns the paths fixed."""
     from agentmem_vault.ops.session_files import resync
 
     fixed = []
     for rel in paths:
-        path = w.vault.root / rel
-        data = read_bytes(path)
-        if data is None:
-            continue
-        dst = backup / path.relative_to(w.vault.memory)
-        if not dst.exists():
-            from agentmem_vault.fs import atomic_write_bytes
-
-            atomic_write_bytes(dst, data)
-        resync(w, path)
-        fixed.append(rel)
+        if read_bytes(w.vault.root / rel) is not None:
+            resync(w, w.vault.root / rel)
+            fixed.append(rel)
     return fixed

@@ -19,7 +19,7 @@ from agentmem_vault.ops.doctor.findings import ERROR, DoctorReport, Finding, Pla
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, read_state
 from agentmem_vault.ops.doctor.vault_checks import interrupted_findings, obsidian_findings, vault_findings
 from agentmem_vault.board.store import BoardWriter
-from agentmem_vault.backups import backup_dir, backup_files, conflict_destination
+from agentmem_vault.backups import backup_files, conflict_destination
 
 
 def plan_text(plan: Plan) -> str:
@@ -69,11 +69,12 @@ def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None
     todo = [f for f in found if f.fix]
     if not todo:
         return
-    backup = backup_dir(vault.state_dir / "backups", "properties")
     paths = [f.path for f in todo if f.kind == ob.PROPS_DISAGREE and f.path]
+    backups = vault.state_dir / "backups"
     try:
+        backup = backup_files([vault.root / p for p in paths], root=vault.memory, into=backups, label="properties")
         with w.transaction():
-            fixed = set(ob.fix_properties(w, paths, backup))
+            fixed = set(ob.fix_properties(w, paths))
             types = ob.merge_types(vault, w) if any(f.kind == ob.TYPES_MISSING for f in todo) else {}
     except AgentmemError as exc:
         for f in todo:
