@@ -8,7 +8,9 @@ import json
 import pytest
 
 from agentmem_vault.board import table as it
-from agentmem_vault.ops.doctor import diagnose, diagnose_state, read_state, repair
+from agentmem_vault.ops.doctor import diagnose, repair
+from agentmem_vault.ops.doctor.checks import diagnose_state
+from agentmem_vault.ops.doctor.state import read_state
 
 from daemon_helpers import index_text, sid
 from daemon_helpers import row as daemon_row
