@@ -116,18 +116,11 @@ def list_cmd(opts: Options, status: str | None) -> None:
 def show(opts: Options, session_id: str) -> None:
     """Show a session's row and snapshot (also archived sessions)."""
     view = lib.show_session(opts.open_vault(), session_id)
-
-    def human() -> str:
-        out = []
-        if view.row:
-            out += [f"{k}: {v}" for k, v in view.row.to_dict().items()]
-        if view.archived:
-            out.append("(archived)")
-        out.append("")
-        out.append(view.snapshot if view.snapshot is not None else "(no snapshot)")
-        return "\n".join(out)
-
-    emit(opts, view.to_dict(), human)
+    out = [f"{k}: {v}" for k, v in view.row.to_dict().items()] if view.row else []
+    if view.archived:
+        out.append("(archived)")
+    out += ["", view.snapshot if view.snapshot is not None else "(no snapshot)"]
+    emit(opts, view.to_dict(), "\n".join(out))
 
 
 @cli.command()
