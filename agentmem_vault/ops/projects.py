@@ -178,15 +178,10 @@ def identify(path: str | os.PathLike | None, aliases: Aliases | None = None) -> 
                 dotgit = cur / ".git"
                 if dotgit.exists():
                     git_dir, common, kind = _git_dirs(cur, dotgit)
-                    if kind == "submodule":
-                        name, source = cur.name, "git-folder"
-                        remote = _remote_name(git_dir)
-                        if remote:
-                            name, source = remote, "git-remote"
-                    else:
-                        remote = _remote_name(common)
-                        main_top = common.parent if common.name == ".git" else cur
-                        name, source = (remote, "git-remote") if remote else (main_top.name, "git-folder")
+                    # a submodule is its own project; a worktree is the one of its main repository
+                    remote = _remote_name(git_dir if kind == "submodule" else common)
+                    top = common.parent if kind != "submodule" and common.name == ".git" else cur
+                    name, source = (remote, "git-remote") if remote else (top.name, "git-folder")
                     return ProjectIdentity(aliases.canonical(name)[:MAX_NAME], source, str(cur))
                 cur = cur.parent if cur.parent != cur else None
         except OSError:
