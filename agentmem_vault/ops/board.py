@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from importlib import resources
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,13 +167,8 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
     if archived:
         rows += [(r, True) for r in archived_rows(vault)]
     n = max(1, len(rows))
-    docs = []
-    df: dict[str, int] = {}
-    for r, arch in rows:
-        toks = {name: tokenize(getattr(r, name)) for name, _ in _FIELD_WEIGHTS}
-        for t in set().union(*map(set, toks.values())):
-            df[t] = df.get(t, 0) + 1
-        docs.append((r, arch, toks))
+    docs = [(r, arch, {name: tokenize(getattr(r, name)) for name, _ in _FIELD_WEIGHTS}) for r, arch in rows]
+    df = Counter(t for _, _, toks in docs for t in set().union(*toks.values()))  # rows holding each token
     hits: list[RowMatch] = []
     for r, arch, toks in docs:
         score = 0.0
