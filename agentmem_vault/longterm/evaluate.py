@@ -54,6 +54,7 @@ BUILTIN_SETS: dict[str, str] = {
     "unseen2": "eval-unseen2",
     "unseen3": "eval-unseen3",
     "fields-unseen": "eval-fields-unseen",
+    "fields": "eval-fields",
 }
 # The source's project a fixture is read from when it names none (docs/extraction.md, Evaluation).
 DEFAULT_PROJECT = "eval-project"

@@ -34,9 +34,10 @@ _CONSEQUENCE = re.compile(r"\b(?:so|otherwise|or else|therefore)\b|不然|否则
 
 def is_red_line(words: str) -> bool:
     """A must-never about secrets, production or destructive operations (both on one side of a
-    "so" / "otherwise")."""
+    "so" / "otherwise"), or an absolute prohibition of anything ("絕對不能 commit")."""
     return any(
-        _pattern("red_lines.txt").search(c) and _pattern("red_line_prohibitions.txt").search(c)
+        _pattern("red_line_absolutes.txt").search(c)
+        or (_pattern("red_lines.txt").search(c) and _pattern("red_line_prohibitions.txt").search(c))
         for c in _CONSEQUENCE.split(fold(words))
     )
 
