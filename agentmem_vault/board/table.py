@@ -56,20 +56,7 @@ if TYPE_CHECKING:
         started_at: str
         updated_at: str
 else:
-    _RowBase = namedtuple(
-        "Row",
-        (
-            "session_id",
-            "agent_name",
-            "topic",
-            "summary",
-            "keywords",
-            "status",
-            "referenced_by",
-            "started_at",
-            "updated_at",
-        ),
-    )
+    _RowBase = namedtuple("Row", [c.lower().replace(" ", "_") for c in COLUMNS])
 
 
 class Row(_RowBase):

@@ -50,6 +50,11 @@ KEY_ORDER = (
 # Written after KEY_ORDER, each only when set (the others are always written, in that order).
 OPTIONAL_KEYS = ("scope", "assessment_reason", "deprecated_reason")
 KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
+# How the known properties are read and written, besides text (docs/notes.md): lists, times, and
+# enums (lower-cased; the default when empty).
+_LISTS = frozenset({"keywords", "usage_scenario", "sources", "tags"})
+_TIMES = frozenset({"created", "updated"})
+_ENUMS = {"category": "", "status": "active", "scope": ""}
 # Read, never written: an older version wrote the assessment twice, as ``score`` and as
 # ``assessment_score``. ``score`` is the one property (docs/notes.md); the old key stands in for
 # it when ``score`` is missing or not a number, and is dropped when the note is written back.
@@ -461,28 +466,25 @@ def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
     return content, heading[1] if heading else HISTORY_HEADING, "\n".join(preface).strip("\n"), history
 
 
+def _read(key: str, value: Any) -> Any:
+    """One known property as the Note holds it (every field normalised here)."""
+    if key in _LISTS:
+        return _list(value, key)
+    if key in _TIMES:
+        return _ts(value, key)
+    if key in _ENUMS:
+        return _enum(value, key, _ENUMS[key])
+    return _importance(value) if key == "importance" else _text(value, key)
+
+
 def note_from_properties(data: dict[str, Any], body: str) -> Note:
-    """A Note from loaded properties and the body (every field normalised here)."""
+    """A Note from loaded properties and the body (an absent ``tags`` is the default tag)."""
     content, heading, preface, history = split_body(body)
     score = _int_in(data.get("score"), *SCORE_RANGE) or _int_in(data.get(LEGACY_SCORE_KEY), *SCORE_RANGE)
+    known = {k: _read(k, data.get(k)) for k in KNOWN_KEYS if k != "score" and (k != "tags" or k in data)}
     return Note(
-        id=_text(data.get("id"), "id"),
-        title=_text(data.get("title"), "title"),
-        category=_enum(data.get("category"), "category", ""),
-        keywords=_list(data.get("keywords"), "keywords"),
-        usage_scenario=_list(data.get("usage_scenario"), "usage_scenario"),
-        project=_text(data.get("project"), "project"),
-        module=_text(data.get("module"), "module"),
-        importance=_importance(data.get("importance")),
+        **known,
         score=score or DEFAULT_SCORE,
-        status=_enum(data.get("status"), "status", "active"),
-        created=_ts(data.get("created"), "created"),
-        updated=_ts(data.get("updated"), "updated"),
-        sources=_list(data.get("sources"), "sources"),
-        tags=_list(data.get("tags"), "tags") if "tags" in data else [TAG],
-        scope=_enum(data.get("scope"), "scope", ""),
-        assessment_reason=_text(data.get("assessment_reason"), "assessment_reason"),
-        deprecated_reason=_text(data.get("deprecated_reason"), "deprecated_reason"),
         content=content,
         history=history,
         history_preface=preface,
@@ -573,34 +575,22 @@ _Dumper.add_representer(list, _represent_list)
 
 
 def properties(note: Note) -> dict[str, Any]:
-    """The frontmatter as written: KEY_ORDER, then the optional keys that are set, then ``extra``."""
-
-    # Written as they will be read: text stripped, enums lower-case, numbers clamped, no empty items.
-    def items(xs: list[str]) -> list[str]:
-        return [x.strip() for x in xs if x.strip()]
-
-    d: dict[str, Any] = {
-        "id": note.id.strip(),
-        "title": note.title.strip(),
-        "category": note.category.strip().lower(),
-        "keywords": items(note.keywords),
-        "usage_scenario": items(note.usage_scenario),
-        "project": note.project.strip(),
-        "module": note.module.strip(),
-        "importance": _importance(note.importance),
-        "score": _int_in(note.score, *SCORE_RANGE) or DEFAULT_SCORE,
-        "status": note.status.strip().lower() or "active",
-        "created": note.created.strip(),
-        "updated": note.updated.strip(),
-        "sources": items(note.sources),
-        "tags": items(note.tags),
-    }
-    if note.scope.strip():
-        d["scope"] = note.scope.strip().lower()
-    if note.assessment_reason.strip():
-        d["assessment_reason"] = note.assessment_reason.strip()
-    if d["status"] == "deprecated" or note.deprecated_reason.strip():
-        d["deprecated_reason"] = note.deprecated_reason.strip()
+    """The frontmatter as written: KEY_ORDER, then the optional keys that are set, then ``extra``;
+    written as they will be read (text stripped, enums lower-case, numbers clamped, no empty items)."""
+    d: dict[str, Any] = {}
+    for k in (*KEY_ORDER, *OPTIONAL_KEYS):
+        v = getattr(note, k)
+        if k in _LISTS:
+            d[k] = [x.strip() for x in v if x.strip()]
+        elif k in _ENUMS:
+            d[k] = v.strip().lower() or _ENUMS[k]
+        elif k in ("importance", "score"):
+            d[k] = _importance(v) if k == "importance" else _int_in(v, *SCORE_RANGE) or DEFAULT_SCORE
+        else:
+            d[k] = v.strip()
+    for k in OPTIONAL_KEYS:  # a deprecated note always has a deprecated_reason, empty or not
+        if not d[k] and not (k == "deprecated_reason" and d["status"] == "deprecated"):
+            del d[k]
     for k, v in note.extra.items():
         d.setdefault(k, v)
     return d
