@@ -23,6 +23,7 @@ from agentmem_vault.model.snapshot import (
 # (base, ours, theirs) -> (merged text, clean). Conflicting hunks carry standard conflict markers.
 LineMerge = Callable[[str, str, str], tuple[str, bool]]
 T = TypeVar("T")
+_MISSING: Any = object()
 
 
 @dataclass
@@ -268,6 +269,8 @@ def _merge_properties(o: Snapshot, a: Snapshot, b: Snapshot, merged: Snapshot) -
     """The Obsidian Properties of the merged snapshot (docs/obsidian.md): merged key by key, then
     the keys copied from the Metadata table and Continues From put in step with the merged ones
     (the board's keys follow on the daemon's or doctor's next pass)."""
+    from datetime import date
+
     from agentmem_vault.model import session_props as sp
 
     if a.frontmatter is None and b.frontmatter is None:
@@ -278,9 +281,21 @@ def _merge_properties(o: Snapshot, a: Snapshot, b: Snapshot, merged: Snapshot) -
     expected.pop("status", None)  # the board's status, not the table's, is what the properties show
     later_is_a = ts_key(a.metadata.get("Updated At", "")) >= ts_key(b.metadata.get("Updated At", ""))
     try:
-        return sp.merge_frontmatter(
-            o.frontmatter, a.frontmatter, b.frontmatter, later_is_ours=later_is_a, expected=expected
-        )
+        fo, fa, fb = (sp.parse_frontmatter(s.frontmatter).data if s.frontmatter is not None else {} for s in (o, a, b))
+        # A key changed on one side takes that side's value, lists changed on both are united,
+        # other values changed on both take the later side's; ours' layout is kept, and a key
+        # removed on one side stays removed.
+        changes: dict[str, Any] = {}
+        for key in fb:
+            ov, av = fo.get(key, _MISSING), fa.get(key, _MISSING)
+            if av is _MISSING and ov is not _MISSING:
+                continue  # removed on ours
+            value = _merge_value(ov, av, fb[key], later_is_a)  # added on theirs when both are _MISSING
+            if value is not av and not isinstance(value, dict):
+                changes[str(key)] = sp.normal(key, value) if isinstance(value, date) or key in sp.LIST_KEYS else value
+        merged_fm = sp.sync_frontmatter(a.frontmatter, changes) if changes or a.frontmatter is not None else ""
+        # then the managed keys in step with the merged tables
+        return sp.sync_frontmatter(merged_fm, expected)
     except AgentmemError as e:
         raise Unmergeable(f"the Properties cannot be merged ({e.message})") from e
 

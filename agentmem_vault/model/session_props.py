@@ -174,7 +174,7 @@ def expected_props(
     return out
 
 
-def _normal(key: str, value: Any) -> Any:
+def normal(key: str, value: Any) -> Any:
     """A loaded YAML value in the form ``expected_props`` uses, to compare the two."""
     if isinstance(value, datetime):
         value = value.strftime("%Y-%m-%dT%H:%M:%S")
@@ -184,7 +184,7 @@ def _normal(key: str, value: Any) -> Any:
         if value is None:
             return []
         items = value if isinstance(value, list) else [value]
-        return [_normal("", v) for v in items]
+        return [normal("", v) for v in items]
     if key in DATETIME_KEYS and isinstance(value, str):
         return obsidian_datetime(value)
     if isinstance(value, str):
@@ -333,7 +333,7 @@ def _merged_value(key: str, want: Any, have: Any) -> Any:
     if want is KEEP:
         return have
     if key in _UNION_KEYS:
-        have_list = _normal(key, have)
+        have_list = normal(key, have)
         return have_list + [v for v in want if v not in have_list]
     return want
 
@@ -348,7 +348,7 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
         import yaml
 
         lines = [
-            render_entry(str(k), _normal(str(k), v))
+            render_entry(str(k), normal(str(k), v))
             if str(k) in expected
             else yaml.safe_dump({k: v}, allow_unicode=True, default_flow_style=False, sort_keys=False).rstrip("\n")
             for k, v in data.items()
@@ -362,7 +362,7 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
         if entry is not None:
             have = fm.data.get(key)
             value = _merged_value(key, want, have)
-            if _normal(key, have) == _normal(key, value):
+            if normal(key, have) == normal(key, value):
                 continue
             # keep what followed the value (a trailing comment line, blank lines) after the entry
             tail = _trailing_blank(entry.text)
@@ -378,7 +378,7 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
     out = render_frontmatter(fm)
     check = _load(out)  # never write frontmatter that does not read back as intended
     for key, want in expected.items():
-        if not isinstance(check, dict) or _normal(key, check.get(key)) != _normal(
+        if not isinstance(check, dict) or normal(key, check.get(key)) != normal(
             key, _merged_value(key, want, fm.data.get(key))
         ):
             raise SnapshotFormatError(f"property {key!r} would not read back as written; nothing was written")
@@ -402,43 +402,6 @@ def _append(entries: list[Entry], entry: Entry) -> None:
             last.text = last.text[: -len(tail)]
             entry.text += tail
     entries.append(entry)
-
-
-def merge_frontmatter(
-    base: str | None, ours: str | None, theirs: str | None, *, later_is_ours: bool, expected: Mapping[str, Any]
-) -> str | None:
-    """Three-way merge of two frontmatters (a git merge of a snapshot, docs/sync.md): a key changed
-    on one side takes that side's value, lists changed on both are united, other values changed on
-    both take the later side's; ours' layout is kept. The managed keys in ``expected`` are then put
-    in step with the merged tables. Raises SnapshotFormatError for malformed frontmatter."""
-    if ours is None and theirs is None:
-        return None
-    fo = parse_frontmatter(base).data if base is not None else {}
-    fa = parse_frontmatter(ours).data if ours is not None else {}
-    fb = parse_frontmatter(theirs).data if theirs is not None else {}
-    missing = object()
-    changes: dict[str, Any] = {}
-    for key in fb:
-        av, bv, ov = fa.get(key, missing), fb[key], fo.get(key, missing)
-        if av is missing:
-            if ov is missing:
-                changes[str(key)] = bv  # added on their side
-            continue  # removed on ours
-        if av == bv or bv == ov:
-            continue
-        if av == ov:
-            changes[str(key)] = bv
-        elif isinstance(av, list) and isinstance(bv, list):
-            changes[str(key)] = list(dict.fromkeys([*av, *bv]))
-        elif not later_is_ours:
-            changes[str(key)] = bv
-    changes = {
-        k: _normal(k, v) if isinstance(v, (date, datetime)) or k in LIST_KEYS else v
-        for k, v in changes.items()
-        if not isinstance(v, dict)
-    }
-    merged = sync_frontmatter(ours, changes) if changes or ours is not None else ""
-    return sync_frontmatter(merged, expected)
 
 
 # -- whole files -------------------------------------------------------------------------------
@@ -513,7 +476,7 @@ def disagreements(text: str, *, kind: str, board: BoardFacts | None, session_id:
         k
         for k, want in expected.items()
         if want is not KEEP
-        and (k not in fm.data or _normal(k, fm.data.get(k)) != _normal(k, _merged_value(k, want, fm.data.get(k))))
+        and (k not in fm.data or normal(k, fm.data.get(k)) != normal(k, _merged_value(k, want, fm.data.get(k))))
     ]
 
 
