@@ -139,11 +139,10 @@ def expected_props(
     (whatever the file holds is kept) and status comes from the Metadata table."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}")
-    sid = session_id
     out: dict[str, Any] = {
-        "aliases": [f"{sid} archive index" if kind == ARCHIVE_INDEX else sid],
+        "aliases": [f"{session_id} archive index" if kind == ARCHIVE_INDEX else session_id],
         "tags": [ARCHIVE_TAG if kind == ARCHIVE_INDEX else SESSION_TAG],
-        "session_id": sid,
+        "session_id": session_id,
         "agent": _scalar(meta.get("Agent Name")),
         "topic": _scalar(meta.get("Topic")),
     }
@@ -157,10 +156,9 @@ def expected_props(
     if kind == ARCHIVE_INDEX:
         board = BoardFacts.from_archive_index(meta)
     if board is not None:
-        b = board
-        out["summary"] = _scalar(b.summary)
-        out["keywords"] = _split_list(b.keywords)
-        out["referenced_by"] = [link(i) for i in _ids(b.referenced_by)]
+        out["summary"] = _scalar(board.summary)
+        out["keywords"] = _split_list(board.keywords)
+        out["referenced_by"] = [link(i) for i in _ids(board.referenced_by)]
     # A Project row in the table decides; otherwise the value is the user's (added empty when missing).
     out["project"] = _scalar(meta.get("Project")) if "Project" in meta else KEEP
     out["started"] = obsidian_datetime(meta.get("Started At", ""))
@@ -267,9 +265,6 @@ class Entry:
 class Frontmatter:
     entries: list[Entry]
     data: dict[str, Any]
-
-    def has(self, key: str) -> bool:
-        return key in self.data
 
 
 _KEY_RE = re.compile(
@@ -482,12 +477,6 @@ def disagreements(text: str, *, kind: str, board: BoardFacts | None, session_id:
 
 def has_frontmatter(text: str) -> bool:
     return text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r").strip() == "---"
-
-
-def props_of(text: str) -> dict[str, Any]:
-    """The frontmatter as loaded YAML ({} without one)."""
-    parts = split_text(text)
-    return {} if parts.frontmatter is None else parse_frontmatter(parts.frontmatter).data
 
 
 # -- .obsidian/types.json ----------------------------------------------------------------------
