@@ -144,9 +144,7 @@ def clean_id(value: str) -> str:
 
 def continues_ids(item: str) -> list[str]:
     """Session IDs named by one Continues From item (links first, then plain IDs)."""
-    ids = [clean_id(m.group(1)) for m in _LINK_RE.finditer(item)]
-    for sid in find_ids(_LINK_RE.sub(" ", item)):
-        ids.append(sid)
+    ids = [clean_id(m.group(1)) for m in _LINK_RE.finditer(item)] + find_ids(_LINK_RE.sub(" ", item))
     if not ids:
         v = clean_id(item)
         if v and " " not in v:  # a non-standard ID is still an ID; prose is not
@@ -379,14 +377,11 @@ def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> s
         out += [s.preamble, ""]
     placed: set[int] = set()
 
-    def extras_after(anchor: str) -> None:
+    def extras_after(anchor: str | None) -> None:  # None: every extra not placed yet
         for n, e in enumerate(s.extras):
-            if n not in placed and e.after == anchor:
+            if n not in placed and (anchor is None or e.after == anchor):
                 placed.add(n)
-                out.append(f"## {e.heading}")
-                if e.body:
-                    out.append(e.body)
-                out.append("")
+                out.extend([f"## {e.heading}", *([e.body] if e.body else []), ""])
 
     extras_after("")
     out += [f"## {METADATA}", "| Field | Value |", "|---|---|"]
@@ -413,9 +408,7 @@ def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> s
                 out += [f"  {line}" for line in rest]
         out.append("")
         extras_after(name)
-    for n, e in enumerate(s.extras):  # an anchor we do not know: keep the section at the end
-        if n not in placed:
-            out += [f"## {e.heading}", *([e.body] if e.body else []), ""]
+    extras_after(None)  # an anchor we do not know: the section is kept at the end
     text = "\n".join(out).rstrip("\n") + "\n"
     if newline != "\n":
         text = text.replace("\n", newline)
