@@ -46,7 +46,7 @@ def _is_sharing_violation(exc: OSError) -> bool:
     )
 
 
-def _retry(fn: Callable[[], object], what: str) -> object:
+def _retry(fn: Callable[[], object]) -> object:
     deadline = time.monotonic() + _RETRY_SECONDS
     delay = 0.02
     while True:
@@ -282,7 +282,7 @@ def remove_file(path: Path) -> None:
     if ov is not None:
         ov[os.path.abspath(path)] = None
         return
-    _retry(path.unlink, f"remove {path}")
+    _retry(path.unlink)
 
 
 def read_bytes(path: Path, *, limit: int = MAX_READ_BYTES) -> bytes | None:
@@ -327,7 +327,7 @@ def _reading(path: Path, read: Callable[[int], bytes]) -> bytes | None:
             os.close(fd)
 
     try:
-        return _retry(_do, f"read {path}")  # type: ignore[return-value]
+        return _retry(_do)  # type: ignore[return-value]
     except FileNotFoundError:
         return None
     except OSError as exc:  # no permission, a folder on Windows…: say which path, never a traceback
@@ -337,7 +337,7 @@ def _reading(path: Path, read: Callable[[int], bytes]) -> bytes | None:
 def open_for_read(path: Path) -> BinaryIO:
     """A binary file object for streaming a large regular file line by line (a transcript, a
     queue), opened as ``read_bytes`` opens; FileNotFoundError when it does not exist."""
-    fd: int = _retry(lambda: _open_regular(path, os.O_RDONLY), f"read {path}")  # type: ignore[assignment]
+    fd: int = _retry(lambda: _open_regular(path, os.O_RDONLY))  # type: ignore[assignment]
     return os.fdopen(fd, "rb")
 
 
@@ -448,7 +448,7 @@ def swap_in(tmp: Path, path: Path, *, durable: bool = True) -> None:
     """Put a finished temporary (``temp_path``) in place of ``path``: one atomic rename, retried
     on Windows sharing violations; ``durable``: the folder is synced so the rename survives a
     crash (derived caches skip it)."""
-    _retry(lambda: os.replace(tmp, path), f"replace {path}")
+    _retry(lambda: os.replace(tmp, path))
     if durable:
         _fsync_dir(path.parent)
 
@@ -614,7 +614,7 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False, durable: 
             os.close(fd)
 
     try:
-        _retry(_do, f"append to {path}")
+        _retry(_do)
     except OSError as exc:
         if undo_failed:
             raise WriteFailed(

@@ -429,7 +429,7 @@ def _rotate_journal(jp: Path) -> None:
     n = 1  # a fixed-width counter keeps name order = rotation order within one second
     while (target := jp.with_name(f"{jp.stem}-{stamp}-{n:03d}{jp.suffix}")).exists():
         n += 1
-    _retry(lambda: os.replace(jp, target), f"rotate {jp}")
+    _retry(lambda: os.replace(jp, target))
 
 
 def journal_files(jp: Path) -> list[Path]:
