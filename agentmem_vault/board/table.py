@@ -269,13 +269,12 @@ def parse_index(text: str) -> IndexDoc:
             break
     if header_at is None:
         stray = [i for i, ln in enumerate(lines) if i not in fenced and is_row_line(ln)]
-        doc = IndexDoc(bom, lines, None, len(lines), newline=newline)
         if stray:
             raise IndexFormatError(
                 f"memory/index.md line {stray[0] + 1}: table rows without the header line "
                 f"'| {' | '.join(COLUMNS)} |' and its separator; refusing to guess"
             )
-        return doc
+        return IndexDoc(bom, lines, None, len(lines), newline=newline)
 
     head = [c.casefold() for c in split_cells(strip_eol(lines[header_at]))]
     if head != _HEAD:

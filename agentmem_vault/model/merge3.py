@@ -8,17 +8,11 @@ git's own merge with conflict markers, so a person decides and nothing is droppe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from agentmem_vault.errors import AgentmemError, Unmergeable
 from agentmem_vault.board import table as it
-from agentmem_vault.model.snapshot import (
-    CONTINUES_FROM,
-    Snapshot,
-    continues_ids,
-    parse_snapshot,
-    render_snapshot,
-)
+from agentmem_vault.model.snapshot import CONTINUES_FROM, Snapshot, continues_ids, parse_snapshot, render_snapshot
 
 # (base, ours, theirs) -> (merged text, clean). Conflicting hunks carry standard conflict markers.
 LineMerge = Callable[[str, str, str], tuple[str, bool]]
@@ -161,8 +155,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
     order = _order(list(a), list(b), set(merged), set(o))
 
     # Text outside the table: git's own line merge, part by part.
-    pre = [_outside(d)[0] for d in (o_doc, a_doc, b_doc)]
-    post = [_outside(d)[1] for d in (o_doc, a_doc, b_doc)]
+    pre, post = zip(*(_outside(d) for d in (o_doc, a_doc, b_doc)), strict=True)
     pre_text, pre_clean = _merge_part(pre, line_merge)
     post_text, post_clean = _merge_part(post, line_merge)
     if not (pre_clean and post_clean):
@@ -193,7 +186,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
     return MergeOutcome(text, pre_clean and post_clean, reports)
 
 
-def _merge_part(parts: list[str], line_merge: LineMerge) -> tuple[str, bool]:
+def _merge_part(parts: Sequence[str], line_merge: LineMerge) -> tuple[str, bool]:
     o, a, b = parts
     if a == b or b == o:
         return a, True

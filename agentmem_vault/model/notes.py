@@ -233,36 +233,23 @@ def _int_in(value: Any, lo: int, hi: int) -> int | None:
 
 
 _SEP_RE = re.compile(f"[{_SEPARATORS}]")
+_SPLIT_RE = re.compile(f"\\[\\[|\\]\\]|[{_SEPARATORS}]")  # link brackets and separators
 _H2_RE = re.compile(r"^##[ \t]", re.MULTILINE)
 
 
 def _split_scalar(s: str) -> list[str]:
     """Split on the separators, but never inside an Obsidian link (``[[a, b]]`` is one target)."""
-    if "[[" not in s:
-        return [p.strip() for p in _SEP_RE.split(s) if p.strip()]
     out: list[str] = []
-    buf: list[str] = []
-    depth = 0
-    i = 0
-    while i < len(s):
-        if s.startswith("[[", i):
+    depth = start = 0
+    for m in _SPLIT_RE.finditer(s):
+        if m.group() == "[[":
             depth += 1
-            buf.append("[[")
-            i += 2
-            continue
-        if depth and s.startswith("]]", i):
-            depth -= 1
-            buf.append("]]")
-            i += 2
-            continue
-        ch = s[i]
-        if ch in _SEPARATORS and not depth:
-            out.append("".join(buf))
-            buf = []
-        else:
-            buf.append(ch)
-        i += 1
-    out.append("".join(buf))
+        elif m.group() == "]]":
+            depth = max(0, depth - 1)
+        elif not depth:
+            out.append(s[start : m.start()])
+            start = m.end()
+    out.append(s[start:])
     return [p.strip() for p in out if p.strip()]
 
 
@@ -409,6 +396,18 @@ def _heading(line: str) -> tuple[int, str] | None:
     return level, s[level:].strip()
 
 
+def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line index, level, text) of every heading outside code fences."""
+    out: list[tuple[int, int, str]] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE_RE.match(line):
+            fenced = not fenced
+        elif not fenced and (h := _heading(line)) is not None:
+            out.append((i, *h))
+    return out
+
+
 def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
     """(content, History heading as written, text before the first dated entry, entries).
 
@@ -417,53 +416,21 @@ def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
     if not _H2_RE.search(body):  # no level-2 heading: no History section (the common case)
         return body.strip("\n"), HISTORY_HEADING, "", []
     lines = body.split("\n")
-    start = end = -1
-    fenced = False
-    for i, line in enumerate(lines):
-        if _FENCE_RE.match(line):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
-        h = _heading(line)
-        if h is None:
-            continue
-        if start < 0:
-            if h[0] == 2 and h[1].rstrip(":：").strip().casefold() in HISTORY_HEADINGS:
-                start = i
-        elif h[0] <= 2:
-            end = i
-            break
-    if start < 0:
+    heads = _headings(lines)
+    found = [(i, t) for i, level, t in heads if level == 2 and t.rstrip(":：").strip().casefold() in HISTORY_HEADINGS]
+    if not found:
         return body.strip("\n"), HISTORY_HEADING, "", []
-    if end < 0:
-        end = len(lines)
+    start, heading = found[0]
+    end = next((i for i, level, _ in heads if i > start and level <= 2), len(lines))
     before = "\n".join(lines[:start]).strip("\n")
     after = "\n".join(lines[end:]).strip("\n")
     content = before + ("\n\n" + after if before and after else after)
-    preface: list[str] = []
-    history: list[HistoryEntry] = []
-    cur: HistoryEntry | None = None
-    buf: list[str] = []
-    fenced = False
-    for line in lines[start + 1 : end]:
-        if _FENCE_RE.match(line):
-            fenced = not fenced
-        h = None if fenced else _heading(line)
-        if h is not None and h[0] == 3:
-            if cur is not None:
-                cur.text = "\n".join(buf).strip("\n")
-                history.append(cur)
-            cur, buf = HistoryEntry(h[1], ""), []
-        elif cur is not None:
-            buf.append(line)
-        else:
-            preface.append(line)
-    if cur is not None:
-        cur.text = "\n".join(buf).strip("\n")
-        history.append(cur)
-    heading = _heading(lines[start])
-    return content, heading[1] if heading else HISTORY_HEADING, "\n".join(preface).strip("\n"), history
+    # each level-3 heading opens a dated entry that runs to the next one
+    dated = [(i, t) for i, level, t in heads if start < i < end and level == 3] + [(end, "")]
+    history = [
+        HistoryEntry(t, "\n".join(lines[i + 1 : dated[n + 1][0]]).strip("\n")) for n, (i, t) in enumerate(dated[:-1])
+    ]
+    return content, heading, "\n".join(lines[start + 1 : dated[0][0]]).strip("\n"), history
 
 
 def _read(key: str, value: Any) -> Any:

@@ -294,16 +294,14 @@ def parse_frontmatter(raw: str) -> Frontmatter:
     for line in raw.split("\n"):
         m = _KEY_RE.match(line)
         if m:
-            key = (
-                m.group(1)
-                if m.group(1) is not None
-                else (m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3).strip())
-            )
-            if m.group(1) is not None:
+            double, single, plain = m.groups()
+            if double is not None:
                 try:
-                    key = json.loads(f'"{m.group(1)}"')
+                    key = json.loads(f'"{double}"')
                 except ValueError:
-                    key = m.group(1)  # a YAML-only escape: the key check below then falls back
+                    key = double  # a YAML-only escape: the key check below then falls back
+            else:
+                key = single.replace("''", "'") if single is not None else plain.strip()
             entries.append(Entry(key, line))
         elif entries:
             entries[-1].text += "\n" + line

@@ -32,15 +32,7 @@ OPEN_QUESTIONS = "Open Questions"
 NEXT_ACTIONS = "Next Actions"
 CONTINUES_FROM = "Continues From"
 RESOLVED = "Superseded / Resolved"
-SECTIONS: tuple[str, ...] = (
-    CURRENT_CONTEXT,
-    DECISIONS,
-    FILES,
-    OPEN_QUESTIONS,
-    NEXT_ACTIONS,
-    CONTINUES_FROM,
-    RESOLVED,
-)
+SECTIONS: tuple[str, ...] = (CURRENT_CONTEXT, DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS, CONTINUES_FROM, RESOLVED)
 METADATA_FIELDS: tuple[str, ...] = ("Session ID", "Agent Name", "Topic", "Status", "Started At", "Updated At")
 
 
