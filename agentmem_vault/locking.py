@@ -110,6 +110,12 @@ class exclusive_lock:  # noqa: N801 - used as ``with exclusive_lock(path, timeou
             rlock.release()
 
 
+def _open_busy(exc: OSError) -> bool:
+    # Windows: a lock file that another process has locked, or is deleting (filelock removes it on
+    # release), cannot be opened with truncation; EACCES there means "busy, retry", as in filelock.
+    return sys.platform == "win32" and isinstance(exc, PermissionError)
+
+
 def _acquire(path: Path, deadline: float, timeout: float, what: str) -> int:
     """Open ``path`` and lock it, retrying until ``deadline``; returns the locked descriptor."""
     try:
@@ -124,9 +130,7 @@ def _acquire(path: Path, deadline: float, timeout: float, what: str) -> int:
                 try:
                     fd = open_lock_file(path)  # never O_TRUNC: a linked lock must not empty its target
                 except OSError as exc:
-                    # Windows: a lock file that another process has locked, or is deleting (filelock
-                    # removes it on release), cannot be opened; EACCES there means "busy, retry".
-                    if not (sys.platform == "win32" and isinstance(exc, PermissionError)):
+                    if not _open_busy(exc):
                         raise WriteFailed(_unusable_message(path, exc), code="lock_unavailable") from exc
             if fd is not None and _try_lock(fd):
                 return fd
