@@ -104,8 +104,7 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
 
 
 def user_config() -> dict:
-    d = user_config_dir()
-    return dict(_read_yaml_cached(d / "config.yaml", user_cache_dir() / "user-config.json"))
+    return dict(_read_yaml_cached(user_config_dir() / "config.yaml", user_cache_dir() / "user-config.json"))
 
 
 _MACHINE_ID_RE = LazyRegex(r"[a-z0-9]{1,12}")  # only when a machine_id is set

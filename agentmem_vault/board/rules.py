@@ -239,11 +239,9 @@ def archived_in_copy(index_text: str, copy_rows: list[it.Row], archived: Collect
     if not archived:
         return []
     doc = it.parse_index(index_text)
-    out: list[str] = []
-    for r in copy_rows:
-        if r.session_id in archived and doc.find(r.session_id) is None and r.session_id not in out:
-            out.append(r.session_id)
-    return out
+    return list(
+        dict.fromkeys(r.session_id for r in copy_rows if r.session_id in archived and doc.find(r.session_id) is None)
+    )
 
 
 def fold_rows(

@@ -200,12 +200,8 @@ def header_lines(newline: str = "\n") -> str:
 
 def split_id_list(value: str) -> list[str]:
     """``-`` / empty -> []; ``a, b`` -> [a, b] (order kept, duplicates dropped)."""
-    out: list[str] = []
-    for part in re.split(r"[,，、;\s]+", (value or "").strip()):
-        p = part.strip().strip("[]")
-        if p and p not in ("-", "None", "none") and p not in out:
-            out.append(p)
-    return out
+    parts = (part.strip().strip("[]") for part in re.split(r"[,，、;\s]+", (value or "").strip()))
+    return list(dict.fromkeys(p for p in parts if p and p not in ("-", "None", "none")))
 
 
 def join_id_list(ids: list[str]) -> str:

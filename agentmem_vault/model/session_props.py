@@ -78,12 +78,8 @@ def link(session_id: str) -> str:
 
 
 def _split_list(value: str, empty: tuple[str, ...] = ("-",)) -> list[str]:
-    out: list[str] = []
-    for part in re.split(r"[,，、;]", value or ""):
-        p = part.strip()
-        if p and p not in empty and p not in out:
-            out.append(p)
-    return out
+    parts = (part.strip() for part in re.split(r"[,，、;]", value or ""))
+    return list(dict.fromkeys(p for p in parts if p and p not in empty))
 
 
 def _ids(value: str | Iterable[str]) -> list[str]:
@@ -92,12 +88,7 @@ def _ids(value: str | Iterable[str]) -> list[str]:
     )
 
     parts = _split_list(value, ("-", "None", "none")) if isinstance(value, str) else list(value)
-    out: list[str] = []
-    for p in parts:
-        sid = clean_id(p)
-        if sid and sid not in out:
-            out.append(sid)
-    return out
+    return list(dict.fromkeys(sid for sid in map(clean_id, parts) if sid))
 
 
 def _scalar(value: str | None) -> str | None:
@@ -496,7 +487,5 @@ def merge_types_json(existing: str | None) -> tuple[str, list[str]]:
     changed = [k for k, t in PROPERTY_TYPES.items() if types.get(k) != t]
     if not changed and existing is not None:
         return existing, []
-    new_types = dict(types)
-    new_types.update({k: PROPERTY_TYPES[k] for k in changed})
-    data["types"] = new_types
+    data["types"] = {**types, **{k: PROPERTY_TYPES[k] for k in changed}}
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n", changed

@@ -107,12 +107,7 @@ class Snapshot:
     @property
     def continues_from(self) -> list[str]:
         """Session IDs in Continues From, plain or as ``[[id]]`` links, in order, without duplicates."""
-        out: list[str] = []
-        for item in self.sections[CONTINUES_FROM]:
-            for sid in continues_ids(item):
-                if sid not in out:
-                    out.append(sid)
-        return out
+        return list(dict.fromkeys(sid for item in self.sections[CONTINUES_FROM] for sid in continues_ids(item)))
 
     def copy(self) -> "Snapshot":
         return copy.deepcopy(self)
@@ -310,12 +305,8 @@ def _parse_list(body: list[str]) -> list[str]:
             current = [line.strip()]  # prose inside a list section is an item too: never dropped
             items.append(current)
             content_indent = 2
-    out = []
-    for parts in items:
-        text = "\n".join(parts).strip()
-        if text and not _is_filler(text):
-            out.append(text)
-    return out
+    texts = ("\n".join(parts).strip() for parts in items)
+    return [t for t in texts if t and not _is_filler(t)]
 
 
 def _is_bullet_line(line: str) -> bool:
@@ -335,17 +326,10 @@ def _parse_paragraphs(body: list[str]) -> list[str]:
             blocks.append([])
     units: list[str] = []
     for block in blocks:
-        if not block:
-            continue
-        if _is_bullet_line(block[0]):
-            cur: list[str] = []
-            for line in block:
-                if _is_bullet_line(line) and cur:
-                    units.append("\n".join(cur))
-                    cur = []
-                cur.append(line)
-            units.append("\n".join(cur))
-        else:
+        if block and _is_bullet_line(block[0]):  # each bullet, with its continuation lines
+            starts = [i for i, line in enumerate(block) if _is_bullet_line(line)] + [len(block)]
+            units += ["\n".join(block[a:b]) for a, b in zip(starts, starts[1:], strict=False)]
+        elif block:
             units.append("\n".join(block))
     out = []
     for u in units:
