@@ -100,3 +100,50 @@ def test_the_stop_request_alone_interrupts_a_long_pass_within_two_seconds(vault:
     assert took < 2.0, (took, stderr[-3000:])
     assert victim_alive  # the reused pid was not signalled
     _assert_consistent(vault, n)
+
+
+def test_a_stop_that_comes_before_run_skips_the_startup_pass(vault: Vault) -> None:
+    """SIGTERM (or ``daemon stop``'s request, which acts as SIGINT) handled in the moment between
+    installing the handlers and ``Daemon.run()``: the daemon stops at once instead of first making
+    its whole startup pass (here, rows for 200 snapshots)."""
+    from agentmem_vault.daemon.service import Daemon
+
+    for i in range(200):
+        vault.session_path(sid(i)).write_text(snapshot_text(sid(i)), encoding="utf-8")
+    before = vault.index_path.read_bytes()
+    d = Daemon(vault, polling=True, extractor_loader=lambda v: (None, "off"))
+    d.on_signal(signal.SIGTERM, None)
+    t0 = time.monotonic()
+    d.run()
+    assert time.monotonic() - t0 < 2.0
+    assert vault.index_path.read_bytes() == before  # no startup reconcile
+    assert json.loads((vault.state_dir / "daemon-status.json").read_text(encoding="utf-8"))["state"] == "stopped"
+
+
+def test_a_stop_request_made_once_the_lock_is_taken_is_not_thrown_away(vault: Vault) -> None:
+    """``daemon stop`` sees the lock held and writes its request before the new daemon has cleared
+    old requests away: that request (newer than the lock) is this run's and stops it; an older one
+    (a run that is gone) is removed and the daemon keeps running."""
+    from agentmem_vault.daemon import control, paths
+
+    req = paths.stop_request_path(vault)
+    req.parent.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "agentmem_vault", "--vault", str(vault.root), "daemon", "run", "--polling"]
+    req.write_text("stale", encoding="utf-8")
+    os.utime(req, (time.time() - 60, time.time() - 60))
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        ok, _ = wait_for(lambda: control.status(vault)["state"] == "running" or proc.poll() is not None, 60)
+        assert ok and proc.poll() is None and not req.exists()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    req.write_text("newer than the lock", encoding="utf-8")
+    os.utime(req, (time.time() + 60, time.time() + 60))
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)

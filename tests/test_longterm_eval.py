@@ -10,6 +10,7 @@ import pytest
 
 from agentmem_vault.errors import UsageError
 from agentmem_vault.longterm.evaluate import (
+    BUILTIN_SETS,
     Fixture,
     evaluate,
     load_fixture,
@@ -225,6 +226,8 @@ def test_fixtures_and_word_lists_ship_in_the_wheel(tmp_path):
     names = zipfile.ZipFile(whl).namelist()
     for folder, n in (("eval", 60), ("eval-unseen", 40), ("eval-dev", 20)):
         assert sum(1 for x in names if x.startswith(f"agentmem_vault/evalsets/{folder}/") and x.endswith(".json")) >= n
+    for folder in BUILTIN_SETS.values():  # every built-in set ships (pyproject.toml's package-data)
+        assert any(x.startswith(f"agentmem_vault/evalsets/{folder}/") and x.endswith(".json") for x in names), folder
     for name in (
         "vague_phrases.zh.txt",
         "vague_phrases.en.txt",

@@ -4,11 +4,16 @@ statement, and curation fixtures whose chats are curated in order (reversal, sup
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from agentmem_vault.longterm.evaluate import BUILTIN_SETS, builtin_set, evaluate, load_fixtures, score_fixture
 from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
 from agentmem_vault.longterm.statement import KINDS
+from conftest import run_cli
 
 
 def _write(path: Path, data: object) -> None:
@@ -34,28 +39,45 @@ def test_every_builtin_set_loads_with_labelled_kinds() -> None:
     for name in BUILTIN_SETS:
         fixtures = load_fixtures(builtin_set(name))
         assert fixtures, name
-        if name in ("kinds", "curation", "unseen2", "unseen3"):
+        if name in ("kinds", "curation", "unseen2", "unseen3", "unseen4"):
             for f in fixtures:
                 assert f.cls, f.id
                 for e in f.expected:
                     assert e["kind"] in KINDS, (f.id, e)
 
 
-def test_unseen3_labels_every_memory_and_balances_its_languages() -> None:
-    """The held-out set of docs/extraction.md: every memory fully labelled, eight chats per
-    language with at least two noise chats each, and the ids are the file stems."""
-    folder = builtin_set("unseen3")
+@pytest.mark.parametrize(("name", "per_language", "noise"), [("unseen3", 8, 2), ("unseen4", 10, 2)])
+def test_held_out_sets_label_every_memory_and_balance_their_languages(name: str, per_language: int, noise: int) -> None:
+    """The held-out sets of docs/extraction.md: every memory fully labelled, the same number of
+    chats per language with noise chats in each, the ids are the file stems, and every
+    ``must_contain`` token is in the user's own words (a token no user said cannot be fair)."""
+    folder = builtin_set(name)
     fixtures = load_fixtures(folder)
     assert sorted(f.id for f in fixtures) == sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".json"))
     for lang in ("en", "zh-TW", "zh-CN"):
         mine = [f for f in fixtures if f.language == lang]
-        assert len(mine) == 8 and sum(1 for f in mine if not f.expected and f.cls == "noise") >= 2, lang
+        assert len(mine) == per_language and sum(1 for f in mine if not f.expected and f.cls == "noise") >= noise, lang
     for f in fixtures:
         assert f.project and f.cls and (f.cls == "noise") == (not f.expected), f.id
+        said = " ".join(t.text for t in f.turns if t.role == "user").lower()
         for e in f.expected:
             assert 2 <= len(e["must_contain"]) <= 3 and e["kind"] in KINDS and e["category"] in CATEGORIES, (f.id, e)
             assert e["scope"] in ("project", "global") and e["importance_band"] in ("0.9-1.0", "0.7-0.9", "0.5-0.7")
+            assert all(str(t).lower() in said for t in e["must_contain"]), (f.id, e)
     assert sum(1 for f in fixtures for e in f.expected if e["scope"] == "global") >= 3
+
+
+def test_eval_offers_every_builtin_set_without_importing_the_evaluation(monkeypatch) -> None:
+    """``--set`` takes the names of BUILTIN_SETS (and "all"), read when needed: importing the CLI
+    does not import the evaluation (real subprocess), and a set added to BUILTIN_SETS is offered."""
+    probe = "import sys, agentmem_vault.cli.longterm_cmds; print('agentmem_vault.longterm.evaluate' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"
+    monkeypatch.setitem(BUILTIN_SETS, "probe-set", "eval-dev")
+    help_text = run_cli("eval", "--help").stdout
+    assert all(n in help_text for n in [*BUILTIN_SETS, "all"]), help_text
+    bad = run_cli("eval", "--set", "no-such-set")
+    assert bad.returncode == 2 and "probe-set" in bad.stderr and "unseen4" in bad.stderr, bad.stderr
 
 
 def test_curation_fixture_counts_a_contradicting_note_as_wrong(tmp_path: Path) -> None:

@@ -216,9 +216,10 @@ def test_not_a_but_b_look_alikes_are_not_memories(turns: list[str]) -> None:
     assert extract_offline([Turn(r, t) for r, t in zip(roles, turns)]) == []
 
 
-def test_a_following_sentence_that_is_not_a_rule_is_not_merged_into_the_correction() -> None:
+def test_a_following_sentence_that_is_not_a_rule_stays_as_the_reason_not_the_replacement() -> None:
+    # a sentence with no force of its own goes on about the rule before it (docs/extraction.md)
     m = one("No, don't use moment. Our team hates it.")
-    assert m.content == "Don't use moment." and "instead of" not in m.content
+    assert m.content == "Don't use moment. Our team hates it." and "instead of" not in m.content
 
 
 # -- 4. categories ---------------------------------------------------------------------------------

@@ -64,13 +64,26 @@ def extract_cmd(opts: Options, sessions, cursor, claude, files, project, offline
         sys.exit(1)
 
 
+class _FixtureSets(click.Choice):
+    """``--set``: the built-in sets and "all", read when first needed (evaluate is slow to import)."""
+
+    def __init__(self) -> None:
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        from agentmem_vault.longterm.evaluate import BUILTIN_SETS
+
+        return (*BUILTIN_SETS, "all")
+
+
 @cli.command("eval")
 @click.argument("folder", required=False, type=click.Path(file_okay=False))
 @click.option(
     "--set",
     "sets",
     multiple=True,
-    type=click.Choice(["tuned", "dev", "unseen", "kinds", "curation", "unseen2", "unseen3", "fields-unseen", "all"]),
+    type=_FixtureSets(),
     help="A built-in fixture set (repeatable; default: tuned and unseen, reported separately).",
 )
 @click.option("--offline", is_flag=True, help="Evaluate the rule-based extractor even when a model is configured.")
@@ -96,11 +109,8 @@ def eval_cmd(opts: Options, folder, sets, offline) -> None:
         prompts_dir, where = v.state_dir / "prompts", v.config_path
     except AgentmemError:
         cfg = dict(DEFAULTS)  # eval needs no vault; config only tunes the model
-    model = None
-    if not offline:
-        endpoint = endpoint_from(cfg, where)
-        if endpoint:
-            model = model_from_config(cfg, endpoint, prompts_dir=prompts_dir)
+    endpoint = None if offline else endpoint_from(cfg, where)
+    model = model_from_config(cfg, endpoint, prompts_dir=prompts_dir) if endpoint else None
     min_score = int(cfg.get("min_score", 4))
     if folder:
         report = evaluate(load_fixtures(Path(folder)), model=model, min_score=min_score)
@@ -110,13 +120,8 @@ def eval_cmd(opts: Options, folder, sets, offline) -> None:
     reports = {n: evaluate(load_fixtures(builtin_set(n)), model=model, min_score=min_score) for n in names}
 
     def human() -> str:
-        out: list[str] = []
-        for n, r in reports.items():
-            out.append(f"== {n} ==")
-            out += r.breakdown_lines()
-            out.append(r.summary_line())
-            out.append("")
-        return "\n".join(out).rstrip()
+        blocks = [[f"== {n} ==", *r.breakdown_lines(), r.summary_line()] for n, r in reports.items()]
+        return "\n\n".join("\n".join(b) for b in blocks)
 
     emit(opts, {"sets": {n: r.to_dict() for n, r in reports.items()}}, human)
 

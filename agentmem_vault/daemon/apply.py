@@ -14,7 +14,7 @@ from agentmem_vault.errors import AgentmemError
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.backups import conflict_destination
 from agentmem_vault.fs import read_bytes
-from agentmem_vault.daemon.reconcile import AddRow, FoldConflict, Plan, SyncRow
+from agentmem_vault.daemon.reconcile import Action, AddRow, FoldConflict, Plan
 from agentmem_vault.daemon.scan import INDEX, sha_of
 
 
@@ -25,7 +25,7 @@ class Applied:
     written: dict[str, str | None] = field(default_factory=dict)  # rel path -> sha now (None = gone)
 
 
-def _apply_one(w: BoardWriter, action: object) -> dict:
+def _apply_one(w: BoardWriter, action: Action) -> dict:
     vault = w.vault
     if isinstance(action, FoldConflict):
         if w.index_text() != action.base_text:
@@ -61,17 +61,14 @@ def _apply_one(w: BoardWriter, action: object) -> dict:
     if isinstance(action, AddRow):
         w.append_row(action.row)
         return {"action": "add_row", "session_id": action.row.session_id}
-    if isinstance(action, SyncRow):
-        before, after = action.before, action.after
-        # Only when the row is still what the plan saw: a concurrent CLI update wins.
-        old, new = w.update_row(before.session_id, lambda r: after if r == before else r)
-        changed = old != new
-        return {
-            "action": "sync_row" if changed else "sync_skipped",
-            "session_id": before.session_id,
-            "fields": {k: v for k, v in after.to_dict().items() if before.to_dict()[k] != v},
-        }
-    raise TypeError(f"unknown action {action!r}")
+    before, after = action.before, action.after  # a SyncRow
+    # Only when the row is still what the plan saw: a concurrent CLI update wins.
+    old, new = w.update_row(before.session_id, lambda r: after if r == before else r)
+    return {
+        "action": "sync_row" if old != new else "sync_skipped",
+        "session_id": before.session_id,
+        "fields": {k: v for k, v in after.to_dict().items() if before.to_dict()[k] != v},
+    }
 
 
 def apply_plan(w: BoardWriter, plan: Plan) -> Applied:

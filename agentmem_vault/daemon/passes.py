@@ -58,7 +58,7 @@ class BoardPasses:
         real: list[str] = []
         for rel in rels:
             prev = self.folder.entries.get(rel)
-            entry = scan_file(self.memory, rel, None)
+            entry = scan_file(self.memory, rel)
             if entry is None:
                 if self.folder.entries.pop(rel, None) is not None and not self._is_own(rel, None, False):
                     real.append(rel)
@@ -128,7 +128,7 @@ class BoardPasses:
                 if sha is None:
                     self.folder.entries.pop(rel, None)
                 else:
-                    e = scan_file(self.memory, rel, None)
+                    e = scan_file(self.memory, rel)
                     if e is not None:
                         self.folder.entries[rel] = e
             for d in applied.done:
@@ -191,7 +191,7 @@ class BoardPasses:
                         continue
                     if changed:
                         rel = f"{SESSIONS}/{sid}.md"
-                        e = scan_file(self.memory, rel, None)
+                        e = scan_file(self.memory, rel)
                         if e is not None:
                             self.folder.entries[rel] = e
                             self.own[rel] = e.sha

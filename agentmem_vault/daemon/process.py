@@ -10,6 +10,8 @@ import logging.handlers
 import signal
 import sys
 import threading
+import time
+from contextlib import suppress
 from pathlib import Path
 
 from agentmem_vault.vault import Vault, ensure_cache_folder
@@ -59,6 +61,7 @@ def run_daemon(
 ) -> None:
     """``agentmem daemon run``: one instance per vault, signals, pid file, rotating log."""
     ensure_cache_folder(paths.instance_lock_path(vault).parent)
+    since = time.time()  # a stop request older than the lock was for a run that is gone; a newer one is ours
     lock = instance_lock(vault)
     if lock is None:
         raise Refused(
@@ -66,7 +69,10 @@ def run_daemon(
         )
     handlers: list[logging.Handler] = []
     try:
-        paths.stop_request_path(vault).unlink(missing_ok=True)
+        request = paths.stop_request_path(vault)
+        with suppress(OSError):
+            if request.stat().st_mtime < since:
+                request.unlink()
         handlers = setup_logging(vault, to_stderr=not background)
         daemon = Daemon(vault, polling=polling, rescan_seconds=rescan_seconds)
         old = {}
@@ -75,7 +81,6 @@ def run_daemon(
             sigs = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGBREAK] if hasattr(signal, "SIGBREAK") else [])
             for s in sigs:
                 old[s] = signal.signal(s, daemon.on_signal)
-            request = paths.stop_request_path(vault)
             watcher = threading.Thread(target=_watch_stop_request, args=(daemon, request), daemon=True)
             watcher.start()
         token = None

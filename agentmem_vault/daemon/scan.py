@@ -144,31 +144,17 @@ def watched_paths(memory: Path, listdir: Callable[[Path], Iterable[str]] = _list
     return rels
 
 
-def scan_file(
-    memory: Path,
-    rel: str,
-    previous: Entry | None = None,
-    *,
-    stat: Callable = os.stat,
-    read: Callable[[Path], bytes] = _read,
-) -> Entry | None:
-    """Entry for one watched file (None when it is gone); reuses ``previous`` when unchanged."""
+def scan_file(memory: Path, rel: str) -> Entry | None:
+    """Entry for one watched file, read afresh (None when it is gone)."""
     kind = classify(rel)
     if kind is None:
         return None
     path = memory / rel
     try:
-        st = stat(path)
+        st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    if (
-        previous is not None
-        and previous.mtime_ns == st.st_mtime_ns
-        and previous.size == st.st_size
-        and previous.error is None
-    ):
-        return previous
-    return read_entry(path, kind, st, read)
+    return read_entry(path, kind, st)
 
 
 def scan_memory(

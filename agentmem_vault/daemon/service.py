@@ -239,9 +239,11 @@ class Daemon:
 
     def run(self) -> None:
         """Start, loop until asked to stop, stop cleanly (caller owns signals and the instance lock)."""
-        self.busy = True
         started = False
         try:
+            self.busy = True  # from here on a stop signal interrupts whatever runs (on_signal)
+            if self.stop_event.is_set():
+                return  # asked to stop before it started: no startup pass (docs/daemon.md, within 2 s)
             self.startup()
             started = True
             self.guard("status", self.status.flush, force=True)

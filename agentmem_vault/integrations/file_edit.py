@@ -112,3 +112,15 @@ def json_object(path: Path | str, data: str | bytes | None) -> dict | None:
 def read_current(path: Path) -> bytes | None:
     """The file's bytes as an installer plans on them (None: no file), read by the vault's rule."""
     return read_bytes(path)
+
+
+def read_for_edit(path: Path, error: type[AgentmemError] = Refused) -> tuple[bytes | None, str | None]:
+    """(bytes, text) of a text file an installer edits, (None, None) for no file; ``error`` when
+    it is not UTF-8 (a byte-order mark is allowed: ``plan_text_edit`` keeps it)."""
+    raw = read_current(path)
+    try:
+        return raw, None if raw is None else raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{path} is not UTF-8 text (byte {exc.start}); fix or remove it first — it was not changed"
+        ) from exc

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentmem_vault.command import agentmem_argv
 from agentmem_vault.errors import Refused, UsageError
-from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, json_object, plan_text_edit, read_current
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, json_object, plan_text_edit, read_for_edit
 from agentmem_vault.integrations.quoting import check_safe, toml_string
 
 SERVER_NAME = "agentmem"
@@ -244,15 +244,6 @@ NOTES = {  # client: (after writing the user's config, a project's)
 }
 
 
-def _decode(data: bytes | None, path: Path) -> str | None:
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Refused(f"{path} is not UTF-8 text (byte {exc.start}); it was not changed") from exc
-
-
 def plan_mcp_install(
     client: str,
     *,
@@ -270,8 +261,7 @@ def plan_mcp_install(
     if path.is_symlink():
         # Dotfiles managers link these files: write the target, do not replace the link by a copy.
         path = path.resolve()
-    before = read_current(path)
-    text = _decode(before, path)
+    before, text = read_for_edit(path)
     from agentmem_vault.longterm.sources import project_of_folder
 
     entry = server_entry(

@@ -20,7 +20,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.command import agentmem_argv
 from agentmem_vault.config import machine_id, set_user_setting
 from agentmem_vault.errors import AgentmemError, Refused, UsageError
-from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, plan_text_edit, read_current
+from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, plan_text_edit, read_for_edit
 from agentmem_vault.integrations.quoting import git_driver_command, gitattributes_pattern
 from agentmem_vault.backups import backup_file
 from agentmem_vault.fs import read_text
@@ -161,12 +161,8 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
     attr_path = top / ".gitattributes"
     if attr_path.is_symlink():
         raise Refused(f"{attr_path} is a symbolic link; refusing to change it (edit it by hand: see docs/sync.md)")
-    raw = read_current(attr_path)
-    try:
-        before = "" if raw is None else raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Refused(f"{attr_path} is not UTF-8 text; it was not changed") from exc
-    after = _with_block(before, attributes_block(rel))
+    raw, before = read_for_edit(attr_path)
+    after = _with_block(before or "", attributes_block(rel))
     attributes = plan_text_edit(attr_path, raw, after)
     config: dict[str, str] = {}
     for kind, name in DRIVERS.items():

@@ -11,17 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentmem_vault.errors import UsageError
-from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, plan_text_edit, read_current
+from agentmem_vault.model import template_text
+from agentmem_vault.integrations.file_edit import (
+    FileEdit,
+    apply_edit,
+    plan_edit,
+    plan_text_edit,
+    read_current,
+    read_for_edit,
+)
 
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"
 END = "<!-- agentmem:end -->"
-
-
-def template_text(name: str) -> str:
-    from importlib import resources
-
-    return resources.files("agentmem_vault.templates").joinpath(name).read_text(encoding="utf-8")
 
 
 def with_command(text: str) -> str:
@@ -65,11 +67,7 @@ def merge_block(existing: str | None, block: str) -> str:
 
 
 def _install_block(path: Path, block: str, dry_run: bool = False) -> dict:
-    raw = read_current(path)
-    try:
-        old = None if raw is None else raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path} is not UTF-8 text; not changing it") from exc
+    raw, old = read_for_edit(path, UsageError)
     return _apply(plan_text_edit(path, raw, merge_block(old, block)), dry_run)
 
 

@@ -21,7 +21,7 @@ from agentmem_vault.vault import Vault, user_config_dir
 from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import AgentmemError, UsageError, VaultNotFound
 from agentmem_vault.integrations import hook_install, user_service
-from agentmem_vault.integrations.file_edit import apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.file_edit import apply_edit, plan_edit, read_current, read_for_edit
 from agentmem_vault.integrations.quoting import check_safe
 
 AGENT_DIRS = {"cursor": ".cursor", "claude": ".claude", "codex": ".codex"}
@@ -131,11 +131,7 @@ def _config_text(old: str | None, vault_root: Path) -> str:
 
 def _config_step(vault: Vault, dry_run: bool) -> Change:
     path = user_config_dir() / "config.yaml"
-    raw = read_current(path)
-    try:
-        old = None if raw is None else raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text; fix or remove it, then run `agentmem setup` again") from None
+    raw, old = read_for_edit(path, UsageError)
     new = _config_text(old, vault.root)
     env = os.environ.get("AGENTMEM_VAULT")
     note = ""

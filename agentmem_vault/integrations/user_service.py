@@ -24,7 +24,7 @@ from xml.sax.saxutils import escape
 
 from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 from agentmem_vault.errors import AgentmemError, Refused, UnsafeValue
-from agentmem_vault.integrations.file_edit import Check, apply_edit, plan_edit, read_current
+from agentmem_vault.integrations.file_edit import Check, FileEdit, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.rules import template_text
 from agentmem_vault.integrations.quoting import (
     check_safe,
@@ -145,11 +145,7 @@ def startup_cmd(argv: list[str]) -> str:
     delayed expansion off so that a ``!`` in a path stays a ``!``."""
     program, args = windows_command(argv)
     line = " ".join(cmd_word(a) for a in [program, *args])
-    return (
-        "@echo off\r\nsetlocal DisableDelayedExpansion\r\n"
-        "rem Written by `agentmem daemon install`; `agentmem daemon uninstall` removes it.\r\n"
-        f'start "" /b {line}\r\n'
-    )
+    return template_text("daemon/startup.cmd").format(line=line).replace("\n", "\r\n")
 
 
 def service_definition(
@@ -218,14 +214,17 @@ def service_definition(
 # -- install / uninstall / status -----------------------------------------------------------------
 
 
-def _write(sd: ServiceDef, before: bytes | None) -> None:
+def _edit(sd: ServiceDef) -> FileEdit:
     # The definition is entirely ours: no backup (a copy in the Startup folder or LaunchAgents
     # would itself be started at logon).
-    edit = plan_edit(sd.path, before, sd.content, what=sd.kind, check=sd.check, backup=False)
+    return plan_edit(sd.path, read_current(sd.path), sd.content, what=sd.kind, check=sd.check, backup=False)
+
+
+def _write(edit: FileEdit) -> None:
     try:
         apply_edit(edit)
     except OSError as exc:
-        raise Refused(f"cannot write {sd.path} ({exc.strerror or exc}); check that folder's permissions") from exc
+        raise Refused(f"cannot write {edit.path} ({exc.strerror or exc}); check that folder's permissions") from exc
 
 
 def _run_all(cmds: list[list[str]], runner: Runner) -> tuple[bool, list[dict]]:
@@ -254,8 +253,8 @@ def install(
             f"{vault.root} has no memory/index.md; run `agentmem init --vault {vault.root}` first", code="not_a_vault"
         )
     sd = service_definition(vault, platform=platform, argv=argv, home=home)
-    old = read_current(sd.path)
-    action = "create" if old is None else ("unchanged" if old == sd.content else "update")
+    edit = _edit(sd)
+    action = edit.action
     out: dict = {
         "kind": sd.kind,
         "name": sd.name,
@@ -270,8 +269,7 @@ def install(
     if dry_run:
         out["commands"] = [{"command": c} for c in sd.start]
         return out
-    if action != "unchanged":
-        _write(sd, old)
+    _write(edit)
     start = list(sd.start)
     if sd.kind == "systemd" and action == "update":
         start.append(["systemctl", "--user", "restart", sd.name])  # pick up the new definition
@@ -283,7 +281,7 @@ def install(
     if not ok and sd.kind == "schtasks":
         # Task Scheduler refused (policy, no permission): a Startup-folder entry still starts it at logon.
         fb = service_definition(vault, platform=platform, argv=argv, home=home, kind="startup")
-        _write(fb, read_current(fb.path))
+        _write(_edit(fb))
         sd.path.unlink(missing_ok=True)  # no task was registered: status and uninstall see the Startup entry
         out.update(
             kind="startup",

@@ -14,8 +14,7 @@ The scale, as the assessment prompt states it, leaning low:
 
 from __future__ import annotations
 
-import re
-
+from agentmem_vault.longterm.cues import has
 from agentmem_vault.longterm.filters import (
     MIN_SUBSTANCE,
     MIN_SUBSTANCE_SPECIFIC,
@@ -28,15 +27,6 @@ from agentmem_vault.longterm.filters import (
 from agentmem_vault.longterm.schema import MemoryObject
 from agentmem_vault.model.textnorm import fold
 
-# Wording that ties a statement to the task at hand rather than to future work.
-_ONE_OFF = re.compile(
-    r"\bthis time\b|\bjust this once\b|\bfor now\b|\btemporar(?:y|ily)\b|\bfor this (?:file|function|component|pr|task|one|commit|branch)\b|"
-    r"\bonly (?:in|for) this (?:file|function|pr|commit)\b|\bon line \d+|\bline \d+\b|"
-    r"这次|本次|这一次|暂时|先这样|临时|第\s*\d+\s*行|这个文件里|这一行|这行"
-)
-# "remember" proper: the assessment prompt scores an explicit request to remember 5 whatever it says.
-_REMEMBER = re.compile(r"记住|记一下|记下|记得|牢记|备忘|\bremember\b|\bkeep in mind\b|\bnote for (?:the )?future\b")
-
 
 def assess_offline(m: MemoryObject) -> tuple[int, str]:
     """(score 1-5, reason) for one candidate of the offline extractor; the reason explains the
@@ -47,10 +37,10 @@ def assess_offline(m: MemoryObject) -> tuple[int, str]:
     vague = vague_hits(body)
     if substance(m.content) < (MIN_SUBSTANCE_SPECIFIC if spec else MIN_SUBSTANCE):
         return 1, "Too short to act on without the conversation."
-    if _ONE_OFF.search(said) and m.signal != "explicit":
+    if has("one_off", said) and m.signal not in ("explicit", "pitfall"):  # a pitfall names its symptom
         return 1, "A detail of the current task (one-off wording), not a general rule."
     if vague and spec == 0:
-        if m.signal == "explicit" and _REMEMBER.search(said):
+        if m.signal == "explicit" and has("remember", said):
             return 5, f"Vague ({vague[0]!r}), but the user explicitly asked to remember it."
         if m.signal == "explicit":
             return 2, f"Asked to hold from now on, but only vague ({vague[0]!r}) and not actionable."

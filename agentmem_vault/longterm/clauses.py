@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from agentmem_vault.longterm.cues import cue
+from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -24,13 +24,12 @@ _SENT_END = re.compile(
     r"[。！？]+[」』”）)]?|(?<![.\s])(?<![:：；;，,\s]\d)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?]+(?=\s+\S)"
 )
 _ENDS = re.compile(r"[。！？.!?]")
-_LIST_LINE = re.compile(
-    r"^\s*(?:[-*•・]|\d{1,2}[.)）、]|[（(]\d{1,2}[)）]|[一二三四五六七八九十][、.．])\s*(?P<item>\S.*)$"
+# a list item: a bullet, a number, or an ordinal word that opens the line or sentence ("第一，…")
+_ORD_WORD = (
+    r"(?:第[一二三四五六七八九十]+(?:点|點|条|條)?|(?i:first|second|third|fourth|fifth|finally|lastly))[，,、:：]"
 )
-_ORDINAL = re.compile(
-    r"(?:^|(?<=[；;，,。\s]))(?:第[一二三四五六七八九十]+(?:点|點|条|條|件)?|[一二三四五]是|首先|其次|再者|最后|最後|"
-    r"[（(]?\d{1,2}[)）]|\d{1,2}[.、](?!\d)|(?:first|second|third|fourth|finally)(?=[,:]))\s*[，,:：、]?\s*",
-    re.I,
+_LIST_LINE = re.compile(
+    rf"^\s*(?:[-*•・]|\d{{1,2}}[.)）、]|[（(]\d{{1,2}}[)）]|[一二三四五六七八九十][、.．]|{_ORD_WORD})\s*(?P<item>\S.*)$"
 )
 _TRIM = " \t,，;；。.!！、:："
 
@@ -95,8 +94,19 @@ def paragraphs(text: str) -> tuple[Para, ...]:
             if rest:
                 out.append(Para(tuple(split_sentences("\n".join(rest)))))
             continue
-        out.append(Para(tuple(split_sentences(block))))
+        out.append(_ordinal_items(tuple(split_sentences(block))))
     return tuple(out)
+
+
+def _ordinal_items(sents: tuple[str, ...]) -> Para:
+    """Sentences opened by ordinals after an intro ("先說我的偏好。第一，…。第二，…") are the
+    intro's list: each item runs to the next ordinal."""
+    starts = [i for i, x in enumerate(sents) if i and _LIST_LINE.match(x)]
+    if len(starts) < 2:
+        return Para(sents)
+    items = [" ".join(sents[a:b]) for a, b in zip(starts, [*starts[1:], len(sents)], strict=True)]
+    items = [m["item"].strip(_TRIM) for m in map(_LIST_LINE.match, items) if m]
+    return Para(sents[: starts[0]], " ".join(sents[: starts[0]]), tuple(items))
 
 
 def starts_with_reason(clause: str) -> bool:
@@ -148,25 +158,7 @@ def _merge_reasons(parts: list[str]) -> list[str]:
     return out
 
 
-_CLAUSE_VERB = re.compile(
-    r"用|放|写|存|走|跑|加|改|要|不|禁止|统一|一律|依|按|保持|保留|必须|基于|带|叫|做|命名|设|配|只|转|更新|同步|建|附"
-)
-
-
-_COUNT = {
-    "two": 2,
-    "both": 2,
-    "couple": 2,
-    "2": 2,
-    "两": 2,
-    "二": 2,
-    "three": 3,
-    "3": 3,
-    "三": 3,
-    "four": 4,
-    "4": 4,
-    "四": 4,
-}
+_COUNT = {w: n for n, ws in ((2, "two both couple 2 两 二"), (3, "three 3 三"), (4, "four 4 四")) for w in ws.split()}
 _COUNT_WORD = re.compile(r"\b(two|both|couple|three|four|[234])\b|([两二三四])\s*(?:点|件|条|项|个|句|原则|规矩)")
 
 
@@ -188,7 +180,7 @@ def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
     def split(sep: "str | re.Pattern[str]") -> list[str]:
         return [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
 
-    parts = split(_ORDINAL)
+    parts = split(cue("ordinal"))
     if len(parts) >= 2:
         return _merge_reasons(parts)
     if plural or len(join_items(flat)) >= 2:
@@ -199,14 +191,14 @@ def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
     if cjk:
         # "A 用 x、B 用 y、C 用 z": clauses with their own verb are items even without a count word
         parts = split("、")
-        if len(parts) >= 2 and all(len(_CJK.findall(x)) >= 3 and _CLAUSE_VERB.search(fold(x)) for x in parts):
+        if len(parts) >= 2 and all(len(_CJK.findall(x)) >= 3 and has("clause_verb", fold(x)) for x in parts):
             return parts
     if not plural:
         return []
     if cjk:
         for sep in (r"、", r"[，,]\s*(?:(?:and|or)\s+)?"):
             parts = _merge_reasons(split(sep))
-            if len(parts) >= 2 and all(_CLAUSE_VERB.search(fold(x)) or re.search(r"[A-Za-z]{3}", x) for x in parts):
+            if len(parts) >= 2 and all(has("clause_verb", fold(x)) or re.search(r"[A-Za-z]{3}", x) for x in parts):
                 return parts
         return []
     # "A, and B"; bare commas only for a list of three or more ("A, B, and C")

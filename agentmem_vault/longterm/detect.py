@@ -34,7 +34,7 @@ from agentmem_vault.longterm.filters import specificity_score, substance
 from agentmem_vault.longterm.kinds import Cue, classify, folded, without_opener
 from agentmem_vault.longterm.noise import own_words
 from agentmem_vault.longterm.sources import Turn
-from agentmem_vault.longterm.wording import NEG_START, POS_START, clean
+from agentmem_vault.longterm.wording import clean
 from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -103,56 +103,39 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
     return (intro, items) if len(items) >= 2 else None
 
 
-def enumerated(paras: "tuple[Para, ...]") -> tuple[str, list[str]] | None:
-    """(intro, items) of the first request in ``paras`` that announces several items."""
-    for p in paras:
-        if p.items is not None and p.intro and has("enum_intro", fold(p.intro)):
-            return p.intro, list(p.items)
-        for s in p.sentences:
-            got = _enumeration(s)
-            if got is not None:
-                return got
-    return None
-
-
 def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     """Whether the next sentence belongs to this statement: its reason, its fix, the rule a
-    dislike or a kept fact leads to, the other half of a correction."""
+    dislike or a kept fact leads to, the other half of a correction, a sentence with no force of
+    its own, an extension (scope, exception, example) or a pointer back at it."""
     f = fold(nxt)
     if without_opener(f) != f or not nxt.strip():
         return False  # "Also, …" / "另外 …" opens a statement of its own
-    if starts_with_reason(nxt):
-        return True
-    if hit.kind == "preference" and has("rhetorical", folded(content)) and substance(nxt) >= 6:
-        # after a complaint asked as a question, what the user says next is its remedy or reason
-        # ("… not good enough? 一律用 const 不行吗？", "we have a logger in utils/log.py for that")
-        nc = classify(nxt, said)
-        return (nc is None and not has("question", f) and is_statement(nxt)) or has("directive", f)
+    nc = classify(nxt, said)
+    pointer = has("pointer", f) and specificity_score(nxt) == 0
+    if starts_with_reason(nxt) or has("extends", f) or pointer:
+        own = nc is not None and (nc.kind in ("reversal", "supplement") or nc.kind == "decision" and not pointer)
+        return not own and not has("question", f)
+    if hit.kind == "preference" and has("rhetorical", folded(content)) and has("directive", f) and substance(nxt) >= 6:
+        return True  # after a complaint asked as a question, its remedy ("一律用 const 不行吗？")
     if not is_statement(nxt) and not (hit.kind == "decision" and substance(nxt) >= 6 and not has("question", f)):
         return False
-    nc = classify(nxt, said)
-    if nc is not None and nc.asked and not hit.asked and hit.kind != "pitfall":
+    if nc is None:  # no force of its own: it goes on about this statement (a detail, a story)
+        return not nxt.rstrip().endswith((":", "："))
+    if nc.asked and not hit.asked and hit.kind != "pitfall":
         return False  # a request of its own (a pitfall's fix is often said "always …")
-    if hit.kind == "decision":
-        return nc is None
     if hit.kind == "pitfall":
-        return nc is None or nc.kind in ("rule", "explicit", "correction", "environment")
-    directive = nc is not None and nc.kind in ("rule", "correction", "preference")
-    if hit.kind in ("preference", "correction"):
-        # "I can't stand it when you paste the whole file. Give me the diff.": the remedy
-        remedy = hit.kind == "preference" and has("imperative", f)
-        return (
-            directive or remedy or (NEG_START.search(content) is not None and POS_START.search(clean(nxt)) is not None)
-        )
+        return nc.kind in ("rule", "explicit", "correction", "environment")
+    directive = nc.kind in ("rule", "correction", "preference")
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)
         return directive and classify(content, said) is not None and not has("rule", folded(content))
-    return False
+    return directive and hit.kind in ("preference", "correction")  # a dislike's remedy
 
 
-# a user turn: its index, paragraphs, sentences (list items included) and what the assistant said before
-_UserTurn = tuple[int, "tuple[Para, ...]", list[str], str]
+# a user turn: its index, paragraphs, sentences (list items included), what the assistant said
+# before, and whether the turn asks (a question, a task, pasted output to look at)
+_UserTurn = tuple[int, "tuple[Para, ...]", list[str], str, bool]
 
 
 def _user_turns(turns: list[Turn]) -> list[_UserTurn]:
@@ -165,16 +148,31 @@ def _user_turns(turns: list[Turn]) -> list[_UserTurn]:
         if t.role != "user":
             said = t.text
             continue
-        paras = paragraphs(own_words(t.text))
-        out.append(
-            (
-                idx,
-                paras,
-                [x for p in paras for x in (p.sentences if p.items is None else [p.intro, *p.items]) if x],
-                said,
-            )
-        )
+        own = own_words(t.text)
+        paras = paragraphs(own)
+        flat = [x for p in paras for x in (p.sentences if p.items is None else [p.intro, *p.items]) if x]
+        asks = len(own.split()) < len(t.text.split()) or any(has("question", folded(x)) for x in flat)
+        asks = asks or any(has("task_request", folded(x)) for x in flat)
+        out.append((idx, paras, flat, said, asks))
     return out
+
+
+def _context(hit: Cue, part: str, asks: bool) -> bool:
+    """A sentence of a turn that asks (a question, a task, a paste) that only describes: a symptom
+    ("the checkout page only breaks on Safari"), the task's details ("it needs to skip the
+    header"). Its rule force, if any, is an adverb or a need of the task, not a general rule."""
+    if not asks or hit.kind != "rule" or hit.asked:
+        return False
+    bare = cue("adverb").sub(" ", folded(_body(part)))
+    return not (has("general", bare) or has("modal", bare))
+
+
+def _directs(s: str, said: str) -> bool:
+    """A sentence that says what to do: a rule, a correction, a preference, or an imperative."""
+    hit = classify(s, said)
+    return (hit is not None and hit.kind in ("rule", "explicit", "correction", "preference")) or (
+        has("imperative", folded(s))
+    )
 
 
 def _two_kinds(part: str, said: str) -> list[str]:
@@ -186,6 +184,8 @@ def _two_kinds(part: str, said: str) -> list[str]:
         return [part]
     head, tail = part[: m.start()], part[m.end() :]
     a, b = classify(_body(head), said), classify(tail, said)
+    if not (specificity_score(head) and specificity_score(tail)):
+        return [part]  # "but please remember this, and …": a request that only points on
     alone = ("environment", "rule", "explicit", "preference")  # a decision's second half is its own
     return [head, tail] if a and b and a.kind != b.kind and {a.kind, b.kind} <= set(alone) else [part]
 
@@ -200,6 +200,7 @@ class _Scan:
         self.made: dict[tuple[int, int], Found] = {}
         self.user_turns: list[tuple[int, list[str]]] = []  # earlier user turns, as sentences
         self.said = ""  # what the assistant said last: a correction corrects it
+        self.asks = False  # the turn asks something (``_context``)
 
     def emit(self, content: str, raw: list[str], hit: Cue, idx: int, at: list[int]) -> Found | None:
         content = content.strip()
@@ -212,8 +213,8 @@ class _Scan:
         return f
 
     def run(self, user: "list[_UserTurn]") -> list[Found]:
-        for idx, paras, flat, said in user:
-            self.said = said
+        for idx, paras, flat, said, asks in user:
+            self.said, self.asks = said, asks
             if idx >= self.first_turn:
                 self.turn(idx, paras, flat)
             self.user_turns.append((idx, flat))
@@ -233,17 +234,16 @@ class _Scan:
         """A list after an intro: every item is a memory when the intro asks for them to be kept
         or announces rules; otherwise each item stands on its own."""
         fi = fold(intro)
+        if has("todo", fi) or has("todo_intro", fi):
+            return  # a to-do, plan or question list is session state (docs/extraction.md)
         head = classify(f"{intro}:", self.said) if intro else None
         announced = bool(intro) and has("enum_intro", fi) and not has("question", fi)
+        asked = bool(head and head.asked)
         for j, item in enumerate(items):
             hit = classify(item, self.said)
             if hit is None and announced and substance(item) >= 3 and not has("question", folded(item)):
-                hit = Cue(
-                    "explicit" if head and head.asked else "rule",
-                    5 if head and head.asked else 4,
-                    0.9,
-                    bool(head and head.asked),
-                )
+                kind = "explicit" if asked else "preference" if has("pref_noun", fi) else "rule"
+                hit = Cue(kind, 5 if asked else 4, 0.9, asked)
             elif hit is not None and head is not None and head.asked and not hit.asked:
                 hit = Cue(hit.kind, 5, 0.9, True)
             if hit is not None:
@@ -252,23 +252,45 @@ class _Scan:
     def sentences(self, idx: int, sents: "tuple[str, ...]", k0: int, flat: list[str]) -> None:
         i = 0
         while i < len(sents):
-            s = sents[i]
-            if (idx, k0 + i) in self.told:
+            s, j = sents[i], self.corrected(sents, i)
+            if (idx, k0 + i) in self.told or has("todo", folded(s)):
                 i += 1
-                continue
-            if anaphoric_only(s):
+            elif j:  # "No. <what is so> … <the rule>.": one correction, said after its opener
+                said = " ".join(clean(x) for x in sents[i + 1 : j + 1])
+                self.emit(said, list(sents[i : j + 1]), Cue("correction", 4, 0.8), idx, list(range(k0 + i, k0 + j + 1)))
+                i = j + 1
+            elif anaphoric_only(s):
                 continue_statement(self, s, idx, k0 + i, flat)
                 i += 1
-                continue
-            if has("todo", folded(s)):
-                i += 1
-                continue
-            enum = _enumeration(s)
-            if enum is not None:
+            elif (enum := _enumeration(s)) is not None:
                 self.items(idx, enum[0], enum[1], k0 + i - 1)
                 i += 1
-                continue
-            i = self.statement(idx, sents, i, k0)
+            elif has("supplement", folded(s)) and not has("reversal_names", folded(s)) and self.found:
+                i = self.supplement(idx, sents, i, k0)
+            else:
+                i = self.statement(idx, sents, i, k0)
+
+    def corrected(self, sents: "tuple[str, ...]", i: int) -> int:
+        """After a bare correction opener ("No.", "不對喔。") of a reply to the assistant, the index of
+        the first sentence with a force of its own within the next three (0: none); the
+        sentences before it say what is so and belong to the correction."""
+        f = folded(sents[i])
+        if not self.said or not has("correction", f) or substance(cue("correction").sub(" ", f)) > 2:
+            return 0
+        ahead = [j for j in range(i + 1, min(i + 4, len(sents))) if is_statement(sents[j])]
+        return next((j for j in ahead if _directs(sents[j], self.said)), 0)
+
+    def supplement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
+        """ "補充一下：…", "Adding to that: …" without naming a rule adds to the user's last
+        statement: one memory, not two."""
+        target, before = self.found[-1], len(self.found)
+        nxt = self.statement(idx, sents, i, k0)
+        added = self.found[before:] or [Found(clean(_body(sents[i])), [sents[i]], target.kind, False, idx)]
+        for f in added:
+            target.content, target.raw = _joined(target.content, clean(_body(f.content))), target.raw + f.raw
+        self.made.update({(idx, k): target for k in range(k0 + i, k0 + nxt)})
+        del self.found[before:]
+        return nxt
 
     def parallel(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> Cue | None:
         """A request opened by a join word right after a statement is one more of the same kind
@@ -287,7 +309,9 @@ class _Scan:
     def statement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
         """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
         parts = [x for p in join_items(sents[i]) for x in _two_kinds(p, self.said)]
-        hits = [classify(p, self.said) for p in parts]
+        hits = [
+            h if h is None or not _context(h, p, self.asks) else None for p in parts for h in [classify(p, self.said)]
+        ]
         base = next((h for h in hits if h is not None), None)
         if base is None:
             base = self.parallel(idx, sents, i, k0)
@@ -301,6 +325,13 @@ class _Scan:
             raw = [part]
             # a complaint has no intro: "could you not add type: ignore everywhere?"
             content = clean(part if has("rhetorical", folded(part)) else _body(part))
+            fp = folded(part)
+            ruled_out = hit.kind == "decision" and has("decision_form", fp) and not has("decision", fp)
+            if j == 0 and i > 0 and (has("extends", fp) or ruled_out) and (idx, k0 + i - 1) not in self.made:
+                # "no emoji. Not in replies, not in commit messages.": the sentence it extends;
+                # "We start with X. No Y until …": the choice an alternative ruled out goes with
+                raw, content = [sents[i - 1], *raw], f"{clean(_body(sents[i - 1]))} {content}"
+                start = i - 1
             if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
                 i += 1
                 raw.append(sents[i])
@@ -358,6 +389,8 @@ def _incident_role(s: str, said: str) -> str:
     """What a sentence of an incident's story is: "fix" (what fixed it, or what to do when it
     comes back), "cause" (a statement of what happened), or "" (a question, a task, filler)."""
     f = folded(s)
+    if has("fix_label", f):  # "fix was to …" is no task request
+        return "fix"
     if substance(s) < 6 or has("question", f) or has("task_request", f) or has("todo", f):
         return ""
     if has("pitfall_fix", f):  # before the look-alikes: "if you ever see it again, check …"
@@ -373,21 +406,25 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
     "found out why the export kept dying", a pitfall's own lead), then the user's cause and fix,
     in the same turn or the next ones (the assistant's questions in between). One memory joins
     symptom, cause and fix; the (turn, sentence) pairs it used are left out of the other scan."""
-    user = [(idx, flat, said) for idx, _, flat, said in turns]
+    user = [(idx, flat, said) for idx, _, flat, said, _ in turns]
     found: list[Found] = []
     used: set[tuple[int, int]] = set()
     u = 0
     while u < len(user):
         idx, sents, said = user[u]
         lead = next((k for k, x in enumerate(sents) if _incident_lead(x, said)), None) if idx >= first_turn else None
-        if lead is None:
+        # no lead, but a fix said as one ("fix was to …", "改法：…") or a fix after the user's
+        # symptom: the cause and fix of this turn alone
+        after = u > 0 and any(has("pitfall_symptom", fold(x)) for x in user[u - 1][1])  # quoted errors too
+        alone = lead is None and idx >= first_turn and said != "" and any(_fix(x, after) for x in sents)
+        if lead is None and not alone:
             u += 1
             continue
         parts: list[tuple[int, int, str, str]] = []
-        for v in range(u, min(u + _INCIDENT_TURNS, len(user))):
+        for v in range(u, u + 1 if alone else min(u + _INCIDENT_TURNS, len(user))):
             vdx, vs, vsaid = user[v]
             told = [(vdx, k, x, "lead" if (v, k) == (u, lead) else _incident_role(x, vsaid)) for k, x in enumerate(vs)]
-            told = [t for t in told if t[3] and (v > u or t[1] >= lead)]
+            told = [t for t in told if t[3] and (v > u or alone or t[1] >= (lead or 0))]
             if v > u and not told:
                 break  # "ok, thanks": the story ended
             parts += told
@@ -405,6 +442,11 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
         used |= {(t, k) for t, k, *_ in parts}
         u = next((w for w in range(u, len(user)) if user[w][0] > last), len(user))
     return found, used
+
+
+def _fix(s: str, after_symptom: bool) -> bool:
+    f = folded(s)
+    return has("fix_label", f) or (after_symptom and has("pitfall_fix", f) and not has("question", f))
 
 
 def _joined(a: str, b: str) -> str:

@@ -53,7 +53,9 @@ BUILTIN_SETS: dict[str, str] = {
     "curation": "eval-curation",
     "unseen2": "eval-unseen2",
     "unseen3": "eval-unseen3",
+    "unseen4": "eval-unseen4",
     "fields-unseen": "eval-fields-unseen",
+    "fields": "eval-fields",
 }
 # The source's project a fixture is read from when it names none (docs/extraction.md, Evaluation).
 DEFAULT_PROJECT = "eval-project"
@@ -165,14 +167,7 @@ class EvalReport:
             p = tp / (tp + fp) if tp + fp else 1.0
             r_ = tp / (tp + fn) if tp + fn else 1.0
             f = 2 * p * r_ / (p + r_) if p + r_ else 0.0
-            out[key] = {
-                "tp": tp,
-                "fp": fp,
-                "fn": fn,
-                "precision": round(p, 4),
-                "recall": round(r_, 4),
-                "f1": round(f, 4),
-            }
+            out[key] = dict(tp=tp, fp=fp, fn=fn, precision=round(p, 4), recall=round(r_, 4), f1=round(f, 4))
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -11,40 +11,8 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.model.textnorm import fold
-from agentmem_vault.longterm.lexicon import generic_principles, tech_terms, vague_phrases
+from agentmem_vault.longterm.lexicon import generic_principles, specificity_patterns, tech_terms, vague_phrases
 from agentmem_vault.longterm.schema import MemoryObject
-
-SPECIFICITY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p)
-    for p in (
-        r"[./\\][\w-]+\.\w{1,5}\b",  # file path ./src/auth.ts
-        r"\b[\w-]+\.(?:py|ts|tsx|js|jsx|md|json|ya?ml|toml|sql|sh|ps1|go|rs|java|kt|css|html|lock|cfg|ini)\b",
-        r"(?:function|class|const|def|let|var|interface|type)\s+\w+",  # declarations
-        r"/api/[\w/{}:-]+",  # API route
-        r"`[^`\n]{2,}`",  # inline code
-        r"\bv?\d+\.\d+(?:\.\d+)?\b",  # version
-        r"\b(?:GET|POST|PUT|PATCH|DELETE)\s+/[\w/-]*",  # HTTP method + route
-        r"\b[a-z]+(?:[A-Z][a-z0-9]+)+\b",  # camelCase identifier
-        r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b",  # PascalCase identifier
-        r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b",  # snake_case identifier
-        r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}\b",  # kebab-case name (x-amz-acl, eslint-plugin-import)
-        r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b",  # CONSTANT_NAME / ENV_VAR
-        r"--[a-z][\w-]+",  # CLI flag
-        r"\b(?:npm|pnpm|yarn|pip|uv|poetry|cargo|go|git|docker|kubectl|make|pytest|ruff|black|mypy|eslint|prettier|tsc|vite|webpack|node|python)\b",
-        r"\b(?:React|Vue|Svelte|Angular|Next\.js|Django|Flask|FastAPI|Spring|Rails|Tailwind|Redis|Postgres(?:QL)?|MySQL|SQLite|MongoDB|Kafka|OpenSearch|Elasticsearch|GraphQL|gRPC|OAuth|JWT|TypeScript|JavaScript|Python|Rust|Go|Java|Kotlin|Swift|Obsidian|Cursor|Claude)\b",
-        r"\b(?:async|await|Promise|strict\w*|noImplicitAny|type hints?|docstrings?|lint\w*|CI|PR|commit|branch|rebase|(?:force[- ])?push(?:es|ed)?|migration|schema|index|cache|retry|timeout|env|config)\b",
-        r"\b\d+\s*(?:lines?|chars?|characters|ms|s|seconds|minutes|MB|KB|GB|%|px|spaces?)\b",
-        r"(?<![\w.])\d+(?![\w.])",  # a concrete value ("under about 300 changed lines", "在 24 小時內")
-        r"\d+\s*(?:行|字元|字符|秒|分鐘|分钟|个|個|空格)",
-        r"[一二两兩三四五六七八九十百千]+\s*(?:段|行|个|個|条|條|层|層|位|列|句|秒|分钟|分鐘|次|空格|空白)",  # 不超過三段
-        r"(?<=[\u3400-\u9fff])\s*[A-Za-z][\w.+#/-]+|[A-Za-z][\w.+#/-]+\s*(?=[\u3400-\u9fff，。；：])",  # a Latin name inside Chinese prose
-        r"\b[A-Z]{2,}\b",  # acronyms (HTTP, UTF-8, CJK ...)
-        r"[A-Za-z]:\\|~/|\$\{?\w+\}?",  # paths and variables
-        r"(?<![\w/])[\w.-]{2,}/[\w.-]+/?",  # a relative path ("db/seeds/", "public/images")
-        r"(?:繁體|繁体|簡體|简体|中文|英文|英語|英语|日文)",  # language choices are concrete for communication rules
-        r"(?:測試|测试|提交|分支|函數|函数|變數|变量|型別|类型|註解|注释|縮排|缩进|日誌|日志|設定檔|配置文件|資料庫|数据库|介面|接口|依賴|依赖|套件|框架)",
-    )
-)
 
 # The vague-phrase lists, general principles and technical vocabulary are data files under
 # templates/quality/ (see longterm/lexicon.py).
@@ -81,9 +49,9 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 
 
 def specificity_score(text: str) -> int:
-    """Sum of hits of the technical-specificity patterns and of the technical vocabulary
-    (a density, not a yes/no)."""
-    return sum(len(p.findall(text)) for p in SPECIFICITY_PATTERNS) + len(tech_terms().hits(fold(text)))
+    """Sum of hits of the technical-specificity patterns (``templates/quality/specificity.txt``)
+    and of the technical vocabulary (a density, not a yes/no)."""
+    return sum(len(p.findall(text)) for p in specificity_patterns()) + len(tech_terms().hits(fold(text)))
 
 
 def substance(text: str) -> int:

@@ -77,6 +77,11 @@ def tech_terms() -> PhraseList:
 
 
 @lru_cache(maxsize=None)
+def specificity_patterns() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in _read_literal("specificity.txt"))
+
+
+@lru_cache(maxsize=None)
 def log_levels() -> tuple[str, ...]:
     """Severity words that open a line of tool output ("WARNING", "warning", "錯誤")."""
     return _read_literal("log_levels.txt")

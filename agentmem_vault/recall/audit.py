@@ -27,7 +27,6 @@ FILE_NAME = "injected.jsonl"
 OLD_NAME = "injected.1.jsonl"
 ROTATE_BYTES = 512 * 1024
 READ_LIMIT = 2 * ROTATE_BYTES  # per file: a foreign, oversized audit is read from its tail only
-SOURCES = ("session-start", "prompt", "memory_context", "context")  # context: `agentmem context --session`
 
 
 def audit_paths(vault: Vault) -> tuple[Path, Path]:
@@ -255,15 +254,3 @@ def render_injected(result: dict) -> str:
         if not e.get("notes") and not e.get("sessions"):
             lines.append("  (nothing)")
     return "\n".join(lines)
-
-
-__all__ = [
-    "entries",
-    "given_note_ids",
-    "injected",
-    "record_context",
-    "note_entry",
-    "record",
-    "render_injected",
-    "session_entry",
-]

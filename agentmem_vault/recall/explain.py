@@ -129,6 +129,3 @@ def render_explain(ex: dict) -> str:
             + ("recent active session" if s["recent_only"] else f"relevance {s['relevance']:.2f}")
         )
     return "\n".join(lines)
-
-
-__all__ = ["explain", "render_explain"]

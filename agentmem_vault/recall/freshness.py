@@ -133,9 +133,6 @@ class Heartbeat:
         self.state = "dirty"
 
 
-__all__ = ["HEARTBEAT_SECONDS", "MAX_AGE_SECONDS", "Heartbeat", "daemon_vouches", "heartbeat_path"]
-
-
 # -- this process's own change notification (no daemon) -------------------------------------------
 #
 # Without a daemon a query has to learn about an Obsidian edit (written in place: no folder mtime
@@ -428,6 +425,3 @@ def folder_watch(folder: Path) -> FolderWatch | None:
             w = FolderWatch(n, key)
             n.folders[key] = w
         return w
-
-
-__all__ += ["FolderWatch", "folder_watch", "file_system_type", "LOCAL_FILE_SYSTEMS"]

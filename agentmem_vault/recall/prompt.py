@@ -16,18 +16,13 @@ import os
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.recall import audit
-from agentmem_vault.recall.render import _clip, _fit, _one_line
+from agentmem_vault.recall.render import _fit, render_rule
 
 PROMPT_BUDGET = 800  # characters: a prompt-time addition must stay small next to the prompt
 MAX_NOTES = 3
 MAX_PROMPT_CHARS = 4000  # a pasted log is not a better query; its start says what is asked
 MAX_NOTE_CHARS = 240
 HEADER = "## Memories for this prompt (agentmem)\n"
-
-
-def _line(title: str, nid: str, content: str) -> str:
-    ident = f" `{nid}`" if nid else ""
-    return f"- **{_one_line(title)}**{ident}: {_clip(_one_line(content), MAX_NOTE_CHARS)}\n"
 
 
 def _unchanged(idx, rel: str) -> bool:  # type: ignore[no-untyped-def]
@@ -84,7 +79,7 @@ def prompt_recall(
         fresh = fresh[:MAX_NOTES]
     finally:
         idx.close()
-    md, n = _fit([_line(h.title, h.id, h.content) for h in fresh], HEADER, budget)
+    md, n = _fit([render_rule(h, MAX_NOTE_CHARS) for h in fresh], HEADER, budget)
     if not n:
         return ""
     md = md.rstrip("\n")
@@ -100,6 +95,3 @@ def prompt_recall(
         notes=[audit.note_entry(h.id or h.rel_path, h.title, h.rel_path, h.score, "prompt") for h in fresh[:n]],
     )
     return md
-
-
-__all__ = ["PROMPT_BUDGET", "prompt_recall"]

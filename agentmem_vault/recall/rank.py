@@ -8,7 +8,7 @@ same IDF-weighted sum not divided by the task's total but counted in tokens no n
 token only one note has is worth 0.8-0.9): an absolute amount, so a long task does not dilute it. The context
 builder uses both to leave out notes that only share a common bigram with the task. A task longer
 than MAX_QUERY_TOKENS keeps its most informative tokens (rarest in the vault), not its first. Terms of
-the task found in the bilingual glossary (``glossary.py``) bring their other-language equivalents
+the task found in the bilingual glossary (``templates/recall/glossary.txt``) bring their other-language equivalents
 as alternatives (login ~ 登录), matched as FTS5 phrases.
 
 final = 0.70 * relevance + 0.15 * recency + 0.15 * importance  (no semantic backend, the default)
@@ -166,9 +166,10 @@ class QueryPlan(NamedTuple):
 
 @lru_cache(maxsize=1)
 def _glossary() -> list[list[tuple[str, ...]]]:
-    from agentmem_vault.recall.glossary import GROUPS
+    from agentmem_vault.model import template_text
 
-    groups = [[tuple(recall_tokens(m)) for m in g] for g in GROUPS]
+    lines = [ln for ln in template_text("recall", "glossary.txt").splitlines() if ln.strip() and ln[0] != "#"]
+    groups = [[tuple(recall_tokens(m)) for m in ln.split("|")] for ln in lines]
     groups = [[m for m in g if m] for g in groups]
     # longest members first, so "memory leak" claims its words before "memory" does
     return sorted((g for g in groups if len(g) > 1), key=lambda g: -max(len(m) for m in g))

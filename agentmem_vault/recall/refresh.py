@@ -65,6 +65,3 @@ class NoteWriter(VaultWriter):
         super().__exit__(*exc)
         if self.touched:
             notes_written(self.vault, self.touched)
-
-
-__all__ = ["NoteWriter", "longterm_paths", "notes_written"]
