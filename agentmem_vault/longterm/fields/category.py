@@ -75,8 +75,9 @@ def category_for(text: str, kind: str = "") -> str:
     if kind in _BY_KIND:
         # the kind decides, unless its words hardly speak of it and plainly say how to answer the
         # user ("以後幫我留意：回覆先講結論" read as a decision) or that it was decided ("我們決定了，
-        # …，因為…拖慢" read as a pitfall), as _OVERRIDES allows
+        # …，因為…拖慢" read as a pitfall), as _OVERRIDES allows; how to answer may name the environment
+        # it answers for ("給我命令的時候按 Linux 的來")
         own = _BY_KIND[kind]
-        plain = best in _OVERRIDES[kind] and best_score >= STRONG and found.get(own, 0) < MIN_SCORE
+        plain = best in _OVERRIDES[kind] and best_score >= STRONG and (found.get(own, 0) < MIN_SCORE or best in _USER)
         return best if plain else own
     return best
