@@ -274,7 +274,6 @@ def plan_mcp_install(
 
 
 def apply_mcp_install(plan: McpPlan) -> dict:
-    """Write the merged config, backing up the previous file; nothing is written when unchanged."""
     return _result(plan, apply_edit(plan.edit), dry_run=False)
 
 

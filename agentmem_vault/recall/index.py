@@ -180,11 +180,6 @@ def recall_tokens(text: str) -> list[str]:
     return out
 
 
-def scope_key(note: Note) -> str:
-    """Where a note applies (docs/projects.md): the one rule of ``recall/scoping.py``."""
-    return note_scope_key(note.scope, note.project, fold_name)
-
-
 def note_tokens(note: Note) -> tuple[str, str, str, str]:
     """The four indexed fields as space-joined tokens (what FTS5 stores and matches)."""
     return (
@@ -417,7 +412,7 @@ class RecallIndex:
             "note_id": note.id,
             "title": note.name,
             "category": note.category,
-            "project": scope_key(note),
+            "project": note_scope_key(note.scope, note.project, fold_name),  # where it applies (docs/projects.md)
             "module": fold(note.module),
             "project_raw": note.project,
             "module_raw": note.module,
