@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 
 from agentmem_vault.errors import AgentmemError
@@ -126,10 +127,8 @@ class Heartbeat:
                 self._write("clean")
 
     def remove(self) -> None:
-        try:
+        with suppress(OSError):
             os.unlink(self.path)
-        except OSError:
-            pass
         self.state = "dirty"
 
 
@@ -360,10 +359,8 @@ class _Notifier:
                     w.dirty = True
 
     def close(self) -> None:
-        try:
+        with suppress(OSError):
             os.close(self.fd)
-        except OSError:
-            pass
 
 
 _notifier: _Notifier | None = None

@@ -258,12 +258,10 @@ class RecallIndex:
             conn = sqlite3.connect(f"{real.as_uri()}?mode=ro", uri=True, timeout=0.2)
         except (sqlite3.Error, AgentmemError):
             return False
-        try:
+        with suppress(sqlite3.Error):
             if self._valid(conn):
                 self.conn = conn
                 return True
-        except sqlite3.Error:
-            pass
         conn.close()
         return False
 
@@ -360,10 +358,8 @@ class RecallIndex:
             if not save_cache(self.path.with_name(RULES_NAME), RULES_VERSION, [st.st_mtime_ns, st.st_size], rows):
                 raise OSError("rules.json not written")
         except Exception:
-            try:
+            with suppress(OSError):
                 os.unlink(self.path.with_name(RULES_NAME))
-            except OSError:
-                pass
 
     def _read(self, rel: str) -> tuple[Note, str | None, str] | None:
         """(note, error, sha). A note whose frontmatter cannot be read is reported in ``error`` and
