@@ -301,14 +301,11 @@ class _Notifier:
 
         libc = ctypes.CDLL(None, use_errno=True)
         self._add = libc.inotify_add_watch
-        self._add.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
-        self._add.restype = ctypes.c_int
+        self._add.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)  # each returns a C int (the default)
         self._rm = libc.inotify_rm_watch
         self._rm.argtypes = (ctypes.c_int, ctypes.c_int)
-        self._rm.restype = ctypes.c_int
         init = libc.inotify_init1
         init.argtypes = (ctypes.c_int,)
-        init.restype = ctypes.c_int
         self.fd = init(os.O_NONBLOCK | os.O_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1")
