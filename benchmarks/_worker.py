@@ -51,7 +51,7 @@ def _write_notes(folder: Path, n: int) -> None:
 
 def build_board(root: Path, rows: int) -> dict:
     """A realistic board between two organizes: ROWS rows (a third each idle/active/stale), one
-    conversations.jsonl line per row, a snapshot per non-idle row, 60 long-term notes (6 of them
+    conversations.jsonl line per row naming its project, a snapshot per non-idle row, 60 long-term notes (6 of them
     rules) with the recall index built."""
     from agentmem_vault.vault import Vault
     from agentmem_vault.board import table as it
@@ -63,6 +63,7 @@ def build_board(root: Path, rows: int) -> dict:
     init_vault(v)
     lines = [it.new_index_text()]
     pairs = []
+    projects = [root.name, "shop", "billing", "mobile", "crm"]
     for i in range(rows):
         day = 1 + (i // 1440) % 28
         month = 1 + (i // (1440 * 28)) % 12
@@ -82,6 +83,9 @@ def build_board(root: Path, rows: int) -> dict:
             ts,
         )
         lines.append(it.render_row(row) + "\n")
+        # As the sessionStart hook writes it (ops/conversations.record_pair): every chat's pair names
+        # its project and folder, a fifth of them the benchmark chat's own (the vault's folder).
+        project = projects[i % len(projects)]
         pairs.append(
             json.dumps(
                 {
@@ -90,7 +94,10 @@ def build_board(root: Path, rows: int) -> dict:
                     "session_id": sid,
                     "agent": "cursor",
                     "source": "startup",
-                }
+                    "project": project,
+                    "workspace": str(root if project == root.name else root.parent / project),
+                },
+                ensure_ascii=False,
             )
             + "\n"
         )

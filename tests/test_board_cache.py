@@ -23,7 +23,7 @@ from agentmem_vault.board import table as it
 from agentmem_vault.board import summary as board_cache
 from agentmem_vault.board.register import register_idle
 from agentmem_vault.board.ids import taken_ids
-from agentmem_vault.board.rules import active_order, ts_key
+from agentmem_vault.board.rules import active_order, pair_projects, ts_key
 from agentmem_vault.board.store import BoardWriter
 
 
@@ -47,7 +47,7 @@ def row(i: int, status: str = "active", updated: str | None = None) -> it.Row:
 def full(v: Vault) -> tuple[it.IndexDoc, board_cache.BoardState | None]:
     data = v.index_path.read_bytes()
     doc = it.parse_index(data.decode("utf-8"))
-    return doc, board_cache.from_doc(data, doc)
+    return doc, board_cache.from_doc(data, doc, _pairs(v))
 
 
 def assert_agrees(v: Vault) -> board_cache.BoardState | None:
@@ -71,7 +71,14 @@ def assert_agrees(v: Vault) -> board_cache.BoardState | None:
             for sid in doc.ids():
                 assert got.has_row(sid) and got.row(sid) == doc.find(sid)
             assert not got.has_row("2026-01-01-0000-nobody")
+            named = pair_projects(_pairs(v))  # every active session's project, as the pairs say now
+            assert got.projects == {e[1]: named[e[1]] for e in got.active if e[1] in named}
     return got
+
+
+def _pairs(v: Vault) -> bytes:
+    path = v.state_dir / "conversations.jsonl"
+    return path.read_bytes() if path.exists() else b""
 
 
 def cached(v: Vault) -> dict:
@@ -223,9 +230,65 @@ def test_ts_key_orders_like_parse_ts() -> None:
             assert (pa < pb) == (ka < kb) and (pa == pb) == (ka == kb), (a, b)
 
 
+PAIR_OPS = ["pair", "pair_edit", "pair_cut", "pair_torn", "pair_gone"]
+
+
+def _change_pairs(v: Vault, op: str, sid: str, n: int) -> None:
+    """A conversations.jsonl change: a pair appended (as record_pair writes it, or by hand), a
+    project renamed in place (same size), the file cut short, a torn last line, the file deleted."""
+    path = v.state_dir / "conversations.jsonl"
+    data = _pairs(v)
+    project = ("proj-a", "proj-b", "東京", "")[n % 4]
+    entry = {"time": "t", "conversation_id": f"c{n}", "session_id": sid, "agent": "cursor", "source": None}
+    if project:
+        entry["project"] = project
+    if op == "pair":
+        spaced = n % 5 != 0  # json.dumps' own spelling, or a hand-written line without the spaces
+        line = json.dumps(entry, ensure_ascii=False, separators=None if spaced else (",", ":"))
+        path.write_bytes(data + line.encode() + b"\n")
+    elif op == "pair_edit":
+        path.write_bytes(data.replace(b"proj-a", b"proj-c", 1))
+    elif op == "pair_cut":
+        path.write_bytes(data[: len(data) * (n % 3) // 3])
+    elif op == "pair_torn":
+        path.write_bytes(data + json.dumps(entry).encode()[: 10 + n % 60])
+    elif op == "pair_gone":
+        path.unlink(missing_ok=True)
+
+
+def test_the_projects_of_active_sessions_follow_conversations_jsonl(tmp_path: Path) -> None:
+    """Pairs appended (by the hook, by hand), a project renamed in place, the file cut short, a
+    torn line, the file gone: the summary's projects are those the pairs name after each."""
+    v = make_vault(tmp_path / "v", 30)
+    v.state_dir.mkdir(parents=True, exist_ok=True)
+    assert_agrees(v)
+    active = [r.session_id for r in full(v)[0].row_list() if r.status == "active"]
+    steps = [("pair", 1), ("pair", 2), ("pair", 4), ("pair", 5), ("pair_edit", 0), ("pair", 6), ("pair_torn", 3)]
+    steps += [("pair", 9), ("pair_cut", 2), ("pair", 13), ("pair_gone", 0), ("pair", 17)]
+    for k, (op, n) in enumerate(steps):
+        _change_pairs(v, op, active[k % len(active)], n)
+        st_ = assert_agrees(v)
+        assert st_ is not None and st_.projects == assert_agrees(v).projects  # and again from the saved summary
+    new = row(500, "active", "2026-12-01 10:00")  # its chat's pair first, then its row appended by hand
+    _change_pairs(v, "pair", new.session_id, 1)
+    board_cache.cache_path(v).unlink()
+    assert_agrees(v)  # the summary, rewritten, describes that pair
+    with open(v.index_path, "ab") as fh:
+        fh.write((it.render_row(new) + "\n").encode())
+    st_ = assert_agrees(v)
+    assert st_ is not None and st_.projects[new.session_id] == "proj-b"
+    many = "".join(json.dumps({"session_id": sid, "project": "p"}) + "\n" for sid in active) * 8
+    with open(v.state_dir / "conversations.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(many)  # a long tail of pairs: read once, then the summary is rewritten
+    assert_agrees(v)
+    assert json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))["data"]["pairs"][0] == len(_pairs(v))
+
+
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["register", "hand_append", "update", "remove", "hand_edit", "bad_line", "fix", "load"]),
+        st.sampled_from(
+            ["register", "hand_append", "update", "remove", "hand_edit", "bad_line", "fix", "load", *PAIR_OPS]
+        ),
         st.integers(0, 10_000),
     ),
     min_size=1,
@@ -236,11 +299,14 @@ OPS = st.lists(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS, crlf=st.booleans())
 def test_any_sequence_of_changes_agrees_with_a_full_parse(tmp_path: Path, ops: list, crlf: bool) -> None:
+    """Changes to the board and to conversations.jsonl, by our writers and by hand: after each,
+    the summary agrees with a full parse of both (the projects of the active sessions included)."""
     import shutil
 
     root = tmp_path / "p"
     shutil.rmtree(root, ignore_errors=True)
     v = make_vault(root, 6, newline="\r\n" if crlf else "\n")
+    v.state_dir.mkdir(parents=True, exist_ok=True)
     for k, (op, n) in enumerate(ops):
         doc, _ = full(v)
         ids = doc.ids()
@@ -273,6 +339,9 @@ def test_any_sequence_of_changes_agrees_with_a_full_parse(tmp_path: Path, ops: l
             elif op == "fix":
                 data = v.index_path.read_bytes()
                 v.index_path.write_bytes(data.replace(b"| broken | row |\n", b""))
+            elif op in PAIR_OPS:  # mostly about an active session: the ones whose project the summary keeps
+                active = [r.session_id for r in doc.row_list() if r.status == "active"] or ids or ["2026-01-01-0000-x"]
+                _change_pairs(v, op, active[n % len(active)] if n % 4 else ids[n % len(ids)] if ids else active[0], n)
         except IndexFormatError:
             assert full(v)[0].bad  # refused only because of a broken row
         assert_agrees(v)

@@ -17,7 +17,6 @@ import pytest
 
 from agentmem_vault.board import summary
 from agentmem_vault.board import table as it
-from agentmem_vault.ops.conversations import PairProjects
 from agentmem_vault.recall.session_start import offered_sessions
 from agentmem_vault.vault import Vault
 from conftest import run_cli
@@ -85,7 +84,7 @@ def test_fast_path_and_full_board_offer_the_same_sessions(tmp_path: Path, active
     again = summary.load(v)  # and read back from board-cache.json: the hook's fast path
     assert state is not None and again is not None
     for board in (doc, state, again):
-        got = offered_sessions(v, board, exclude=(exclude,), project_names=(project,), project_of=PairProjects(pairs))
+        got = offered_sessions(v, board, exclude=(exclude,), project_names=(project,), pairs=pairs)
         assert [h.session_id for h in got] == want
         assert all(h.status == "active" and doc.find(h.session_id) is not None for h in got)
 
@@ -184,7 +183,7 @@ def test_pair_projects_read_by_byte_search_agree_with_json() -> None:
     give what parsing every line as JSON gives (escapes, non-ASCII, empty, damaged lines)."""
     import random
 
-    from agentmem_vault.ops.conversations import _json_lines, _projects
+    from agentmem_vault.ops.conversations import _json_lines, pair_project, pair_projects
 
     rng = random.Random(3)
     lines = []
@@ -204,11 +203,12 @@ def test_pair_projects_read_by_byte_search_agree_with_json() -> None:
     lines[100:100] = ['{"broken": "project": "x"', '{"session_id": "2026-05-01-0000-x", "project": "cut']
     data = ("\n".join(lines) + "\n").encode("utf-8")
     want = {}
-    for obj in _json_lines(data, b'"project"'):
+    for obj in _json_lines(data):  # every line as JSON
         sid, proj = obj.get("session_id"), obj.get("project")
         if isinstance(sid, str) and isinstance(proj, str) and proj:
             want[sid] = proj
-    assert _projects(data) == want and len(want) > 300
+    assert pair_projects(data) == want and len(want) > 300
+    assert all(pair_project(data, _sid(i)) == want.get(_sid(i), "") for i in range(700))
 
 
 def test_context_offers_the_folders_projects_sessions_then_unknown_never_anothers(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import os
 from datetime import datetime
 
 import pytest
+from conftest import props_of
 
 from agentmem_vault.model import session_props as sp
 
@@ -53,7 +54,7 @@ def test_full_archive(board):
     # The snapshot moves byte for byte below the Properties it gains (docs/obsidian.md).
     moved = (folder / "session.md").read_bytes()
     assert moved.startswith(b"---\n") and moved.endswith(b"---\n\n" + snap)
-    assert sp.props_of(moved.decode("utf-8"))["status"] == "archived"
+    assert props_of(moved.decode("utf-8"))["status"] == "archived"
     assert not board.session_path(X).exists()
     assert sp.split_text((folder / "index.md").read_text(encoding="utf-8")).body.lstrip("\n") == (
         f"# Archived Session: {X}\n\n## Metadata\n| Field | Value |\n|---|---|\n"

@@ -96,13 +96,13 @@ def start_chat(
     verified without parsing the others.
     """
     with BoardWriter(vault, command, timeout=timeout) as w:
-        state = summary.load(vault)  # the board read and checked against its summary
+        pairs = read_pairs(vault)
+        state = summary.load(vault, pairs=pairs or b"")  # the board and pairs checked against the summary
         board: it.IndexDoc | BoardState
         if state is not None and state.writable:
             board = state
         else:
             board = w.index()  # no table yet, or broken rows: the full parse, as before
-        pairs = read_pairs(vault)
         if conversation_id:
             pair = find_pair(vault, conversation_id, data=pairs)
             if pair is not None and has_row(board, pair["session_id"]):

@@ -2,19 +2,22 @@
 
 Used alike by session operations (ops/sessions.py, board/register.py), organize (ops/lifecycle.py),
 doctor (ops/doctor/checks.py), the daemon (daemon/reconcile.py) and the session-start context
-(recall/session_start.py). The rules are stated in docs/board.md (defaults, placeholders, a row
-from a snapshot, conflict-copy folding, the sessions a new chat is offered).
+(recall/session_start.py). The rules are stated in docs/board.md (the given fields' bounds,
+defaults, placeholders, a row from a snapshot, conflict-copy folding, the sessions a new chat is
+offered).
 
 Import-light (the sessionStart hook imports the defaults): the snapshot model is only a type here.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 
 from agentmem_vault.clock import format_ts, parse_ts
-from agentmem_vault.fastimport import LazyRegex, datetime  # the C type without datetime.py (docs/performance.md)
+from agentmem_vault.errors import UsageError
+from agentmem_vault.fastimport import LazyRegex, datetime, utf8  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import SESSION_ID_RE
 
@@ -36,6 +39,36 @@ CONTINUE_KEYWORDS = "continue-memory, cursor-agent, session-snapshot"
 ADDED_KEYWORDS = "session-snapshot, daemon-reconcile"
 ADDED_SUMMARY = "由 watcher daemon 依 session snapshot 補登。"
 SUMMARY_MAX = 160
+
+# -- the fields a person or an agent gives (``--topic``, ``--summary``, ``--keywords``; MCP) ------
+
+# Characters per field: a topic is a title, a summary a sentence or two, keywords a short list.
+FIELD_LIMITS = {"topic": 200, "summary": 1000, "keywords": 500}
+# Every line break Python, Markdown or an editor knows (LF, CR, VT, FF, NEL, U+2028, U+2029).
+_LINE_BREAK = LazyRegex("[\n\r\x0b\x0c\x85\u2028\u2029]")
+
+
+def check_row_fields(**fields: str | None) -> None:
+    """Refuse (UsageError, exit 2) a field with a line break or over its limit, before anything is
+    read or locked: a board row is one line, bounded (docs/reliability.md, "Limits"); None is absent."""
+    for name, value in fields.items():
+        if value is None:
+            continue
+        limit = FIELD_LIMITS[name]
+        if len(value) > limit:
+            raise UsageError(
+                f"--{name} is {len(value):,} characters, over the {limit:,}-character limit of a board "
+                f"{name}; shorten it (the details belong in the snapshot). Nothing was written",
+                code="field_too_long",
+            )
+        m = _LINE_BREAK.search(value)
+        if m:
+            raise UsageError(
+                f"--{name} holds a line break (U+{ord(m.group()):04X}); a board row is one line: give the "
+                f"{name} on one line (the details belong in the snapshot). Nothing was written",
+                code="field_not_one_line",
+            )
+
 
 # -- placeholders (one word list) -------------------------------------------------------------
 
@@ -207,11 +240,9 @@ def archived_in_copy(index_text: str, copy_rows: list[it.Row], archived: Collect
     if not archived:
         return []
     doc = it.parse_index(index_text)
-    out: list[str] = []
-    for r in copy_rows:
-        if r.session_id in archived and doc.find(r.session_id) is None and r.session_id not in out:
-            out.append(r.session_id)
-    return out
+    return list(
+        dict.fromkeys(r.session_id for r in copy_rows if r.session_id in archived and doc.find(r.session_id) is None)
+    )
 
 
 def fold_rows(
@@ -309,6 +340,49 @@ def project_rank(project: str, names: Collection[str]) -> int | None:
     return None if folded else 1
 
 
+_PROJECT_KEY = b'"project": "'
+# What ``ops/conversations.record_pair`` writes (json.dumps' spelling): the Session ID, then on the
+# same line a non-empty project, neither with an escape in it; read without a JSON parse.
+_PAIR_RE = LazyRegex(r'"session_id": "([^"\\\n]*)"[^\n]*"project": "([^"\\\n]+)"')
+
+
+def pair_projects(data: bytes | None) -> dict[str, str]:
+    """Session ID -> the project its chat was registered in, from the bytes of
+    ``conversations.jsonl`` (docs/projects.md): of the lines that contain ``"project": "``, the
+    last that names a non-empty project wins. Each line is read on its own (any subset of the lines
+    gives the same answer for its sessions): by ``_PAIR_RE``, else as JSON; in one regex pass over
+    the whole file when every such line is one that ``_PAIR_RE`` reads."""
+    if not data or _PROJECT_KEY not in data:
+        return {}
+    try:
+        found = _PAIR_RE.findall(utf8(data))
+        if len(found) == data.count(_PROJECT_KEY):  # a match per key: every such line read by the regex
+            return dict(found)
+    except UnicodeDecodeError:
+        pass
+    out: dict[str, str] = {}
+    for raw in data.split(b"\n"):
+        if _PROJECT_KEY not in raw:
+            continue
+        try:
+            line = utf8(raw)
+            found = _PAIR_RE.findall(line)
+            if not found:
+                obj = json.loads(line)
+                found = [(obj.get("session_id"), obj.get("project"))]
+        except (UnicodeDecodeError, ValueError, AttributeError):
+            continue
+        out.update((sid, proj) for sid, proj in found if isinstance(sid, str) and isinstance(proj, str) and proj)
+    return out
+
+
+def pair_project(data: bytes | None, session_id: str) -> str:
+    """``pair_projects(data)`` of one session ("" when none), from the lines that name it alone."""
+    needle = session_id.encode("utf-8")
+    lines = b"\n".join(ln for ln in (data or b"").split(b"\n") if needle in ln)
+    return pair_projects(lines).get(session_id, "")
+
+
 def offered_sessions(
     active: list[list],
     projects: Mapping[str, str] | None,
@@ -319,18 +393,26 @@ def offered_sessions(
 ) -> list[list]:
     """The entries of ``active`` (``active_order``) a new chat is offered: the chat's own
     project's sessions, most recent first, then those whose project is unknown, never another
-    project's. ``projects``: Session ID -> project, for every session whose chat recorded one
-    (any other's project is unknown); None offers every session (no project scoping). The one
+    project's. ``projects``: Session ID -> project, for every active session whose chat recorded
+    one (any other's project is unknown); None offers every session (no project scoping). The one
     rule of the hook's fast path and of the full board alike."""
     if projects is None:
         return [e for e in active[: limit + len(exclude)] if e[1] not in exclude][:limit]
-    own_ids = {sid for sid, p in projects.items() if project_rank(p, names) == 0 and sid not in exclude}
-    own = [e for e in active if e[1] in own_ids][:limit] if own_ids else []
+    own: list[list] = []
     unknown: list[list] = []
-    if len(own) < limit:
-        for e in active:
-            if e[1] not in projects and e[1] not in exclude:
+    ranks: dict[str, int | None] = {}  # a few projects, many sessions: each project ranked once
+    for e in active:  # one walk, most recent first, until the own project's are all found
+        if e[1] in exclude:
+            continue
+        project = projects.get(e[1])
+        if project is None:
+            if len(unknown) < limit:
                 unknown.append(e)
-                if len(own) + len(unknown) >= limit:
-                    break
-    return own + unknown
+            continue
+        if project not in ranks:
+            ranks[project] = project_rank(project, names)
+        if ranks[project] == 0:
+            own.append(e)
+            if len(own) == limit:
+                break
+    return (own + unknown)[:limit]

@@ -6,11 +6,13 @@ where the table's rows start, whether every row is well formed (the board is wri
 table runs to the end of the file (a new row is a pure append), the line-ending counts, the row
 count, every ``active`` row's update time, Session ID and line offset, most recent first
 (``rules.active_order``: what a new chat is offered is chosen from it), and the newest minute
-among the row IDs with that minute's IDs (so a new chat's ID needs no search of the board).
+among the row IDs with that minute's IDs (so a new chat's ID needs no search of the board); and,
+for ``conversations.jsonl``'s first bytes (size and CRC-32), the project of every active row's
+session that its pairs name (``conversations.pair_projects``).
 
-The board is always read and checked against the summary by CRC; when it has only grown since (a
-row appended by any process), just the new bytes are parsed; any other change means one full
-parse, after which the summary is rewritten. Every whole-board write (``store.BoardWriter``)
+The board and the pairs are always read and checked against the summary by CRC; when one has
+only grown since (a row or a pair appended by any process), just the new bytes are parsed; any
+other change means one full parse of that file, after which the summary is rewritten. Every whole-board write (``store.BoardWriter``)
 refreshes it; an appended row (a new chat's) does not rewrite it: the next load parses the rows
 appended since, and rewrites it once there are ``SAVE_EVERY`` of them.
 
@@ -24,7 +26,7 @@ import zlib
 from collections import namedtuple
 
 from agentmem_vault.board import table as it
-from agentmem_vault.board.rules import active_order, insert_active
+from agentmem_vault.board.rules import active_order, insert_active, pair_project, pair_projects
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
 if TYPE_CHECKING:
@@ -32,10 +34,10 @@ if TYPE_CHECKING:
 
     from agentmem_vault.vault import Vault
 
-VERSION = 5  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
+VERSION = 6  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
 CACHE_NAME = "board-cache.json"
 SAVE_EVERY = 64  # rows appended since the summary was written before it is rewritten
-_KEYS = ("table_start", "writable", "appendable", "crlf", "lf", "rows", "active", "bom", "crc", "stamp", "stamp_ids")
+_KEYS = "table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects".split()
 STAMP = 15  # "YYYY-MM-DD-HHMM": the minute every Session ID starts with (docs/board.md)
 
 
@@ -44,14 +46,17 @@ def cache_path(vault: Vault) -> Path:
 
 
 class BoardState(
-    namedtuple("BoardState", "data table_start writable appendable crlf lf rows active bom crc stamp stamp_ids")  # noqa: PYI024
+    namedtuple(  # noqa: PYI024
+        "BoardState", "data table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects"
+    )
 ):
     """What the hook needs to know about the board, without the parsed rows: ``data`` (its bytes,
     read under the caller's lock), ``table_start`` (byte offset of the first row line),
     ``writable`` (no broken rows anywhere), ``appendable`` (the table runs to the end of the
     file), the line-ending counts, the row count, ``active`` (``rules.active_order``, with each
     row line's byte offset), ``bom``, ``crc`` (``zlib.crc32`` of ``data``), and the newest minute
-    among the row IDs (``stamp``) with that minute's IDs."""
+    among the row IDs (``stamp``) with that minute's IDs; ``pairs``: ``[size, crc]`` of the
+    ``conversations.jsonl`` bytes that ``projects`` (active Session ID -> project) was read from."""
 
     __slots__ = ()
 
@@ -132,17 +137,18 @@ def _offsets(lines: list[str], start: int) -> list[int]:
     return out
 
 
-def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
-    """The state of a fully parsed board (None when it has no table yet)."""
+def from_doc(data: bytes, doc: it.IndexDoc, pairs: bytes) -> BoardState | None:
+    """The state of a fully parsed board and the pairs file's bytes (None when it has no table yet)."""
     if doc.header_at is None:
         return None
     prefix = "".join(doc.lines[: doc.header_at + 2])
     table_start = len(prefix.encode("utf-8")) + (3 if doc.bom else 0)
     at = _offsets(doc.lines, 3 if doc.bom else 0)
-    active = [(doc._row_at(i), at[i]) for i, _ in doc.row_ids if _maybe_active(doc.lines[i])]
+    active = active_order((doc._row_at(i), at[i]) for i, _ in doc.row_ids if _maybe_active(doc.lines[i]))
     stamp, stamp_ids = "", list[str]()
     for _, sid in doc.row_ids:
         stamp, stamp_ids = _newest(stamp, stamp_ids, sid)
+    named = pair_projects(pairs)
     return BoardState(
         data,
         table_start,
@@ -151,11 +157,13 @@ def from_doc(data: bytes, doc: it.IndexDoc) -> BoardState | None:
         sum(1 for ln in doc.lines if ln.endswith("\r\n")),
         sum(1 for ln in doc.lines if ln.endswith("\n")),
         len(doc.row_ids),
-        active_order(active),
+        active,
         doc.bom,
         zlib.crc32(data),
         stamp,
         stamp_ids,
+        [len(pairs), zlib.crc32(pairs)],
+        {e[1]: named[e[1]] for e in active if e[1] in named},
     )
 
 
@@ -168,7 +176,7 @@ def _maybe_active(line: str) -> bool:
     return len(parts) != 6 or parts[1].strip() == "active"
 
 
-def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
+def _extend(cached: dict, data: bytes, crc: int, pairs: bytes) -> BoardState | None:
     """The cached state carried over the rows appended after ``cached["size"]`` (None: parse all)."""
     size = cached["size"]
     if not (cached["writable"] and cached["appendable"]):
@@ -181,7 +189,7 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
         return None
     lines = it.split_lines(tail)
     probe = it.IndexDoc(False, lines, 0, 0)
-    active = cached["active"]  # decoded for this call alone: extended in place
+    active, projects = cached["active"], cached["projects"]  # decoded for this call alone: extended in place
     at = _offsets(lines, size)
     stamp, stamp_ids = str(cached["stamp"]), list(cached["stamp_ids"])
     for i, ln in enumerate(lines):
@@ -195,6 +203,8 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
         stamp, stamp_ids = _newest(stamp, stamp_ids, row.session_id)
         if row.status == "active":
             insert_active(active, row, at[i])
+            if project := pair_project(pairs, row.session_id):
+                projects[row.session_id] = project
     return BoardState(
         data,
         cached["table_start"],
@@ -208,7 +218,15 @@ def _extend(cached: dict, data: bytes, crc: int) -> BoardState | None:
         zlib.crc32(data[size:], crc),
         stamp,
         stamp_ids,
+        cached["pairs"],
+        projects,
     )
+
+
+def _read_pairs(vault: Vault) -> bytes:
+    from agentmem_vault.fs import read_bytes
+
+    return read_bytes(vault.state_dir / "conversations.jsonl") or b""
 
 
 def _read_cache(vault: Vault) -> dict | None:
@@ -222,16 +240,37 @@ def _read_cache(vault: Vault) -> dict | None:
     return {**got[1], "size": got[0]}
 
 
-def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
-    """The board's state: its bytes (``data``, or read now) checked against the summary by CRC.
-    None when the board is missing, empty or has no table (callers then take the full path).
-    Raises what ``parse_index`` raises for a board that cannot be read. Call under the vault lock."""
+def _with_pairs(state: BoardState, pairs: bytes) -> tuple[BoardState, bool]:
+    """``state`` with the projects of its active sessions as ``pairs`` (the bytes of
+    ``conversations.jsonl`` now) name them, and whether that took enough work to save it: pairs
+    appended since are read alone (each line is read on its own and the last one naming a project
+    wins), any other change means reading them all."""
+    size, crc = state.pairs
+    same = size <= len(pairs) and zlib.crc32(memoryview(pairs)[:size]) == crc
+    if same and size == len(pairs):
+        return state, False
+    redone = not (same and (not size or pairs.endswith(b"\n", 0, size)))  # else whole new lines follow
+    tail, projects = (pairs, {}) if redone else (pairs[size:], state.projects)
+    if named := pair_projects(tail):
+        active = {e[1] for e in state.active}
+        projects.update((sid, p) for sid, p in named.items() if sid in active)
+    new = state._replace(pairs=[len(pairs), zlib.crc32(tail, 0 if redone else crc)], projects=projects)
+    return new, redone or tail.count(b"\n") >= SAVE_EVERY
+
+
+def load(vault: Vault, data: bytes | None = None, pairs: bytes | None = None) -> BoardState | None:
+    """The board's state: its bytes (``data``, or read now) and the pairs' (``pairs``, or read
+    now) checked against the summary by CRC. None when the board is missing, empty or has no table
+    (callers then take the full path). Raises what ``parse_index`` raises for a board that cannot
+    be read. Call under the vault lock."""
     from agentmem_vault.fs import decode_text, read_bytes
 
     if data is None:
         data = read_bytes(vault.index_path)
     if not data:
         return None
+    if pairs is None:
+        pairs = _read_pairs(vault)
     cached = _read_cache(vault)
     if cached is not None:
         try:
@@ -239,16 +278,18 @@ def load(vault: Vault, data: bytes | None = None) -> BoardState | None:
             crc = zlib.crc32(memoryview(data)[:size])
             if len(data) >= size and crc == cached["crc"]:
                 if len(data) == size:
-                    return BoardState(data, *(cached[k] for k in _KEYS))
-                grown = _extend(cached, data, crc)
-                if grown is not None:
-                    if grown.rows - cached["rows"] >= SAVE_EVERY:
-                        save(vault, grown)  # else the few appended rows are parsed again next time
-                    return grown
+                    state: BoardState | None = BoardState(data, *(cached[k] for k in _KEYS))
+                else:
+                    state = _extend(cached, data, crc, pairs)
+                if state is not None:
+                    state, redone = _with_pairs(state, pairs)
+                    if redone or state.rows - cached["rows"] >= SAVE_EVERY:
+                        save(vault, state)  # else the few appended rows and pairs are read again next time
+                    return state
         except (KeyError, TypeError, ValueError):
             pass
     doc = it.parse_index(decode_text(data, vault.index_path))
-    parsed = from_doc(data, doc)
+    parsed = from_doc(data, doc, pairs)
     if parsed is not None:
         save(vault, parsed)
     return parsed
@@ -265,7 +306,7 @@ def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:
     """After a verified write of the board: record the new state (``doc``: its parse, if at hand)."""
     try:
         # read_text keeps a BOM as U+FEFF, which encodes back to the same three bytes
-        state = from_doc(text.encode("utf-8"), doc if doc is not None else it.parse_index(text))
+        state = from_doc(text.encode("utf-8"), doc if doc is not None else it.parse_index(text), _read_pairs(vault))
     except Exception:
         return
     if state is None:

@@ -347,8 +347,6 @@ def _recall_context(
     try:
         from agentmem_vault.recall import session_start_context
 
-        from agentmem_vault.ops.conversations import PairProjects
-
         kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a summary.BoardState
         given: list = []
         # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
@@ -357,7 +355,7 @@ def _recall_context(
             budget=_start_budget(cfg),
             exclude=(session_id,),
             project_names=project_names,
-            project_of=PairProjects(pairs),
+            pairs=pairs,
             given=given,
             **kw,
         )

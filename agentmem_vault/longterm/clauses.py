@@ -31,11 +31,6 @@ _ORD_WORD = (
 _LIST_LINE = re.compile(
     rf"^\s*(?:[-*•・]|\d{{1,2}}[.)）、]|[（(]\d{{1,2}}[)）]|[一二三四五六七八九十][、.．]|{_ORD_WORD})\s*(?P<item>\S.*)$"
 )
-_ORDINAL = re.compile(
-    r"(?:^|(?<=[；;，,。\s]))(?:第[一二三四五六七八九十]+(?:点|點|条|條|件)?|[一二三四五]是|首先|其次|再者|最后|最後|"
-    r"[（(]?\d{1,2}[)）]|\d{1,2}[.、](?!\d)|(?:first|second|third|fourth|finally)(?=[,:]))\s*[，,:：、]?\s*",
-    re.I,
-)
 _TRIM = " \t,，;；。.!！、:："
 
 
@@ -185,7 +180,7 @@ def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
     def split(sep: "str | re.Pattern[str]") -> list[str]:
         return [_restore(x.strip(_TRIM), saved) for x in re.split(sep, prot) if x.strip(_TRIM)]
 
-    parts = split(_ORDINAL)
+    parts = split(cue("ordinal"))
     if len(parts) >= 2:
         return _merge_reasons(parts)
     if plural or len(join_items(flat)) >= 2:

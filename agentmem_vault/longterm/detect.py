@@ -34,7 +34,7 @@ from agentmem_vault.longterm.filters import specificity_score, substance
 from agentmem_vault.longterm.kinds import Cue, classify, folded, without_opener
 from agentmem_vault.longterm.noise import own_words
 from agentmem_vault.longterm.sources import Turn
-from agentmem_vault.longterm.wording import NEG_START, POS_START, clean
+from agentmem_vault.longterm.wording import clean
 from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -103,57 +103,34 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
     return (intro, items) if len(items) >= 2 else None
 
 
-def enumerated(paras: "tuple[Para, ...]") -> tuple[str, list[str]] | None:
-    """(intro, items) of the first request in ``paras`` that announces several items."""
-    for p in paras:
-        if p.items is not None and p.intro and has("enum_intro", fold(p.intro)):
-            return p.intro, list(p.items)
-        for s in p.sentences:
-            got = _enumeration(s)
-            if got is not None:
-                return got
-    return None
-
-
 def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     """Whether the next sentence belongs to this statement: its reason, its fix, the rule a
-    dislike or a kept fact leads to, the other half of a correction."""
+    dislike or a kept fact leads to, the other half of a correction, a sentence with no force of
+    its own, an extension (scope, exception, example) or a pointer back at it."""
     f = fold(nxt)
     if without_opener(f) != f or not nxt.strip():
         return False  # "Also, …" / "另外 …" opens a statement of its own
+    nc = classify(nxt, said)
     pointer = has("pointer", f) and specificity_score(nxt) == 0
     if starts_with_reason(nxt) or has("extends", f) or pointer:
-        # a reason, condition, scope, exception or example of this statement, not one of its own
-        nc = classify(nxt, said)
-        if nc is not None and (nc.kind in ("reversal", "supplement") or nc.kind == "decision" and not pointer):
-            return False
-        return not has("question", f)
-    if hit.kind == "preference" and has("rhetorical", folded(content)) and substance(nxt) >= 6:
-        # after a complaint asked as a question, what the user says next is its remedy or reason
-        # ("… not good enough? 一律用 const 不行吗？", "we have a logger in utils/log.py for that")
-        nc = classify(nxt, said)
-        return (nc is None and not has("question", f) and is_statement(nxt)) or has("directive", f)
+        own = nc is not None and (nc.kind in ("reversal", "supplement") or nc.kind == "decision" and not pointer)
+        return not own and not has("question", f)
+    if hit.kind == "preference" and has("rhetorical", folded(content)) and has("directive", f) and substance(nxt) >= 6:
+        return True  # after a complaint asked as a question, its remedy ("一律用 const 不行吗？")
     if not is_statement(nxt) and not (hit.kind == "decision" and substance(nxt) >= 6 and not has("question", f)):
         return False
-    nc = classify(nxt, said)
-    if nc is not None and nc.asked and not hit.asked and hit.kind != "pitfall":
+    if nc is None:  # no force of its own: it goes on about this statement (a detail, a story)
+        return not nxt.rstrip().endswith((":", "："))
+    if nc.asked and not hit.asked and hit.kind != "pitfall":
         return False  # a request of its own (a pitfall's fix is often said "always …")
-    if nc is None and not nxt.rstrip().endswith((":", "：")):
-        return True  # no force of its own: it goes on about this statement (a detail, a story)
     if hit.kind == "pitfall":
-        return nc is None or nc.kind in ("rule", "explicit", "correction", "environment")
-    directive = nc is not None and nc.kind in ("rule", "correction", "preference")
-    if hit.kind in ("preference", "correction"):
-        # "I can't stand it when you paste the whole file. Give me the diff.": the remedy
-        remedy = hit.kind == "preference" and has("imperative", f)
-        return (
-            directive or remedy or (NEG_START.search(content) is not None and POS_START.search(clean(nxt)) is not None)
-        )
+        return nc.kind in ("rule", "explicit", "correction", "environment")
+    directive = nc.kind in ("rule", "correction", "preference")
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)
         return directive and classify(content, said) is not None and not has("rule", folded(content))
-    return False
+    return directive and hit.kind in ("preference", "correction")  # a dislike's remedy
 
 
 # a user turn: its index, paragraphs, sentences (list items included), what the assistant said
@@ -188,6 +165,14 @@ def _context(hit: Cue, part: str, asks: bool) -> bool:
         return False
     bare = cue("adverb").sub(" ", folded(_body(part)))
     return not (has("general", bare) or has("modal", bare))
+
+
+def _directs(s: str, said: str) -> bool:
+    """A sentence that says what to do: a rule, a correction, a preference, or an imperative."""
+    hit = classify(s, said)
+    return (hit is not None and hit.kind in ("rule", "explicit", "correction", "preference")) or (
+        has("imperative", folded(s))
+    )
 
 
 def _two_kinds(part: str, said: str) -> list[str]:
@@ -267,23 +252,45 @@ class _Scan:
     def sentences(self, idx: int, sents: "tuple[str, ...]", k0: int, flat: list[str]) -> None:
         i = 0
         while i < len(sents):
-            s = sents[i]
-            if (idx, k0 + i) in self.told:
+            s, j = sents[i], self.corrected(sents, i)
+            if (idx, k0 + i) in self.told or has("todo", folded(s)):
                 i += 1
-                continue
-            if anaphoric_only(s):
+            elif j:  # "No. <what is so> … <the rule>.": one correction, said after its opener
+                said = " ".join(clean(x) for x in sents[i + 1 : j + 1])
+                self.emit(said, list(sents[i : j + 1]), Cue("correction", 4, 0.8), idx, list(range(k0 + i, k0 + j + 1)))
+                i = j + 1
+            elif anaphoric_only(s):
                 continue_statement(self, s, idx, k0 + i, flat)
                 i += 1
-                continue
-            if has("todo", folded(s)):
-                i += 1
-                continue
-            enum = _enumeration(s)
-            if enum is not None:
+            elif (enum := _enumeration(s)) is not None:
                 self.items(idx, enum[0], enum[1], k0 + i - 1)
                 i += 1
-                continue
-            i = self.statement(idx, sents, i, k0)
+            elif has("supplement", folded(s)) and not has("reversal_names", folded(s)) and self.found:
+                i = self.supplement(idx, sents, i, k0)
+            else:
+                i = self.statement(idx, sents, i, k0)
+
+    def corrected(self, sents: "tuple[str, ...]", i: int) -> int:
+        """After a bare correction opener ("No.", "不對喔。") of a reply to the assistant, the index of
+        the first sentence with a force of its own within the next three (0: none); the
+        sentences before it say what is so and belong to the correction."""
+        f = folded(sents[i])
+        if not self.said or not has("correction", f) or substance(cue("correction").sub(" ", f)) > 2:
+            return 0
+        ahead = [j for j in range(i + 1, min(i + 4, len(sents))) if is_statement(sents[j])]
+        return next((j for j in ahead if _directs(sents[j], self.said)), 0)
+
+    def supplement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
+        """ "補充一下：…", "Adding to that: …" without naming a rule adds to the user's last
+        statement: one memory, not two."""
+        target, before = self.found[-1], len(self.found)
+        nxt = self.statement(idx, sents, i, k0)
+        added = self.found[before:] or [Found(clean(_body(sents[i])), [sents[i]], target.kind, False, idx)]
+        for f in added:
+            target.content, target.raw = _joined(target.content, clean(_body(f.content))), target.raw + f.raw
+        self.made.update({(idx, k): target for k in range(k0 + i, k0 + nxt)})
+        del self.found[before:]
+        return nxt
 
     def parallel(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> Cue | None:
         """A request opened by a join word right after a statement is one more of the same kind
@@ -318,8 +325,11 @@ class _Scan:
             raw = [part]
             # a complaint has no intro: "could you not add type: ignore everywhere?"
             content = clean(part if has("rhetorical", folded(part)) else _body(part))
-            if j == 0 and i > 0 and has("extends", folded(part)) and (idx, k0 + i - 1) not in self.made:
-                # "no emoji. Not in replies, not in commit messages.": the sentence it extends
+            fp = folded(part)
+            ruled_out = hit.kind == "decision" and has("decision_form", fp) and not has("decision", fp)
+            if j == 0 and i > 0 and (has("extends", fp) or ruled_out) and (idx, k0 + i - 1) not in self.made:
+                # "no emoji. Not in replies, not in commit messages.": the sentence it extends;
+                # "We start with X. No Y until …": the choice an alternative ruled out goes with
                 raw, content = [sents[i - 1], *raw], f"{clean(_body(sents[i - 1]))} {content}"
                 start = i - 1
             if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
@@ -405,7 +415,7 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
         lead = next((k for k, x in enumerate(sents) if _incident_lead(x, said)), None) if idx >= first_turn else None
         # no lead, but a fix said as one ("fix was to …", "改法：…") or a fix after the user's
         # symptom: the cause and fix of this turn alone
-        after = u > 0 and any(has("pitfall_symptom", folded(x)) for x in user[u - 1][1])
+        after = u > 0 and any(has("pitfall_symptom", fold(x)) for x in user[u - 1][1])  # quoted errors too
         alone = lead is None and idx >= first_turn and said != "" and any(_fix(x, after) for x in sents)
         if lead is None and not alone:
             u += 1

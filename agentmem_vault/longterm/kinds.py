@@ -35,10 +35,6 @@ WEIGHTS: dict[str, tuple[int, float]] = {
 # Quoted text is someone else's words (an error message, a doc): "it says 'remember to ...'".
 # A single quote opens and closes only outside a word: "it's because … isn't" quotes nothing.
 _QUOTED = re.compile(r"(?<!\w)'[^'\n]{3,}'(?!\w)|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」|『[^』\n]{2,}』")
-# "不是用 npm，是用 pnpm" is a correction on its own; the bare "不是 A，是 B" only when the
-# assistant had just said A ("這不是 bug，是 feature 啦" is chit-chat).
-_NOT_A_BUT_B_VERB = re.compile(r"^(?:这里|这边)?不是(用|要用|使用|写|存|放|叫)\s*[^,;。]{1,40}[,;]\s*(?:而)?是\1")
-_NOT_A_BUT_B = re.compile(r"^(?:这里|这边)?不是\s*(?P<old>[^,;。]{1,40}?)\s*[,;]\s*(?:而)?是\s*\S")
 
 
 @dataclass(frozen=True)
@@ -68,8 +64,10 @@ def without_opener(f: str) -> str:
 
 
 def _not_a_but_b(f: str, context: str) -> bool:
-    m = _NOT_A_BUT_B.match(f)
-    return bool(_NOT_A_BUT_B_VERB.match(f) or (m and len(m["old"].strip()) >= 2 and m["old"].strip() in fold(context)))
+    m = cue("not_a_but_b").match(f)
+    return bool(
+        cue("not_a_but_b_verb").match(f) or (m and len(m["old"].strip()) >= 2 and m["old"].strip() in fold(context))
+    )
 
 
 def _form_kind(f: str, context: str) -> str | None:
@@ -91,7 +89,9 @@ def _form_kind(f: str, context: str) -> str | None:
         return "preference"
     if has("environment", f) or _setup_fact(f):
         return "environment"
-    if has("rule", f) or has("never_always", f) or (has("imperative", f) and has("general", f)):
+    # an imperative, also after an intro that sets its reach ("a general thing, any project: put …")
+    imperative = has("imperative", f) or has("imperative", f.partition(":")[2].lstrip())
+    if has("rule", f) or has("never_always", f) or (imperative and (has("general", f) or has("scope_all", f))):
         return "rule"
     if has("polite", f) and has("general", f):
         return "rule"
@@ -117,7 +117,7 @@ def classify(sentence: str, context: str = "") -> Cue | None:
     ``context`` is what the assistant said just before: a correction corrects it, and
     "不是 A，是 B" is a correction only when A is in it."""
     f = without_opener(folded(sentence))
-    if context and _NOT_A_BUT_B.match(f):
+    if context and cue("not_a_but_b").match(f):
         return _classify(f, context)  # depends on what the assistant said: not cached
     return _classify_cached(f, bool(context))
 

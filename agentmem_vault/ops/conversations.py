@@ -32,6 +32,7 @@ import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from agentmem_vault.board.rules import pair_project, pair_projects
 from agentmem_vault.clock import ISO_SECONDS, now_precise
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import SessionNotFound, UsageError
@@ -116,15 +117,9 @@ def record_session_project(
     return project
 
 
-def _json_lines(data: bytes | None, needle: bytes = b"", *, newest_first: bool = False) -> Iterator[dict]:
-    """The JSON objects on the lines of ``data`` that contain ``needle`` (every line when empty).
-    Damaged lines (a torn last line, hand edits) are skipped; only lines with the needle are parsed."""
-    if not data:
-        return
-    lines = data.splitlines()
-    for raw in reversed(lines) if newest_first else lines:
-        if needle and needle not in raw:
-            continue
+def _json_lines(data: bytes | None) -> Iterator[dict]:
+    """The JSON objects on the lines of ``data``; damaged lines (a torn last line, hand edits) are skipped."""
+    for raw in (data or b"").splitlines():
         try:
             obj = json.loads(utf8(raw))
         except (UnicodeDecodeError, ValueError):
@@ -133,29 +128,15 @@ def _json_lines(data: bytes | None, needle: bytes = b"", *, newest_first: bool =
             yield obj
 
 
-def _lines_with(data: bytes | None, needle: bytes, *, newest_first: bool) -> Iterator[dict]:
-    """The JSON objects on the lines of ``data`` that contain ``needle`` (non-empty), found with
-    ``bytes.find``/``rfind`` so that only those lines are ever split out and parsed."""
-    if not data or not needle:
-        return
-    if newest_first:
-        end = len(data)
-        while True:
-            pos = data.rfind(needle, 0, end)
-            if pos == -1:
-                return
-            start = data.rfind(b"\n", 0, pos) + 1
-            stop = data.find(b"\n", pos)
-            yield from _json_lines(data[start : len(data) if stop == -1 else stop])
-            end = start
-    else:
-        pos = data.find(needle)
-        while pos != -1:
-            start = data.rfind(b"\n", 0, pos) + 1
-            stop = data.find(b"\n", pos)
-            stop = len(data) if stop == -1 else stop
-            yield from _json_lines(data[start:stop])
-            pos = data.find(needle, stop)
+def _lines_with(data: bytes, needle: bytes) -> Iterator[dict]:
+    """The JSON objects on the lines of ``data`` that contain ``needle``, newest first, found with
+    ``bytes.rfind`` so that only those lines are ever split out and parsed."""
+    end = len(data)
+    while (pos := data.rfind(needle, 0, end)) != -1:
+        start = data.rfind(b"\n", 0, pos) + 1
+        stop = data.find(b"\n", pos)
+        yield from _json_lines(data[start : len(data) if stop == -1 else stop])
+        end = start
 
 
 def read_pairs(vault: Vault) -> bytes | None:
@@ -174,7 +155,7 @@ def find_pair(vault: Vault, conversation_id: str, *, data: bytes | None = None) 
     needle = json.dumps(conversation_id, ensure_ascii=False)[1:-1].encode("utf-8")
     if data is None:
         data = read_pairs(vault)
-    for obj in _lines_with(data, needle, newest_first=True):
+    for obj in _lines_with(data or b"", needle):
         if obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
             return obj
     return None
@@ -321,65 +302,14 @@ def queue_transcript(
     return entry
 
 
-def projects_of_sessions(vault: Vault) -> dict[str, str]:
-    """Session ID -> the project its chat was registered in (the last pair that names one)."""
-    return PairProjects(read_bytes(conversations_path(vault))).mapping()
+def projects_of_sessions(vault: Vault, data: bytes | None = None) -> dict[str, str]:
+    """Session ID -> the project its chat was registered in (the last pair that names one): the
+    one rule of the sessionStart hook, ``context`` and doctor (docs/projects.md). Every session is
+    looked up exactly (never "unknown" because its pair is old: that would offer it to another
+    project's chats). ``data``: the file's bytes when the caller has read them already."""
+    return pair_projects(read_pairs(vault) if data is None else data)
 
 
 def project_of_session(vault: Vault, session_id: str) -> str:
     """The project a session's chat was registered in ("" when not recorded)."""
-    found = ""
-    for obj in _json_lines(read_bytes(conversations_path(vault)), session_id.encode("utf-8")):
-        if obj.get("session_id") == session_id and isinstance(obj.get("project"), str):
-            found = obj["project"] or found
-    return found
-
-
-_SID_KEY, _PROJECT_KEY = b'"session_id": "', b'"project": "'
-
-
-def _projects(data: bytes) -> dict[str, str]:
-    """Session ID -> project from the lines of ``data`` that name a project (the last one wins),
-    found by byte search; a line with an escape in it is parsed as JSON."""
-    out: dict[str, str] = {}
-    i = data.find(_PROJECT_KEY)
-    while i != -1:
-        start = data.rfind(b"\n", 0, i) + 1
-        end = data.find(b"\n", i)
-        end = len(data) if end == -1 else end
-        line = data[start:end]
-        sid = proj = None
-        try:
-            a = line.find(_SID_KEY) + len(_SID_KEY)
-            if b"\\" not in line and a >= len(_SID_KEY) and line.endswith(b"}"):
-                b = line.find(_PROJECT_KEY) + len(_PROJECT_KEY)
-                sid, proj = utf8(line[a : line.find(b'"', a)]), utf8(line[b : line.find(b'"', b)])
-            else:  # an escape, or a damaged line: JSON decides
-                obj = json.loads(utf8(line))
-                sid, proj = obj.get("session_id"), obj.get("project")
-        except (UnicodeDecodeError, ValueError, AttributeError):
-            pass
-        if isinstance(sid, str) and isinstance(proj, str) and proj:
-            out[sid] = proj
-        i = data.find(_PROJECT_KEY, end)
-    return out
-
-
-class PairProjects:
-    """Session ID -> the project its chat was registered in (the last pair that names one), from
-    the bytes of ``conversations.jsonl``: the one rule of the sessionStart hook, ``context`` and
-    doctor (docs/projects.md). Every session is looked up exactly (never "unknown" because its
-    pair is old: that would offer it to another project's chats); only the lines that name a
-    project are parsed, once, on the first look-up."""
-
-    def __init__(self, data: bytes | None):
-        self.data = data or b""
-        self._map: dict[str, str] | None = None
-
-    def mapping(self) -> dict[str, str]:
-        if self._map is None:
-            self._map = _projects(self.data)
-        return self._map
-
-    def get(self, session_id: str, default: str = "") -> str:
-        return self.mapping().get(session_id, default)
+    return pair_project(read_pairs(vault), session_id)

@@ -24,13 +24,14 @@ from agentmem_vault.errors import (
     UsageError,
 )
 from agentmem_vault.board import table as it
-from agentmem_vault.model.row_fields import FIELD_LIMITS, check_row_fields
 from agentmem_vault.model.ids import base_session_id, validate_session_id
 from agentmem_vault.board.rules import (
     CONTINUE_KEYWORDS,
+    FIELD_LIMITS,
     MANUAL_FALLBACK_SUMMARY,
     MANUAL_KEYWORDS,
     UPDATE_KEYWORDS,
+    check_row_fields,
     is_default_keywords,
     is_placeholder_summary,
     is_placeholder_topic,

@@ -19,6 +19,7 @@ from agentmem_vault.board import summary
 from agentmem_vault.board.rules import OFFERED, active_order
 from agentmem_vault.board.rules import offered_sessions as rules_offered
 from agentmem_vault.board.summary import BoardState
+from agentmem_vault.ops.conversations import projects_of_sessions
 from agentmem_vault.recall.location import RULE_IMPORTANCE, RULES_LIMIT, RULES_SQL, RULES_VERSION, db_path, rules_path
 from agentmem_vault.recall.render import (
     RULES_BUDGET,
@@ -28,10 +29,6 @@ from agentmem_vault.recall.render import (
     render_rule_title,
     render_session,
 )
-
-TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
-if TYPE_CHECKING:
-    from agentmem_vault.ops.conversations import PairProjects
 
 RULES_SHARE = 0.7
 RULES_FILE_BYTES = 4 << 20  # rules.json holds at most RULES_LIMIT rows
@@ -99,16 +96,17 @@ def offered_sessions(
     *,
     exclude: tuple[str, ...] = (),
     project_names: tuple[str, ...] | None = None,
-    project_of: PairProjects | dict[str, str] | None = None,
+    pairs: bytes | None = None,
     limit: int = OFFERED,
 ) -> list[SessionHit]:
     """The sessions a new chat is offered (``rules.offered_sessions``, one rule for every board):
-    from the hook's board summary (no row parsed), a parsed board, or else the board on disk.
-    ``project_names`` None: no project scoping; else the chat's project's names (``()``: its
-    project is unknown) and ``project_of`` where each session's project is looked up."""
+    from the hook's board summary (no row parsed, the projects of its active sessions known), a
+    parsed board, or else the board on disk. ``project_names`` None: no project scoping; else the
+    chat's project's names (``()``: its project is unknown). ``pairs``: ``conversations.jsonl``
+    as the caller read it (else it is read when needed)."""
     if doc is None:
         try:
-            doc = summary.load(vault)
+            doc = summary.load(vault, pairs=pairs)
         except Exception:
             return []
         if doc is None:
@@ -120,13 +118,15 @@ def offered_sessions(
             doc = parse_index(decode_text(doc.data, vault.index_path))
         except Exception:
             return []
+    projects = None
     if isinstance(doc, BoardState):
-        state, active = doc, doc.active
+        state, active, projects = doc, doc.active, doc.projects
     else:
         state, active = None, active_order((r, -1) for r in doc.row_list())
-    projects = None
-    if project_names is not None:
-        projects = project_of if isinstance(project_of, dict) else project_of.mapping() if project_of else {}
+        if project_names is not None:
+            projects = projects_of_sessions(vault, pairs)
+    if project_names is None:
+        projects = None
     out: list[SessionHit] = []
     for _, sid, at in rules_offered(active, projects, project_names or (), exclude=exclude, limit=limit):
         r = state.row(sid, at) if state is not None else doc.find(sid)  # type: ignore[union-attr]
@@ -142,7 +142,7 @@ def session_start_context(
     doc: IndexDoc | BoardState | None = None,
     exclude: tuple[str, ...] | list[str] = (),
     project_names: tuple[str, ...] | None = None,
-    project_of: PairProjects | dict[str, str] | None = None,
+    pairs: bytes | None = None,
     given: list | None = None,
 ) -> str:
     """Markdown (at most ``budget`` characters, "" when there is nothing to say) for additional_context.
@@ -150,14 +150,12 @@ def session_start_context(
     ``doc``: memory/index.md as the hook read it (its ``summary.BoardState``, or a parsed
     ``IndexDoc``), saving a read; ``exclude``: Session IDs not to list (the chat's own);
     ``project_names``: the chat's project (all its names, casefolded; ``()`` for an unknown
-    project: global rules only, sessions of unknown project; ``None``: no scoping); ``project_of``:
-    Session ID -> project, for the sessions offered (``offered_sessions``); ``given``: a list that receives what the text carries
+    project: global rules only, sessions of unknown project; ``None``: no scoping); ``pairs``:
+    ``conversations.jsonl`` as read (``offered_sessions``); ``given``: a list that receives what the text carries
     (``("note", record, shown)`` and ``("session", SessionHit)``, for the injection audit)."""
     try:
         rules = _rules_from_index(vault, project_names)
-        sessions = offered_sessions(
-            vault, doc, exclude=tuple(exclude), project_names=project_names, project_of=project_of
-        )
+        sessions = offered_sessions(vault, doc, exclude=tuple(exclude), project_names=project_names, pairs=pairs)
         budget = max(0, int(budget))
         parts: list[str] = []
         picked: list[tuple] = []
