@@ -145,13 +145,9 @@ def render_context(
             text += line
             used_rules.append(h)
         if used_rules:
-            text += "\n"
-            if len(text) <= rules_cap:
-                parts.append(text)
-                used += len(text)
-            else:  # only the trailing blank line overflowed
-                parts.append(text[:-1])
-                used += len(text) - 1
+            text += "\n" if len(text) < rules_cap else ""  # the blank line after them, when it fits
+            parts.append(text)
+            used += len(text)
 
     sess_lines = [render_session(s) for s in sessions]
     sess_header = (
@@ -184,9 +180,7 @@ def render_context(
         brief_header = "## Other memories (ask for details if needed)\n"
         btext, n = _fit(rest, brief_header, mem_cap - len(mem_text))
         if n:
-            mem_text += btext + "\n"
-            if len(mem_text) > mem_cap:
-                mem_text = mem_text[:-1]
+            mem_text += btext + ("\n" if len(mem_text) + len(btext) < mem_cap else "")
             brief = memories[len(full) : len(full) + n]
         parts.append(mem_text)
         used += len(mem_text)
