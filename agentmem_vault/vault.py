@@ -14,6 +14,10 @@ from pathlib import Path
 from agentmem_vault.errors import ConfigError
 from agentmem_vault.model.ids import validate_session_id
 
+TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any
+
 try:  # the builtin module: hashlib loads OpenSSL, which the sessionStart hook cannot afford
     from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - other Pythons
@@ -58,6 +62,11 @@ def ensure_cache_folder(folder: Path) -> Path:
     return folder
 
 
+def _under(folder: str, name: str) -> Any:
+    """A property: ``name`` in the vault's ``folder`` (``memory`` or ``state_dir``)."""
+    return property(lambda self: getattr(self, folder) / name)
+
+
 class Vault(namedtuple("Vault", ("root", "memory", "state_dir"))):
     """A vault folder. A named tuple, not a dataclass (importing ``dataclasses`` costs the
     sessionStart hook more than its own work, docs/performance.md): immutable, with equality and
@@ -75,34 +84,14 @@ class Vault(namedtuple("Vault", ("root", "memory", "state_dir"))):
     def __getnewargs__(self) -> tuple[Path]:  # type: ignore[override]
         return (self.root,)
 
-    @property
-    def index_path(self) -> Path:
-        return self.memory / "index.md"
-
-    @property
-    def sessions_dir(self) -> Path:
-        return self.memory / "sessions"
-
-    @property
-    def archive_dir(self) -> Path:
-        return self.memory / "archive"
-
-    @property
-    def longterm_dir(self) -> Path:
-        return self.memory / "long-term"
-
-    @property
-    def journal_path(self) -> Path:
-        return self.state_dir / "journal.jsonl"
-
-    @property
-    def issued_ids_path(self) -> Path:
-        """The issued-IDs ledger (docs/reliability.md): every Session ID handed out, one per line."""
-        return self.state_dir / "issued-ids.txt"
-
-    @property
-    def config_path(self) -> Path:
-        return self.state_dir / "config.yaml"
+    # the vault's files and folders, each named once
+    index_path: Path = _under("memory", "index.md")
+    sessions_dir: Path = _under("memory", "sessions")
+    archive_dir: Path = _under("memory", "archive")
+    longterm_dir: Path = _under("memory", "long-term")
+    journal_path: Path = _under("state_dir", "journal.jsonl")
+    issued_ids_path: Path = _under("state_dir", "issued-ids.txt")  # every Session ID handed out (docs/reliability.md)
+    config_path: Path = _under("state_dir", "config.yaml")
 
     def session_path(self, session_id: str) -> Path:
         return self.sessions_dir / f"{validate_session_id(session_id)}.md"

@@ -26,30 +26,12 @@ import yaml
 
 from agentmem_vault.errors import NoteFormatError
 from agentmem_vault.model import template_text, yamlload
+from agentmem_vault.model.ids import link
 
 TAG = "agent-memory/long-term"
 # With seconds: YAML readers (Obsidian, PyYAML) then take it as a date-time, as they do the
 # snapshots' Properties; one format for every time property (docs/notes.md).
 NOTE_TS = "%Y-%m-%dT%H:%M:%S"
-KEY_ORDER = (
-    "id",
-    "title",
-    "category",
-    "keywords",
-    "usage_scenario",
-    "project",
-    "module",
-    "importance",
-    "score",
-    "status",
-    "created",
-    "updated",
-    "sources",
-    "tags",
-)
-# Written after KEY_ORDER, each only when set (the others are always written, in that order).
-OPTIONAL_KEYS = ("scope", "assessment_reason", "deprecated_reason")
-KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
 # How the known properties are read and written, besides text (docs/notes.md): lists, times, and
 # enums (lower-cased; the default when empty).
 _LISTS = frozenset({"keywords", "usage_scenario", "sources", "tags"})
@@ -131,6 +113,8 @@ class Note:
     extra: dict[str, Any] = field(default_factory=dict)
     path: Path | None = field(default=None, compare=False)
     crlf: bool = field(default=False, compare=False)
+    # The fields up to ``tags`` are the properties always written, in this order (KEY_ORDER); the
+    # three after it are written after them, each only when set (OPTIONAL_KEYS).
 
     @property
     def active(self) -> bool:
@@ -152,6 +136,12 @@ class Note:
         return [link_target(s) for s in self.sources]
 
 
+_FIELDS = tuple(f.name for f in fields(Note))
+KEY_ORDER = _FIELDS[: _FIELDS.index("tags") + 1]
+OPTIONAL_KEYS = ("scope", "assessment_reason", "deprecated_reason")
+KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
+
+
 # -- small normalisers (the rules; docs/notes.md) ------------------------------------------------
 
 
@@ -161,10 +151,6 @@ def link_target(value: str) -> str:
     s = value.strip()
     m = _LINK_TARGET_RE.match(s)
     return m.group(1).strip() if m else s
-
-
-def as_link(target: str) -> str:
-    return f"[[{target}]]"
 
 
 def format_note_ts(dt: datetime) -> str:
@@ -260,7 +246,7 @@ def _item(value: Any, key: str) -> list[str]:
     if isinstance(value, (list, tuple)):
         # `- [[a]]` loaded without the pre-pass: [['a']]; the link text is the inner items
         inner = _nested_text(value, key, 1)
-        return [as_link(inner)] if inner else []
+        return [link(inner)] if inner else []
     if isinstance(value, dict):
         raise NoteFormatError(f"{_where(key)} holds a mapping, expected a list of text")
     s = _text(value, key)
@@ -269,7 +255,7 @@ def _item(value: Any, key: str) -> list[str]:
     if s[0] == "[":
         m = _REPR_LINK_RE.match(s)
         if m:  # "['2026-…']": the corruption an earlier version wrote; repaired to the link it was
-            return [as_link(m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2))]
+            return [link(m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2))]
         if _LINKS_RE.fullmatch(s):
             return _split_scalar(s)
     if key in _SPLIT_ITEMS and _SEP_RE.search(s):

@@ -186,8 +186,7 @@ def parse_snapshot(text: str) -> Snapshot:
     if not isinstance(text, str):
         raise SnapshotFormatError(f"snapshot must be text, got {type(text).__name__}")
     bom = text.startswith("\ufeff")
-    if bom:
-        text = text[1:]
+    text = text[1:] if bom else text
     crlf = "\r\n" in text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
