@@ -158,10 +158,6 @@ def format_note_ts(dt: datetime) -> str:
     return dt.strftime(NOTE_TS)
 
 
-def _where(key: str) -> str:
-    return f"property {key!r}"
-
-
 def _text(value: Any, key: str) -> str:
     """A text property: numbers and dates as written, a one-item list (an unquoted link) as its item."""
     if value is None:
@@ -175,7 +171,7 @@ def _text(value: Any, key: str) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(_list(value, key))
     if isinstance(value, dict):
-        raise NoteFormatError(f"{_where(key)} is a mapping, expected text")
+        raise NoteFormatError(f"property {key!r} is a mapping, expected text")
     return str(value).strip()
 
 
@@ -248,7 +244,7 @@ def _item(value: Any, key: str) -> list[str]:
         inner = _nested_text(value, key, 1)
         return [link(inner)] if inner else []
     if isinstance(value, dict):
-        raise NoteFormatError(f"{_where(key)} holds a mapping, expected a list of text")
+        raise NoteFormatError(f"property {key!r} holds a mapping, expected a list of text")
     s = _text(value, key)
     if not s:
         return []
@@ -271,7 +267,7 @@ def _nested_text(value: Any, key: str, depth: int) -> str:
     if not isinstance(value, (list, tuple)):
         return _text(value, key)
     if depth > MAX_NESTING or len(value) > MAX_ITEMS:
-        raise NoteFormatError(f"{_where(key)} is nested too deeply to be a list of text or links")
+        raise NoteFormatError(f"property {key!r} is nested too deeply to be a list of text or links")
     return ", ".join(x for x in (_nested_text(v, key, depth + 1) for v in value) if x)
 
 
@@ -281,13 +277,13 @@ def _list(value: Any, key: str) -> list[str]:
         return []
     if isinstance(value, (list, tuple)):
         if len(value) > MAX_ITEMS:
-            raise NoteFormatError(f"{_where(key)} has more than {MAX_ITEMS} items")
+            raise NoteFormatError(f"property {key!r} has more than {MAX_ITEMS} items")
         out: list[str] = []
         for v in value:
             out.extend(_item(v, key))
         return out
     if isinstance(value, dict):
-        raise NoteFormatError(f"{_where(key)} is a mapping, expected a list of text")
+        raise NoteFormatError(f"property {key!r} is a mapping, expected a list of text")
     return _split_scalar(_text(value, key))
 
 

@@ -476,9 +476,7 @@ def merge_types_json(existing: str | None) -> tuple[str, list[str]]:
         data = json.loads(existing.lstrip("\ufeff"))
         if not isinstance(data, dict):
             raise TypeError("types.json is not a JSON object")
-    types = data.get("types")
-    if types is None:
-        types = {}
+    types = {} if data.get("types") is None else data["types"]
     if not isinstance(types, dict):
         raise TypeError("the 'types' entry of types.json is not an object")
     changed = [k for k, t in PROPERTY_TYPES.items() if types.get(k) != t]

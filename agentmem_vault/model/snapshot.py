@@ -273,12 +273,10 @@ def _parse_metadata(body: list[str], snap: Snapshot) -> None:
             m = _KEY_VALUE_RE.match(s)
             if m and re.sub(r"[^0-9a-z]", "", m.group(1).lower()) in _FIELD_ALIASES:
                 key, value = m.group(1), m.group(2)
-        if key is None:
+        if key is not None:
+            key = _FIELD_ALIASES.get(re.sub(r"[^0-9a-z]", "", key.lower()), key.strip())
+        if key is None or key in snap.metadata:  # not a field, or a second row for one: kept, not guessed
             snap.metadata_notes.append(raw.rstrip())
-            continue
-        key = _FIELD_ALIASES.get(re.sub(r"[^0-9a-z]", "", key.lower()), key.strip())
-        if key in snap.metadata:
-            snap.metadata_notes.append(raw.rstrip())  # a second row for the same field: keep, don't guess
         else:
             snap.metadata[key] = (value or "").strip()
 
