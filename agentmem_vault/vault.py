@@ -29,10 +29,8 @@ def user_config_dir() -> Path:
     if env:
         return Path(env)
     if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
-        return Path(base) / "agentmem"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "agentmem"
+        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming") / "agentmem"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "agentmem"
 
 
 def user_cache_dir() -> Path:
@@ -41,12 +39,10 @@ def user_cache_dir() -> Path:
     if env:
         return Path(env)
     if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "agentmem" / "Cache"
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "agentmem" / "Cache"
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Caches" / "agentmem"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "agentmem"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentmem"
 
 
 def ensure_cache_folder(folder: Path) -> Path:

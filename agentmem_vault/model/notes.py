@@ -189,11 +189,6 @@ def _ts(value: Any, key: str) -> str:
 _MINUTES_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})$")
 
 
-def _enum(value: Any, key: str, default: str) -> str:
-    """Case-insensitive: ``Deprecated`` and ``DEPRECATED`` are ``deprecated``; unknown values kept (lowered)."""
-    return _text(value, key).lower() or default
-
-
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -422,7 +417,7 @@ def _read(key: str, value: Any) -> Any:
     if key in _TIMES:
         return _ts(value, key)
     if key in _ENUMS:
-        return _enum(value, key, _ENUMS[key])
+        return _text(value, key).lower() or _ENUMS[key]  # ``Deprecated`` is ``deprecated``; unknown values kept
     return _importance(value) if key == "importance" else _text(value, key)
 
 

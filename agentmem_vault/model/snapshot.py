@@ -247,12 +247,7 @@ def parse_snapshot(text: str) -> Snapshot:
 
 
 def _trim_block(lines: list[str]) -> str:
-    out = [ln.rstrip() for ln in lines]
-    while out and not out[0]:
-        out.pop(0)
-    while out and not out[-1]:
-        out.pop()
-    return "\n".join(out)
+    return "\n".join(ln.rstrip() for ln in lines).strip("\n")
 
 
 def _parse_metadata(body: list[str], snap: Snapshot) -> None:
