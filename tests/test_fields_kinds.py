@@ -16,12 +16,21 @@ from agentmem_vault.longterm.statement import Statement
 FIXTURES = load_fixtures(builtin_set("fields"))
 
 
+@pytest.mark.parametrize("as_rule", [False, True], ids=["labelled-kind", "read-as-a-rule"])
 @pytest.mark.parametrize("fx", FIXTURES, ids=[f.id for f in FIXTURES])
-def test_each_kind_is_filed_by_what_it_is(fx) -> None:
+def test_each_kind_is_filed_by_what_it_is(fx, as_rule) -> None:
+    """With the labelled kind, and with the detector reading the statement as a plain rule (as it
+    does with a tip said as "下次 … 先看 …" or a decision announced as "這是上個月定的：…")."""
     (exp,) = fx.expected
-    said = fx.turns[-1].text
-    m = MemoryObject(action="create", title="x", content=said, category="", signal=exp["kind"], evidence=said)
-    m.statement = Statement(kind=exp["kind"], order=len(fx.turns) - 1)
+    holds = [
+        i
+        for i, t in enumerate(fx.turns)
+        if t.role == "user" and all(w.lower() in t.text.lower() for w in exp["must_contain"])
+    ]
+    at = holds[-1]  # the statement, not a question before it that names the same things
+    said, kind = fx.turns[at].text, "rule" if as_rule else exp["kind"]
+    m = MemoryObject(action="create", title="x", content=said, category="", signal=kind, evidence=said)
+    m.statement = Statement(kind=kind, order=at)
     apply_scope(apply_fields([m], fx.turns, offline=True)[0], fx.project)
     if exp.get("category"):
         assert m.category == exp["category"]

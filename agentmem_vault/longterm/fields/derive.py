@@ -28,18 +28,18 @@ _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
 _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
 
 
-def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str]:
-    """(the user turn holding ``evidence`` up to its end, what the assistant said just before it,
-    the sentence of that turn ending with ``evidence`` from its start); "" for what is unknown, the
-    sentence is ``evidence`` itself then. What follows the statement is its reason or the next
-    item ("…never floats. we got burned … not doing that again"), never a correction of it."""
+def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str, str]:
+    """(the user turn holding ``evidence``, up to it: what follows is its reason or the next item,
+    never a correction of it; the assistant's turn before it; the sentence ending with ``evidence``;
+    the user's next turn); "" for what is unknown (the sentence: ``evidence`` itself)."""
     probe = evidence.strip()[:40]
     for i, t in enumerate(turns):
         if t.role == "user" and probe and (at := t.text.find(probe)) >= 0:
             starts = [m.end() for m in _SENTENCE_END.finditer(t.text, 0, at)]
             before = next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
-            return t.text[:at] + evidence, before, t.text[starts[-1] if starts else 0 : at] + evidence
-    return "", "", evidence
+            after = next((n.text for n in turns[i + 1 :] if n.role == "user"), "")
+            return t.text[:at] + evidence, before, t.text[starts[-1] if starts else 0 : at] + evidence, after
+    return "", "", evidence, ""
 
 
 def corrects_assistant(evidence: str, assistant_said: str, *, choosing: bool = False) -> bool:
@@ -96,7 +96,7 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     snapshot_decision = recorded and getattr(turn, "section", "") in ("decision", "superseded")
     if snapshot_decision:
         kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
-    turn_text, before, sentence = _said_around(turns or [], words)
+    turn_text, before, sentence, after = _said_around(turns or [], words)
     # a dislike asked as a question ("Could you not rewrite my whole file every time?") is a
     # preference, neither a request from now on nor a correction ("Can you make sure … from now
     # on?" still asks for it)
@@ -120,6 +120,8 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     )
     # an item of "Remember that X, and also that Y" is asked for by the sentence that holds it
     said = sentence if asks_to_remember(sentence, in_so_many_words=True) else words
+    # so is one the user's next turn asks for by pointing back ("对，这条帮我记住", "記一下這個坑：")
+    said += " " + (back[0] if (back := section("statement_words.txt", "asked_after").match(fold(after))) else "")
     asked = asks_to_remember(said)
     m.importance = importance_for(band_kind, words, corrects_assistant=corrected, recorded=recorded, request=said)
     m.title, keywords, scenarios = _text_fields(m.content, m.category)
