@@ -22,7 +22,11 @@ def test_each_kind_is_filed_by_what_it_is(fx, as_rule) -> None:
     """With the labelled kind, and with the detector reading the statement as a plain rule (as it
     does with a tip said as "下次 … 先看 …" or a decision announced as "這是上個月定的：…")."""
     (exp,) = fx.expected
-    holds = [i for i, t in enumerate(fx.turns) if all(w.lower() in t.text.lower() for w in exp["must_contain"])]
+    holds = [
+        i
+        for i, t in enumerate(fx.turns)
+        if t.role == "user" and all(w.lower() in t.text.lower() for w in exp["must_contain"])
+    ]
     at = holds[-1]  # the statement, not a question before it that names the same things
     said, kind = fx.turns[at].text, "rule" if as_rule else exp["kind"]
     m = MemoryObject(action="create", title="x", content=said, category="", signal=kind, evidence=said)

@@ -157,6 +157,19 @@ def test_unknown_and_already_archived(board, cli):
         archive(board, X, now=WHEN)
 
 
+def test_a_snapshot_without_a_row_and_a_duplicate_row_are_refused(vault):
+    """Neither is archived by guesswork: the snapshot needs its row first, a duplicate a person."""
+    write_index(vault, [row(S1), row(S1)])
+    write_snapshot(vault, S1)
+    write_snapshot(vault, X)
+    pic = picture(vault)
+    with pytest.raises(SessionNotFound, match="doctor --fix"):
+        archive(vault, X, now=WHEN)
+    with pytest.raises(Refused, match="more than one row"):
+        archive(vault, S1, now=WHEN)
+    assert picture(vault) == pic
+
+
 def test_existing_archive_folder_is_not_overwritten(board):
     board.archive_path(X).mkdir()
     (board.archive_path(X) / "index.md").write_text("keep me", encoding="utf-8")

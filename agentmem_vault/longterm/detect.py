@@ -108,8 +108,8 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     dislike or a kept fact leads to, the other half of a correction, a sentence with no force of
     its own, an extension (scope, exception, example) or a pointer back at it."""
     f = fold(nxt)
-    if without_opener(f) != f or not nxt.strip():
-        return False  # "Also, …" / "另外 …" opens a statement of its own
+    if without_opener(f) != f or not nxt.strip() or (f.startswith("and ") and has("imperative", f[4:])):
+        return False  # "Also, …" / "另外 …" / "and drop …" opens a statement of its own
     nc = classify(nxt, said)
     pointer = has("pointer", f) and specificity_score(nxt) == 0
     if starts_with_reason(nxt) or has("extends", f) or pointer:
@@ -256,8 +256,10 @@ class _Scan:
             if (idx, k0 + i) in self.told or has("todo", folded(s)):
                 i += 1
             elif j:  # "No. <what is so> … <the rule>.": one correction, said after its opener
-                said = " ".join(clean(x) for x in sents[i + 1 : j + 1])
-                self.emit(said, list(sents[i : j + 1]), Cue("correction", 4, 0.8), idx, list(range(k0 + i, k0 + j + 1)))
+                hit, said = Cue("correction", 4, 0.8), " ".join(clean(x) for x in sents[i + 1 : j + 1])
+                while j + 1 < len(sents) and _absorbs(hit, said, sents[j + 1], self.said):
+                    j, said = j + 1, f"{said} {clean(sents[j + 1])}"
+                self.emit(said, list(sents[i : j + 1]), hit, idx, list(range(k0 + i, k0 + j + 1)))
                 i = j + 1
             elif anaphoric_only(s):
                 continue_statement(self, s, idx, k0 + i, flat)

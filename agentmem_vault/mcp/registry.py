@@ -67,18 +67,14 @@ class Front:
         from agentmem_vault.recall.scoping import chat_scope
 
         roots = await client_roots(ctx) if project is None and not all_projects and not self.project else []
-
-        def scope(v: Vault) -> Any:
-            return chat_scope(
-                v,
-                project=project,
-                all_projects=all_projects,
-                pinned=self.project,
-                roots=roots,
-                workspace=self.workspace,
-            )
-
-        return scope
+        return functools.partial(
+            chat_scope,
+            project=project,
+            all_projects=all_projects,
+            pinned=self.project,
+            roots=roots,
+            workspace=self.workspace,
+        )
 
     def vault(self) -> Vault:
         return resolve_vault(self.vault_arg)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from agentmem_vault.board import table as it
@@ -26,13 +27,17 @@ from agentmem_vault.fs import read_text
 # -- reading snapshot facts ---------------------------------------------------------------------
 
 
+def folder_names(folder: Path) -> list[str]:
+    """The names in ``folder``, in no order ([] when it is missing or not a folder)."""
+    try:
+        return os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def snapshot_ids(vault: Vault) -> set[str]:
     """Session IDs that have ``sessions/<id>.md`` (files with other names are doctor's business)."""
-    try:
-        names = os.listdir(vault.sessions_dir)
-    except (FileNotFoundError, NotADirectoryError):
-        return set()
-    return {n[:-3] for n in names if n.endswith(".md") and is_valid_session_id(n[:-3])}
+    return {n[:-3] for n in folder_names(vault.sessions_dir) if n.endswith(".md") and is_valid_session_id(n[:-3])}
 
 
 def continues_from_of(text: str) -> list[str]:

@@ -8,7 +8,6 @@ entries we own are added or corrected, and the previous file is backed up under
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -95,18 +94,14 @@ def merge_types(vault: Vault, w: BoardWriter) -> dict:
 
 def session_files(vault: Vault) -> list[Path]:
     """Every snapshot and archive file whose properties we keep."""
-    out: list[Path] = []
-    for folder, names in ((vault.sessions_dir, None), (vault.archive_dir, ("session.md", "index.md"))):
-        try:
-            entries = sorted(os.listdir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for n in entries:
-            if names is None:
-                if n.endswith(".md") and is_valid_session_id(n[:-3]):
-                    out.append(folder / n)
-            elif is_valid_session_id(n):
-                out += [folder / n / m for m in names if (folder / n / m).is_file()]
+    from agentmem_vault.ops.lifecycle import folder_names
+
+    names = sorted(folder_names(vault.sessions_dir))
+    out = [vault.sessions_dir / n for n in names if n.endswith(".md") and is_valid_session_id(n[:-3])]
+    for n in sorted(folder_names(vault.archive_dir)):
+        folder = vault.archive_dir / n
+        if is_valid_session_id(n):
+            out += [folder / m for m in ("session.md", "index.md") if (folder / m).is_file()]
     return out
 
 

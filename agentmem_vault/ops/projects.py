@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import namedtuple
 from pathlib import Path, PurePath, PureWindowsPath
 
 from agentmem_vault.fastimport import LazyRegex
@@ -26,12 +25,18 @@ _REMOTE_URL_RE = LazyRegex(r'^\s*\[remote\s+"origin"\]\s*$|^\s*url\s*=\s*(.+?)\s
 MAX_NAME = 80
 
 
-class ProjectIdentity(namedtuple("ProjectIdentity", ("name", "source", "root", "note"), defaults=("", ""))):
-    """``name`` ("" when unknown), how it was found (``source``: git-remote | git-folder | folder |
-    alias | unknown), the folder it stands for, and a note saying why when it is unknown. A
-    namedtuple: the hook cannot afford ``dataclasses`` (docs/performance.md)."""
+class ProjectIdentity:
+    """``name`` ("" when unknown), how it was found, the folder it stands for, and a note saying why
+    when it is unknown. A plain class: the hook cannot afford ``dataclasses`` (docs/performance.md),
+    and a namedtuple's class costs more to make than this one."""
 
-    __slots__ = ()
+    __slots__ = ("name", "source", "root", "note")
+
+    def __init__(self, name: str, source: str, root: str = "", note: str = ""):
+        self.name = name
+        self.source = source  # git-remote | git-folder | folder | alias | unknown
+        self.root = root
+        self.note = note
 
     def to_dict(self) -> dict:
         return {

@@ -65,13 +65,13 @@ def scores(text: str) -> dict[str, int]:
 def category_for(text: str, kind: str = "") -> str:
     """The category of a statement saying ``text``, of the statement kind ``kind``
     (longterm/statement.py; the offline signal names the same kinds)."""
-    # the rule, not its reason: "never %v for errors - the tests use errors.Is" is about errors
+    # the rule, not its reason ("never %v - the tests use errors.Is"); but a pitfall's cause is its own
     found = scores(pattern("reason_marks.txt").split(fold(text), 1)[0] or text)
+    found[_BY_KIND["pitfall"]] = scores(text)[_BY_KIND["pitfall"]]
     # one weak cue ("path", "settings") is not enough to leave the default
-    best, best_score = DEFAULT, MIN_SCORE - 1
-    for cat, score in found.items():
-        if score > best_score:
-            best, best_score = cat, score
+    best, best_score = max(
+        ((c, n) for c, n in found.items() if n >= MIN_SCORE), key=lambda cn: cn[1], default=(DEFAULT, 0)
+    )
     if kind in _BY_KIND:
         # the kind decides, unless its words hardly speak of it and plainly say how to answer the
         # user ("以後幫我留意：回覆先講結論" read as a decision) or that it was decided ("我們決定了，

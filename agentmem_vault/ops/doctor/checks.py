@@ -442,10 +442,9 @@ def continues_from(r: IndexReview, sid: str, snap: str) -> None:
             i = r.first_line[src]
             refs = r.current[i].referencing_ids
             if sid not in refs:
+                message = f"{said}, but {src}'s Referenced By lacks {sid}"
                 fix = f"add {sid} to {src}'s Referenced By"
-                r.report(
-                    "one_sided_reference", ERROR, f"{said}, but {src}'s Referenced By lacks {sid}", src, i + 1, fix=fix
-                )
+                r.report("one_sided_reference", ERROR, message, src, i + 1, fix=fix)
                 r.current[i] = r.current[i].with_(referenced_by=it.join_id_list(refs + [sid]))
 
 

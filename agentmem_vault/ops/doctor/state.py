@@ -16,6 +16,7 @@ from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, is_valid_session_id
 from agentmem_vault.board.rules import is_conflict_copy
 from agentmem_vault.fs import TMP_SUFFIX, check_path, read_bytes
 from agentmem_vault.fs import _kind
+from agentmem_vault.ops.lifecycle import folder_names
 
 TEMP_KIND = "temp_file"
 STALE_TEMP_SECONDS = 5 * 60
@@ -92,13 +93,6 @@ def _unsafe_entry(path: Path) -> str | None:
     return f"{path.name} is {_kind(st.st_mode)}, not a regular file; it is never read or written"
 
 
-def _names(folder: Path) -> list[str]:
-    try:
-        return sorted(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-
-
 def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     unsafe: list[tuple[str, str]] = []
     idx: bytes | None = None
@@ -117,7 +111,7 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
             unsafe.append((rel, why))
     snapshots: dict[str, str | bytes] = {}
     others: list[str] = []
-    for n in _names(vault.sessions_dir) if not any(u[0] == "memory/sessions" for u in unsafe) else []:
+    for n in sorted(folder_names(vault.sessions_dir)) if not any(u[0] == "memory/sessions" for u in unsafe) else []:
         p = vault.sessions_dir / n
         if n.startswith("."):
             continue
@@ -130,9 +124,9 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
             snapshots[n[:-3]] = _decode(read_bytes(p) or b"")
         else:
             others.append(n)
-    archived = {n for n in _names(vault.archive_dir) if (vault.archive_dir / n).is_dir()}
+    archived = {n for n in folder_names(vault.archive_dir) if (vault.archive_dir / n).is_dir()}
     conflicts: dict[str, str | bytes] = {}
-    for n in _names(vault.memory):
+    for n in sorted(folder_names(vault.memory)):
         if n != "index.md" and is_conflict_copy(n) and (vault.memory / n).is_file():
             conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
     board = None if idx is None else _decode(idx)

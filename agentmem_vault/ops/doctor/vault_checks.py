@@ -2,8 +2,8 @@
 rather than the board's text, and ``diagnose``, which runs every check.
 
 A check here is a function of the vault registered with ``@vault_check`` (run by both
-``diagnose`` and ``repair``, in the order of this file). Archives and Obsidian properties have a
-repair of their own, so ``diagnose`` and ``repair`` call them directly.
+``diagnose`` and ``repair``, in the order of this file). Interrupted operations and Obsidian
+properties have a repair of their own, so ``diagnose`` and ``repair`` call them directly.
 """
 
 from __future__ import annotations
