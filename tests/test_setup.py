@@ -193,3 +193,13 @@ def test_mcp_configs_for_the_agents_found(home: Path, tmp_path: Path) -> None:
     assert parsed["features"]["codex_hooks"] is True and "agentmem" in parsed["mcp_servers"]
     again = run_setup(SetupOptions(vault=tmp_path / "v", daemon=False, check=False, home=home))
     assert not again.changed, render(again)
+
+
+def test_an_unchanged_config_step_carries_no_preview(home: Path, tmp_path: Path) -> None:
+    # `setup --json` lists each step; a preview is the content a step would write, so a config that
+    # already pins this vault has none (as every other unchanged step).
+    opts = SetupOptions(vault=tmp_path / "v", daemon=False, check=False, hooks=False, mcp=False, home=home)
+    run_setup(opts, runner=FakeRunner())
+    again = run_setup(opts, runner=FakeRunner())
+    config = next(c for c in again.to_dict()["changes"] if c["step"] == "config")
+    assert (config["action"], config["preview"]) == ("unchanged", "")
