@@ -51,12 +51,12 @@ def _text(p: Path) -> str | None:
 
 def stored_secrets(vault: Vault) -> dict[Path, list[str]]:
     """File -> the kinds of secret it holds."""
-    extra, allow = redaction.user_rules()
+    rules = redaction.user_rules()
     out: dict[Path, list[str]] = {}
     for p in _candidates(vault):
         text = _text(p)
         if text:
-            kinds = sorted({f.kind for f in find_secrets(text, None, extra, allow)})
+            kinds = sorted({f.kind for f in find_secrets(text, None, rules)})
             if kinds:
                 out[p] = kinds
     return out
@@ -109,5 +109,4 @@ def redact_stored(vault: Vault, findings: list[Finding], w: VaultWriter) -> Path
 
 def stored_secrets_in(p: Path) -> bool:
     text = _text(p)
-    extra, allow = redaction.user_rules()
-    return bool(text and find_secrets(text, None, extra, allow))
+    return bool(text and find_secrets(text, None, redaction.user_rules()))
