@@ -58,16 +58,10 @@ def backup_files(paths: Iterable[Path], *, root: Path, into: Path, label: str) -
     return folder
 
 
-CONFLICTS_DIR = "conflicts"  # under memory/.agentmem/: index conflict copies after they were folded
-
-
 def conflict_destination(state_dir: Path, name: str) -> Path:
-    return set_aside_path(state_dir / CONFLICTS_DIR, name)
-
-
-def set_aside_path(folder: Path, name: str) -> Path:
-    """Where a file moved out of the way goes (a folded conflict copy into .agentmem/conflicts/):
-    ``<folder>/<name>``, or ``<stem>.<stamp>[-N].md`` when that is taken."""
+    """Where a folded conflict copy of the index is moved: ``.agentmem/conflicts/<name>``, or
+    ``<stem>.<stamp>[-N].<ext>`` there when that is taken."""
+    folder = state_dir / "conflicts"
     dst = folder / name
     if not dst.exists():
         return dst

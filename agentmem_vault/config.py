@@ -104,8 +104,7 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
 
 
 def user_config() -> dict:
-    d = user_config_dir()
-    return dict(_read_yaml_cached(d / "config.yaml", user_cache_dir() / "user-config.json"))
+    return dict(_read_yaml_cached(user_config_dir() / "config.yaml", user_cache_dir() / "user-config.json"))
 
 
 _MACHINE_ID_RE = LazyRegex(r"[a-z0-9]{1,12}")  # only when a machine_id is set
@@ -175,30 +174,22 @@ def resolve_vault(explicit: str | os.PathLike | None = None, *, cwd: Path | None
 
 
 def _resolve_vault(explicit: str | os.PathLike | None, *, cwd: Path | None) -> Vault:
-    if explicit:
-        p = Path(explicit).expanduser()
-        if not p.is_dir():
-            raise VaultNotFound(
-                f"vault folder not found: {p} (from --vault); check the path, or create it with `agentmem init --vault {p}`"
-            )
-        return Vault(p.absolute())
     env = os.environ.get("AGENTMEM_VAULT")
-    if env:
-        p = Path(env).expanduser()
-        if not p.is_dir():
-            raise VaultNotFound(
-                f"vault folder not found: {p} (from AGENTMEM_VAULT); fix the variable, or create it with `agentmem init --vault {p}`"
-            )
-        return Vault(p.absolute())
-    uc = user_config().get("vault")
-    if uc:
-        p = Path(str(uc)).expanduser()
-        if not p.is_dir():
-            raise VaultNotFound(
-                f"vault folder not found: {p} (from 'vault:' in {user_config_dir() / 'config.yaml'}); "
-                "run `agentmem setup` to pick or create the vault"
-            )
-        return Vault(p.absolute())
+    configured = None if explicit or env else user_config().get("vault")  # read only when it decides
+    for value, source, fix in (
+        (explicit, "--vault", "check the path, or create it with `agentmem init --vault {}`"),
+        (env, "AGENTMEM_VAULT", "fix the variable, or create it with `agentmem init --vault {}`"),
+        (
+            configured and str(configured),
+            f"'vault:' in {user_config_dir() / 'config.yaml'}",
+            "run `agentmem setup` to pick or create the vault",
+        ),
+    ):
+        if value:
+            p = Path(value).expanduser()
+            if not p.is_dir():
+                raise VaultNotFound(f"vault folder not found: {p} (from {source}); {fix.format(p)}")
+            return Vault(p.absolute())
     here = (cwd or Path.cwd()).absolute()
     for cand in (here, *here.parents):
         if (cand / "memory" / "index.md").is_file() or (cand / ".obsidian").is_dir():

@@ -46,7 +46,7 @@ def _is_sharing_violation(exc: OSError) -> bool:
     )
 
 
-def _retry(fn: Callable[[], object], what: str) -> object:
+def _retry(fn: Callable[[], object]) -> object:
     deadline = time.monotonic() + _RETRY_SECONDS
     delay = 0.02
     while True:
@@ -94,16 +94,12 @@ def _area_of(full: str) -> tuple[str, str] | None:
     root = _vault_root_of(full, ("memory", ".obsidian"))
     if root is not None:
         return root, "the vault"
-    cache = _user_cache()
+    from agentmem_vault.vault import user_cache_dir  # a few dict lookups: not worth a memo
+
+    cache = os.path.abspath(user_cache_dir()).rstrip(os.sep)
     if full.startswith(cache + os.sep):
         return cache, "the user cache folder"
     return None
-
-
-def _user_cache() -> str:
-    from agentmem_vault.vault import user_cache_dir  # a few dict lookups: not worth a memo
-
-    return os.path.abspath(user_cache_dir()).rstrip(os.sep)
 
 
 _REAL_DIRS: dict[str, tuple[str, float]] = {}  # folder -> (its realpath, when it was resolved)
@@ -179,11 +175,10 @@ def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     real = check_path(path)
     try:
         fd = os.open(real, flags | O_BINARY | O_NONBLOCK | O_NOFOLLOW, mode)
-    except (FileNotFoundError, NotADirectoryError):
-        raise
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise  # a link loop, or a link swapped in since check_path: "too many levels of links"
+        # missing; or a link loop, or a link swapped in since check_path ("too many levels of links")
+        if isinstance(exc, (FileNotFoundError, NotADirectoryError)) or exc.errno == errno.ELOOP:
+            raise
         # A socket cannot be opened at all (ENXIO), a folder not for writing: name what it is.
         try:
             st = os.lstat(real)
@@ -281,17 +276,13 @@ def dry_running() -> bool:
     return _overlay() is not None
 
 
-def _key(path: Path) -> str:
-    return os.path.abspath(path)
-
-
 def remove_file(path: Path) -> None:
     """Remove a file (retrying Windows sharing violations); in a dry run it is only recorded."""
     ov = _overlay()
     if ov is not None:
-        ov[_key(path)] = None
+        ov[os.path.abspath(path)] = None
         return
-    _retry(path.unlink, f"remove {path}")
+    _retry(path.unlink)
 
 
 def read_bytes(path: Path, *, limit: int = MAX_READ_BYTES) -> bytes | None:
@@ -306,7 +297,7 @@ def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes 
     """The file's bytes from ``offset`` to its end (None when it does not exist); as ``read_bytes``.
     In a dry run, what this thread would have written (``DryRun``)."""
     ov = _overlay()
-    hit = _MISSING if ov is None else ov.get(_key(path), _MISSING)
+    hit = _MISSING if ov is None else ov.get(os.path.abspath(path), _MISSING)
     if hit is not _MISSING:
         return None if hit is None else hit[offset:]  # type: ignore[index]
 
@@ -336,7 +327,7 @@ def _reading(path: Path, read: Callable[[int], bytes]) -> bytes | None:
             os.close(fd)
 
     try:
-        return _retry(_do, f"read {path}")  # type: ignore[return-value]
+        return _retry(_do)  # type: ignore[return-value]
     except FileNotFoundError:
         return None
     except OSError as exc:  # no permission, a folder on Windows…: say which path, never a traceback
@@ -346,7 +337,7 @@ def _reading(path: Path, read: Callable[[int], bytes]) -> bytes | None:
 def open_for_read(path: Path) -> BinaryIO:
     """A binary file object for streaming a large regular file line by line (a transcript, a
     queue), opened as ``read_bytes`` opens; FileNotFoundError when it does not exist."""
-    fd: int = _retry(lambda: _open_regular(path, os.O_RDONLY), f"read {path}")  # type: ignore[assignment]
+    fd: int = _retry(lambda: _open_regular(path, os.O_RDONLY))  # type: ignore[assignment]
     return os.fdopen(fd, "rb")
 
 
@@ -457,7 +448,7 @@ def swap_in(tmp: Path, path: Path, *, durable: bool = True) -> None:
     """Put a finished temporary (``temp_path``) in place of ``path``: one atomic rename, retried
     on Windows sharing violations; ``durable``: the folder is synced so the rename survives a
     crash (derived caches skip it)."""
-    _retry(lambda: os.replace(tmp, path), f"replace {path}")
+    _retry(lambda: os.replace(tmp, path))
     if durable:
         _fsync_dir(path.parent)
 
@@ -487,7 +478,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     data = stored_bytes(path, data)
     ov = _overlay()
     if ov is not None:
-        ov[_key(path)] = data
+        ov[os.path.abspath(path)] = data
         return
     path = _write_target(path)
     make_dirs(path.parent)
@@ -593,7 +584,7 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False, durable: 
     if ov is not None:
         old = read_bytes(path) or b""
         sep = b"\n" if fresh_line and old and not old.endswith(b"\n") else b""
-        ov[_key(path)] = old + sep + data
+        ov[os.path.abspath(path)] = old + sep + data
         return
     check_path(path)
     ensure_writable(path)
@@ -623,7 +614,7 @@ def append_bytes(path: Path, data: bytes, *, fresh_line: bool = False, durable: 
             os.close(fd)
 
     try:
-        _retry(_do, f"append to {path}")
+        _retry(_do)
     except OSError as exc:
         if undo_failed:
             raise WriteFailed(
@@ -648,7 +639,7 @@ def write_cache_file(path: Path, data: bytes) -> None:
     # on every sessionStart would cost the hook more than its own work (docs/redaction.md).
     ov = _overlay()
     if ov is not None:
-        ov[_key(path)] = data
+        ov[os.path.abspath(path)] = data
         return
     for p in (path.parent.parent, path.parent, path):
         ensure_writable(p)

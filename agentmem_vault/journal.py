@@ -13,11 +13,7 @@ from dataclasses import dataclass, field
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, UsageError
 from agentmem_vault.board import table as it
-from agentmem_vault.model.ids import (
-    is_valid_session_id,
-    validate_agent_name,
-    validate_session_id,
-)
+from agentmem_vault.model.ids import is_valid_session_id, validate_agent_name, validate_session_id
 from agentmem_vault.board.store import BoardWriter, has_row
 from agentmem_vault.writer import journal_files
 from agentmem_vault.fs import read_bytes

@@ -109,15 +109,13 @@ def _read_record(folder: Path) -> tuple[str, list[tuple[Path, bytes | None]], li
             e = json.loads(line)
             if "command" in e:
                 command = str(e["command"])
-                continue
-            if "dir" in e:
+            elif "dir" in e:
                 dirs.append(Path(e["dir"]))
-                continue
-            copy = e["copy"]
-            data = None if copy is None else read_bytes(folder / copy)
-            if copy is not None and data is None:
-                continue  # its copy is missing: its file was not changed yet
-            files.append((Path(e["path"]), data))
+            else:
+                copy = e["copy"]
+                data = None if copy is None else read_bytes(folder / copy)
+                if copy is None or data is not None:  # a missing copy: its file was not changed yet
+                    files.append((Path(e["path"]), data))
         except (OSError, ValueError, KeyError, TypeError, AgentmemError):
             continue  # a line cut off by the kill (its file was not changed yet), or not ours to read
     return command, files, dirs
@@ -204,14 +202,8 @@ class _Transaction:
 
 
 class VaultWriter:
-    """Holds the vault lock for one operation and performs verified, journaled writes.
-
-    Usage::
-
-        with VaultWriter(vault, "register") as w:
-            doc = w.index()
-            w.append_row(row)
-    """
+    """Holds the vault lock for one operation and performs verified, journaled writes (the
+    board's own are ``board.store.BoardWriter``'s)."""
 
     def __init__(self, vault: Vault, command: str, *, timeout: float | None = None):
         self.vault = vault
@@ -437,7 +429,7 @@ def _rotate_journal(jp: Path) -> None:
     n = 1  # a fixed-width counter keeps name order = rotation order within one second
     while (target := jp.with_name(f"{jp.stem}-{stamp}-{n:03d}{jp.suffix}")).exists():
         n += 1
-    _retry(lambda: os.replace(jp, target), f"rotate {jp}")
+    _retry(lambda: os.replace(jp, target))
 
 
 def journal_files(jp: Path) -> list[Path]:

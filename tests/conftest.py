@@ -126,3 +126,11 @@ def run_process(
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def props_of(text: str) -> dict:
+    """A file's frontmatter as loaded YAML ({} without one)."""
+    from agentmem_vault.model import session_props as sp
+
+    parts = sp.split_text(text)
+    return {} if parts.frontmatter is None else sp.parse_frontmatter(parts.frontmatter).data

@@ -8,7 +8,9 @@ import json
 import pytest
 
 from agentmem_vault.board import table as it
-from agentmem_vault.ops.doctor import diagnose, diagnose_state, read_state, repair
+from agentmem_vault.ops.doctor import diagnose, repair
+from agentmem_vault.ops.doctor.checks import diagnose_state
+from agentmem_vault.ops.doctor.state import read_state
 
 from daemon_helpers import index_text, sid
 from daemon_helpers import row as daemon_row
@@ -215,3 +217,53 @@ def test_doctor_fix_does_not_put_an_archived_session_back_on_the_board(vault):
     rep = repair(vault)
     assert it.parse_index(read_text(vault.index_path)).ids() == [other]
     assert any("archived since" in f.message and gone in f.message for f in rep.findings)
+
+
+def _halfway_archive(vault, sid, *, snapshot_moved):
+    """What an archive killed before its last step left (before archive ran in one transaction):
+    the archive index written, the source released or not, the row still on the board."""
+    from agentmem_vault.ops.archive import render_archive_index
+
+    folder = vault.archive_path(sid)
+    folder.mkdir(parents=True)
+    r = row(sid)
+    (folder / "index.md").write_text(render_archive_index(r, "2026-05-31 10:00", has_snapshot=True), encoding="utf-8")
+    snap = write_snapshot(vault, sid, continues_from=[B])
+    (folder / "session.md").write_bytes(snap.read_bytes())
+    if snapshot_moved:
+        snap.unlink()
+    write_snapshot(vault, B)
+    write_index(vault, [r, row(B, refs=sid)])
+
+
+def test_an_archive_killed_after_its_snapshot_moved_is_finished_by_fix(vault, cli):
+    _halfway_archive(vault, A, snapshot_moved=True)
+    found = [f for f in diagnose(vault).findings if f.kind == "half_archived"]
+    assert [(f.session_id, bool(f.fix)) for f in found] == [(A, True)]
+    proc = cli("doctor", "--fix", "--json", vault=vault)
+    assert proc.returncode == 0, proc.stdout
+    rows = index_rows(vault)
+    assert A not in rows and rows[B].referenced_by == "-"  # the row gone, the source released
+    assert (vault.archive_path(A) / "session.md").is_file()
+    assert diagnose(vault).findings == []
+    listed = json.loads(cli("list", "--status", "archived", "--json", vault=vault).stdout)["rows"]
+    assert [r["session_id"] for r in listed] == [A]
+
+
+def test_an_archive_killed_before_its_snapshot_moved_says_what_to_run(vault):
+    _halfway_archive(vault, A, snapshot_moved=False)
+    pic = picture(vault)
+    rep = repair(vault)
+    [f] = [f for f in rep.findings if f.kind == "half_archived"]
+    assert not f.fixed and f"agentmem archive {A}" in f.hint and f"memory/archive/{A}/" in f.hint
+    assert A in index_rows(vault)
+    assert picture(vault) == pic
+
+
+def test_a_half_archived_row_that_changed_since_is_left_for_a_person(vault):
+    _halfway_archive(vault, A, snapshot_moved=True)
+    write_index(vault, [row(A, summary="changed after the archive"), row(B, refs=A)])
+    rep = repair(vault)
+    [f] = [f for f in rep.findings if f.kind == "half_archived"]
+    assert not f.fixed and f"differs from memory/archive/{A}/index.md" in f.hint
+    assert A in index_rows(vault)

@@ -15,7 +15,8 @@ import pytest
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.daemon.scan import classify, scan_memory
-from agentmem_vault.ops.doctor import STALE_TEMP_SECONDS, TEMP_KIND, diagnose, repair
+from agentmem_vault.ops.doctor import diagnose, repair
+from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND
 from agentmem_vault.errors import LockTimeout
 from agentmem_vault.fs import TMP_SUFFIX, atomic_write_text
 from agentmem_vault.writer import VaultWriter

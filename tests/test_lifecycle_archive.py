@@ -7,6 +7,7 @@ import os
 from datetime import datetime
 
 import pytest
+from conftest import props_of
 
 from agentmem_vault.model import session_props as sp
 
@@ -53,7 +54,7 @@ def test_full_archive(board):
     # The snapshot moves byte for byte below the Properties it gains (docs/obsidian.md).
     moved = (folder / "session.md").read_bytes()
     assert moved.startswith(b"---\n") and moved.endswith(b"---\n\n" + snap)
-    assert sp.props_of(moved.decode("utf-8"))["status"] == "archived"
+    assert props_of(moved.decode("utf-8"))["status"] == "archived"
     assert not board.session_path(X).exists()
     assert sp.split_text((folder / "index.md").read_text(encoding="utf-8")).body.lstrip("\n") == (
         f"# Archived Session: {X}\n\n## Metadata\n| Field | Value |\n|---|---|\n"
@@ -154,6 +155,19 @@ def test_unknown_and_already_archived(board, cli):
     archive(board, X, now=WHEN)
     with pytest.raises(SessionNotFound, match="already archived"):
         archive(board, X, now=WHEN)
+
+
+def test_a_snapshot_without_a_row_and_a_duplicate_row_are_refused(vault):
+    """Neither is archived by guesswork: the snapshot needs its row first, a duplicate a person."""
+    write_index(vault, [row(S1), row(S1)])
+    write_snapshot(vault, S1)
+    write_snapshot(vault, X)
+    pic = picture(vault)
+    with pytest.raises(SessionNotFound, match="doctor --fix"):
+        archive(vault, X, now=WHEN)
+    with pytest.raises(Refused, match="more than one row"):
+        archive(vault, S1, now=WHEN)
+    assert picture(vault) == pic
 
 
 def test_existing_archive_folder_is_not_overwritten(board):

@@ -199,6 +199,16 @@ def test_continues_from_reader_accepts_links_and_plain_ids():
     assert continues_from_of("## Continues From\nNone\n") == []
 
 
+def test_a_damaged_snapshot_still_protects_its_source(vault):
+    """The parser refuses a snapshot with a NUL byte; its Continues From still counts."""
+    write_index(vault, [row(A_IDLE, "idle"), row(K_IDLE_FALLBACK)])
+    p = write_snapshot(vault, K_IDLE_FALLBACK, continues_from=[A_IDLE])
+    p.write_text(p.read_text(encoding="utf-8").replace("做了一些事情", "做了\x00一些事情"), encoding="utf-8")
+    plan = organize(vault, now=WHEN)
+    assert plan.protected == [A_IDLE] and plan.deleted == []
+    assert A_IDLE in index_rows(vault)
+
+
 def test_edit_table_deletes_last_row_and_appends():
     doc = it.parse_index(it.new_index_text() + it.render_row(ROWS[0]) + "\n" + it.render_row(ROWS[1]))
     text = it.edit_table(doc, {doc.rows[1][0]: None}, [ROWS[2]])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_cli
+from conftest import props_of, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -71,7 +71,7 @@ def test_frontmatter_equals_the_tables_and_the_rest_of_the_file_is_kept(topic, s
     text = ("\ufeff" if bom else "") + body
     board = sp.BoardFacts("stale", summary, ", ".join(keywords), "-")
     out = sp.sync_props(text, kind=sp.LIVE, board=board, session_id=SID)
-    props = sp.props_of(out)
+    props = props_of(out)
 
     def filled(cell: str) -> str | None:  # "-" is the tables' empty cell (docs/board.md), as "" is
         return cell.strip() if cell.strip() not in ("", "-") else None
@@ -153,7 +153,7 @@ def test_user_keys_and_formatting_are_kept_and_only_stale_keys_change():
     assert sp.disagreements(edited, kind=sp.LIVE, board=None, session_id=SID) == ["topic"]
     fixed = sp.sync_props(edited, kind=sp.LIVE, board=None, session_id=SID)
     assert "topic: Obsidian 瀏覽\nrating: 5  # mine\nmy_list: [a, b]\n" in fixed  # toward the table
-    assert sp.props_of(fixed)["tags"] == ["agent-memory/session", "project/x"]  # a user's tag stays
+    assert props_of(fixed)["tags"] == ["agent-memory/session", "project/x"]  # a user's tag stays
 
 
 @pytest.mark.parametrize(
@@ -205,7 +205,7 @@ def assert_in_step(v: Vault) -> None:
         text = path.read_text(encoding="utf-8")
         if not sp.has_frontmatter(text):
             continue
-        props, snap = sp.props_of(text), parse_snapshot(text)
+        props, snap = props_of(text), parse_snapshot(text)
         sid = path.stem if path.parent == v.sessions_dir else path.parent.name
         assert props["session_id"] == sid and props["topic"] == (snap.metadata.get("Topic") or None)
         assert props["updated"].strftime("%Y-%m-%d %H:%M") == snap.metadata["Updated At"]
@@ -241,7 +241,7 @@ def test_every_session_operation_keeps_properties_equal_to_the_tables(vault, clo
 
     a = register_manual(vault, "cursor-main-agent", topic="來源 A", snapshot_text="## Decisions\n- d1\n").session_id
     assert_in_step(vault)
-    props = sp.props_of(vault.session_path(a).read_text(encoding="utf-8"))
+    props = props_of(vault.session_path(a).read_text(encoding="utf-8"))
     assert props["status"] == "active" and props["keywords"] == [
         "manual-registration",
         "cursor-agent",
@@ -254,7 +254,7 @@ def test_every_session_operation_keeps_properties_equal_to_the_tables(vault, clo
     clock("2026-06-01T11:00")
     continue_session(vault, a, session_id=b)
     assert_in_step(vault)
-    assert sp.props_of(vault.session_path(a).read_text(encoding="utf-8"))["referenced_by"] == [f"[[{b}]]"]
+    assert props_of(vault.session_path(a).read_text(encoding="utf-8"))["referenced_by"] == [f"[[{b}]]"]
     text_b = vault.session_path(b).read_text(encoding="utf-8")
     assert f"- [[{a}]]" in text_b  # Continues From written as a link
     # register, update and continue write b's snapshot once each, its Properties in that same write
@@ -283,11 +283,11 @@ def test_every_session_operation_keeps_properties_equal_to_the_tables(vault, clo
     clock("2026-07-01T09:00")
     plan = organize(vault, stale_days=14)
     assert b in plan.marked_stale
-    assert sp.props_of(vault.session_path(b).read_text(encoding="utf-8"))["status"] == "stale"
+    assert props_of(vault.session_path(b).read_text(encoding="utf-8"))["status"] == "stale"
     assert_in_step(vault)
     archive(vault, b)
     assert_in_step(vault)
-    assert sp.props_of(vault.session_path(a).read_text(encoding="utf-8"))["referenced_by"] == []
+    assert props_of(vault.session_path(a).read_text(encoding="utf-8"))["referenced_by"] == []
     # an idle row deleted by organize comes back with restore; a snapshot made for it follows its row
     c = register_idle(vault, "cursor-main-agent").session_id
     organize(vault)
@@ -375,7 +375,7 @@ def test_doctor_fix_and_the_daemon_resolve_a_hand_edit_toward_the_table(vault, c
     )
     d.passes.handle_paths(["index.md"])
     assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).get(sid).status == "active"
-    assert sp.props_of(path.read_text(encoding="utf-8"))["status"] == "active"
+    assert props_of(path.read_text(encoding="utf-8"))["status"] == "active"
     assert_in_step(vault)
     # a snapshot copied in with Properties but no row: the daemon adds the row, the Properties follow it
     new = "2026-05-20-0800-cursor-main-agent"
@@ -384,7 +384,7 @@ def test_doctor_fix_and_the_daemon_resolve_a_hand_edit_toward_the_table(vault, c
     )
     d.passes.handle_paths([f"sessions/{new}.md"])
     assert it.parse_index(vault.index_path.read_text(encoding="utf-8")).find(new) is not None
-    assert sp.props_of(vault.session_path(new).read_text(encoding="utf-8"))["summary"]
+    assert props_of(vault.session_path(new).read_text(encoding="utf-8"))["summary"]
     assert_in_step(vault)
 
 
@@ -402,7 +402,7 @@ def resolve(vault_root: Path, target: str) -> list[Path]:
     out = []
     for p in notes:
         try:
-            aliases = sp.props_of(p.read_text(encoding="utf-8")).get("aliases") or []
+            aliases = props_of(p.read_text(encoding="utf-8")).get("aliases") or []
         except SnapshotFormatError:
             continue
         if any(str(a).casefold() == t for a in (aliases if isinstance(aliases, list) else [aliases])):
@@ -469,7 +469,7 @@ def test_long_term_notes_link_their_source_sessions(vault, clock):
             content="內容",
         )
     )
-    assert sp.props_of(text)["sources"] == [f"[[{sid}]]"] and parse_note(text).source_ids == [sid]
+    assert props_of(text)["sources"] == [f"[[{sid}]]"] and parse_note(text).source_ids == [sid]
     (vault.longterm_dir / "規則.md").write_text(text, encoding="utf-8")
     assert resolve(vault.root, sid) == [vault.session_path(sid)]
     archive(vault, sid)
@@ -590,12 +590,12 @@ def test_bases_are_valid_and_reference_only_properties_we_write(vault, clock):
     archive(vault, b)
     written: set[str] = set()
     for p in all_session_files(vault):
-        written |= set(sp.props_of(p.read_text(encoding="utf-8")))
+        written |= set(props_of(p.read_text(encoding="utf-8")))
     assert {"referenced_by", "continues_from", "archived", "original_status", "project"} <= written
     sample = Path(__file__).resolve().parents[1] / "sample_vault" / "memory" / "long-term"
     notes: set[str] = set()
     for p in sample.glob("*.md"):
-        notes |= set(sp.props_of(p.read_text(encoding="utf-8")))
+        notes |= set(props_of(p.read_text(encoding="utf-8")))
     from agentmem_vault.model.notes import KNOWN_KEYS
 
     notes |= set(KNOWN_KEYS)  # what the note model writes (optional keys only when set)
@@ -651,7 +651,7 @@ def test_a_git_merge_of_two_snapshots_merges_their_properties_key_by_key():
     ).replace("  - agent-memory/session", "  - agent-memory/session\n  - theirs-tag")
     out = merge_snapshot_texts(base, ours, theirs)
     assert out.clean
-    props = sp.props_of(out.text)
+    props = props_of(out.text)
     assert props["mine"] == 1 and "theirs-tag" in props["tags"] and props["topic"] == "新主題"
     assert props["updated"].strftime("%Y-%m-%d %H:%M") == "2026-06-02 10:00" and props["summary"] == "s"
     assert sp.disagreements(out.text, kind=sp.LIVE, board=sp.BoardFacts("active", "s", "k", "-"), session_id=SID) == []
@@ -718,7 +718,7 @@ def test_any_frontmatter_text_is_read_exactly_or_refused_clearly(lines):
 
 def test_project_comes_from_a_project_row_else_it_is_the_users():
     with_row = snapshot().replace("| Status | active |", "| Project | shop |\n| Status | active |")
-    assert sp.props_of(sp.sync_props(with_row, kind=sp.LIVE, board=None, session_id=SID))["project"] == "shop"
+    assert props_of(sp.sync_props(with_row, kind=sp.LIVE, board=None, session_id=SID))["project"] == "shop"
     mine = sp.sync_props(snapshot(), kind=sp.LIVE, board=None, session_id=SID).replace("project:\n", "project: 私人\n")
     assert sp.sync_props(mine, kind=sp.LIVE, board=None, session_id=SID) == mine  # kept, not a disagreement
     fixed = sp.sync_props(
@@ -727,4 +727,4 @@ def test_project_comes_from_a_project_row_else_it_is_the_users():
         board=None,
         session_id=SID,
     )
-    assert sp.props_of(fixed)["project"] == "shop"  # once the table says, the table wins
+    assert props_of(fixed)["project"] == "shop"  # once the table says, the table wins

@@ -80,6 +80,10 @@ def test_context_with_a_session_is_recorded(cli, notes: Vault) -> None:
     (entry,) = got["entries"]
     assert entry["source"] == "context" and entry["chars"] == len(res["markdown"])
     assert set(got["note_ids"]) == {h["id"] for k in ("rules", "memories_full", "memories_brief") for h in res[k]}
+    human = cli("injected", sid, vault=notes).stdout  # the same, one block per injection
+    assert human.startswith(f"{sid}: 1 injection(s), {len(res['markdown'])} characters in all")
+    assert f"context  {len(res['markdown'])}/4000 chars, project shop" in human
+    assert all(f"  note     {i}" in human for i in got["note_ids"])
     bad = cli("context", TASK, "--session", "../x", "--json", vault=notes)
     assert bad.returncode != 0 and json.loads(bad.stdout)["error"]["code"]
 

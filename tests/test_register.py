@@ -434,7 +434,7 @@ def test_windows_read_only_attribute_on_a_folder_does_not_block_writes(
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX argv carries raw bytes")
 def test_manual_registration_with_line_separator_and_undecodable_argument(vault: Vault) -> None:
     # A line break of any kind in a one-line field is refused before writing (issue 22: the same
-    # rule for register --manual and update; model/row_fields.py).
+    # rule for register --manual and update; board/rules.py).
     board = vault.index_path.read_bytes()
     p = run_cli("register", "--manual", "--topic", "網頁\u2028貼上", "--json", vault=vault, env=NOW)
     assert p.returncode == 2, p.stderr

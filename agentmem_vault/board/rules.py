@@ -2,8 +2,9 @@
 
 Used alike by session operations (ops/sessions.py, board/register.py), organize (ops/lifecycle.py),
 doctor (ops/doctor/checks.py), the daemon (daemon/reconcile.py) and the session-start context
-(recall/session_start.py). The rules are stated in docs/board.md (defaults, placeholders, a row
-from a snapshot, conflict-copy folding, the sessions a new chat is offered).
+(recall/session_start.py). The rules are stated in docs/board.md (the given fields' bounds,
+defaults, placeholders, a row from a snapshot, conflict-copy folding, the sessions a new chat is
+offered).
 
 Import-light (the sessionStart hook imports the defaults): the snapshot model is only a type here.
 """
@@ -15,6 +16,7 @@ import re
 from functools import lru_cache
 
 from agentmem_vault.clock import format_ts, parse_ts
+from agentmem_vault.errors import UsageError
 from agentmem_vault.fastimport import LazyRegex, datetime, utf8  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.board import table as it
 from agentmem_vault.model.ids import SESSION_ID_RE
@@ -37,6 +39,36 @@ CONTINUE_KEYWORDS = "continue-memory, cursor-agent, session-snapshot"
 ADDED_KEYWORDS = "session-snapshot, daemon-reconcile"
 ADDED_SUMMARY = "由 watcher daemon 依 session snapshot 補登。"
 SUMMARY_MAX = 160
+
+# -- the fields a person or an agent gives (``--topic``, ``--summary``, ``--keywords``; MCP) ------
+
+# Characters per field: a topic is a title, a summary a sentence or two, keywords a short list.
+FIELD_LIMITS = {"topic": 200, "summary": 1000, "keywords": 500}
+# Every line break Python, Markdown or an editor knows (LF, CR, VT, FF, NEL, U+2028, U+2029).
+_LINE_BREAK = LazyRegex("[\n\r\x0b\x0c\x85\u2028\u2029]")
+
+
+def check_row_fields(**fields: str | None) -> None:
+    """Refuse (UsageError, exit 2) a field with a line break or over its limit, before anything is
+    read or locked: a board row is one line, bounded (docs/reliability.md, "Limits"); None is absent."""
+    for name, value in fields.items():
+        if value is None:
+            continue
+        limit = FIELD_LIMITS[name]
+        if len(value) > limit:
+            raise UsageError(
+                f"--{name} is {len(value):,} characters, over the {limit:,}-character limit of a board "
+                f"{name}; shorten it (the details belong in the snapshot). Nothing was written",
+                code="field_too_long",
+            )
+        m = _LINE_BREAK.search(value)
+        if m:
+            raise UsageError(
+                f"--{name} holds a line break (U+{ord(m.group()):04X}); a board row is one line: give the "
+                f"{name} on one line (the details belong in the snapshot). Nothing was written",
+                code="field_not_one_line",
+            )
+
 
 # -- placeholders (one word list) -------------------------------------------------------------
 
@@ -208,11 +240,9 @@ def archived_in_copy(index_text: str, copy_rows: list[it.Row], archived: Collect
     if not archived:
         return []
     doc = it.parse_index(index_text)
-    out: list[str] = []
-    for r in copy_rows:
-        if r.session_id in archived and doc.find(r.session_id) is None and r.session_id not in out:
-            out.append(r.session_id)
-    return out
+    return list(
+        dict.fromkeys(r.session_id for r in copy_rows if r.session_id in archived and doc.find(r.session_id) is None)
+    )
 
 
 def fold_rows(

@@ -66,8 +66,7 @@ class BoardWriter(NoteWriter):
     """
 
     def index_text(self) -> str:
-        t = read_text(self.vault.index_path)
-        return "" if t is None else t
+        return read_text(self.vault.index_path) or ""
 
     def index(self, *, strict: bool = False) -> it.IndexDoc:
         """The board as read under this lock; ``strict``: refused when it has rows this program

@@ -56,20 +56,7 @@ if TYPE_CHECKING:
         started_at: str
         updated_at: str
 else:
-    _RowBase = namedtuple(
-        "Row",
-        (
-            "session_id",
-            "agent_name",
-            "topic",
-            "summary",
-            "keywords",
-            "status",
-            "referenced_by",
-            "started_at",
-            "updated_at",
-        ),
-    )
+    _RowBase = namedtuple("Row", [c.lower().replace(" ", "_") for c in COLUMNS])
 
 
 class Row(_RowBase):
@@ -213,12 +200,8 @@ def header_lines(newline: str = "\n") -> str:
 
 def split_id_list(value: str) -> list[str]:
     """``-`` / empty -> []; ``a, b`` -> [a, b] (order kept, duplicates dropped)."""
-    out: list[str] = []
-    for part in re.split(r"[,，、;\s]+", (value or "").strip()):
-        p = part.strip().strip("[]")
-        if p and p not in ("-", "None", "none") and p not in out:
-            out.append(p)
-    return out
+    parts = (part.strip().strip("[]") for part in re.split(r"[,，、;\s]+", (value or "").strip()))
+    return list(dict.fromkeys(p for p in parts if p and p not in ("-", "None", "none")))
 
 
 def join_id_list(ids: list[str]) -> str:
@@ -282,13 +265,12 @@ def parse_index(text: str) -> IndexDoc:
             break
     if header_at is None:
         stray = [i for i, ln in enumerate(lines) if i not in fenced and is_row_line(ln)]
-        doc = IndexDoc(bom, lines, None, len(lines), newline=newline)
         if stray:
             raise IndexFormatError(
                 f"memory/index.md line {stray[0] + 1}: table rows without the header line "
                 f"'| {' | '.join(COLUMNS)} |' and its separator; refusing to guess"
             )
-        return doc
+        return IndexDoc(bom, lines, None, len(lines), newline=newline)
 
     head = [c.casefold() for c in split_cells(strip_eol(lines[header_at]))]
     if head != _HEAD:

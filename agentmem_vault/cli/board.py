@@ -29,15 +29,8 @@ def init(opts: Options) -> None:
         # folder becomes one (the folder given by --vault is created when missing).
         v = Vault(Path.cwd().absolute())
     res = lib.init_vault(v)
-    emit(
-        opts,
-        res,
-        lambda: (
-            f"vault {res['vault']}: "
-            + (("created " + ", ".join(res["created"])) if res["created"] else "already initialised")
-            + "".join(f"\nwarning: {w}" for w in res.get("warnings", []))
-        ),
-    )
+    done = ("created " + ", ".join(res["created"])) if res["created"] else "already initialised"
+    emit(opts, res, f"vault {res['vault']}: {done}" + "".join(f"\nwarning: {w}" for w in res.get("warnings", [])))
 
 
 @cli.command()
@@ -123,18 +116,11 @@ def list_cmd(opts: Options, status: str | None) -> None:
 def show(opts: Options, session_id: str) -> None:
     """Show a session's row and snapshot (also archived sessions)."""
     view = lib.show_session(opts.open_vault(), session_id)
-
-    def human() -> str:
-        out = []
-        if view.row:
-            out += [f"{k}: {v}" for k, v in view.row.to_dict().items()]
-        if view.archived:
-            out.append("(archived)")
-        out.append("")
-        out.append(view.snapshot if view.snapshot is not None else "(no snapshot)")
-        return "\n".join(out)
-
-    emit(opts, view.to_dict(), human)
+    out = [f"{k}: {v}" for k, v in view.row.to_dict().items()] if view.row else []
+    if view.archived:
+        out.append("(archived)")
+    out += ["", view.snapshot if view.snapshot is not None else "(no snapshot)"]
+    emit(opts, view.to_dict(), "\n".join(out))
 
 
 @cli.command()
@@ -145,8 +131,5 @@ def show(opts: Options, session_id: str) -> None:
 def find(opts: Options, query: tuple[str, ...], archived: bool, limit: int) -> None:
     """Find sessions by Topic/Summary/Keywords (Chinese and English)."""
     hits = lib.find_rows(opts.open_vault(), " ".join(query), archived=archived, limit=limit)
-    emit(
-        opts,
-        {"hits": [h.to_dict() for h in hits]},
-        lambda: _table([h.row for h in hits], {h.row.session_id for h in hits if h.archived}) if hits else "(no match)",
-    )
+    table = _table([h.row for h in hits], {h.row.session_id for h in hits if h.archived}) if hits else "(no match)"
+    emit(opts, {"hits": [h.to_dict() for h in hits]}, table)

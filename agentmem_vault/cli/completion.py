@@ -21,38 +21,17 @@ from click.shell_completion import (
 )
 
 from agentmem_vault.cli import cli
+from agentmem_vault.integrations.rules import template_text
 
 SHELLS = ("bash", "zsh", "fish", "powershell")
 COMPLETE_VAR = "_AGENTMEM_COMPLETE"
 
-# `%` is click's template marker, so PowerShell's `%` alias is not used here (ForEach-Object is).
-_POWERSHELL_SOURCE = """\
-# agentmem completion for PowerShell. Add to your profile:  agentmem completion powershell | Out-String | Invoke-Expression
-Register-ArgumentCompleter -Native -CommandName %(prog_name)s -ScriptBlock {
-    param($wordToComplete, $commandAst, $cursorPosition)
-    $line = $commandAst.ToString()
-    $upTo = [Math]::Min($line.Length, [Math]::Max(0, $cursorPosition - $commandAst.Extent.StartOffset))
-    $env:COMP_WORDS = $line.Substring(0, $upTo)
-    $env:COMP_CWORD = $wordToComplete
-    $env:%(complete_var)s = 'powershell_complete'
-    try {
-        %(prog_name)s | ForEach-Object {
-            $type, $value, $help = $_ -split "`t", 3
-            if ($type -eq 'plain' -and $value) {
-                $tip = if ($help) { $help } else { $value }
-                [System.Management.Automation.CompletionResult]::new($value, $value, 'ParameterValue', $tip)
-            }
-        }
-    } finally {
-        Remove-Item Env:COMP_WORDS, Env:COMP_CWORD, Env:%(complete_var)s -ErrorAction SilentlyContinue
-    }
-}
-"""
-
 
 class PowerShellComplete(ShellComplete):
     name = "powershell"
-    source_template = _POWERSHELL_SOURCE
+    # templates/completion/powershell.ps1; `%` is click's template marker there, so PowerShell's
+    # `%` alias is not used in it (ForEach-Object is)
+    source_template = template_text("completion/powershell.ps1")
 
     def get_completion_args(self) -> tuple[list[str], str]:
         line = os.environ.get("COMP_WORDS", "")

@@ -14,14 +14,13 @@ def daemon() -> None:
     queues finished sessions for long-term extraction."""
 
 
-def _rescan_option(f):
-    return click.option(
-        "--rescan",
-        "rescan",
-        type=click.FloatRange(min=0.05),
-        default=None,
-        help="Seconds between full rescans (default: rescan_seconds in config, 30).",
-    )(f)
+_rescan_option = click.option(
+    "--rescan",
+    "rescan",
+    type=click.FloatRange(min=0.05),
+    default=None,
+    help="Seconds between full rescans (default: rescan_seconds in config, 30).",
+)
 
 
 @daemon.command("run")

@@ -11,26 +11,17 @@ from __future__ import annotations
 import click
 
 # (heading, command names) in the order a new user meets them.
-SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Board", ("init", "list", "show", "find", "register", "whoami")),
-    ("Sessions", ("update", "continue", "release", "say")),
-    ("Lifecycle", ("organize", "archive", "journal", "restore")),
-    ("Long-term memory", ("memories", "extract", "eval", "context", "injected", "reindex")),
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("Board", "init list show find register whoami"),
+    ("Sessions", "update continue release say"),
+    ("Lifecycle", "organize archive journal restore"),
+    ("Long-term memory", "memories extract eval context injected reindex"),
     (
         "Hooks and integrations",
-        (
-            "setup",
-            "install-hook",
-            "install-rules",
-            "install-mcp",
-            "mcp",
-            "install-merge-driver",
-            "hook",
-            "merge-driver",
-        ),
+        "setup install-hook install-rules install-mcp mcp install-merge-driver hook merge-driver",
     ),
-    ("Daemon", ("daemon",)),
-    ("Maintenance", ("doctor", "completion")),
+    ("Daemon", "daemon"),
+    ("Maintenance", "doctor completion"),
 )
 
 
@@ -52,7 +43,8 @@ def format_commands(group: click.Group, ctx: click.Context, formatter: click.Hel
             formatter.write_dl([(n, short_help(c)) for n, c in commands.items()])
         return
     placed: set[str] = set()
-    for heading, names in SECTIONS:
+    for heading, section in SECTIONS:
+        names = section.split()
         rows = [(n, short_help(commands[n])) for n in names if n in commands]
         placed.update(n for n in names if n in commands)
         if rows:

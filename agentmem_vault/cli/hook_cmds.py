@@ -34,14 +34,8 @@ def whoami_cmd(opts: Options, conversation: str | None) -> None:
     from agentmem_vault.ops.conversations import whoami
 
     result = whoami(opts.open_vault(), conversation)
-
-    def human() -> str:
-        text = f"Your Memory Session ID is: {result['session_id']}"
-        if not result["on_board"]:
-            text += "\n(note: this ID has no row in memory/index.md any more — it was organized or archived)"
-        return text
-
-    emit(opts, result, human)
+    gone = "\n(note: this ID has no row in memory/index.md any more — it was organized or archived)"
+    emit(opts, result, f"Your Memory Session ID is: {result['session_id']}" + ("" if result["on_board"] else gone))
 
 
 @cli.command("install-hook")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -61,7 +62,7 @@ def archive(opts: Options, session_id: str, force: bool, dry_run: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Preview any command: write nothing, list what would change.")
 @click.option("--force", is_flag=True, help="archive: archive despite references.")
 def say(
-    opts: Options, text, session_id, session, snapshot_file, topic, summary, keywords, agent, stale_days, dry_run, force
+    opts: Options, text: str, session_id: str | None, snapshot_file: str | None, agent: str | None, **given: Any
 ) -> None:
     """Run a trigger phrase typed in Chinese (Traditional or Simplified) or English.
 
@@ -76,24 +77,11 @@ def say(
     v = opts.open_vault()
     # Same reader as update/register: non-UTF-8 bytes or an empty `-` are a clear error, not a traceback.
     snapshot_text = read_snapshot_arg(snapshot_file, v, stdin_default=False)
-    name = None
-    if r.command in ("register", "continue"):
-        name = opts.agent_name(v, agent)
-    say_opts = SayOptions(
-        id_arg=session_id,
-        session=session,
-        snapshot_text=snapshot_text,
-        topic=topic,
-        summary=summary,
-        keywords=keywords,
-        agent=name,
-        stale_days=stale_days,
-        dry_run=dry_run,
-        force=force,
-    )
+    name = opts.agent_name(v, agent) if r.command in ("register", "continue") else None
+    say_opts = SayOptions(id_arg=session_id, snapshot_text=snapshot_text, agent=name, **given)
     # every routed command previews in fs.DryRun: a `狀態更新 --dry-run` writes nothing either
-    result, human = run_dry(lambda: dispatch(v, r, say_opts), enabled=dry_run)
-    if dry_run and isinstance(result, dict):
+    result, human = run_dry(lambda: dispatch(v, r, say_opts), enabled=say_opts.dry_run)
+    if say_opts.dry_run and isinstance(result, dict):
         result["dry_run"] = True
     # The routed command on its own line, so an ID message stays at the start of its line.
     emit(opts, result, f"({r.phrase} → {r.command})\n{human}")
@@ -130,11 +118,7 @@ def install_rules(opts: Options, project, agents_md, claude_md) -> None:
     from agentmem_vault.integrations.rules import install_rules as run
 
     res = run(Path(project), agents_md=agents_md, claude_md=claude_md)
-    emit(
-        opts,
-        res,
-        lambda: "\n".join(
-            f"{c['status']}: {c['path']}" + (f" (backup: {c['backup']})" if c.get("backup") else "")
-            for c in res["files"]
-        ),
-    )
+    lines = [
+        f"{c['status']}: {c['path']}" + (f" (backup: {c['backup']})" if c.get("backup") else "") for c in res["files"]
+    ]
+    emit(opts, res, "\n".join(lines))

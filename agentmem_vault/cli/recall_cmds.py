@@ -104,12 +104,8 @@ def memories_search(
     scope = resolve_scope(v, project=project, all_projects=all_projects)
     hits = search(v, query, limit=limit, project=scope.names, module=module, include_deprecated=include_deprecated)
 
-    def human() -> str:
-        if not hits:
-            return "no matching memories"
-        return "\n".join(f"{h.score:.3f}  {h.id or '-':<10}  {h.title}  ({h.rel_path})" for h in hits)
-
-    emit(opts, [h.to_dict(with_content=False) for h in hits], human)
+    table = "\n".join(f"{h.score:.3f}  {h.id or '-':<10}  {h.title}  ({h.rel_path})" for h in hits)
+    emit(opts, [h.to_dict(with_content=False) for h in hits], table or "no matching memories")
 
 
 @cli.command()
@@ -119,15 +115,10 @@ def reindex(opts: Options) -> None:
     from agentmem_vault.recall.index import reindex as rebuild
 
     stats = rebuild(opts.open_vault())
-    d = stats.to_dict()
-
-    def human() -> str:
-        where = "in memory (state folder not writable)" if stats.in_memory else "memory/.agentmem/recall/"
-        lines = [f"indexed {stats.total} notes in {stats.seconds:.2f}s ({where})"]
-        lines += [f"warning: {e['path']}: {e['error']}" for e in stats.errors]
-        return "\n".join(lines)
-
-    emit(opts, d, human)
+    where = "in memory (state folder not writable)" if stats.in_memory else "memory/.agentmem/recall/"
+    lines = [f"indexed {stats.total} notes in {stats.seconds:.2f}s ({where})"]
+    lines += [f"warning: {e['path']}: {e['error']}" for e in stats.errors]
+    emit(opts, stats.to_dict(), "\n".join(lines))
 
 
 @cli.command()

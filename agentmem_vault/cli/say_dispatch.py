@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import UsageError
 from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.model.triggers import Route
+from agentmem_vault.ops import archive, lifecycle, sessions
 
 
 @dataclass
@@ -51,6 +53,14 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
         if sid not in ids:
             ids.insert(0, sid)
     head = {"command": r.command, "phrase": r.phrase}
+    # what register and update take from the options alike
+    given: dict[str, Any] = {
+        "topic": opts.topic,
+        "summary": opts.summary,
+        "keywords": opts.keywords,
+        "snapshot_text": opts.snapshot_text,
+        "workspace": os.getcwd(),
+    }
 
     if r.command == "register":
         if ids:
@@ -58,34 +68,14 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
                 f"registration creates a new Session ID; {ids[0]} already exists in your text — "
                 f"use `agentmem update {ids[0]}` (狀態更新) for a session you know"
             )
-        from agentmem_vault.ops.sessions import register_manual
-
-        reg = register_manual(
-            vault,
-            opts.agent or "",
-            topic=opts.topic,
-            summary=opts.summary,
-            keywords=opts.keywords,
-            snapshot_text=opts.snapshot_text,
-            workspace=os.getcwd(),
-        )
+        reg = sessions.register_manual(vault, opts.agent or "", **given)
         return ({**head, "session_id": reg.session_id, "row": reg.row.to_dict(), "message": reg.message}, reg.message)
 
     if r.command == "update":
         target = ids[0] if ids else _current_session(opts, [])
         if not target:
             raise UsageError(_no_session_hint())
-        from agentmem_vault.ops.sessions import update_session
-
-        res = update_session(
-            vault,
-            target,
-            snapshot_text=opts.snapshot_text,
-            topic=opts.topic,
-            summary=opts.summary,
-            keywords=opts.keywords,
-            workspace=os.getcwd(),
-        )
+        res = sessions.update_session(vault, target, **given)
         return ({**head, "session_id": target, "result": res.to_dict()}, res.message)
 
     if r.command in ("continue", "release"):
@@ -94,31 +84,25 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
         source, rest = ids[0], ids[1:]
         cur = _current_session(opts, rest)
         if r.command == "continue":
-            from agentmem_vault.ops.sessions import continue_session
-
-            cres = continue_session(vault, source, session_id=cur, agent=opts.agent, snapshot_text=opts.snapshot_text)
+            cres = sessions.continue_session(
+                vault, source, session_id=cur, agent=opts.agent, snapshot_text=opts.snapshot_text
+            )
             return ({**head, "source": source, "session_id": cres.session_id, "result": cres.to_dict()}, cres.message)
         if not cur:
             raise UsageError("release: " + _no_session_hint())
-        from agentmem_vault.ops.sessions import release_reference
-
-        rres = release_reference(vault, source, session_id=cur)
+        rres = sessions.release_reference(vault, source, session_id=cur)
         return ({**head, "source": source, "session_id": cur, "result": rres.to_dict()}, rres.message)
 
     if r.command == "organize":
-        from agentmem_vault.ops.lifecycle import organize, render_organize
-
-        plan = organize(vault, stale_days=opts.stale_days, dry_run=opts.dry_run)
-        return ({**head, **plan.to_dict()}, render_organize(plan, dry_run=opts.dry_run))
+        plan = lifecycle.organize(vault, stale_days=opts.stale_days, dry_run=opts.dry_run)
+        return ({**head, **plan.to_dict()}, lifecycle.render_organize(plan, dry_run=opts.dry_run))
 
     if r.command == "archive":
         if not ids:
             raise UsageError('archive: name the Session ID to archive, e.g. `agentmem say "封存 memory session <ID>"`')
         if len(ids) > 1:
             raise UsageError(f"archive one session at a time (the text names {', '.join(ids)})")
-        from agentmem_vault.ops.archive import archive, render_archive
-
-        res2 = archive(vault, ids[0], force=opts.force, dry_run=opts.dry_run)
-        return ({**head, **res2.to_dict()}, render_archive(res2))
+        res2 = archive.archive(vault, ids[0], force=opts.force, dry_run=opts.dry_run)
+        return ({**head, **res2.to_dict()}, archive.render_archive(res2))
 
     raise UsageError(f"no dispatch for {r.command}")  # pragma: no cover - COMMANDS is closed

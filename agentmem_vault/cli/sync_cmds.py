@@ -37,21 +37,14 @@ def install_merge_driver(opts: Options, machine: str | None, dry_run: bool) -> N
     from agentmem_vault.integrations.merge_install import install_merge_driver as install
 
     result = install(opts.open_vault(), dry_run=dry_run, machine=machine)
-
-    def human() -> str:
-        verb = "would write" if dry_run else "wrote"
-        lines = [f"repository: {result['repository']}"]
-        lines.append(
-            f"{verb} {result['gitattributes']}"
-            if result["gitattributes_changed"]
-            else f"{result['gitattributes']}: already set up"
-        )
-        changed = result["git_config_changed"]
-        lines.append(f"{verb} git config: {', '.join(changed)}" if changed else "git config: already set up")
-        if result["machine_id_changed"]:
-            lines.append(f"{verb} machine_id: {result['machine_id'] or '(none)'} in the user config")
-        lines += [f"backup: {b}" for b in result.get("backups", [])]
-        lines += [f"note: {n}" for n in result["notes"]]
-        return "\n".join(lines)
-
-    emit(opts, result, human)
+    verb = "would write" if dry_run else "wrote"
+    attributes = result["gitattributes"]
+    lines = [f"repository: {result['repository']}"]
+    lines.append(f"{verb} {attributes}" if result["gitattributes_changed"] else f"{attributes}: already set up")
+    changed = result["git_config_changed"]
+    lines.append(f"{verb} git config: {', '.join(changed)}" if changed else "git config: already set up")
+    if result["machine_id_changed"]:
+        lines.append(f"{verb} machine_id: {result['machine_id'] or '(none)'} in the user config")
+    lines += [f"backup: {b}" for b in result.get("backups", [])]
+    lines += [f"note: {n}" for n in result["notes"]]
+    emit(opts, result, "\n".join(lines))

@@ -48,7 +48,7 @@ def is_running(vault: Vault) -> bool:
 def status(vault: Vault) -> dict:
     running = is_running(vault)
     data = pidfile.read_json(paths.status_path(vault)) or {}
-    out = {
+    return {
         "running": running,
         "vault": str(vault.root),
         "pid": pidfile.trusted_pid(vault) if running else None,
@@ -69,7 +69,6 @@ def status(vault: Vault) -> dict:
         "reports": data.get("reports", []),
         "log": str(paths.log_path(vault)),
     }
-    return out
 
 
 def _spawn_kwargs() -> dict:

@@ -11,6 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from contextlib import suppress
 
 from agentmem_vault.clock import iso_epoch
 from agentmem_vault.vault import Vault
@@ -219,7 +220,5 @@ class BoardPasses:
 def _refresh_board_summary(vault: Vault, text: str) -> None:
     from agentmem_vault.board import summary as board_cache
 
-    try:
+    with suppress(AgentmemError):  # a board that cannot be read is reported by the reconcile pass itself
         board_cache.load(vault, text.encode("utf-8"))
-    except AgentmemError:
-        pass  # a board that cannot be read is reported by the reconcile pass itself

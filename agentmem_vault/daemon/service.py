@@ -194,21 +194,13 @@ class Daemon:
         next_rescan = self.clock() + self.rescan_seconds
         while not self.stop_event.is_set():
             items = self._wait(next_rescan)
-            force = queue_tick = recall = False
             for it in items:
-                if it is None:
-                    continue
-                if it == RESCAN:
-                    force = True
-                elif it == RESCAN_QUEUE:
-                    queue_tick = True
-                elif it == RECALL:
-                    recall = True
-                elif it == RECALL_RESET:
-                    self.watcher.unwatch_longterm()
-                    recall = True
-                else:
-                    self.debouncer.touch(it)
+                if it not in (None, RESCAN, RESCAN_QUEUE, RECALL, RECALL_RESET):
+                    self.debouncer.touch(it)  # a path
+            force, queue_tick, recall = RESCAN in items, RESCAN_QUEUE in items, RECALL in items
+            if RECALL_RESET in items:
+                self.watcher.unwatch_longterm()
+                recall = True
             if self.stop_event.is_set():  # a signal, or `daemon stop`'s request (daemon/process.py)
                 break
             if recall:

@@ -32,16 +32,8 @@ LONGTERM = "long-term"
 
 # Only what can change content. Opened/closed-without-write events would echo every read the
 # daemon itself makes (5,000 of them on a big vault).
-EVENT_TYPES = [
-    ev.FileCreatedEvent,
-    ev.FileModifiedEvent,
-    ev.FileMovedEvent,
-    ev.FileDeletedEvent,
-    ev.FileClosedEvent,
-    ev.DirCreatedEvent,
-    ev.DirDeletedEvent,
-    ev.DirMovedEvent,
-]
+_FILE_EVENTS = [ev.FileCreatedEvent, ev.FileModifiedEvent, ev.FileMovedEvent, ev.FileDeletedEvent, ev.FileClosedEvent]
+EVENT_TYPES = [*_FILE_EVENTS, ev.DirCreatedEvent, ev.DirDeletedEvent, ev.DirMovedEvent]
 _NO_CHANGE = ("opened", "closed_no_write", "attrib")
 
 

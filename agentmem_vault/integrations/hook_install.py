@@ -199,7 +199,6 @@ def _result(plan: InstallPlan, backup: Path | None, notes: list[str]) -> dict:
 
 
 def apply_install(plan: InstallPlan) -> dict:
-    """Write the merged config (backing up the previous file); nothing is written when unchanged."""
     backup = apply_edit(plan.edit)
     notes: list[str] = []
     if plan.agent == "codex":

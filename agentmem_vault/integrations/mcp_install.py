@@ -122,8 +122,9 @@ def merge_json(text: str | None, entry: dict, *, path: Path | str = "<config>") 
 
 # -- TOML (Codex) -----------------------------------------------------------------------------------
 
-# A table header line ([table] or [[array-of-tables]]).
+# A table header line ([table] or [[array-of-tables]]), and the names ours can have in one.
 _HEADER = re.compile(r"^[ \t]*\[\[?([^\]\n]*)\]\]?[ \t]*(?:#.*)?$")
+_OUR_TABLE = {f"mcp_servers.{q}{SERVER_NAME}{q}" for q in ("", '"', "'")}
 
 
 def toml_table(entry: dict, nl: str = "\n") -> str:
@@ -183,11 +184,7 @@ def merge_toml(text: str | None, entry: dict, *, path: Path | str = "<config>") 
     start = None
     for i, line in enumerate(lines):
         m = _HEADER.match(line.rstrip("\r\n"))
-        if m and m.group(1).strip().replace(" ", "").replace("\t", "") in (
-            f"mcp_servers.{SERVER_NAME}",
-            f'mcp_servers."{SERVER_NAME}"',
-            f"mcp_servers.'{SERVER_NAME}'",
-        ):
+        if m and m.group(1).strip().replace(" ", "").replace("\t", "") in _OUR_TABLE:
             start = i
             break
     if start is not None:
@@ -274,7 +271,6 @@ def plan_mcp_install(
 
 
 def apply_mcp_install(plan: McpPlan) -> dict:
-    """Write the merged config, backing up the previous file; nothing is written when unchanged."""
     return _result(plan, apply_edit(plan.edit), dry_run=False)
 
 

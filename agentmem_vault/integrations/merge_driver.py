@@ -27,9 +27,6 @@ class DriverResult:
     exit_code: int
     messages: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        return {"exit_code": self.exit_code, "clean": self.exit_code == 0, "messages": list(self.messages)}
-
 
 def _git_merge_file(ours: Path, base: Path, theirs: Path, label: str) -> tuple[bytes, int]:
     """git's own three-way line merge, on stdout. Returns (output, number of conflicts)."""

@@ -22,6 +22,7 @@ from agentmem_vault.config import machine_id, set_user_setting
 from agentmem_vault.errors import AgentmemError, Refused, UsageError
 from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, plan_edit, plan_text_edit, read_for_edit
 from agentmem_vault.integrations.quoting import git_driver_command, gitattributes_pattern
+from agentmem_vault.integrations.rules import merge_block
 from agentmem_vault.backups import backup_file
 from agentmem_vault.fs import read_text
 
@@ -67,7 +68,6 @@ def attributes_block(memory_rel: str) -> str:
         return gitattributes_pattern(m, glob)
 
     lines = [
-        BEGIN,
         f"{pattern('/index.md')} merge=agentmem-index",
         f"{pattern('/sessions/*.md')} merge=agentmem-snapshot",
         f"{pattern('/archive/*/session.md')} merge=agentmem-snapshot",
@@ -75,7 +75,6 @@ def attributes_block(memory_rel: str) -> str:
         # Append-only logs (journal, conversation pairs, the issued-IDs ledger): keep both sides' lines.
         f"{pattern('/.agentmem/*.jsonl')} merge=union",
         f"{pattern('/.agentmem/issued-ids.txt')} merge=union",
-        END,
     ]
     return "\n".join(lines) + "\n"
 
@@ -96,20 +95,6 @@ STATE_GITIGNORE = """# agentmem: machine-local tool state stays out of git (agen
 def driver_command(kind: str, argv: list[str] | None = None) -> str:
     # %P is quoted by git itself; %O %A %B are temporary file names without spaces.
     return git_driver_command([*(argv or agentmem_argv()), "merge-driver", kind]) + " %O %A %B %P"
-
-
-def _with_block(text: str, block: str) -> str:
-    if BEGIN in text and END in text:
-        start = text.index(BEGIN)
-        end = text.index(END, start) + len(END)
-        rest = text[end:]
-        if rest.startswith("\r\n"):
-            rest = rest[2:]
-        elif rest.startswith("\n"):
-            rest = rest[1:]
-        return text[:start] + block + rest
-    sep = "" if not text or text.endswith("\n") else "\n"
-    return text + sep + ("\n" if text else "") + block
 
 
 def default_machine_id() -> str:
@@ -162,7 +147,7 @@ def plan_merge_driver(vault: Vault, *, argv: list[str] | None = None, machine: s
     if attr_path.is_symlink():
         raise Refused(f"{attr_path} is a symbolic link; refusing to change it (edit it by hand: see docs/sync.md)")
     raw, before = read_for_edit(attr_path)
-    after = _with_block(before or "", attributes_block(rel))
+    after = merge_block(before, attributes_block(rel), BEGIN, END)
     attributes = plan_text_edit(attr_path, raw, after)
     config: dict[str, str] = {}
     for kind, name in DRIVERS.items():

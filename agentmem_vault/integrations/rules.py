@@ -50,18 +50,19 @@ def _install_file(path: Path, text: str, dry_run: bool = False) -> dict:
     return _apply(plan_edit(path, read_current(path), text.encode("utf-8")), dry_run)
 
 
-def merge_block(existing: str | None, block: str) -> str:
-    """``existing`` with the agentmem block replaced (or appended); everything else kept (pure)."""
+def merge_block(existing: str | None, block: str, begin: str = BEGIN, end: str = END) -> str:
+    """``existing`` with our block between the ``begin`` and ``end`` marker lines replaced (or
+    appended), in the file's own line endings; everything else kept (pure). Also .gitattributes'."""
     if existing is None or not existing.strip():
-        return f"{BEGIN}\n{block.rstrip()}\n{END}\n"
+        return f"{begin}\n{block.rstrip()}\n{end}\n"
     nl = "\r\n" if "\r\n" in existing else "\n"
-    body = (BEGIN + "\n" + block.rstrip() + "\n" + END).replace("\n", nl)
-    start = existing.find(BEGIN)
-    end = existing.find(END, start + 1) if start != -1 else -1
-    if start != -1 and end != -1:
-        return existing[:start] + body + existing[end + len(END) :]
-    if start != -1 or existing.find(END) != -1:
-        raise UsageError("found only one of the agentmem markers (<!-- agentmem:begin/end -->); fix the file by hand")
+    body = (begin + "\n" + block.rstrip() + "\n" + end).replace("\n", nl)
+    start = existing.find(begin)
+    stop = existing.find(end, start + 1) if start != -1 else -1
+    if start != -1 and stop != -1:
+        return existing[:start] + body + existing[stop + len(end) :]
+    if start != -1 or existing.find(end) != -1:
+        raise UsageError(f"found only one of the agentmem markers ({begin} / {end}); fix the file by hand")
     sep = "" if existing.endswith(nl + nl) else (nl if existing.endswith(nl) else nl + nl)
     return existing + sep + body + nl
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from agentmem_vault.vault import Vault, user_config_dir
 from agentmem_vault.config import resolve_vault
-from agentmem_vault.errors import AgentmemError, UsageError, VaultNotFound
+from agentmem_vault.errors import AgentmemError, Refused, UsageError, VaultNotFound
 from agentmem_vault.integrations import hook_install, user_service
-from agentmem_vault.integrations.file_edit import apply_edit, plan_edit, read_current, read_for_edit
+from agentmem_vault.integrations.file_edit import apply_edit, plan_text_edit, read_for_edit
 from agentmem_vault.integrations.quoting import check_safe
 
 AGENT_DIRS = {"cursor": ".cursor", "claude": ".claude", "codex": ".codex"}
@@ -137,11 +137,10 @@ def _config_step(vault: Vault, dry_run: bool) -> Change:
     note = ""
     if env and Path(env).expanduser().absolute() != vault.root:
         note = f"; AGENTMEM_VAULT={env} still overrides it in shells that set it"
-    if new == old:
-        return Change("config", str(path), "unchanged", f"vault: {vault.root}{note}")
+    edit = plan_text_edit(path, raw, new, what="YAML", check=_yaml_check)
     if not dry_run:
-        apply_edit(plan_edit(path, raw, new.encode("utf-8"), what="YAML", check=_yaml_check))
-    return Change("config", str(path), "create" if old is None else "update", f"vault: {vault.root}{note}", preview=new)
+        apply_edit(edit)
+    return Change("config", str(path), edit.action, f"vault: {vault.root}{note}", preview=new)
 
 
 def _yaml_check(data: bytes) -> None:
@@ -155,18 +154,17 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
     import tomllib
 
     path = home / ".codex" / "config.toml"
-    raw = read_current(path)
 
     def change(action: str, detail: str) -> Change:
         return Change("hooks", str(path), action, detail)
 
     by_hand = "add `[features]` / `codex_hooks = true` by hand"
     try:
-        old = "" if raw is None else raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return change("fail", f"not UTF-8 text; {by_hand}")
-    try:
+        raw, text = read_for_edit(path)
+        old = text or ""
         features = tomllib.loads(old).get("features", {}) if old else {}
+    except Refused:
+        return change("fail", f"not UTF-8 text; {by_hand}")
     except tomllib.TOMLDecodeError as exc:
         return change("fail", f"not valid TOML ({exc}); {by_hand}")
     if isinstance(features, dict) and features.get("codex_hooks") is True:
@@ -184,9 +182,10 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
         ok = False
     if not ok:
         return change("fail", f"could not add codex_hooks safely; {by_hand}")
+    edit = plan_text_edit(path, raw, new, what="TOML", check=lambda b: tomllib.loads(b.decode("utf-8-sig")))
     if not dry_run:
-        apply_edit(plan_edit(path, raw, new.encode("utf-8"), what="TOML", check=lambda b: tomllib.loads(b.decode())))
-    return change("create" if raw is None else "update", "codex_hooks = true: Codex runs hooks only then")
+        apply_edit(edit)
+    return change(edit.action, "codex_hooks = true: Codex runs hooks only then")
 
 
 def _hook_steps(vault: Vault, agents: list[str], home: Path, dry_run: bool) -> list[Change]:

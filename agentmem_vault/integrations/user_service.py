@@ -227,6 +227,10 @@ def _write(edit: FileEdit) -> None:
         raise Refused(f"cannot write {edit.path} ({exc.strerror or exc}); check that folder's permissions") from exc
 
 
+def _described(sd: ServiceDef) -> dict:
+    return {"kind": sd.kind, "name": sd.name, "file": str(sd.path), "definition": sd.text}
+
+
 def _run_all(cmds: list[list[str]], runner: Runner) -> tuple[bool, list[dict]]:
     ran = []
     for argv in cmds:
@@ -255,17 +259,7 @@ def install(
     sd = service_definition(vault, platform=platform, argv=argv, home=home)
     edit = _edit(sd)
     action = edit.action
-    out: dict = {
-        "kind": sd.kind,
-        "name": sd.name,
-        "file": str(sd.path),
-        "action": action,
-        "dry_run": dry_run,
-        "definition": sd.text,
-        "commands": [],
-        "started": False,
-        "note": None,
-    }
+    out: dict = {**_described(sd), "action": action, "dry_run": dry_run, "commands": [], "started": False, "note": None}
     if dry_run:
         out["commands"] = [{"command": c} for c in sd.start]
         return out
@@ -284,10 +278,7 @@ def install(
         _write(_edit(fb))
         sd.path.unlink(missing_ok=True)  # no task was registered: status and uninstall see the Startup entry
         out.update(
-            kind="startup",
-            name=fb.name,
-            file=str(fb.path),
-            definition=fb.text,
+            _described(fb),
             note=f"Task Scheduler refused ({ran[-1]['output'] or ran[-1]['exit']}); added a Startup-folder "
             "entry instead: it starts the daemon at logon but does not restart it after a crash",
         )

@@ -325,8 +325,11 @@ class _Scan:
             raw = [part]
             # a complaint has no intro: "could you not add type: ignore everywhere?"
             content = clean(part if has("rhetorical", folded(part)) else _body(part))
-            if j == 0 and i > 0 and has("extends", folded(part)) and (idx, k0 + i - 1) not in self.made:
-                # "no emoji. Not in replies, not in commit messages.": the sentence it extends
+            fp = folded(part)
+            ruled_out = hit.kind == "decision" and has("decision_form", fp) and not has("decision", fp)
+            if j == 0 and i > 0 and (has("extends", fp) or ruled_out) and (idx, k0 + i - 1) not in self.made:
+                # "no emoji. Not in replies, not in commit messages.": the sentence it extends;
+                # "We start with X. No Y until …": the choice an alternative ruled out goes with
                 raw, content = [sents[i - 1], *raw], f"{clean(_body(sents[i - 1]))} {content}"
                 start = i - 1
             if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
@@ -412,7 +415,7 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
         lead = next((k for k, x in enumerate(sents) if _incident_lead(x, said)), None) if idx >= first_turn else None
         # no lead, but a fix said as one ("fix was to …", "改法：…") or a fix after the user's
         # symptom: the cause and fix of this turn alone
-        after = u > 0 and any(has("pitfall_symptom", folded(x)) for x in user[u - 1][1])
+        after = u > 0 and any(has("pitfall_symptom", fold(x)) for x in user[u - 1][1])  # quoted errors too
         alone = lead is None and idx >= first_turn and said != "" and any(_fix(x, after) for x in sents)
         if lead is None and not alone:
             u += 1

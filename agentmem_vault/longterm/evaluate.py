@@ -55,6 +55,7 @@ BUILTIN_SETS: dict[str, str] = {
     "unseen3": "eval-unseen3",
     "unseen4": "eval-unseen4",
     "fields-unseen": "eval-fields-unseen",
+    "fields": "eval-fields",
 }
 # The source's project a fixture is read from when it names none (docs/extraction.md, Evaluation).
 DEFAULT_PROJECT = "eval-project"

@@ -18,7 +18,7 @@ def scope_for(category: str, text: str, source_project: str, reach: str = "") ->
     (``project`` / ``all_projects``; anything else says nothing about projects)."""
     f = fold(text)
     everywhere_words = bool(pattern("scope_every_project.txt").search(f))
-    here_words = bool(pattern("scope_this_project.txt").search(f))
+    here_words = bool(pattern("scope_this_project.txt").search(pattern("scope_every_project.txt").sub(" ", f)))
     own_voice = bool(pattern("own_voice.txt").search(f)) and not pattern("team_voice.txt").search(f)
     users = category in GLOBAL_CATEGORIES or own_voice
     # the extractor's reading where these words say nothing; the user's own way of working is tied

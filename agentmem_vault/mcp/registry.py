@@ -21,6 +21,7 @@ import functools
 import inspect
 import json
 import logging
+import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -66,21 +67,21 @@ class Front:
         from agentmem_vault.recall.scoping import chat_scope
 
         roots = await client_roots(ctx) if project is None and not all_projects and not self.project else []
-
-        def scope(v: Vault) -> Any:
-            return chat_scope(
-                v,
-                project=project,
-                all_projects=all_projects,
-                pinned=self.project,
-                roots=roots,
-                workspace=self.workspace,
-            )
-
-        return scope
+        return functools.partial(
+            chat_scope,
+            project=project,
+            all_projects=all_projects,
+            pinned=self.project,
+            roots=roots,
+            workspace=self.workspace,
+        )
 
     def vault(self) -> Vault:
         return resolve_vault(self.vault_arg)
+
+    def where(self) -> dict[str, Any]:
+        """The project and workspace a session this server writes belongs to (docs/projects.md)."""
+        return {"project": self.project or "", "workspace": os.getcwd()}
 
     def agent(self, v: Vault) -> str:
         return resolve_agent(self.agent_arg, vault_config(v))
@@ -95,16 +96,12 @@ class Front:
         except AgentmemError as exc:
             return error_result(exc)
         except OSError as exc:  # a disk or permission problem the library did not name
-            return error_result(
-                AgentmemError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), code="os_error")
-            )
+            message = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+            return error_result(AgentmemError(message, code="os_error"))
         except Exception as exc:  # the server must outlive any bug: log it, answer with an error
             log.exception("agentmem tool failed")
-            return error_result(
-                AgentmemError(
-                    f"internal error ({type(exc).__name__}: {exc}); see the server log", code="internal_error"
-                )
-            )
+            message = f"internal error ({type(exc).__name__}: {exc}); see the server log"
+            return error_result(AgentmemError(message, code="internal_error"))
         return _ok(data, text(data) if text else None)
 
     def _dry(self, fn: Callable[[Vault], Any]) -> Any:

@@ -18,6 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
+from agentmem_vault import __version__
 from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import AgentmemError
 from agentmem_vault.mcp.registry import Front, error_result, register
@@ -62,21 +63,12 @@ def build_server(
     server: MCPServer = AgentmemServer(
         name="agentmem",
         title="agentmem: agent memory in an Obsidian vault",
-        version=_version(),
+        version=__version__,
         instructions=with_command(template_text("mcp-instructions.md")),
         log_level="WARNING",
     )
     register(server, Front(vault, agent, project, workspace))
     return server
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("agentmem-vault")
-    except PackageNotFoundError:
-        return "0"
 
 
 def warm_recall_index(vault: str | None) -> None:

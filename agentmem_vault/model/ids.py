@@ -77,12 +77,8 @@ def next_free_id(base: str, taken: Container[str]) -> str:
 
 def find_ids(text: str) -> list[str]:
     """Session IDs mentioned in free text, in order, without duplicates."""
-    seen: list[str] = []
-    for m in SESSION_ID_IN_TEXT_RE.finditer(text or ""):
-        v = m.group(0)
-        if is_valid_session_id(v) and v not in seen:
-            seen.append(v)
-    return seen
+    found = (m.group(0) for m in SESSION_ID_IN_TEXT_RE.finditer(text or ""))
+    return list(dict.fromkeys(v for v in found if is_valid_session_id(v)))
 
 
 def ids_with_prefix(data: bytes, base: str) -> set[str]:

@@ -8,22 +8,17 @@ git's own merge with conflict markers, so a person decides and nothing is droppe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from agentmem_vault.errors import AgentmemError, Unmergeable
 from agentmem_vault.board import table as it
 from agentmem_vault.board.rules import ts_key  # the board's one time order, unreadable times first
-from agentmem_vault.model.snapshot import (
-    CONTINUES_FROM,
-    Snapshot,
-    continues_ids,
-    parse_snapshot,
-    render_snapshot,
-)
+from agentmem_vault.model.snapshot import CONTINUES_FROM, Snapshot, continues_ids, parse_snapshot, render_snapshot
 
 # (base, ours, theirs) -> (merged text, clean). Conflicting hunks carry standard conflict markers.
 LineMerge = Callable[[str, str, str], tuple[str, bool]]
 T = TypeVar("T")
+_MISSING: Any = object()
 
 
 @dataclass
@@ -61,11 +56,7 @@ def _outside(doc: it.IndexDoc) -> tuple[str, str]:
 def _merge_id_lists(o: list[str] | None, a: list[str], b: list[str]) -> list[str]:
     """Union of both sides, minus what either side removed from the base (a release)."""
     removed = set(o or ()) - set(a) | (set(o or ()) - set(b))
-    out: list[str] = []
-    for x in (*a, *b):
-        if x not in removed and x not in out:
-            out.append(x)
-    return out
+    return list(dict.fromkeys(x for x in (*a, *b) if x not in removed))
 
 
 def _merge_value(o: T | None, a: T, b: T, later_is_a: bool) -> T:
@@ -124,9 +115,9 @@ def _order(a_ids: list[str], b_ids: list[str], keep: set[str], base: set[str]) -
 def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> MergeOutcome:
     """Three-way merge of ``memory/index.md``: rows by Session ID, the rest by ``line_merge``."""
     texts = [(t[1:], True) if t.startswith(it.BOM) else (t, False) for t in (base, ours, theirs)]
-    o_doc = _parse_board(texts[0][0], "base")
-    a_doc = _parse_board(texts[1][0], "ours")
-    b_doc = _parse_board(texts[2][0], "theirs")
+    o_doc, a_doc, b_doc = (
+        _parse_board(t, side) for (t, _), side in zip(texts, ("base", "ours", "theirs"), strict=True)
+    )
     o, a, b = _rows(o_doc), _rows(a_doc), _rows(b_doc)
     reports: list[str] = []
     merged: dict[str, it.Row] = {}
@@ -155,8 +146,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
     order = _order(list(a), list(b), set(merged), set(o))
 
     # Text outside the table: git's own line merge, part by part.
-    pre = [_outside(d)[0] for d in (o_doc, a_doc, b_doc)]
-    post = [_outside(d)[1] for d in (o_doc, a_doc, b_doc)]
+    pre, post = zip(*(_outside(d) for d in (o_doc, a_doc, b_doc)), strict=True)
     pre_text, pre_clean = _merge_part(pre, line_merge)
     post_text, post_clean = _merge_part(post, line_merge)
     if not (pre_clean and post_clean):
@@ -187,7 +177,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
     return MergeOutcome(text, pre_clean and post_clean, reports)
 
 
-def _merge_part(parts: list[str], line_merge: LineMerge) -> tuple[str, bool]:
+def _merge_part(parts: Sequence[str], line_merge: LineMerge) -> tuple[str, bool]:
     o, a, b = parts
     if a == b or b == o:
         return a, True
@@ -209,15 +199,17 @@ def _parse_snap(text: str, side: str) -> Snapshot:
     return snap
 
 
-def _merge_metadata(o: dict[str, str], a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
-    later_is_a = ts_key(a.get("Updated At", "")) >= ts_key(b.get("Updated At", ""))
-    out: dict[str, str] = {}
-    for key in dict.fromkeys([*a, *b]):
-        av, bv, ov = a.get(key), b.get(key), o.get(key)
-        if av is None or bv is None:
-            out[key] = av if av is not None else bv  # type: ignore[assignment]
-        else:
-            out[key] = _merge_value(ov, av, bv, later_is_a)
+def _merge_mapping(
+    o: Mapping[str, T], a: Mapping[str, T], b: Mapping[str, T], later_is_a: bool, *, deletions: bool
+) -> dict[str, T]:
+    """Key by key: a key both sides have by ``_merge_value``; a key one side lacks keeps the other's
+    value, unless ``deletions`` and that side removed it while the other left it as in the base."""
+    out: dict[str, T] = {}
+    for k in dict.fromkeys([*a, *b]):
+        if k in a and k in b:
+            out[k] = _merge_value(o.get(k), a[k], b[k], later_is_a)
+        elif not (deletions and k in o and (a[k] if k in a else b[k]) == o[k]):
+            out[k] = a[k] if k in a else b[k]
     return out
 
 
@@ -233,7 +225,8 @@ def merge_snapshot_texts(base: str, ours: str, theirs: str) -> MergeOutcome:
         raise Unmergeable(f"ours is session {a.session_id} but theirs is {b.session_id}")
     if a == b:
         return MergeOutcome(ours, True, [])
-    meta = _merge_metadata(o.metadata, a.metadata, b.metadata)
+    later_is_a = ts_key(a.metadata.get("Updated At", "")) >= ts_key(b.metadata.get("Updated At", ""))
+    meta = _merge_mapping(o.metadata, a.metadata, b.metadata, later_is_a, deletions=False)
     try:
         merged = merge_snapshots(a, b, updated_at=meta.get("Updated At", ""))
         # Marks win: merging ours in again applies its marks ([done], [resolved], ...) to the
@@ -251,7 +244,7 @@ def merge_snapshot_texts(base: str, ours: str, theirs: str) -> MergeOutcome:
         lost = [m for m in verify_merge(snap, merged) if not _is_released(m, released) and m != "YAML frontmatter"]
         if lost:
             raise Unmergeable(f"merging would lose {len(lost)} item(s) of {side} ({lost[0]})")
-    merged.frontmatter = _merge_properties(o, a, b, merged)
+    merged.frontmatter = _merge_properties(o, a, b, merged, later_is_a)
     text = render_snapshot(merged, newline="\r\n" if a.crlf else "\n", bom=a.bom)
     reports = [f"merged snapshot {merged.session_id or '(no id)'} section by section"]
     if released:
@@ -259,10 +252,12 @@ def merge_snapshot_texts(base: str, ours: str, theirs: str) -> MergeOutcome:
     return MergeOutcome(text, True, reports)
 
 
-def _merge_properties(o: Snapshot, a: Snapshot, b: Snapshot, merged: Snapshot) -> str | None:
+def _merge_properties(o: Snapshot, a: Snapshot, b: Snapshot, merged: Snapshot, later_is_a: bool) -> str | None:
     """The Obsidian Properties of the merged snapshot (docs/obsidian.md): merged key by key, then
     the keys copied from the Metadata table and Continues From put in step with the merged ones
     (the board's keys follow on the daemon's or doctor's next pass)."""
+    from datetime import date
+
     from agentmem_vault.model import session_props as sp
 
     if a.frontmatter is None and b.frontmatter is None:
@@ -271,11 +266,22 @@ def _merge_properties(o: Snapshot, a: Snapshot, b: Snapshot, merged: Snapshot) -
         merged.metadata, merged.continues_from, session_id=merged.session_id, kind=sp.LIVE, board=None
     )
     expected.pop("status", None)  # the board's status, not the table's, is what the properties show
-    later_is_a = ts_key(a.metadata.get("Updated At", "")) >= ts_key(b.metadata.get("Updated At", ""))
     try:
-        return sp.merge_frontmatter(
-            o.frontmatter, a.frontmatter, b.frontmatter, later_is_ours=later_is_a, expected=expected
-        )
+        fo, fa, fb = (sp.parse_frontmatter(s.frontmatter).data if s.frontmatter is not None else {} for s in (o, a, b))
+        # A key changed on one side takes that side's value, lists changed on both are united,
+        # other values changed on both take the later side's; ours' layout is kept, and a key
+        # removed on one side stays removed.
+        changes: dict[str, Any] = {}
+        for key in fb:
+            ov, av = fo.get(key, _MISSING), fa.get(key, _MISSING)
+            if av is _MISSING and ov is not _MISSING:
+                continue  # removed on ours
+            value = _merge_value(ov, av, fb[key], later_is_a)  # added on theirs when both are _MISSING
+            if value is not av and not isinstance(value, dict):
+                changes[str(key)] = sp.normal(key, value) if isinstance(value, date) or key in sp.LIST_KEYS else value
+        merged_fm = sp.sync_frontmatter(a.frontmatter, changes) if changes or a.frontmatter is not None else ""
+        # then the managed keys in step with the merged tables
+        return sp.sync_frontmatter(merged_fm, expected)
     except AgentmemError as e:
         raise Unmergeable(f"the Properties cannot be merged ({e.message})") from e
 
@@ -317,26 +323,15 @@ def merge_note_texts(base: str, ours: str, theirs: str, line_merge: LineMerge) -
         av, bv = getattr(a, f.name), getattr(b, f.name)
         ov = getattr(o, f.name) if o is not None else None
         if isinstance(av, dict) and isinstance(bv, dict):
-            od = ov if isinstance(ov, dict) else {}
-            changes[f.name] = {
-                k: _merge_value(od.get(k), av.get(k), bv.get(k), later_is_a)
-                if k in av and k in bv
-                else (av[k] if k in av else bv[k])
-                for k in dict.fromkeys([*av, *bv])
-                if not ((k in od) and ((k not in av and bv.get(k) == od[k]) or (k not in bv and av.get(k) == od[k])))
-            }
+            changes[f.name] = _merge_mapping(ov if isinstance(ov, dict) else {}, av, bv, later_is_a, deletions=True)
         else:
             changes[f.name] = _merge_value(ov, av, bv, later_is_a)
-    seen: set[tuple[str, str]] = set()
-    history = []
+    history: dict[tuple[str, str], Any] = {}  # both sides' entries, each once, in time order
     for h in sorted([*a.history, *b.history], key=lambda h: ts_key(h.when)):
-        key = (h.when, h.text.strip())
-        if key not in seen:
-            seen.add(key)
-            history.append(h)
+        history.setdefault((h.when, h.text.strip()), h)
     body, clean = _merge_part([(n.content.strip("\n") + "\n") if n is not None else "" for n in (o, a, b)], line_merge)
     body = body.rstrip("\n")
-    merged = dataclasses.replace(a, **changes, content=body, history=history)
+    merged = dataclasses.replace(a, **changes, content=body, history=list(history.values()))
     reports = [f"merged note {a.id or a.title} field by field"]
     if not clean:
         reports.append("the note's text changed on both sides at the same place: left conflict markers there")

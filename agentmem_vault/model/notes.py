@@ -50,6 +50,11 @@ KEY_ORDER = (
 # Written after KEY_ORDER, each only when set (the others are always written, in that order).
 OPTIONAL_KEYS = ("scope", "assessment_reason", "deprecated_reason")
 KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
+# How the known properties are read and written, besides text (docs/notes.md): lists, times, and
+# enums (lower-cased; the default when empty).
+_LISTS = frozenset({"keywords", "usage_scenario", "sources", "tags"})
+_TIMES = frozenset({"created", "updated"})
+_ENUMS = {"category": "", "status": "active", "scope": ""}
 # Read, never written: an older version wrote the assessment twice, as ``score`` and as
 # ``assessment_score``. ``score`` is the one property (docs/notes.md); the old key stands in for
 # it when ``score`` is missing or not a number, and is dropped when the note is written back.
@@ -228,36 +233,23 @@ def _int_in(value: Any, lo: int, hi: int) -> int | None:
 
 
 _SEP_RE = re.compile(f"[{_SEPARATORS}]")
+_SPLIT_RE = re.compile(f"\\[\\[|\\]\\]|[{_SEPARATORS}]")  # link brackets and separators
 _H2_RE = re.compile(r"^##[ \t]", re.MULTILINE)
 
 
 def _split_scalar(s: str) -> list[str]:
     """Split on the separators, but never inside an Obsidian link (``[[a, b]]`` is one target)."""
-    if "[[" not in s:
-        return [p.strip() for p in _SEP_RE.split(s) if p.strip()]
     out: list[str] = []
-    buf: list[str] = []
-    depth = 0
-    i = 0
-    while i < len(s):
-        if s.startswith("[[", i):
+    depth = start = 0
+    for m in _SPLIT_RE.finditer(s):
+        if m.group() == "[[":
             depth += 1
-            buf.append("[[")
-            i += 2
-            continue
-        if depth and s.startswith("]]", i):
-            depth -= 1
-            buf.append("]]")
-            i += 2
-            continue
-        ch = s[i]
-        if ch in _SEPARATORS and not depth:
-            out.append("".join(buf))
-            buf = []
-        else:
-            buf.append(ch)
-        i += 1
-    out.append("".join(buf))
+        elif m.group() == "]]":
+            depth = max(0, depth - 1)
+        elif not depth:
+            out.append(s[start : m.start()])
+            start = m.end()
+    out.append(s[start:])
     return [p.strip() for p in out if p.strip()]
 
 
@@ -404,6 +396,18 @@ def _heading(line: str) -> tuple[int, str] | None:
     return level, s[level:].strip()
 
 
+def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line index, level, text) of every heading outside code fences."""
+    out: list[tuple[int, int, str]] = []
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE_RE.match(line):
+            fenced = not fenced
+        elif not fenced and (h := _heading(line)) is not None:
+            out.append((i, *h))
+    return out
+
+
 def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
     """(content, History heading as written, text before the first dated entry, entries).
 
@@ -412,77 +416,42 @@ def split_body(body: str) -> tuple[str, str, str, list[HistoryEntry]]:
     if not _H2_RE.search(body):  # no level-2 heading: no History section (the common case)
         return body.strip("\n"), HISTORY_HEADING, "", []
     lines = body.split("\n")
-    start = end = -1
-    fenced = False
-    for i, line in enumerate(lines):
-        if _FENCE_RE.match(line):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
-        h = _heading(line)
-        if h is None:
-            continue
-        if start < 0:
-            if h[0] == 2 and h[1].rstrip(":：").strip().casefold() in HISTORY_HEADINGS:
-                start = i
-        elif h[0] <= 2:
-            end = i
-            break
-    if start < 0:
+    heads = _headings(lines)
+    found = [(i, t) for i, level, t in heads if level == 2 and t.rstrip(":：").strip().casefold() in HISTORY_HEADINGS]
+    if not found:
         return body.strip("\n"), HISTORY_HEADING, "", []
-    if end < 0:
-        end = len(lines)
+    start, heading = found[0]
+    end = next((i for i, level, _ in heads if i > start and level <= 2), len(lines))
     before = "\n".join(lines[:start]).strip("\n")
     after = "\n".join(lines[end:]).strip("\n")
     content = before + ("\n\n" + after if before and after else after)
-    preface: list[str] = []
-    history: list[HistoryEntry] = []
-    cur: HistoryEntry | None = None
-    buf: list[str] = []
-    fenced = False
-    for line in lines[start + 1 : end]:
-        if _FENCE_RE.match(line):
-            fenced = not fenced
-        h = None if fenced else _heading(line)
-        if h is not None and h[0] == 3:
-            if cur is not None:
-                cur.text = "\n".join(buf).strip("\n")
-                history.append(cur)
-            cur, buf = HistoryEntry(h[1], ""), []
-        elif cur is not None:
-            buf.append(line)
-        else:
-            preface.append(line)
-    if cur is not None:
-        cur.text = "\n".join(buf).strip("\n")
-        history.append(cur)
-    heading = _heading(lines[start])
-    return content, heading[1] if heading else HISTORY_HEADING, "\n".join(preface).strip("\n"), history
+    # each level-3 heading opens a dated entry that runs to the next one
+    dated = [(i, t) for i, level, t in heads if start < i < end and level == 3] + [(end, "")]
+    history = [
+        HistoryEntry(t, "\n".join(lines[i + 1 : dated[n + 1][0]]).strip("\n")) for n, (i, t) in enumerate(dated[:-1])
+    ]
+    return content, heading, "\n".join(lines[start + 1 : dated[0][0]]).strip("\n"), history
+
+
+def _read(key: str, value: Any) -> Any:
+    """One known property as the Note holds it (every field normalised here)."""
+    if key in _LISTS:
+        return _list(value, key)
+    if key in _TIMES:
+        return _ts(value, key)
+    if key in _ENUMS:
+        return _enum(value, key, _ENUMS[key])
+    return _importance(value) if key == "importance" else _text(value, key)
 
 
 def note_from_properties(data: dict[str, Any], body: str) -> Note:
-    """A Note from loaded properties and the body (every field normalised here)."""
+    """A Note from loaded properties and the body (an absent ``tags`` is the default tag)."""
     content, heading, preface, history = split_body(body)
     score = _int_in(data.get("score"), *SCORE_RANGE) or _int_in(data.get(LEGACY_SCORE_KEY), *SCORE_RANGE)
+    known = {k: _read(k, data.get(k)) for k in KNOWN_KEYS if k != "score" and (k != "tags" or k in data)}
     return Note(
-        id=_text(data.get("id"), "id"),
-        title=_text(data.get("title"), "title"),
-        category=_enum(data.get("category"), "category", ""),
-        keywords=_list(data.get("keywords"), "keywords"),
-        usage_scenario=_list(data.get("usage_scenario"), "usage_scenario"),
-        project=_text(data.get("project"), "project"),
-        module=_text(data.get("module"), "module"),
-        importance=_importance(data.get("importance")),
+        **known,
         score=score or DEFAULT_SCORE,
-        status=_enum(data.get("status"), "status", "active"),
-        created=_ts(data.get("created"), "created"),
-        updated=_ts(data.get("updated"), "updated"),
-        sources=_list(data.get("sources"), "sources"),
-        tags=_list(data.get("tags"), "tags") if "tags" in data else [TAG],
-        scope=_enum(data.get("scope"), "scope", ""),
-        assessment_reason=_text(data.get("assessment_reason"), "assessment_reason"),
-        deprecated_reason=_text(data.get("deprecated_reason"), "deprecated_reason"),
         content=content,
         history=history,
         history_preface=preface,
@@ -573,34 +542,22 @@ _Dumper.add_representer(list, _represent_list)
 
 
 def properties(note: Note) -> dict[str, Any]:
-    """The frontmatter as written: KEY_ORDER, then the optional keys that are set, then ``extra``."""
-
-    # Written as they will be read: text stripped, enums lower-case, numbers clamped, no empty items.
-    def items(xs: list[str]) -> list[str]:
-        return [x.strip() for x in xs if x.strip()]
-
-    d: dict[str, Any] = {
-        "id": note.id.strip(),
-        "title": note.title.strip(),
-        "category": note.category.strip().lower(),
-        "keywords": items(note.keywords),
-        "usage_scenario": items(note.usage_scenario),
-        "project": note.project.strip(),
-        "module": note.module.strip(),
-        "importance": _importance(note.importance),
-        "score": _int_in(note.score, *SCORE_RANGE) or DEFAULT_SCORE,
-        "status": note.status.strip().lower() or "active",
-        "created": note.created.strip(),
-        "updated": note.updated.strip(),
-        "sources": items(note.sources),
-        "tags": items(note.tags),
-    }
-    if note.scope.strip():
-        d["scope"] = note.scope.strip().lower()
-    if note.assessment_reason.strip():
-        d["assessment_reason"] = note.assessment_reason.strip()
-    if d["status"] == "deprecated" or note.deprecated_reason.strip():
-        d["deprecated_reason"] = note.deprecated_reason.strip()
+    """The frontmatter as written: KEY_ORDER, then the optional keys that are set, then ``extra``;
+    written as they will be read (text stripped, enums lower-case, numbers clamped, no empty items)."""
+    d: dict[str, Any] = {}
+    for k in (*KEY_ORDER, *OPTIONAL_KEYS):
+        v = getattr(note, k)
+        if k in _LISTS:
+            d[k] = [x.strip() for x in v if x.strip()]
+        elif k in _ENUMS:
+            d[k] = v.strip().lower() or _ENUMS[k]
+        elif k in ("importance", "score"):
+            d[k] = _importance(v) if k == "importance" else _int_in(v, *SCORE_RANGE) or DEFAULT_SCORE
+        else:
+            d[k] = v.strip()
+    for k in OPTIONAL_KEYS:  # a deprecated note always has a deprecated_reason, empty or not
+        if not d[k] and not (k == "deprecated_reason" and d["status"] == "deprecated"):
+            del d[k]
     for k, v in note.extra.items():
         d.setdefault(k, v)
     return d

@@ -78,12 +78,8 @@ def link(session_id: str) -> str:
 
 
 def _split_list(value: str, empty: tuple[str, ...] = ("-",)) -> list[str]:
-    out: list[str] = []
-    for part in re.split(r"[,，、;]", value or ""):
-        p = part.strip()
-        if p and p not in empty and p not in out:
-            out.append(p)
-    return out
+    parts = (part.strip() for part in re.split(r"[,，、;]", value or ""))
+    return list(dict.fromkeys(p for p in parts if p and p not in empty))
 
 
 def _ids(value: str | Iterable[str]) -> list[str]:
@@ -92,12 +88,7 @@ def _ids(value: str | Iterable[str]) -> list[str]:
     )
 
     parts = _split_list(value, ("-", "None", "none")) if isinstance(value, str) else list(value)
-    out: list[str] = []
-    for p in parts:
-        sid = clean_id(p)
-        if sid and sid not in out:
-            out.append(sid)
-    return out
+    return list(dict.fromkeys(sid for sid in map(clean_id, parts) if sid))
 
 
 def _scalar(value: str | None) -> str | None:
@@ -139,11 +130,10 @@ def expected_props(
     (whatever the file holds is kept) and status comes from the Metadata table."""
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}")
-    sid = session_id
     out: dict[str, Any] = {
-        "aliases": [f"{sid} archive index" if kind == ARCHIVE_INDEX else sid],
+        "aliases": [f"{session_id} archive index" if kind == ARCHIVE_INDEX else session_id],
         "tags": [ARCHIVE_TAG if kind == ARCHIVE_INDEX else SESSION_TAG],
-        "session_id": sid,
+        "session_id": session_id,
         "agent": _scalar(meta.get("Agent Name")),
         "topic": _scalar(meta.get("Topic")),
     }
@@ -157,10 +147,9 @@ def expected_props(
     if kind == ARCHIVE_INDEX:
         board = BoardFacts.from_archive_index(meta)
     if board is not None:
-        b = board
-        out["summary"] = _scalar(b.summary)
-        out["keywords"] = _split_list(b.keywords)
-        out["referenced_by"] = [link(i) for i in _ids(b.referenced_by)]
+        out["summary"] = _scalar(board.summary)
+        out["keywords"] = _split_list(board.keywords)
+        out["referenced_by"] = [link(i) for i in _ids(board.referenced_by)]
     # A Project row in the table decides; otherwise the value is the user's (added empty when missing).
     out["project"] = _scalar(meta.get("Project")) if "Project" in meta else KEEP
     out["started"] = obsidian_datetime(meta.get("Started At", ""))
@@ -174,7 +163,7 @@ def expected_props(
     return out
 
 
-def _normal(key: str, value: Any) -> Any:
+def normal(key: str, value: Any) -> Any:
     """A loaded YAML value in the form ``expected_props`` uses, to compare the two."""
     if isinstance(value, datetime):
         value = value.strftime("%Y-%m-%dT%H:%M:%S")
@@ -184,7 +173,7 @@ def _normal(key: str, value: Any) -> Any:
         if value is None:
             return []
         items = value if isinstance(value, list) else [value]
-        return [_normal("", v) for v in items]
+        return [normal("", v) for v in items]
     if key in DATETIME_KEYS and isinstance(value, str):
         return obsidian_datetime(value)
     if isinstance(value, str):
@@ -268,9 +257,6 @@ class Frontmatter:
     entries: list[Entry]
     data: dict[str, Any]
 
-    def has(self, key: str) -> bool:
-        return key in self.data
-
 
 _KEY_RE = re.compile(
     r"""^(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#\-?:'"{\[][^:#]*?|-[^\s:][^:#]*?))[ \t]*:(?:[ \t]|$)"""
@@ -299,16 +285,14 @@ def parse_frontmatter(raw: str) -> Frontmatter:
     for line in raw.split("\n"):
         m = _KEY_RE.match(line)
         if m:
-            key = (
-                m.group(1)
-                if m.group(1) is not None
-                else (m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3).strip())
-            )
-            if m.group(1) is not None:
+            double, single, plain = m.groups()
+            if double is not None:
                 try:
-                    key = json.loads(f'"{m.group(1)}"')
+                    key = json.loads(f'"{double}"')
                 except ValueError:
-                    key = m.group(1)  # a YAML-only escape: the key check below then falls back
+                    key = double  # a YAML-only escape: the key check below then falls back
+            else:
+                key = single.replace("''", "'") if single is not None else plain.strip()
             entries.append(Entry(key, line))
         elif entries:
             entries[-1].text += "\n" + line
@@ -333,7 +317,7 @@ def _merged_value(key: str, want: Any, have: Any) -> Any:
     if want is KEEP:
         return have
     if key in _UNION_KEYS:
-        have_list = _normal(key, have)
+        have_list = normal(key, have)
         return have_list + [v for v in want if v not in have_list]
     return want
 
@@ -348,7 +332,7 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
         import yaml
 
         lines = [
-            render_entry(str(k), _normal(str(k), v))
+            render_entry(str(k), normal(str(k), v))
             if str(k) in expected
             else yaml.safe_dump({k: v}, allow_unicode=True, default_flow_style=False, sort_keys=False).rstrip("\n")
             for k, v in data.items()
@@ -362,7 +346,7 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
         if entry is not None:
             have = fm.data.get(key)
             value = _merged_value(key, want, have)
-            if _normal(key, have) == _normal(key, value):
+            if normal(key, have) == normal(key, value):
                 continue
             # keep what followed the value (a trailing comment line, blank lines) after the entry
             tail = _trailing_blank(entry.text)
@@ -378,7 +362,7 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
     out = render_frontmatter(fm)
     check = _load(out)  # never write frontmatter that does not read back as intended
     for key, want in expected.items():
-        if not isinstance(check, dict) or _normal(key, check.get(key)) != _normal(
+        if not isinstance(check, dict) or normal(key, check.get(key)) != normal(
             key, _merged_value(key, want, fm.data.get(key))
         ):
             raise SnapshotFormatError(f"property {key!r} would not read back as written; nothing was written")
@@ -402,43 +386,6 @@ def _append(entries: list[Entry], entry: Entry) -> None:
             last.text = last.text[: -len(tail)]
             entry.text += tail
     entries.append(entry)
-
-
-def merge_frontmatter(
-    base: str | None, ours: str | None, theirs: str | None, *, later_is_ours: bool, expected: Mapping[str, Any]
-) -> str | None:
-    """Three-way merge of two frontmatters (a git merge of a snapshot, docs/sync.md): a key changed
-    on one side takes that side's value, lists changed on both are united, other values changed on
-    both take the later side's; ours' layout is kept. The managed keys in ``expected`` are then put
-    in step with the merged tables. Raises SnapshotFormatError for malformed frontmatter."""
-    if ours is None and theirs is None:
-        return None
-    fo = parse_frontmatter(base).data if base is not None else {}
-    fa = parse_frontmatter(ours).data if ours is not None else {}
-    fb = parse_frontmatter(theirs).data if theirs is not None else {}
-    missing = object()
-    changes: dict[str, Any] = {}
-    for key in fb:
-        av, bv, ov = fa.get(key, missing), fb[key], fo.get(key, missing)
-        if av is missing:
-            if ov is missing:
-                changes[str(key)] = bv  # added on their side
-            continue  # removed on ours
-        if av == bv or bv == ov:
-            continue
-        if av == ov:
-            changes[str(key)] = bv
-        elif isinstance(av, list) and isinstance(bv, list):
-            changes[str(key)] = list(dict.fromkeys([*av, *bv]))
-        elif not later_is_ours:
-            changes[str(key)] = bv
-    changes = {
-        k: _normal(k, v) if isinstance(v, (date, datetime)) or k in LIST_KEYS else v
-        for k, v in changes.items()
-        if not isinstance(v, dict)
-    }
-    merged = sync_frontmatter(ours, changes) if changes or ours is not None else ""
-    return sync_frontmatter(merged, expected)
 
 
 # -- whole files -------------------------------------------------------------------------------
@@ -513,18 +460,12 @@ def disagreements(text: str, *, kind: str, board: BoardFacts | None, session_id:
         k
         for k, want in expected.items()
         if want is not KEEP
-        and (k not in fm.data or _normal(k, fm.data.get(k)) != _normal(k, _merged_value(k, want, fm.data.get(k))))
+        and (k not in fm.data or normal(k, fm.data.get(k)) != normal(k, _merged_value(k, want, fm.data.get(k))))
     ]
 
 
 def has_frontmatter(text: str) -> bool:
     return text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r").strip() == "---"
-
-
-def props_of(text: str) -> dict[str, Any]:
-    """The frontmatter as loaded YAML ({} without one)."""
-    parts = split_text(text)
-    return {} if parts.frontmatter is None else parse_frontmatter(parts.frontmatter).data
 
 
 # -- .obsidian/types.json ----------------------------------------------------------------------
@@ -546,7 +487,5 @@ def merge_types_json(existing: str | None) -> tuple[str, list[str]]:
     changed = [k for k, t in PROPERTY_TYPES.items() if types.get(k) != t]
     if not changed and existing is not None:
         return existing, []
-    new_types = dict(types)
-    new_types.update({k: PROPERTY_TYPES[k] for k in changed})
-    data["types"] = new_types
+    data["types"] = {**types, **{k: PROPERTY_TYPES[k] for k in changed}}
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n", changed

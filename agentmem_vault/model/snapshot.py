@@ -32,15 +32,7 @@ OPEN_QUESTIONS = "Open Questions"
 NEXT_ACTIONS = "Next Actions"
 CONTINUES_FROM = "Continues From"
 RESOLVED = "Superseded / Resolved"
-SECTIONS: tuple[str, ...] = (
-    CURRENT_CONTEXT,
-    DECISIONS,
-    FILES,
-    OPEN_QUESTIONS,
-    NEXT_ACTIONS,
-    CONTINUES_FROM,
-    RESOLVED,
-)
+SECTIONS: tuple[str, ...] = (CURRENT_CONTEXT, DECISIONS, FILES, OPEN_QUESTIONS, NEXT_ACTIONS, CONTINUES_FROM, RESOLVED)
 METADATA_FIELDS: tuple[str, ...] = ("Session ID", "Agent Name", "Topic", "Status", "Started At", "Updated At")
 
 
@@ -115,12 +107,7 @@ class Snapshot:
     @property
     def continues_from(self) -> list[str]:
         """Session IDs in Continues From, plain or as ``[[id]]`` links, in order, without duplicates."""
-        out: list[str] = []
-        for item in self.sections[CONTINUES_FROM]:
-            for sid in continues_ids(item):
-                if sid not in out:
-                    out.append(sid)
-        return out
+        return list(dict.fromkeys(sid for item in self.sections[CONTINUES_FROM] for sid in continues_ids(item)))
 
     def copy(self) -> "Snapshot":
         return copy.deepcopy(self)
@@ -144,9 +131,7 @@ def clean_id(value: str) -> str:
 
 def continues_ids(item: str) -> list[str]:
     """Session IDs named by one Continues From item (links first, then plain IDs)."""
-    ids = [clean_id(m.group(1)) for m in _LINK_RE.finditer(item)]
-    for sid in find_ids(_LINK_RE.sub(" ", item)):
-        ids.append(sid)
+    ids = [clean_id(m.group(1)) for m in _LINK_RE.finditer(item)] + find_ids(_LINK_RE.sub(" ", item))
     if not ids:
         v = clean_id(item)
         if v and " " not in v:  # a non-standard ID is still an ID; prose is not
@@ -320,12 +305,8 @@ def _parse_list(body: list[str]) -> list[str]:
             current = [line.strip()]  # prose inside a list section is an item too: never dropped
             items.append(current)
             content_indent = 2
-    out = []
-    for parts in items:
-        text = "\n".join(parts).strip()
-        if text and not _is_filler(text):
-            out.append(text)
-    return out
+    texts = ("\n".join(parts).strip() for parts in items)
+    return [t for t in texts if t and not _is_filler(t)]
 
 
 def _is_bullet_line(line: str) -> bool:
@@ -345,17 +326,10 @@ def _parse_paragraphs(body: list[str]) -> list[str]:
             blocks.append([])
     units: list[str] = []
     for block in blocks:
-        if not block:
-            continue
-        if _is_bullet_line(block[0]):
-            cur: list[str] = []
-            for line in block:
-                if _is_bullet_line(line) and cur:
-                    units.append("\n".join(cur))
-                    cur = []
-                cur.append(line)
-            units.append("\n".join(cur))
-        else:
+        if block and _is_bullet_line(block[0]):  # each bullet, with its continuation lines
+            starts = [i for i, line in enumerate(block) if _is_bullet_line(line)] + [len(block)]
+            units += ["\n".join(block[a:b]) for a, b in zip(starts, starts[1:], strict=False)]
+        elif block:
             units.append("\n".join(block))
     out = []
     for u in units:
@@ -379,14 +353,11 @@ def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> s
         out += [s.preamble, ""]
     placed: set[int] = set()
 
-    def extras_after(anchor: str) -> None:
+    def extras_after(anchor: str | None) -> None:  # None: every extra not placed yet
         for n, e in enumerate(s.extras):
-            if n not in placed and e.after == anchor:
+            if n not in placed and (anchor is None or e.after == anchor):
                 placed.add(n)
-                out.append(f"## {e.heading}")
-                if e.body:
-                    out.append(e.body)
-                out.append("")
+                out.extend([f"## {e.heading}", *([e.body] if e.body else []), ""])
 
     extras_after("")
     out += [f"## {METADATA}", "| Field | Value |", "|---|---|"]
@@ -413,9 +384,7 @@ def render_snapshot(s: Snapshot, *, newline: str = "\n", bom: bool = False) -> s
                 out += [f"  {line}" for line in rest]
         out.append("")
         extras_after(name)
-    for n, e in enumerate(s.extras):  # an anchor we do not know: keep the section at the end
-        if n not in placed:
-            out += [f"## {e.heading}", *([e.body] if e.body else []), ""]
+    extras_after(None)  # an anchor we do not know: the section is kept at the end
     text = "\n".join(out).rstrip("\n") + "\n"
     if newline != "\n":
         text = text.replace("\n", newline)

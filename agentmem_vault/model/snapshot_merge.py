@@ -229,11 +229,7 @@ class _Resolved:
 
 
 def _merge_section(
-    section: str,
-    old_items: list[str],
-    inc_items: list[str],
-    routed: list[tuple[str, str]],
-    res: _Resolved,
+    section: str, old_items: list[str], inc_items: list[str], routed: list[tuple[str, str]], res: _Resolved
 ) -> list[str]:
     movable = section in MOVABLE
     keyf = key_function(section)
@@ -454,14 +450,7 @@ def new_snapshot(
     Superseded / Resolved as in a merge). ``topic`` wins unless it is a placeholder such as
     ``未設定`` and the incoming snapshot names a real one."""
     base = Snapshot(title=session_id)
-    meta = {
-        "Session ID": session_id,
-        "Agent Name": agent_name,
-        "Topic": topic,
-        "Status": status,
-        "Started At": started_at,
-        "Updated At": updated_at,
-    }
+    meta = dict(zip(METADATA_FIELDS, (session_id, agent_name, topic, status, started_at, updated_at), strict=True))
     if incoming is None:
         base.metadata = meta
         return base

@@ -54,10 +54,7 @@ def phrases_from_table(table: dict) -> list[Phrase]:
         if command not in COMMANDS:
             raise UsageError(f"templates/triggers.yaml: unknown command {command!r}")
         for n, entry in enumerate(entries or []):
-            forms: list[tuple[str, str]] = []
-            for form in ("traditional", "simplified"):
-                if entry.get(form):
-                    forms.append((form, str(entry[form])))
+            forms = [(form, str(entry[form])) for form in ("traditional", "simplified") if entry.get(form)]
             eng = entry.get("english") or []
             forms += [("english", str(e)) for e in ([eng] if isinstance(eng, str) else eng)]
             variant = bool(entry.get("variant"))
@@ -122,10 +119,7 @@ def route(text: str, phrases: tuple[Phrase, ...] | None = None) -> Route:
     for h in hits:
         if all(h[1] <= k[0] or h[0] >= k[1] for k in kept):
             kept.append(h)
-    commands = []
-    for _, _, p in kept:
-        if p.command not in commands:
-            commands.append(p.command)
+    commands = list(dict.fromkeys(p.command for _, _, p in kept))
     found = ", ".join(f"{p.text!r} ({p.command})" for _, _, p in kept)
     for start, end, p in kept:
         neg = negated(folded, where[start], where[end - 1] + 1)

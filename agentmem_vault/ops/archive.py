@@ -13,7 +13,7 @@ for an archive whose process was killed halfway (docs/reliability.md, "Crash saf
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -61,13 +61,6 @@ class ArchivePlan:
         out += [f"remove {sid} from the Referenced By of {src}" for src in self.release_from]
         out.append(f"remove the row {sid} from memory/index.md")
         return out
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["row"] = self.row.to_dict()
-        d["steps"] = self.steps()
-        d.pop("archive_index_text")
-        return d
 
 
 def render_archive_index(row: it.Row, archived_at: str, *, has_snapshot: bool) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from importlib import resources
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,10 +44,7 @@ def init_vault(vault: Vault) -> dict:
             created.append(str(vault.config_path.relative_to(vault.root)))
         else:
             vault_config(vault)  # an unreadable or invalid config is reported, not left for later
-        from agentmem_vault.ops.obsidian import (  # docs/obsidian.md
-            install_bases,
-            merge_types,
-        )
+        from agentmem_vault.ops.obsidian import install_bases, merge_types  # docs/obsidian.md
 
         created += install_bases(w)
         obsidian = merge_types(vault, w)
@@ -106,7 +104,7 @@ def show_session(vault: Vault, session_id: str) -> SessionView:
     if arch.is_dir():
         meta = read_text(arch / "index.md")
         sp = arch / "session.md"
-        row = _archived_row(meta or "")
+        row = archived_row(meta or "")
         return SessionView(row, sp if sp.exists() else None, read_text(sp), True)
     raise SessionNotFound(f"unknown Session ID {sid}: not in memory/index.md, sessions/ or archive/")
 
@@ -116,13 +114,14 @@ def archived_rows(vault: Vault) -> list[it.Row]:
     out = []
     if vault.archive_dir.is_dir():
         for d in sorted(vault.archive_dir.iterdir()):
-            r = _archived_row(read_text(d / "index.md") or "") if d.is_dir() else None
+            r = archived_row(read_text(d / "index.md") or "") if d.is_dir() else None
             if r is not None:
                 out.append(r)
     return out
 
 
-def _archived_row(text: str) -> it.Row | None:
+def archived_row(text: str) -> it.Row | None:
+    """The row an archive index holds (its Original Status as Status), None when it names no session."""
     meta = metadata_table(text)
     if "Session ID" not in meta:
         return None
@@ -168,13 +167,8 @@ def find_rows(vault: Vault, query: str, *, archived: bool = False, limit: int = 
     if archived:
         rows += [(r, True) for r in archived_rows(vault)]
     n = max(1, len(rows))
-    docs = []
-    df: dict[str, int] = {}
-    for r, arch in rows:
-        toks = {name: tokenize(getattr(r, name)) for name, _ in _FIELD_WEIGHTS}
-        for t in set().union(*map(set, toks.values())):
-            df[t] = df.get(t, 0) + 1
-        docs.append((r, arch, toks))
+    docs = [(r, arch, {name: tokenize(getattr(r, name)) for name, _ in _FIELD_WEIGHTS}) for r, arch in rows]
+    df = Counter(t for _, _, toks in docs for t in set().union(*toks.values()))  # rows holding each token
     hits: list[RowMatch] = []
     for r, arch, toks in docs:
         score = 0.0

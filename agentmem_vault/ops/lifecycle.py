@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from agentmem_vault.board import table as it
@@ -18,7 +19,7 @@ from agentmem_vault.clock import now as clock_now, parse_ts
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import SETTINGS, vault_config
 from agentmem_vault.errors import AgentmemError, SnapshotFormatError, UsageError
-from agentmem_vault.model.ids import find_ids, is_valid_session_id
+from agentmem_vault.model.ids import is_valid_session_id
 from agentmem_vault.board.rules import is_placeholder_summary
 from agentmem_vault.board.store import BoardWriter
 from agentmem_vault.fs import read_text
@@ -26,42 +27,29 @@ from agentmem_vault.fs import read_text
 # -- reading snapshot facts ---------------------------------------------------------------------
 
 
+def folder_names(folder: Path) -> list[str]:
+    """The names in ``folder``, in no order ([] when it is missing or not a folder)."""
+    try:
+        return os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
 def snapshot_ids(vault: Vault) -> set[str]:
     """Session IDs that have ``sessions/<id>.md`` (files with other names are doctor's business)."""
-    try:
-        names = os.listdir(vault.sessions_dir)
-    except (FileNotFoundError, NotADirectoryError):
-        return set()
-    return {n[:-3] for n in names if n.endswith(".md") and is_valid_session_id(n[:-3])}
+    return {n[:-3] for n in folder_names(vault.sessions_dir) if n.endswith(".md") and is_valid_session_id(n[:-3])}
 
 
 def continues_from_of(text: str) -> list[str]:
-    """Session IDs listed in a snapshot's ``## Continues From`` section (plain or ``[[id]]``)."""
+    """Session IDs listed in a snapshot's ``## Continues From`` section (plain or ``[[id]]``). A
+    damaged snapshot still names its sources (protection must not depend on a clean parse): the
+    parser refuses NUL bytes, so they are dropped first; what it still refuses has no such section."""
     from agentmem_vault.model.snapshot import parse_snapshot
 
     try:
-        return list(parse_snapshot(text).continues_from)
+        return list(parse_snapshot(text.replace("\x00", "")).continues_from)
     except AgentmemError:
-        # A damaged snapshot still names its sources; protection must not depend on a clean parse.
-        return _continues_from_local(text)
-
-
-def _continues_from_local(text: str) -> list[str]:
-    out: list[str] = []
-    inside = False
-    for line in text.lstrip("\ufeff").splitlines():
-        s = line.strip()
-        if s.startswith("## ") or s == "##":
-            inside = s[2:].strip().casefold() == "continues from"
-            continue
-        if s.startswith("# "):
-            inside = False
-            continue
-        if inside:
-            for sid in find_ids(s):
-                if sid not in out:
-                    out.append(sid)
-    return out
+        return []
 
 
 def collect_continues_from(vault: Vault, ids: Iterable[str]) -> dict[str, list[str]]:

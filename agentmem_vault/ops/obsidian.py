@@ -8,7 +8,6 @@ entries we own are added or corrected, and the previous file is backed up under
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,13 +53,14 @@ def types_needing_merge(vault: Vault) -> list[str]:
     ``.obsidian/``). Raises AgentmemError for an unreadable file."""
     if not (vault.root / ".obsidian").is_dir():
         return []
+    return _merged(read_text(types_path(vault)), "left as it is")[1]
+
+
+def _merged(old: str | None, otherwise: str) -> tuple[str, list[str]]:
     try:
-        _, changed = sp.merge_types_json(read_text(types_path(vault)))
+        return sp.merge_types_json(old)
     except (ValueError, TypeError) as exc:
-        raise AgentmemError(
-            f".obsidian/types.json cannot be read ({exc}); left as it is", code="obsidian_types"
-        ) from exc
-    return changed
+        raise AgentmemError(f".obsidian/types.json cannot be read ({exc}); {otherwise}", code=TYPES_MISSING) from exc
 
 
 def merge_types(vault: Vault, w: BoardWriter) -> dict:
@@ -74,12 +74,7 @@ def merge_types(vault: Vault, w: BoardWriter) -> dict:
         old = read_text(path)
     except (OutsideVault, NotRegularFile) as exc:  # a link out of the vault or a FIFO: left alone
         return {"types_changed": [], "types_backup": None, "warnings": [exc.message]}
-    try:
-        new, changed = sp.merge_types_json(old)
-    except (ValueError, TypeError) as exc:
-        raise AgentmemError(
-            f".obsidian/types.json cannot be read ({exc}); fix or remove it, nothing was written", code="obsidian_types"
-        ) from exc
+    new, changed = _merged(old, "fix or remove it, nothing was written")
     if not changed:
         return {"types_changed": [], "types_backup": None}
     backup = None
@@ -99,18 +94,14 @@ def merge_types(vault: Vault, w: BoardWriter) -> dict:
 
 def session_files(vault: Vault) -> list[Path]:
     """Every snapshot and archive file whose properties we keep."""
-    out: list[Path] = []
-    for folder, names in ((vault.sessions_dir, None), (vault.archive_dir, ("session.md", "index.md"))):
-        try:
-            entries = sorted(os.listdir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for n in entries:
-            if names is None:
-                if n.endswith(".md") and is_valid_session_id(n[:-3]):
-                    out.append(folder / n)
-            elif is_valid_session_id(n):
-                out += [folder / n / m for m in names if (folder / n / m).is_file()]
+    from agentmem_vault.ops.lifecycle import folder_names
+
+    names = sorted(folder_names(vault.sessions_dir))
+    out = [vault.sessions_dir / n for n in names if n.endswith(".md") and is_valid_session_id(n[:-3])]
+    for n in sorted(folder_names(vault.archive_dir)):
+        folder = vault.archive_dir / n
+        if is_valid_session_id(n):
+            out += [folder / m for m in ("session.md", "index.md") if (folder / m).is_file()]
     return out
 
 
@@ -138,10 +129,8 @@ def property_problems(vault: Vault, w: BoardWriter | None = None) -> list[Findin
             parts = sp.split_text(text)
             sp.parse_frontmatter(parts.frontmatter or "")
         except SnapshotFormatError as exc:
-            hint = (
-                "fix the YAML between the '---' lines by hand, or delete that block: "
-                "it is written again from the Metadata table on the next update"
-            )
+            hint = "fix the YAML between the '---' lines by hand, or delete that block: it is written again "
+            hint += "from the Metadata table on the next update"
             out.append(Finding(PROPS_MALFORMED, ERROR, f"{rel}: {exc.message}", sid, path=rel, hint=hint))
             continue
         try:
@@ -155,22 +144,14 @@ def property_problems(vault: Vault, w: BoardWriter | None = None) -> list[Findin
     return out
 
 
-def fix_properties(w: BoardWriter, paths: list[str], backup: Path) -> list[str]:
+def fix_properties(w: BoardWriter, paths: list[str]) -> list[str]:
     """Rewrite the disagreeing frontmatter of ``paths`` (relative to the vault) toward the tables
-    (a copy of each file goes to ``backup`` first). Returns the paths fixed."""
+    (the caller backs them up first). Returns the paths fixed."""
     from agentmem_vault.ops.session_files import resync
 
     fixed = []
     for rel in paths:
-        path = w.vault.root / rel
-        data = read_bytes(path)
-        if data is None:
-            continue
-        dst = backup / path.relative_to(w.vault.memory)
-        if not dst.exists():
-            from agentmem_vault.fs import atomic_write_bytes
-
-            atomic_write_bytes(dst, data)
-        resync(w, path)
-        fixed.append(rel)
+        if read_bytes(w.vault.root / rel) is not None:
+            resync(w, w.vault.root / rel)
+            fixed.append(rel)
     return fixed

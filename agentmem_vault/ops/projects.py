@@ -27,7 +27,8 @@ MAX_NAME = 80
 
 class ProjectIdentity:
     """``name`` ("" when unknown), how it was found, the folder it stands for, and a note saying why
-    when it is unknown. A plain class: the hook cannot afford ``dataclasses`` (docs/performance.md)."""
+    when it is unknown. A plain class: the hook cannot afford ``dataclasses`` (docs/performance.md),
+    and a namedtuple's class costs more to make than this one."""
 
     __slots__ = ("name", "source", "root", "note")
 
@@ -44,16 +45,6 @@ class ProjectIdentity:
             "project_root": self.root or None,
             **({"project_note": self.note} if self.note else {}),
         }
-
-    def __repr__(self) -> str:
-        return f"ProjectIdentity({self.name!r}, {self.source!r}, {self.root!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ProjectIdentity) and (self.name, self.source, self.root) == (
-            other.name,
-            other.source,
-            other.root,
-        )
 
 
 UNKNOWN = ProjectIdentity("", "unknown", "", "no workspace folder was given")
@@ -192,15 +183,10 @@ def identify(path: str | os.PathLike | None, aliases: Aliases | None = None) -> 
                 dotgit = cur / ".git"
                 if dotgit.exists():
                     git_dir, common, kind = _git_dirs(cur, dotgit)
-                    if kind == "submodule":
-                        name, source = cur.name, "git-folder"
-                        remote = _remote_name(git_dir)
-                        if remote:
-                            name, source = remote, "git-remote"
-                    else:
-                        remote = _remote_name(common)
-                        main_top = common.parent if common.name == ".git" else cur
-                        name, source = (remote, "git-remote") if remote else (main_top.name, "git-folder")
+                    # a submodule is its own project; a worktree is the one of its main repository
+                    remote = _remote_name(git_dir if kind == "submodule" else common)
+                    top = common.parent if kind != "submodule" and common.name == ".git" else cur
+                    name, source = (remote, "git-remote") if remote else (top.name, "git-folder")
                     return ProjectIdentity(aliases.canonical(name)[:MAX_NAME], source, str(cur))
                 cur = cur.parent if cur.parent != cur else None
         except OSError:

@@ -24,13 +24,14 @@ from agentmem_vault.errors import (
     UsageError,
 )
 from agentmem_vault.board import table as it
-from agentmem_vault.model.row_fields import FIELD_LIMITS, check_row_fields
 from agentmem_vault.model.ids import base_session_id, validate_session_id
 from agentmem_vault.board.rules import (
     CONTINUE_KEYWORDS,
+    FIELD_LIMITS,
     MANUAL_FALLBACK_SUMMARY,
     MANUAL_KEYWORDS,
     UPDATE_KEYWORDS,
+    check_row_fields,
     is_default_keywords,
     is_placeholder_summary,
     is_placeholder_topic,
@@ -228,7 +229,6 @@ def _write_session(
     ``touch``: a status update always records its time (docs/board.md: Updated At matches the
     update), even when the merge added nothing; continue/release leave an unchanged file alone."""
     vault = w.vault
-    marked: list[str] = []
     path = vault.session_path(sid)
     existing = read_text(path)
     if existing is None:
@@ -266,8 +266,7 @@ def _write_session(
         proj = project_of_session(vault, sid)
         if proj:
             snap.metadata["Project"] = proj
-    if existing is not None:
-        marked = marked_by_merge(parse_snapshot(existing), snap)
+    marked = marked_by_merge(parse_snapshot(existing), snap) if existing is not None else []
     new_text = render_like(snap, existing)
     same = existing is not None and _same_but_time(existing, new_text)
     if same and not touch:

@@ -171,35 +171,27 @@ def entries(vault: Vault, key: str | None = None) -> list[dict]:
     return out
 
 
+def _ids(found: list[dict], field: str) -> list[str]:
+    """The IDs of the notes or sessions (``field``) these entries carried, each once, first seen first
+    (a hand-damaged item without one is passed over)."""
+    items = (x for e in found for x in e.get(field) or [] if isinstance(x, dict))
+    return list(dict.fromkeys(x["id"] for x in items if isinstance(x.get("id"), str) and x["id"]))
+
+
 def given_note_ids(vault: Vault, keys: tuple[str, ...]) -> set[str]:
     """The IDs of every note any entry for these Session / conversation IDs carried."""
-    ids: set[str] = set()
-    for key in dict.fromkeys(k for k in keys if k):
-        for e in entries(vault, key):
-            for n in e.get("notes") or []:
-                if isinstance(n, dict) and isinstance(n.get("id"), str) and n["id"]:
-                    ids.add(n["id"])
-    return ids
+    return {i for key in dict.fromkeys(k for k in keys if k) for i in _ids(entries(vault, key), "notes")}
 
 
 def injected(vault: Vault, session_id: str) -> dict:
     """``agentmem injected SESSION_ID``: everything that chat was given, oldest first, with the
     totals (distinct notes and sessions, characters)."""
     found = entries(vault, session_id)
-    notes: dict[str, dict] = {}
-    sessions: dict[str, dict] = {}
-    for e in found:
-        for n in e.get("notes") or []:
-            if isinstance(n, dict) and n.get("id"):
-                notes.setdefault(n["id"], n)
-        for s in e.get("sessions") or []:
-            if isinstance(s, dict) and s.get("id"):
-                sessions.setdefault(s["id"], s)
     return {
         "session_id": session_id,
         "entries": found,
-        "note_ids": list(notes),
-        "session_ids": list(sessions),
+        "note_ids": _ids(found, "notes"),
+        "session_ids": _ids(found, "sessions"),
         "chars": sum(int(e.get("chars") or 0) for e in found),
     }
 

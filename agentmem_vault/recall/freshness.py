@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 
 from agentmem_vault.errors import AgentmemError
@@ -126,10 +127,8 @@ class Heartbeat:
                 self._write("clean")
 
     def remove(self) -> None:
-        try:
+        with suppress(OSError):
             os.unlink(self.path)
-        except OSError:
-            pass
         self.state = "dirty"
 
 
@@ -150,18 +149,8 @@ _IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
 _IN_DELETE_SELF, _IN_MOVE_SELF = 0x400, 0x800
 _IN_Q_OVERFLOW, _IN_IGNORED, _IN_ONLYDIR, _IN_ISDIR = 0x4000, 0x8000, 0x01000000, 0x40000000
-_MASK = (
-    _IN_MODIFY
-    | _IN_ATTRIB
-    | _IN_CLOSE_WRITE
-    | _IN_MOVED_FROM
-    | _IN_MOVED_TO
-    | _IN_CREATE
-    | _IN_DELETE
-    | _IN_DELETE_SELF
-    | _IN_MOVE_SELF
-    | _IN_ONLYDIR
-)
+_CHANGES = _IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE
+_MASK = _CHANGES | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR
 # Where inotify sees every change: the files live on this machine's own disks or memory. Network,
 # FUSE and host-shared folders (nfs, cifs, sshfs, 9p/drvfs under WSL, vboxsf, ...) are left out.
 LOCAL_FILE_SYSTEMS = frozenset(
@@ -312,14 +301,11 @@ class _Notifier:
 
         libc = ctypes.CDLL(None, use_errno=True)
         self._add = libc.inotify_add_watch
-        self._add.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
-        self._add.restype = ctypes.c_int
+        self._add.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)  # each returns a C int (the default)
         self._rm = libc.inotify_rm_watch
         self._rm.argtypes = (ctypes.c_int, ctypes.c_int)
-        self._rm.restype = ctypes.c_int
         init = libc.inotify_init1
         init.argtypes = (ctypes.c_int,)
-        init.restype = ctypes.c_int
         self.fd = init(os.O_NONBLOCK | os.O_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1")
@@ -370,10 +356,8 @@ class _Notifier:
                     w.dirty = True
 
     def close(self) -> None:
-        try:
+        with suppress(OSError):
             os.close(self.fd)
-        except OSError:
-            pass
 
 
 _notifier: _Notifier | None = None

@@ -180,11 +180,6 @@ def recall_tokens(text: str) -> list[str]:
     return out
 
 
-def scope_key(note: Note) -> str:
-    """Where a note applies (docs/projects.md): the one rule of ``recall/scoping.py``."""
-    return note_scope_key(note.scope, note.project, fold_name)
-
-
 def note_tokens(note: Note) -> tuple[str, str, str, str]:
     """The four indexed fields as space-joined tokens (what FTS5 stores and matches)."""
     return (
@@ -263,12 +258,10 @@ class RecallIndex:
             conn = sqlite3.connect(f"{real.as_uri()}?mode=ro", uri=True, timeout=0.2)
         except (sqlite3.Error, AgentmemError):
             return False
-        try:
+        with suppress(sqlite3.Error):
             if self._valid(conn):
                 self.conn = conn
                 return True
-        except sqlite3.Error:
-            pass
         conn.close()
         return False
 
@@ -365,10 +358,8 @@ class RecallIndex:
             if not save_cache(self.path.with_name(RULES_NAME), RULES_VERSION, [st.st_mtime_ns, st.st_size], rows):
                 raise OSError("rules.json not written")
         except Exception:
-            try:
+            with suppress(OSError):
                 os.unlink(self.path.with_name(RULES_NAME))
-            except OSError:
-                pass
 
     def _read(self, rel: str) -> tuple[Note, str | None, str] | None:
         """(note, error, sha). A note whose frontmatter cannot be read is reported in ``error`` and
@@ -417,7 +408,7 @@ class RecallIndex:
             "note_id": note.id,
             "title": note.name,
             "category": note.category,
-            "project": scope_key(note),
+            "project": note_scope_key(note.scope, note.project, fold_name),  # where it applies (docs/projects.md)
             "module": fold(note.module),
             "project_raw": note.project,
             "module_raw": note.module,

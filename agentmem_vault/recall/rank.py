@@ -105,16 +105,6 @@ class Hit:
             d.pop("content")
         return d
 
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not Hit:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in _HIT_FIELDS)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Hit(id={self.id!r}, title={self.title!r}, score={self.score!r}, rel_path={self.rel_path!r})"
-
 
 def recency_score(updated: str, now: datetime) -> float:
     """0.5 ** (age in days / 90); undated notes count as half-life old, future dates as new."""

@@ -53,14 +53,6 @@ class SessionHit:
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
-    def __eq__(self, other: object) -> bool:
-        return self.__dict__ == other.__dict__ if type(other) is SessionHit else NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return "SessionHit(" + ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items()) + ")"
-
 
 def _clip(text: str, n: int) -> str:
     text = " ".join(text.split()) if "\n" not in text else text.strip()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agentmem_vault.longterm.fields.data import _lines
+from agentmem_vault.longterm.fields.data import _lines, pattern
 from agentmem_vault.longterm.schema import CATEGORIES
 from agentmem_vault.model.textnorm import fold
 
@@ -22,10 +22,11 @@ _BY_KIND = {
     "environment": "project_environment_configuration",
 }
 # what plainly said words may turn a kind into: a decision names tools and settings and stays a
-# decision; an environment fact that only names the stack ("資料庫用 PostgreSQL 15") is the stack
+# decision; an "environment fact" that hardly speaks of the environment is what it speaks of (the
+# stack: "資料庫用 PostgreSQL 15", a release rule: "打 tag 之前必須跑過 make lint test")
 _USER = {"user_communication", "user_behavior"}
 _DECIDED = {*_USER, _BY_KIND["decision"]}
-_OVERRIDES = {"decision": _USER, "pitfall": _DECIDED, "environment": {*_DECIDED, "project_tech_stack"}}
+_OVERRIDES = {"decision": _USER, "pitfall": _DECIDED, "environment": set(CATEGORIES)}
 
 
 @lru_cache(maxsize=1)
@@ -64,17 +65,19 @@ def scores(text: str) -> dict[str, int]:
 def category_for(text: str, kind: str = "") -> str:
     """The category of a statement saying ``text``, of the statement kind ``kind``
     (longterm/statement.py; the offline signal names the same kinds)."""
-    found = scores(text)
+    # the rule, not its reason ("never %v - the tests use errors.Is"); but a pitfall's cause is its own
+    found = scores(pattern("reason_marks.txt").split(fold(text), 1)[0] or text)
+    found[_BY_KIND["pitfall"]] = scores(text)[_BY_KIND["pitfall"]]
     # one weak cue ("path", "settings") is not enough to leave the default
-    best, best_score = DEFAULT, MIN_SCORE - 1
-    for cat, score in found.items():
-        if score > best_score:
-            best, best_score = cat, score
+    best, best_score = max(
+        ((c, n) for c, n in found.items() if n >= MIN_SCORE), key=lambda cn: cn[1], default=(DEFAULT, 0)
+    )
     if kind in _BY_KIND:
         # the kind decides, unless its words hardly speak of it and plainly say how to answer the
         # user ("以後幫我留意：回覆先講結論" read as a decision) or that it was decided ("我們決定了，
-        # …，因為…拖慢" read as a pitfall), as _OVERRIDES allows
+        # …，因為…拖慢" read as a pitfall), as _OVERRIDES allows; how to answer may name the environment
+        # it answers for ("給我命令的時候按 Linux 的來")
         own = _BY_KIND[kind]
-        plain = best in _OVERRIDES[kind] and best_score >= STRONG and found.get(own, 0) < MIN_SCORE
+        plain = best in _OVERRIDES[kind] and best_score >= STRONG and (found.get(own, 0) < MIN_SCORE or best in _USER)
         return best if plain else own
     return best

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from agentmem_vault.longterm.cues import has
 from agentmem_vault.longterm.fields.category import DEFAULT, category_for
-from agentmem_vault.longterm.fields.data import pattern
+from agentmem_vault.longterm.fields.data import pattern, section
 from agentmem_vault.longterm.fields.checks import bad_keyword, is_template, title_problems
 from agentmem_vault.longterm.fields.importance import asks_to_remember, importance_for
 from agentmem_vault.longterm.fields.keywords import MAX_KEYWORDS, keywords_for
@@ -23,45 +23,46 @@ from agentmem_vault.model.textnorm import fold
 # a question starts where a sentence (or an earlier question) ends: without the anchor every
 # position of a long unpunctuated turn starts a scan to its end (quadratic, docs/reliability.md's limits)
 _ASKED = re.compile(r"(?:^|(?<=[。！？!?\n吗呢嗎]))[^。！？!?\n]*(?:[?？]|[吗呢嗎](?=\s*[，,。]|\s*$))")
-_DISLIKE = re.compile(r"\b(?:not|stop|why|keep)\b|n't|别|別|不要|为什么|為什麼|怎么|怎麼|老是", re.I)
 _ASKS = re.compile(r"[?？]\s*$|[吗呢]\s*[。.]?\s*$")
-_NEGATED = re.compile(
-    r"(?:不要|别|不能|不准|不许|禁止|不用|不是|而不是|\b(?:don'?t|do not|never|no|not|stop|instead of|rather than|again)\b)\s*(?:用|使用|写|加|再|use|using|write|add|put)?\s*"
-    r"(?P<what>[A-Za-z_][\w.+#/-]*|[\u3400-\u9fff]{2,6})",
-    re.I,
-)
-
 
 _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
-_POINTS_BACK = re.compile(r"(?:they|them|these|those|it|its|此|它|它们|它們|他们|他們|这些|這些|那些)\b", re.I)
 
 
-def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str]:
-    """(the user turn holding ``evidence``, what the assistant said just before it, the sentence of
-    that turn ending with ``evidence`` from its start); "" for what is unknown, the sentence is
-    ``evidence`` itself then."""
+def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str, str]:
+    """(the user turn holding ``evidence``, up to it: what follows is its reason or the next item,
+    never a correction of it; the assistant's turn before it; the sentence ending with ``evidence``;
+    the user's next turn); "" for what is unknown (the sentence: ``evidence`` itself)."""
     probe = evidence.strip()[:40]
     for i, t in enumerate(turns):
         if t.role == "user" and probe and (at := t.text.find(probe)) >= 0:
             starts = [m.end() for m in _SENTENCE_END.finditer(t.text, 0, at)]
             before = next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
-            return t.text, before, t.text[starts[-1] if starts else 0 : at] + evidence
-    return "", "", evidence
+            after = next((n.text for n in turns[i + 1 :] if n.role == "user"), "")
+            return t.text[:at] + evidence, before, t.text[starts[-1] if starts else 0 : at] + evidence, after
+    return "", "", evidence, ""
 
 
-def corrects_assistant(evidence: str, assistant_said: str) -> bool:
+def corrects_assistant(evidence: str, assistant_said: str, *, choosing: bool = False) -> bool:
     """The user corrects what the assistant just did: after an assistant turn, a correction lead
     ("不對，…", "No, …"), a ban on doing it again ("不要再加 …", "stop putting them there"), or a
     rejection of something the assistant's turn named ("don't use requests" after "I used
-    requests")."""
+    requests") unless the user is ``choosing`` (a decision: "Checkout, not Elements" after the
+    assistant laid out both)."""
     if not assistant_said or _ASKS.search(assistant_said.strip()):
         return False  # answering the assistant's question is not correcting it
     said = fold(evidence)
     if pattern("correction_leads.txt").match(said) or pattern("correction_repeats.txt").search(said):
         return True
+    if choosing:
+        return False
     before = fold(assistant_said)
-    named = (m["what"].rstrip(".").lower() for m in _NEGATED.finditer(said))
-    return any(len(w) >= 2 and w in before for w in named)
+    named = (m["what"].rstrip(".").lower() for m in section("statement_words.txt", "negated").finditer(said))
+    # a word of the assistant's turn ("edit" of "I edited", a path's folder), never a part of one:
+    # "not in the db" names no "in" of "styling"
+    end = r"(?:e?s|e?d|ing)?(?![\w-])"
+    return any(
+        len(w) >= 2 and re.search(rf"(?<![\w.-]){re.escape(w)}{end if w[-1].isalnum() else ''}", before) for w in named
+    )
 
 
 def _reason(kind: str, asked: bool, corrected: bool) -> str:
@@ -71,6 +72,7 @@ def _reason(kind: str, asked: bool, corrected: bool) -> str:
     return "the user recorded a pitfall" if kind == "pitfall" else f"the user stated a {stated}"
 
 
+_TURNED_OUT = {"common_pitfalls_experience": "pitfall", "important_decision_experience": "decision"}
 _CLAIMS = re.compile(r"explicitly asked|corrected the assistant", re.I)
 
 
@@ -94,28 +96,33 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     snapshot_decision = recorded and getattr(turn, "section", "") in ("decision", "superseded")
     if snapshot_decision:
         kind = "decision"  # a snapshot's Decisions item is a decision, whatever its wording
-    turn_text, before, sentence = _said_around(turns or [], words)
+    turn_text, before, sentence, after = _said_around(turns or [], words)
     # a dislike asked as a question ("Could you not rewrite my whole file every time?") is a
     # preference, neither a request from now on nor a correction ("Can you make sure … from now
     # on?" still asks for it)
     words, turn_text, sentence = (
-        _ASKED.sub(lambda q: " " if _DISLIKE.search(q[0]) else q[0], t) for t in (words, turn_text, sentence)
+        _ASKED.sub(lambda q: " " if section("statement_words.txt", "dislike").search(fold(q[0])) else q[0], t)
+        for t in (words, turn_text, sentence)
     )
     # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule,
     # not of a further item joined after it ("…不要再用 any。還有 import 路徑請用 @/")
     joined = has("join", fold(sentence)[:12])
-    corrected = corrects_assistant(words, before) or bool(
-        turn_text and not joined and corrects_assistant(turn_text, before)
+    # the memory's own words (an item of an enumeration is filed by what it says, not by its
+    # siblings) and the lead-in that introduces it ("這是上個月定的：…")
+    lead = words[: words.find(m.content[:20])] if m.content else ""
+    m.category = category_for(lead + m.content if len(lead) <= 40 and lead.rstrip()[-1:] in ":：" else m.content, kind)
+    # what the statement turned out to be decides the band and what corrects: a rule about a
+    # pitfall is experience; a choice between options the assistant laid out corrects nobody
+    band_kind = _TURNED_OUT.get(m.category, kind)
+    choosing = band_kind == "decision"
+    corrected = corrects_assistant(words, before, choosing=choosing) or bool(
+        turn_text and not joined and corrects_assistant(turn_text, before, choosing=choosing)
     )
     # an item of "Remember that X, and also that Y" is asked for by the sentence that holds it
     said = sentence if asks_to_remember(sentence, in_so_many_words=True) else words
+    # so is one the user's next turn asks for by pointing back ("对，这条帮我记住", "記一下這個坑：")
+    said += " " + (back[0] if (back := section("statement_words.txt", "asked_after").match(fold(after))) else "")
     asked = asks_to_remember(said)
-    # the memory's own words: an item of an enumeration is filed by what it says, not by its siblings
-    m.category = category_for(m.content, kind)
-    # what the statement turned out to be decides the band: a rule about a pitfall is experience
-    band_kind = "pitfall" if m.category == "common_pitfalls_experience" else kind
-    if band_kind == "correction" and not before:
-        band_kind = "rule"  # nothing was said before it: there is nothing it corrects
     m.importance = importance_for(band_kind, words, corrects_assistant=corrected, recorded=recorded, request=said)
     m.title, keywords, scenarios = _text_fields(m.content, m.category)
     m.keywords, m.usage_scenario = list(keywords), list(scenarios)
@@ -154,6 +161,6 @@ def apply_fields(
         derive_offline(m, turns=turns, recorded=recorded)
         # "integration tests need X, and they must never point at the shared database": an item
         # that points back with no cue of its own is about what its neighbour is about
-        if i and m.category == DEFAULT and _POINTS_BACK.match(m.content):
+        if i and m.category == DEFAULT and section("statement_words.txt", "points_back").match(fold(m.content)):
             m.category = memories[i - 1].category
     return memories

@@ -5,9 +5,8 @@ statement is (a correction, a decision, a pitfall) comes from the extractor."""
 
 from __future__ import annotations
 
-import re
 
-from agentmem_vault.longterm.fields.data import pattern as _pattern
+from agentmem_vault.longterm.fields.data import pattern as _pattern, section
 from agentmem_vault.model.textnorm import fold
 
 EXPLICIT = 0.9
@@ -27,17 +26,13 @@ def asks_to_remember(words: str, *, in_so_many_words: bool = False) -> bool:
     return not in_so_many_words and bool(_pattern("explicit_requests.txt").search(f))
 
 
-# a premise and its consequence are apart: "Node 20 is what production runs, so don't rely on newer
-# APIs" forbids nothing about production, "不能用 KEYS，不然会把线上卡住" nothing about 线上
-_CONSEQUENCE = re.compile(r"\b(?:so|otherwise|or else|therefore)\b|不然|否则|所以|因此")
-
-
 def is_red_line(words: str) -> bool:
     """A must-never about secrets, production or destructive operations (both on one side of a
-    "so" / "otherwise")."""
+    "so" / "otherwise"), or an absolute prohibition of anything ("絕對不能 commit")."""
     return any(
-        _pattern("red_lines.txt").search(c) and _pattern("red_line_prohibitions.txt").search(c)
-        for c in _CONSEQUENCE.split(fold(words))
+        _pattern("red_line_absolutes.txt").search(c)
+        or (_pattern("red_lines.txt").search(c) and _pattern("red_line_prohibitions.txt").search(c))
+        for c in section("statement_words.txt", "consequence").split(fold(words))
     )
 
 
@@ -54,12 +49,9 @@ def importance_for(
         return RED_LINE
     if kind == "pitfall":  # experience: only an explicit "remember this" makes it more
         return EXPLICIT if asks_to_remember(request, in_so_many_words=True) else EXPERIENCE
-    if corrects_assistant or kind == "correction" or asks_to_remember(request, in_so_many_words=True):
+    # a correction is one only when the caller found what it corrects (``corrects_assistant``)
+    if corrects_assistant or asks_to_remember(request, in_so_many_words=True):
         return EXPLICIT
-    if kind == "convention":  # a convention announced as a plan is a project rule, "going forward" or not
-        return RULE
-    if asks_to_remember(request):
+    if kind != "convention" and asks_to_remember(request):  # a convention announced as a plan is a project rule
         return EXPLICIT
-    if kind == "preference":
-        return PREFERENCE
-    return RULE
+    return PREFERENCE if kind == "preference" else RULE

@@ -118,16 +118,10 @@ def memory_deprecate(
     reason and is left out of context and search. Only when the user says it is wrong or
     outdated."""
     from agentmem_vault.longterm.curate import deprecate_memory
+    from agentmem_vault.longterm.memories import note_row
 
-    def run(v: Vault) -> dict:
+    def run(v: Vault) -> dict:  # what `agentmem memories deprecate --json` prints
         n = deprecate_memory(v, memory_id, reason, dry_run=dry_run)
-        return {
-            "id": n.id,
-            "title": n.title,
-            "status": n.status,
-            "deprecated_reason": n.deprecated_reason,
-            "file": n.path.name if n.path else None,
-            "dry_run": dry_run,
-        }
+        return {**note_row(n), "deprecated_reason": n.deprecated_reason, "dry_run": dry_run}
 
     return front.call(run, dry_run=dry_run)

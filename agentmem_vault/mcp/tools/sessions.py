@@ -3,9 +3,7 @@ one, release a reference (docs/mcp.md; the rules are in ops/sessions.py and ops/
 
 from __future__ import annotations
 
-import os
-
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.types import CallToolResult
 from pydantic import Field
@@ -50,17 +48,8 @@ def memory_register(
     from agentmem_vault.ops.sessions import register_manual, registration_result
 
     def run(v: Vault) -> dict:
-        reg = register_manual(
-            v,
-            front.agent(v),
-            topic=topic,
-            summary=summary,
-            keywords=keywords,
-            snapshot_text=snapshot,
-            project=front.project or "",
-            workspace=os.getcwd(),
-        )
-        return registration_result(v, reg)
+        fields: dict[str, Any] = {"topic": topic, "summary": summary, "keywords": keywords, "snapshot_text": snapshot}
+        return registration_result(v, register_manual(v, front.agent(v), **fields, **front.where()))
 
     return front.call(run, dry_run=dry_run)
 
@@ -81,19 +70,8 @@ def memory_update(
     when the user asks to update the session or at the end of a meaningful piece of work."""
     from agentmem_vault.ops.sessions import update_session
 
-    return front.call(
-        lambda v: update_session(
-            v,
-            session_id,
-            snapshot_text=snapshot,
-            topic=topic,
-            summary=summary,
-            keywords=keywords,
-            project=front.project or "",
-            workspace=os.getcwd(),
-        ).to_dict(),
-        dry_run=dry_run,
-    )
+    fields: dict[str, Any] = {"topic": topic, "summary": summary, "keywords": keywords, "snapshot_text": snapshot}
+    return front.call(lambda v: update_session(v, session_id, **fields, **front.where()), dry_run=dry_run)
 
 
 @tool(title="Continue from an earlier session", annotations=writes(destructive=False, idempotent=False))

@@ -20,18 +20,8 @@ ask the vault itself, ``repairs`` applies the planned fixes through ``VaultWrite
 writes the report for a person.
 """
 
-from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.render import render_report
 from agentmem_vault.ops.doctor.repairs import repair
-from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, read_state
 from agentmem_vault.ops.doctor.vault_checks import diagnose
 
-__all__ = [
-    "STALE_TEMP_SECONDS",
-    "TEMP_KIND",
-    "diagnose",
-    "diagnose_state",
-    "read_state",
-    "render_report",
-    "repair",
-]
+__all__ = ["diagnose", "render_report", "repair"]

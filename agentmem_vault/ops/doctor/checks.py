@@ -22,6 +22,7 @@ from agentmem_vault.board.rules import archived_in_copy, fold_rows, row_from_fie
 from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, TEMP_RE, TempFile, VaultState
+from agentmem_vault.ops.board import archived_row
 from agentmem_vault.ops.lifecycle import continues_from_of
 
 
@@ -108,14 +109,8 @@ def check_index(state: VaultState) -> tuple[list[Finding], Plan | None]:
         out.append(Finding("index_missing", ERROR, "memory/index.md does not exist", hint="run `agentmem init`"))
         return out, None
     if isinstance(state.index_text, bytes):
-        out.append(
-            Finding(
-                "index_unreadable",
-                ERROR,
-                "memory/index.md is not UTF-8 text",
-                hint="restore it from a backup or the journal (memory/.agentmem/journal.jsonl)",
-            )
-        )
+        hint = "restore it from a backup or the journal (memory/.agentmem/journal.jsonl)"
+        out.append(Finding("index_unreadable", ERROR, "memory/index.md is not UTF-8 text", hint=hint))
         return out, None
     plan = Plan(state.index_text)
     plan.base_text = fold_conflict_copies(state, plan, out)
@@ -164,15 +159,9 @@ def fold_conflict_copies(state: VaultState, plan: Plan, out: list[Finding]) -> s
         )
         out.append(Finding("conflict_copy", ERROR, f"memory/{name} is a sync-conflict copy ({detail})", fix=fold))
         if copy.bad:
-            out.append(
-                Finding(
-                    "conflict_copy",
-                    ERROR,
-                    f"memory/{name}: {len(copy.bad)} row(s) cannot be read (first: line {copy.bad[0].line_no})",
-                    line=copy.bad[0].line_no,
-                    hint=f"look at those rows of memory/{name}, then delete it",
-                )
-            )
+            first, hint = copy.bad[0].line_no, f"look at those rows of memory/{name}, then delete it"
+            message = f"memory/{name}: {len(copy.bad)} row(s) cannot be read (first: line {first})"
+            out.append(Finding("conflict_copy", ERROR, message, line=first, hint=hint))
         else:
             plan.fold_moves.append(name)
         text = new_text
@@ -184,14 +173,9 @@ def fold_conflict_copies(state: VaultState, plan: Plan, out: list[Finding]) -> s
 
 @board_check
 def malformed_rows(r: IndexReview) -> None:
+    hint = "repair the row by hand (it is kept as it is; no command changes the table until then)"
     for b in r.doc.bad:
-        r.report(
-            "malformed_row",
-            ERROR,
-            f"memory/index.md line {b.line_no}: {b.reason}",
-            line=b.line_no,
-            hint="repair the row by hand (it is kept as it is; no command changes the table until then)",
-        )
+        r.report("malformed_row", ERROR, f"memory/index.md line {b.line_no}: {b.reason}", line=b.line_no, hint=hint)
 
 
 @board_check
@@ -201,15 +185,10 @@ def rows_without_outer_pipes(r: IndexReview) -> None:
     for i, row in r.doc.rows:
         s = r.doc.lines[i].strip()
         if not (s.startswith("|") and s.endswith("|")):
-            r.report(
-                "row_without_outer_pipes",
-                WARNING,
-                f"memory/index.md line {i + 1}: the row of {row.session_id} has no leading or trailing '|' "
-                "(valid Markdown; read as a row)",
-                row.session_id,
-                i + 1,
-                fix="write the row with both outer pipes (the same cells)",
-            )
+            where = f"memory/index.md line {i + 1}: the row of {row.session_id}"
+            message = f"{where} has no leading or trailing '|' (valid Markdown; read as a row)"
+            fix = "write the row with both outer pipes (the same cells)"
+            r.report("row_without_outer_pipes", WARNING, message, row.session_id, i + 1, fix=fix)
             r.plan.edits.setdefault(i, r.current[i])
 
 
@@ -222,31 +201,56 @@ def duplicate_rows(r: IndexReview) -> None:
         j = r.first_line[sid]
         if j == i:
             continue
+        lines_of = f"(lines {j + 1} and {i + 1})"
         same = it.render_row(row) == it.render_row(r.current[j])
         if same and lines[i].rstrip("\r\n") == lines[j].rstrip("\r\n"):
-            r.report(
-                "duplicate_id",
-                ERROR,
-                f"{sid} appears twice with identical rows (lines {j + 1} and {i + 1})",
-                sid,
-                i + 1,
-                fix=f"remove the second copy (line {i + 1})",
-            )
+            fix = f"remove the second copy (line {i + 1})"
+            r.report("duplicate_id", ERROR, f"{sid} appears twice with identical rows {lines_of}", sid, i + 1, fix=fix)
             r.plan.edits[i] = None
         else:
-            r.report(
-                "duplicate_id",
-                ERROR,
-                f"{sid} appears in more than one row with different values (lines {j + 1} and {i + 1})",
-                sid,
-                i + 1,
-                hint="keep the right row and delete the other by hand (the journal lists earlier values)",
+            message = f"{sid} appears in more than one row with different values {lines_of}"
+            hint = "keep the right row and delete the other by hand (the journal lists earlier values)"
+            r.report("duplicate_id", ERROR, message, sid, i + 1, hint=hint)
+
+
+@board_check
+def half_archived(r: IndexReview) -> None:
+    """A row whose session has memory/archive/<id>/ too: an archive killed halfway before archive ran
+    in one transaction (docs/reliability.md, "Crash safety"). When only the row's removal is
+    missing (the archive index holds this very row, the snapshot has moved, nothing continues
+    from it), --fix finishes it as `archive` would: the row goes, and ``referenced_by`` drops it
+    from its sources' Referenced By. Otherwise a person is told what to run."""
+    dups = set(r.doc.duplicate_ids())
+    for sid, i in r.first_line.items():
+        if sid not in r.state.archived:
+            continue
+        row, index = r.current[i], r.state.archive_indexes.get(sid)
+        held = archived_row(index) if isinstance(index, str) else None
+        message = f"{sid} still has a row but memory/archive/{sid}/ exists"
+        if sid in r.state.snapshots:
+            hint = (
+                f"its snapshot never moved: move memory/archive/{sid}/ out of the vault, then `agentmem archive {sid}`"
             )
+        elif held is None or held.with_(referenced_by="") != row.with_(referenced_by=""):
+            hint = f"the row differs from memory/archive/{sid}/index.md: compare them, then delete the row by hand"
+        elif row.referencing_ids or sid in dups:
+            hint = (
+                "other sessions continue from it, or it has two rows: see those findings, then `agentmem doctor --fix`"
+            )
+        else:
+            fix = f"finish the archive: remove the row (memory/archive/{sid}/index.md holds it)"
+            r.report("half_archived", ERROR, message, sid, i + 1, fix=fix)
+            r.plan.edits[i] = None
+            r.live.discard(sid)
+            continue
+        r.report("half_archived", ERROR, message, sid, i + 1, hint=hint)
 
 
 @board_check
 def each_row(r: IndexReview) -> None:
     for sid, i in r.first_line.items():
+        if i in r.plan.edits and r.plan.edits[i] is None:
+            continue  # the row goes (half_archived)
         for check in ROW_CHECKS:
             check(r, sid, i)
 
@@ -255,13 +259,8 @@ def each_row(r: IndexReview) -> None:
 def each_snapshot(r: IndexReview) -> None:
     for sid, snap in sorted(r.state.snapshots.items()):
         if isinstance(snap, bytes):
-            r.report(
-                "snapshot_unreadable",
-                ERROR,
-                f"memory/sessions/{sid}.md is not UTF-8 text",
-                sid,
-                hint="re-save it as UTF-8",
-            )
+            message = f"memory/sessions/{sid}.md is not UTF-8 text"
+            r.report("snapshot_unreadable", ERROR, message, sid, hint="re-save it as UTF-8")
             continue
         for check in SNAPSHOT_CHECKS:
             check(r, sid, snap)
@@ -273,25 +272,16 @@ def one_sided_referenced_by(r: IndexReview) -> None:
     for src, i in r.first_line.items():
         for ref in r.current[i].referencing_ids:
             ref_snap = r.state.snapshots.get(ref)
+            lists = f"{src}'s Referenced By lists {ref}"
             if ref in r.live and isinstance(ref_snap, str) and src not in continues_from_of(ref_snap):
-                r.report(
-                    "one_sided_reference",
-                    WARNING,
-                    f"{src}'s Referenced By lists {ref}, but memory/sessions/{ref}.md does not continue from {src}",
-                    src,
-                    i + 1,
-                    hint=f"record it with `agentmem continue {src} --session {ref}` or drop it with "
-                    f"`agentmem release {src} --session {ref}`",
-                )
+                message = f"{lists}, but memory/sessions/{ref}.md does not continue from {src}"
+                cmd = f"{src} --session {ref}"
+                hint = f"record it with `agentmem continue {cmd}` or drop it with `agentmem release {cmd}`"
+                r.report("one_sided_reference", WARNING, message, src, i + 1, hint=hint)
             elif ref in r.live and ref_snap is None:
-                r.report(
-                    "one_sided_reference",
-                    WARNING,
-                    f"{src}'s Referenced By lists {ref}, which has no snapshot to say so",
-                    src,
-                    i + 1,
-                    hint=f"`agentmem update {ref}` writes its snapshot",
-                )
+                message = f"{lists}, which has no snapshot to say so"
+                hint = f"`agentmem update {ref}` writes its snapshot"
+                r.report("one_sided_reference", WARNING, message, src, i + 1, hint=hint)
 
 
 @board_check
@@ -299,21 +289,13 @@ def session_file_names(r: IndexReview) -> None:
     for name in r.state.other_session_files:
         stem = name[:-3] if name.endswith(".md") else name
         base = stem.split(" (")[0].split(".sync-conflict")[0]
+        where = f"memory/sessions/{name}"
         if is_valid_session_id(base) and base != stem:
-            r.report(
-                "conflict_copy",
-                ERROR,
-                f"memory/sessions/{name} is a sync-conflict copy of {base}'s snapshot",
-                base,
-                hint=f'merge it with `agentmem update {base} --snapshot "memory/sessions/{name}"`, then delete it',
-            )
+            hint = f'merge it with `agentmem update {base} --snapshot "{where}"`, then delete it'
+            r.report("conflict_copy", ERROR, f"{where} is a sync-conflict copy of {base}'s snapshot", base, hint=hint)
         else:
-            r.report(
-                "session_file_name",
-                WARNING,
-                f"memory/sessions/{name}: the name is not <Session ID>.md",
-                hint="rename or move it; agentmem ignores it",
-            )
+            hint = "rename or move it; agentmem ignores it"
+            r.report("session_file_name", WARNING, f"{where}: the name is not <Session ID>.md", hint=hint)
 
 
 # -- each session's row -------------------------------------------------------------------------
@@ -333,24 +315,12 @@ def row_status(r: IndexReview, sid: str, i: int) -> None:
             if sid in r.state.archived
             else f"archive it with `agentmem archive {sid}`"
         )
-        r.report(
-            "bad_status",
-            ERROR,
-            f"{sid}: Status {status!r} is not used in the index (idle/active/stale)",
-            sid,
-            i + 1,
-            fix="set it to 'stale' (finished, waiting to be archived)",
-            hint=hint,
-        )
+        message = f"{sid}: Status {status!r} is not used in the index (idle/active/stale)"
+        fix = "set it to 'stale' (finished, waiting to be archived)"
+        r.report("bad_status", ERROR, message, sid, i + 1, fix=fix, hint=hint)
     elif low not in it.STATUSES:
-        r.report(
-            "bad_status",
-            ERROR,
-            f"{sid}: unknown Status {status!r}",
-            sid,
-            i + 1,
-            hint="set it to idle, active or stale by hand",
-        )
+        hint = "set it to idle, active or stale by hand"
+        r.report("bad_status", ERROR, f"{sid}: unknown Status {status!r}", sid, i + 1, hint=hint)
 
 
 @row_check
@@ -358,41 +328,18 @@ def idle_with_snapshot(r: IndexReview, sid: str, i: int) -> None:
     # The checks from here on see the status as it will be after the fixes.
     if r.current[i].status == "idle" and sid in r.state.snapshots:
         r.current[i] = r.current[i].with_(status="active")
-        r.report(
-            "idle_with_snapshot",
-            ERROR,
-            f"{sid} is idle but has memory/sessions/{sid}.md",
-            sid,
-            i + 1,
-            fix="set it to 'active' (the snapshot is real work)",
-        )
+        fix = "set it to 'active' (the snapshot is real work)"
+        message = f"{sid} is idle but has memory/sessions/{sid}.md"
+        r.report("idle_with_snapshot", ERROR, message, sid, i + 1, fix=fix)
 
 
 @row_check
 def row_without_snapshot(r: IndexReview, sid: str, i: int) -> None:
     status = r.current[i].status
     if status in ("active", "stale") and sid not in r.state.snapshots:
-        r.report(
-            "row_without_snapshot",
-            WARNING,
-            f"{sid} is {status} but memory/sessions/{sid}.md does not exist",
-            sid,
-            i + 1,
-            hint=f"write it with `agentmem update {sid} --snapshot -`, or archive the row",
-        )
-
-
-@row_check
-def half_archived(r: IndexReview, sid: str, i: int) -> None:
-    if sid in r.state.archived:
-        r.report(
-            "half_archived",
-            ERROR,
-            f"{sid} still has a row but memory/archive/{sid}/ exists",
-            sid,
-            i + 1,
-            hint=f"check memory/archive/{sid}/; if it is complete, delete the row by hand",
-        )
+        message = f"{sid} is {status} but memory/sessions/{sid}.md does not exist"
+        hint = f"write it with `agentmem update {sid} --snapshot -`, or archive the row"
+        r.report("row_without_snapshot", WARNING, message, sid, i + 1, hint=hint)
 
 
 @row_check
@@ -400,14 +347,8 @@ def row_timestamps(r: IndexReview, sid: str, i: int) -> None:
     for col in ("started_at", "updated_at"):
         v = getattr(r.current[i], col)
         if parse_ts(v) is None:
-            r.report(
-                "bad_timestamp",
-                WARNING,
-                f"{sid}: {col.replace('_', ' ').title()} {v!r} is not a time",
-                sid,
-                i + 1,
-                hint="write it as YYYY-MM-DD HH:MM",
-            )
+            message = f"{sid}: {col.replace('_', ' ').title()} {v!r} is not a time"
+            r.report("bad_timestamp", WARNING, message, sid, i + 1, hint="write it as YYYY-MM-DD HH:MM")
 
 
 @row_check
@@ -420,34 +361,18 @@ def referenced_by(r: IndexReview, sid: str, i: int) -> None:
             r.report("self_reference", ERROR, f"{sid} lists itself in Referenced By", sid, i + 1, fix="remove it")
         elif not is_valid_session_id(ref):
             keep.append(ref)
-            r.report(
-                "unknown_reference",
-                ERROR,
-                f"{sid}: Referenced By holds {ref!r}, which is not a Session ID",
-                sid,
-                i + 1,
-                hint="Referenced By lists Session IDs, never agent names; correct it by hand",
-            )
+            message = f"{sid}: Referenced By holds {ref!r}, which is not a Session ID"
+            hint = "Referenced By lists Session IDs, never agent names; correct it by hand"
+            r.report("unknown_reference", ERROR, message, sid, i + 1, hint=hint)
         elif ref in r.live or ref in r.state.snapshots:
             keep.append(ref)
         elif ref in r.state.archived:
-            r.report(
-                "unknown_reference",
-                ERROR,
-                f"{sid}: Referenced By lists {ref}, which is archived",
-                sid,
-                i + 1,
-                fix=f"remove {ref} (an archived session continues nothing)",
-            )
+            message = f"{sid}: Referenced By lists {ref}, which is archived"
+            fix = f"remove {ref} (an archived session continues nothing)"
+            r.report("unknown_reference", ERROR, message, sid, i + 1, fix=fix)
         else:
-            r.report(
-                "unknown_reference",
-                ERROR,
-                f"{sid}: Referenced By lists {ref}, which exists nowhere",
-                sid,
-                i + 1,
-                fix=f"remove {ref}",
-            )
+            message = f"{sid}: Referenced By lists {ref}, which exists nowhere"
+            r.report("unknown_reference", ERROR, message, sid, i + 1, fix=f"remove {ref}")
     if keep != refs:
         r.current[i] = r.current[i].with_(referenced_by=it.join_id_list(keep))
 
@@ -459,30 +384,17 @@ def referenced_by(r: IndexReview, sid: str, i: int) -> None:
 def snapshot_without_row(r: IndexReview, sid: str, snap: str) -> None:
     if sid in r.live:
         return
+    where = f"memory/sessions/{sid}.md"
     if sid in r.state.archived:
-        r.report(
-            "snapshot_without_row",
-            ERROR,
-            f"memory/sessions/{sid}.md has no row and the session is archived",
-            sid,
-            hint=f"compare it with memory/archive/{sid}/session.md and delete one",
-        )
+        hint = f"compare it with memory/archive/{sid}/session.md and delete one"
+        r.report("snapshot_without_row", ERROR, f"{where} has no row and the session is archived", sid, hint=hint)
     elif sid in r.bad_ids:
-        r.report(
-            "snapshot_without_row",
-            ERROR,
-            f"memory/sessions/{sid}.md: its row in memory/index.md cannot be read; not adding a second one",
-            sid,
-            hint="repair that row by hand (see the malformed-row finding)",
-        )
+        message = f"{where}: its row in memory/index.md cannot be read; not adding a second one"
+        hint = "repair that row by hand (see the malformed-row finding)"
+        r.report("snapshot_without_row", ERROR, message, sid, hint=hint)
     else:
-        r.report(
-            "snapshot_without_row",
-            ERROR,
-            f"memory/sessions/{sid}.md has no row in memory/index.md",
-            sid,
-            fix="add its row from the snapshot's Metadata (its Status when valid, else active)",
-        )
+        fix = "add its row from the snapshot's Metadata (its Status when valid, else active)"
+        r.report("snapshot_without_row", ERROR, f"{where} has no row in memory/index.md", sid, fix=fix)
         r.plan.appends.append(_row_from_snapshot_text(sid, snap))
 
 
@@ -506,14 +418,8 @@ def row_and_snapshot_in_step(r: IndexReview, sid: str, snap: str) -> None:
         return
     names = {"topic": "Topic", "status": "Status", "updated_at": "Updated At"}
     said = "; ".join(f"{names[k]} {getattr(row, k)!r} vs {v!r}" for k, v in changes.items())
-    r.report(
-        "row_snapshot_mismatch",
-        WARNING,
-        f"{sid}: the row and memory/sessions/{sid}.md disagree ({said}: row vs snapshot)",
-        sid,
-        i + 1,
-        fix="copy the snapshot's Metadata to the row",
-    )
+    message = f"{sid}: the row and memory/sessions/{sid}.md disagree ({said}: row vs snapshot)"
+    r.report("row_snapshot_mismatch", WARNING, message, sid, i + 1, fix="copy the snapshot's Metadata to the row")
     r.current[i] = row.with_(**changes)
 
 
@@ -523,37 +429,22 @@ def continues_from(r: IndexReview, sid: str, snap: str) -> None:
     for src in continues_from_of(snap):
         if src == sid:
             continue
+        said = f"memory/sessions/{sid}.md continues from {src}"
+        release = f"`agentmem release {src} --session {sid}`"
         if src not in r.known:
-            r.report(
-                "unknown_reference",
-                WARNING,
-                f"memory/sessions/{sid}.md continues from {src}, which exists nowhere",
-                sid,
-                hint=f"correct it, or `agentmem release {src} --session {sid}`",
-            )
-            continue
-        if src in r.state.archived and src not in r.live and sid not in r.state.archived:
+            hint = f"correct it, or {release}"
+            r.report("unknown_reference", WARNING, f"{said}, which exists nowhere", sid, hint=hint)
+        elif src in r.state.archived and src not in r.live and sid not in r.state.archived:
             # archived with --force while this session still continued from it (docs/lifecycle.md)
-            r.report(
-                "archived_reference",
-                WARNING,
-                f"memory/sessions/{sid}.md continues from {src}, which is archived",
-                sid,
-                hint=f"release it with `agentmem release {src} --session {sid}` (the archive keeps {src}'s snapshot)",
-            )
-            continue
-        if src in r.first_line and sid not in r.state.archived:
+            hint = f"release it with {release} (the archive keeps {src}'s snapshot)"
+            r.report("archived_reference", WARNING, f"{said}, which is archived", sid, hint=hint)
+        elif src in r.first_line and sid not in r.state.archived:
             i = r.first_line[src]
             refs = r.current[i].referencing_ids
             if sid not in refs:
-                r.report(
-                    "one_sided_reference",
-                    ERROR,
-                    f"memory/sessions/{sid}.md continues from {src}, but {src}'s Referenced By lacks {sid}",
-                    src,
-                    i + 1,
-                    fix=f"add {sid} to {src}'s Referenced By",
-                )
+                message = f"{said}, but {src}'s Referenced By lacks {sid}"
+                fix = f"add {sid} to {src}'s Referenced By"
+                r.report("one_sided_reference", ERROR, message, src, i + 1, fix=fix)
                 r.current[i] = r.current[i].with_(referenced_by=it.join_id_list(refs + [sid]))
 
 
@@ -582,26 +473,12 @@ def temp_findings(temps: list[TempFile]) -> list[Finding]:
         target = m.group("target") if m else "?"
         where = f"memory/{t.rel}"
         if t.age >= STALE_TEMP_SECONDS:
-            out.append(
-                Finding(
-                    TEMP_KIND,
-                    WARNING,
-                    f"{where} is left over from an interrupted write of {target} "
-                    f"({t.size} bytes, last modified {_age(t.age)} ago)",
-                    path=where,
-                    fix="remove it (a copy goes to the backup)",
-                )
-            )
+            message = f"{where} is left over from an interrupted write of {target} "
+            message += f"({t.size} bytes, last modified {_age(t.age)} ago)"
+            out.append(Finding(TEMP_KIND, WARNING, message, path=where, fix="remove it (a copy goes to the backup)"))
         else:
             when = "with a modification time in the future" if t.age < 0 else f"modified {_age(t.age)} ago"
-            out.append(
-                Finding(
-                    TEMP_KIND,
-                    WARNING,
-                    f"{where} is a temporary file of a write of {target} {when}; it may belong to a write in progress",
-                    path=where,
-                    hint=f"nothing to do if it goes away; --fix removes it once it is {STALE_TEMP_SECONDS // 60} "
-                    "minutes old",
-                )
-            )
+            message = f"{where} is a temporary file of a write of {target} {when}; it may belong to a write in progress"
+            hint = f"nothing to do if it goes away; --fix removes it once it is {STALE_TEMP_SECONDS // 60} minutes old"
+            out.append(Finding(TEMP_KIND, WARNING, message, path=where, hint=hint))
     return out

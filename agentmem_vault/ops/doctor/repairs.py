@@ -17,9 +17,9 @@ from agentmem_vault.board import table as it
 from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.findings import ERROR, DoctorReport, Finding, Plan
 from agentmem_vault.ops.doctor.state import STALE_TEMP_SECONDS, TEMP_KIND, read_state
-from agentmem_vault.ops.doctor.vault_checks import obsidian_findings, vault_findings
+from agentmem_vault.ops.doctor.vault_checks import interrupted_findings, obsidian_findings, vault_findings
 from agentmem_vault.board.store import BoardWriter
-from agentmem_vault.backups import backup_dir, backup_files, conflict_destination
+from agentmem_vault.backups import backup_files, conflict_destination
 
 
 def plan_text(plan: Plan) -> str:
@@ -69,11 +69,12 @@ def _repair_obsidian(vault: Vault, w: BoardWriter, report: DoctorReport) -> None
     todo = [f for f in found if f.fix]
     if not todo:
         return
-    backup = backup_dir(vault.state_dir / "backups", "properties")
     paths = [f.path for f in todo if f.kind == ob.PROPS_DISAGREE and f.path]
+    backups = vault.state_dir / "backups"
     try:
+        backup = backup_files([vault.root / p for p in paths], root=vault.memory, into=backups, label="properties")
         with w.transaction():
-            fixed = set(ob.fix_properties(w, paths, backup))
+            fixed = set(ob.fix_properties(w, paths))
             types = ob.merge_types(vault, w) if any(f.kind == ob.TYPES_MISSING for f in todo) else {}
     except AgentmemError as exc:
         for f in todo:
@@ -106,18 +107,9 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
     backup; then remove the stale temporary files (each on its own: one that cannot be removed
     stays reported). ``now``: the time temporaries' ages are measured against (tests)."""
     with BoardWriter(vault, "doctor") as w:  # taking the lock undoes operations killed halfway
-        resumed = [
-            Finding(
-                "operation_interrupted",
-                ERROR,
-                f"an operation was killed halfway ({command or 'unknown command'}): {n} file(s) put back as they were",
-                fix="put every file it changed back as it was",
-                fixed=True,
-            )
-            for command, n in w.recovered
-        ]
         state = read_state(vault, now=now)
         findings, plan = diagnose_state(state)
+        resumed = interrupted_findings(vault, w.recovered)
         report = DoctorReport(resumed + findings + vault_findings(vault), fixed_run=True)
         temp_fixes = [f for f in findings if f.fix and f.kind == TEMP_KIND]
         # the index cannot be edited without a plan: its fixes wait (temporaries can still go)
@@ -126,14 +118,8 @@ def repair(vault: Vault, *, now: float | None = None) -> DoctorReport:
         new_text = plan_text(plan) if plan is not None and fixes else state.index_text
         why = unproven_fix(plan.base_text, new_text, plan) if plan and fixes and isinstance(new_text, str) else None
         if why:
-            report.findings.append(
-                Finding(
-                    "fix_refused",
-                    ERROR,
-                    f"doctor cannot prove its fix keeps every row: {why}; nothing in memory/index.md was changed",
-                    hint="repair the board by hand",
-                )
-            )
+            message = f"doctor cannot prove its fix keeps every row: {why}; nothing in memory/index.md was changed"
+            report.findings.append(Finding("fix_refused", ERROR, message, hint="repair the board by hand"))
             for f in fixes:
                 f.fix = None
             fixes, new_text = [], state.index_text

@@ -12,13 +12,15 @@ then rewrites each file with the same text, secrets replaced.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path, PurePath
 
 from agentmem_vault import redaction
 from agentmem_vault.backups import backup_dir
 from agentmem_vault.errors import AgentmemError
 from agentmem_vault.fs import atomic_write_bytes, decode_text, read_bytes
-from agentmem_vault.model.redact import find_secrets
+from agentmem_vault.model.redact import Pattern, find_secrets
 from agentmem_vault.ops.doctor.findings import ERROR, Finding
 from agentmem_vault.recall.index import reindex
 from agentmem_vault.recall.refresh import longterm_paths
@@ -52,14 +54,12 @@ def _text(p: Path) -> str | None:
 def stored_secrets(vault: Vault) -> dict[Path, list[str]]:
     """File -> the kinds of secret it holds."""
     rules = redaction.user_rules()
-    out: dict[Path, list[str]] = {}
-    for p in _candidates(vault):
-        text = _text(p)
-        if text:
-            kinds = sorted({f.kind for f in find_secrets(text, None, rules)})
-            if kinds:
-                out[p] = kinds
-    return out
+    return {p: kinds for p in _candidates(vault) if (kinds := _kinds(p, rules))}
+
+
+def _kinds(p: Path, rules: tuple[Iterable[Pattern], Iterable[re.Pattern[str]]]) -> list[str]:
+    text = _text(p)
+    return sorted({f.kind for f in find_secrets(text, None, rules)}) if text else []
 
 
 def secret_findings(vault: Vault) -> list[Finding]:
@@ -108,5 +108,4 @@ def redact_stored(vault: Vault, findings: list[Finding], w: VaultWriter) -> Path
 
 
 def stored_secrets_in(p: Path) -> bool:
-    text = _text(p)
-    return bool(text and find_secrets(text, None, redaction.user_rules()))
+    return bool(_kinds(p, redaction.user_rules()))

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
-from agentmem_vault.model.ids import is_valid_session_id
+from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, is_valid_session_id
 from agentmem_vault.board.rules import is_conflict_copy
 from agentmem_vault.fs import TMP_SUFFIX, check_path, read_bytes
 from agentmem_vault.fs import _kind
+from agentmem_vault.ops.lifecycle import folder_names
 
 TEMP_KIND = "temp_file"
 STALE_TEMP_SECONDS = 5 * 60
@@ -43,6 +44,8 @@ class VaultState:
     # (path relative to the vault, why): FIFOs, sockets, devices, links leading outside the vault,
     # a file where a folder belongs. Never read, never "fixed" (docs/reliability.md).
     unsafe: list[tuple[str, str]] = field(default_factory=list)
+    # archive/<id>/index.md of each archived session that still has a row: an archive killed halfway
+    archive_indexes: dict[str, str | bytes] = field(default_factory=dict)
 
 
 def _decode(data: bytes) -> str | bytes:
@@ -90,13 +93,6 @@ def _unsafe_entry(path: Path) -> str | None:
     return f"{path.name} is {_kind(st.st_mode)}, not a regular file; it is never read or written"
 
 
-def _names(folder: Path) -> list[str]:
-    try:
-        return sorted(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-
-
 def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     unsafe: list[tuple[str, str]] = []
     idx: bytes | None = None
@@ -106,19 +102,16 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
     else:
         idx = read_bytes(vault.index_path)
     for folder in (vault.sessions_dir, vault.archive_dir, vault.state_dir):
+        rel = f"memory/{folder.name}"
         if folder.exists() and not folder.is_dir():
             unsafe.append(
-                (
-                    f"memory/{folder.name}",
-                    f"memory/{folder.name} is a file, not a folder; commands that "
-                    "write there refuse until it is moved away",
-                )
+                (rel, f"{rel} is a file, not a folder; commands that write there refuse until it is moved away")
             )
         elif why := _unsafe_entry(folder):
-            unsafe.append((f"memory/{folder.name}", why))
+            unsafe.append((rel, why))
     snapshots: dict[str, str | bytes] = {}
     others: list[str] = []
-    for n in _names(vault.sessions_dir) if not any(u[0] == "memory/sessions" for u in unsafe) else []:
+    for n in sorted(folder_names(vault.sessions_dir)) if not any(u[0] == "memory/sessions" for u in unsafe) else []:
         p = vault.sessions_dir / n
         if n.startswith("."):
             continue
@@ -131,17 +124,16 @@ def read_state(vault: Vault, *, now: float | None = None) -> VaultState:
             snapshots[n[:-3]] = _decode(read_bytes(p) or b"")
         else:
             others.append(n)
-    archived = {n for n in _names(vault.archive_dir) if (vault.archive_dir / n).is_dir()}
+    archived = {n for n in folder_names(vault.archive_dir) if (vault.archive_dir / n).is_dir()}
     conflicts: dict[str, str | bytes] = {}
-    for n in _names(vault.memory):
+    for n in sorted(folder_names(vault.memory)):
         if n != "index.md" and is_conflict_copy(n) and (vault.memory / n).is_file():
             conflicts[n] = _decode(read_bytes(vault.memory / n) or b"")
-    return VaultState(
-        None if idx is None else _decode(idx),
-        snapshots,
-        others,
-        archived,
-        conflicts,
-        find_temp_files(vault, now),
-        unsafe,
-    )
+    board = None if idx is None else _decode(idx)
+    on_board = {m.group(0) for m in SESSION_ID_IN_TEXT_RE.finditer(board)} if isinstance(board, str) else set()
+    indexes: dict[str, str | bytes] = {}
+    for n in sorted(archived & on_board):
+        path = vault.archive_path(n) / "index.md"
+        if path.is_file() and not _unsafe_entry(path):
+            indexes[n] = _decode(read_bytes(path) or b"")
+    return VaultState(board, snapshots, others, archived, conflicts, find_temp_files(vault, now), unsafe, indexes)

@@ -2,13 +2,14 @@
 rather than the board's text, and ``diagnose``, which runs every check.
 
 A check here is a function of the vault registered with ``@vault_check`` (run by both
-``diagnose`` and ``repair``, in the order of this file). Archives and Obsidian properties have a
-repair of their own, so ``diagnose`` and ``repair`` call them directly.
+``diagnose`` and ``repair``, in the order of this file). Interrupted operations and Obsidian
+properties have a repair of their own, so ``diagnose`` and ``repair`` call them directly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError
@@ -17,6 +18,9 @@ from agentmem_vault.ops.doctor.findings import ERROR, WARNING, DoctorReport, Fin
 from agentmem_vault.ops.doctor.secrets import secret_findings
 from agentmem_vault.ops.doctor.state import read_state
 from agentmem_vault.board.store import BoardWriter
+
+if TYPE_CHECKING:
+    from agentmem_vault.model.notes import Note
 
 VaultCheck = Callable[[Vault], list[Finding]]
 VAULT_CHECKS: list[VaultCheck] = []
@@ -75,18 +79,12 @@ def project_findings(vault: Vault) -> list[Finding]:
                 continue
             if fold_name(aliases.canonical(n.project)) in known:
                 continue
-            rel = n.path.relative_to(vault.root).as_posix() if n.path else None
-            out.append(
-                Finding(
-                    "note_project_unknown",
-                    WARNING,
-                    f"memory {n.id or n.title!r} belongs to project {n.project!r}, which no chat of this vault ran in "
-                    "(renamed or moved?): it is shown in no chat",
-                    hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global), or add "
-                    f"{n.project!r} under projects: in memory/.agentmem/config.yaml",
-                    path=rel,
-                )
+            message = (
+                f"memory {n.id or n.title!r} belongs to project {n.project!r}, which no chat of this vault ran in "
             )
+            message += "(renamed or moved?): it is shown in no chat"
+            hint = f"{_move_hint(n)}, or add {n.project!r} under projects: in memory/.agentmem/config.yaml"
+            out.append(Finding("note_project_unknown", WARNING, message, hint=hint, path=_rel(vault, n)))
         return out
     except AgentmemError:
         return []
@@ -103,35 +101,40 @@ def unscoped_findings(vault: Vault) -> list[Finding]:
         for n in load_notes(vault):
             if not n.active or n.scope != "unscoped" or n.project.strip():
                 continue
-            out.append(
-                Finding(
-                    "note_unscoped",
-                    WARNING,
-                    f"memory {n.id or n.title!r} ({n.title}) comes from a source whose project is unknown: "
-                    "it is shown in no project's chats",
-                    hint=f"agentmem memories move {n.id or n.title} --project NAME (or --global)",
-                    path=n.path.relative_to(vault.root).as_posix() if n.path else None,
-                )
-            )
+            message = f"memory {n.id or n.title!r} ({n.title}) comes from a source whose project is unknown: "
+            message += "it is shown in no project's chats"
+            out.append(Finding("note_unscoped", WARNING, message, hint=_move_hint(n), path=_rel(vault, n)))
         return out
     except AgentmemError:
         return []
 
 
-def interrupted_findings(vault: Vault) -> list[Finding]:
-    """Operations killed halfway whose transaction is not undone yet (docs/reliability.md, "Crash
-    safety"): the next writer, ``doctor --fix`` included, puts their files back."""
+def _move_hint(n: Note) -> str:
+    return f"agentmem memories move {n.id or n.title} --project NAME (or --global)"
+
+
+def _rel(vault: Vault, n: Note) -> str | None:
+    return n.path.relative_to(vault.root).as_posix() if n.path else None
+
+
+def interrupted_findings(vault: Vault, recovered: list[tuple[str, int]] | None = None) -> list[Finding]:
+    """Operations killed halfway (docs/reliability.md, "Crash safety"): those whose transaction is
+    not undone yet (the next writer, ``doctor --fix`` included, puts their files back), or with
+    ``recovered`` the ones the writer of ``doctor --fix`` put back as it took the lock."""
     from agentmem_vault.writer import pending_undo
 
-    return [
-        Finding(
-            "operation_interrupted",
-            ERROR,
-            f"an operation was killed halfway ({command or 'unknown command'}, {n} file(s)); its changes are not undone yet",
-            fix="put every file it changed back as it was (the next command that writes does the same)",
-        )
-        for command, n in pending_undo(vault)
-    ]
+    out = []
+    fix = "put every file it changed back as it was"
+    for command, n in pending_undo(vault) if recovered is None else recovered:
+        what = f"an operation was killed halfway ({command or 'unknown command'}"
+        if recovered is None:
+            message = f"{what}, {n} file(s)); its changes are not undone yet"
+            later = fix + " (the next command that writes does the same)"
+            out.append(Finding("operation_interrupted", ERROR, message, fix=later))
+        else:
+            message = f"{what}): {n} file(s) put back as they were"
+            out.append(Finding("operation_interrupted", ERROR, message, fix=fix, fixed=True))
+    return out
 
 
 def obsidian_findings(vault: Vault, w: BoardWriter | None = None) -> list[Finding]:
@@ -146,13 +149,8 @@ def obsidian_findings(vault: Vault, w: BoardWriter | None = None) -> list[Findin
         out.append(Finding(ob.TYPES_MISSING, WARNING, exc.message, hint="fix or remove .obsidian/types.json"))
     else:
         if missing:
-            out.append(
-                Finding(
-                    ob.TYPES_MISSING,
-                    WARNING,
-                    f".obsidian/types.json lacks the property types of {', '.join(missing[:6])}"
-                    + (f" and {len(missing) - 6} more" if len(missing) > 6 else ""),
-                    fix="merge our property types into it (the old file is backed up)",
-                )
-            )
+            more = f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+            message = f".obsidian/types.json lacks the property types of {', '.join(missing[:6])}{more}"
+            fix = "merge our property types into it (the old file is backed up)"
+            out.append(Finding(ob.TYPES_MISSING, WARNING, message, fix=fix))
     return out
