@@ -22,17 +22,9 @@ from agentmem_vault.recall.refresh import NoteWriter
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from pathlib import Path
     from typing import Any
 
     from agentmem_vault.board.summary import BoardState
-
-
-def _size(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
 
 
 def _row_ids(text: str) -> list[str]:
@@ -116,19 +108,15 @@ class BoardWriter(NoteWriter):
         line = it.render_row(row)
         if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
             raise WriteFailed(f"row {row.session_id} would not read back as written")
-        if state is not None and state.writable and state.appendable:
-            if has_row(state, row.session_id):
-                raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-            self._append_line(row, state, line)
-            return
-        before = self.index_text()
-        doc = it.parse_index(before)
-        if strict:
-            doc.check_writable()
-        if has_row(doc, row.session_id):
+        fast = state is not None and state.writable and state.appendable
+        board = state if fast and state is not None else self.index(strict=strict)
+        if has_row(board, row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+        if not isinstance(board, it.IndexDoc):
+            self._append_line(row, board, line)
+            return
         # a missing or empty index is created with the header
-        new_text = it.edit_table(doc, {}, [row]) if before else it.new_index_text() + line + "\n"
+        new_text = it.edit_table(board, {}, [row]) if board.render() else it.new_index_text() + line + "\n"
         self._rewrite(new_text, "append_row", session_id=row.session_id, before=None, after=row.to_dict())
 
     def _append_line(self, row: it.Row, state: BoardState, line: str) -> None:
@@ -138,7 +126,11 @@ class BoardWriter(NoteWriter):
         nl = state.newline
         path = self.vault.index_path
         tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
-        if _size(path) != state.size:
+        try:
+            size: int | None = os.stat(path).st_size
+        except OSError:
+            size = None
+        if size != state.size:
             raise VerifyFailed(
                 f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
                 "nothing was written, run the command again"

@@ -114,10 +114,7 @@ def _order(a_ids: list[str], b_ids: list[str], keep: set[str], base: set[str]) -
 
 def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> MergeOutcome:
     """Three-way merge of ``memory/index.md``: rows by Session ID, the rest by ``line_merge``."""
-    texts = [(t[1:], True) if t.startswith(it.BOM) else (t, False) for t in (base, ours, theirs)]
-    o_doc, a_doc, b_doc = (
-        _parse_board(t, side) for (t, _), side in zip(texts, ("base", "ours", "theirs"), strict=True)
-    )
+    o_doc, a_doc, b_doc = (_parse_board(base, "base"), _parse_board(ours, "ours"), _parse_board(theirs, "theirs"))
     o, a, b = _rows(o_doc), _rows(a_doc), _rows(b_doc)
     reports: list[str] = []
     merged: dict[str, it.Row] = {}
@@ -167,7 +164,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
     if pre_text and header and not pre_text.endswith(("\n", "\r")):
         pre_text += nl
     text = pre_text + header + body + post_text
-    if texts[1][1]:
+    if a_doc.bom:
         text = it.BOM + text
     added = [sid for sid in order if sid not in a]
     if added:
