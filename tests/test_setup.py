@@ -203,3 +203,19 @@ def test_an_unchanged_config_step_carries_no_preview(home: Path, tmp_path: Path)
     again = run_setup(opts, runner=FakeRunner())
     config = next(c for c in again.to_dict()["changes"] if c["step"] == "config")
     assert (config["action"], config["preview"]) == ("unchanged", "")
+
+
+def test_a_codex_edit_that_would_not_enable_hooks_fails_also_under_python_dash_o(tmp_path: Path) -> None:
+    """``[features]`` inside a multi-line string: the edit lands in the string, so codex_hooks is
+    still unset; the check refuses it, also with ``python -O`` (which drops asserts)."""
+    codex = tmp_path / ".codex"
+    codex.mkdir()
+    original = 'notes = """\n[features]\n"""\nmodel = "o3"\n'
+    (codex / "config.toml").write_text(original, encoding="utf-8")
+    code = (
+        "import sys; from pathlib import Path; from agentmem_vault.integrations.setup import _codex_toml_step; "
+        "c = _codex_toml_step(Path(sys.argv[1]), dry_run=False); print(c.action, c.detail)"
+    )
+    out = subprocess.run([sys.executable, "-O", "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("fail could not add codex_hooks safely"), out.stdout + out.stderr
+    assert (codex / "config.toml").read_text(encoding="utf-8") == original
