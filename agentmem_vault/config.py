@@ -90,8 +90,6 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
         raise ConfigError(f"{path}: not valid YAML{where} ({exc.problem}); fix or remove that file") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:

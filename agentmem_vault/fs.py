@@ -259,13 +259,9 @@ class DryRun:
         """The paths that would have been written or removed, in the order first touched."""
         out = []
         for key, data in self.files.items():
-            try:  # the file as it is on disk (read_bytes would see the overlay)
-                fd = _open_regular(Path(key), os.O_RDONLY)
-                try:
-                    same = _read_fd(fd, Path(key), MAX_READ_BYTES) == data
-                finally:
-                    os.close(fd)
-            except (OSError, AgentmemError):
+            try:  # the file as it is on disk (read_bytes would see the overlay); None when missing
+                same = _reading(Path(key), lambda fd, p: _read_fd(fd, p, MAX_READ_BYTES)) == data
+            except AgentmemError:
                 same = data is None
             if not same:
                 out.append(key)
@@ -301,10 +297,10 @@ def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes 
     if hit is not _MISSING:
         return None if hit is None else hit[offset:]  # type: ignore[index]
 
-    def _do(fd: int) -> bytes:
+    def _do(fd: int, p: Path) -> bytes:
         if offset:
             os.lseek(fd, offset, os.SEEK_SET)
-        return _read_fd(fd, path, limit)
+        return _read_fd(fd, p, limit)
 
     return _reading(path, _do)
 
@@ -312,17 +308,17 @@ def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes 
 def read_head(path: Path, size: int) -> bytes | None:
     """At most the first ``size`` bytes of a regular file (None when it does not exist), for
     files of which only a head matters (a workspace's ``.git/config``, a transcript's first lines)."""
-    return _reading(path, lambda fd: os.read(fd, size))
+    return _reading(path, lambda fd, _: os.read(fd, size))
 
 
-def _reading(path: Path, read: Callable[[int], bytes]) -> bytes | None:
-    """``read`` on ``path`` opened by the rule (``_open_regular``); None when it does not exist,
-    an error naming the path (never a traceback) when it cannot be read."""
+def _reading(path: Path, read: Callable[[int, Path], bytes]) -> bytes | None:
+    """``read(fd, path)`` on ``path`` opened by the rule (``_open_regular``); None when it does not
+    exist, an error naming the path (never a traceback) when it cannot be read."""
 
     def _do() -> bytes:
         fd = _open_regular(path, os.O_RDONLY)
         try:
-            return read(fd)
+            return read(fd, path)
         finally:
             os.close(fd)
 

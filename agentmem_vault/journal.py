@@ -11,12 +11,14 @@ import json
 from dataclasses import dataclass, field
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, UsageError
+from agentmem_vault.errors import AgentmemError, Refused, SessionNotFound, SnapshotFormatError, UsageError
 from agentmem_vault.board import table as it
+from agentmem_vault.board.rules import synced_row
+from agentmem_vault.model.snapshot import parse_snapshot
 from agentmem_vault.model.ids import is_valid_session_id, validate_agent_name, validate_session_id
 from agentmem_vault.board.store import BoardWriter, has_row
 from agentmem_vault.writer import journal_files
-from agentmem_vault.fs import read_bytes
+from agentmem_vault.fs import read_bytes, read_text
 
 
 @dataclass
@@ -67,12 +69,8 @@ def history(vault: Vault, session_id: str | None = None, limit: int = 50) -> Jou
 
 def last_removed_row(vault: Vault, session_id: str) -> dict | None:
     """The last journaled copy of a removed row of ``session_id``, as journaled (not yet checked)."""
-    found: dict | None = None
-    for e in read_journal(vault).entries:
-        for r in removed_rows(e):
-            if r.get("session_id") == session_id:
-                found = r
-    return found
+    rows = [r for e in read_journal(vault).entries for r in removed_rows(e) if r.get("session_id") == session_id]
+    return rows[-1] if rows else None
 
 
 def row_from_journal(raw: dict, session_id: str) -> it.Row:
@@ -117,11 +115,6 @@ def _in_step_with_snapshot(vault: Vault, row: it.Row) -> it.Row:
     """The journal's row brought in step with its snapshot's Metadata (Topic, Status, Updated At),
     by the rule doctor --fix uses (docs/board.md): the snapshot may have moved on since the row was
     removed. A missing or unreadable snapshot leaves the journal's row as it was."""
-    from agentmem_vault.board.rules import synced_row
-    from agentmem_vault.errors import SnapshotFormatError
-    from agentmem_vault.fs import read_text
-    from agentmem_vault.model.snapshot import parse_snapshot
-
     text = read_text(vault.session_path(row.session_id))
     if text is None:
         return row

@@ -14,6 +14,10 @@ from pathlib import Path
 from agentmem_vault.errors import ConfigError
 from agentmem_vault.model.ids import validate_session_id
 
+TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any
+
 try:  # the builtin module: hashlib loads OpenSSL, which the sessionStart hook cannot afford
     from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - other Pythons
@@ -25,10 +29,8 @@ def user_config_dir() -> Path:
     if env:
         return Path(env)
     if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
-        return Path(base) / "agentmem"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "agentmem"
+        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming") / "agentmem"
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "agentmem"
 
 
 def user_cache_dir() -> Path:
@@ -37,12 +39,10 @@ def user_cache_dir() -> Path:
     if env:
         return Path(env)
     if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "agentmem" / "Cache"
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "agentmem" / "Cache"
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Caches" / "agentmem"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "agentmem"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentmem"
 
 
 def ensure_cache_folder(folder: Path) -> Path:
@@ -56,6 +56,11 @@ def ensure_cache_folder(folder: Path) -> Path:
             "Set AGENTMEM_CACHE_DIR to a writable local folder"
         ) from exc
     return folder
+
+
+def _under(folder: str, name: str) -> Any:
+    """A property: ``name`` in the vault's ``folder`` (``memory`` or ``state_dir``)."""
+    return property(lambda self: getattr(self, folder) / name)
 
 
 class Vault(namedtuple("Vault", ("root", "memory", "state_dir"))):
@@ -75,34 +80,14 @@ class Vault(namedtuple("Vault", ("root", "memory", "state_dir"))):
     def __getnewargs__(self) -> tuple[Path]:  # type: ignore[override]
         return (self.root,)
 
-    @property
-    def index_path(self) -> Path:
-        return self.memory / "index.md"
-
-    @property
-    def sessions_dir(self) -> Path:
-        return self.memory / "sessions"
-
-    @property
-    def archive_dir(self) -> Path:
-        return self.memory / "archive"
-
-    @property
-    def longterm_dir(self) -> Path:
-        return self.memory / "long-term"
-
-    @property
-    def journal_path(self) -> Path:
-        return self.state_dir / "journal.jsonl"
-
-    @property
-    def issued_ids_path(self) -> Path:
-        """The issued-IDs ledger (docs/reliability.md): every Session ID handed out, one per line."""
-        return self.state_dir / "issued-ids.txt"
-
-    @property
-    def config_path(self) -> Path:
-        return self.state_dir / "config.yaml"
+    # the vault's files and folders, each named once
+    index_path: Path = _under("memory", "index.md")
+    sessions_dir: Path = _under("memory", "sessions")
+    archive_dir: Path = _under("memory", "archive")
+    longterm_dir: Path = _under("memory", "long-term")
+    journal_path: Path = _under("state_dir", "journal.jsonl")
+    issued_ids_path: Path = _under("state_dir", "issued-ids.txt")  # every Session ID handed out (docs/reliability.md)
+    config_path: Path = _under("state_dir", "config.yaml")
 
     def session_path(self, session_id: str) -> Path:
         return self.sessions_dir / f"{validate_session_id(session_id)}.md"

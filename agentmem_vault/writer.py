@@ -76,7 +76,6 @@ class _UndoRecord:
     def add_entry(self, entry: dict) -> None:
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
         if self.count == 0:  # a new manifest replaces whatever is at its name, never appends through it
-            self.folder.mkdir(parents=True, exist_ok=True)
             write_cache_file(self.folder / _MANIFEST, line)
         else:
             append_line(self.folder / _MANIFEST, line, durable=False)

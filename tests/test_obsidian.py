@@ -453,7 +453,8 @@ def test_every_link_to_a_session_resolves_before_and_after_archive(vault, clock)
 def test_long_term_notes_link_their_source_sessions(vault, clock):
     """The one note model (model/notes.py) writes a session source as a quoted [[id]] link, which
     resolves to the snapshot before archive and by alias after it."""
-    from agentmem_vault.model.notes import Note, as_link, parse_note, render_note
+    from agentmem_vault.model.ids import link as as_link
+    from agentmem_vault.model.notes import Note, parse_note, render_note
     from agentmem_vault.ops.archive import archive
     from agentmem_vault.ops.sessions import register_manual
 

@@ -35,11 +35,8 @@ def _rebuild_ledger(vault: Vault) -> bytes:
     """The ledger is gone (or never existed): rebuild it once from the journal (every rotated file)
     and the conversation pairs, which also name every issued ID. The index, sessions/ and archive/
     are counted by ``taken_ids`` on every registration anyway."""
-    found: set[str] = set()
-    for f in [*journal_files(vault.journal_path), vault.state_dir / "conversations.jsonl"]:
-        data = read_bytes(f)
-        if data:
-            found |= ids_in_json_lines(data)
+    files = [*journal_files(vault.journal_path), vault.state_dir / "conversations.jsonl"]
+    found = set().union(*(ids_in_json_lines(read_bytes(f) or b"") for f in files))
     blob = "".join(sid + "\n" for sid in sorted(found)).encode("utf-8")
     make_dirs(vault.state_dir)
     atomic_write_bytes(vault.issued_ids_path, blob)

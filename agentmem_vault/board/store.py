@@ -15,24 +15,16 @@ import os
 from agentmem_vault.board import ids, summary
 from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
-from agentmem_vault.redaction import redact_row, redact_text
+from agentmem_vault.redaction import redact_board, redact_row
 from agentmem_vault.fs import append_bytes, atomic_write_text, read_bytes, read_from, read_text
 from agentmem_vault.recall.refresh import NoteWriter
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from pathlib import Path
     from typing import Any
 
     from agentmem_vault.board.summary import BoardState
-
-
-def _size(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
 
 
 def _row_ids(text: str) -> list[str]:
@@ -82,9 +74,10 @@ class BoardWriter(NoteWriter):
         ``burn``: IDs whose rows this write removes, appended to the issued-IDs ledger (fsynced)
         before the table is written (docs/reliability.md). Not undone by a rollback: the ledger is
         append-only, an ID burned too many is harmless, and restoring it (before the board, in
-        reverse order) would free the ID if the board's restore then failed."""
+        reverse order) would free the ID if the board's restore then failed. Redacted once, only
+        what is new (docs/redaction.md)."""
         path = self.vault.index_path
-        new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
+        new_text = redact_board(self.vault, self.index_text(), new_text)
         self._remember(path)
         self.journal(action, path=path, **data)
         ids.burn(self.vault, list(burn))
@@ -115,19 +108,15 @@ class BoardWriter(NoteWriter):
         line = it.render_row(row)
         if it.split_cells(line) != [it.escape_cell(c).replace("\\|", "|") for c in row.cells()]:
             raise WriteFailed(f"row {row.session_id} would not read back as written")
-        if state is not None and state.writable and state.appendable:
-            if has_row(state, row.session_id):
-                raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
-            self._append_line(row, state, line)
-            return
-        before = self.index_text()
-        doc = it.parse_index(before)
-        if strict:
-            doc.check_writable()
-        if has_row(doc, row.session_id):
+        fast = state is not None and state.writable and state.appendable
+        board = state if fast and state is not None else self.index(strict=strict)
+        if has_row(board, row.session_id):
             raise IndexFormatError(f"Session ID {row.session_id} already has a row; refusing to add a second")
+        if not isinstance(board, it.IndexDoc):
+            self._append_line(row, board, line)
+            return
         # a missing or empty index is created with the header
-        new_text = it.edit_table(doc, {}, [row]) if before else it.new_index_text() + line + "\n"
+        new_text = it.edit_table(board, {}, [row]) if board.render() else it.new_index_text() + line + "\n"
         self._rewrite(new_text, "append_row", session_id=row.session_id, before=None, after=row.to_dict())
 
     def _append_line(self, row: it.Row, state: BoardState, line: str) -> None:
@@ -137,7 +126,11 @@ class BoardWriter(NoteWriter):
         nl = state.newline
         path = self.vault.index_path
         tail = (("" if state.ends_nl else nl) + line + nl).encode("utf-8")
-        if _size(path) != state.size:
+        try:
+            size: int | None = os.stat(path).st_size
+        except OSError:
+            size = None
+        if size != state.size:
             raise VerifyFailed(
                 f"memory/index.md changed before {row.session_id} could be added (another program wrote it); "
                 "nothing was written, run the command again"
@@ -183,8 +176,8 @@ class BoardWriter(NoteWriter):
 
     def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
         """Whole-table rewrite computed by the caller from the text read under this lock."""
-        new_text = redact_text(new_text)
         before = self.index_text()
+        new_text = redact_board(self.vault, before, new_text)
         if new_text == before:
             return
         kept = set(it.parse_index(new_text).ids())  # never write a table we could not read back

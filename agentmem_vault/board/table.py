@@ -244,8 +244,7 @@ def parse_index(text: str) -> IndexDoc:
     if "\x00" in text:
         raise IndexFormatError("memory/index.md contains binary data (NUL bytes); refusing to touch it")
     bom = text.startswith(BOM)
-    if bom:
-        text = text[1:]
+    text = text[1:] if bom else text
     lines = split_lines(text)
     crlf = sum(1 for ln in lines if ln.endswith("\r\n"))
     newline = "\r\n" if crlf and crlf * 2 >= sum(1 for ln in lines if ln.endswith("\n")) else "\n"

@@ -61,17 +61,14 @@ def anaphoric_only(sentence: str) -> bool:
     return substance(rest) <= 4
 
 
+_NOT_STATED = ("question", "not_memory", "todo")  # cues of what is asked, a look-alike, session state
+
+
 @lru_cache(maxsize=8192)
 def is_statement(s: str) -> bool:
     f = folded(s)
-    return (
-        substance(s) >= 6
-        and not has("question", f)
-        and not anaphoric_only(s)
-        and not has("not_memory", f)
-        and not has("todo", f)
-        and not (has("task_request", f) and not has("general", f))
-    )
+    task = has("task_request", f) and not has("general", f)
+    return substance(s) >= 6 and not task and not anaphoric_only(s) and not any(has(c, f) for c in _NOT_STATED)
 
 
 def _announcer(intro: str) -> bool:
@@ -108,8 +105,8 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     dislike or a kept fact leads to, the other half of a correction, a sentence with no force of
     its own, an extension (scope, exception, example) or a pointer back at it."""
     f = fold(nxt)
-    if without_opener(f) != f or not nxt.strip():
-        return False  # "Also, …" / "另外 …" opens a statement of its own
+    if without_opener(f) != f or not nxt.strip() or (f.startswith("and ") and has("imperative", f[4:])):
+        return False  # "Also, …" / "另外 …" / "and drop …" opens a statement of its own
     nc = classify(nxt, said)
     pointer = has("pointer", f) and specificity_score(nxt) == 0
     if starts_with_reason(nxt) or has("extends", f) or pointer:
@@ -126,10 +123,13 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     if hit.kind == "pitfall":
         return nc.kind in ("rule", "explicit", "correction", "environment")
     directive = nc.kind in ("rule", "correction", "preference")
+    if directive and not nc.asked and has("ban", folded(content)) != has("ban", folded(nxt)):
+        return True  # a ban and what to do instead, either way round ("We never use inline styles. …")
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)
-        return directive and classify(content, said) is not None and not has("rule", folded(content))
+        known = classify(content, said) is not None or is_statement(content)
+        return directive and known and not has("rule", folded(content))
     return directive and hit.kind in ("preference", "correction")  # a dislike's remedy
 
 
@@ -256,8 +256,10 @@ class _Scan:
             if (idx, k0 + i) in self.told or has("todo", folded(s)):
                 i += 1
             elif j:  # "No. <what is so> … <the rule>.": one correction, said after its opener
-                said = " ".join(clean(x) for x in sents[i + 1 : j + 1])
-                self.emit(said, list(sents[i : j + 1]), Cue("correction", 4, 0.8), idx, list(range(k0 + i, k0 + j + 1)))
+                hit, said = Cue("correction", 4, 0.8), " ".join(clean(x) for x in sents[i + 1 : j + 1])
+                while j + 1 < len(sents) and _absorbs(hit, said, sents[j + 1], self.said):
+                    j, said = j + 1, f"{said} {clean(sents[j + 1])}"
+                self.emit(said, list(sents[i : j + 1]), hit, idx, list(range(k0 + i, k0 + j + 1)))
                 i = j + 1
             elif anaphoric_only(s):
                 continue_statement(self, s, idx, k0 + i, flat)
@@ -332,7 +334,9 @@ class _Scan:
                 # "We start with X. No Y until …": the choice an alternative ruled out goes with
                 raw, content = [sents[i - 1], *raw], f"{clean(_body(sents[i - 1]))} {content}"
                 start = i - 1
-            if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
+            bare = substance(cue("filler").sub(" ", cue("explicit").sub(" ", fold(content)))) <= 4
+            if (len(content) < 4 or hit.asked and bare) and i + 1 < len(sents):
+                # "記住：", "Remember:", "可以記一下嗎？" alone: what to keep follows
                 i += 1
                 raw.append(sents[i])
                 content = clean(sents[i])
@@ -363,16 +367,12 @@ def continue_statement(scan: _Scan, s: str, idx: int, k: int, flat: list[str]) -
         return
     existing = [scan.made[(t, j)] for t, j, _ in target if (t, j) in scan.made]
     if existing:
-        f = existing[-1]
-        if durable:
-            f.asked = True
-        f.raw.append(s)
+        existing[-1].asked = existing[-1].asked or durable
+        existing[-1].raw.append(s)
         return
     text = " ".join(x for _, _, x in target)
-    if not durable and not has("approval_general", fold(text)):
+    if (not durable and not has("approval_general", fold(text))) or has("not_memory", fold(text)):
         return  # "對，就這樣" after a one-off instruction approves the task, it sets no rule
-    if has("not_memory", fold(text)):
-        return
     content = " ".join(clean(x) for _, _, x in target)
     hit = Cue("explicit", 5, 0.9, True) if durable else Cue("preference", 4, 0.7, False)
     made = scan.emit(content, [text, s], hit, idx, [])
@@ -490,10 +490,8 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
     snapshot: list[Found] = []
     for idx, t in enumerate(turns):
         if recorded and t.section in ("decision", "superseded"):
-            if idx >= first_turn:
-                f = _snapshot_decision(t, idx)
-                if f is not None:
-                    snapshot.append(f)
+            f = _snapshot_decision(t, idx) if idx >= first_turn else None
+            snapshot += [f] if f is not None else []
             plain.append(Turn("assistant", ""))  # keeps the indices of the other turns
         else:
             plain.append(t if t.section != "superseded" else Turn("assistant", ""))

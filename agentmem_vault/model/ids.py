@@ -67,6 +67,12 @@ def base_session_id(now: datetime, agent: str, machine: str = "") -> str:
     return f"{base}-{machine}" if machine else base
 
 
+def link(target: str) -> str:
+    """``[[target]]``: an Obsidian link, the way sessions are named in Properties and note sources
+    (it resolves before and after archive, docs/obsidian.md)."""
+    return f"[[{target}]]"
+
+
 def next_free_id(base: str, taken: Container[str]) -> str:
     """``base`` if free, else ``base-2``, ``base-3``… (never reuses an existing ID)."""
     n = 1

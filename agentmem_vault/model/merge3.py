@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from agentmem_vault.errors import AgentmemError, Unmergeable
 from agentmem_vault.board import table as it
+from agentmem_vault.board.rules import ts_key  # the board's one time order, unreadable times first
 from agentmem_vault.model.snapshot import CONTINUES_FROM, Snapshot, continues_ids, parse_snapshot, render_snapshot
 
 # (base, ours, theirs) -> (merged text, clean). Conflicting hunks carry standard conflict markers.
@@ -25,12 +26,6 @@ class MergeOutcome:
     text: str
     clean: bool  # False: conflict markers were left where a person must decide
     reports: list[str] = field(default_factory=list)  # one line each: what happened and why
-
-
-def ts_key(value: str) -> str:
-    """A timestamp as a string that sorts in time order: ``YYYY-MM-DD HH:MM`` and the ISO forms
-    the board accepts differ only in the date/time separator and seconds."""
-    return (value or "").strip().replace("T", " ")
 
 
 # -- the board ------------------------------------------------------------------------------------
@@ -119,10 +114,7 @@ def _order(a_ids: list[str], b_ids: list[str], keep: set[str], base: set[str]) -
 
 def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> MergeOutcome:
     """Three-way merge of ``memory/index.md``: rows by Session ID, the rest by ``line_merge``."""
-    texts = [(t[1:], True) if t.startswith(it.BOM) else (t, False) for t in (base, ours, theirs)]
-    o_doc, a_doc, b_doc = (
-        _parse_board(t, side) for (t, _), side in zip(texts, ("base", "ours", "theirs"), strict=True)
-    )
+    o_doc, a_doc, b_doc = (_parse_board(base, "base"), _parse_board(ours, "ours"), _parse_board(theirs, "theirs"))
     o, a, b = _rows(o_doc), _rows(a_doc), _rows(b_doc)
     reports: list[str] = []
     merged: dict[str, it.Row] = {}
@@ -172,7 +164,7 @@ def merge_board(base: str, ours: str, theirs: str, line_merge: LineMerge) -> Mer
     if pre_text and header and not pre_text.endswith(("\n", "\r")):
         pre_text += nl
     text = pre_text + header + body + post_text
-    if texts[1][1]:
+    if a_doc.bom:
         text = it.BOM + text
     added = [sid for sid in order if sid not in a]
     if added:

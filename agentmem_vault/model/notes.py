@@ -26,30 +26,12 @@ import yaml
 
 from agentmem_vault.errors import NoteFormatError
 from agentmem_vault.model import template_text, yamlload
+from agentmem_vault.model.ids import link
 
 TAG = "agent-memory/long-term"
 # With seconds: YAML readers (Obsidian, PyYAML) then take it as a date-time, as they do the
 # snapshots' Properties; one format for every time property (docs/notes.md).
 NOTE_TS = "%Y-%m-%dT%H:%M:%S"
-KEY_ORDER = (
-    "id",
-    "title",
-    "category",
-    "keywords",
-    "usage_scenario",
-    "project",
-    "module",
-    "importance",
-    "score",
-    "status",
-    "created",
-    "updated",
-    "sources",
-    "tags",
-)
-# Written after KEY_ORDER, each only when set (the others are always written, in that order).
-OPTIONAL_KEYS = ("scope", "assessment_reason", "deprecated_reason")
-KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
 # How the known properties are read and written, besides text (docs/notes.md): lists, times, and
 # enums (lower-cased; the default when empty).
 _LISTS = frozenset({"keywords", "usage_scenario", "sources", "tags"})
@@ -131,6 +113,8 @@ class Note:
     extra: dict[str, Any] = field(default_factory=dict)
     path: Path | None = field(default=None, compare=False)
     crlf: bool = field(default=False, compare=False)
+    # The fields up to ``tags`` are the properties always written, in this order (KEY_ORDER); the
+    # three after it are written after them, each only when set (OPTIONAL_KEYS).
 
     @property
     def active(self) -> bool:
@@ -152,6 +136,12 @@ class Note:
         return [link_target(s) for s in self.sources]
 
 
+_FIELDS = tuple(f.name for f in fields(Note))
+KEY_ORDER = _FIELDS[: _FIELDS.index("tags") + 1]
+OPTIONAL_KEYS = ("scope", "assessment_reason", "deprecated_reason")
+KNOWN_KEYS = frozenset(KEY_ORDER) | frozenset(OPTIONAL_KEYS)
+
+
 # -- small normalisers (the rules; docs/notes.md) ------------------------------------------------
 
 
@@ -163,17 +153,9 @@ def link_target(value: str) -> str:
     return m.group(1).strip() if m else s
 
 
-def as_link(target: str) -> str:
-    return f"[[{target}]]"
-
-
 def format_note_ts(dt: datetime) -> str:
     """A time this program writes into a note (docs/notes.md): to the second."""
     return dt.strftime(NOTE_TS)
-
-
-def _where(key: str) -> str:
-    return f"property {key!r}"
 
 
 def _text(value: Any, key: str) -> str:
@@ -189,7 +171,7 @@ def _text(value: Any, key: str) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(_list(value, key))
     if isinstance(value, dict):
-        raise NoteFormatError(f"{_where(key)} is a mapping, expected text")
+        raise NoteFormatError(f"property {key!r} is a mapping, expected text")
     return str(value).strip()
 
 
@@ -205,11 +187,6 @@ def _ts(value: Any, key: str) -> str:
 
 
 _MINUTES_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})$")
-
-
-def _enum(value: Any, key: str, default: str) -> str:
-    """Case-insensitive: ``Deprecated`` and ``DEPRECATED`` are ``deprecated``; unknown values kept (lowered)."""
-    return _text(value, key).lower() or default
 
 
 def _number(value: Any) -> float | None:
@@ -260,16 +237,16 @@ def _item(value: Any, key: str) -> list[str]:
     if isinstance(value, (list, tuple)):
         # `- [[a]]` loaded without the pre-pass: [['a']]; the link text is the inner items
         inner = _nested_text(value, key, 1)
-        return [as_link(inner)] if inner else []
+        return [link(inner)] if inner else []
     if isinstance(value, dict):
-        raise NoteFormatError(f"{_where(key)} holds a mapping, expected a list of text")
+        raise NoteFormatError(f"property {key!r} holds a mapping, expected a list of text")
     s = _text(value, key)
     if not s:
         return []
     if s[0] == "[":
         m = _REPR_LINK_RE.match(s)
         if m:  # "['2026-…']": the corruption an earlier version wrote; repaired to the link it was
-            return [as_link(m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2))]
+            return [link(m.group(1).replace("''", "'") if m.group(1) is not None else m.group(2))]
         if _LINKS_RE.fullmatch(s):
             return _split_scalar(s)
     if key in _SPLIT_ITEMS and _SEP_RE.search(s):
@@ -285,7 +262,7 @@ def _nested_text(value: Any, key: str, depth: int) -> str:
     if not isinstance(value, (list, tuple)):
         return _text(value, key)
     if depth > MAX_NESTING or len(value) > MAX_ITEMS:
-        raise NoteFormatError(f"{_where(key)} is nested too deeply to be a list of text or links")
+        raise NoteFormatError(f"property {key!r} is nested too deeply to be a list of text or links")
     return ", ".join(x for x in (_nested_text(v, key, depth + 1) for v in value) if x)
 
 
@@ -295,13 +272,13 @@ def _list(value: Any, key: str) -> list[str]:
         return []
     if isinstance(value, (list, tuple)):
         if len(value) > MAX_ITEMS:
-            raise NoteFormatError(f"{_where(key)} has more than {MAX_ITEMS} items")
+            raise NoteFormatError(f"property {key!r} has more than {MAX_ITEMS} items")
         out: list[str] = []
         for v in value:
             out.extend(_item(v, key))
         return out
     if isinstance(value, dict):
-        raise NoteFormatError(f"{_where(key)} is a mapping, expected a list of text")
+        raise NoteFormatError(f"property {key!r} is a mapping, expected a list of text")
     return _split_scalar(_text(value, key))
 
 
@@ -440,7 +417,7 @@ def _read(key: str, value: Any) -> Any:
     if key in _TIMES:
         return _ts(value, key)
     if key in _ENUMS:
-        return _enum(value, key, _ENUMS[key])
+        return _text(value, key).lower() or _ENUMS[key]  # ``Deprecated`` is ``deprecated``; unknown values kept
     return _importance(value) if key == "importance" else _text(value, key)
 
 
@@ -448,7 +425,7 @@ def note_from_properties(data: dict[str, Any], body: str) -> Note:
     """A Note from loaded properties and the body (an absent ``tags`` is the default tag)."""
     content, heading, preface, history = split_body(body)
     score = _int_in(data.get("score"), *SCORE_RANGE) or _int_in(data.get(LEGACY_SCORE_KEY), *SCORE_RANGE)
-    known = {k: _read(k, data.get(k)) for k in KNOWN_KEYS if k != "score" and (k != "tags" or k in data)}
+    known = {k: _read(k, data.get(k)) for k in KEY_ORDER + OPTIONAL_KEYS if k != "score" and (k != "tags" or k in data)}
     return Note(
         **known,
         score=score or DEFAULT_SCORE,

@@ -18,6 +18,7 @@ from typing import Any
 
 from agentmem_vault.errors import SnapshotFormatError, UsageError
 from agentmem_vault.model import template_text
+from agentmem_vault.model.ids import link
 
 SESSION_TAG = "agent-memory/session"
 ARCHIVE_TAG = "agent-memory/archive"
@@ -71,10 +72,6 @@ def obsidian_datetime(value: str) -> str | None:
     except ValueError:
         return v
     return f"{y}-{mo}-{d}T{h or '00'}:{mi or '00'}:{s or '00'}"
-
-
-def link(session_id: str) -> str:
-    return f"[[{session_id}]]"
 
 
 def _split_list(value: str, empty: tuple[str, ...] = ("-",)) -> list[str]:
@@ -479,9 +476,7 @@ def merge_types_json(existing: str | None) -> tuple[str, list[str]]:
         data = json.loads(existing.lstrip("\ufeff"))
         if not isinstance(data, dict):
             raise TypeError("types.json is not a JSON object")
-    types = data.get("types")
-    if types is None:
-        types = {}
+    types = {} if data.get("types") is None else data["types"]
     if not isinstance(types, dict):
         raise TypeError("the 'types' entry of types.json is not an object")
     changed = [k for k, t in PROPERTY_TYPES.items() if types.get(k) != t]

@@ -186,8 +186,7 @@ def parse_snapshot(text: str) -> Snapshot:
     if not isinstance(text, str):
         raise SnapshotFormatError(f"snapshot must be text, got {type(text).__name__}")
     bom = text.startswith("\ufeff")
-    if bom:
-        text = text[1:]
+    text = text[1:] if bom else text
     crlf = "\r\n" in text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
@@ -248,12 +247,7 @@ def parse_snapshot(text: str) -> Snapshot:
 
 
 def _trim_block(lines: list[str]) -> str:
-    out = [ln.rstrip() for ln in lines]
-    while out and not out[0]:
-        out.pop(0)
-    while out and not out[-1]:
-        out.pop()
-    return "\n".join(out)
+    return "\n".join(ln.rstrip() for ln in lines).strip("\n")
 
 
 def _parse_metadata(body: list[str], snap: Snapshot) -> None:
@@ -274,12 +268,10 @@ def _parse_metadata(body: list[str], snap: Snapshot) -> None:
             m = _KEY_VALUE_RE.match(s)
             if m and re.sub(r"[^0-9a-z]", "", m.group(1).lower()) in _FIELD_ALIASES:
                 key, value = m.group(1), m.group(2)
-        if key is None:
+        if key is not None:
+            key = _FIELD_ALIASES.get(re.sub(r"[^0-9a-z]", "", key.lower()), key.strip())
+        if key is None or key in snap.metadata:  # not a field, or a second row for one: kept, not guessed
             snap.metadata_notes.append(raw.rstrip())
-            continue
-        key = _FIELD_ALIASES.get(re.sub(r"[^0-9a-z]", "", key.lower()), key.strip())
-        if key in snap.metadata:
-            snap.metadata_notes.append(raw.rstrip())  # a second row for the same field: keep, don't guess
         else:
             snap.metadata[key] = (value or "").strip()
 

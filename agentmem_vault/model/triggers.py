@@ -6,7 +6,6 @@ running the routed command is the CLI's job (cli/say_dispatch.py). The table is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -27,8 +26,7 @@ COMMAND_LINES = {
 }
 
 
-@dataclass(frozen=True)
-class Phrase:
+class Phrase(NamedTuple):
     command: str
     text: str
     form: str  # "traditional", "simplified" or "english"
