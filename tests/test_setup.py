@@ -195,6 +195,16 @@ def test_mcp_configs_for_the_agents_found(home: Path, tmp_path: Path) -> None:
     assert not again.changed, render(again)
 
 
+def test_an_unchanged_config_step_carries_no_preview(home: Path, tmp_path: Path) -> None:
+    # `setup --json` lists each step; a preview is the content a step would write, so a config that
+    # already pins this vault has none (as every other unchanged step).
+    opts = SetupOptions(vault=tmp_path / "v", daemon=False, check=False, hooks=False, mcp=False, home=home)
+    run_setup(opts, runner=FakeRunner())
+    again = run_setup(opts, runner=FakeRunner())
+    config = next(c for c in again.to_dict()["changes"] if c["step"] == "config")
+    assert (config["action"], config["preview"]) == ("unchanged", "")
+
+
 def test_a_codex_edit_that_would_not_enable_hooks_fails_also_under_python_dash_o(tmp_path: Path) -> None:
     """``[features]`` inside a multi-line string: the edit lands in the string, so codex_hooks is
     still unset; the check refuses it, also with ``python -O`` (which drops asserts)."""

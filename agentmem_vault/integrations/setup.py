@@ -140,7 +140,7 @@ def _config_step(vault: Vault, dry_run: bool) -> Change:
     edit = plan_text_edit(path, raw, new, what="YAML", check=_yaml_check)
     if not dry_run:
         apply_edit(edit)
-    return Change("config", str(path), edit.action, f"vault: {vault.root}{note}", preview=new)
+    return Change("config", str(path), edit.action, f"vault: {vault.root}{note}", preview=new if edit.changed else "")
 
 
 def _yaml_check(data: bytes) -> None:
