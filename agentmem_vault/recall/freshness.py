@@ -181,9 +181,8 @@ def file_system_type(path: str, mountinfo: str | None = None) -> str | None:
         fields = head.split(" ")
         if not sep or len(fields) < 5 or not tail:
             continue
-        mnt = re.sub(
-            r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]
-        )  # mountinfo writes \ooo for space, tab, newline, \
+        # mountinfo writes space, tab, newline and backslash as \ooo
+        mnt = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
         inside = real == mnt or real.startswith(mnt.rstrip("/") + "/")
         if inside and len(mnt) >= best:  # a later mount on the same point hides the earlier one
             best, kind = len(mnt), tail.split(" ")[0]
