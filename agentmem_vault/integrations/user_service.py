@@ -22,6 +22,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
+from agentmem_vault.command import agentmem_argv
 from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 from agentmem_vault.errors import AgentmemError, Refused, UnsafeValue
 from agentmem_vault.integrations.file_edit import Check, FileEdit, apply_edit, plan_edit, read_current
@@ -67,13 +68,7 @@ class ServiceDef:
         return self.text.encode(self.encoding)
 
 
-def service_key(vault: Vault) -> str:
-    return vault.key[:8]
-
-
 def daemon_argv(vault: Vault, argv: list[str] | None = None) -> list[str]:
-    from agentmem_vault.integrations.hook_install import agentmem_argv
-
     return list(argv or agentmem_argv()) + ["--vault", str(vault.root), "daemon", "run"]
 
 
@@ -152,7 +147,7 @@ def service_definition(
     """What ``daemon install`` writes for this vault on this platform (pure apart from reading the
     environment for folders and the user name)."""
     cmd = daemon_argv(vault, argv)
-    key = service_key(vault)
+    key = vault.key[:8]  # in every name: two vaults get two services
     home = home or Path.home()
     kind = kind or platform_kind(platform)
     if kind == "systemd":
