@@ -274,8 +274,7 @@ def _load(raw: str) -> Any:
 def parse_frontmatter(raw: str) -> Frontmatter:
     """Split the text between the ``---`` lines into entries (exact text) and load it."""
     data = _load(raw)
-    if data is None:
-        data = {}
+    data = {} if data is None else data
     if not isinstance(data, dict):
         raise SnapshotFormatError(f"the YAML frontmatter is not a list of properties (it is a {type(data).__name__})")
     entries: list[Entry] = []
