@@ -334,6 +334,26 @@ def test_note_body_changed_on_both_sides_leaves_markers() -> None:
     assert not out.clean and "<<<<<<<" in out.text
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_drivers_line_merge_is_gits_own_merge_file() -> None:
+    """What the driver hands the board's and a note's prose to: ``git merge-file`` on copies
+    outside the vault, clean when the sides changed different lines, else git's markers."""
+    from agentmem_vault.integrations.merge_driver import git_line_merge
+
+    merge = git_line_merge("memory/long-term/x.md")
+    base = "one\ntwo\nthree\nfour\nfive\n"
+    assert merge(base, base.replace("one", "ONE"), base.replace("five", "FIVE")) == (
+        "ONE\ntwo\nthree\nfour\nFIVE\n",
+        True,
+    )
+    text, clean = merge(base, base.replace("two", "ours"), base.replace("two", "theirs"))
+    assert (
+        not clean
+        and "<<<<<<< ours:memory/long-term/x.md\nours\n" in text
+        and ">>>>>>> theirs:memory/long-term/x.md" in text
+    )
+
+
 # -- the driver with real git -----------------------------------------------------------------------
 
 

@@ -48,13 +48,12 @@ def is_running(vault: Vault) -> bool:
 def status(vault: Vault) -> dict:
     running = is_running(vault)
     data = pidfile.read_json(paths.status_path(vault)) or {}
+    started = data.get("started_epoch")
     return {
         "running": running,
         "vault": str(vault.root),
         "pid": pidfile.trusted_pid(vault) if running else None,
-        "uptime_seconds": round(time.time() - float(data["started_epoch"]), 1)
-        if running and data.get("started_epoch")
-        else None,
+        "uptime_seconds": round(time.time() - float(started), 1) if running and started else None,
         "mode": data.get("mode"),
         "state": data.get("state") if running else "stopped",
         "started_at": data.get("started_at"),
@@ -64,9 +63,7 @@ def status(vault: Vault) -> dict:
         "queue": data.get("queue", {}),
         "queue_length": (data.get("queue") or {}).get("pending", 0),
         "extractor": data.get("extractor"),
-        "last_events": data.get("last_events", []),
-        "errors": data.get("errors", []),
-        "reports": data.get("reports", []),
+        **{key: data.get(key, []) for key in ("last_events", "errors", "reports")},
         "log": str(paths.log_path(vault)),
     }
 
@@ -109,11 +106,8 @@ def start(vault: Vault, *, polling: bool = False, rescan_seconds: float | None =
         code = proc.poll()
         if code is not None:
             try:
-                tail = (
-                    (read_bytes(err_path, limit=pidfile.STATE_FILE_BYTES) or b"")
-                    .decode("utf-8", "replace")[-2000:]
-                    .strip()
-                )
+                raw = read_bytes(err_path, limit=pidfile.STATE_FILE_BYTES) or b""
+                tail = raw.decode("utf-8", "replace")[-2000:].strip()
             except AgentmemError as exc:
                 tail = exc.message
             raise AgentmemError(

@@ -125,14 +125,9 @@ def plan(
 def _fold_conflicts(folder: FolderSnapshot, text: str, archived: Collection[str], out: Plan) -> str:
     """Sync-conflict copies of the index folded in (docs/board.md); the board's text after them."""
     for rel, entry in sorted(folder.conflicts().items()):
-        if entry.error or entry.text is None:
-            out.report(
-                f"conflict:{rel}:{entry.sha}",
-                "conflict_unreadable",
-                f"conflict copy memory/{rel}: {entry.error or 'unreadable'}; left in place",
-            )
-            continue
         try:
+            if entry.error or entry.text is None:  # a copy that cannot be read is reported as one that does not parse
+                raise IndexFormatError(entry.error or "unreadable")
             copy = it.parse_index(entry.text)
         except IndexFormatError as exc:
             out.report(

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from agentmem_vault.board.rules import is_conflict_copy
-from agentmem_vault.fs import TMP_SUFFIX
+from agentmem_vault.errors import AgentmemError
+from agentmem_vault.fs import TMP_SUFFIX, read_bytes
 
 INDEX = "index.md"
 SESSIONS = "sessions"
@@ -92,9 +93,6 @@ def _listdir(path: Path) -> list[str]:
 def _read(path: Path) -> bytes:
     """fs's read: a FIFO, socket or device, or a link leading outside the vault, is refused
     (an OSError here, so it is reported as unreadable), never waited on (docs/reliability.md)."""
-    from agentmem_vault.errors import AgentmemError
-    from agentmem_vault.fs import read_bytes
-
     try:
         data = read_bytes(path)
     except AgentmemError as exc:

@@ -359,14 +359,7 @@ def run_setup(
 
 def render(result: SetupResult, *, footer: bool = True) -> str:
     """The human report: one line per change, what would be written (dry run) indented under it."""
-    verbs = {
-        "create": "create",
-        "update": "update",
-        "unchanged": "ok (unchanged)",
-        "skip": "skipped",
-        "fail": "FAILED",
-        "ok": "ok",
-    }
+    verbs = {"unchanged": "ok (unchanged)", "skip": "skipped", "fail": "FAILED"}  # the others say themselves
     if result.dry_run:
         verbs.update(create="would create", update="would update")
     lines = [f"agentmem setup{' (dry run, nothing written)' if result.dry_run else ''}: vault {result.vault}"]

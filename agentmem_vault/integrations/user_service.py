@@ -359,11 +359,8 @@ def service_status(
         out["state"] = ("loaded, " + m.group(1)) if code == 0 and m else ("loaded" if code == 0 else "not loaded")
     elif sd.kind == "schtasks":
         code, text = runner(["schtasks", "/Query", "/TN", sd.name, "/FO", "LIST"])
-        out["state"] = (
-            (text.split("Status:", 1)[1].split()[0] if "Status:" in text else "registered")
-            if code == 0
-            else "not registered"
-        )
+        state = text.split("Status:", 1)[1].split()[0] if "Status:" in text else "registered"
+        out["state"] = state if code == 0 else "not registered"
     else:
         out["state"] = "starts at logon (Startup folder)"
     return out

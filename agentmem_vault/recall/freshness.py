@@ -180,9 +180,8 @@ def file_system_type(path: str, mountinfo: str | None = None) -> str | None:
                 mountinfo = fh.read().decode("utf-8", "surrogateescape")
     except (OSError, AgentmemError):
         return None
-    lines = mountinfo.splitlines()
     best, kind = -1, None
-    for line in lines:
+    for line in mountinfo.splitlines():
         head, sep, tail = line.partition(" - ")
         fields = head.split(" ")
         if not sep or len(fields) < 5 or not tail:

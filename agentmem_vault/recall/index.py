@@ -237,16 +237,15 @@ class RecallIndex:
         """Open the index file, rebuilding it when missing, corrupt or from another version."""
         if self.conn is not None:
             return self
-        if self.path.exists():
-            try:
+        # Not an index (or a FIFO / link where it belongs): rebuilt, replacing it.
+        with suppress(sqlite3.DatabaseError, AgentmemError):
+            if self.path.exists():
                 conn = self._connect(str(self.path))
                 if self._valid(conn):
                     self.conn = conn
                     self._file = self._file_id()
                     return self
                 conn.close()
-            except (sqlite3.DatabaseError, AgentmemError):
-                pass  # not an index (or a FIFO / link where it belongs): rebuilt, replacing it
         self.rebuild()
         return self
 

@@ -10,15 +10,13 @@ from pathlib import Path
 
 from agentmem_vault.errors import AgentmemError
 
-DB_NAME = "index.sqlite3"
-
 
 def index_dir(vault) -> Path:  # type: ignore[no-untyped-def]
     return vault.state_dir / "recall"
 
 
 def db_path(vault) -> Path:  # type: ignore[no-untyped-def]
-    return index_dir(vault) / DB_NAME
+    return index_dir(vault) / "index.sqlite3"
 
 
 # The rule notes the sessionStart context may show, as of the index's last write: a small JSON file

@@ -340,9 +340,8 @@ def _rank_rows(
     concepts = [(alts, max(_idf(tf[t], n_docs) if t in tf else idf_absent for t in qt)) for alts, qt in plan.concepts]
     idf_total = sum(c[1] for c in concepts) or 1.0
     s_max = max(r[1] for r in rows) or 1.0
-    scored: dict[
-        int, tuple[float, float, float, float, float, float]
-    ] = {}  # docid -> (bm25, coverage, evidence, relevance, recency, importance)
+    # docid -> (bm25, coverage, evidence, relevance, recency, importance)
+    scored: dict[int, tuple[float, float, float, float, float, float]] = {}
     padded = [(tuple(f" {a} " for a in alts), v) for alts, v in concepts]  # built once, not per candidate
     for docid, bm, imp, updated, t1, t2, t3, t4 in rows:
         bag = f" {t1} {t2} {t3} {t4} "

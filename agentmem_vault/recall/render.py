@@ -129,8 +129,7 @@ def render_context(
     rules_cap = int(budget * RULES_SHARE)
     used_rules: list[Hit] = []
     if rules:
-        header = "## Rules that always apply\n"
-        text = header
+        text = "## Rules that always apply\n"
         for h in rules:
             line = render_rule(h)
             room = rules_cap - len(text)
@@ -145,19 +144,13 @@ def render_context(
             text += line
             used_rules.append(h)
         if used_rules:
-            text += "\n"
-            if len(text) <= rules_cap:
-                parts.append(text)
-                used += len(text)
-            else:  # only the trailing blank line overflowed
-                parts.append(text[:-1])
-                used += len(text) - 1
+            text += "\n" if len(text) < rules_cap else ""  # the blank line after them, when it fits
+            parts.append(text)
+            used += len(text)
 
     sess_lines = [render_session(s) for s in sessions]
     sess_header = (
-        "## Sessions you may continue\n"
-        if not (sessions and sessions[0].recent_only)
-        else "## Recent active sessions\n"
+        "## Recent active sessions\n" if sessions and sessions[0].recent_only else "## Sessions you may continue\n"
     )
     sess_reserve = min(int(budget * SESSIONS_SHARE), len(sess_header) + sum(len(x) for x in sess_lines))
 
@@ -184,26 +177,19 @@ def render_context(
         brief_header = "## Other memories (ask for details if needed)\n"
         btext, n = _fit(rest, brief_header, mem_cap - len(mem_text))
         if n:
-            mem_text += btext + "\n"
-            if len(mem_text) > mem_cap:
-                mem_text = mem_text[:-1]
+            mem_text += btext + ("\n" if len(mem_text) + len(btext) < mem_cap else "")
             brief = memories[len(full) : len(full) + n]
         parts.append(mem_text)
         used += len(mem_text)
 
     # 4. sessions: whatever is left (at least their reserve)
-    stext, n = _fit(sess_lines, sess_header, budget - used)
-    used_sessions = sessions[:n]
-    if n:
-        parts.append(stext)
-        used += len(stext)
+    stext, n = _fit(sess_lines, sess_header, budget - used)  # ("", 0) when not even one fits
+    parts.append(stext)
 
     md = "".join(parts).rstrip("\n")
     if not md:
         empty = "_No long-term memories or sessions match this task._"
         md = empty if len(empty) <= budget else ""
     else:
-        md += "\n"
-        if len(md) > budget:
-            md = md[:budget]
-    return md, used_rules, full, brief, used_sessions
+        md = (md + "\n")[:budget]
+    return md, used_rules, full, brief, sessions[:n]

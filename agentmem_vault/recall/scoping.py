@@ -8,6 +8,7 @@ told it, in the order of docs/mcp.md, "Which project"."""
 from __future__ import annotations
 
 import os
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def known_projects(vault: Vault, cfg: dict | None = None) -> list[str]:
     names: dict[str, str] = {}
     for n in aliases_from_config(cfg).known():
         names.setdefault(fold_name(n), n)
-    try:
+    with suppress(Exception):  # an index that cannot be opened names no projects
         from agentmem_vault.recall.index import open_index
 
         idx = open_index(vault)
@@ -71,8 +72,6 @@ def known_projects(vault: Vault, cfg: dict | None = None) -> list[str]:
                 names.setdefault(fold_name(raw), raw)
         finally:
             idx.close()
-    except Exception:  # noqa: BLE001 - an index that cannot be opened names no projects
-        pass
     for proj in projects_of_sessions(vault).values():
         names.setdefault(fold_name(proj), proj)
     return sorted(names.values(), key=fold_name)
