@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from agentmem_vault.errors import AgentmemError, Unmergeable
 from agentmem_vault.board import table as it
+from agentmem_vault.board.rules import ts_key  # the board's one time order, unreadable times first
 from agentmem_vault.model.snapshot import CONTINUES_FROM, Snapshot, continues_ids, parse_snapshot, render_snapshot
 
 # (base, ours, theirs) -> (merged text, clean). Conflicting hunks carry standard conflict markers.
@@ -25,12 +26,6 @@ class MergeOutcome:
     text: str
     clean: bool  # False: conflict markers were left where a person must decide
     reports: list[str] = field(default_factory=list)  # one line each: what happened and why
-
-
-def ts_key(value: str) -> str:
-    """A timestamp as a string that sorts in time order: ``YYYY-MM-DD HH:MM`` and the ISO forms
-    the board accepts differ only in the date/time separator and seconds."""
-    return (value or "").strip().replace("T", " ")
 
 
 # -- the board ------------------------------------------------------------------------------------
