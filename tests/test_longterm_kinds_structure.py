@@ -122,6 +122,29 @@ def test_a_correction_after_its_opener_keeps_what_is_so() -> None:
     assert len(got) == 1 and "App Router" in got[0] and "stop suggesting" in got[0], got
 
 
+@pytest.mark.parametrize(
+    "chat,words",
+    [
+        (
+            [
+                "make the button blue",
+                "Done, inline style.",
+                "we never use inline styles here. colors come from `theme.ts`.",
+            ],
+            ["inline", "theme.ts"],
+        ),
+        (
+            ["可以記一下嗎？我們的 CI runner 沒有對外網路。測試要下載的東西都要放到 `third_party/` 底下。"],
+            ["網路", "third_party/"],
+        ),
+    ],
+)
+def test_a_ban_keeps_its_alternative_and_a_bare_request_what_follows(chat: list[str], words: list[str]) -> None:
+    """Fault 436: a ban and what to do instead were two notes; "可以記一下嗎？" alone kept nothing."""
+    got = kept(*chat)
+    assert len(got) == 1 and all(w in got[0] for w in words), got
+
+
 def test_a_supplement_in_the_same_chat_adds_to_the_last_rule() -> None:
     """Fault 415: "補充一下：…" without naming a rule was a second note."""
     got = kept("以後 API 都要用 pydantic 驗證輸入。", "好。", "補充一下：驗證失敗一律回 422，錯誤欄位放在 `loc`。")

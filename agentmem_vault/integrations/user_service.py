@@ -215,8 +215,8 @@ def _write(edit: FileEdit) -> None:
         raise Refused(f"cannot write {edit.path} ({exc.strerror or exc}); check that folder's permissions") from exc
 
 
-def _described(sd: ServiceDef) -> dict:
-    return {"kind": sd.kind, "name": sd.name, "file": str(sd.path), "definition": sd.text}
+def _described(sd: ServiceDef, **then: object) -> dict:  # ``then``: the keys between file and definition
+    return {"kind": sd.kind, "name": sd.name, "file": str(sd.path), **then, "definition": sd.text}
 
 
 def _run_all(cmds: list[list[str]], runner: Runner) -> tuple[bool, list[dict]]:
@@ -247,7 +247,7 @@ def install(
     sd = service_definition(vault, platform=platform, argv=argv, home=home)
     edit = _edit(sd)
     action = edit.action
-    out: dict = {**_described(sd), "action": action, "dry_run": dry_run, "commands": [], "started": False, "note": None}
+    out: dict = {**_described(sd, action=action, dry_run=dry_run), "commands": [], "started": False, "note": None}
     if dry_run:
         out["commands"] = [{"command": c} for c in sd.start]
         return out

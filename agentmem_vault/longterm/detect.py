@@ -61,17 +61,14 @@ def anaphoric_only(sentence: str) -> bool:
     return substance(rest) <= 4
 
 
+_NOT_STATED = ("question", "not_memory", "todo")  # cues of what is asked, a look-alike, session state
+
+
 @lru_cache(maxsize=8192)
 def is_statement(s: str) -> bool:
     f = folded(s)
-    return (
-        substance(s) >= 6
-        and not has("question", f)
-        and not anaphoric_only(s)
-        and not has("not_memory", f)
-        and not has("todo", f)
-        and not (has("task_request", f) and not has("general", f))
-    )
+    task = has("task_request", f) and not has("general", f)
+    return substance(s) >= 6 and not task and not anaphoric_only(s) and not any(has(c, f) for c in _NOT_STATED)
 
 
 def _announcer(intro: str) -> bool:
@@ -126,10 +123,13 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     if hit.kind == "pitfall":
         return nc.kind in ("rule", "explicit", "correction", "environment")
     directive = nc.kind in ("rule", "correction", "preference")
+    if directive and not nc.asked and has("ban", folded(content)) != has("ban", folded(nxt)):
+        return True  # a ban and what to do instead, either way round ("We never use inline styles. …")
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)
-        return directive and classify(content, said) is not None and not has("rule", folded(content))
+        known = classify(content, said) is not None or is_statement(content)
+        return directive and known and not has("rule", folded(content))
     return directive and hit.kind in ("preference", "correction")  # a dislike's remedy
 
 
@@ -334,7 +334,9 @@ class _Scan:
                 # "We start with X. No Y until …": the choice an alternative ruled out goes with
                 raw, content = [sents[i - 1], *raw], f"{clean(_body(sents[i - 1]))} {content}"
                 start = i - 1
-            if len(content) < 4 and i + 1 < len(sents):  # "記住：" / "Remember:" alone: the rule follows
+            bare = substance(cue("filler").sub(" ", cue("explicit").sub(" ", fold(content)))) <= 4
+            if (len(content) < 4 or hit.asked and bare) and i + 1 < len(sents):
+                # "記住：", "Remember:", "可以記一下嗎？" alone: what to keep follows
                 i += 1
                 raw.append(sents[i])
                 content = clean(sents[i])
@@ -365,16 +367,12 @@ def continue_statement(scan: _Scan, s: str, idx: int, k: int, flat: list[str]) -
         return
     existing = [scan.made[(t, j)] for t, j, _ in target if (t, j) in scan.made]
     if existing:
-        f = existing[-1]
-        if durable:
-            f.asked = True
-        f.raw.append(s)
+        existing[-1].asked = existing[-1].asked or durable
+        existing[-1].raw.append(s)
         return
     text = " ".join(x for _, _, x in target)
-    if not durable and not has("approval_general", fold(text)):
+    if (not durable and not has("approval_general", fold(text))) or has("not_memory", fold(text)):
         return  # "對，就這樣" after a one-off instruction approves the task, it sets no rule
-    if has("not_memory", fold(text)):
-        return
     content = " ".join(clean(x) for _, _, x in target)
     hit = Cue("explicit", 5, 0.9, True) if durable else Cue("preference", 4, 0.7, False)
     made = scan.emit(content, [text, s], hit, idx, [])
@@ -492,10 +490,8 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
     snapshot: list[Found] = []
     for idx, t in enumerate(turns):
         if recorded and t.section in ("decision", "superseded"):
-            if idx >= first_turn:
-                f = _snapshot_decision(t, idx)
-                if f is not None:
-                    snapshot.append(f)
+            f = _snapshot_decision(t, idx) if idx >= first_turn else None
+            snapshot += [f] if f is not None else []
             plain.append(Turn("assistant", ""))  # keeps the indices of the other turns
         else:
             plain.append(t if t.section != "superseded" else Turn("assistant", ""))
