@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.errors import Refused, UnsafeValue
+from agentmem_vault.errors import Refused, UnsafeValue, UsageError
 from agentmem_vault.integrations import file_edit, hook_install, mcp_install, merge_install, rules, setup
 from agentmem_vault.integrations import user_service as us
 from agentmem_vault.ops.board import init_vault
@@ -462,3 +462,23 @@ def test_status_and_uninstall_of_a_vault_no_unit_can_name_say_not_installed(tmp_
     vault = hostile_vault(tmp_path, "v\nExecStartPre=x")
     assert us.service_status(vault, runner=lambda a: (0, ""), platform="linux", home=tmp_path)["installed"] is False
     assert us.uninstall(vault, runner=lambda a: (0, ""), platform="linux", home=tmp_path)["removed"] is False
+
+
+@needs_git
+def test_gitattributes_keeps_its_crlf_and_a_lone_marker_is_refused_not_doubled(tmp_path: Path) -> None:
+    # A CRLF .gitattributes gets the block in CRLF too; a file with only the begin marker is refused
+    # (a second block after it would let the next run replace the user's lines between the markers).
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    vault = hostile_vault(repo, "vault")
+    attributes = repo / ".gitattributes"
+    attributes.write_bytes(b"*.txt text\r\n")
+    merge_install.install_merge_driver(vault, argv=["agentmem"], machine="")
+    data = attributes.read_bytes()
+    assert data.startswith(b"*.txt text\r\n") and b"\n" not in data.replace(b"\r\n", b"")
+    lone = (merge_install.BEGIN + "\nmine merge=ours\n").encode("utf-8")
+    attributes.write_bytes(lone)
+    with pytest.raises(UsageError, match="only one of the agentmem markers"):
+        merge_install.install_merge_driver(vault, argv=["agentmem"], machine="")
+    assert attributes.read_bytes() == lone

@@ -215,7 +215,9 @@ def test_importance_bands():
     assert 0.7 <= importance_for("preference", "I prefer small functions") < 0.9
     assert 0.5 <= importance_for("pitfall", "pydantic v2 renamed .dict()") < 0.7
     assert importance_for("rule", "記住：分支名用 feat/ 開頭", recorded=True) <= 0.8
-    assert importance_for("rule", "For the future: when you add a CLI flag, document it") >= 0.9
+    # "from now on" says how long a rule holds, not that it is asked to be remembered
+    assert 0.7 <= importance_for("rule", "For the future: when you add a CLI flag, document it") < 0.9
+    assert importance_for("rule", "以後幫我留意：回覆先講結論") >= 0.9
     assert importance_for("rule", "load tests must never run against the shared staging database") >= 0.9
     assert importance_for("rule", "never log request bodies; they contain PII") >= 0.9
     # a red-line word in the premise or the consequence of another prohibition is no red line
@@ -457,8 +459,11 @@ def test_a_dislike_asked_as_a_question_is_a_preference():
         < 0.9
     )
     assert 0.7 <= importance("可以别再给我推荐 Redux 了吗，状态管理我们用 Zustand。", "preference") < 0.9
-    # a request asked as a question still asks
-    assert importance("Can you make sure every new endpoint gets an OpenAPI example from now on?", "explicit") >= 0.9
+    # a request asked as a question still asks, for a rule from now on (0.7-0.9)
+    assert (
+        0.7 <= importance("Can you make sure every new endpoint gets an OpenAPI example from now on?", "explicit") < 0.9
+    )
+    assert importance("Can you remember that every new endpoint gets an OpenAPI example?", "explicit") >= 0.9
 
 
 def test_red_lines_and_requests_by_their_own_words():

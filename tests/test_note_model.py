@@ -537,3 +537,30 @@ def test_an_oversized_note_is_reported_by_every_reader(vault: Vault, monkeypatch
     assert load_notes(vault, [], reasons) == [] and "larger than" in reasons[vault.longterm_dir / "dump.md"]
     row = _index_row(vault, "dump.md")
     assert "larger than" in row["error"] and row["content"] == "" and row["title"] == "dump"
+
+
+def test_a_note_with_two_bad_properties_names_the_first_in_written_order_whatever_the_hash_seed() -> None:
+    # The message must not depend on set iteration order (PYTHONHASHSEED): `title` comes before
+    # `module` in the properties as written (KEY_ORDER), so it is the one named, on every run.
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from agentmem_vault.model.notes import parse_note\n"
+        "try:\n"
+        "    parse_note('---\\ntitle: {a: 1}\\nmodule: {b: 2}\\n---\\nbody\\n')\n"
+        "except Exception as e:\n"
+        "    print(e)\n"
+    )
+    said = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            check=True,
+        ).stdout.strip()
+        for seed in range(8)
+    }
+    assert len(said) == 1 and "'title'" in said.pop()

@@ -193,3 +193,29 @@ def test_mcp_configs_for_the_agents_found(home: Path, tmp_path: Path) -> None:
     assert parsed["features"]["codex_hooks"] is True and "agentmem" in parsed["mcp_servers"]
     again = run_setup(SetupOptions(vault=tmp_path / "v", daemon=False, check=False, home=home))
     assert not again.changed, render(again)
+
+
+def test_an_unchanged_config_step_carries_no_preview(home: Path, tmp_path: Path) -> None:
+    # `setup --json` lists each step; a preview is the content a step would write, so a config that
+    # already pins this vault has none (as every other unchanged step).
+    opts = SetupOptions(vault=tmp_path / "v", daemon=False, check=False, hooks=False, mcp=False, home=home)
+    run_setup(opts, runner=FakeRunner())
+    again = run_setup(opts, runner=FakeRunner())
+    config = next(c for c in again.to_dict()["changes"] if c["step"] == "config")
+    assert (config["action"], config["preview"]) == ("unchanged", "")
+
+
+def test_a_codex_edit_that_would_not_enable_hooks_fails_also_under_python_dash_o(tmp_path: Path) -> None:
+    """``[features]`` inside a multi-line string: the edit lands in the string, so codex_hooks is
+    still unset; the check refuses it, also with ``python -O`` (which drops asserts)."""
+    codex = tmp_path / ".codex"
+    codex.mkdir()
+    original = 'notes = """\n[features]\n"""\nmodel = "o3"\n'
+    (codex / "config.toml").write_text(original, encoding="utf-8")
+    code = (
+        "import sys; from pathlib import Path; from agentmem_vault.integrations.setup import _codex_toml_step; "
+        "c = _codex_toml_step(Path(sys.argv[1]), dry_run=False); print(c.action, c.detail)"
+    )
+    out = subprocess.run([sys.executable, "-O", "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("fail could not add codex_hooks safely"), out.stdout + out.stderr
+    assert (codex / "config.toml").read_text(encoding="utf-8") == original

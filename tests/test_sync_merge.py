@@ -86,6 +86,29 @@ def test_changed_on_both_sides_merges_field_by_field_and_the_later_update_wins()
     assert it.split_id_list(r.referenced_by) == [C, B]  # union, minus the released D
 
 
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("garbage", "2026-06-01 09:30"),  # unreadable: the oldest (it sorted after every date)
+        ("2026-5-1 10:00", "2026-10-01 10:00"),  # one-digit month: "5" sorted after "1"
+        ("2026-02-30 10:00", "2026-01-01 10:00"),  # no such day
+        ("2026-06-01 09:30", "2026-06-01T09:30:30"),  # ISO with seconds
+        ("-", "2026-06-01"),
+    ],
+)
+def test_the_later_update_wins_by_the_boards_own_time_order_for_odd_times(older: str, newer: str) -> None:
+    """The merge orders Updated At as the board does (board/rules.ts_key: one function, one rule)."""
+    from agentmem_vault.board.rules import ts_key
+
+    assert ts_key(older) < ts_key(newer)
+    base = board(row(A))
+    for ours_upd, theirs_upd, want in ((older, newer, "theirs"), (newer, older, "ours")):
+        ours = board(row(A, topic="ours topic", upd=ours_upd))
+        theirs = board(row(A, topic="theirs topic", upd=theirs_upd))
+        r = rows_of(merge_board(base, ours, theirs, no_line_merge).text)[A]
+        assert r.topic == f"{want} topic", (ours_upd, theirs_upd)
+
+
 def test_deleted_on_one_side_and_unchanged_on_the_other_is_deleted() -> None:
     base = board(row(A), row(B))
     ours = board(row(A))  # organize deleted B

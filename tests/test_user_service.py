@@ -203,3 +203,14 @@ def test_cli_dry_run_and_status(cli, vault: Vault) -> None:
     assert json.loads(r.stdout)["service"]["installed"] is False
     r = cli("daemon", "status", vault=vault)
     assert "service: not installed" in r.stdout
+
+
+def test_install_answers_with_its_keys_in_their_documented_order(vault: Vault, tmp_path: Path) -> None:
+    # `agentmem daemon install --json` prints this dict as it is: scripts and people reading it see
+    # the service, what is done to its file, then the definition and the commands.
+    keys = ["kind", "name", "file", "action", "dry_run", "definition", "commands", "started", "note"]
+    run = FakeRunner()
+    res = us.install(vault, dry_run=True, runner=run, platform="linux", argv=["/bin/agentmem"], home=tmp_path)
+    assert list(res) == keys
+    res = us.install(vault, runner=run, platform="linux", argv=["/bin/agentmem"], home=tmp_path)
+    assert list(res) == keys

@@ -15,7 +15,7 @@ import os
 from agentmem_vault.board import ids, summary
 from agentmem_vault.board import table as it
 from agentmem_vault.errors import AgentmemError, IndexFormatError, VerifyFailed, WriteFailed
-from agentmem_vault.redaction import redact_row, redact_text
+from agentmem_vault.redaction import redact_board, redact_row
 from agentmem_vault.fs import append_bytes, atomic_write_text, read_bytes, read_from, read_text
 from agentmem_vault.recall.refresh import NoteWriter
 
@@ -74,9 +74,10 @@ class BoardWriter(NoteWriter):
         ``burn``: IDs whose rows this write removes, appended to the issued-IDs ledger (fsynced)
         before the table is written (docs/reliability.md). Not undone by a rollback: the ledger is
         append-only, an ID burned too many is harmless, and restoring it (before the board, in
-        reverse order) would free the ID if the board's restore then failed."""
+        reverse order) would free the ID if the board's restore then failed. Redacted once, only
+        what is new (docs/redaction.md)."""
         path = self.vault.index_path
-        new_text = redact_text(new_text)  # what the file layer stores, so the check below holds
+        new_text = redact_board(self.vault, self.index_text(), new_text)
         self._remember(path)
         self.journal(action, path=path, **data)
         ids.burn(self.vault, list(burn))
@@ -175,8 +176,8 @@ class BoardWriter(NoteWriter):
 
     def write_index_text(self, new_text: str, *, reason: str, **journal_data: Any) -> None:
         """Whole-table rewrite computed by the caller from the text read under this lock."""
-        new_text = redact_text(new_text)
         before = self.index_text()
+        new_text = redact_board(self.vault, before, new_text)
         if new_text == before:
             return
         kept = set(it.parse_index(new_text).ids())  # never write a table we could not read back

@@ -24,7 +24,7 @@ from agentmem_vault.integrations import hook_install, user_service
 from agentmem_vault.integrations.file_edit import apply_edit, plan_text_edit, read_for_edit
 from agentmem_vault.integrations.quoting import check_safe
 
-AGENT_DIRS = {"cursor": ".cursor", "claude": ".claude", "codex": ".codex"}
+AGENT_DIRS = {agent: folder for agent, (folder, _) in hook_install.FILES.items()}  # where each keeps its config
 AGENT_NAMES = {"cursor": "Cursor", "claude": "Claude Code", "codex": "Codex"}
 CHECK_CONVERSATION = "agentmem-setup-check"
 
@@ -140,7 +140,7 @@ def _config_step(vault: Vault, dry_run: bool) -> Change:
     edit = plan_text_edit(path, raw, new, what="YAML", check=_yaml_check)
     if not dry_run:
         apply_edit(edit)
-    return Change("config", str(path), edit.action, f"vault: {vault.root}{note}", preview=new)
+    return Change("config", str(path), edit.action, f"vault: {vault.root}{note}", preview=new if edit.changed else "")
 
 
 def _yaml_check(data: bytes) -> None:
@@ -176,9 +176,11 @@ def _codex_toml_step(home: Path, dry_run: bool) -> Change:
     else:
         sep = "\n" if old.endswith("\n") else "\n\n"
         new = (old + sep if old else "") + "[features]\ncodex_hooks = true\n"
-    try:
-        assert tomllib.loads(new)["features"]["codex_hooks"] is True
-    except (tomllib.TOMLDecodeError, KeyError, AssertionError):
+    try:  # the edit is checked, not asserted: python -O would skip an assert
+        ok = tomllib.loads(new)["features"]["codex_hooks"] is True
+    except (tomllib.TOMLDecodeError, KeyError, TypeError):
+        ok = False
+    if not ok:
         return change("fail", f"could not add codex_hooks safely; {by_hand}")
     edit = plan_text_edit(path, raw, new, what="TOML", check=lambda b: tomllib.loads(b.decode("utf-8-sig")))
     if not dry_run:

@@ -123,8 +123,8 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     if hit.kind == "pitfall":
         return nc.kind in ("rule", "explicit", "correction", "environment")
     directive = nc.kind in ("rule", "correction", "preference")
-    if directive and not nc.asked and has("ban", folded(content)) and not has("ban", folded(nxt)):
-        return True  # a ban and what to do instead ("We never use inline styles. Colors come from …")
+    if directive and not nc.asked and has("ban", folded(content)) != has("ban", folded(nxt)):
+        return True  # a ban and what to do instead, either way round ("We never use inline styles. …")
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)

@@ -90,7 +90,7 @@ def _form_kind(f: str, context: str) -> str | None:
     if has("environment", f) or _setup_fact(f):
         return "environment"
     # an imperative, also after an intro that sets its reach ("a general thing, any project: put …")
-    imperative = has("imperative", f) or has("imperative", f.partition(":")[2].lstrip())
+    imperative = any(has("imperative", x.lstrip()) for x in (f, f.partition(":")[2], f.partition(",")[2]))
     if has("rule", f) or has("never_always", f) or (imperative and (has("general", f) or has("scope_all", f))):
         return "rule"
     if has("polite", f) and has("general", f):

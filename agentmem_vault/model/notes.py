@@ -425,7 +425,7 @@ def note_from_properties(data: dict[str, Any], body: str) -> Note:
     """A Note from loaded properties and the body (an absent ``tags`` is the default tag)."""
     content, heading, preface, history = split_body(body)
     score = _int_in(data.get("score"), *SCORE_RANGE) or _int_in(data.get(LEGACY_SCORE_KEY), *SCORE_RANGE)
-    known = {k: _read(k, data.get(k)) for k in KNOWN_KEYS if k != "score" and (k != "tags" or k in data)}
+    known = {k: _read(k, data.get(k)) for k in KEY_ORDER + OPTIONAL_KEYS if k != "score" and (k != "tags" or k in data)}
     return Note(
         **known,
         score=score or DEFAULT_SCORE,

@@ -119,7 +119,7 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
         turn_text and not joined and corrects_assistant(turn_text, before, choosing=choosing)
     )
     # an item of "Remember that X, and also that Y" is asked for by the sentence that holds it
-    said = sentence if asks_to_remember(sentence, in_so_many_words=True) else words
+    said = sentence if asks_to_remember(sentence) else words
     # so is one the user's next turn asks for by pointing back ("对，这条帮我记住", "記一下這個坑：")
     said += " " + (back[0] if (back := section("statement_words.txt", "asked_after").match(fold(after))) else "")
     asked = asks_to_remember(said)

@@ -17,13 +17,10 @@ EXPERIENCE = 0.6
 RECORDED_MAX = 0.8  # a snapshot is the agent's record, not the user's words: never an always-on rule
 
 
-def asks_to_remember(words: str, *, in_so_many_words: bool = False) -> bool:
-    """The user asked for this to be kept: "記住", "keep in mind", and unless ``in_so_many_words``
-    also "from now on", "下次", "every time"."""
-    f = fold(words)
-    if _pattern("remember_requests.txt").search(f):
-        return True
-    return not in_so_many_words and bool(_pattern("explicit_requests.txt").search(f))
+def asks_to_remember(words: str) -> bool:
+    """The user asked in so many words for this to be kept ("記住", "keep in mind"); "from now on",
+    "以後", "every time" only say how long a rule or a preference holds (0.7-0.9)."""
+    return bool(_pattern("remember_requests.txt").search(fold(words)))
 
 
 def is_red_line(words: str) -> bool:
@@ -48,10 +45,8 @@ def importance_for(
     if is_red_line(words):
         return RED_LINE
     if kind == "pitfall":  # experience: only an explicit "remember this" makes it more
-        return EXPLICIT if asks_to_remember(request, in_so_many_words=True) else EXPERIENCE
+        return EXPLICIT if asks_to_remember(request) else EXPERIENCE
     # a correction is one only when the caller found what it corrects (``corrects_assistant``)
-    if corrects_assistant or asks_to_remember(request, in_so_many_words=True):
-        return EXPLICIT
-    if kind != "convention" and asks_to_remember(request):  # a convention announced as a plan is a project rule
+    if corrects_assistant or asks_to_remember(request):
         return EXPLICIT
     return PREFERENCE if kind == "preference" else RULE

@@ -59,7 +59,7 @@ def stored_secrets(vault: Vault) -> dict[Path, list[str]]:
 
 def _kinds(p: Path, rules: tuple[Iterable[Pattern], Iterable[re.Pattern[str]]]) -> list[str]:
     text = _text(p)
-    return sorted({f.kind for f in find_secrets(text, None, *rules)}) if text else []
+    return sorted({f.kind for f in find_secrets(text, None, rules)}) if text else []
 
 
 def secret_findings(vault: Vault) -> list[Finding]:
