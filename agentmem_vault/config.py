@@ -179,7 +179,7 @@ def _resolve_vault(explicit: str | os.PathLike | None, *, cwd: Path | None) -> V
         (env, "AGENTMEM_VAULT", "fix the variable, or create it with `agentmem init --vault {}`"),
         (
             configured and str(configured),
-            f"'vault:' in {user_config_dir() / 'config.yaml'}",
+            f"'vault:' in {user_config_dir() / 'config.yaml'}" if configured else "",  # no home needed otherwise
             "run `agentmem setup` to pick or create the vault",
         ),
     ):

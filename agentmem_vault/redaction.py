@@ -24,9 +24,7 @@ from agentmem_vault.vault import Vault
 
 
 def _strings(value: object, key: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    items = [value] if isinstance(value, str) else value
+    items = [] if value is None else [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
         raise ConfigError(f"{key} in the user config: expected a list of text")
     return tuple(items)
@@ -81,10 +79,7 @@ def redact_row(row: Row) -> Row:
 
 def in_memory(vault_memory: PurePath, path: PurePath) -> bool:
     """Whether ``path`` is stored under this vault's ``memory/`` and redacted there."""
-    try:
-        return applies(PurePath(path).relative_to(vault_memory))
-    except ValueError:
-        return False
+    return PurePath(path).is_relative_to(vault_memory) and applies(PurePath(path).relative_to(vault_memory))
 
 
 def redact_bytes(data: bytes) -> bytes:
@@ -96,11 +91,10 @@ def redact_bytes(data: bytes) -> bytes:
     return _redact_bytes(data, rules)
 
 
-# -- the board: what is scanned when (docs/redaction.md) ------------------------------------------
+# -- the board (docs/redaction.md "Which text is scanned when") -------------------------------------
 _CLEAN: list[tuple[object, bytes]] = []  # (rules, UTF-8) of the text redact_board last returned
 RECORD = "board-redacted.json"  # memory/.agentmem/: the digest of the last board redact_board returned
-# A cut: the blank run (with a line break) after a "|", a board row's end. No match of a pattern
-# not @multiline contains such a run: each of their blank runs follows a name, keyword or separator.
+# a cut: the blank run with a line break after a "|" (a row's end), inside no match but @multiline's
 _CUT = re.compile(r"(?<=\|)[^\S\n]*\n\s*")
 
 
@@ -115,11 +109,9 @@ def new_pieces(clean: str, text: str) -> list[tuple[int, int]]:
 
 
 def redact_board(vault: Vault, before: str, text: str) -> str:
-    """``text``, the board about to replace ``before`` (read under the vault lock), redacted. When
-    ``before``, or its start (rows appended since), is a board this returned under the same rules
-    (the record's digest), it holds no secret: only the pieces of ``text`` new to it are scanned,
-    with the ``@multiline`` patterns and the user's over the whole. Any other ``before`` (edited by
-    hand, synced in, another version's patterns) means the whole of ``text`` is scanned."""
+    """``text``, the board about to replace ``before`` (read under the vault lock), redacted: when
+    ``before`` or its start is a board this returned under the same rules (the record), only the
+    pieces of ``text`` new to it, else the whole (docs/redaction.md "Which text is scanned when")."""
     import hashlib
 
     from agentmem_vault.model import redact as model, template_text
@@ -131,8 +123,12 @@ def redact_board(vault: Vault, before: str, text: str) -> str:
     if _CLEAN and _CLEAN[0] == (rules, text.encode("utf-8", "surrogatepass")):
         return text  # what this returned a moment ago (write_index_text, then _rewrite)
     allow = repr([(a.pattern, a.flags) for a in rules[1]])  # (a compiled pattern's repr is cut short)
-    with open(model.__file__, "rb") as fh:  # the code, the built-in patterns and the user's rules
-        key = _digest(fh.read().decode("latin-1"), template_text("redaction", "patterns.txt"), repr(rules[0]), allow)
+    try:
+        with open(str(model.__file__), "rb") as fh:  # the code, the built-in patterns and the user's rules
+            code = fh.read().decode("latin-1")
+    except OSError:  # no source file beside the package (a frozen install): its version stands for it
+        from agentmem_vault import __version__ as code
+    key = _digest(code, template_text("redaction", "patterns.txt"), repr(rules[0]), allow)
     got = fs.load_cache(path, 1)
     n, sha = got[1] if got is not None and got[0] == key and isinstance(got[1], list) and len(got[1]) == 2 else (0, "")
     if isinstance(n, int) and 0 < n <= len(before) and _digest(before[:n]) == sha:

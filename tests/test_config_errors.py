@@ -90,3 +90,29 @@ def test_cache_dir_that_is_a_file(vault: Vault, tmp_path: Path, args: tuple[str,
         json.loads(
             run_cli("daemon", "status", "--json", vault=vault, env={"AGENTMEM_CACHE_DIR": str(cache)}).stdout or "{}"
         )
+
+
+def test_a_given_vault_needs_no_home_folder(vault: Vault, tmp_path: Path) -> None:
+    # A process with no HOME and no passwd entry (a container's arbitrary UID): Path.home() raises.
+    # --vault or AGENTMEM_VAULT names the vault, so the user config (under the home folder) is never
+    # needed; the command runs instead of ending in a traceback.
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import pathlib, sys\n"
+        "def no_home(cls): raise RuntimeError('Could not determine home directory.')\n"
+        "pathlib.Path.home = classmethod(no_home)\n"
+        "from agentmem_vault.cli import cli\n"
+        "cli(sys.argv[1:])\n"
+    )
+    gone = ("HOME", "USERPROFILE", "XDG_CONFIG_HOME", "AGENTMEM_CONFIG_DIR", "APPDATA")
+    env = {k: v for k, v in os.environ.items() if k not in gone}
+    for args, extra in (
+        (["--vault", str(vault.root), "list", "--json"], {}),
+        (["list", "--json"], {"AGENTMEM_VAULT": str(vault.root)}),
+    ):
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env={**env, **extra})
+        assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+        assert json.loads(out.stdout)["rows"] == []

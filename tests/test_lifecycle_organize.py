@@ -199,6 +199,13 @@ def test_continues_from_reader_accepts_links_and_plain_ids():
     assert continues_from_of("## Continues From\nNone\n") == []
 
 
+def test_continues_from_of_a_snapshot_with_nul_bytes_names_its_sources_unchanged():
+    # A damaged snapshot (NULs where a torn write left them) still protects what it continues
+    # from, and by their own IDs: a NUL next to an ID must not join the ID to the text after it.
+    text = f"# Session: x\n\n## Continues From\n- {A_IDLE}\x00\x00tail\n- [[{B_IDLE_REF}]]\x00\n"
+    assert continues_from_of(text) == [A_IDLE, B_IDLE_REF]
+
+
 def test_a_damaged_snapshot_still_protects_its_source(vault):
     """The parser refuses a snapshot with a NUL byte; its Continues From still counts."""
     write_index(vault, [row(A_IDLE, "idle"), row(K_IDLE_FALLBACK)])

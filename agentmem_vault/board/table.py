@@ -122,10 +122,7 @@ class IndexDoc:
         return [sid for _, sid in self.row_ids]
 
     def find(self, session_id: str) -> Row | None:
-        for i, sid in self.row_ids:
-            if sid == session_id:
-                return self._row_at(i)
-        return None
+        return next((self._row_at(i) for i, sid in self.row_ids if sid == session_id), None)
 
     def get(self, session_id: str) -> Row:
         r = self.find(session_id)
@@ -359,12 +356,8 @@ def edit_table(doc: IndexDoc, changes: Mapping[int, Row | None], appends: Iterab
     rows at the end of the table (a board without a table gets one at its end), in one pass. Every
     other line stays byte-for-byte identical."""
     lines = list(doc.lines)
-    for i, new in changes.items():
-        old = lines[i]
-        if new is None:
-            lines[i] = ""
-            continue
-        lines[i] = render_row(new) + old[len(strip_eol(old)) :]  # the line's own ending, if any
+    for i, new in changes.items():  # a replaced row keeps its line's own ending, if any
+        lines[i] = "" if new is None else render_row(new) + lines[i][len(strip_eol(lines[i])) :]
     extra = [render_row(r) for r in appends]
     nl = doc.newline
     if extra and doc.header_at is None:  # no table yet: the header and the rows after any text there

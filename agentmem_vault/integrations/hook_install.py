@@ -107,7 +107,6 @@ def is_ours(command: object) -> bool:
 class InstallPlan:
     agent: str
     path: Path
-    before: dict | None  # None: the file does not exist
     after: dict
     edit: FileEdit
     actions: list[dict] = field(default_factory=list)  # {"event", "hook", "command", "action"}
@@ -183,14 +182,14 @@ def plan_install(
     new = (json.dumps(after, ensure_ascii=False, indent=2) + "\n").encode()
     # The same document is not rewritten (its formatting is the user's).
     edit = plan_edit(path, raw, raw if raw is not None and before == after else new, what="JSON", check=json.loads)
-    return InstallPlan(agent, path, before, after, edit, actions)
+    return InstallPlan(agent, path, after, edit, actions)
 
 
 def _result(plan: InstallPlan, backup: Path | None, notes: list[str]) -> dict:
     return {
         "agent": plan.agent,
         "file": str(plan.path),
-        "created": plan.before is None,
+        "created": plan.edit.before is None,
         "changed": plan.edit.changed,
         "backup": str(backup) if backup else None,
         "entries": plan.actions,

@@ -12,14 +12,7 @@ from pathlib import Path
 
 from agentmem_vault.errors import UsageError
 from agentmem_vault.model import template_text
-from agentmem_vault.integrations.file_edit import (
-    FileEdit,
-    apply_edit,
-    plan_edit,
-    plan_text_edit,
-    read_current,
-    read_for_edit,
-)
+from agentmem_vault.integrations import file_edit
 
 RULE_PATH = Path(".cursor") / "rules" / "agent-memory.mdc"
 BEGIN = "<!-- agentmem:begin -->"
@@ -36,18 +29,18 @@ def with_command(text: str) -> str:
     return "\n".join([*lines[:at], "", command_note(), *lines[at:]])
 
 
-def _apply(edit: FileEdit, dry_run: bool) -> dict:
+def _apply(edit: file_edit.FileEdit, dry_run: bool) -> dict:
     if not edit.changed:
         return {"path": str(edit.path), "status": "unchanged"}
     if dry_run:
         return {"path": str(edit.path), "status": "would install" if edit.before is None else "would update"}
-    backup = apply_edit(edit)
+    backup = file_edit.apply_edit(edit)
     status = "installed" if edit.before is None else "updated"
     return {"path": str(edit.path), "status": status, "backup": str(backup) if backup else None}
 
 
 def _install_file(path: Path, text: str, dry_run: bool = False) -> dict:
-    return _apply(plan_edit(path, read_current(path), text.encode("utf-8")), dry_run)
+    return _apply(file_edit.plan_edit(path, file_edit.read_current(path), text.encode("utf-8")), dry_run)
 
 
 def merge_block(existing: str | None, block: str, begin: str = BEGIN, end: str = END) -> str:
@@ -68,8 +61,8 @@ def merge_block(existing: str | None, block: str, begin: str = BEGIN, end: str =
 
 
 def _install_block(path: Path, block: str, dry_run: bool = False) -> dict:
-    raw, old = read_for_edit(path, UsageError)
-    return _apply(plan_text_edit(path, raw, merge_block(old, block)), dry_run)
+    raw, old = file_edit.read_for_edit(path, UsageError)
+    return _apply(file_edit.plan_text_edit(path, raw, merge_block(old, block)), dry_run)
 
 
 def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = False, dry_run: bool = False) -> dict:

@@ -24,7 +24,7 @@ from agentmem_vault.integrations import hook_install, user_service
 from agentmem_vault.integrations.file_edit import apply_edit, plan_text_edit, read_for_edit
 from agentmem_vault.integrations.quoting import check_safe
 
-AGENT_DIRS = {"cursor": ".cursor", "claude": ".claude", "codex": ".codex"}
+AGENT_DIRS = {agent: folder for agent, (folder, _) in hook_install.FILES.items()}  # where each keeps its config
 AGENT_NAMES = {"cursor": "Cursor", "claude": "Claude Code", "codex": "Codex"}
 CHECK_CONVERSATION = "agentmem-setup-check"
 

@@ -22,18 +22,12 @@ from pathlib import Path
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
+from agentmem_vault.command import agentmem_argv
 from agentmem_vault.vault import Vault, user_cache_dir, user_config_dir
 from agentmem_vault.errors import AgentmemError, Refused, UnsafeValue
 from agentmem_vault.integrations.file_edit import Check, FileEdit, apply_edit, plan_edit, read_current
 from agentmem_vault.integrations.rules import template_text
-from agentmem_vault.integrations.quoting import (
-    check_safe,
-    cmd_word,
-    systemd_text,
-    systemd_word,
-    task_arguments,
-    task_value,
-)
+from agentmem_vault.integrations import quoting
 
 ENABLED_WORDS = {"enabled", "enabled-runtime", "disabled", "static", "linked", "masked", "indirect"}
 ACTIVE_WORDS = {"active", "inactive", "failed", "activating", "deactivating", "reloading"}
@@ -74,13 +68,7 @@ class ServiceDef:
         return self.text.encode(self.encoding)
 
 
-def service_key(vault: Vault) -> str:
-    return vault.key[:8]
-
-
 def daemon_argv(vault: Vault, argv: list[str] | None = None) -> list[str]:
-    from agentmem_vault.integrations.hook_install import agentmem_argv
-
     return list(argv or agentmem_argv()) + ["--vault", str(vault.root), "daemon", "run"]
 
 
@@ -88,15 +76,15 @@ def daemon_argv(vault: Vault, argv: list[str] | None = None) -> list[str]:
 
 
 def systemd_unit(vault: Vault, argv: list[str]) -> str:
-    description = systemd_text(f"agentmem daemon for {vault.root}")
-    exec_start = " ".join(systemd_word(a) for a in argv)
+    description = quoting.systemd_text(f"agentmem daemon for {vault.root}")
+    exec_start = " ".join(quoting.systemd_word(a) for a in argv)
     return template_text("daemon/systemd.service").format(description=description, exec_start=exec_start)
 
 
 def launchd_plist(vault: Vault, argv: list[str], label: str, log_path: Path) -> bytes:
     # plistlib escapes XML's own characters; what XML cannot hold at all is refused.
     for word in (*argv, str(log_path)):
-        check_safe(word, "a launchd plist")
+        quoting.check_safe(word, "a launchd plist")
     return plistlib.dumps(
         {
             "Label": label,
@@ -124,11 +112,11 @@ def windows_command(argv: list[str]) -> tuple[str, list[str]]:
 
 def task_xml(vault: Vault, argv: list[str], user: str, workdir: Path) -> str:
     program, args = windows_command(argv)
-    arguments = task_arguments(args)
-    task_value(program)
-    task_value(str(workdir))
+    arguments = quoting.task_arguments(args)
+    quoting.task_value(program)
+    quoting.task_value(str(workdir))
     for word in (user, str(vault.root)):
-        check_safe(word, "a Task Scheduler task")
+        quoting.check_safe(word, "a Task Scheduler task")
 
     values = {
         "description": f"agentmem daemon for {vault.root} (agentmem daemon uninstall removes it)",
@@ -144,7 +132,7 @@ def startup_cmd(argv: list[str]) -> str:
     """A batch file for the Startup folder: every word double-quoted with ``%`` doubled (cmd_word);
     delayed expansion off so that a ``!`` in a path stays a ``!``."""
     program, args = windows_command(argv)
-    line = " ".join(cmd_word(a) for a in [program, *args])
+    line = " ".join(quoting.cmd_word(a) for a in [program, *args])
     return template_text("daemon/startup.cmd").format(line=line).replace("\n", "\r\n")
 
 
@@ -159,7 +147,7 @@ def service_definition(
     """What ``daemon install`` writes for this vault on this platform (pure apart from reading the
     environment for folders and the user name)."""
     cmd = daemon_argv(vault, argv)
-    key = service_key(vault)
+    key = vault.key[:8]  # in every name: two vaults get two services
     home = home or Path.home()
     kind = kind or platform_kind(platform)
     if kind == "systemd":

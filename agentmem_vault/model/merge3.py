@@ -53,12 +53,6 @@ def _outside(doc: it.IndexDoc) -> tuple[str, str]:
     return "".join(doc.lines[: doc.header_at]), "".join(doc.lines[doc.table_end :])
 
 
-def _merge_id_lists(o: list[str] | None, a: list[str], b: list[str]) -> list[str]:
-    """Union of both sides, minus what either side removed from the base (a release)."""
-    removed = set(o or ()) - set(a) | (set(o or ()) - set(b))
-    return list(dict.fromkeys(x for x in (*a, *b) if x not in removed))
-
-
 def _merge_value(o: T | None, a: T, b: T, later_is_a: bool) -> T:
     """One value changed on one side takes that side's; changed on both, lists (keywords, sources,
     tags, ...) are unioned and other values take the later side's (docs/sync.md)."""
@@ -84,11 +78,10 @@ def merge_rows(o: it.Row | None, a: it.Row, b: it.Row) -> it.Row:
     for name in it.FIELD_NAMES:
         av, bv = getattr(a, name), getattr(b, name)
         ov = getattr(o, name) if o is not None else None
-        if name == "referenced_by":
-            ids = _merge_id_lists(
-                it.split_id_list(ov) if ov is not None else None, it.split_id_list(av), it.split_id_list(bv)
-            )
-            out[name] = it.join_id_list(ids)
+        if name == "referenced_by":  # both sides' IDs, minus what either side removed from the base (a release)
+            o_ids, a_ids, b_ids = (it.split_id_list(v or "") for v in (ov, av, bv))
+            removed = set(o_ids) - set(a_ids) | (set(o_ids) - set(b_ids))
+            out[name] = it.join_id_list(list(dict.fromkeys(x for x in (*a_ids, *b_ids) if x not in removed)))
         else:
             out[name] = _merge_value(ov, av, bv, later is a)
     return it.Row(**out)

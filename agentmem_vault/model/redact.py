@@ -4,9 +4,8 @@ Every known kind of secret (provider API keys and tokens, AWS keys, private-key 
 ``password=`` / ``token=`` / ``secret=`` assignments, connection strings with a password) and any
 high-entropy token is replaced by ``[REDACTED:<kind>]``. The patterns are data
 (``templates/redaction/patterns.txt``); users add their own and list exceptions in the config.
-Redacting twice changes nothing (a marker is never a secret), and text without a secret is
-returned as the very same string: the writer calls this on everything it writes under
-``memory/``, so a false positive would change a user's note.
+Redacting twice changes nothing, and text without a secret is returned as the very same string:
+everything written under ``memory/`` goes through this, so a false positive would change a note.
 """
 
 from __future__ import annotations
@@ -38,18 +37,15 @@ _PLACEHOLDER_RE = LazyRegex(r".*(?:\.\.\.|…)$|([xX*•#])\1*$")
 # never imports typing or dataclasses (docs/performance.md).
 Pattern = namedtuple("Pattern", ("kind", "source"))
 Finding = namedtuple("Finding", ("kind", "start", "end"))  # one secret in a text
-# ``prefilter``: lower-case words, one of which is in every text holding a secret of ``patterns``
-# (None: every pattern runs on every text); ``multiline``: see ``find_secrets``' ``only``
+# prefilter: lower-case words, one in every text with a secret of patterns (None: all patterns run)
 PatternSet = namedtuple("PatternSet", ("patterns", "prefilter", "multiline"), defaults=(None, frozenset()))
-# The only non-ASCII characters that re.IGNORECASE matches with an ASCII letter or that str.lower()
-# turns into one (or into two characters): İ ı ſ K (tests/test_redaction_scan.py checks them all).
+# İ ı ſ K: the only non-ASCII characters re.IGNORECASE matches with an ASCII letter, or that lower()
+# makes one or two characters of (tests/test_redaction_scan.py checks every code point)
 _CASE_ODD = "\u0130\u0131\u017f\u212a"
 
 
 @lru_cache(maxsize=256)
-def _compiled(source: str) -> re.Pattern[str]:
-    # compiled on first use: most texts pass the prefilter and never need the patterns, and the
-    # sessionStart hook writes one row (docs/performance.md)
+def _compiled(source: str) -> re.Pattern[str]:  # on first use: most texts never need the patterns
     return re.compile(source)
 
 
@@ -64,10 +60,9 @@ def _words_re(words: tuple[str, ...], ignore_case: bool) -> re.Pattern:
 
 
 def has_word(text: str, words: tuple[str, ...]) -> bool:
-    """Whether ``text`` holds one of ``words`` (lower-case ASCII or caseless characters), ignoring
-    case exactly as ``re.IGNORECASE`` does: its UTF-8 with ASCII lower-cased is searched (~20x
-    faster), the same answer for any text without a ``_CASE_ODD`` character."""
-    if any(c in text for c in _CASE_ODD):
+    """Whether ``text`` holds one of ``words`` (lower-case ASCII or caseless), ignoring case as
+    ``re.IGNORECASE`` does; its UTF-8 lower-cased is searched, ~20x faster, unless ``_CASE_ODD``."""
+    if not text.isascii() and any(c in text for c in _CASE_ODD):
         return _words_re(words, True).search(text) is not None
     return _words_re(words, False).search(text.encode("utf-8", "surrogatepass").lower()) is not None
 
@@ -143,7 +138,8 @@ def find_secrets(
     seen = text if only is None else "\n".join(text[a:b] for a, b in only)
     hit = pset.prefilter is None or has_word(seen, pset.prefilter)
     multi = pset.multiline if only is not None else ()  # over the whole text, unfiltered
-    run = [(p, whole if p.kind in multi else spans) for p in pset.patterns if hit or p.kind in multi]
+    todo = pset.patterns if hit or multi else ()
+    run = [(p, whole if p.kind in multi else spans) for p in todo if hit or p.kind in multi]
     for p, where in [*run, *((p, whole) for p in extra)]:
         for a, b in where:
             for m in (rx := _compiled(p.source)).finditer(text, a, b):  # a group named secret: only that
@@ -157,9 +153,8 @@ def find_secrets(
 
 
 def redact(text: str, patterns: PatternSet | None = None, rules: tuple = ((), ()), only: list | None = None) -> str:
-    """``text`` with every secret replaced by ``[REDACTED:<kind>]``; the same object when none.
-    A marker can leave another secret in view (a key's tail), so passes (``only``: the first's, as
-    for ``find_secrets``) repeat until one finds nothing (at most 8: a pattern matching a marker)."""
+    """``text`` with every secret replaced by ``[REDACTED:<kind>]``; the same object when none. A
+    marker can bare another secret (a key's tail): passes repeat until one finds none (at most 8)."""
     for _ in range(8):
         found = find_secrets(text, patterns, rules, only)
         if not found:

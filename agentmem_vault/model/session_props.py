@@ -274,8 +274,7 @@ def _load(raw: str) -> Any:
 def parse_frontmatter(raw: str) -> Frontmatter:
     """Split the text between the ``---`` lines into entries (exact text) and load it."""
     data = _load(raw)
-    if data is None:
-        data = {}
+    data = {} if data is None else data
     if not isinstance(data, dict):
         raise SnapshotFormatError(f"the YAML frontmatter is not a list of properties (it is a {type(data).__name__})")
     entries: list[Entry] = []
@@ -346,13 +345,9 @@ def sync_frontmatter(raw: str | None, expected: Mapping[str, Any]) -> str:
             if normal(key, have) == normal(key, value):
                 continue
             # keep what followed the value (a trailing comment line, blank lines) after the entry
-            tail = _trailing_blank(entry.text)
-            entry.text = render_entry(key, value) + tail
+            entry.text = render_entry(key, value) + _trailing_blank(entry.text)
         else:
-            value = _merged_value(key, want, None)
-            entry = Entry(key, render_entry(key, value))
-            _append(fm.entries, entry)
-            by_key[key] = entry
+            _append(fm.entries, Entry(key, render_entry(key, _merged_value(key, want, None))))
         changed = True
     if not changed and raw is not None:
         return raw

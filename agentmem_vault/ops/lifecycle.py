@@ -43,11 +43,11 @@ def snapshot_ids(vault: Vault) -> set[str]:
 def continues_from_of(text: str) -> list[str]:
     """Session IDs listed in a snapshot's ``## Continues From`` section (plain or ``[[id]]``). A
     damaged snapshot still names its sources (protection must not depend on a clean parse): the
-    parser refuses NUL bytes, so they are dropped first; what it still refuses has no such section."""
+    parser refuses NUL bytes, so each is read as a space; what it still refuses has no such section."""
     from agentmem_vault.model.snapshot import parse_snapshot
 
     try:
-        return list(parse_snapshot(text.replace("\x00", "")).continues_from)
+        return list(parse_snapshot(text.replace("\x00", " ")).continues_from)
     except AgentmemError:
         return []
 

@@ -16,10 +16,6 @@ from agentmem_vault.recall.rank import WEIGHTS, WEIGHTS_SEMANTIC, Hit
 from agentmem_vault.recall.location import RULE_IMPORTANCE
 
 
-def _where(h: Hit) -> str:
-    return f"project {h.project}" if h.project else "global"
-
-
 def _parts(h: Hit) -> dict:
     d = {k: round(getattr(h, k), 4) for k in ("score", "relevance", "bm25", "coverage", "evidence", "recency")}
     d["importance"] = h.importance
@@ -33,7 +29,7 @@ def _item(h: Hit, decision: str, reason: str) -> dict:
         "id": h.id,
         "title": h.title,
         "file": h.rel_path,
-        "applies": _where(h),
+        "applies": f"project {h.project}" if h.project else "global",
         "decision": decision,
         "reason": reason,
         **_parts(h),

@@ -161,16 +161,11 @@ MAX_WATCHED_FOLDERS = 8  # per process (one inotify instance; the per-user insta
 ASKS_BEFORE_WATCHING = 2  # a process that checks a folder twice is long-lived: worth a watch
 
 
-def _unescape_mount(field: str) -> str:
-    """Mount points in /proc/self/mountinfo escape space, tab, newline and backslash as \\ooo."""
-    import re
-
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
 def file_system_type(path: str, mountinfo: str | None = None) -> str | None:
     """The Linux file system type of the mount holding ``path`` (longest mount point prefix);
     ``mountinfo``: the text of /proc/self/mountinfo (read when not given)."""
+    import re
+
     try:
         real = os.path.realpath(path)
         if mountinfo is None:
@@ -186,7 +181,8 @@ def file_system_type(path: str, mountinfo: str | None = None) -> str | None:
         fields = head.split(" ")
         if not sep or len(fields) < 5 or not tail:
             continue
-        mnt = _unescape_mount(fields[4])
+        # mountinfo writes space, tab, newline and backslash as \ooo
+        mnt = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
         inside = real == mnt or real.startswith(mnt.rstrip("/") + "/")
         if inside and len(mnt) >= best:  # a later mount on the same point hides the earlier one
             best, kind = len(mnt), tail.split(" ")[0]

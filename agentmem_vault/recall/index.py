@@ -190,12 +190,6 @@ def note_tokens(note: Note) -> tuple[str, str, str, str]:
     )
 
 
-def _is_swapped(exc: BaseException) -> bool:
-    """SQLite's answer when the database file was replaced (another process's rebuild was swapped
-    in) while this connection was writing to it: a retry on a fresh connection sees the new file."""
-    return isinstance(exc, sqlite3.OperationalError) and "disk i/o error" in str(exc).lower()
-
-
 def _is_corrupt(exc: BaseException) -> bool:
     """A damaged or foreign database file (rebuild it), as opposed to a busy one (report it)."""
     if not isinstance(exc, sqlite3.DatabaseError):
@@ -516,9 +510,10 @@ class RecallIndex:
                 self.open()  # builds a missing index: every note, the ones just written among them
                 return work()
             except sqlite3.DatabaseError as exc:
-                if attempt < 2 and (_is_swapped(exc) or self._swapped_under_us()):
-                    # Another process swapped a freshly built index file in under this connection
-                    # (its write now hits the replaced file): reopen the new file and sync again.
+                # SQLite's "disk I/O error" when another process swapped a freshly built index file in
+                # under this connection (its write hits the replaced file): reopen the new file, sync again.
+                swapped = isinstance(exc, sqlite3.OperationalError) and "disk i/o error" in str(exc).lower()
+                if attempt < 2 and (swapped or self._swapped_under_us()):
                     self.close()
                     continue
                 if not _is_corrupt(exc):

@@ -99,11 +99,6 @@ def resolve_scope(
     return Scope(aliases.names_for(ident.name), ident.name, ident.source)
 
 
-def _unexpanded(value: str) -> bool:
-    """A client variable the client did not replace (``${workspaceFolder}`` with no folder open)."""
-    return "${" in value or value.startswith("$")
-
-
 def chat_scope(
     vault: Vault,
     *,
@@ -129,7 +124,7 @@ def chat_scope(
         return Scope(aliases.names_for(name), name, "pinned")
     env = os.environ if environ is None else environ
     candidates: list[tuple[str, str]] = [("roots", r) for r in roots]
-    if workspace and not _unexpanded(workspace):
+    if workspace and not ("${" in workspace or workspace.startswith("$")):  # not a variable left unreplaced
         candidates.append(("workspace", workspace))
     if env.get("CLAUDE_PROJECT_DIR"):
         candidates.append(("CLAUDE_PROJECT_DIR", env["CLAUDE_PROJECT_DIR"]))
