@@ -123,8 +123,12 @@ def redact_board(vault: Vault, before: str, text: str) -> str:
     if _CLEAN and _CLEAN[0] == (rules, text.encode("utf-8", "surrogatepass")):
         return text  # what this returned a moment ago (write_index_text, then _rewrite)
     allow = repr([(a.pattern, a.flags) for a in rules[1]])  # (a compiled pattern's repr is cut short)
-    with open(model.__file__, "rb") as fh:  # the code, the built-in patterns and the user's rules
-        key = _digest(fh.read().decode("latin-1"), template_text("redaction", "patterns.txt"), repr(rules[0]), allow)
+    try:
+        with open(str(model.__file__), "rb") as fh:  # the code, the built-in patterns and the user's rules
+            code = fh.read().decode("latin-1")
+    except OSError:  # no source file beside the package (a frozen install): its version stands for it
+        from agentmem_vault import __version__ as code
+    key = _digest(code, template_text("redaction", "patterns.txt"), repr(rules[0]), allow)
     got = fs.load_cache(path, 1)
     n, sha = got[1] if got is not None and got[0] == key and isinstance(got[1], list) and len(got[1]) == 2 else (0, "")
     if isinstance(n, int) and 0 < n <= len(before) and _digest(before[:n]) == sha:

@@ -65,14 +65,15 @@ def assert_agrees(v: Vault) -> board_cache.BoardState | None:
         for attr in ("table_start", "writable", "appendable", "rows", "bom", "newline", "size", "ends_nl", "crc"):
             assert getattr(got, attr) == getattr(want, attr), attr
         if got.writable:
-            assert [e[:2] for e in got.active] == [e[:2] for e in active_order((r, -1) for r in doc.row_list())]
-            assert all(got.row(sid, at) == doc.find(sid) for _, sid, at in got.active)
+            order = active_order((r, -1) for r in doc.row_list())
+            assert [sid for sid, _, _ in got.entries()] == [e[1] for e in order]
+            assert all(got.row(sid, at) == doc.find(sid) for sid, at, _ in got.entries())
             assert (got.stamp, sorted(got.stamp_ids)) == (want.stamp, sorted(want.stamp_ids))
             for sid in doc.ids():
                 assert got.has_row(sid) and got.row(sid) == doc.find(sid)
             assert not got.has_row("2026-01-01-0000-nobody")
             named = pair_projects(_pairs(v))  # every active session's project, as the pairs say now
-            assert got.projects == {e[1]: named[e[1]] for e in got.active if e[1] in named}
+            assert [p for _, _, p in got.entries()] == [named.get(e[1]) for e in order]
     return got
 
 
@@ -130,7 +131,7 @@ def test_in_place_edit_of_same_size_is_noticed(tmp_path: Path) -> None:
     assert len(edited) == len(data) and edited != data
     v.index_path.write_bytes(edited)
     st_ = assert_agrees(v)
-    assert st_ is not None and old.session_id not in [e[1] for e in st_.active]
+    assert st_ is not None and old.session_id not in [sid for sid, _, _ in st_.entries()]
 
 
 def test_broken_row_makes_it_unwritable_and_register_refuses_as_before(tmp_path: Path) -> None:
@@ -185,7 +186,7 @@ def test_writers_keep_the_summary_current(tmp_path: Path) -> None:
         w.update_row(sid, lambda r: r.with_(status="active", updated_at="2026-12-31 23:59"))
     c = cached(v)
     assert c["size"] == v.index_path.stat().st_size  # refreshed by the writer, no parse left for the hook
-    assert c["active"][0][1] == sid
+    assert c["active"][0].split(",")[0] == sid
     with BoardWriter(v, "test") as w:
         w.remove_row(sid)
     assert cached(v)["size"] == v.index_path.stat().st_size
@@ -199,6 +200,16 @@ def test_unreadable_cache_and_read_only_state_folder(tmp_path: Path) -> None:
     assert_agrees(v)
     board_cache.cache_path(v).write_text(json.dumps({"v": 1, "size": "x"}), encoding="utf-8")
     assert_agrees(v)
+    _change_pairs(v, "pair", row(1).session_id, 1)  # an active session of project proj-b
+    board_cache.cache_path(v).unlink()
+    assert_agrees(v)
+    body = json.loads(board_cache.cache_path(v).read_text(encoding="utf-8"))
+    ids, ats, projects = body["data"]["active"]
+    assert ids and len(ids.split(",")) == len(projects.split(","))
+    for active in ([ids, ats + ",7", projects], [ids, ats, projects.replace("0", "9")]):  # an offset too many;
+        bad = {**body, "data": {**body["data"], "active": active}}  # a project that is not there
+        board_cache.cache_path(v).write_text(json.dumps(bad), encoding="utf-8")
+        assert_agrees(v)
     board_cache.cache_path(v).unlink()
     v.state_dir.chmod(0o555)
     try:
@@ -268,7 +279,8 @@ def test_the_projects_of_active_sessions_follow_conversations_jsonl(tmp_path: Pa
     for k, (op, n) in enumerate(steps):
         _change_pairs(v, op, active[k % len(active)], n)
         st_ = assert_agrees(v)
-        assert st_ is not None and st_.projects == assert_agrees(v).projects  # and again from the saved summary
+        again = assert_agrees(v)  # and again from the saved summary
+        assert st_ is not None and again is not None and list(st_.entries()) == list(again.entries())
     new = row(500, "active", "2026-12-01 10:00")  # its chat's pair first, then its row appended by hand
     _change_pairs(v, "pair", new.session_id, 1)
     board_cache.cache_path(v).unlink()
@@ -276,7 +288,8 @@ def test_the_projects_of_active_sessions_follow_conversations_jsonl(tmp_path: Pa
     with open(v.index_path, "ab") as fh:
         fh.write((it.render_row(new) + "\n").encode())
     st_ = assert_agrees(v)
-    assert st_ is not None and st_.projects[new.session_id] == "proj-b"
+    assert st_ is not None and st_.active[0].split(",")[0] == new.session_id  # the most recent
+    assert next(st_.entries())[2] == "proj-b"
     many = "".join(json.dumps({"session_id": sid, "project": "p"}) + "\n" for sid in active) * 8
     with open(v.state_dir / "conversations.jsonl", "a", encoding="utf-8") as fh:
         fh.write(many)  # a long tail of pairs: read once, then the summary is rewritten

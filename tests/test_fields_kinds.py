@@ -48,3 +48,19 @@ def test_the_kinds_set_in_five_ways_per_language() -> None:
     figs = evaluate(FIXTURES).field_figures()["all"]
     assert figs["category_accuracy"] >= 0.9 and figs["scope_accuracy"] == 1.0
     assert figs["importance_band_accuracy"] >= 0.95 and figs["keywords_bad_share"] <= 0.05
+
+
+def test_a_statement_is_found_in_its_turn_whatever_the_spacing_the_detector_gave_it() -> None:
+    """The detector may join a turn's sentences with a space ("不對喔。 時間…"); the correction
+    lead of the turn still counts."""
+    from agentmem_vault.longterm.sources import Turn
+
+    said = "不對喔。 時間一律用 UTC 存，不要存手機的本地時間。"
+    turns = [
+        Turn("user", "幫我寫存訂位的方法"),
+        Turn("assistant", "用手機本地時間存就可以。"),
+        Turn("user", said.replace(" ", "")),
+    ]
+    m = MemoryObject(action="create", title="x", content=said, category="", signal="correction", evidence=said)
+    m.statement = Statement(kind="correction", order=2)
+    assert apply_fields([m], turns, offline=True)[0].importance >= 0.9

@@ -469,6 +469,9 @@ def test_a_dislike_asked_as_a_question_is_a_preference():
 def test_red_lines_and_requests_by_their_own_words():
     assert importance_for("pitfall", "The migration added a NOT NULL column without a default in prod") < 0.7
     assert importance_for("rule", "测试方面记两条：单测不准访问网络") >= 0.9
+    # an absolute prohibition is a red line; a statement that something never happens is none
+    assert importance_for("rule", "已經上線的 migration 絕不修改") >= 0.9
+    assert importance_for("rule", "这个接口绝不会返回 null，调用方不用判空") < 0.9
     # a sibling's words may ask for an item; they do not make it a red line
     said = "so you stop asking: prod runs on Postgres 15, and slow queries go to the replica"
     assert importance_for("rule", "prod runs on Postgres 15", request=said) < 0.9

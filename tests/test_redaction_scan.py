@@ -249,3 +249,16 @@ def test_a_changed_exception_in_the_user_config_scans_the_whole_board_again(vaul
         w.update_row(ids[2], lambda r: r.with_(topic="third"))
     board = vault.index_path.read_text(encoding="utf-8")
     assert "AKIA0000EXAMPLE00000" not in board and "[REDACTED:aws-key]" in board
+
+
+def test_a_board_write_without_the_redaction_source_file_still_works(vault, monkeypatch, tmp_path) -> None:
+    """A frozen install has no ``model/redact.py`` to hash into the record: its version stands for it."""
+    from agentmem_vault.board.store import BoardWriter
+
+    monkeypatch.setattr(model, "__file__", str(tmp_path / "gone" / "redact.py"))
+    ids = _board(vault, 5)
+    for n in range(2):
+        with BoardWriter(vault, "test") as w:
+            w.update_row(ids[n], lambda r, n=n: r.with_(topic=f"topic {n} {SECRETS['github-token'][0]}"))
+    board = vault.index_path.read_text(encoding="utf-8")
+    assert SECRETS["github-token"][1] not in board and board.count("[REDACTED:github-token]") == 2

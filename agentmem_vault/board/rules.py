@@ -321,16 +321,6 @@ def active_order(rows: Iterable[tuple[it.Row, int]]) -> list[list]:
     return entries
 
 
-def insert_active(entries: list[list], row: it.Row, at: int) -> None:
-    """Add a row appended at the end of the board (its line at byte ``at``) to an
-    ``active_order`` list, where ``active_order`` of the new board would put it."""
-    key = ts_key(row.updated_at)
-    i = 0  # from the front: an appended row is usually the most recent one
-    while i < len(entries) and entries[i][0] >= key:
-        i += 1
-    entries.insert(i, [key, row.session_id, at])
-
-
 def project_rank(project: str, names: Collection[str]) -> int | None:
     """0: a session of the chat's own project (``names``: all its names, folded), 1: of an unknown
     project, None: another project's, never offered (docs/projects.md)."""
@@ -384,35 +374,35 @@ def pair_project(data: bytes | None, session_id: str) -> str:
 
 
 def offered_sessions(
-    active: list[list],
-    projects: Mapping[str, str] | None,
-    names: Collection[str],
+    active: Iterable[tuple[str, int, str | None]],
+    names: Collection[str] | None,
     *,
     exclude: Collection[str] = (),
     limit: int = OFFERED,
-) -> list[list]:
-    """The entries of ``active`` (``active_order``) a new chat is offered: the chat's own
-    project's sessions, most recent first, then those whose project is unknown, never another
-    project's. ``projects``: Session ID -> project, for every active session whose chat recorded
-    one (any other's project is unknown); None offers every session (no project scoping). The one
-    rule of the hook's fast path and of the full board alike."""
-    if projects is None:
-        return [e for e in active[: limit + len(exclude)] if e[1] not in exclude][:limit]
-    own: list[list] = []
-    unknown: list[list] = []
+) -> list[tuple[str, int, str | None]]:
+    """The entries of ``active`` a new chat is offered: ``(Session ID, line offset, project or
+    None)`` of the active rows in ``active_order``, each with the project its chats' pairs name
+    (``pair_projects``; None: unknown). The chat's own project's sessions (``names``: all its
+    names, folded), most recent first, then those of unknown project, never another project's;
+    ``names`` None offers every session (no project scoping). The one rule of the hook's fast path
+    and of the full board alike; one walk, that stops once the own project has ``limit``."""
+    own: list[tuple[str, int, str | None]] = []
+    unknown: list[tuple[str, int, str | None]] = []
     ranks: dict[str, int | None] = {}  # a few projects, many sessions: each project ranked once
-    for e in active:  # one walk, most recent first, until the own project's are all found
-        if e[1] in exclude:
+    for entry in active:
+        sid, _, project = entry
+        if sid in exclude:
             continue
-        project = projects.get(e[1])
-        if project is None:
-            if len(unknown) < limit:
-                unknown.append(e)
-            continue
-        if project not in ranks:
-            ranks[project] = project_rank(project, names)
-        if ranks[project] == 0:
-            own.append(e)
-            if len(own) == limit:
-                break
+        if names is not None:
+            if project is None:
+                if len(unknown) < limit:
+                    unknown.append(entry)
+                continue
+            if project not in ranks:
+                ranks[project] = project_rank(project, names)
+            if ranks[project] != 0:
+                continue
+        own.append(entry)
+        if len(own) == limit:
+            break
     return (own + unknown)[:limit]

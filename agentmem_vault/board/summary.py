@@ -4,17 +4,20 @@
 ``memory/.agentmem/board-cache.json`` records, for the board's first ``size`` bytes (their CRC-32):
 where the table's rows start, whether every row is well formed (the board is writable), whether the
 table runs to the end of the file (a new row is a pure append), the line-ending counts, the row
-count, every ``active`` row's update time, Session ID and line offset, most recent first
-(``rules.active_order``: what a new chat is offered is chosen from it), and the newest minute
-among the row IDs with that minute's IDs (so a new chat's ID needs no search of the board); and,
-for ``conversations.jsonl``'s first bytes (size and CRC-32), the project of every active row's
-session that its pairs name (``conversations.pair_projects``).
+count, the newest minute among the row IDs with that minute's IDs (so a new chat's ID needs no
+search of the board), and what a new chat is offered is chosen from (``rules.offered_sessions``):
+every ``active`` row's Session ID, line offset and project, most recent first
+(``rules.active_order``), the projects as their chats' pairs name them (``rules.pair_projects``)
+in ``conversations.jsonl``'s first bytes (their size and CRC-32). The active rows are kept as
+three columns, each stored as one comma-separated string: decoding thousands of JSON values was
+most of the hook's work (~3 ms at 10,000 rows), one long plain string is a copy.
 
 The board and the pairs are always read and checked against the summary by CRC; when one has
 only grown since (a row or a pair appended by any process), just the new bytes are parsed; any
-other change means one full parse of that file, after which the summary is rewritten. Every whole-board write (``store.BoardWriter``)
-refreshes it; an appended row (a new chat's) does not rewrite it: the next load parses the rows
-appended since, and rewrites it once there are ``SAVE_EVERY`` of them.
+other change means one full parse of that file, after which the summary is rewritten. Every
+whole-board write (``store.BoardWriter``) refreshes it; an appended row or pair (a new chat's)
+does not rewrite it: the next load parses those appended since, and rewrites it once there are
+``SAVE_EVERY`` of them.
 
 Deleting the file loses nothing. It is never the authority: on any doubt the caller parses the
 board as before. It is replaced by temp file + rename, never written in place or through a link.
@@ -24,17 +27,19 @@ from __future__ import annotations
 
 import zlib
 from collections import namedtuple
+from itertools import chain
 
 from agentmem_vault.board import table as it
-from agentmem_vault.board.rules import active_order, insert_active, pair_project, pair_projects
+from agentmem_vault.board.rules import active_order, pair_project, pair_projects, ts_key
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     from agentmem_vault.vault import Vault
 
-VERSION = 6  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
+VERSION = 9  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
 CACHE_NAME = "board-cache.json"
 SAVE_EVERY = 64  # rows appended since the summary was written before it is rewritten
 _KEYS = "table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects".split()
@@ -53,16 +58,24 @@ class BoardState(
     """What the hook needs to know about the board, without the parsed rows: ``data`` (its bytes,
     read under the caller's lock), ``table_start`` (byte offset of the first row line),
     ``writable`` (no broken rows anywhere), ``appendable`` (the table runs to the end of the
-    file), the line-ending counts, the row count, ``active`` (``rules.active_order``, with each
-    row line's byte offset), ``bom``, ``crc`` (``zlib.crc32`` of ``data``), and the newest minute
-    among the row IDs (``stamp``) with that minute's IDs; ``pairs``: ``[size, crc]`` of the
-    ``conversations.jsonl`` bytes that ``projects`` (active Session ID -> project) was read from."""
+    file), the line-ending counts, the row count, ``active`` (the active rows in
+    ``rules.active_order``, as three comma-separated columns: Session IDs, line offsets, and the
+    index of each one's project in ``projects``, "-" when its pairs name none), ``bom``, ``crc``
+    (``zlib.crc32`` of ``data``), the newest minute among the row IDs (``stamp``) with that
+    minute's IDs, and ``pairs``: ``[size, crc]`` of the ``conversations.jsonl`` bytes the projects
+    were read from."""
 
     __slots__ = ()
 
     @property
     def size(self) -> int:
         return len(self.data)
+
+    def entries(self) -> Iterator[tuple[str, int, str | None]]:
+        """``(Session ID, line offset, project or None)`` of each active row, most recent first."""
+        ids, ats, projects = self.active
+        names = {str(i): name for i, name in enumerate(self.projects)}
+        return zip(_items(ids), map(int, _items(ats)), map(names.get, _items(projects)), strict=True)
 
     @property
     def ends_nl(self) -> bool:
@@ -112,10 +125,36 @@ class BoardState(
             span = self._line_of(session_id)
         if span is None:
             return None
-        cells = it.split_cells(data[span[0] : span[1]].decode("utf-8").rstrip("\r"))
+        cells = _cells(data, *span)
         if len(cells) != len(it.COLUMNS) or cells[0] != session_id:
             return self.row(session_id) if at >= 0 else None
         return it.Row(*cells)
+
+
+def _cells(data: bytes, start: int, stop: int = -1) -> list[str]:
+    """The cells of the board line at byte ``start`` (to ``stop``, else to its end)."""
+    if stop < 0:
+        stop = data.find(b"\n", start)
+    return it.split_cells(data[start : len(data) if stop == -1 else stop].decode("utf-8").rstrip("\r"))
+
+
+def _items(column: str) -> Iterator[str]:
+    """The items of a comma-separated column, split a chunk at a time: a walk of the active rows
+    (``rules.offered_sessions``) usually stops within the first few dozen of thousands."""
+    return chain.from_iterable(_chunks(column))
+
+
+def _chunks(column: str) -> Iterator[list[str]]:
+    n = 64
+    while column:
+        parts = column.split(",", n)
+        column = parts.pop() if len(parts) > n else ""
+        yield parts
+        n *= 8
+
+
+def _split(column: str) -> list[str]:
+    return column.split(",") if column else []
 
 
 def _newest(stamp: str, ids: list[str], sid: str) -> tuple[str, list[str]]:
@@ -144,11 +183,19 @@ def from_doc(data: bytes, doc: it.IndexDoc, pairs: bytes) -> BoardState | None:
     prefix = "".join(doc.lines[: doc.header_at + 2])
     table_start = len(prefix.encode("utf-8")) + (3 if doc.bom else 0)
     at = _offsets(doc.lines, 3 if doc.bom else 0)
-    active = active_order((doc._row_at(i), at[i]) for i, _ in doc.row_ids if _maybe_active(doc.lines[i]))
+    order = active_order((doc._row_at(i), at[i]) for i, _ in doc.row_ids if _maybe_active(doc.lines[i]))
     stamp, stamp_ids = "", list[str]()
     for _, sid in doc.row_ids:
         stamp, stamp_ids = _newest(stamp, stamp_ids, sid)
     named = pair_projects(pairs)
+    names = sorted({named[e[1]] for e in order if e[1] in named})
+    where = {name: str(i) for i, name in enumerate(names)}
+    sids = [e[1] for e in order]
+    active = [
+        ",".join(sids),
+        ",".join(str(e[2]) for e in order),
+        ",".join(where.get(named.get(s, ""), "-") for s in sids),
+    ]
     return BoardState(
         data,
         table_start,
@@ -163,7 +210,7 @@ def from_doc(data: bytes, doc: it.IndexDoc, pairs: bytes) -> BoardState | None:
         stamp,
         stamp_ids,
         [len(pairs), zlib.crc32(pairs)],
-        {e[1]: named[e[1]] for e in active if e[1] in named},
+        names,
     )
 
 
@@ -174,6 +221,28 @@ def _maybe_active(line: str) -> bool:
         return True
     parts = line.rstrip("\r\n").rstrip().rsplit("|", 5)
     return len(parts) != 6 or parts[1].strip() == "active"
+
+
+def _project_index(names: list[str], project: str) -> str:
+    """The index of ``project`` in ``names`` (added when new), as the ``active`` column holds it."""
+    if not project:
+        return "-"
+    if project not in names:
+        names.append(project)
+    return str(names.index(project))
+
+
+def _insert(active: list[str], names: list[str], data: bytes, row: it.Row, at: int, project: str) -> None:
+    """Add a row appended at the end of ``data`` (its line at byte ``at``) to the ``active``
+    columns, where ``rules.active_order`` of the new board would put it."""
+    key = ts_key(row.updated_at)
+    columns = [_split(column) for column in active]
+    i = 0  # from the front: an appended row is usually the most recent one
+    while i < len(columns[0]) and ts_key(_cells(data, int(columns[1][i]))[-1]) >= key:
+        i += 1
+    for column, value in zip(columns, (row.session_id, str(at), _project_index(names, project)), strict=True):
+        column.insert(i, value)
+    active[:] = [",".join(column) for column in columns]
 
 
 def _extend(cached: dict, data: bytes, crc: int, pairs: bytes) -> BoardState | None:
@@ -189,7 +258,7 @@ def _extend(cached: dict, data: bytes, crc: int, pairs: bytes) -> BoardState | N
         return None
     lines = it.split_lines(tail)
     probe = it.IndexDoc(False, lines, 0, 0)
-    active, projects = cached["active"], cached["projects"]  # decoded for this call alone: extended in place
+    active, names = cached["active"], cached["projects"]  # decoded for this call alone: extended in place
     at = _offsets(lines, size)
     stamp, stamp_ids = str(cached["stamp"]), list(cached["stamp_ids"])
     for i, ln in enumerate(lines):
@@ -202,9 +271,7 @@ def _extend(cached: dict, data: bytes, crc: int, pairs: bytes) -> BoardState | N
         row = probe._row_at(i)
         stamp, stamp_ids = _newest(stamp, stamp_ids, row.session_id)
         if row.status == "active":
-            insert_active(active, row, at[i])
-            if project := pair_project(pairs, row.session_id):
-                projects[row.session_id] = project
+            _insert(active, names, data, row, at[i], pair_project(pairs, row.session_id))
     return BoardState(
         data,
         cached["table_start"],
@@ -219,7 +286,7 @@ def _extend(cached: dict, data: bytes, crc: int, pairs: bytes) -> BoardState | N
         stamp,
         stamp_ids,
         cached["pairs"],
-        projects,
+        names,
     )
 
 
@@ -240,21 +307,32 @@ def _read_cache(vault: Vault) -> dict | None:
     return {**got[1], "size": got[0]}
 
 
-def _with_pairs(state: BoardState, pairs: bytes) -> tuple[BoardState, bool]:
+def _with_pairs(state: BoardState, pairs: bytes, stamp: str) -> tuple[BoardState, bool]:
     """``state`` with the projects of its active sessions as ``pairs`` (the bytes of
     ``conversations.jsonl`` now) name them, and whether that took enough work to save it: pairs
     appended since are read alone (each line is read on its own and the last one naming a project
-    wins), any other change means reading them all."""
+    wins), any other change means reading them all. ``stamp``: the newest minute among the rows
+    whose projects the summary read from its pairs (a session of a later minute is no such row,
+    or one appended since, whose project ``_extend`` read from all of ``pairs``)."""
     size, crc = state.pairs
     same = size <= len(pairs) and zlib.crc32(memoryview(pairs)[:size]) == crc
     if same and size == len(pairs):
         return state, False
     redone = not (same and (not size or pairs.endswith(b"\n", 0, size)))  # else whole new lines follow
-    tail, projects = (pairs, {}) if redone else (pairs[size:], state.projects)
-    if named := pair_projects(tail):
-        active = {e[1] for e in state.active}
-        projects.update((sid, p) for sid, p in named.items() if sid in active)
-    new = state._replace(pairs=[len(pairs), zlib.crc32(tail, 0 if redone else crc)], projects=projects)
+    tail, names, active = (pairs if redone else pairs[size:]), state.projects, state.active
+    named = pair_projects(tail)
+    if not redone:
+        named = {sid: project for sid, project in named.items() if sid[:STAMP] <= stamp}
+    if redone or named:  # usually neither: a new chat's pair names its new row, of a later minute
+        ids = _split(active[0])
+        if redone:
+            names[:] = []
+        projects = ["-"] * len(ids) if redone else _split(active[2])
+        for i, sid in enumerate(ids):
+            if sid in named:
+                projects[i] = _project_index(names, named[sid])
+        active[2] = ",".join(projects)
+    new = state._replace(pairs=[len(pairs), zlib.crc32(tail, 0 if redone else crc)])
     return new, redone or tail.count(b"\n") >= SAVE_EVERY
 
 
@@ -274,7 +352,15 @@ def load(vault: Vault, data: bytes | None = None, pairs: bytes | None = None) ->
     cached = _read_cache(vault)
     if cached is not None:
         try:
-            size = cached["size"]
+            size, active = cached["size"], cached["active"]
+            indexes = {"-", *map(str, range(len(cached["projects"])))}
+            if not (
+                len(active) == 3
+                and len({column.count(",") + bool(column) for column in active}) == 1  # as many of each
+                and (not active[1] or active[1].replace(",", "").isdecimal())
+                and set(_split(active[2])) <= indexes
+            ):
+                raise ValueError("not a summary of this layout")  # hand-edited: a full parse decides
             crc = zlib.crc32(memoryview(data)[:size])
             if len(data) >= size and crc == cached["crc"]:
                 if len(data) == size:
@@ -282,7 +368,7 @@ def load(vault: Vault, data: bytes | None = None, pairs: bytes | None = None) ->
                 else:
                     state = _extend(cached, data, crc, pairs)
                 if state is not None:
-                    state, redone = _with_pairs(state, pairs)
+                    state, redone = _with_pairs(state, pairs, cached["stamp"])
                     if redone or state.rows - cached["rows"] >= SAVE_EVERY:
                         save(vault, state)  # else the few appended rows and pairs are read again next time
                     return state

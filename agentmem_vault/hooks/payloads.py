@@ -54,8 +54,8 @@ _WIN_URI_PATH_RE = re.compile(r"^/[A-Za-z]:[/\\]")
 
 
 class HookEvent:
-    """One agent hook call. A plain frozen class, not a dataclass: importing ``dataclasses`` costs
-    the sessionStart hook more than its own work (docs/performance.md)."""
+    """One agent hook call. A plain class, not a dataclass: importing ``dataclasses`` costs the
+    sessionStart hook more than its own work (docs/performance.md)."""
 
     __slots__ = ("agent", "event", "conversation_id", "transcript_path", "roots", "source", "background", "extra")
     agent: str  # cursor | claude | codex
@@ -65,7 +65,7 @@ class HookEvent:
     roots: tuple[str, ...]  # folders to search for the vault, in order
     source: str | None  # startup | resume | clear | compact (Claude Code, Codex)
     background: bool  # Cursor background agent
-    extra: dict  # not compared, not shown
+    extra: dict
 
     def __init__(
         self,
@@ -78,41 +78,14 @@ class HookEvent:
         background: bool = False,
         extra: dict | None = None,
     ) -> None:
-        for name, value in (
-            ("agent", agent),
-            ("event", event),
-            ("conversation_id", conversation_id),
-            ("transcript_path", transcript_path),
-            ("roots", roots),
-            ("source", source),
-            ("background", background),
-            ("extra", {} if extra is None else extra),
-        ):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"HookEvent is frozen; cannot set {name!r}")
-
-    def _key(self) -> tuple:
-        return (
-            self.agent,
-            self.event,
-            self.conversation_id,
-            self.transcript_path,
-            self.roots,
-            self.source,
-            self.background,
+        self.agent, self.event, self.conversation_id, self.transcript_path = (
+            agent,
+            event,
+            conversation_id,
+            transcript_path,
         )
-
-    def __eq__(self, other: object) -> bool:
-        return self._key() == other._key() if type(other) is HookEvent else NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        names = ("agent", "event", "conversation_id", "transcript_path", "roots", "source", "background")
-        return "HookEvent(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self._key(), strict=True)) + ")"
+        self.roots, self.source, self.background = roots, source, background
+        self.extra = {} if extra is None else extra
 
 
 def _clean_str(value: object) -> str | None:

@@ -74,28 +74,17 @@ class HookArgs:
 
 def parse_args(args: list[str]) -> HookArgs:
     """``[--vault V] [--agent A] hook NAME [--vault V] [--agent A]`` (global options allowed first)."""
-    name = vault = agent = None
-    i = 0
-    seen_hook = False
-    while i < len(args):
-        a = args[i]
-        if a in ("--vault", "--agent") and i + 1 < len(args):
-            if a == "--vault":
-                vault = args[i + 1]
-            else:
-                agent = args[i + 1]
-            i += 2
-            continue
-        if a.startswith("--vault="):
-            vault = a.split("=", 1)[1]
-        elif a.startswith("--agent="):
-            agent = a.split("=", 1)[1]
+    opts: dict[str, str | None] = {"--vault": None, "--agent": None}
+    name, seen_hook, rest = None, False, iter(args)
+    for a in rest:
+        key, eq, value = a.partition("=")
+        if key in opts:  # "--vault V" or "--vault=V"; a last "--vault" with no value is ignored
+            opts[key] = value if eq else next(rest, opts[key])
         elif a == "hook" and not seen_hook:
             seen_hook = True
         elif not a.startswith("-") and name is None and seen_hook:
             name = a
-        i += 1
-    return HookArgs(name, vault, agent)
+    return HookArgs(name, opts["--vault"], opts["--agent"])
 
 
 # -- stdin ----------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ _INJECTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 MIN_SUBSTANCE = 8
-MIN_SUBSTANCE_SPECIFIC = 5  # "後端用 FastAPI": short, but it names the thing
+MIN_SUBSTANCE_SPECIFIC = 4  # "後端用 FastAPI": short, but it names the thing
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")

@@ -118,17 +118,14 @@ def offered_sessions(
             doc = parse_index(decode_text(doc.data, vault.index_path))
         except Exception:
             return []
-    projects = None
     if isinstance(doc, BoardState):
-        state, active, projects = doc, doc.active, doc.projects
+        state, active = doc, doc.entries()
     else:
-        state, active = None, active_order((r, -1) for r in doc.row_list())
-        if project_names is not None:
-            projects = projects_of_sessions(vault, pairs)
-    if project_names is None:
-        projects = None
+        state = None
+        projects = projects_of_sessions(vault, pairs) if project_names is not None else {}
+        active = ((e[1], e[2], projects.get(e[1])) for e in active_order((r, -1) for r in doc.row_list()))
     out: list[SessionHit] = []
-    for _, sid, at in rules_offered(active, projects, project_names or (), exclude=exclude, limit=limit):
+    for sid, at, _ in rules_offered(active, project_names, exclude=exclude, limit=limit):
         r = state.row(sid, at) if state is not None else doc.find(sid)  # type: ignore[union-attr]
         if r is not None:
             out.append(SessionHit(r.session_id, r.topic, r.summary, r.status, r.updated_at, 0.0, True))

@@ -25,8 +25,7 @@ _BY_KIND = {
 # decision; an "environment fact" that hardly speaks of the environment is what it speaks of (the
 # stack: "資料庫用 PostgreSQL 15", a release rule: "打 tag 之前必須跑過 make lint test")
 _USER = {"user_communication", "user_behavior"}
-_DECIDED = {*_USER, _BY_KIND["decision"]}
-_OVERRIDES = {"decision": _USER, "pitfall": _DECIDED, "environment": set(CATEGORIES)}
+_OVERRIDES = {"decision": _USER, "pitfall": {*_USER, _BY_KIND["decision"]}, "environment": set(CATEGORIES)}
 
 
 @lru_cache(maxsize=1)

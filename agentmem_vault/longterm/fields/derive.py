@@ -31,10 +31,12 @@ _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s)")
 def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str, str]:
     """(the user turn holding ``evidence``, up to it: what follows is its reason or the next item,
     never a correction of it; the assistant's turn before it; the sentence ending with ``evidence``;
-    the user's next turn); "" for what is unknown (the sentence: ``evidence`` itself)."""
-    probe = evidence.strip()[:40]
+    the user's next turn); "" for what is unknown (the sentence: ``evidence`` itself). Spacing
+    aside: the extractor may join sentences of a turn with a space ("不對喔。 時間…")."""
+    probe = re.compile(r"\s*".join(map(re.escape, "".join(evidence.split())[:40])))
     for i, t in enumerate(turns):
-        if t.role == "user" and probe and (at := t.text.find(probe)) >= 0:
+        if t.role == "user" and probe.pattern and (hit := probe.search(t.text)):
+            at = hit.start()
             starts = [m.end() for m in _SENTENCE_END.finditer(t.text, 0, at)]
             before = next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
             after = next((n.text for n in turns[i + 1 :] if n.role == "user"), "")
@@ -44,17 +46,16 @@ def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str, str]:
 
 def corrects_assistant(evidence: str, assistant_said: str, *, choosing: bool = False) -> bool:
     """The user corrects what the assistant just did: after an assistant turn, a correction lead
-    ("不對，…", "No, …"), a ban on doing it again ("不要再加 …", "stop putting them there"), or a
-    rejection of something the assistant's turn named ("don't use requests" after "I used
-    requests") unless the user is ``choosing`` (a decision: "Checkout, not Elements" after the
-    assistant laid out both)."""
+    ("不對，…", "No, …"), and unless the user is ``choosing`` (a decision: "Checkout, not Elements"
+    after the assistant laid out both, "這個定下來就別再搖擺了") a ban on doing it again ("不要再加 …",
+    "stop putting them there") or a rejection of something the assistant's turn named ("don't use
+    requests" after "I used requests")."""
     if not assistant_said or _ASKS.search(assistant_said.strip()):
         return False  # answering the assistant's question is not correcting it
     said = fold(evidence)
-    if pattern("correction_leads.txt").match(said) or pattern("correction_repeats.txt").search(said):
-        return True
-    if choosing:
-        return False
+    lead = bool(pattern("correction_leads.txt").match(said))
+    if lead or choosing or pattern("correction_repeats.txt").search(said):
+        return lead or not choosing  # a choice is corrected by a lead only
     before = fold(assistant_said)
     named = (m["what"].rstrip(".").lower() for m in section("statement_words.txt", "negated").finditer(said))
     # a word of the assistant's turn ("edit" of "I edited", a path's folder), never a part of one:
