@@ -106,6 +106,24 @@ def test_settings_not_utf8_hook_still_registers(vault: Vault, tmp_path: Path, en
     assert vault.config_path.read_bytes() == NOT_UTF8[enc]
 
 
+@pytest.mark.parametrize("enc", sorted(NOT_UTF8))
+def test_user_settings_not_utf8_doctor_and_hook_name_the_file(vault: Vault, tmp_path: Path, enc: str) -> None:
+    """The user config is read before any vault is known: doctor refuses in one line, the hook
+    answers with its one-line failure note; both name the file, neither changes it."""
+    import os
+
+    path = Path(os.environ["AGENTMEM_CONFIG_DIR"]) / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(NOT_UTF8[enc])
+    line = _one_line_error(run_cli("doctor", vault=vault, env=NOW))
+    assert str(path) in line and "not UTF-8" in line
+    proc = run_hook("cursor-session-start", cursor_start(vault.root), cwd=tmp_path)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    note = failure_note(answer(proc))
+    assert note and str(path) in note and "not UTF-8" in note
+    assert rows(vault) == [] and path.read_bytes() == NOT_UTF8[enc]
+
+
 # 4. The issued-IDs ledger cannot be written: refused, and no ID is ever issued twice.
 def _ledger_read_only(vault: Vault) -> None:
     vault.issued_ids_path.chmod(0o444)
