@@ -24,11 +24,11 @@ def now_precise() -> datetime:
     env = os.environ.get("AGENTMEM_NOW")
     if not env:
         return datetime.now()
-    try:
+    try:  # an offset can carry a valid time out of range in local time (OverflowError)
         dt = datetime.fromisoformat(env.strip())
-    except ValueError as exc:
+        return dt.replace(tzinfo=None) if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
+    except (ValueError, OverflowError) as exc:
         raise ConfigError(f"AGENTMEM_NOW={env!r} is not an ISO 8601 time (e.g. 2026-06-01T09:30)") from exc
-    return dt.replace(tzinfo=None) if dt.tzinfo is None else dt.astimezone().replace(tzinfo=None)
 
 
 def now() -> datetime:

@@ -50,7 +50,10 @@ def _texts() -> list[Path]:
 
 
 # Fixtures whose chats hold a real credential on purpose: redacting it is right, and only it may change.
-TRUE_SECRETS = {"v4-zhcn-labelforge-env-reversal.json": ["[REDACTED:connection-password]"]}
+TRUE_SECRETS = {
+    "v4-zhcn-labelforge-env-reversal.json": ["[REDACTED:connection-password]"],
+    **{f"g-probe10.{lang}.json": ["[REDACTED:secret]"] for lang in ("en", "zh-CN", "zh-TW")},
+}
 
 
 def test_no_existing_fixture_or_sample_vault_file_changes() -> None:

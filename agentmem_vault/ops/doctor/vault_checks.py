@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.errors import AgentmemError
+from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.ops.doctor.checks import diagnose_state
 from agentmem_vault.ops.doctor.findings import ERROR, WARNING, DoctorReport, Finding
 from agentmem_vault.ops.doctor.secrets import secret_findings
@@ -86,8 +86,8 @@ def project_findings(vault: Vault) -> list[Finding]:
             hint = f"{_move_hint(n)}, or add {n.project!r} under projects: in memory/.agentmem/config.yaml"
             out.append(Finding("note_project_unknown", WARNING, message, hint=hint, path=_rel(vault, n)))
         return out
-    except AgentmemError:
-        return []
+    except AgentmemError as exc:  # a config.yaml that every command refuses must not look healthy
+        return [Finding("config_invalid", ERROR, exc.message)] if isinstance(exc, ConfigError) else []
 
 
 @vault_check
