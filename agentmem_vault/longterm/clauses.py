@@ -151,7 +151,8 @@ def join_items(sentence: str) -> list[str]:
 def _merge_reasons(parts: list[str]) -> list[str]:
     out: list[str] = []
     for p in parts:
-        if out and starts_with_reason(p):
+        # a reason joins the clause before it; a bare condition ("你推薦的時候") the one after it
+        if out and (starts_with_reason(p) or cue("condition_end").search(fold(out[-1]))):
             out[-1] = f"{out[-1]}，{p}" if _CJK.search(out[-1][-1:]) else f"{out[-1]}, {p}"
         else:
             out.append(p)
