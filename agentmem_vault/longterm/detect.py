@@ -415,8 +415,9 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
         lead = next((k for k, x in enumerate(sents) if _incident_lead(x, said)), None) if idx >= first_turn else None
         # no lead, but a fix said as one ("fix was to …", "改法：…") or a fix after the user's
         # symptom: the cause and fix of this turn alone
-        after = u > 0 and any(has("pitfall_symptom", fold(x)) for x in user[u - 1][1])  # quoted errors too
-        alone = lead is None and idx >= first_turn and said != "" and any(_fix(x, after) for x in sents)
+        fixes = [x for x in sents if _fix(x, True)] if lead is None and idx >= first_turn and said else []
+        after = bool(fixes) and u > 0 and any(has("pitfall_symptom", fold(x)) for x in user[u - 1][1])  # quoted too
+        alone = any(_fix(x, after) for x in fixes)
         if lead is None and not alone:
             u += 1
             continue
