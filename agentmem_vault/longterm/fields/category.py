@@ -61,6 +61,7 @@ def scores(text: str) -> dict[str, int]:
     return {cat: sum(w for w, p in cs if p.search(f)) for cat, cs in cues()}
 
 
+@lru_cache(maxsize=4096)  # a pure function of the words: a rule restated in many chats is scored once
 def category_for(text: str, kind: str = "") -> str:
     """The category of a statement saying ``text``, of the statement kind ``kind``
     (longterm/statement.py; the offline signal names the same kinds)."""

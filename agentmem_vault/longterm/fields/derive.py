@@ -33,10 +33,10 @@ def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str, str]:
     never a correction of it; the assistant's turn before it; the sentence ending with ``evidence``;
     the user's next turn); "" for what is unknown (the sentence: ``evidence`` itself). Spacing
     aside: the extractor may join sentences of a turn with a space ("不對喔。 時間…")."""
-    probe = re.compile(r"\s*".join(map(re.escape, "".join(evidence.split())[:40])))
+    probe = "".join(evidence.split())[:40]  # found in the turn's non-space characters: no regex per memory
     for i, t in enumerate(turns):
-        if t.role == "user" and probe.pattern and (hit := probe.search(t.text)):
-            at = hit.start()
+        if t.role == "user" and probe and (k := "".join(t.text.split()).find(probe)) >= 0:
+            at = [j for j, ch in enumerate(t.text) if not ch.isspace()][k]
             starts = [m.end() for m in _SENTENCE_END.finditer(t.text, 0, at)]
             before = next((p.text for p in reversed(turns[:i]) if p.role == "assistant"), "")
             after = next((n.text for n in turns[i + 1 :] if n.role == "user"), "")

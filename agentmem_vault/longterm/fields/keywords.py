@@ -76,8 +76,7 @@ def keywords_for(content: str, title: str = "") -> list[str]:
             return
         out.append(w)
         seen.add(key)
-        twin = to_simplified(w)
-        if twin != w and twin not in out and len(out) < MAX_KEYWORDS:
+        if (twin := to_simplified(w)) != w and twin not in out and len(out) < MAX_KEYWORDS:
             out.append(twin)  # both scripts: a search in either finds the note in Obsidian
 
     for m in _NAMED.finditer(content):
@@ -90,6 +89,6 @@ def keywords_for(content: str, title: str = "") -> list[str]:
             add(word)
     folded = fold(content)
     for term in tech_terms().latin:  # longest first: "type hints" before "type"
-        if len(term) >= 5 and re.search(rf"(?<![\w.-]){re.escape(term)}(?![\w-])", folded):
+        if len(term) >= 5 and term in folded and re.search(rf"(?<![\w.-]){re.escape(term)}(?![\w-])", folded):
             add(term)
     return out
