@@ -161,7 +161,7 @@ def title_for(content: str) -> str:
     # the rule, not the complaint, the question or the story before it: the first sentence that
     # directs ("Do you really have to add a docstring to every helper? Private helpers don't need
     # one." is titled by its answer; a question with no such answer is its own rule)
-    asked = {x for x in sentences if re.search(re.escape(x) + r"\s*[?？]", text)}
+    asked = {x for x in sentences if re.search(re.escape(x) + r"\s*[?？]", text)} if re.search("[?？]", text) else set()
     first = next((x for x in sentences if _rule(x) and x not in asked), sentences[0])
     rest = sentences[sentences.index(first) + 1 :]
     if _COMPLAINT.search(first) and width(first) > SOFT_WIDTH:  # "我很受不了你每次都貼整個檔案，之後只給 diff"
