@@ -44,6 +44,7 @@ def _said_around(turns: list[Turn], evidence: str) -> tuple[str, str, str, str]:
     return "", "", evidence, ""
 
 
+@lru_cache(maxsize=4096)  # a pure function of the words: a filler answer precedes many rules
 def corrects_assistant(evidence: str, assistant_said: str, *, choosing: bool = False) -> bool:
     """The user corrects what the assistant just did: after an assistant turn, a correction lead
     ("不對，…", "No, …"), and unless the user is ``choosing`` (a decision: "Checkout, not Elements"

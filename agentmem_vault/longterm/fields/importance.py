@@ -5,7 +5,6 @@ statement is (a correction, a decision, a pitfall) comes from the extractor."""
 
 from __future__ import annotations
 
-
 from agentmem_vault.longterm.fields.data import pattern as _pattern, section
 from agentmem_vault.model.textnorm import fold
 
