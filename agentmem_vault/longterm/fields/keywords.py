@@ -55,7 +55,7 @@ def _tags(text: str) -> list[tuple[str, str, int, int]]:
 def _part_of(word: str, keyword: str) -> bool:
     """``word`` is a whole part of a longer keyword ("src" of "src/assets/", "Commits" of
     "Conventional Commits"): it adds nothing."""
-    return word != keyword and re.search(rf"(?:^|[/ ]){re.escape(word)}(?:$|[/ ])", keyword) is not None
+    return word != keyword and word in keyword and bool(re.search(rf"(?:^|[/ ]){re.escape(word)}(?:$|[/ ])", keyword))
 
 
 def keywords_for(content: str, title: str = "") -> list[str]:
