@@ -7,12 +7,10 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.longterm.fields import data, segment
-from agentmem_vault.longterm.fields.data import is_generic, subject_words
+from agentmem_vault.longterm.fields.data import CJK, WORDISH, is_generic, subject_words
 from agentmem_vault.longterm.fields.title import colon_head
 from agentmem_vault.model.textnorm import fold
 
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
 _LATIN_EDGE = re.compile(r"[A-Za-z0-9_]")
 
 
@@ -37,8 +35,8 @@ def is_fragment(keyword: str, content: str) -> bool:
             continue
         if s not in edges or e not in edges:
             continue
-        parts = [w for w in inner if w.start >= s and w.end <= e and _WORDISH.search(w.simplified)]
-        if _CJK.search(k) and len(parts) > 1 and any(is_generic(w.text) for w in parts):
+        parts = [w for w in inner if w.start >= s and w.end <= e and WORDISH.search(w.simplified)]
+        if CJK.search(k) and len(parts) > 1 and any(is_generic(w.text) for w in parts):
             continue
         return False
     return True

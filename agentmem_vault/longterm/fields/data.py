@@ -48,7 +48,8 @@ def section(name: str, part: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in lines[part]), re.I)
 
 
-_WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+WORDISH = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
 
 
 def is_generic(keyword: str) -> bool:
@@ -62,4 +63,4 @@ def subject_words(text: str) -> set[str]:
     are not generic."""
     from agentmem_vault.longterm.fields.segment import words
 
-    return {k for w in words(text) if (k := fold(w.text).strip()) and _WORDISH.search(k) and not is_generic(k)}
+    return {k for w in words(text) if (k := fold(w.text).strip()) and WORDISH.search(k) and not is_generic(k)}

@@ -5,6 +5,8 @@ statement is (a correction, a decision, a pitfall) comes from the extractor."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from agentmem_vault.longterm.fields.data import pattern as _pattern, section
 from agentmem_vault.model.textnorm import fold
 
@@ -16,12 +18,14 @@ EXPERIENCE = 0.6
 RECORDED_MAX = 0.8  # a snapshot is the agent's record, not the user's words: never an always-on rule
 
 
+@lru_cache(maxsize=4096)  # pure functions of the words, asked of the same sentence several times
 def asks_to_remember(words: str) -> bool:
     """The user asked in so many words for this to be kept ("記住", "keep in mind"); "from now on",
     "以後", "every time" only say how long a rule or a preference holds (0.7-0.9)."""
     return bool(_pattern("remember_requests.txt").search(fold(words)))
 
 
+@lru_cache(maxsize=4096)
 def is_red_line(words: str) -> bool:
     """A must-never about secrets, production or destructive operations (both on one side of a
     "so" / "otherwise"), or an absolute prohibition of anything ("絕對不能 commit")."""

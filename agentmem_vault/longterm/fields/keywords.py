@@ -8,12 +8,11 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.longterm.fields.checks import bad_keyword
-from agentmem_vault.longterm.fields.data import is_generic
+from agentmem_vault.longterm.fields.data import CJK, is_generic
 from agentmem_vault.longterm.lexicon import tech_terms
 from agentmem_vault.model.textnorm import fold, to_simplified
 
 MAX_KEYWORDS = 8
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Things named in the text, strongest first: `code`, paths and file names, flags, dotted or
 # hyphenated or underscored identifiers, names with digits, CamelCase, capitalised product names.
 _NAMED = re.compile(
@@ -55,7 +54,7 @@ def _tags(text: str) -> list[tuple[str, str, int, int]]:
 def _part_of(word: str, keyword: str) -> bool:
     """``word`` is a whole part of a longer keyword ("src" of "src/assets/", "Commits" of
     "Conventional Commits"): it adds nothing."""
-    return word != keyword and re.search(rf"(?:^|[/ ]){re.escape(word)}(?:$|[/ ])", keyword) is not None
+    return word != keyword and word in keyword and bool(re.search(rf"(?:^|[/ ]){re.escape(word)}(?:$|[/ ])", keyword))
 
 
 def keywords_for(content: str, title: str = "") -> list[str]:
@@ -81,11 +80,11 @@ def keywords_for(content: str, title: str = "") -> list[str]:
 
     for m in _NAMED.finditer(content):
         add(next(g for g in m.groups() if g))
-    latin = _LATIN_IN_CJK.finditer(content) if _CJK.search(content) else _AFTER_TOOL_WORD.finditer(content)
+    latin = _LATIN_IN_CJK.finditer(content) if CJK.search(content) else _AFTER_TOOL_WORD.finditer(content)
     for m in latin:
         add(m.group(m.lastgroup or 0))
     for word, tag, _, _ in _tags(content):
-        if _CJK.search(word) and len(word) >= 2 and tag.startswith(_NOUN_TAGS) and not is_generic(word):
+        if CJK.search(word) and len(word) >= 2 and tag.startswith(_NOUN_TAGS) and not is_generic(word):
             add(word)
     folded = fold(content)
     for term in tech_terms().latin:  # longest first: "type hints" before "type"

@@ -10,11 +10,10 @@ import re
 from functools import lru_cache
 
 from agentmem_vault.longterm.fields.checks import is_template
-from agentmem_vault.longterm.fields.data import _lines, is_generic
+from agentmem_vault.longterm.fields.data import CJK, _lines, is_generic
 from agentmem_vault.model.textnorm import to_simplified
 
 MAX_SCENARIOS = 3
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # the rule's own condition, as the user said it
 _WHEN_ZH = re.compile(
     r"(?:^|[，,。；;：:\s])(?P<s>(?:在|写|寫|做|改|修改|处理|處理|部署|提交|建立|新增|设计|設計)?[^，,。；;：:\s]{1,18}?(?:时|時|的时候|的時候|之前|以前))"
@@ -50,7 +49,7 @@ def scenarios_for(content: str, category: str, keywords: list[str]) -> list[str]
     subject = [k for k in keywords if not is_generic(k)]
     # one script per subject: the Simplified twin of a Traditional keyword names the same thing
     subject = [k for i, k in enumerate(subject) if to_simplified(k) not in subject[:i]]
-    script = 0 if not _CJK.search(content) else 1 if to_simplified(content) != content else 2  # en, zh-TW, zh-CN
+    script = 0 if not CJK.search(content) else 1 if to_simplified(content) != content else 2  # en, zh-TW, zh-CN
     activity = _activities()
     if category in activity and subject:
         if len(subject) > 1 and _ALTERNATIVES.search(content) and category == "project_tech_stack":

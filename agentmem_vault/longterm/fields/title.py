@@ -13,7 +13,6 @@ from agentmem_vault.model.textnorm import fold
 
 MAX_WIDTH = 70.0  # in Latin characters; a CJK character counts 1.75 (about 40 of them)
 SOFT_WIDTH = 44.0  # longer than this, the title keeps its first clauses only
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _SENTENCE_END = re.compile(r"[。！？；;\n]|(?<=[^\s.])[.!?](?=\s|$)")
 _CLAUSE = re.compile(
     r"[，,、]\s*|\s[—–]\s|\s(?=(?:so|because|since|which|unless|otherwise|but|and)\s)|(?<=[^\d\s]),(?=\S)", re.I
@@ -29,7 +28,7 @@ _TRIM = " ,，:：;；、—–-(（[「『\"'.…"
 
 
 def width(s: str) -> float:
-    return sum(1.75 if _CJK.match(ch) else 1.0 for ch in s)
+    return sum(1.75 if data.CJK.match(ch) else 1.0 for ch in s)
 
 
 def _fold_map(text: str) -> tuple[str, list[int]]:
@@ -61,7 +60,7 @@ def strip_relative_time(text: str) -> str:
         if not (m := data.pattern("relative_time.txt").search(f)):
             break
         head, tail = out[: _orig(where, out, m.start())].rstrip(), out[_orig(where, out, m.end()) :].lstrip()
-        glue = " " if head and tail and not (_CJK.match(head[-1]) or _CJK.match(tail[0])) else ""
+        glue = " " if head and tail and not (data.CJK.match(head[-1]) or data.CJK.match(tail[0])) else ""
         out = (head + glue + tail).strip().lstrip(_TRIM + "的")
     return out
 
