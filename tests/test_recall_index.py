@@ -195,3 +195,25 @@ def test_concurrent_queries_from_processes_while_notes_change(vault: Vault, lt: 
         assert p.returncode == 0, err.decode()
         assert out.strip() == b"ok"
     assert len(search(vault, "並發筆記", limit=50)) == 15
+
+
+def test_a_rebuild_swapped_in_between_connect_and_stat_is_still_seen(vault: Vault, lt: Path) -> None:
+    """Another process swaps a rebuilt index in after this one connected to the old file but
+    before it noted which file it opened: its next write (a note changed) hits the moved file,
+    which SQLite refuses as a read-only database; the sync reopens the file that is there now."""
+    reindex(vault)
+    idx = RecallIndex(vault)
+    real_connect = idx._connect
+
+    def connect_then_swap(path: str) -> sqlite3.Connection:
+        conn = real_connect(path)
+        RecallIndex(vault).rebuild()  # the other process's rebuild, replacing the file
+        return conn
+
+    idx._connect = connect_then_swap  # type: ignore[method-assign]
+    idx.open()
+    idx._connect = real_connect  # type: ignore[method-assign]
+    write_note(lt, _note("swap1", "換檔後的筆記", "短信"))
+    idx.sync()
+    idx.close()
+    assert _ids(vault, "換檔後的筆記") == ["lt-swap1"]

@@ -234,10 +234,10 @@ class RecallIndex:
         # Not an index (or a FIFO / link where it belongs): rebuilt, replacing it.
         with suppress(sqlite3.DatabaseError, AgentmemError):
             if self.path.exists():
+                file = self._file_id()  # before connecting: a rebuild swapped in meanwhile reads as a swap
                 conn = self._connect(str(self.path))
                 if self._valid(conn):
-                    self.conn = conn
-                    self._file = self._file_id()
+                    self.conn, self._file = conn, file
                     return self
                 conn.close()
         self.rebuild()
@@ -323,16 +323,18 @@ class RecallIndex:
             if tmp is not None:
                 _unlink(tmp, ("", "-journal"))
             raise index_error(self.path, exc, "build") from exc
+        file = None
         if tmp is not None:
             conn.close()
             try:
                 swap_in(tmp, self.path, durable=False)  # derived: rebuilt if lost
                 _unlink(self.path, ("-journal", "-wal", "-shm"))
+                file = self._file_id()  # before connecting, as in open()
                 conn = self._connect(str(self.path))
             except OSError:
                 conn = self._connect(str(tmp))  # could not swap (Windows sharing): use the fresh copy
         self.conn = conn
-        self._file = self._file_id()
+        self._file = self._file_id() if file is None else file
         self._stamps = None
         self._save_rules()
         stats.seconds = time.perf_counter() - t0
