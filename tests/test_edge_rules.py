@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 from hooks_helpers import answer, cursor_start, failure_note, hooks_log, id_from, rows, run_hook
+from test_journal_damage import GOOD
 
 from agentmem_vault.board import summary
 from agentmem_vault.vault import Vault
@@ -227,17 +228,7 @@ def test_rewrite_that_does_not_verify_leaves_the_board(vault: Vault, monkeypatch
 
 # 7. The journal's row holds a lone surrogate (valid JSON, not encodable text).
 def test_restore_refuses_a_lone_surrogate(vault: Vault) -> None:
-    row = {
-        "session_id": "2026-06-01-0930-z",
-        "agent_name": "a",
-        "topic": "t\ud800x",
-        "summary": "s",
-        "keywords": "k",
-        "status": "idle",
-        "referenced_by": "-",
-        "started_at": "2026-06-01 09:30",
-        "updated_at": "2026-06-01 09:30",
-    }
+    row = {**GOOD, "topic": "t\ud800x"}
     entry = {"time": "2026-06-01T09:31:00", "command": "t", "action": "remove_row", "session_id": row["session_id"]}
     with vault.journal_path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps({**entry, "before": row, "after": None}) + "\n")  # ASCII: \ud800 escaped
