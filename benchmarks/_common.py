@@ -44,3 +44,23 @@ def bench_env(tmp: Path) -> dict:
     env["AGENTMEM_CONFIG_DIR"] = str(tmp / "config")
     env.pop("AGENTMEM_VAULT", None)
     return env
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def checkout(ref: str, into: Path) -> str:
+    """``ref``'s tree extracted into ``into`` with its ``templates/`` placed inside its package, so
+    that an editable install of this tree cannot lend the baseline its data files; the short SHA."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    shutil.copytree(into / "templates", into / "agentmem_vault" / "templates")
+    probe = "import agentmem_vault, agentmem_vault.templates as t; print(agentmem_vault.__file__, t.__file__)"
+    got = subprocess.run(
+        [sys.executable, "-P", "-c", probe], env=dict(os.environ, PYTHONPATH=str(into)), capture_output=True, text=True
+    ).stdout.split()
+    if len(got) != 2 or not all(Path(p).resolve().is_relative_to(into.resolve()) for p in got):
+        raise SystemExit(f"the checkout of {ref} does not import from {into}: {got}")
+    return subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
+    ).stdout.strip()

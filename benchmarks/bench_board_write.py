@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import checkout
+
 HERE = Path(__file__).resolve().parent.parent
 COMMANDS = ("register", "update", "organize")
 FIGURES = (*COMMANDS, *(c + "_cpu" for c in COMMANDS))
@@ -83,21 +85,6 @@ def run_once(tree: Path, template: Path, work: Path) -> dict[str, float]:
     timed("update", ["update", sid.group(0), "--topic", "parser", "--snapshot", str(snap)])
     timed("organize", ["organize"])
     return out
-
-
-def checkout(ref: str, into: Path) -> str:
-    archive = subprocess.run(["git", "-C", str(HERE), "archive", ref], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    shutil.copytree(into / "templates", into / "agentmem_vault" / "templates")
-    probe = "import agentmem_vault, agentmem_vault.templates as t; print(agentmem_vault.__file__, t.__file__)"
-    got = subprocess.run(
-        [sys.executable, "-P", "-c", probe], env=dict(os.environ, PYTHONPATH=str(into)), capture_output=True, text=True
-    ).stdout.split()
-    if len(got) != 2 or not all(Path(p).resolve().is_relative_to(into.resolve()) for p in got):
-        raise SystemExit(f"the checkout of {ref} does not import from {into}: {got}")
-    return subprocess.run(
-        ["git", "-C", str(HERE), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 def main() -> None:

@@ -209,13 +209,11 @@ def compare(ref: str, transcripts: int, turns: int, repeat: int) -> None:
     that imports the package from that tree only (``-P``: not from the script's folder)."""
     here = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as tmp:
+        from _common import checkout  # the parent only: the timed children run with -P
+
         base = Path(tmp) / "baseline"
         base.mkdir()
-        archive = subprocess.run(["git", "-C", str(here), "archive", ref], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-        sha = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "--short", ref], check=True, capture_output=True, text=True
-        ).stdout.strip()
+        sha = checkout(ref, base)  # its own templates/, never this tree's through the editable install
         times: dict[str, dict[str, list[float]]] = {"baseline": {}, "current": {}}
         notes: dict[str, int] = {}
         for _ in range(repeat):
