@@ -240,5 +240,7 @@ def test_every_installer_reads_project_the_same_way(cli, vault: Vault, tmp_path:
         bad = cli(*argv, "--project", str(missing), vault=vault)
         assert bad.returncode == 2, (argv, bad.stderr)
         refusals.add(bad.stderr.strip())
-    assert refusals == {f"error: --project {missing}: no such folder; pass the project's existing folder (create it if it is new)"}
+    assert refusals == {
+        f"error: --project {missing}: no such folder; pass the project's existing folder (create it if it is new)"
+    }
     assert (Path.home() / "proj" / ".cursor" / "rules" / "agent-memory.mdc").is_file()
