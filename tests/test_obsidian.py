@@ -162,7 +162,7 @@ def test_user_keys_and_formatting_are_kept_and_only_stale_keys_change():
         ("---\ntopic: [unclosed\n---\n", "malformed"),
         ("---\n- a list\n---\n", "not a list of properties"),
         ("---\ntopic: a\ntopic: b\n---\n", "more than once"),
-        ("---\ntopic: a\n", "no closing"),
+        ("---\ntopic: a\n", "not closed"),
         ("---\nupdated: 2026-13-45T10:00:00\n---\n", "month must be"),
         ('---\n"\\x41": 1\n"\\x41": 2\n---\n', "malformed|more than once"),
         ("---\n" + "[" * 2000 + "\n---\n", "malformed"),
@@ -203,7 +203,7 @@ def assert_in_step(v: Vault) -> None:
     doc = it.parse_index(v.index_path.read_text(encoding="utf-8"))
     for path in all_session_files(v):
         text = path.read_text(encoding="utf-8")
-        if not sp.has_frontmatter(text):
+        if sp.split_text(text).frontmatter is None:
             continue
         props, snap = props_of(text), parse_snapshot(text)
         sid = path.stem if path.parent == v.sessions_dir else path.parent.name
@@ -625,7 +625,7 @@ def test_sample_vault_shows_it_all():
         assert (v.memory / name).is_file()
     assert json.loads((root / ".obsidian" / "types.json").read_text(encoding="utf-8"))["types"]["updated"] == "datetime"
     assert list(v.archive_dir.glob("*/session.md")) and all(
-        sp.has_frontmatter(p.read_text(encoding="utf-8")) for p in all_session_files(v)
+        sp.split_text(p.read_text(encoding="utf-8")).frontmatter is not None for p in all_session_files(v)
     )
     assert_in_step(v)
 

@@ -11,7 +11,7 @@ error (ConfigError, NoteFormatError, SnapshotFormatError).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_DEPTH = 64  # nesting of mappings and lists (settings and properties use two or three)
 MAX_ITEMS = 100_000  # items once aliases are expanded
@@ -22,6 +22,35 @@ class YamlProblem(Exception):
         super().__init__(problem)
         self.problem = problem
         self.line = line  # 1-based line of the YAML text, when the parser knows it
+
+
+class Fenced(NamedTuple):
+    """A file split at its frontmatter fences (``split_frontmatter``)."""
+
+    bom: str  # the byte-order marks it starts with, as written
+    newline: str  # "\r\n" when the file holds one, else "\n"
+    frontmatter: str | None  # between the fences, with \n line ends; None: the file has none
+    fence_close: str  # the closing fence line as written ("---" or "...")
+    body: str  # everything after the closing fence line (line ends as written)
+
+
+def split_frontmatter(text: str, error: type[Exception] = YamlProblem, *, lenient: bool = False) -> Fenced:
+    """The one frontmatter splitter of notes, snapshots and archive indexes (docs/notes.md, "Reading
+    rules"): a first line ``---`` (after a BOM; trailing blanks allowed) opens it, the next ``---``
+    or ``...`` line at column 0 closes it (an indented one is YAML text, a block scalar's). An
+    opening fence never closed makes the file malformed: ``error``, or with ``lenient`` (a reader of
+    the body only) no frontmatter, so the body is never lost."""
+    rest = text.lstrip("\ufeff")
+    bom, newline = text[: len(text) - len(rest)], "\r\n" if "\r\n" in rest else "\n"
+    lines = rest.split("\n")
+    if lines[0].rstrip() == "---":
+        for j in range(1, len(lines)):
+            if (close := lines[j].rstrip()) in ("---", "..."):
+                fm = "\n".join(x.rstrip("\r") for x in lines[1:j])
+                return Fenced(bom, newline, fm, close, "\n".join(lines[j + 1 :]))
+        if not lenient:
+            raise error("the frontmatter is not closed by a '---' line")
+    return Fenced(bom, newline, None, "---", rest)
 
 
 def load(text: str, loader: Any = None) -> Any:
