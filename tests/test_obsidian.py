@@ -159,13 +159,13 @@ def test_user_keys_and_formatting_are_kept_and_only_stale_keys_change():
 @pytest.mark.parametrize(
     "bad, why",
     [
-        ("---\ntopic: [unclosed\n---\n", "malformed"),
+        ("---\ntopic: [unclosed\n---\n", "not valid YAML"),
         ("---\n- a list\n---\n", "not a list of properties"),
         ("---\ntopic: a\ntopic: b\n---\n", "more than once"),
         ("---\ntopic: a\n", "not closed"),
         ("---\nupdated: 2026-13-45T10:00:00\n---\n", "month must be"),
-        ('---\n"\\x41": 1\n"\\x41": 2\n---\n', "malformed|more than once"),
-        ("---\n" + "[" * 2000 + "\n---\n", "malformed"),
+        ('---\n"\\x41": 1\n"\\x41": 2\n---\n', "not valid YAML|more than once"),
+        ("---\n" + "[" * 2000 + "\n---\n", "not valid YAML"),
     ],
 )
 def test_malformed_frontmatter_is_a_clear_error(bad, why):
@@ -330,7 +330,7 @@ def test_malformed_frontmatter_refuses_writers_and_doctor_reports_it(vault, cloc
     index_before = vault.index_path.read_bytes()
     p = run_cli("update", sid, "--snapshot", "-", vault=vault, input="## Decisions\n- x\n")
     assert p.returncode == 1 and "Traceback" not in p.stderr
-    assert "frontmatter is malformed" in p.stderr and "nothing was written" in p.stderr
+    assert "frontmatter is not valid YAML at line 3, column 1" in p.stderr and "nothing was written" in p.stderr
     assert vault.session_path(sid).read_text(encoding="utf-8") == bad and vault.index_path.read_bytes() == index_before
     d = run_cli("doctor", "--json", vault=vault)
     found = [f for f in json.loads(d.stdout)["findings"] if f["kind"] == "properties_malformed"]

@@ -335,11 +335,8 @@ _Loader.add_implicit_resolver(
 def _load_yaml(fm: str) -> dict[str, Any]:
     if not fm.strip():
         return {}
-    try:
-        data = yamlload.load(quote_links(fm), _Loader)
-    except yamlload.YamlProblem as exc:
-        where = f" (frontmatter line {exc.line})" if exc.line else ""
-        raise NoteFormatError(f"the frontmatter is not valid YAML: {exc.problem}{where}") from exc
+    # the file's name and what to do are the reader's (docs/notes.md, "Malformed notes")
+    data = yamlload.load(quote_links(fm), NoteFormatError, "the frontmatter", loader=_Loader, first_line=2)
     if data is None:
         return {}
     if not isinstance(data, dict):
