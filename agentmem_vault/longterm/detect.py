@@ -94,10 +94,17 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
             return None
     intro, body = ib
     fi = fold(intro)
-    if len(intro) > 80 or not has("enum_intro", fi) or has("not_memory", fi) or has("question", fi):
+    counted = has("plural", fi) and _announces(fi)  # "兩點也是所有專案通用的：A；但是 B"
+    if len(intro) > 80 or not (has("enum_intro", fi) or counted) or has("not_memory", fi) or has("question", fi):
         return None
     items = [x for x in enumeration_items(body, has("plural", fi), announced_count(intro)) if substance(x) >= 3]
     return (intro, items) if len(items) >= 2 else None
+
+
+def _announces(fi: str) -> bool:
+    """An intro (folded) that announces lasting items: rules, habits, "remember", or a reach that
+    makes what follows hold ("this applies in every repo:", "所有專案都適用：", "以後都照這樣：")."""
+    return has("enum_intro", fi) or has("scope_all", fi) or has("durable", fi)
 
 
 def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
@@ -237,8 +244,9 @@ class _Scan:
         if has("todo", fi) or has("todo_intro", fi):
             return  # a to-do, plan or question list is session state (docs/extraction.md)
         head = classify(f"{intro}:", self.said) if intro else None
-        announced = bool(intro) and has("enum_intro", fi) and not has("question", fi)
-        asked = bool(head and head.asked)
+        announced = bool(intro) and _announces(fi) and not has("question", fi)
+        # "以後都照這樣：", "this applies in every repo:": the user asks for the items to hold
+        asked = bool(head and head.asked) or announced and (has("durable", fi) or has("scope_all", fi))
         for j, item in enumerate(items):
             hit = classify(item, self.said)
             if hit is None and announced and substance(item) >= 3 and not has("question", folded(item)):

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from agentmem_vault.longterm.clauses import QUOTED
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score
 from agentmem_vault.model.textnorm import fold
@@ -32,9 +33,6 @@ WEIGHTS: dict[str, tuple[int, float]] = {
     "environment": (4, 0.75),
     "preference": (4, 0.7),
 }
-# Quoted text is someone else's words (an error message, a doc): "it says 'remember to ...'".
-# A single quote opens and closes only outside a word: "it's because … isn't" quotes nothing.
-_QUOTED = re.compile(r"(?<!\w)'[^'\n]{3,}'(?!\w)|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」|『[^』\n]{2,}』")
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ def _cue(kind: str, asked: bool = False) -> Cue:
 @lru_cache(maxsize=8192)
 def folded(sentence: str) -> str:
     """The sentence as the cues read it: quotes blanked, folded."""
-    return fold(_QUOTED.sub(" ", sentence))
+    return fold(QUOTED.sub(" ", sentence))
 
 
 def without_opener(f: str) -> str:
@@ -153,7 +151,8 @@ def _classify(f: str, context: str) -> Cue | None:
     if kind in ("environment", "pitfall") and not asked and has("scope_temporary", f):
         return None  # "FYI I'll be away tomorrow": a passing state
     if kind == "environment" and not asked and has("pitfall_symptom", f) and not has("pitfall_cause", f):
-        return None  # "the dev server keeps crashing": a problem to look at, not the setup
+        if not has("modal", f):  # "…一定要裝 cu121，裝錯不會報錯": the setup and its rule
+            return None  # "the dev server keeps crashing": a problem to look at, not the setup
     if kind == "decision" and not asked and (_announces_only(f) or has("undecided", f)):
         return None  # "推播那件事後來跟 PM 討論完了": the decision itself comes later, if at all
     if asked and kind in (None, "rule"):
