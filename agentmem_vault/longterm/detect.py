@@ -285,8 +285,6 @@ class _Scan:
             elif (enum := _enumeration(s)) is not None:
                 self.items(idx, enum[0], enum[1], k0 + i - 1)
                 i += 1
-            elif has("supplement", folded(s)) and not has("reversal_names", folded(s)) and self.found:
-                i = self.supplement(idx, sents, i, k0)
             else:
                 i = self.statement(idx, sents, i, k0)
 
@@ -299,18 +297,6 @@ class _Scan:
             return 0
         ahead = [j for j in range(i + 1, min(i + 4, len(sents))) if is_statement(sents[j])]
         return next((j for j in ahead if _directs(sents[j], self.said)), 0)
-
-    def supplement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
-        """ "補充一下：…", "Adding to that: …" without naming a rule adds to the user's last
-        statement: one memory, not two."""
-        target, before = self.found[-1], len(self.found)
-        nxt = self.statement(idx, sents, i, k0)
-        added = self.found[before:] or [Found(clean(_body(sents[i])), [sents[i]], target.kind, False, idx)]
-        for f in added:
-            target.content, target.raw = _joined(target.content, clean(_body(f.content))), target.raw + f.raw
-        self.made.update({(idx, k): target for k in range(k0 + i, k0 + nxt)})
-        del self.found[before:]
-        return nxt
 
     def parallel(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> Cue | None:
         """A request opened by a join word right after a statement is one more of the same kind
@@ -526,13 +512,15 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
 
 
 def _follow_in_source(found: list[Found]) -> list[Found]:
-    """A supplement or a reversal that names a statement said earlier in the same source: the
-    supplement is added to it (one memory, its core rule kept), the reversal replaces it (the
+    """A supplement or a reversal of a statement said earlier in the same source (the one it
+    names, or the last one when a supplement names none): the supplement is added to it (one memory, its core rule kept), the reversal replaces it (the
     old rule is no memory)."""
     out: list[Found] = []
     for f in found:
         words = named_words(" ".join(f.raw), f.kind) if f.kind in ("supplement", "reversal") else set()
-        target = next((g for g in reversed(out) if g.kind != "reversal" and _named(words, g.content)), None)
+        # "補充一下：…", "Adding to that: …" name no rule: the user's last statement
+        last = out[-1:] if f.kind == "supplement" and not has("reversal_names", fold(" ".join(f.raw))) else []
+        target = next((g for g in reversed(out) if g.kind != "reversal" and _named(words, g.content)), *last or [None])
         if target is not None and f.kind == "supplement":
             target.content, target.raw = (
                 _joined(target.content, clean(supplement_parts(" ".join(f.raw))[1]) or f.content),

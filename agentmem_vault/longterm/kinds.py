@@ -73,8 +73,8 @@ def _form_kind(f: str, context: str) -> str | None:
     rule is still a decision or a pitfall)."""
     if has("reversal", f) and has("reversal_names", f):
         return "reversal"
-    if has("supplement", f) and has("reversal_names", f):
-        return "supplement"
+    if has("supplement", f) and (has("reversal_names", f) or cue("supplement").match(f)):
+        return "supplement"  # naming a rule, or opening the sentence ("補充一下：…", "Adding to that, …")
     if has("pitfall", f) or (has("pitfall_cause", f) and has("pitfall_symptom", f)):
         return "pitfall"
     if has("decision", f) or has("decision_form", f):
@@ -243,7 +243,9 @@ def supplement_parts(text: str) -> tuple[str, str]:
 def named_words(text: str, kind: str) -> set[str]:
     """The words with which a supplement or a reversal names the earlier rule ("補充超時那條" ->
     超時; "之前那條「完成前要跑 yarn lint」作廢" -> yarn, lint, …)."""
-    return name_words(supplement_parts(text)[0] if kind == "supplement" else retraction_parts(text)[0]) - _GENERIC_NAMES
+    if kind == "supplement":  # no bigram across the cue's edge ("补充一下" -> "充一")
+        return name_words(cue("supplement").sub(" ", fold(supplement_parts(text)[0]))) - _GENERIC_NAMES
+    return name_words(retraction_parts(text)[0]) - _GENERIC_NAMES
 
 
 def reason_and_alternatives(text: str) -> tuple[str, tuple[str, ...]]:
