@@ -9,6 +9,7 @@ properties have a repair of their own, so ``diagnose`` and ``repair`` call them 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentmem_vault.vault import Vault
@@ -55,6 +56,20 @@ def sync_findings(vault: Vault) -> list[Finding]:
     if problem is None:
         return []
     return [Finding("merge_driver_missing", WARNING, problem, hint="agentmem install-merge-driver")]
+
+
+@vault_check
+def unreadable_notes(vault: Vault) -> list[Finding]:
+    """Notes that every reader skips and reports (docs/notes.md, "Malformed notes"): doctor too."""
+    from agentmem_vault.longterm.notes import load_notes
+
+    reasons: dict[Path, str] = {}
+    load_notes(vault, reasons=reasons)
+    hint = "fix its frontmatter by hand: until then writers leave it alone and recall finds it by name and body only"
+    rel = {p: p.relative_to(vault.root).as_posix() for p in reasons}
+    return [
+        Finding("note_unreadable", WARNING, f"{rel[p]}: {why}", path=rel[p], hint=hint) for p, why in reasons.items()
+    ]
 
 
 @vault_check
