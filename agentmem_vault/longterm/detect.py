@@ -513,14 +513,14 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
 
 def _follow_in_source(found: list[Found]) -> list[Found]:
     """A supplement or a reversal of a statement said earlier in the same source (the one it
-    names, or the last one when a supplement names none): the supplement is added to it (one memory, its core rule kept), the reversal replaces it (the
-    old rule is no memory)."""
+    names, or the last one when a supplement names none): the supplement is added to it (one
+    memory, its core rule kept), the reversal replaces it (the old rule is no memory)."""
     out: list[Found] = []
     for f in found:
         words = named_words(" ".join(f.raw), f.kind) if f.kind in ("supplement", "reversal") else set()
         # "補充一下：…", "Adding to that: …" name no rule: the user's last statement
-        last = out[-1:] if f.kind == "supplement" and not has("reversal_names", fold(" ".join(f.raw))) else []
-        target = next((g for g in reversed(out) if g.kind != "reversal" and _named(words, g.content)), *last or [None])
+        last = out[-1] if out and f.kind == "supplement" and not has("reversal_names", fold(" ".join(f.raw))) else None
+        target = next((g for g in reversed(out) if g.kind != "reversal" and _named(words, g.content)), last)
         if target is not None and f.kind == "supplement":
             target.content, target.raw = (
                 _joined(target.content, clean(supplement_parts(" ".join(f.raw))[1]) or f.content),
