@@ -79,3 +79,93 @@ def test_an_environment_fact_keeps_its_rule_when_a_symptom_is_named() -> None:
         "另外 GPU 機器的環境你也知道一下：那幾台是 CUDA 11.8，torch 一定要裝 cu118，裝到 CPU 版不會報錯，只會慢。"
     )
     assert len(got) == 1 and "cu118" in got[0], got
+
+
+@pytest.mark.parametrize(
+    "chat,words,gone",
+    [
+        (["ledgerly 的約定：資料表名一律用複數。", "好", "補充表名那條：關聯表用 `a_b` 的形式。"], ["複數", "a_b"], ""),
+        (
+            [
+                "ledgerly's config file always lives at `~/.ledgerly.toml`.",
+                "ok",
+                "add to that config rule: respect `$XDG_CONFIG_HOME`.",
+            ],
+            ["ledgerly.toml", "XDG_CONFIG_HOME"],
+            "",
+        ),
+        (
+            [
+                "先定：ledgerly 的错误处理统一用 `anyhow`。",
+                "好",
+                "等等，我想了一下，刚才 anyhow 那条要改：library 里面不要用 anyhow，改用 `thiserror`。",
+            ],
+            ["thiserror"],
+            "统一用 `anyhow`",
+        ),
+        (
+            [
+                "ledgerly tests always use jest.",
+                "ok",
+                "forget the jest rule, we moved to vitest, use `vitest` for every new test.",
+            ],
+            ["vitest"],
+            "always use jest",
+        ),
+    ],
+)
+def test_a_supplement_or_reversal_of_a_rule_of_the_same_chat_leaves_one_memory(
+    chat: list[str], words: list[str], gone: str
+) -> None:
+    """Fault 884: "補充 X 那條：…" / "add to that X rule: …" after X in the same chat was a second
+    note; "X 那條要改：…" / "forget the X rule" left X as a note next to its replacement."""
+    got = kept(*chat)
+    assert len(got) == 1 and all(w in got[0] for w in words), got
+    assert not gone or gone not in got[0], got
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (
+            "the ledgerly queue moves to `expo-sqlite`, not AsyncStorage, it falls over past a few MB. and MMKV is out too, we never touch native modules before launch.",
+            ["expo-sqlite", "MMKV"],
+        ),
+        ("拍板：ledgerly 打包用 Vite，不用 webpack。Parcel 也不要，外掛太少。", ["Vite", "Parcel"]),
+    ],
+)
+def test_an_alternative_ruled_out_after_a_decision_stays_with_it(text: str, words: list[str]) -> None:
+    """Fault 885: "X is out too" / "X 也不要" after a decision was a rule of its own."""
+    got = kept(text)
+    assert len(got) == 1 and all(w in got[0] for w in words), got
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (
+            "查到了，ledgerly 的报表差一天是因为 cron 用 UTC 跑。这个坑是这样的：报表的时间一律在渲染时才转当地时间。",
+            ["UTC", "渲染"],
+        ),
+        (
+            "found the cause: the CDN cached our 404s for a day. here's the pitfall: in ledgerly always purge the CDN path after an upload.",
+            ["404", "purge"],
+        ),
+    ],
+)
+def test_a_found_cause_and_the_fix_a_pitfall_label_opens_are_one_pitfall(text: str, words: list[str]) -> None:
+    """Fault 886: after "查到了" / "found the cause", "這個坑是這樣的：<fix>" / "here's the pitfall:
+    <fix>" was a second note (the cause alone, the fix alone)."""
+    got = kept(text)
+    assert len(got) == 1 and all(w in got[0] for w in words), got
+
+
+def test_a_pitfall_story_ends_at_its_fix_and_the_next_turns_fact_is_its_own() -> None:
+    """Fault 887: after an incident's fix, the user's next turn ("順便說一下環境：…") was taken into
+    the incident's story."""
+    got = kept(
+        "原因找到了，ledgerly 的時間戳有毫秒有秒，之前一律當秒存。以後入庫前都要先判斷單位，大於 1e12 的當毫秒。",
+        "好，已修改。",
+        "順便說一下本地測試的環境：要先 `docker compose up -d db`，而且本地 db 的埠是 5433，不是預設的 5432。",
+    )
+    assert len(got) == 2 and "1e12" in got[0] and "5433" in got[1], got
