@@ -219,3 +219,28 @@ def test_a_codex_edit_that_would_not_enable_hooks_fails_also_under_python_dash_o
     out = subprocess.run([sys.executable, "-O", "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("fail could not add codex_hooks safely"), out.stdout + out.stderr
     assert (codex / "config.toml").read_text(encoding="utf-8") == original
+
+
+def test_every_installer_reads_project_the_same_way(cli, vault: Vault, tmp_path: Path) -> None:
+    """install-hook, install-mcp, install-rules and setup share one ``--project`` check: ``~`` is
+    expanded (install-hook and install-rules refused a quoted ``~/proj`` that the other two took),
+    a missing folder gets one message."""
+    (Path.home() / "proj").mkdir()
+    commands = (
+        ["install-hook", "cursor", "--dry-run"],
+        ["install-mcp", "cursor", "--dry-run"],
+        ["install-rules"],
+        ["setup", "--yes", "--no-daemon", "--no-hooks", "--no-mcp", "--no-check"],
+    )
+    missing = tmp_path / "missing"
+    refusals = set()
+    for argv in commands:
+        ok = cli(*argv, "--project", "~/proj", vault=vault)
+        assert ok.returncode == 0, (argv, ok.stderr)
+        bad = cli(*argv, "--project", str(missing), vault=vault)
+        assert bad.returncode == 2, (argv, bad.stderr)
+        refusals.add(bad.stderr.strip())
+    assert refusals == {
+        f"error: --project {missing}: no such folder; pass the project's existing folder (create it if it is new)"
+    }
+    assert (Path.home() / "proj" / ".cursor" / "rules" / "agent-memory.mdc").is_file()

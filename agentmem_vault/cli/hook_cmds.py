@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
 from agentmem_vault.cli import Options, cli, command_options, emit, render_install
-from agentmem_vault.errors import UsageError
 
 
 @cli.command(
@@ -60,10 +58,6 @@ def install_hook_cmd(opts: Options, agent: str, scope: str, project: str | None,
     from agentmem_vault.integrations.hook_install import install_hook, pinned_vault
 
     vault_arg = str(pinned_vault(opts.vault).root)
-    if project is not None and not os.path.isdir(project):
-        raise UsageError(
-            f"--project {project}: no such folder; pass the project's existing folder (create it first if it is new)"
-        )
     result = install_hook(agent, project=project, vault=vault_arg, dry_run=dry_run)
 
     def human() -> str:

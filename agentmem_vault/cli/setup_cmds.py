@@ -54,6 +54,7 @@ def setup_cmd(
     Safe to run again: it changes only what is missing or out of date.
     """
     from agentmem_vault.integrations import setup as lib
+    from agentmem_vault.integrations.file_edit import project_folder
 
     interactive = not yes and not dry_run and not opts.as_json
     if interactive and not sys.stdin.isatty():
@@ -85,12 +86,10 @@ def setup_cmd(
             project = answer or None
         if not no_daemon:
             daemon = click.confirm("Install the daemon as a user service (starts at login)?", default=True)
-    if project is not None and not Path(project).expanduser().is_dir():
-        raise UsageError(f"--project {project}: no such folder; pass the project's existing folder")
     options = lib.SetupOptions(
         vault=vault_path,
         agents=agents,
-        project=Path(project).expanduser() if project else None,
+        project=project_folder(project) if project else None,  # refused before anything is written
         agents_md=agents_md,
         claude_md=claude_md,
         hooks=not no_hooks,

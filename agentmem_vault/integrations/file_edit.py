@@ -9,11 +9,12 @@ never rewritten, so running an installer twice changes nothing.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentmem_vault.errors import AgentmemError, Refused, VerifyFailed
+from agentmem_vault.errors import AgentmemError, Refused, UsageError, VerifyFailed
 from agentmem_vault.fs import atomic_write_bytes, read_bytes
 from agentmem_vault.backups import backup_file
 
@@ -38,6 +39,15 @@ class FileEdit:
     def action(self) -> str:
         """What the installers report: create, update or unchanged."""
         return "create" if self.before is None else ("update" if self.changed else "unchanged")
+
+
+def project_folder(project: str | os.PathLike) -> Path:
+    """The ``--project`` folder of every installer, ``~`` expanded as a shell would; else UsageError."""
+    folder = Path(project).expanduser()
+    if not folder.is_dir():
+        why = "not a folder" if folder.exists() else "no such folder"
+        raise UsageError(f"--project {project}: {why}; pass the project's existing folder (create it if it is new)")
+    return folder
 
 
 def _checked(data: bytes, path: Path, what: str, check: Check | None) -> None:

@@ -29,6 +29,7 @@ from agentmem_vault.vault import Vault
 from agentmem_vault.config import resolve_vault
 from agentmem_vault.errors import Refused, UsageError, VaultNotFound
 from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, json_object, plan_edit, read_current
+from agentmem_vault.integrations.file_edit import project_folder
 from agentmem_vault.integrations.quoting import posix_join, powershell_command
 
 HOOK_TIMEOUT = 10  # seconds the agent waits for our hook
@@ -58,7 +59,7 @@ FILES = {"cursor": (".cursor", "hooks.json"), "claude": (".claude", "settings.js
 def config_path(agent: str, *, project: str | os.PathLike | None = None, home: Path | None = None) -> Path:
     if agent not in ENTRIES:
         raise UsageError(f"unknown agent {agent!r}: expected cursor, claude or codex")
-    base = Path(project).expanduser().absolute() if project is not None else (home or Path.home())
+    base = project_folder(project).absolute() if project is not None else (home or Path.home())
     return base.joinpath(*FILES[agent])
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from agentmem_vault.command import agentmem_argv
 from agentmem_vault.errors import Refused, UsageError
 from agentmem_vault.integrations.file_edit import FileEdit, apply_edit, json_object, plan_text_edit, read_for_edit
+from agentmem_vault.integrations.file_edit import project_folder
 from agentmem_vault.integrations.quoting import check_safe, toml_string
 
 SERVER_NAME = "agentmem"
@@ -42,7 +43,7 @@ def config_path(
 ) -> Path:
     env = os.environ if environ is None else environ
     base = home or Path.home()
-    proj = Path(project).expanduser().absolute() if project is not None else None
+    proj = project_folder(project).absolute() if project is not None else None
     if client == "cursor":
         return (proj or base) / ".cursor" / "mcp.json"
     if client == "claude":
@@ -252,8 +253,6 @@ def plan_mcp_install(
     platform: str = sys.platform,
     environ: dict[str, str] | None = None,
 ) -> McpPlan:
-    if project is not None and not Path(project).expanduser().is_dir():
-        raise UsageError(f"--project {project}: no such folder")
     path = config_path(client, project=project, home=home, platform=platform, environ=environ)
     if path.is_symlink():
         # Dotfiles managers link these files: write the target, do not replace the link by a copy.

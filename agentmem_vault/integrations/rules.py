@@ -66,9 +66,7 @@ def _install_block(path: Path, block: str, dry_run: bool = False) -> dict:
 
 
 def install_rules(project: Path, *, agents_md: bool = False, claude_md: bool = False, dry_run: bool = False) -> dict:
-    project = Path(project)
-    if not project.is_dir():
-        raise UsageError(f"project folder not found: {project}; pass the project's existing folder")
+    project = file_edit.project_folder(project)
     files = [_install_file(project / RULE_PATH, with_command(template_text("agent-memory.mdc")), dry_run)]
     if agents_md or claude_md:
         block = with_command(template_text("agents-snippet.md"))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from agentmem_vault.longterm.cues import cue, has
+from agentmem_vault.longterm.filters import substance
 from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -32,6 +33,9 @@ _LIST_LINE = re.compile(
     rf"^\s*(?:[-*•・]|\d{{1,2}}[.)）、]|[（(]\d{{1,2}}[)）]|[一二三四五六七八九十][、.．]|{_ORD_WORD})\s*(?P<item>\S.*)$"
 )
 _TRIM = " \t,，;；。.!！、:："
+# Quoted text is someone else's words (an error message, a doc): "it says 'remember to ...'".
+# A single quote opens and closes only outside a word: "it's because … isn't" quotes nothing.
+QUOTED = re.compile(r"(?<!\w)'[^'\n]{3,}'(?!\w)|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」|『[^』\n]{2,}』")
 
 
 @dataclass(frozen=True)
@@ -122,10 +126,22 @@ def _join_cuts(s: str) -> list[int]:
         before = f[: m.start()].rstrip()
         if m.start() == 0 or not before:
             continue
+        if _names_more(f[m.end() :]):
+            continue  # "…, plus the admin CLI, …": one more thing of this statement, no new item
         if before[-1] in ",，;；、" or (before.endswith(" and") and m.group(0).startswith("also")):
             cut = len(before) - (4 if before.endswith(" and") else 1)
             cuts.append(cut + 1 if before[-1] in ",，;；、" else cut)
     return cuts
+
+
+_FORCE = ("modal", "rule", "never_always", "imperative", "enum_intro")
+
+
+def _names_more(after: str) -> bool:
+    """The words after a join word name one more thing (a noun phrase: "the headers", "一句「…」")
+    rather than start a clause: no force of their own up to the next clause boundary."""
+    head = " ".join(QUOTED.sub(" ", re.split(r"[,，;；:：。.!?！？]", after.lstrip(" ,，:："), maxsplit=1)[0]).split())
+    return has("fragment_head", head) and not any(has(c, head) for c in _FORCE)
 
 
 def _cut(s: str, cuts: list[int]) -> list[str]:
@@ -193,7 +209,8 @@ def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
         # "A 用 x、B 用 y、C 用 z": clauses with their own verb are items even without a count word
         parts = split("、")
         if len(parts) >= 2 and all(len(_CJK.findall(x)) >= 3 and has("clause_verb", fold(x)) for x in parts):
-            return parts
+            if _verb_sides(parts):  # not "不用 X，顏色、間距全部用 Y": 、 there joins two nouns
+                return parts
     if not plural:
         return []
     if cjk:
@@ -210,6 +227,13 @@ def enumeration_items(body: str, plural: bool, count: int = 0) -> list[str]:
     ]
     exact = [p for p in cuts if len(p) == count]
     return (exact or cuts or [[]])[0]
+
+
+def _verb_sides(parts: list[str]) -> bool:
+    """Each 、 of a list of clauses has a clause with its own verb on both sides (up to the
+    nearest comma), not a bare noun ("按鈕、表格")."""
+    sides = [(re.split(r"[，,]", a)[-1], re.split(r"[，,]", b)[0]) for a, b in zip(parts, parts[1:], strict=False)]
+    return all(has("clause_verb", fold(x)) and substance(x) >= 3 for pair in sides for x in pair)
 
 
 def intro_and_body(sentence: str) -> tuple[str, str] | None:

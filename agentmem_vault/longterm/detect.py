@@ -31,7 +31,15 @@ from agentmem_vault.longterm.clauses import (
 )
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score, substance
-from agentmem_vault.longterm.kinds import Cue, classify, folded, without_opener
+from agentmem_vault.longterm.kinds import (
+    Cue,
+    classify,
+    folded,
+    name_words,
+    named_words,
+    supplement_parts,
+    without_opener,
+)
 from agentmem_vault.longterm.noise import own_words
 from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.longterm.wording import clean
@@ -94,10 +102,17 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
             return None
     intro, body = ib
     fi = fold(intro)
-    if len(intro) > 80 or not has("enum_intro", fi) or has("not_memory", fi) or has("question", fi):
+    counted = has("plural", fi) and _announces(fi)  # "兩點也是所有專案通用的：A；但是 B"
+    if len(intro) > 80 or not (has("enum_intro", fi) or counted) or has("not_memory", fi) or has("question", fi):
         return None
     items = [x for x in enumeration_items(body, has("plural", fi), announced_count(intro)) if substance(x) >= 3]
     return (intro, items) if len(items) >= 2 else None
+
+
+def _announces(fi: str) -> bool:
+    """An intro (folded) that announces lasting items: rules, habits, "remember", or a reach that
+    makes what follows hold ("this applies in every repo:", "所有專案都適用：", "以後都照這樣：")."""
+    return has("enum_intro", fi) or has("scope_all", fi) or has("durable", fi)
 
 
 def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
@@ -105,6 +120,8 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
     dislike or a kept fact leads to, the other half of a correction, a sentence with no force of
     its own, an extension (scope, exception, example) or a pointer back at it."""
     f = fold(nxt)
+    if has("ruled_out", f) and (hit.kind == "decision" or has("alternative", folded(content))):
+        return True  # "Parcel 也不要", "and MMKV is out too": one more alternative of the choice
     if without_opener(f) != f or not nxt.strip() or (f.startswith("and ") and has("imperative", f[4:])):
         return False  # "Also, …" / "另外 …" / "and drop …" opens a statement of its own
     nc = classify(nxt, said)
@@ -237,8 +254,9 @@ class _Scan:
         if has("todo", fi) or has("todo_intro", fi):
             return  # a to-do, plan or question list is session state (docs/extraction.md)
         head = classify(f"{intro}:", self.said) if intro else None
-        announced = bool(intro) and has("enum_intro", fi) and not has("question", fi)
-        asked = bool(head and head.asked)
+        announced = bool(intro) and _announces(fi) and not has("question", fi)
+        # "以後都照這樣：", "this applies in every repo:": the user asks for the items to hold
+        asked = bool(head and head.asked) or announced and (has("durable", fi) or has("scope_all", fi))
         for j, item in enumerate(items):
             hit = classify(item, self.said)
             if hit is None and announced and substance(item) >= 3 and not has("question", folded(item)):
@@ -267,8 +285,6 @@ class _Scan:
             elif (enum := _enumeration(s)) is not None:
                 self.items(idx, enum[0], enum[1], k0 + i - 1)
                 i += 1
-            elif has("supplement", folded(s)) and not has("reversal_names", folded(s)) and self.found:
-                i = self.supplement(idx, sents, i, k0)
             else:
                 i = self.statement(idx, sents, i, k0)
 
@@ -281,18 +297,6 @@ class _Scan:
             return 0
         ahead = [j for j in range(i + 1, min(i + 4, len(sents))) if is_statement(sents[j])]
         return next((j for j in ahead if _directs(sents[j], self.said)), 0)
-
-    def supplement(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> int:
-        """ "補充一下：…", "Adding to that: …" without naming a rule adds to the user's last
-        statement: one memory, not two."""
-        target, before = self.found[-1], len(self.found)
-        nxt = self.statement(idx, sents, i, k0)
-        added = self.found[before:] or [Found(clean(_body(sents[i])), [sents[i]], target.kind, False, idx)]
-        for f in added:
-            target.content, target.raw = _joined(target.content, clean(_body(f.content))), target.raw + f.raw
-        self.made.update({(idx, k): target for k in range(k0 + i, k0 + nxt)})
-        del self.found[before:]
-        return nxt
 
     def parallel(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> Cue | None:
         """A request opened by a join word right after a statement is one more of the same kind
@@ -395,6 +399,9 @@ def _incident_role(s: str, said: str) -> str:
         return ""
     if has("pitfall_fix", f):  # before the look-alikes: "if you ever see it again, check …"
         return "fix"
+    ib = intro_and_body(s)
+    if ib and has("pitfall", fold(ib[0])) and substance(ib[1]) >= 6:
+        return "fix"  # "這個坑是這樣的：<what to do>", "lesson: <what to do>"
     hit = classify(s, said)
     if has("not_memory", f):
         return ""
@@ -426,6 +433,8 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
             vdx, vs, vsaid = user[v]
             told = [(vdx, k, x, "lead" if (v, k) == (u, lead) else _incident_role(x, vsaid)) for k, x in enumerate(vs)]
             told = [t for t in told if t[3] and (v > u or alone or t[1] >= (lead or 0))]
+            if v > u and "fix" in {r for *_, r in parts}:
+                told = [t for t in told if t[3] == "fix"]  # after its fix, only "if it comes back, …"
             if v > u and not told:
                 break  # "ok, thanks": the story ended
             parts += told
@@ -499,4 +508,32 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
     user = _user_turns(plain)
     told, used = incidents(user, first_turn)
     found = _Scan(first_turn, used).run(user)
-    return sorted(found + told + snapshot, key=lambda f: f.turn)
+    return _follow_in_source(sorted(found + told + snapshot, key=lambda f: f.turn))
+
+
+def _follow_in_source(found: list[Found]) -> list[Found]:
+    """A supplement or a reversal of a statement said earlier in the same source (the one it
+    names, or the last one when a supplement names none): the supplement is added to it (one
+    memory, its core rule kept), the reversal replaces it (the old rule is no memory)."""
+    out: list[Found] = []
+    for f in found:
+        words = named_words(" ".join(f.raw), f.kind) if f.kind in ("supplement", "reversal") else set()
+        # "補充一下：…", "Adding to that: …" name no rule: the user's last statement
+        last = out[-1] if out and f.kind == "supplement" and not has("reversal_names", fold(" ".join(f.raw))) else None
+        target = next((g for g in reversed(out) if g.kind != "reversal" and _named(words, g.content)), last)
+        if target is not None and f.kind == "supplement":
+            target.content, target.raw = (
+                _joined(target.content, clean(supplement_parts(" ".join(f.raw))[1]) or f.content),
+                target.raw + f.raw,
+            )
+            continue
+        if target is not None:
+            out.remove(target)
+        out.append(f)
+    return out
+
+
+def _named(words: set[str], content: str) -> bool:
+    """``words`` name something of ``content`` (a Latin word may be inflected: "error" / "errors")."""
+    have = name_words(content)
+    return bool(words & have) or any(len(w) >= 4 and t.startswith(w) for w in words for t in have)

@@ -54,6 +54,7 @@ BUILTIN_SETS: dict[str, str] = {
     "unseen2": "eval-unseen2",
     "unseen3": "eval-unseen3",
     "unseen4": "eval-unseen4",
+    "unseen5": "eval-unseen5",
     "fields-unseen": "eval-fields-unseen",
     "fields": "eval-fields",
 }

@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from agentmem_vault.longterm.clauses import QUOTED
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score
-from agentmem_vault.model.textnorm import fold
+from agentmem_vault.model.textnorm import fold, tokenize
 
 # kind -> (assessment-stage signal strength, importance the offline extractor proposes)
 WEIGHTS: dict[str, tuple[int, float]] = {
@@ -32,9 +33,6 @@ WEIGHTS: dict[str, tuple[int, float]] = {
     "environment": (4, 0.75),
     "preference": (4, 0.7),
 }
-# Quoted text is someone else's words (an error message, a doc): "it says 'remember to ...'".
-# A single quote opens and closes only outside a word: "it's because … isn't" quotes nothing.
-_QUOTED = re.compile(r"(?<!\w)'[^'\n]{3,}'(?!\w)|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」|『[^』\n]{2,}』")
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ def _cue(kind: str, asked: bool = False) -> Cue:
 @lru_cache(maxsize=8192)
 def folded(sentence: str) -> str:
     """The sentence as the cues read it: quotes blanked, folded."""
-    return fold(_QUOTED.sub(" ", sentence))
+    return fold(QUOTED.sub(" ", sentence))
 
 
 def without_opener(f: str) -> str:
@@ -75,8 +73,8 @@ def _form_kind(f: str, context: str) -> str | None:
     rule is still a decision or a pitfall)."""
     if has("reversal", f) and has("reversal_names", f):
         return "reversal"
-    if has("supplement", f) and has("reversal_names", f):
-        return "supplement"
+    if has("supplement", f) and (has("reversal_names", f) or cue("supplement").match(f)):
+        return "supplement"  # naming a rule, or opening the sentence ("補充一下：…", "Adding to that, …")
     if has("pitfall", f) or (has("pitfall_cause", f) and has("pitfall_symptom", f)):
         return "pitfall"
     if has("decision", f) or has("decision_form", f):
@@ -153,7 +151,8 @@ def _classify(f: str, context: str) -> Cue | None:
     if kind in ("environment", "pitfall") and not asked and has("scope_temporary", f):
         return None  # "FYI I'll be away tomorrow": a passing state
     if kind == "environment" and not asked and has("pitfall_symptom", f) and not has("pitfall_cause", f):
-        return None  # "the dev server keeps crashing": a problem to look at, not the setup
+        if not has("modal", f):  # "…一定要裝 cu121，裝錯不會報錯": the setup and its rule
+            return None  # "the dev server keeps crashing": a problem to look at, not the setup
     if kind == "decision" and not asked and (_announces_only(f) or has("undecided", f)):
         return None  # "推播那件事後來跟 PM 討論完了": the decision itself comes later, if at all
     if asked and kind in (None, "rule"):
@@ -210,6 +209,8 @@ def retraction_parts(text: str) -> tuple[str, str, str]:
             continue
         f = fold(clause)
         takes_back = has("reversal", f) or (has("reversal_names", f) and not has("supplement", f))
+        if not back and not takes_back and not re.search(r"[a-z0-9]", f) and len(f) <= 5:
+            continue  # "等等，我想了一下，…": what opens the reversal says nothing of either rule
         if takes_back and not (rest and not back):
             # "we switched to Y" retracts and replaces at once: its words name the new rule too
             back.append(clause)
@@ -220,6 +221,31 @@ def retraction_parts(text: str) -> tuple[str, str, str]:
             only.append(clause)
     sep = "，" if _has_cjk(text) else ", "
     return sep.join(back), sep.join(rest), sep.join(only)
+
+
+# words of a reversal or supplement that name no rule ("rule", "那條", "以後", "forget")
+_GENERIC_NAMES = frozenset(
+    "rule rules forget the that this earlier old new now from plan change switched moved anymore longer 那条 条规 规则 规矩 "
+    "之前 以后 之后 现在 作废 不用 改成 改用 补充 一下 adding add also one more thing about".split()
+)
+
+
+def name_words(text: str) -> set[str]:
+    return {t for t in tokenize(text) if len(t) >= 2}
+
+
+def supplement_parts(text: str) -> tuple[str, str]:
+    """(the head that names the rule, what is added) of "補充 X 那條：…" / "adding to the X rule: …"."""
+    colon = re.search(r"[:：]", text) or re.search(r"[，,；;]", text)
+    return (text[: colon.start()], text[colon.end() :].strip()) if colon else (text, "")
+
+
+def named_words(text: str, kind: str) -> set[str]:
+    """The words with which a supplement or a reversal names the earlier rule ("補充超時那條" ->
+    超時; "之前那條「完成前要跑 yarn lint」作廢" -> yarn, lint, …)."""
+    if kind == "supplement":  # no bigram across the cue's edge ("补充一下" -> "充一")
+        return name_words(cue("supplement").sub(" ", fold(supplement_parts(text)[0]))) - _GENERIC_NAMES
+    return name_words(retraction_parts(text)[0]) - _GENERIC_NAMES
 
 
 def reason_and_alternatives(text: str) -> tuple[str, tuple[str, ...]]:
