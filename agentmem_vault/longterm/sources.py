@@ -233,7 +233,7 @@ MAX_TURN_CHARS = 20_000
 def bound_turns(res: ReadResult) -> ReadResult:
     for i, t in enumerate(res.turns):
         if len(t.text) > MAX_TURN_CHARS:
-            res.turns[i] = Turn(t.role, t.text[:MAX_TURN_CHARS], t.at)
+            res.turns[i] = replace(t, text=t.text[:MAX_TURN_CHARS])  # its time and section kept
             res.cut += 1
     return res
 
@@ -250,9 +250,7 @@ _INJECTED_RE = re.compile(
 
 def _clean_user_text(text: str) -> str:
     text = _INJECTED_RE.sub("", text)
-    m = _QUERY_RE.search(text)
-    if m:
-        text = m.group(1)
+    text = m.group(1) if (m := _QUERY_RE.search(text)) else text
     return _WRAPPER_RE.sub("", text).strip()
 
 
@@ -400,9 +398,8 @@ def snapshot_turns(text: str) -> ReadResult:
             if not text:
                 continue
             # every Decisions item is a decision; a superseded one retires the note it produced
-            kind = ""
-            if section == "Decisions":
-                kind = "superseded" if re.match(r"^\[(superseded|已取代)\]", text, re.I) else "decision"
+            kind = "superseded" if re.match(r"^\[(superseded|已取代)\]", text, re.I) else "decision"
+            kind = kind if section == "Decisions" else ""
             res.turns.append(Turn("user", text, at, kind))
     return res
 
