@@ -228,3 +228,24 @@ def test_a_correction_opener_that_judges_keeps_what_is_so(chat: list[str], words
     the last rule, or nothing, not what the user said is so."""
     got = kept(*chat)
     assert len(got) == 1 and all(w in got[0] for w in words), got
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (
+            "fyi for all my repos: branch names are `type/short-desc`, and never push straight to main.",
+            ["type/short-desc", "main"],
+        ),
+        (
+            "ledgerly 的迁移都是纯 SQL 放在 `db/migrations/`，并且每次改表结构都必须写回滚脚本。",
+            ["db/migrations/", "回滚脚本"],
+        ),
+        ("ledgerly 的错误一律输出到 stderr，而且除非加了 `--debug`，绝对不要给用户看堆栈。", ["stderr", "堆栈"]),
+    ],
+)
+def test_two_rules_about_different_things_in_one_sentence_are_two(text: str, words: list[str]) -> None:
+    """Fault 890: "A, and never B" / "A，而且絕對不要 B" about two different things was one note
+    holding two memories (one of them unmatched)."""
+    got = kept(text)
+    assert len(got) == 2 and words[0] in got[0] and words[1] in got[1], got

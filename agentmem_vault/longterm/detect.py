@@ -31,6 +31,7 @@ from agentmem_vault.longterm.clauses import (
 )
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score, substance
+from agentmem_vault.longterm.lexicon import generic_names
 from agentmem_vault.longterm.kinds import (
     Cue,
     classify,
@@ -230,18 +231,29 @@ def _directs(s: str, said: str) -> bool:
 
 
 def _two_kinds(part: str, said: str) -> list[str]:
-    """ "A, and B" as two statements when each clause is one of its own, of different kinds ("it
-    only has Node 18, and anything that needs Node 20 has to run in ci-node20": a fact and a
-    rule); "use black, and run ruff first" stays one."""
-    m = re.search(r",\s+and\s+", part)
-    if m is None or _CJK.search(part):
-        return [part]
+    """ "A, and B" / "A，而且 B" as two statements when each clause is one of its own: of different
+    kinds ("it only has Node 18, and anything that needs Node 20 has to run in ci-node20": a fact
+    and a rule), or B bound on its own ("never", "絕對不要") and about something else ("branch names
+    are `type/x`, and never push to main"); "use black, and run ruff first" stays one, so does
+    "tasks take ids, and they must be idempotent" (B points back) or "…，而且內容用英文寫"."""
+    m = re.search(r",\s+and\s+|[，,]\s*(?:而且|並且|并且)", part)
+    fp = folded(part)
+    if (
+        m is None
+        or _CJK.search(part)
+        and "and" in m.group(0)
+        or any(has(c, fp) for c in ("fix_label", "pitfall_cause"))
+    ):
+        return [part]  # a pitfall's cause and fix are one memory
     head, tail = part[: m.start()], part[m.end() :]
     a, b = classify(_body(head), said), classify(tail, said)
-    if not (specificity_score(head) and specificity_score(tail)):
+    ft = folded(tail)
+    if not specificity_score(head) or not (specificity_score(tail) or has("binding", ft)) or b is None:
         return [part]  # "but please remember this, and …": a request that only points on
     alone = ("environment", "rule", "explicit", "preference")  # a decision's second half is its own
-    return [head, tail] if a and b and a.kind != b.kind and {a.kind, b.kind} <= set(alone) else [part]
+    kinds = a is not None and a.kind != b.kind and {a.kind, b.kind} <= set(alone) and not _CJK.search(part)
+    own = has("binding", ft) and not has("back_ref", ft) and not name_words(head) & name_words(tail) - generic_names()
+    return [head, tail] if kinds or own and b.kind in alone and (a is not None or is_statement(head)) else [part]
 
 
 class _Scan:
