@@ -111,8 +111,7 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
 
 
 def _announces(fi: str) -> bool:
-    """An intro (folded) that announces lasting items: rules, habits, "remember", or a reach that
-    makes what follows hold ("this applies in every repo:", "所有專案都適用：", "以後都照這樣：")."""
+    """An intro announcing lasting items: rules, habits, or a reach ("所有專案都適用：", "以後都照這樣：")."""
     return has("enum_intro", fi) or has("scope_all", fi) or has("durable", fi)
 
 
@@ -186,16 +185,15 @@ def _context(hit: Cue, part: str, asks: bool) -> bool:
 
 
 def _task_object(s: str) -> set[str]:
-    """The words of what a request to make something now names ("we need a bulk endpoint")."""
+    """What a request to make something now names ("we need a bulk endpoint")."""
     f = folded(s)
     made = cue("task_make").search(f) or cue("task_request").search(f)
     return name_words(f[made.end() :]) if made else set()
 
 
 def _spec(hit: Cue, part: str, task: set[str]) -> bool:
-    """A rule, choice or wish about the thing the user asked to make in this chat ("it should
-    accept `from` and `to`", "可以，刪除確認用 modal 不要跳新頁" after "做刪除流程"), with no word that
-    makes it last (every / from now on / this project / decided): the task's spec."""
+    """A rule, choice or wish about what the user asked to make in this chat, with no word that
+    makes it last: the task's spec (docs/extraction.md, "The spec of what is being made now")."""
     if hit.asked or hit.kind not in ("rule", "decision", "preference", "correction"):
         return False
     f = folded(part)
@@ -231,11 +229,8 @@ def _directs(s: str, said: str) -> bool:
 
 
 def _two_kinds(part: str, said: str) -> list[str]:
-    """ "A, and B" / "A，而且 B" as two statements when each clause is one of its own: of different
-    kinds ("it only has Node 18, and anything that needs Node 20 has to run in ci-node20": a fact
-    and a rule), or B bound on its own ("never", "絕對不要") and about something else ("branch names
-    are `type/x`, and never push to main"); "use black, and run ruff first" stays one, so does
-    "tasks take ids, and they must be idempotent" (B points back) or "…，而且內容用英文寫"."""
+    """ "A, and B" / "A，而且 B" as two statements (docs/extraction.md, "One memory per item"): of
+    different kinds (a fact and a rule), or B bound on its own and about something else."""
     m = re.search(r",\s+and\s+|[，,]\s*(?:而且|並且|并且)", part)
     fp = folded(part)
     if (
@@ -341,11 +336,9 @@ class _Scan:
                 i = self.statement(idx, sents, i, k0)
 
     def corrected(self, sents: "tuple[str, ...]", i: int) -> tuple[int, str]:
-        """After a correction opener of a reply to the assistant ("No.", "不對喔。", "no, that's wrong
-        for this project.", "這樣不行，…"): the index of the last sentence of the correction (-1:
-        none) and what the opener's sentence says after it. The correction runs to the first
-        sentence with a force of its own within the next three; after an opener that judges ("that's
-        wrong", "錯了") and with nothing said to do, what is so is the correction."""
+        """After a correction opener ("No.", "不對喔。", "no, that's wrong for this project.", "這樣不行，…"):
+        the index of the correction's last sentence (-1: none) and what the opener's sentence says
+        after it (docs/extraction.md, "A correction after its opener")."""
         f = folded(sents[i])
         if not self.said or not has("correction", f):
             return -1, ""
@@ -577,9 +570,8 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
 
 
 def _follow_in_source(found: list[Found]) -> list[Found]:
-    """A supplement or a reversal of a statement said earlier in the same source (the one it
-    names, or the last one when a supplement names none): the supplement is added to it (one
-    memory, its core rule kept), the reversal replaces it (the old rule is no memory)."""
+    """A supplement of a statement of the same source (the one it names, else the last) is added
+    to it; a reversal replaces the one it names (docs/extraction.md, "A supplement in the same chat")."""
     out: list[Found] = []
     for f in found:
         words = named_words(" ".join(f.raw), f.kind) if f.kind in ("supplement", "reversal") else set()

@@ -11,13 +11,7 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.model.textnorm import fold
-from agentmem_vault.longterm.lexicon import (
-    generic_principles,
-    injection_patterns,
-    specificity_patterns,
-    tech_terms,
-    vague_phrases,
-)
+from agentmem_vault.longterm import lexicon as lx
 from agentmem_vault.longterm.schema import MemoryObject
 
 # The vague-phrase lists, general principles and technical vocabulary are data files under
@@ -33,7 +27,7 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 def specificity_score(text: str) -> int:
     """Sum of hits of the technical-specificity patterns (``templates/quality/specificity.txt``)
     and of the technical vocabulary (a density, not a yes/no)."""
-    return sum(len(p.findall(text)) for p in specificity_patterns()) + len(tech_terms().hits(fold(text)))
+    return sum(len(p.findall(text)) for p in lx.specificity_patterns()) + len(lx.tech_terms().hits(fold(text)))
 
 
 def substance(text: str) -> int:
@@ -42,19 +36,19 @@ def substance(text: str) -> int:
 
 
 def vague_hits(text: str) -> list[str]:
-    return vague_phrases().hits(fold(text))
+    return lx.vague_phrases().hits(fold(text))
 
 
 def _is_generic_principle(text: str) -> bool:
-    return bool(generic_principles().hits(fold(text)))
+    return bool(lx.generic_principles().hits(fold(text)))
 
 
 def _without_principles(text: str) -> str:
     # "Follow DRY and KISS" must not count its own acronyms as technical specificity.
     f = fold(text)
-    for p in generic_principles().cjk:
+    for p in lx.generic_principles().cjk:
         f = f.replace(p, " ")
-    rx = generic_principles().latin_re
+    rx = lx.generic_principles().latin_re
     return rx.sub(" ", f) if rx is not None else f
 
 
@@ -67,7 +61,7 @@ def injection_reason(m: MemoryObject) -> str | None:
     if m.title.lstrip().startswith(("../", "..\\")):
         return "refused: looks like path traversal ('../')"  # a title names a file: never a path
     blob = "\n".join([m.title, m.content, " ".join(m.keywords), " ".join(m.usage_scenario), m.project, m.module])
-    for why, pat in injection_patterns():  # templates/quality/injection.txt
+    for why, pat in lx.injection_patterns():  # templates/quality/injection.txt
         if pat.search(blob):
             return f"refused: looks like {why}"
     return None
