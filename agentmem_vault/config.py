@@ -83,13 +83,10 @@ def _read_yaml_uncached(path: Path, cache: Path | None, stamp: list[int]) -> dic
     except AgentmemError as exc:
         raise ConfigError(f"{path}: {exc.message}") from exc
     try:
-        data = yamlload.load((raw or b"").decode("utf-8-sig"), yaml.SafeLoader) or {}
-    except yamlload.YamlProblem as exc:
-        # One line naming the problem and what to do (PyYAML's own message spans several).
-        where = f" at line {exc.line}" if exc.line else ""
-        raise ConfigError(f"{path}: not valid YAML{where} ({exc.problem}); fix or remove that file") from exc
+        text = (raw or b"").decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text") from exc
+    data = yamlload.load(text, ConfigError, str(path), "fix or remove that file", loader=yaml.SafeLoader) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings, got {type(data).__name__}")
     if cache is not None:

@@ -30,7 +30,7 @@ from agentmem_vault.errors import (
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import BinaryIO
 
 _RETRY_SECONDS = 3.0
@@ -199,19 +199,20 @@ def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
 
 def _read_fd(fd: int, path: Path, limit: int) -> bytes:
     """The rest of ``fd``, refused on its size before reading and stopped past ``limit``."""
+    return b"".join(_fd_chunks(fd, path, limit))
+
+
+def _fd_chunks(fd: int, path: Path, limit: int, chunk: int = 0) -> Iterator[bytes]:
+    """``_read_fd`` in pieces of ``chunk`` bytes (0: one piece as large as the file)."""
     size = os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)
     if size > limit:
         raise FileTooLarge(f"{path} is {size:,} bytes, over the {limit:,}-byte limit for it; refusing to read it")
-    chunks: list[bytes] = []
     got = 0
-    while True:
-        b = os.read(fd, max(1 << 16, min(size, limit) - got + 1))
-        if not b:
-            return b"".join(chunks)
-        chunks.append(b)
+    while b := os.read(fd, chunk or max(1 << 16, min(size, limit) - got + 1)):
         got += len(b)
         if got > limit:  # it grew meanwhile
             raise FileTooLarge(f"{path} grew past the {limit:,}-byte limit for it while being read; refusing it")
+        yield b
 
 
 # -- dry run ------------------------------------------------------------------------------------
@@ -328,6 +329,18 @@ def _reading(path: Path, read: Callable[[int, Path], bytes]) -> bytes | None:
         return None
     except OSError as exc:  # no permission, a folder on Windows…: say which path, never a traceback
         raise AgentmemError(f"cannot read {path}: {exc.strerror or exc}; nothing was written", code="io_error") from exc
+
+
+def read_chunks(path: Path, consume: Callable[[Iterator[bytes]], object], *, chunk: int = 1 << 16) -> object:
+    """``consume(pieces)``: the file's bytes in pieces of ``chunk`` (None, not called, when it does
+    not exist), opened and bounded as ``read_bytes``: for a big file scanned once, whose whole copy
+    costs more to allocate than to scan (docs/performance.md). Called again from the start if the
+    read is retried. In a dry run, what this thread would have written."""
+    ov = _overlay()
+    hit = _MISSING if ov is None else ov.get(os.path.abspath(path), _MISSING)
+    if hit is not _MISSING:
+        return None if hit is None else consume(iter([hit]))  # type: ignore[list-item]
+    return _reading(path, lambda fd, p: consume(_fd_chunks(fd, p, MAX_READ_BYTES, chunk)))  # type: ignore[arg-type,return-value]
 
 
 def open_for_read(path: Path) -> BinaryIO:

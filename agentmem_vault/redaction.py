@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import PurePath
 
 from agentmem_vault.errors import ConfigError
+from agentmem_vault.fastimport import LazyRegex
 from agentmem_vault.board.table import Row
 from agentmem_vault import fs
 from agentmem_vault.model.redact import Pattern, applies, parse_patterns, redact
@@ -95,7 +96,7 @@ def redact_bytes(data: bytes) -> bytes:
 _CLEAN: list[tuple[object, bytes]] = []  # (rules, UTF-8) of the text redact_board last returned
 RECORD = "board-redacted.json"  # memory/.agentmem/: the digest of the last board redact_board returned
 # a cut: the blank run with a line break after a "|" (a row's end), inside no match but @multiline's
-_CUT = re.compile(r"(?<=\|)[^\S\n]*\n\s*")
+_CUT = LazyRegex(r"(?<=\|)[^\S\n]*\n\s*")  # compiled on first use: the hook never rewrites the board
 
 
 def new_pieces(clean: str, text: str) -> list[tuple[int, int]]:

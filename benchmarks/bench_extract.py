@@ -11,7 +11,12 @@ and notes written for a first run, an unchanged re-run (incremental state), a fo
 workload (this script's transcripts) on both trees, alternately, ``--repeat`` times each, each run
 in a fresh interpreter; it prints the best and median first-run and unchanged re-run times of
 both, and of the offline detection pass alone (``--detection-only``: parsed transcripts, no
-reading, redaction, field rules or curation), and their ratio.
+reading, redaction, field rules or curation), and their ratio; the same for the CPU time of those
+runs (``time.process_time``: what other load on a shared machine disturbs least).
+
+``--distinct`` makes every filler turn a text of its own (the rules stay the same words, as a user
+restates them): the default workload repeats a handful of filler texts across all 200 chats, which
+flatters any cache keyed on text; real chats rarely repeat themselves.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ FILLER_ASSISTANT = [
 ]
 
 
-def make_transcripts(folder: Path, n: int, turns: int, seed: int = 7) -> list[Path]:
+def make_transcripts(folder: Path, n: int, turns: int, seed: int = 7, distinct: bool = False) -> list[Path]:
     rnd = random.Random(seed)
     paths = []
     for i in range(n):
@@ -64,6 +69,8 @@ def make_transcripts(folder: Path, n: int, turns: int, seed: int = 7) -> list[Pa
                 # a unique rule now and then, so that runs create new notes too
                 if rnd.random() < 0.01:
                     text = f"Remember: service-{i} logs go to /var/log/service-{i}/app.log, rotated daily."
+                if distinct and text in FILLER_USER:
+                    text = f"{text} (chat {i}, turn {t})"
                 lines.append(
                     json.dumps(
                         {
@@ -74,11 +81,12 @@ def make_transcripts(folder: Path, n: int, turns: int, seed: int = 7) -> list[Pa
                     )
                 )
             else:
+                tail = f" (chat {i}, turn {t})" if distinct else ""
                 lines.append(
                     json.dumps(
                         {
                             "role": "assistant",
-                            "message": {"content": [{"type": "text", "text": rnd.choice(FILLER_ASSISTANT)}]},
+                            "message": {"content": [{"type": "text", "text": rnd.choice(FILLER_ASSISTANT) + tail}]},
                         },
                         ensure_ascii=False,
                     )
@@ -107,12 +115,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per tree with --compare")
     ap.add_argument("--no-cli", action="store_true", help="skip the CLI subprocess run")
     ap.add_argument("--detection-only", action="store_true", help="time only the offline detection pass")
+    ap.add_argument("--distinct", action="store_true", help="every filler turn a text of its own")
     args = ap.parse_args()
     if args.detection_only:
-        detection_only(args.transcripts, args.turns)
+        detection_only(args.transcripts, args.turns, args.distinct)
         return
     if args.compare:
-        compare(args.compare, args.transcripts, args.turns, args.repeat)
+        compare(args.compare, args.transcripts, args.turns, args.repeat, args.distinct)
         return
 
     from agentmem_vault.vault import Vault
@@ -129,7 +138,7 @@ def main() -> None:
         os.environ.pop("ANTHROPIC_API_KEY", None)
         startup = _median_run([sys.executable, "-c", "pass"], env)
         import_time = _median_run([sys.executable, "-c", "import agentmem_vault.longterm.extract"], env)
-        files = make_transcripts(base, args.transcripts, args.turns)
+        files = make_transcripts(base, args.transcripts, args.turns, distinct=args.distinct)
         chars = sum(p.stat().st_size for p in files)
 
         def fresh_vault(name: str) -> Vault:
@@ -142,10 +151,11 @@ def main() -> None:
         sources = [source_for_transcript(p) for p in files]
         runs = {}
         for label, kw in (("first", {}), ("unchanged", {}), ("forced", {"force": True})):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             rep = extract_sources(v, sources, offline=True, **kw)
             runs[label] = {
                 "seconds": round(time.perf_counter() - t0, 3),
+                "cpu_seconds": round(time.process_time() - c0, 3),
                 "notes_written": rep.written,
                 "created": rep.count("create"),
                 "updated": rep.count("update"),
@@ -186,7 +196,7 @@ def main() -> None:
     )
 
 
-def detection_only(transcripts: int, turns: int) -> None:
+def detection_only(transcripts: int, turns: int, distinct: bool = False) -> None:
     """The offline detection pass alone: the transcripts parsed in memory (no file reading, no
     redaction, no field rules, no curation), ``extract_offline`` over every one."""
     import inspect
@@ -195,16 +205,17 @@ def detection_only(transcripts: int, turns: int) -> None:
     from agentmem_vault.longterm.sources import parse_cursor_jsonl
 
     with tempfile.TemporaryDirectory() as tmp:
-        files = make_transcripts(Path(tmp), transcripts, turns)
+        files = make_transcripts(Path(tmp), transcripts, turns, distinct=distinct)
         parsed = [parse_cursor_jsonl(p.read_text(encoding="utf-8")).turns for p in files]
     # the field rules leave the pass where the tree allows it (they are another stage)
     kw = {"fields": False} if "fields" in inspect.signature(offline.extract_offline).parameters else {}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     n = sum(len(offline.extract_offline(ts, **kw)) for ts in parsed)
-    print(json.dumps({"seconds": round(time.perf_counter() - t0, 3), "candidates": n}))
+    took = {"seconds": round(time.perf_counter() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3)}
+    print(json.dumps({**took, "candidates": n}))
 
 
-def compare(ref: str, transcripts: int, turns: int, repeat: int) -> None:
+def compare(ref: str, transcripts: int, turns: int, repeat: int, distinct: bool = False) -> None:
     """The workload on ``ref`` and on this tree, alternately, each run in a fresh interpreter
     that imports the package from that tree only (``-P``: not from the script's folder)."""
     here = Path(__file__).resolve().parent.parent
@@ -215,34 +226,45 @@ def compare(ref: str, transcripts: int, turns: int, repeat: int) -> None:
         base.mkdir()
         sha = checkout(ref, base)  # its own templates/, never this tree's through the editable install
         times: dict[str, dict[str, list[float]]] = {"baseline": {}, "current": {}}
+        cpu: dict[str, dict[str, list[float]]] = {"baseline": {}, "current": {}}
         notes: dict[str, int] = {}
         for _ in range(repeat):
             for label, root in (("baseline", base), ("current", here)):
                 env = dict(os.environ, PYTHONPATH=str(root))
                 cmd = [sys.executable, "-P", __file__, "--transcripts", str(transcripts), "--turns", str(turns)]
+                cmd += ["--distinct"] if distinct else []
                 out = subprocess.run([*cmd, "--no-cli"], env=env, check=True, capture_output=True, text=True).stdout
                 got = json.loads(out)
                 notes[label] = got["notes_on_disk"]
                 for run in ("first", "unchanged"):
                     times[label].setdefault(run, []).append(got["in_process"][run]["seconds"])
+                    cpu[label].setdefault(run, []).append(got["in_process"][run]["cpu_seconds"])
                 out = subprocess.run(
                     [*cmd, "--detection-only"], env=env, check=True, capture_output=True, text=True
                 ).stdout
                 times[label].setdefault("detection", []).append(json.loads(out)["seconds"])
+                cpu[label].setdefault("detection", []).append(json.loads(out)["cpu_seconds"])
     # the best of the runs is the figure least disturbed by other load on a shared machine
     best = {lab: {run: min(v) for run, v in runs.items()} for lab, runs in times.items()}
     med = {lab: {run: statistics.median(v) for run, v in runs.items()} for lab, runs in times.items()}
+    best_cpu = {lab: {run: min(v) for run, v in runs.items()} for lab, runs in cpu.items()}
     print(
         json.dumps(
             {
                 "transcripts": transcripts,
                 "turns_per_transcript": turns,
+                "distinct_filler": distinct,
                 "baseline_ref": f"{ref} ({sha})",
                 "repeat": repeat,
                 "best_seconds": best,
                 "median_seconds": med,
                 "ratio_current_to_baseline": {
                     run: round(best["current"][run] / best["baseline"][run], 2)
+                    for run in ("first", "unchanged", "detection")
+                },
+                "best_cpu_seconds": best_cpu,
+                "ratio_cpu_current_to_baseline": {
+                    run: round(best_cpu["current"][run] / best_cpu["baseline"][run], 2)
                     for run in ("first", "unchanged", "detection")
                 },
                 "notes_on_disk": notes,

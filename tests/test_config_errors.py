@@ -116,3 +116,45 @@ def test_a_given_vault_needs_no_home_folder(vault: Vault, tmp_path: Path) -> Non
         out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env={**env, **extra})
         assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
         assert json.loads(out.stdout)["rows"] == []
+
+
+def test_a_yaml_error_reads_the_same_in_the_cli_and_mcp(vault: Vault) -> None:
+    """One wording for every YAML refusal (model/yamlload.load): the file, line and column, the
+    problem and what to do; the CLI and an MCP tool say it alike, for config.yaml and for a note."""
+    import re
+
+    import anyio
+    from mcp import Client, MCPError
+    from test_mcp_server import server_params
+
+    vault.config_path.write_text("stale_days: 3\nlock_timeout: [1\n", encoding="utf-8")
+    got: dict[str, str] = {}
+
+    async def main() -> None:
+        async with Client(server_params(vault), mode="legacy", read_timeout_seconds=120) as c:
+            r = await c.call_tool("memory_context", {"task": "pytest"})
+            got["config"] = r.structured_content["error"]["message"]
+            vault.config_path.unlink()
+            try:
+                await c.read_resource("agentmem://memory/bad")
+            except MCPError as exc:
+                got["note"] = str(exc)
+
+    cli = run_cli("context", "pytest", vault=vault)
+    assert cli.returncode == 1 and cli.stderr.startswith("error: ") and cli.stderr.count("\n") == 1
+    config = cli.stderr[len("error: ") : -1]
+    where = re.escape(str(vault.config_path))
+    assert re.fullmatch(where + r" is not valid YAML at line 3, column 1 \(.*'\]'.*\); fix or remove that file", config)
+    vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+    (vault.longterm_dir / "bad.md").write_text("---\ntitle: ok\nkeywords: [a\n---\nbody\n", encoding="utf-8")
+    anyio.run(main)
+    assert got["config"] == config
+    shown = run_cli("memories", "show", "bad", vault=vault)
+    assert shown.returncode == 1 and shown.stderr.count("\n") == 1
+    note = shown.stderr[len("error: ") : -1]
+    assert re.fullmatch(
+        r"bad.md: the frontmatter is not valid YAML at line 4, column 1 \(.*'\]'.*\); "
+        "fix its frontmatter first, nothing was changed",
+        note,
+    )
+    assert note in got["note"]

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentmem_vault.errors import AgentmemError
+from agentmem_vault.errors import AgentmemError, ConfigError
 from agentmem_vault.hooks.payloads import HOOKS, decode_stdin, parse_event
 from agentmem_vault.longterm import sources
 from agentmem_vault.model import merge3, session_props, yamlload
@@ -129,8 +129,8 @@ def test_snapshot_frontmatter(text: str) -> None:
 @given(texts)
 def test_yaml_settings(text: str) -> None:
     try:
-        yamlload.load(text)
-    except yamlload.YamlProblem:
+        yamlload.load(text, ConfigError, "config.yaml")
+    except ConfigError:
         pass
 
 

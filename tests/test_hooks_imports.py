@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentmem_vault.vault import Vault
 
@@ -191,3 +193,30 @@ def test_session_start_recall_does_not_import_the_index_builder(vault: Vault, tm
     mods, ans = _run_start(tmp_path, vault, "with-index")
     assert "以後回答一律用繁體中文" in ans["additional_context"]
     assert not (mods & BUILDER), mods & BUILDER
+
+
+def test_short_texts_are_redacted_without_compiling_a_pattern() -> None:
+    """Every write of the hook is redacted and short: no pattern is compiled for it (the
+    prefilter's ~0.5 ms, docs/performance.md), and the answer is the pattern's."""
+    from agentmem_vault.model import redact
+
+    redact._words_re.cache_clear()
+    words = redact.builtin_patterns().prefilter
+    assert redact.redact("| 2026-06-01-0930-cursor-main-agent | cursor-main-agent | 主題 | idle |") is not None
+    assert not redact.has_word("topic: nothing to see", words)
+    assert redact.has_word("my API_KEY here", words) and redact.has_word("密碼 是", words)
+    assert redact._words_re.cache_info().currsize == 0
+    long = "x " * 5000 + "token"
+    assert redact.has_word(long, words) and redact._words_re.cache_info().currsize == 1  # a long text: the pattern
+
+
+@given(st.text(alphabet="apsktoenb_-:/ 密碼金鑰İıſKxyzAPIKEY", max_size=60))
+def test_the_short_text_search_answers_as_the_pattern(text: str) -> None:
+    from agentmem_vault.model import redact
+
+    words = redact.builtin_patterns().prefilter
+    data = text.encode("utf-8", "surrogatepass").lower()
+    want = redact._words_re(words, any(c in text for c in redact._CASE_ODD)).search(
+        text if any(c in text for c in redact._CASE_ODD) else data
+    )
+    assert redact.has_word(text, words) == (want is not None)

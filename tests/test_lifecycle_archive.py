@@ -241,3 +241,21 @@ def test_render_archive_index_escapes_cells():
     r = row(X).with_(summary="a | b\nc")
     text = render_archive_index(r, "2026-06-01 09:30", has_snapshot=True)
     assert "| Summary | a \\| b c |" in text
+
+
+def test_an_archive_index_is_read_alike_by_list_show_find_and_its_properties(board, cli) -> None:
+    """One reader of archive indexes (the snapshot model): a hand edit that leaves a ``|`` of the
+    Topic unescaped gives the same Topic to ``list --status archived``, ``show``, ``find
+    --archived`` and the file's own properties (was: the rows took the first cell only, the
+    properties the whole value)."""
+    archive(board, X, now=WHEN)
+    index = board.archive_path(X) / "index.md"
+    text = index.read_text(encoding="utf-8")
+    index.write_text(text.replace("| Topic | 封存 \\| 測試 |", "| Topic | blue | green |"), encoding="utf-8")
+    assert cli("doctor", "--fix", vault=board).returncode in (0, 1)
+    listed = json.loads(cli("list", "--status", "archived", "--json", vault=board).stdout)
+    shown = json.loads(cli("show", X, "--json", vault=board).stdout)
+    found = json.loads(cli("find", "green", "--archived", "--json", vault=board).stdout)
+    props = props_of(index.read_text(encoding="utf-8"))
+    topics = {listed["rows"][0]["topic"], shown["row"]["topic"], found["hits"][0]["topic"], props["topic"]}
+    assert topics == {"blue | green"}

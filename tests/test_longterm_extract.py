@@ -258,8 +258,8 @@ def test_a_transcript_that_grows_while_it_is_read_is_not_marked_done(vault, tmp_
     p.write_text(line("user", "記住：以後回答一律用繁體中文。") + line("assistant", "好的"), encoding="utf-8")
     real_read = ex.read_source
 
-    def read_then_grow(src, known_sha=None):
-        res = real_read(src, known_sha)
+    def read_then_grow(src, *args):
+        res = real_read(src, *args)
         with open(p, "a", encoding="utf-8") as fh:  # the agent writes the next turn meanwhile
             fh.write(
                 line("user", "Never edit files under src/generated/ by hand; run make codegen.")

@@ -10,6 +10,7 @@ from agentmem_vault.errors import InvalidSessionId, SessionNotFound, UsageError
 from agentmem_vault.longterm.chunking import chunk_turns
 from agentmem_vault.longterm.noise import strip_noise
 from agentmem_vault.longterm.sources import (
+    MAX_TURN_CHARS,
     Turn,
     discover_claude,
     discover_cursor,
@@ -147,6 +148,24 @@ def test_session_snapshot_source(vault):
         source_for_session(vault, "2026-05-25-1319-cursor-main-agent")
     with pytest.raises(UsageError):
         source_for_transcript(vault.root / "missing.jsonl")
+
+
+def test_a_decision_cut_to_the_turn_limit_is_still_a_decision(vault):
+    sid = "2026-05-25-1318-cursor-main-agent"
+    vault.sessions_dir.mkdir(parents=True, exist_ok=True)
+    long = "決定採用 event sourcing，" + "因為帳單要能重播" * 3000  # over MAX_TURN_CHARS
+    vault.session_path(sid).write_text(
+        f"# Session: {sid}\n\n## Metadata\n| Field | Value |\n|---|---|\n| Topic | billing |\n| Updated At | 2026-05-25 13:18 |\n\n"
+        f"## Decisions\n- {long}\n- [superseded] {long}\n\n## Continues From\nNone\n",
+        encoding="utf-8",
+    )
+    rr = read_source(source_for_session(vault, sid))
+    assert rr.cut == 2 and all(len(t.text) == MAX_TURN_CHARS for t in rr.turns)
+    # the cut keeps what the turn is and when it was said (docs/reliability.md, "Limits")
+    assert [(t.section, t.at) for t in rr.turns] == [
+        ("decision", "2026-05-25T13:18"),
+        ("superseded", "2026-05-25T13:18"),
+    ]
 
 
 def test_strip_noise():

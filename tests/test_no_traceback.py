@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentmem_vault.vault import Vault
-from agentmem_vault.errors import InvalidSessionId
+from agentmem_vault.errors import ConfigError, InvalidSessionId
 from agentmem_vault.model import yamlload
 from agentmem_vault.model.ids import find_ids, is_valid_session_id, validate_session_id
 from agentmem_vault.ops.board import init_vault
@@ -35,8 +35,8 @@ def no_traceback(proc) -> None:
 
 @pytest.mark.parametrize("name", sorted(BAD_YAML))
 def test_the_loader_turns_every_shape_into_its_own_problem(name: str) -> None:
-    with pytest.raises(yamlload.YamlProblem):
-        yamlload.load(BAD_YAML[name])
+    with pytest.raises(ConfigError, match=r"^config.yaml is not valid YAML .*; fix it$"):
+        yamlload.load(BAD_YAML[name], ConfigError, "config.yaml", "fix it")
 
 
 @pytest.mark.parametrize("name", sorted(BAD_YAML))

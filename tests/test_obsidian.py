@@ -159,13 +159,13 @@ def test_user_keys_and_formatting_are_kept_and_only_stale_keys_change():
 @pytest.mark.parametrize(
     "bad, why",
     [
-        ("---\ntopic: [unclosed\n---\n", "malformed"),
+        ("---\ntopic: [unclosed\n---\n", "not valid YAML"),
         ("---\n- a list\n---\n", "not a list of properties"),
         ("---\ntopic: a\ntopic: b\n---\n", "more than once"),
-        ("---\ntopic: a\n", "no closing"),
+        ("---\ntopic: a\n", "not closed"),
         ("---\nupdated: 2026-13-45T10:00:00\n---\n", "month must be"),
-        ('---\n"\\x41": 1\n"\\x41": 2\n---\n', "malformed|more than once"),
-        ("---\n" + "[" * 2000 + "\n---\n", "malformed"),
+        ('---\n"\\x41": 1\n"\\x41": 2\n---\n', "not valid YAML|more than once"),
+        ("---\n" + "[" * 2000 + "\n---\n", "not valid YAML"),
     ],
 )
 def test_malformed_frontmatter_is_a_clear_error(bad, why):
@@ -203,7 +203,7 @@ def assert_in_step(v: Vault) -> None:
     doc = it.parse_index(v.index_path.read_text(encoding="utf-8"))
     for path in all_session_files(v):
         text = path.read_text(encoding="utf-8")
-        if not sp.has_frontmatter(text):
+        if sp.split_text(text).frontmatter is None:
             continue
         props, snap = props_of(text), parse_snapshot(text)
         sid = path.stem if path.parent == v.sessions_dir else path.parent.name
@@ -330,7 +330,7 @@ def test_malformed_frontmatter_refuses_writers_and_doctor_reports_it(vault, cloc
     index_before = vault.index_path.read_bytes()
     p = run_cli("update", sid, "--snapshot", "-", vault=vault, input="## Decisions\n- x\n")
     assert p.returncode == 1 and "Traceback" not in p.stderr
-    assert "frontmatter is malformed" in p.stderr and "nothing was written" in p.stderr
+    assert "frontmatter is not valid YAML at line 3, column 1" in p.stderr and "nothing was written" in p.stderr
     assert vault.session_path(sid).read_text(encoding="utf-8") == bad and vault.index_path.read_bytes() == index_before
     d = run_cli("doctor", "--json", vault=vault)
     found = [f for f in json.loads(d.stdout)["findings"] if f["kind"] == "properties_malformed"]
@@ -625,7 +625,7 @@ def test_sample_vault_shows_it_all():
         assert (v.memory / name).is_file()
     assert json.loads((root / ".obsidian" / "types.json").read_text(encoding="utf-8"))["types"]["updated"] == "datetime"
     assert list(v.archive_dir.glob("*/session.md")) and all(
-        sp.has_frontmatter(p.read_text(encoding="utf-8")) for p in all_session_files(v)
+        sp.split_text(p.read_text(encoding="utf-8")).frontmatter is not None for p in all_session_files(v)
     )
     assert_in_step(v)
 

@@ -154,8 +154,8 @@ def test_a_removed_row_burns_its_id_even_if_its_ledger_line_was_lost(vault: Vaul
 
 
 def test_session_ids_with_prefix_reads_the_field_as_json_does(vault: Vault) -> None:
-    """The byte search of ``session_ids_with_prefix`` finds what parsing every line would."""
-    from agentmem_vault.ops.conversations import session_ids_with_prefix
+    """The byte search of ``PairScan`` for this minute's IDs finds what parsing every line would."""
+    from agentmem_vault.ops.conversations import PairScan
 
     base = "2026-06-01-0930-a"
     lines = [
@@ -172,7 +172,7 @@ def test_session_ids_with_prefix_reads_the_field_as_json_does(vault: Vault) -> N
         for o in (json.loads(ln) for ln in text.splitlines() if ln.startswith("{") and ln.endswith("}"))
         if o["session_id"].startswith(base)
     }
-    assert session_ids_with_prefix(vault, base, data=text.encode("utf-8")) == want
+    assert PairScan(vault, text.encode("utf-8"), prefix=base).read().ids == want
     assert want == {base, base + "-2", base + "-3", "2026-06-01-0930-ab"}
 
 

@@ -21,7 +21,7 @@ from agentmem_vault.clock import now as clock_now
 from agentmem_vault.config import machine_id
 from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.model.ids import base_session_id
-from agentmem_vault.ops.conversations import find_pair, read_pairs, record_pair, session_ids_with_prefix
+from agentmem_vault.ops.conversations import PairScan, record_pair
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path, docs/performance.md)
 if TYPE_CHECKING:
@@ -84,32 +84,31 @@ def start_chat(
     timeout: float,
     project: str = "",
     workspace: str = "",
-) -> tuple[str, bool, object, bytes | None]:
-    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board,
-    pairs)`` where ``board`` describes the index as read under the lock before any change and
-    ``pairs`` is ``conversations.jsonl`` as read then (both for recall: read once per hook).
+) -> tuple[str, bool, object]:
+    """Register (or find again) the chat's Session ID; returns ``(session_id, resumed, board)``
+    where ``board`` describes the index as read under the lock before any change (for recall).
 
     The lookup, the registration and the pair are done under one hold of the vault lock, so two
     hooks for the same conversation cannot both register it. Cost does not grow with the board
-    (docs/performance.md): the pair is one search of ``conversations.jsonl``, the row check a
-    search of the board's bytes checked against the board summary, and a new row is appended and
+    (docs/performance.md): ``conversations.jsonl`` is one chunked pass (``PairScan``), the row check
+    a search of the board's bytes checked against the board summary, and a new row is appended and
     verified without parsing the others.
     """
     with BoardWriter(vault, command, timeout=timeout) as w:
-        pairs = read_pairs(vault)
-        state = summary.load(vault, pairs=pairs or b"")  # the board and pairs checked against the summary
+        when = clock_now()
+        # one pass over conversations.jsonl: the summary's check, this chat's pair, this minute's IDs
+        pairs = PairScan(vault, conversation_id=conversation_id, prefix=base_session_id(when, agent))
+        state = summary.load(vault, pairs=pairs)  # the board and pairs checked against the summary
         board: it.IndexDoc | BoardState
         if state is not None and state.writable:
             board = state
         else:
             board = w.index()  # no table yet, or broken rows: the full parse, as before
         if conversation_id:
-            pair = find_pair(vault, conversation_id, data=pairs)
+            pair = pairs.pair
             if pair is not None and has_row(board, pair["session_id"]):
-                return pair["session_id"], True, board, pairs
-        when = clock_now()
-        used = session_ids_with_prefix(vault, base_session_id(when, agent), data=pairs)
-        reg = register_idle(vault, agent, when=when, command=command, also_taken=used, state=state)
+                return pair["session_id"], True, board
+        reg = register_idle(vault, agent, when=when, command=command, also_taken=pairs.ids, state=state)
         if conversation_id:
             record_pair(
                 vault,
@@ -120,4 +119,4 @@ def start_chat(
                 project=project,
                 workspace=workspace,
             )
-        return reg.session_id, False, board, pairs
+        return reg.session_id, False, board

@@ -1,26 +1,9 @@
-"""A small derived summary of the board, so that the sessionStart hook never parses the whole of
-``memory/index.md`` (see docs/performance.md).
-
-``memory/.agentmem/board-cache.json`` records, for the board's first ``size`` bytes (their CRC-32):
-where the table's rows start, whether every row is well formed (the board is writable), whether the
-table runs to the end of the file (a new row is a pure append), the line-ending counts, the row
-count, the newest minute among the row IDs with that minute's IDs (so a new chat's ID needs no
-search of the board), and what a new chat is offered is chosen from (``rules.offered_sessions``):
-every ``active`` row's Session ID, line offset and project, most recent first
-(``rules.active_order``), the projects as their chats' pairs name them (``rules.pair_projects``)
-in ``conversations.jsonl``'s first bytes (their size and CRC-32). The active rows are kept as
-three columns, each stored as one comma-separated string: decoding thousands of JSON values was
-most of the hook's work (~3 ms at 10,000 rows), one long plain string is a copy.
-
-The board and the pairs are always read and checked against the summary by CRC; when one has
-only grown since (a row or a pair appended by any process), just the new bytes are parsed; any
-other change means one full parse of that file, after which the summary is rewritten. Every
-whole-board write (``store.BoardWriter``) refreshes it; an appended row or pair (a new chat's)
-does not rewrite it: the next load parses those appended since, and rewrites it once there are
-``SAVE_EVERY`` of them.
-
-Deleting the file loses nothing. It is never the authority: on any doubt the caller parses the
-board as before. It is replaced by temp file + rename, never written in place or through a link.
+"""A small derived summary of the board, ``memory/.agentmem/board-cache.json``, so that the
+sessionStart hook never parses the whole of ``memory/index.md``: what it records, how the board
+and ``conversations.jsonl`` are checked against it by CRC, and when it is rewritten is stated in
+docs/performance.md ("The hook path does not grow with the board"). Deleting it loses nothing:
+it is never the authority, and it is replaced by temp file + rename, never written in place or
+through a link.
 """
 
 from __future__ import annotations
@@ -31,6 +14,7 @@ from itertools import chain
 
 from agentmem_vault.board import table as it
 from agentmem_vault.board.rules import active_order, pair_project, pair_projects, ts_key
+from agentmem_vault.ops.conversations import PairScan
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
 if TYPE_CHECKING:
@@ -41,7 +25,7 @@ if TYPE_CHECKING:
 
 VERSION = 9  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
 CACHE_NAME = "board-cache.json"
-SAVE_EVERY = 64  # rows appended since the summary was written before it is rewritten
+SAVE_EVERY = 16  # rows (or pairs) appended since the summary was written before it is rewritten
 _KEYS = "table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects".split()
 STAMP = 15  # "YYYY-MM-DD-HHMM": the minute every Session ID starts with (docs/board.md)
 
@@ -55,15 +39,10 @@ class BoardState(
         "BoardState", "data table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects"
     )
 ):
-    """What the hook needs to know about the board, without the parsed rows: ``data`` (its bytes,
-    read under the caller's lock), ``table_start`` (byte offset of the first row line),
-    ``writable`` (no broken rows anywhere), ``appendable`` (the table runs to the end of the
-    file), the line-ending counts, the row count, ``active`` (the active rows in
-    ``rules.active_order``, as three comma-separated columns: Session IDs, line offsets, and the
-    index of each one's project in ``projects``, "-" when its pairs name none), ``bom``, ``crc``
-    (``zlib.crc32`` of ``data``), the newest minute among the row IDs (``stamp``) with that
-    minute's IDs, and ``pairs``: ``[size, crc]`` of the ``conversations.jsonl`` bytes the projects
-    were read from."""
+    """What the hook needs to know about the board (``data``: its bytes, read under the caller's
+    lock), without the parsed rows: the facts of docs/performance.md's board summary. ``active``:
+    three comma-separated columns (Session IDs, line offsets, the index of each one's project in
+    ``projects``, "-" when its pairs name none); ``pairs``: ``[size, crc]`` of the pairs read."""
 
     __slots__ = ()
 
@@ -245,7 +224,7 @@ def _insert(active: list[str], names: list[str], data: bytes, row: it.Row, at: i
     active[:] = [",".join(column) for column in columns]
 
 
-def _extend(cached: dict, data: bytes, crc: int, pairs: bytes) -> BoardState | None:
+def _extend(cached: dict, data: bytes, crc: int, pairs: PairScan) -> BoardState | None:
     """The cached state carried over the rows appended after ``cached["size"]`` (None: parse all)."""
     size = cached["size"]
     if not (cached["writable"] and cached["appendable"]):
@@ -271,7 +250,7 @@ def _extend(cached: dict, data: bytes, crc: int, pairs: bytes) -> BoardState | N
         row = probe._row_at(i)
         stamp, stamp_ids = _newest(stamp, stamp_ids, row.session_id)
         if row.status == "active":
-            _insert(active, names, data, row, at[i], pair_project(pairs, row.session_id))
+            _insert(active, names, data, row, at[i], pair_project(pairs.whole(), row.session_id))
     return BoardState(
         data,
         cached["table_start"],
@@ -290,12 +269,6 @@ def _extend(cached: dict, data: bytes, crc: int, pairs: bytes) -> BoardState | N
     )
 
 
-def _read_pairs(vault: Vault) -> bytes:
-    from agentmem_vault.fs import read_bytes
-
-    return read_bytes(vault.state_dir / "conversations.jsonl") or b""
-
-
 def _read_cache(vault: Vault) -> dict | None:
     """The summary's facts, with the ``size`` of the board prefix they describe (whose ``crc`` is
     among them); None when there is none of this version."""
@@ -307,19 +280,19 @@ def _read_cache(vault: Vault) -> dict | None:
     return {**got[1], "size": got[0]}
 
 
-def _with_pairs(state: BoardState, pairs: bytes, stamp: str) -> tuple[BoardState, bool]:
-    """``state`` with the projects of its active sessions as ``pairs`` (the bytes of
-    ``conversations.jsonl`` now) name them, and whether that took enough work to save it: pairs
-    appended since are read alone (each line is read on its own and the last one naming a project
-    wins), any other change means reading them all. ``stamp``: the newest minute among the rows
-    whose projects the summary read from its pairs (a session of a later minute is no such row,
-    or one appended since, whose project ``_extend`` read from all of ``pairs``)."""
+def _with_pairs(state: BoardState, pairs: PairScan, stamp: str) -> tuple[BoardState, bool]:
+    """``state`` with the projects of its active sessions as ``pairs`` (``conversations.jsonl``
+    now, read with ``state.pairs``'s size as its split) name them, and whether that took enough work
+    to save it: pairs appended since are read alone (each line is read on its own and the last one
+    naming a project wins), any other change means reading them all. ``stamp``: the newest minute
+    among the rows whose projects the summary read from its pairs (a session of a later minute is
+    no such row, or one appended since, whose project ``_extend`` read from all of ``pairs``)."""
     size, crc = state.pairs
-    same = size <= len(pairs) and zlib.crc32(memoryview(pairs)[:size]) == crc
-    if same and size == len(pairs):
+    same = size == pairs.split and pairs.head == crc
+    if same and size == pairs.size:
         return state, False
-    redone = not (same and (not size or pairs.endswith(b"\n", 0, size)))  # else whole new lines follow
-    tail, names, active = (pairs if redone else pairs[size:]), state.projects, state.active
+    redone = not (same and pairs.whole_lines)  # else whole new lines follow
+    tail, names, active = (pairs.whole() if redone else pairs.tail), state.projects, state.active
     named = pair_projects(tail)
     if not redone:
         named = {sid: project for sid, project in named.items() if sid[:STAMP] <= stamp}
@@ -332,24 +305,32 @@ def _with_pairs(state: BoardState, pairs: bytes, stamp: str) -> tuple[BoardState
             if sid in named:
                 projects[i] = _project_index(names, named[sid])
         active[2] = ",".join(projects)
-    new = state._replace(pairs=[len(pairs), zlib.crc32(tail, 0 if redone else crc)])
+    new = state._replace(pairs=[len(tail), zlib.crc32(tail)] if redone else [pairs.size, pairs.crc])
     return new, redone or tail.count(b"\n") >= SAVE_EVERY
 
 
-def load(vault: Vault, data: bytes | None = None, pairs: bytes | None = None) -> BoardState | None:
-    """The board's state: its bytes (``data``, or read now) and the pairs' (``pairs``, or read
-    now) checked against the summary by CRC. None when the board is missing, empty or has no table
-    (callers then take the full path). Raises what ``parse_index`` raises for a board that cannot
-    be read. Call under the vault lock."""
+def _pairs_split(cached: dict | None) -> int:
+    """The size of the pairs' prefix the summary read (0: none)."""
+    got = cached.get("pairs") if cached is not None else None
+    split = got[0] if isinstance(got, list) and got else 0
+    return split if type(split) is int and split > 0 else 0
+
+
+def load(vault: Vault, data: bytes | None = None, pairs: PairScan | bytes | None = None) -> BoardState | None:
+    """The board's state: its bytes (``data``, or read now) and the pairs' checked against the
+    summary by CRC. ``pairs``: a ``PairScan`` not read yet (it is read here, in one pass with the
+    split the summary needs, whatever the board), or the file's bytes, or None (read now). None when
+    the board is missing, empty or has no table (callers then take the full path). Raises what
+    ``parse_index`` raises for a board that cannot be read. Call under the vault lock."""
     from agentmem_vault.fs import decode_text, read_bytes
 
     if data is None:
         data = read_bytes(vault.index_path)
+    scan = pairs if isinstance(pairs, PairScan) else PairScan(vault, pairs)
+    cached = _read_cache(vault)
+    scan.read(_pairs_split(cached))
     if not data:
         return None
-    if pairs is None:
-        pairs = _read_pairs(vault)
-    cached = _read_cache(vault)
     if cached is not None:
         try:
             size, active = cached["size"], cached["active"]
@@ -366,16 +347,16 @@ def load(vault: Vault, data: bytes | None = None, pairs: bytes | None = None) ->
                 if len(data) == size:
                     state: BoardState | None = BoardState(data, *(cached[k] for k in _KEYS))
                 else:
-                    state = _extend(cached, data, crc, pairs)
+                    state = _extend(cached, data, crc, scan)
                 if state is not None:
-                    state, redone = _with_pairs(state, pairs, cached["stamp"])
+                    state, redone = _with_pairs(state, scan, cached["stamp"])
                     if redone or state.rows - cached["rows"] >= SAVE_EVERY:
                         save(vault, state)  # else the few appended rows and pairs are read again next time
                     return state
         except (KeyError, TypeError, ValueError):
             pass
     doc = it.parse_index(decode_text(data, vault.index_path))
-    parsed = from_doc(data, doc, pairs)
+    parsed = from_doc(data, doc, scan.whole())
     if parsed is not None:
         save(vault, parsed)
     return parsed
@@ -392,7 +373,8 @@ def refresh(vault: Vault, text: str, doc: it.IndexDoc | None = None) -> None:
     """After a verified write of the board: record the new state (``doc``: its parse, if at hand)."""
     try:
         # read_text keeps a BOM as U+FEFF, which encodes back to the same three bytes
-        state = from_doc(text.encode("utf-8"), doc if doc is not None else it.parse_index(text), _read_pairs(vault))
+        pairs = PairScan(vault).whole()
+        state = from_doc(text.encode("utf-8"), doc if doc is not None else it.parse_index(text), pairs)
     except Exception:
         return
     if state is None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import namedtuple
 
 from agentmem_vault.errors import PayloadError
 from agentmem_vault.fastimport import utf8
@@ -53,39 +54,11 @@ _CTRL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _WIN_URI_PATH_RE = re.compile(r"^/[A-Za-z]:[/\\]")
 
 
-class HookEvent:
-    """One agent hook call. A plain class, not a dataclass: importing ``dataclasses`` costs the
-    sessionStart hook more than its own work (docs/performance.md)."""
-
-    __slots__ = ("agent", "event", "conversation_id", "transcript_path", "roots", "source", "background", "extra")
-    agent: str  # cursor | claude | codex
-    event: str  # session-start | session-end | stop
-    conversation_id: str | None  # the agent's own chat/session ID
-    transcript_path: str | None
-    roots: tuple[str, ...]  # folders to search for the vault, in order
-    source: str | None  # startup | resume | clear | compact (Claude Code, Codex)
-    background: bool  # Cursor background agent
-    extra: dict
-
-    def __init__(
-        self,
-        agent: str,
-        event: str,
-        conversation_id: str | None,
-        transcript_path: str | None,
-        roots: tuple[str, ...] = (),
-        source: str | None = None,
-        background: bool = False,
-        extra: dict | None = None,
-    ) -> None:
-        self.agent, self.event, self.conversation_id, self.transcript_path = (
-            agent,
-            event,
-            conversation_id,
-            transcript_path,
-        )
-        self.roots, self.source, self.background = roots, source, background
-        self.extra = {} if extra is None else extra
+# One agent hook call: ``agent`` cursor | claude | codex; ``event`` session-start | session-end |
+# stop | prompt; ``conversation_id`` the agent's own chat ID; ``roots`` the folders to search for the
+# vault, in order; ``source`` startup | resume | clear | compact (Claude Code, Codex); ``background``
+# a Cursor background agent. A named tuple: importing dataclasses costs the hook more than its own work.
+HookEvent = namedtuple("HookEvent", "agent event conversation_id transcript_path roots source background extra")
 
 
 def _clean_str(value: object) -> str | None:

@@ -326,7 +326,6 @@ def _recall_context(
     doc: object = None,
     project: str = "",
     project_names: tuple[str, ...] = (),
-    pairs: bytes | None = None,
 ) -> str:
     """Long-term rules and recent active sessions for a new chat (the recall module), recorded in
     the injection audit; best effort: an ImportError or any other failure just leaves the context
@@ -344,7 +343,6 @@ def _recall_context(
             budget=_start_budget(cfg),
             exclude=(session_id,),
             project_names=project_names,
-            pairs=pairs,
             given=given,
             **kw,
         )
@@ -418,7 +416,7 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     ident = identify_roots(ev.roots, aliases)
     from agentmem_vault.board.register import start_chat
 
-    sid, resumed, board, pairs = start_chat(
+    sid, resumed, board = start_chat(
         vault,
         agent,
         command="hook " + ev.agent + "-session-start",
@@ -431,7 +429,7 @@ def run_session_start(ev: HookEvent, args: HookArgs) -> dict:
     )
     context = start_context(sid, str(vault.root), resumed=resumed)
     names = tuple(aliases.names_for(ident.name)) if ident.name else ()
-    extra = _recall_context(vault, cfg, ev, sid, board, ident.name, names, pairs)
+    extra = _recall_context(vault, cfg, ev, sid, board, ident.name, names)
     if extra:
         context += "\n\n" + extra
     if ev.agent == "claude":

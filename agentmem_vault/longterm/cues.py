@@ -26,6 +26,7 @@ def cue(name: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{ln})" for ln in lines))
 
 
+@lru_cache(maxsize=1024)  # a pure function of the two: the rules ask about one sentence many times
 def has(name: str, folded: str) -> bool:
     """Whether cue ``name`` occurs in ``folded`` (text already ``textnorm.fold``-ed)."""
     return cue(name).search(folded) is not None

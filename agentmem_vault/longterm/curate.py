@@ -29,7 +29,7 @@ from agentmem_vault.longterm.dedupe import (
     similarity,
 )
 from agentmem_vault.longterm.cues import has
-from agentmem_vault.longterm.kinds import retraction_parts
+from agentmem_vault.longterm.kinds import name_words as _names, named_words, retraction_parts, supplement_parts
 from agentmem_vault.errors import Refused, UsageError
 from agentmem_vault.longterm.notes import note_id, note_now, safe_filename, write_note
 from agentmem_vault.longterm.schema import MemoryObject
@@ -40,33 +40,17 @@ from agentmem_vault.recall.location import RULE_IMPORTANCE  # the one threshold 
 TITLE_MATCH = 0.5  # Jaccard of title shingles for "this names the same note"
 MAX_KEYWORDS = 12
 
-# The user taking a rule back ("不用再…", "we no longer …", "forget the rule about …").
-_RETRACT = re.compile(
-    r"不再|不用再|不需要再|不必再|别再|不要再|取消|作废|废弃|废除|忘掉|忘了|过时|不适用|撤销|收回|改回|不算数|"
-    r"\bno longer\b|\bnot anymore\b|\bany ?more\b|\bforget (?:about )?|\bscratch that\b|\bignore (?:what|that|the)\b|"
-    r"\bobsolete\b|\boutdated\b|\bdeprecated?\b|\bwe (?:moved|switched|went) (?:back |away )?(?:to|from)\b|\bstopped using\b|"
-    r"\bdrop (?:the|that) rule\b|\bis wrong\b|\bwas wrong\b"
-)
 _SENT = re.compile(r"(?<=[。！？!?\n])|(?<=[.;])\s+")
-# words of a reversal that name no rule ("rule", "那條", "以後", "forget")
-_GENERIC_NAMES = frozenset(
-    "rule rules forget the that this earlier old new now from plan change switched moved anymore longer 那条 条规 规则 规矩 "
-    "之前 以后 之后 现在 作废 不用 改成 改用 补充 一下 adding add also one more thing about".split()
-)
-
-
-def _names(text: str) -> set[str]:
-    return {t for t in tokenize(text) if len(t) >= 2}
 
 
 def retracted_words(evidence: str) -> set[str]:
     """The words with which the user's statement names an earlier rule it takes back ("之前那條
     「完成前要跑 yarn lint」作廢" -> yarn, lint, …), without the words of the rule that replaces
     it; empty when the statement takes nothing back."""
-    if not evidence or not (has("reversal", fold(evidence)) or _RETRACT.search(fold(evidence))):
+    if not evidence or not (has("reversal", fold(evidence)) or has("retract", fold(evidence))):
         return set()
-    back, _, only = retraction_parts(evidence)
-    return _names(back) - _names(only) - _GENERIC_NAMES
+    # not the words of the rule that replaces it ("不要用 anyhow，改用 thiserror" names anyhow too)
+    return named_words(evidence, "reversal") - _names(retraction_parts(evidence)[2])
 
 
 def named_notes(words: set[str], notes: list[Note], m: MemoryObject) -> list[Note]:
@@ -90,10 +74,8 @@ def supplemented_note(m: MemoryObject, notes: list[Note]) -> tuple[Note, str] | 
     """(the note a supplement names, the supplement's own words) for "補充 apiFetch 那條規則：
     Server Component 也一樣" / "Adding to the session_scope rule: background jobs too"."""
     text = m.evidence or m.content
-    colon = re.search(r"[:：]", text) or re.search(r"[，,；;]", text)
-    head, body = (text[: colon.start()], text[colon.end() :]) if colon else (text, "")
-    words = _names(head) - _GENERIC_NAMES
-    found = named_notes(words, notes, m)
+    found = named_notes(named_words(text, "supplement"), notes, m)
+    body = supplement_parts(text)[1]
     if not found or not body.strip():
         return None
     return found[0], body.strip()
@@ -108,7 +90,7 @@ def user_retracts(words: str, note: Note) -> bool:
     names = {t for t in tokenize(" ".join([note.title, *note.keywords])) if len(t) >= 2}
     for sent in _SENT.split(words):
         f = fold(sent)
-        if _RETRACT.search(f) and names & set(tokenize(f, fold_first=False)):
+        if has("retract", f) and names & set(tokenize(f, fold_first=False)):
             return True
     return False
 

@@ -73,6 +73,7 @@ from agentmem_vault.longterm.sources import (
     Source,
     Turn,
     read_source,
+    text_redactor,
     source_for_session,
     source_for_transcript,
 )
@@ -560,6 +561,7 @@ def _read_new_turns(
 ) -> list[_Work]:
     """Read every source; those with turns not extracted yet (every turn with ``force``)."""
     work: list[_Work] = []
+    redact_text = text_redactor()  # the user's rules read once per run, not once per source
     for src in sources:
         src = source_project(vault, src, aliases)
         info: dict[str, Any] = {
@@ -573,7 +575,7 @@ def _read_new_turns(
         report.sources.append(info)
         known = state["sources"].get(src.ref) or {}
         try:
-            rr = read_source(src, None if force else known.get("sha"))
+            rr = read_source(src, None if force else known.get("sha"), redact_text)
         except AgentmemError as exc:
             info.update(status="error", error=exc.message)
             report.errors.append({"source": src.ref, "error": exc.message})

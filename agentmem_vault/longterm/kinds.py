@@ -18,7 +18,8 @@ from functools import lru_cache
 from agentmem_vault.longterm.clauses import QUOTED
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score
-from agentmem_vault.model.textnorm import fold
+from agentmem_vault.longterm.lexicon import generic_names
+from agentmem_vault.model.textnorm import fold, tokenize
 
 # kind -> (assessment-stage signal strength, importance the offline extractor proposes)
 WEIGHTS: dict[str, tuple[int, float]] = {
@@ -73,8 +74,8 @@ def _form_kind(f: str, context: str) -> str | None:
     rule is still a decision or a pitfall)."""
     if has("reversal", f) and has("reversal_names", f):
         return "reversal"
-    if has("supplement", f) and has("reversal_names", f):
-        return "supplement"
+    if has("supplement", f) and (has("reversal_names", f) or cue("supplement").match(f)):
+        return "supplement"  # naming a rule, or opening the sentence ("補充一下：…", "Adding to that, …")
     if has("pitfall", f) or (has("pitfall_cause", f) and has("pitfall_symptom", f)):
         return "pitfall"
     if has("decision", f) or has("decision_form", f):
@@ -209,6 +210,8 @@ def retraction_parts(text: str) -> tuple[str, str, str]:
             continue
         f = fold(clause)
         takes_back = has("reversal", f) or (has("reversal_names", f) and not has("supplement", f))
+        if not back and not takes_back and not re.search(r"[a-z0-9]", f) and len(f) <= 5:
+            continue  # "等等，我想了一下，…": what opens the reversal says nothing of either rule
         if takes_back and not (rest and not back):
             # "we switched to Y" retracts and replaces at once: its words name the new rule too
             back.append(clause)
@@ -219,6 +222,24 @@ def retraction_parts(text: str) -> tuple[str, str, str]:
             only.append(clause)
     sep = "，" if _has_cjk(text) else ", "
     return sep.join(back), sep.join(rest), sep.join(only)
+
+
+def name_words(text: str) -> set[str]:
+    return {t for t in tokenize(text) if len(t) >= 2}
+
+
+def supplement_parts(text: str) -> tuple[str, str]:
+    """(the head that names the rule, what is added) of "補充 X 那條：…" / "adding to the X rule: …"."""
+    colon = re.search(r"[:：]", text) or re.search(r"[，,；;]", text)
+    return (text[: colon.start()], text[colon.end() :].strip()) if colon else (text, "")
+
+
+def named_words(text: str, kind: str) -> set[str]:
+    """The words with which a supplement or a reversal names the earlier rule ("補充超時那條" ->
+    超時; "之前那條「完成前要跑 yarn lint」作廢" -> yarn, lint, …)."""
+    if kind == "supplement":  # no bigram across the cue's edge ("补充一下" -> "充一")
+        return name_words(cue("supplement").sub(" ", fold(supplement_parts(text)[0]))) - generic_names()
+    return name_words(retraction_parts(text)[0]) - generic_names()
 
 
 def reason_and_alternatives(text: str) -> tuple[str, tuple[str, ...]]:

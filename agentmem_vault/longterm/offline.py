@@ -12,7 +12,7 @@ Every other field (title, category, importance, keywords, scenarios, reason) is 
 from __future__ import annotations
 
 from agentmem_vault.longterm.detect import find_statements
-from agentmem_vault.longterm.filters import substance
+from agentmem_vault.longterm.filters import specificity_score, substance
 from agentmem_vault.longterm.fields.derive import apply_fields
 from agentmem_vault.longterm.fields.importance import RECORDED_MAX as RECORDED_MAX_IMPORTANCE
 from agentmem_vault.longterm.kinds import WEIGHTS, reason_and_alternatives, retraction_parts, scope_words
@@ -47,7 +47,10 @@ def extract_offline(
             # the memory is the rule that replaces the old one; a reversal without one only
             # retires the rule it names (curation finds it by the words that name it)
             _, rest, _ = retraction_parts(content)
-            content, action = (clean(rest), action) if substance(rest) >= 6 else (content, "delete")
+            if substance(rest) < 6:
+                action = "delete"
+            elif specificity_score(rest) or not specificity_score(content):
+                content = clean(rest)  # else the new rule names nothing without the old one's words
         if not content:
             continue
         raw = " ".join(f.raw)

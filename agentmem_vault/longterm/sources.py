@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from agentmem_vault.vault import Vault
 from agentmem_vault.errors import AgentmemError, SessionNotFound, SnapshotFormatError, UsageError
@@ -171,10 +171,10 @@ def select_sources(
 # -- reading ---------------------------------------------------------------------------------------
 
 
-def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
-    """The source's turns, redacted (docs/redaction.md). When what was read has ``known_sha`` (the
-    sha of a source already extracted), nothing will be derived from it: it is neither parsed nor
-    redacted (no turns; the caller knows how many it had)."""
+def read_source(source: Source, known_sha: str | None = None, redact: Callable[[str], str] | None = None) -> ReadResult:
+    """The source's turns, redacted (docs/redaction.md) by ``redact`` (a run's ``text_redactor()``). When what
+    was read has ``known_sha`` (the sha of a source already extracted), nothing will be derived from it: it is
+    neither parsed nor redacted (no turns; the caller knows how many it had)."""
     try:  # regular files only: /dev/zero or a FIFO would never end (docs/reliability.md)
         size = os.stat(source.path).st_size
     except OSError:
@@ -206,13 +206,18 @@ def read_source(source: Source, known_sha: str | None = None) -> ReadResult:
     res = bound_turns(res)
     # Secrets out before anything is derived from the text (titles, file names, keywords):
     # a derived field can lose the shape that makes a secret recognisable (docs/redaction.md).
+    redact = redact or text_redactor()
+    res.turns = [t if (r := redact(t.text)) == t.text else replace(t, text=r) for t in res.turns]
+    res.title = redact(res.title)
+    return res
+
+
+def text_redactor() -> Callable[[str], str]:
+    """``redact_text`` with the user's rules read once, and once per distinct text: transcripts
+    repeat their boilerplate turns ("Continue", tool notices). One per run: rules can change."""
     from agentmem_vault.redaction import redactor
 
-    # once per distinct text: a transcript repeats its boilerplate turns ("Continue", tool notices)
-    redact_text = lru_cache(maxsize=None)(redactor())
-    res.turns = [t if (r := redact_text(t.text)) is t.text else replace(t, text=r) for t in res.turns]
-    res.title = redact_text(res.title)
-    return res
+    return lru_cache(maxsize=None)(redactor())
 
 
 # A source larger than this is refused before it is read (docs/reliability.md, "Limits"): the
@@ -228,12 +233,13 @@ MAX_TURN_CHARS = 20_000
 def bound_turns(res: ReadResult) -> ReadResult:
     for i, t in enumerate(res.turns):
         if len(t.text) > MAX_TURN_CHARS:
-            res.turns[i] = Turn(t.role, t.text[:MAX_TURN_CHARS], t.at)
+            res.turns[i] = replace(t, text=t.text[:MAX_TURN_CHARS])  # its time and section kept
             res.cut += 1
     return res
 
 
 _WRAPPER_RE = re.compile(r"</?user_query>", re.I)
+_QUERY_RE = re.compile(r"<user_query>(.*?)</user_query>", re.S | re.I)
 # Context Cursor injects around the real query; it is not something the user said.
 _INJECTED_RE = re.compile(
     r"<(user_info|attached_files|system_reminder|system-reminder|additional_data|open_and_recently_viewed_files|"
@@ -244,9 +250,7 @@ _INJECTED_RE = re.compile(
 
 def _clean_user_text(text: str) -> str:
     text = _INJECTED_RE.sub("", text)
-    m = re.search(r"<user_query>(.*?)</user_query>", text, re.S | re.I)
-    if m:
-        text = m.group(1)
+    text = m.group(1) if (m := _QUERY_RE.search(text)) else text
     return _WRAPPER_RE.sub("", text).strip()
 
 
@@ -394,9 +398,8 @@ def snapshot_turns(text: str) -> ReadResult:
             if not text:
                 continue
             # every Decisions item is a decision; a superseded one retires the note it produced
-            kind = ""
-            if section == "Decisions":
-                kind = "superseded" if re.match(r"^\[(superseded|已取代)\]", text, re.I) else "decision"
+            kind = "superseded" if re.match(r"^\[(superseded|已取代)\]", text, re.I) else "decision"
+            kind = kind if section == "Decisions" else ""
             res.turns.append(Turn("user", text, at, kind))
     return res
 

@@ -116,11 +116,3 @@ def restructure_correction(content: str) -> str:
             return content
         return capitalise(_insert_after_first_clause(rule, f" (instead of {old})", _CLAUSE_END_EN))
     return content
-
-
-NEG_START = re.compile(r"^(?:don'?t|do not|never|stop|not)\b|^(?:不要|别|別|不是|不能|不用)", re.I)
-POS_START = re.compile(
-    r"^(?:use|prefer|switch to|go with|we use|we're on|we are on|stick with|always)\b|"
-    r"^(?:用|使用|改用|换成|換成|应该|應該|要用|请用|請用|一律|统一|統一|都用|而是|是用)",
-    re.I,
-)

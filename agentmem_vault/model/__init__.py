@@ -16,11 +16,10 @@ def template_text(*parts: str) -> str:
 
 def template_mapping(name: str) -> dict:
     """``templates/<name>`` as a YAML mapping; UsageError naming the file otherwise."""
-    import yaml
-
     from agentmem_vault.errors import UsageError
+    from agentmem_vault.model import yamlload
 
-    data = yaml.safe_load(template_text(name))
+    data = yamlload.load(template_text(name), UsageError, f"templates/{name}", "reinstall agentmem")
     if not isinstance(data, dict):
         raise UsageError(f"templates/{name}: expected a mapping")
     return data

@@ -4,10 +4,8 @@ One model, read one way by every part of the program (extraction, curation, ``me
 index): ``parse_note(text) -> Note`` and ``render_note(note) -> str`` are the only reader and writer
 of the format, and every normalisation rule lives in this module (the rules: docs/notes.md).
 
-The frontmatter's YAML is loaded and dumped through python-frontmatter's ``YAMLHandler`` (the C
-LibYAML loader when present). The fence is split here rather than by ``frontmatter.loads``, which
-silently returns no properties for an unclosed fence or a non-mapping and strips the body: a note
-this program would then rewrite without its properties. Pure: no file or vault access.
+The fence is split by ``yamlload.split_frontmatter`` and the YAML loaded by ``yamlload.load`` (the
+C LibYAML loader when present), dumped by PyYAML. Pure: no file or vault access.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-import frontmatter
 import yaml
 
 from agentmem_vault.errors import NoteFormatError
@@ -285,22 +282,6 @@ def _list(value: Any, key: str) -> list[str]:
 # -- reading -----------------------------------------------------------------------------------------
 
 
-def split_frontmatter(text: str) -> tuple[str | None, str]:
-    """(frontmatter text or None when the note has none, body); BOM and CRLF tolerated.
-    Raises NoteFormatError for an opening fence that is never closed."""
-    t = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    first, nl, rest = t.partition("\n")
-    if first.rstrip() != "---":
-        return None, t
-    if not nl:
-        raise NoteFormatError("the frontmatter is not closed by a '---' line")
-    lines = rest.split("\n")
-    for i, line in enumerate(lines):
-        if line.rstrip() == "---":
-            return "\n".join(lines[:i]), "\n".join(lines[i + 1 :])
-    raise NoteFormatError("the frontmatter is not closed by a '---' line")
-
-
 def quote_links(fm: str) -> str:
     """Quote the unquoted Obsidian links of property values and list items (``sources: [[id]]``,
     ``- [[id]]``, ``related: [[a]], [[b]]``), which YAML would read as nested lists or reject."""
@@ -330,9 +311,6 @@ def quote_links(fm: str) -> str:
     return "\n".join(out)
 
 
-_HANDLER = frontmatter.YAMLHandler()
-
-
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """SafeLoader with YAML 1.2 booleans: only true/false. YAML 1.1 also reads yes/no/on/off as
     booleans, so a property named ``on`` would come back as ``True`` and be renamed on rewrite;
@@ -351,11 +329,8 @@ _Loader.add_implicit_resolver(
 def _load_yaml(fm: str) -> dict[str, Any]:
     if not fm.strip():
         return {}
-    try:
-        data = yamlload.load(quote_links(fm), _Loader)
-    except yamlload.YamlProblem as exc:
-        where = f" (frontmatter line {exc.line})" if exc.line else ""
-        raise NoteFormatError(f"the frontmatter is not valid YAML: {exc.problem}{where}") from exc
+    # the file's name and what to do are the reader's (docs/notes.md, "Malformed notes")
+    data = yamlload.load(quote_links(fm), NoteFormatError, "the frontmatter", loader=_Loader, first_line=2)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -446,9 +421,9 @@ def parse_note(text: str) -> Note:
     """Parse a note's text. A note without frontmatter is a note with no properties; broken
     frontmatter (unclosed fence, invalid YAML, not a mapping, a mapping where text belongs)
     raises NoteFormatError with a one-line reason."""
-    fm, body = split_frontmatter(text)
-    data = _load_yaml(fm) if fm is not None else {}
-    note = note_from_properties(data, body)
+    parts = yamlload.split_frontmatter(text.replace("\r\n", "\n").replace("\r", "\n"), NoteFormatError)
+    data = _load_yaml(parts.frontmatter) if parts.frontmatter is not None else {}
+    note = note_from_properties(data, parts.body)
     note.crlf = "\r\n" in text[:4096]
     return note
 
@@ -478,12 +453,8 @@ def read_note_bytes(data: bytes, path: Path | None = None) -> Note:
 
 def salvage_body(data: bytes) -> str:
     """The body of a note whose frontmatter is broken (what a search can still find in it)."""
-    text = data.decode("utf-8", "replace")
-    try:
-        _fm, body = split_frontmatter(text)
-    except NoteFormatError:
-        body = text.lstrip("\ufeff").replace("\r\n", "\n")
-    return split_body(body)[0].strip()
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    return split_body(yamlload.split_frontmatter(text, lenient=True).body)[0].strip()
 
 
 # -- writing -------------------------------------------------------------------------------------------
@@ -553,7 +524,9 @@ def _check_text(note: Note) -> None:
 def render_note(note: Note) -> str:
     """The note as file text (``\\n`` line ends, or ``\\r\\n`` when it was read from a CRLF file)."""
     _check_text(note)
-    fm = _HANDLER.export(properties(note), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=10**6)
+    fm = yaml.dump(
+        properties(note), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=10**6, allow_unicode=True
+    ).strip()
     out = f"---\n{fm}\n---\n{note.content.strip(chr(10))}\n"
     if note.history or note.history_preface:
         out += f"\n## {note.history_heading or HISTORY_HEADING}\n"

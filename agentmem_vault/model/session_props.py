@@ -17,7 +17,7 @@ from datetime import date, datetime
 from typing import Any
 
 from agentmem_vault.errors import SnapshotFormatError, UsageError
-from agentmem_vault.model import template_text
+from agentmem_vault.model import template_text, yamlload
 from agentmem_vault.model.ids import link
 
 SESSION_TAG = "agent-memory/session"
@@ -261,14 +261,8 @@ _KEY_RE = re.compile(
 
 
 def _load(raw: str) -> Any:
-    from agentmem_vault.model import yamlload
-
-    try:
-        # libyaml when present: the same safe constructor, ten times faster than pure Python
-        return yamlload.load(raw) if raw.strip() else {}
-    except yamlload.YamlProblem as exc:
-        where = f" (line {exc.line + 1})" if exc.line else ""  # the file's line: after the opening ---
-        raise SnapshotFormatError(f"the YAML frontmatter is malformed{where}: {exc.problem}") from exc
+    # the file's name and what to do are its reader's: doctor, the writer (ops/session_files.py)
+    return yamlload.load(raw, SnapshotFormatError, "the frontmatter", first_line=2) if raw.strip() else {}
 
 
 def parse_frontmatter(raw: str) -> Frontmatter:
@@ -383,33 +377,11 @@ def _append(entries: list[Entry], entry: Entry) -> None:
 # -- whole files -------------------------------------------------------------------------------
 
 
-@dataclass
-class SplitText:
-    bom: str
-    newline: str
-    frontmatter: str | None  # between the fences, with \n line ends
-    fence_close: str  # the closing fence line as written ("---" or "...")
-    body: str  # everything after the closing fence line (original line ends)
+def split_text(text: str) -> yamlload.Fenced:
+    return yamlload.split_frontmatter(text, SnapshotFormatError)
 
 
-def split_text(text: str) -> SplitText:
-    """Separate a file's frontmatter from the rest. A ``---`` first line without a closing fence is
-    malformed frontmatter (an error), not body text."""
-    bom = "\ufeff" if text.startswith("\ufeff") else ""
-    rest = text[len(bom) :]
-    newline = "\r\n" if "\r\n" in rest else "\n"
-    first, _, after = rest.partition("\n")
-    if first.rstrip("\r").strip() != "---":
-        return SplitText(bom, newline, None, "---", rest)
-    lines = after.split("\n")
-    for j, ln in enumerate(lines):
-        if ln.rstrip("\r").strip() in ("---", "..."):
-            fm = "\n".join(x.rstrip("\r") for x in lines[:j])
-            return SplitText(bom, newline, fm, ln.rstrip("\r").strip(), "\n".join(lines[j + 1 :]))
-    raise SnapshotFormatError("the YAML frontmatter has no closing '---' line")
-
-
-def join_text(parts: SplitText, frontmatter: str) -> str:
+def join_text(parts: yamlload.Fenced, frontmatter: str) -> str:
     nl = parts.newline
     head = "---" + nl + (frontmatter.replace("\n", nl) + nl if frontmatter else "") + parts.fence_close + nl
     return parts.bom + head + (parts.body if parts.body.strip() else "")
@@ -434,9 +406,9 @@ def sync_props(text: str, *, kind: str, board: BoardFacts | None, session_id: st
     new_fm = sync_frontmatter(parts.frontmatter, expected)
     if parts.frontmatter is not None and new_fm == parts.frontmatter:
         return text
-    if parts.frontmatter is None:
+    if parts.frontmatter is None and parts.body.strip():
         # first frontmatter: a blank line between it and the title, as render_snapshot writes it
-        parts.body = parts.newline + parts.body if parts.body.strip() else parts.body
+        parts = parts._replace(body=parts.newline + parts.body)
     return join_text(parts, new_fm)
 
 
@@ -454,10 +426,6 @@ def disagreements(text: str, *, kind: str, board: BoardFacts | None, session_id:
         if want is not KEEP
         and (k not in fm.data or normal(k, fm.data.get(k)) != normal(k, _merged_value(k, want, fm.data.get(k))))
     ]
-
-
-def has_frontmatter(text: str) -> bool:
-    return text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r").strip() == "---"
 
 
 # -- .obsidian/types.json ----------------------------------------------------------------------

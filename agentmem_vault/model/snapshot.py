@@ -19,7 +19,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 
 from agentmem_vault.errors import SnapshotFormatError
-from agentmem_vault.model import template_text
+from agentmem_vault.model import template_text, yamlload
 from agentmem_vault.model.ids import SESSION_ID_IN_TEXT_RE, find_ids, is_valid_session_id
 from agentmem_vault.board.table import escape_cell, split_cells
 from agentmem_vault.model.textnorm import fold
@@ -195,21 +195,14 @@ def parse_snapshot(text: str) -> Snapshot:
         )
     if "\x00" in text:
         raise SnapshotFormatError("the snapshot contains NUL bytes (binary data?); refusing to use it")
-    lines = text.split("\n")
-
-    snap = Snapshot(crlf=crlf, bom=bom)
-    start = 0
-    if lines[0].strip() == "---":
-        for j in range(1, len(lines)):
-            if lines[j].strip() in ("---", "..."):
-                snap.frontmatter = "\n".join(lines[1:j])
-                start = j + 1
-                break
+    # an unclosed fence: no frontmatter, the tables are still read (doctor and writers report it)
+    parts = yamlload.split_frontmatter(text, lenient=True)
+    snap = Snapshot(crlf=crlf, bom=bom, frontmatter=parts.frontmatter)
 
     has_title = False
     pre: list[str] = []
     segments: list[tuple[str | None, str, list[str]]] = []  # (canonical name, heading, body)
-    for line in lines[start:]:
+    for line in parts.body.split("\n"):
         if not segments and not has_title:
             m = _TITLE_RE.match(line)
             if m:

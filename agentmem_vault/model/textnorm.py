@@ -45,6 +45,7 @@ def to_simplified(text: str) -> str:
     return text.translate(_t2s_table())
 
 
+@lru_cache(maxsize=256)  # a pure function: extraction folds each sentence once per cue it asks
 def fold(text: str) -> str:
     """NFKC, case-fold, Traditional->Simplified, whitespace collapsed and stripped."""
     t = unicodedata.normalize("NFKC", text or "").casefold()

@@ -11,7 +11,7 @@ from pathlib import Path
 from agentmem_vault.board import table as it
 from agentmem_vault.vault import Vault
 from agentmem_vault.config import vault_config
-from agentmem_vault.errors import SessionNotFound, UsageError, WriteFailed
+from agentmem_vault.errors import SessionNotFound, SnapshotFormatError, UsageError, WriteFailed
 from agentmem_vault.model.ids import validate_session_id
 from agentmem_vault.board.rules import is_untouched_idle
 from agentmem_vault.model.textnorm import fold, tokenize
@@ -121,24 +121,17 @@ def archived_rows(vault: Vault) -> list[it.Row]:
 
 
 def archived_row(text: str) -> it.Row | None:
-    """The row an archive index holds (its Original Status as Status), None when it names no session."""
-    meta = metadata_table(text)
+    """The row an archive index holds (its Original Status as Status), None when it names no session.
+    Its Metadata table is read by the snapshot model, as its properties are (ops/session_files.py)."""
+    from agentmem_vault.model.snapshot import parse_snapshot
+
+    try:
+        meta = parse_snapshot(text).metadata
+    except SnapshotFormatError:
+        return None
     if "Session ID" not in meta:
         return None
     return it.Row(*(meta.get(k, "-" if k == "Referenced By" else "") for k in ARCHIVE_FIELDS[: len(it.COLUMNS)]))
-
-
-def metadata_table(text: str) -> dict[str, str]:
-    """The ``| Field | Value |`` table of a snapshot or archive index, as a dict."""
-    out: dict[str, str] = {}
-    for line in text.lstrip("\ufeff").splitlines():
-        s = line.strip()
-        if not s.startswith("|"):
-            continue
-        cells = it.split_cells(s)
-        if len(cells) >= 2 and cells[0] not in ("Field", "") and not set(cells[0]) <= set("-: "):
-            out.setdefault(cells[0], cells[1])
-    return out
 
 
 # -- find ---------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from agentmem_vault.errors import SessionNotFound, UsageError
 from agentmem_vault.fastimport import utf8
 from agentmem_vault.fastimport import datetime  # the C type without datetime.py (docs/performance.md)
 from agentmem_vault.locking import exclusive_lock
-from agentmem_vault.fs import append_line, make_dirs, read_bytes
+from agentmem_vault.fs import append_line, make_dirs, read_bytes, read_chunks
 
 CONVERSATIONS = "conversations.jsonl"
 EXTRACT_QUEUE = "extract-queue.jsonl"
@@ -128,11 +129,12 @@ def _json_lines(data: bytes | None) -> Iterator[dict]:
             yield obj
 
 
-def _lines_with(data: bytes, needle: bytes) -> Iterator[dict]:
-    """The JSON objects on the lines of ``data`` that contain ``needle``, newest first, found with
-    ``bytes.rfind`` so that only those lines are ever split out and parsed."""
-    end = len(data)
-    while (pos := data.rfind(needle, 0, end)) != -1:
+def _lines_with(data: bytes, needle: bytes, first: int = 0, end: int = -1) -> Iterator[dict]:
+    """The JSON objects on the lines of ``data`` (from byte ``first`` to ``end``, both at a line's
+    start) that contain ``needle``, newest first, found with ``bytes.rfind`` so that only those
+    lines are ever split out and parsed."""
+    end = len(data) if end < 0 else end
+    while (pos := data.rfind(needle, first, end)) != -1:
         start = data.rfind(b"\n", 0, pos) + 1
         stop = data.find(b"\n", pos)
         yield from _json_lines(data[start : len(data) if stop == -1 else stop])
@@ -144,21 +146,86 @@ def read_pairs(vault: Vault) -> bytes | None:
     return read_bytes(conversations_path(vault))
 
 
-def find_pair(vault: Vault, conversation_id: str, *, data: bytes | None = None) -> dict | None:
-    """The latest pair recorded for ``conversation_id``, or None.
+def _needle(conversation_id: str) -> bytes:
+    return json.dumps(conversation_id, ensure_ascii=False)[1:-1].encode("utf-8")
 
-    Searches from the end and parses only lines that contain the ID, so a long history stays cheap
-    on the sessionStart path. ``data``: the file's bytes when the caller has read them already.
-    """
-    if not conversation_id:
-        return None
-    needle = json.dumps(conversation_id, ensure_ascii=False)[1:-1].encode("utf-8")
-    if data is None:
-        data = read_pairs(vault)
-    for obj in _lines_with(data or b"", needle):
-        if obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
-            return obj
-    return None
+
+def find_pair(vault: Vault, conversation_id: str) -> dict | None:
+    """The latest pair recorded for ``conversation_id``, or None (one ``PairScan``)."""
+    return PairScan(vault, conversation_id=conversation_id).read().pair if conversation_id else None
+
+
+class PairScan:
+    """``conversations.jsonl`` read once, in chunks of whole lines and never as one copy (the
+    sessionStart hook's path: allocating a copy of a 2 MB file cost more than searching it,
+    docs/performance.md): its ``size`` and ``crc`` (zlib's CRC-32), the CRC of its first ``split``
+    bytes (``head``; None when it is shorter) and whether they end a line (``whole_lines``), the
+    bytes after them (``tail``), the latest pair of ``conversation_id`` (``pair``, as ``find_pair``)
+    and the Session IDs recorded that start with ``prefix`` (``ids``; rows may be gone: never reuse
+    them). ``data``: the file's bytes, when read already."""
+
+    __slots__ = ("path", "data", "want", "split", "size", "crc", "head", "whole_lines", "tail", "pair", "ids")
+    CHUNK = 1 << 16  # bytes per read: small enough to stay in the CPU cache while it is checked and searched
+
+    def __init__(self, vault: Vault, data: bytes | None = None, conversation_id: str | None = None, prefix: str = ""):
+        self.path, self.data, self.want = conversations_path(vault), data, (conversation_id, prefix)
+        self.split, self.size, self.crc = 0, -1, 0  # size -1: not read yet
+        self.head: int | None = None
+        self.pair: dict | None = None
+        self.whole_lines, self.tail, self.ids = True, b"", set[str]()
+
+    def read(self, split: int = 0) -> PairScan:
+        """One pass over the file as it is now (see the class); returns ``self``."""
+        if self.data is not None:
+            return self._scan(iter([self.data]), split)
+        if read_chunks(self.path, lambda chunks: self._scan(chunks, split), chunk=self.CHUNK) is None:
+            self._scan(iter(()), split)  # no file: nothing recorded
+        return self
+
+    def _scan(self, chunks: Iterator[bytes], split: int) -> PairScan:
+        needle = _needle(self.want[0]) if self.want[0] else b""
+        at, crc, head, rest, pending = 0, 0, 0 if not split else None, list[bytes](), list[bytes]()
+        self.pair, self.ids, self.whole_lines = None, set(), True  # from the start when a read is retried
+        for chunk in chunks:
+            if head is None and split <= at + len(chunk):  # the chunk that holds the split's last byte
+                head = zlib.crc32(memoryview(chunk)[: split - at], crc)
+                self.whole_lines = chunk[split - at - 1] == 0x0A
+            if at + len(chunk) > split:
+                rest.append(chunk[max(0, split - at) :])
+            crc, at = zlib.crc32(chunk, crc), at + len(chunk)
+            cut = chunk.rfind(b"\n") + 1  # searched a block of whole lines at a time, in place
+            if not cut:
+                pending.append(chunk)
+                continue
+            first = 0
+            if pending:  # the line begun in the chunks before
+                first = chunk.find(b"\n") + 1
+                self._search(b"".join([*pending, chunk[:first]]), needle)
+            self._search(chunk, needle, first, cut)
+            pending = [chunk[cut:]]
+        self._search(b"".join(pending), needle)  # a last line without its end
+        self.split, self.size, self.crc, self.head, self.tail = split, at, crc, head, b"".join(rest)
+        if not split and self.data is None:
+            self.data = self.tail  # all of it: whole() need not read it again
+        return self
+
+    def _search(self, block: bytes, needle: bytes, first: int = 0, end: int = -1) -> None:
+        # rfind, not find or "in": a needle absent from a block is ruled out 2-4x faster by it
+        conversation_id, prefix = self.want
+        end = len(block) if end < 0 else end
+        if conversation_id and block.rfind(needle, first, end) != -1:
+            for obj in _lines_with(block, needle, first, end):  # the block's latest pair wins over the earlier
+                if obj.get("conversation_id") == conversation_id and isinstance(obj.get("session_id"), str):
+                    self.pair = obj
+                    break
+        if prefix and block.rfind(prefix.encode("utf-8"), first, end) != -1:
+            self.ids |= _ids_with_prefix(block, prefix.encode("utf-8"), first, end)
+
+    def whole(self) -> bytes:
+        """All of the file (read again unless given): for the rare caller that needs more than the tail."""
+        if self.data is None:
+            self.data = read_bytes(self.path) or b""
+        return self.data
 
 
 # Environment variables an agent's shell may carry, in order of trust.
@@ -173,7 +240,8 @@ def whoami(vault: Vault, conversation_id: str | None, env: Mapping[str, str] | N
     Returns ``{"session_id", "conversation_id", "source", "on_board"}``; SessionNotFound when the
     conversation has no recorded pair, UsageError when there is nothing to look up."""
     from agentmem_vault.model.ids import is_valid_session_id
-    from agentmem_vault.ops.board import load_index
+    from agentmem_vault.board.table import parse_index
+    from agentmem_vault.fs import read_text
 
     env = os.environ if env is None else env
     sid = None
@@ -203,33 +271,26 @@ def whoami(vault: Vault, conversation_id: str | None, env: Mapping[str, str] | N
                 "agentmem register --manual (trigger phrase: 註冊 memory session)"
             )
         sid = pair["session_id"]
-    on_board = load_index(vault).find(sid) is not None
+    on_board = parse_index(read_text(vault.index_path) or "").find(sid) is not None
     return {"session_id": sid, "conversation_id": conv, "source": source, "on_board": on_board}
 
 
-def session_ids_with_prefix(vault: Vault, prefix: str, *, data: bytes | None = None) -> set[str]:
-    """Session IDs ever recorded that start with ``prefix`` (rows may be gone: never reuse them)."""
-    out: set[str] = set()
-    if not prefix:
-        return out
-    if data is None:
-        data = read_pairs(vault)
-    if not data:
-        return out
+def _ids_with_prefix(data: bytes, needle: bytes, first: int = 0, end: int = -1) -> set[str]:
     # One byte search for the prefix, each hit taken when the field's key comes right before it as
     # json.dumps writes it (with or without the space): a burst of chats in one minute costs no JSON
     # parse per line, and a long file one scan, not one per spelling of the key (the hook's path).
-    needle = prefix.encode("utf-8")
-    pos = data.find(needle)
+    out: set[str] = set()
+    end = len(data) if end < 0 else end
+    pos = data.find(needle, first, end)
     while pos != -1:
-        end = data.find(b'"', pos)
-        if end == -1:
+        close = data.find(b'"', pos, end)
+        if close == -1:
             break
-        if data.endswith((b'"session_id": "', b'"session_id":"'), 0, pos):
-            sid = data[pos:end].decode("utf-8", "replace")
+        if data.endswith((b'"session_id": "', b'"session_id":"'), first, pos):
+            sid = data[pos:close].decode("utf-8", "replace")
             if "\\" not in sid:
                 out.add(sid)
-        pos = data.find(needle, pos + 1)
+        pos = data.find(needle, pos + 1, end)
     return out
 
 

@@ -122,12 +122,11 @@ def property_problems(vault: Vault, w: BoardWriter | None = None) -> list[Findin
             text = read_text(path)
         except AgentmemError:
             continue  # not UTF-8: doctor's other checks report it
-        if text is None or not sp.has_frontmatter(text):
-            continue
         rel = str(path.relative_to(vault.root).as_posix())
         try:
-            parts = sp.split_text(text)
-            sp.parse_frontmatter(parts.frontmatter or "")
+            if text is None or (fm := sp.split_text(text).frontmatter) is None:
+                continue
+            sp.parse_frontmatter(fm)
         except SnapshotFormatError as exc:
             hint = "fix the YAML between the '---' lines by hand, or delete that block: it is written again "
             hint += "from the Metadata table on the next update"

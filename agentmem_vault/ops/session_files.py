@@ -117,7 +117,7 @@ def resync(w: BoardWriter, path: Path, board: sp.BoardFacts | None = _UNSET, *, 
     changed the board must not fail because of another file's hand edit."""
     try:
         text = read_text(path)
-        if text is None or not sp.has_frontmatter(text):
+        if text is None or sp.split_text(text).frontmatter is None:
             return False
         new = with_props(w, path, text, board)
     except SnapshotFormatError:

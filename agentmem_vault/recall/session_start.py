@@ -139,7 +139,6 @@ def session_start_context(
     doc: IndexDoc | BoardState | None = None,
     exclude: tuple[str, ...] | list[str] = (),
     project_names: tuple[str, ...] | None = None,
-    pairs: bytes | None = None,
     given: list | None = None,
 ) -> str:
     """Markdown (at most ``budget`` characters, "" when there is nothing to say) for additional_context.
@@ -147,12 +146,12 @@ def session_start_context(
     ``doc``: memory/index.md as the hook read it (its ``summary.BoardState``, or a parsed
     ``IndexDoc``), saving a read; ``exclude``: Session IDs not to list (the chat's own);
     ``project_names``: the chat's project (all its names, casefolded; ``()`` for an unknown
-    project: global rules only, sessions of unknown project; ``None``: no scoping); ``pairs``:
-    ``conversations.jsonl`` as read (``offered_sessions``); ``given``: a list that receives what the text carries
-    (``("note", record, shown)`` and ``("session", SessionHit)``, for the injection audit)."""
+    project: global rules only, sessions of unknown project; ``None``: no scoping); ``given``: a
+    list that receives what the text carries (``("note", record, shown)`` and ``("session",
+    SessionHit)``, for the injection audit)."""
     try:
         rules = _rules_from_index(vault, project_names)
-        sessions = offered_sessions(vault, doc, exclude=tuple(exclude), project_names=project_names, pairs=pairs)
+        sessions = offered_sessions(vault, doc, exclude=tuple(exclude), project_names=project_names)
         budget = max(0, int(budget))
         parts: list[str] = []
         picked: list[tuple] = []

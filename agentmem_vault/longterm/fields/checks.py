@@ -22,7 +22,7 @@ def is_fragment(keyword: str, content: str) -> bool:
     folded = fold(content)
     if len(folded) != len(content.casefold()):
         return False  # NFKC changed lengths: offsets are not comparable, do not guess
-    spots = [m.start() for m in re.finditer(f"(?={re.escape(k)})", folded)]
+    spots = [i for i in range(len(folded) + 1) if folded.startswith(k, i)]  # overlapping too
     if not spots:
         return False
     edges = segment.boundaries(content)

@@ -9,6 +9,7 @@ properties have a repair of their own, so ``diagnose`` and ``repair`` call them 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentmem_vault.vault import Vault
@@ -58,55 +59,50 @@ def sync_findings(vault: Vault) -> list[Finding]:
 
 
 @vault_check
-def project_findings(vault: Vault) -> list[Finding]:
-    """Notes whose project matches no workspace this vault knows (docs/projects.md): a project
-    that was renamed or moved, so its memories no longer reach its chats. Checked only once the
-    vault knows some workspace (a chat registered with its project, or ``projects:`` in config)."""
-    from agentmem_vault.config import vault_config
+def note_findings(vault: Vault) -> list[Finding]:
+    """Notes that reach no chat: unreadable ones (docs/notes.md, "Malformed notes": every reader
+    reports them, doctor too), those of a project no workspace of this vault is (renamed or moved;
+    checked once the vault knows a workspace) and those of a source whose project could not be
+    known (``scope: unscoped``), until someone places them (docs/projects.md). One load of the notes."""
     from agentmem_vault.longterm.notes import load_notes
+
+    reasons: dict[Path, str] = {}
+    notes = load_notes(vault, reasons=reasons)
+    hint = "fix its frontmatter by hand: until then writers leave it alone and recall finds it by name and body only"
+    rel = {p: p.relative_to(vault.root).as_posix() for p in reasons}
+    out = [
+        Finding("note_unreadable", WARNING, f"{rel[p]}: {why}", path=rel[p], hint=hint) for p, why in reasons.items()
+    ]
+    try:
+        out += _unknown_projects(vault, [n for n in notes if n.project and n.scope != "global" and n.active])
+    except AgentmemError as exc:  # a config.yaml that every command refuses must not look healthy
+        out += [Finding("config_invalid", ERROR, exc.message)] if isinstance(exc, ConfigError) else []
+    for n in notes:
+        if n.active and n.scope == "unscoped" and not n.project.strip():
+            message = f"memory {n.id or n.title!r} ({n.title}) comes from a source whose project is unknown: "
+            message += "it is shown in no project's chats"
+            out.append(Finding("note_unscoped", WARNING, message, hint=_move_hint(n), path=_rel(vault, n)))
+    return out
+
+
+def _unknown_projects(vault: Vault, notes: list[Note]) -> list[Finding]:
+    from agentmem_vault.config import vault_config
     from agentmem_vault.ops.conversations import projects_of_sessions
     from agentmem_vault.ops.projects import aliases_from_config, fold_name
 
-    try:
-        aliases = aliases_from_config(vault_config(vault))
-        known = {fold_name(p) for p in projects_of_sessions(vault).values()}
-        known |= {fold_name(n) for n in aliases.known()} | set(aliases.names)
-        if not known:
-            return []
-        out: list[Finding] = []
-        for n in load_notes(vault):
-            if not n.project or n.scope == "global" or not n.active:
-                continue
-            if fold_name(aliases.canonical(n.project)) in known:
-                continue
+    aliases = aliases_from_config(vault_config(vault))
+    known = {fold_name(p) for p in projects_of_sessions(vault).values()}
+    known |= {fold_name(n) for n in aliases.known()} | set(aliases.names)
+    out: list[Finding] = []
+    for n in notes if known else []:
+        if fold_name(aliases.canonical(n.project)) not in known:
             message = (
                 f"memory {n.id or n.title!r} belongs to project {n.project!r}, which no chat of this vault ran in "
             )
             message += "(renamed or moved?): it is shown in no chat"
             hint = f"{_move_hint(n)}, or add {n.project!r} under projects: in memory/.agentmem/config.yaml"
             out.append(Finding("note_project_unknown", WARNING, message, hint=hint, path=_rel(vault, n)))
-        return out
-    except AgentmemError as exc:  # a config.yaml that every command refuses must not look healthy
-        return [Finding("config_invalid", ERROR, exc.message)] if isinstance(exc, ConfigError) else []
-
-
-@vault_check
-def unscoped_findings(vault: Vault) -> list[Finding]:
-    """Notes from a source whose project could not be known (``scope: unscoped``,
-    docs/projects.md): shown in no project's chats until someone places them."""
-    from agentmem_vault.longterm.notes import load_notes
-
-    try:
-        out: list[Finding] = []
-        for n in load_notes(vault):
-            if not n.active or n.scope != "unscoped" or n.project.strip():
-                continue
-            message = f"memory {n.id or n.title!r} ({n.title}) comes from a source whose project is unknown: "
-            message += "it is shown in no project's chats"
-            out.append(Finding("note_unscoped", WARNING, message, hint=_move_hint(n), path=_rel(vault, n)))
-        return out
-    except AgentmemError:
-        return []
+    return out
 
 
 def _move_hint(n: Note) -> str:
