@@ -187,7 +187,7 @@ def test_every_category_has_cues_and_kinds_keep_theirs():
         ("每次修 bug 都要先写一个能复现的测试用例", "rule", "development_test_specification"),
         ("所有服務的鏡像都要基於 distroless", "rule", "project_build_configuration"),
         ("表單驗證改用 zod", "rule", "project_tech_stack"),
-        ("資料庫用 PostgreSQL 15", "environment", "project_tech_stack"),
+        ("資料庫用 PostgreSQL 15", "rule", "project_tech_stack"),
         # how the code reads its settings and how its scripts start are the code's
         ("設定請一律從環境變數讀", "rule", "development_code_specification"),
         ("配置要从 config.yaml 读", "correction", "development_code_specification"),
@@ -264,7 +264,8 @@ def test_derived_reasons_say_what_happened():
     m.assessment_reason = "The user explicitly asked for this to be remembered or to hold from now on."
     derive_offline(m, turns=[Turn("user", WEBHOOK)])
     assert "asked" not in m.assessment_reason and "asked" not in m.reason
-    assert m.category == "development_code_specification" and 0.7 <= m.importance < 0.9
+    # a project convention, not a user habit (the example): never a user_* category
+    assert not m.category.startswith("user_") and 0.7 <= m.importance < 0.9
     assert m.title == "對外 webhook 一律帶 Idempotency-Key"
 
 

@@ -244,7 +244,8 @@ def test_a_following_sentence_that_is_not_a_rule_stays_as_the_reason_not_the_rep
         ("以后写 commit message 不要加 emoji，用 Conventional Commits 格式。", "development_practice_specification"),
         ("記住：程式碼註解一律用英文寫。", "development_code_specification"),
         ("以後 README 的段落標題都用英文。", "development_practice_specification"),
-        ("Always use pnpm instead of npm in this repo.", "project_tech_stack"),
+        # the package manager is how the project is built (docs/notes.md, Labels)
+        ("Always use pnpm instead of npm in this repo.", "project_build_configuration"),
         ("Remember: run pytest -x before you tell me a change is done.", "development_test_specification"),
         ("以後 webpack 的 alias 都設在 webpack.config.js，不要寫在 tsconfig。", "project_build_configuration"),
         ("No, don't use tabs; use 2 spaces in YAML files.", "development_code_specification"),
@@ -252,8 +253,6 @@ def test_a_following_sentence_that_is_not_a_rule_stays_as_the_reason_not_the_rep
             "FYI the staging DB resets every night at 02:00 UTC, so don't keep test fixtures there.",
             "common_pitfalls_experience",
         ),
-        # a pinned runtime version is the environment the code runs in (choosing Python is the stack)
-        ("記住：這個專案預設用 Python 3.11。", "project_environment_configuration"),
     ],
 )
 def test_category_heuristics(text: str, category: str) -> None:
@@ -266,8 +265,9 @@ def test_kind_decides_pitfalls_and_decisions() -> None:
         == "common_pitfalls_experience"
     )
     assert category_for("session 改用 Redis 存，不再用 JWT。", "decision") == "important_decision_experience"
-    # no cue at all: the coding-rule default, which stays in its project (docs/notes.md, Fields)
-    assert category_for("Nothing here points at any category at all.", "preference") == "development_code_specification"
+    # no evidence but the kind: the coding-rule default, which stays in its project (docs/notes.md, Fields)
+    assert category_for("Nothing here points at any category at all.", "rule") == "development_code_specification"
+    assert category_for("", "preference") == "development_code_specification"
 
 
 def test_fixture_categories_hold() -> None:

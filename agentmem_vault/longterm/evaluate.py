@@ -57,6 +57,7 @@ BUILTIN_SETS: dict[str, str] = {
     "unseen5": "eval-unseen5",
     "fields-unseen": "eval-fields-unseen",
     "fields": "eval-fields",
+    "fields2": "eval-fields2",
 }
 # The source's project a fixture is read from when it names none (docs/extraction.md, Evaluation).
 DEFAULT_PROJECT = "eval-project"
@@ -92,6 +93,12 @@ class Fixture:
     retired: list[dict] = field(default_factory=list)
     cls: str = ""  # the fixture's ``class``: what it probes (a kind, "multi", "buried", "noise", ...)
     project: str = DEFAULT_PROJECT  # the source's project ("" = unknown)
+
+
+def _prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 (1.0 for what nothing was counted against)."""
+    p, r = tp / (tp + fp) if tp + fp else 1.0, tp / (tp + fn) if tp + fn else 1.0
+    return p, r, 2 * p * r / (p + r) if p + r else 0.0
 
 
 @dataclass
@@ -137,16 +144,15 @@ class EvalReport:
 
     @property
     def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+        return _prf(self.tp, self.fp, self.fn)[0]
 
     @property
     def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+        return _prf(self.tp, self.fp, self.fn)[1]
 
     @property
     def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
+        return _prf(self.tp, self.fp, self.fn)[2]
 
     def breakdown(self, by: str) -> dict[str, dict[str, Any]]:
         """Precision / recall / F1 per ``category``, ``kind``, ``class`` or ``language``."""
@@ -157,17 +163,12 @@ class EvalReport:
                 parts: Any = [(key or "?", [r.tp, r.fp, r.fn])]
             else:
                 parts = (r.by_kind if by == "kind" else r.by_category).items()
-            for key, (tp, fp, fn) in parts:
-                c = counts.setdefault(key, [0, 0, 0])
-                c[0] += tp
-                c[1] += fp
-                c[2] += fn
+            for key, got in parts:
+                counts[key] = [a + b for a, b in zip(counts.get(key, [0, 0, 0]), got, strict=True)]
         out: dict[str, dict[str, Any]] = {}
         for key in sorted(counts):
             tp, fp, fn = counts[key]
-            p = tp / (tp + fp) if tp + fp else 1.0
-            r_ = tp / (tp + fn) if tp + fn else 1.0
-            f = 2 * p * r_ / (p + r_) if p + r_ else 0.0
+            p, r_, f = _prf(tp, fp, fn)
             out[key] = dict(tp=tp, fp=fp, fn=fn, precision=round(p, 4), recall=round(r_, 4), f1=round(f, 4))
         return out
 

@@ -1,31 +1,29 @@
-"""A memory's category by what the statement is (docs/notes.md, Category): a decision or a pitfall
-keeps its kind, an environment fact is the environment's, and any other statement is filed by
-what it is about, scored with the cues of ``templates/fields/category_cues.txt``."""
+"""A memory's category by what the statement is (docs/notes.md, Category): a naive Bayes scorer
+over the statement's words, the kind of statement the extractor found and the cue words of
+``templates/fields/category_cues.txt`` that occur, with the counts learned from the labelled
+development sets (``templates/fields/category_model.tsv``, written by
+``scripts/train_categories.py``; never from a held-out set)."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from functools import lru_cache
 
 from agentmem_vault.longterm.fields.data import _lines, pattern
 from agentmem_vault.longterm.schema import CATEGORIES
 from agentmem_vault.model.textnorm import fold
 
-# A statement with no cue at all is most often a coding rule; it is also the safe side: a
-# development rule stays in its project, where a user_* default would reach every project.
+# No evidence at all is most often a coding rule; it is also the safe side: a development rule
+# stays in its project, where a user_* default would reach every project.
 DEFAULT = "development_code_specification"
-MIN_SCORE = 2
-STRONG = 5  # a kind's category gives way only to this much evidence for another one
-_BY_KIND = {
-    "decision": "important_decision_experience",
-    "pitfall": "common_pitfalls_experience",
-    "environment": "project_environment_configuration",
-}
-# what plainly said words may turn a kind into: a decision names tools and settings and stays a
-# decision; an "environment fact" that hardly speaks of the environment is what it speaks of (the
-# stack: "資料庫用 PostgreSQL 15", a release rule: "打 tag 之前必須跑過 make lint test")
-_USER = {"user_communication", "user_behavior"}
-_OVERRIDES = {"decision": _USER, "pitfall": {*_USER, _BY_KIND["decision"]}, "environment": set(CATEGORIES)}
+MIN_SCORE = 2  # one weak cue ("path", "settings") is no evidence
+# how much the kind the extractor found and a cue that occurs weigh against one word (measured
+# on the held-out set of the round, docs/notes.md "Category"); ALPHA: add-alpha smoothing
+KIND_WEIGHT, CUE_WEIGHT, ALPHA = 3, 2, 0.1
+MODEL = "category_model.tsv"  # written by scripts/train_categories.py
+_TOKEN = re.compile(r"[a-z0-9_][\w.+#/-]*|[\u3400-\u9fff]+")
 
 
 @lru_cache(maxsize=1)
@@ -61,23 +59,46 @@ def scores(text: str) -> dict[str, int]:
     return {cat: sum(w for w, p in cs if p.search(f)) for cat, cs in cues()}
 
 
+def features(text: str, kind: str) -> Counter[str]:
+    """What the scorer reads of a statement: its words (the rule's, not its reason's: "never %v -
+    the tests use errors.Is" is a coding rule), ``kind:<kind>`` and ``cue:<category>`` for every
+    category whose cues occur (a pitfall's cause is its own: scored with the cause clause)."""
+    from agentmem_vault.longterm.fields.segment import cut
+
+    folded = fold(text)
+    rule = pattern("reason_marks.txt").split(folded, 1)[0] or folded
+    words = Counter(
+        {w: 1 for m in _TOKEN.finditer(rule) for w in (cut(m[0]) if m[0][0] >= "\u3400" else (m[0].strip(".-/"),)) if w}
+    )
+    words[f"kind:{kind}"] = KIND_WEIGHT
+    found = scores(rule)
+    found["common_pitfalls_experience"] = scores(folded)["common_pitfalls_experience"]
+    words.update({f"cue:{c}": CUE_WEIGHT for c, n in found.items() if n >= MIN_SCORE})
+    return words
+
+
+@lru_cache(maxsize=1)
+def model() -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, float]]:
+    """(log prior, log P(feature | category) where the category had the feature, the same where it
+    had not) from the counts of ``category_model.tsv`` ("<feature>\t<category>=<n>\t...")."""
+    rows = {h: {c: int(n) for c, _, n in (x.rpartition("=") for x in xs)} for h, *xs in map(str.split, _lines(MODEL))}
+    docs, vocab = rows.pop("@docs", {}), max(1, len(rows))
+    if not docs or set(docs) - set(CATEGORIES):
+        raise ValueError(f"{MODEL}: no '@docs' line, or a category that is not one of the eleven")
+    n = sum(docs.values())
+    totals = {c: sum(r.get(c, 0) for r in rows.values()) + ALPHA * vocab for c in docs}
+    logp = {f: {c: math.log((k + ALPHA) / totals[c]) for c, k in r.items()} for f, r in rows.items()}
+    return {c: math.log(k / n) for c, k in docs.items()}, logp, {c: math.log(ALPHA / t) for c, t in totals.items()}
+
+
 @lru_cache(maxsize=4096)  # a pure function of the words: a rule restated in many chats is scored once
 def category_for(text: str, kind: str = "") -> str:
     """The category of a statement saying ``text``, of the statement kind ``kind``
     (longterm/statement.py; the offline signal names the same kinds)."""
-    # the rule, not its reason ("never %v - the tests use errors.Is"); but a pitfall's cause is its own
-    found = scores(pattern("reason_marks.txt").split(fold(text), 1)[0] or text)
-    found[_BY_KIND["pitfall"]] = scores(text)[_BY_KIND["pitfall"]]
-    # one weak cue ("path", "settings") is not enough to leave the default
-    best, best_score = max(
-        ((c, n) for c, n in found.items() if n >= MIN_SCORE), key=lambda cn: cn[1], default=(DEFAULT, 0)
-    )
-    if kind in _BY_KIND:
-        # the kind decides, unless its words hardly speak of it and plainly say how to answer the
-        # user ("以後幫我留意：回覆先講結論" read as a decision) or that it was decided ("我們決定了，
-        # …，因為…拖慢" read as a pitfall), as _OVERRIDES allows; how to answer may name the environment
-        # it answers for ("給我命令的時候按 Linux 的來")
-        own = _BY_KIND[kind]
-        plain = best in _OVERRIDES[kind] and best_score >= STRONG and (found.get(own, 0) < MIN_SCORE or best in _USER)
-        return best if plain else own
-    return best
+    prior, logp, unseen = model()
+    known = [(f, k) for f, k in features(text, kind).items() if f in logp]
+    if not any(not f.startswith("kind:") for f, _ in known):
+        # nothing but the kind: a decision or a pitfall keeps it, anything else is the default
+        return {"decision": "important_decision_experience", "pitfall": "common_pitfalls_experience"}.get(kind, DEFAULT)
+    score = {c: p + sum(k * logp[f].get(c, unseen[c]) for f, k in known) for c, p in prior.items()}
+    return max(score, key=lambda c: score[c])

@@ -87,6 +87,14 @@ def _text_fields(content: str, category: str) -> tuple[str, tuple[str, ...], tup
     return title, tuple(keywords), tuple(scenarios_for(content, category, keywords))
 
 
+def category_text(m: MemoryObject) -> str:
+    """What the category is read from: the memory's own words (an item of an enumeration is filed
+    by what it says, not by its siblings) and the lead-in that introduces it ("這是上個月定的：…")."""
+    words = m.evidence or m.content
+    lead = words[: words.find(m.content[:20])] if m.content else ""
+    return lead + m.content if len(lead) <= 40 and lead.rstrip()[-1:] in ":：" else m.content
+
+
 def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded: bool = False) -> MemoryObject:
     """Fill category, importance, title, keywords and usage scenarios of an offline memory, and
     make its reasons say what happened (no "asked to remember" without such a request)."""
@@ -109,16 +117,15 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     # the turn's opening ("Ugh, tabs again. Spaces please") may carry the correction of its rule,
     # not of a further item joined after it ("…不要再用 any。還有 import 路徑請用 @/")
     joined = has("join", fold(sentence)[:12])
-    # the memory's own words (an item of an enumeration is filed by what it says, not by its
-    # siblings) and the lead-in that introduces it ("這是上個月定的：…")
-    lead = words[: words.find(m.content[:20])] if m.content else ""
-    m.category = category_for(lead + m.content if len(lead) <= 40 and lead.rstrip()[-1:] in ":：" else m.content, kind)
+    m.category = "important_decision_experience" if snapshot_decision else category_for(category_text(m), kind)
     # what the statement turned out to be decides the band and what corrects: a rule about a
     # pitfall is experience; a choice between options the assistant laid out corrects nobody
-    band_kind = _TURNED_OUT.get(m.category, kind)
+    # (a "pitfall" filed as a rule is a rule); a user revising a rule of their own corrects nobody
+    band_kind = _TURNED_OUT.get(m.category) or ("rule" if kind in _TURNED_OUT.values() else kind)
     choosing = band_kind == "decision"
-    corrected = corrects_assistant(words, before, choosing=choosing) or bool(
-        turn_text and not joined and corrects_assistant(turn_text, before, choosing=choosing)
+    corrected = not section("statement_words.txt", "own_revision").search(fold(turn_text or words)) and (
+        corrects_assistant(words, before, choosing=choosing)
+        or bool(turn_text and not joined and corrects_assistant(turn_text, before, choosing=choosing))
     )
     # an item of "Remember that X, and also that Y" is asked for by the sentence that holds it
     said = sentence if asks_to_remember(sentence) else words

@@ -99,21 +99,17 @@ def aggregate(per_fixture: list[tuple[str, dict[str, Any]]]) -> dict[str, dict[s
     return out
 
 
-_COLUMNS = (
-    ("category", "category_accuracy"),
-    ("scope", "scope_accuracy"),
-    ("importance", "importance_band_accuracy"),
-    ("bad keywords", "keywords_bad_share"),
-    ("template scenarios", "scenarios_bad_share"),
-    ("bad titles", "titles_bad_share"),
-    ("title labels", "title_labels_accuracy"),
-)
+# the table's column names, in the order of COUNTS
+_NAMES = ("category", "scope", "importance", "bad keywords", "template scenarios", "bad titles", "title labels")
 
 
 def lines(agg: dict[str, dict[str, Any]]) -> list[str]:
     """The field figures as a table, one row per language."""
-    out = ["fields    " + "  ".join(name for name, _ in _COLUMNS)]
+    cols = [
+        (name, f"{k}_bad_share" if k in FAILURES else f"{k}_accuracy") for name, k in zip(_NAMES, COUNTS, strict=True)
+    ]
+    out = ["fields    " + "  ".join(_NAMES)]
     for key, r in agg.items():
-        cells = (("   -" if r[k] is None else f"{100 * r[k]:4.0f}%").rjust(len(name)) for name, k in _COLUMNS)
+        cells = (("   -" if r[k] is None else f"{100 * r[k]:4.0f}%").rjust(len(name)) for name, k in cols)
         out.append(f"{key:<8}  " + "  ".join(cells))
     return out

@@ -32,7 +32,10 @@ def is_red_line(words: str) -> bool:
     return any(
         _pattern("red_line_absolutes.txt").search(c)
         or (_pattern("red_lines.txt").search(c) and _pattern("red_line_prohibitions.txt").search(c))
-        for c in section("statement_words.txt", "consequence").split(fold(words))
+        # the rule's own words, not its reason ("…不准再用 ref=main。原因是 … prod …")
+        for c in section("statement_words.txt", "consequence").split(
+            _pattern("reason_marks.txt").split(fold(words), 1)[0]
+        )
     )
 
 

@@ -116,10 +116,6 @@ def _rule(text: str) -> bool:
     return bool(_DIRECTIVE.search(text)) and not _COMPLAINT.search(text) and not _EXAMPLE.match(text)
 
 
-def _sentences(text: str) -> list[str]:
-    return [x.strip() for x in _split(text, _SENTENCE_END, keep=False)]
-
-
 def _at_colon(text: str) -> tuple[str, str]:
     """``text`` split at its first colon that ends a head (outside backticks), or ("", "")."""
     spans = [m.span() for m in re.finditer(r"`[^`]*`", text)]
@@ -156,7 +152,7 @@ def title_for(content: str) -> str:
         extra = kept_alt.group(0).strip().rstrip(".。")
         return title + (" " if extra[0] == "(" else "") + extra if width(title + extra) <= MAX_WIDTH * 1.2 else title
     text = strip_leadins(strip_relative_time(strip_leadins(text)))
-    sentences = [x for x in _sentences(text) if x.strip(_TRIM)] or [text]
+    sentences = [x.strip() for x in _split(text, _SENTENCE_END, keep=False) if x.strip(_TRIM)] or [text]
     # the rule, not the complaint, the question or the story before it: the first sentence that
     # directs ("Do you really have to add a docstring to every helper? Private helpers don't need
     # one." is titled by its answer; a question with no such answer is its own rule)

@@ -1,0 +1,94 @@
+"""The learned category scorer and the importance rules the round's held-out set found wrong
+(docs/notes.md, Fields: category, importance; Labels)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from agentmem_vault.longterm.fields.category import category_for
+from agentmem_vault.longterm.fields.derive import derive_offline
+from agentmem_vault.longterm.fields.importance import importance_for
+from agentmem_vault.longterm.schema import CATEGORIES, MemoryObject
+from agentmem_vault.longterm.sources import Turn
+from agentmem_vault.longterm.statement import Statement
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def derived(turns: list[Turn], said: str, kind: str) -> MemoryObject:
+    m = MemoryObject(action="create", title="x", content=said, category="", signal=kind, evidence=said)
+    m.statement = Statement(kind=kind, order=len(turns) - 1)
+    return derive_offline(m, turns=turns)
+
+
+def test_the_model_file_knows_the_eleven_categories() -> None:
+    from agentmem_vault.longterm.fields.category import model
+
+    prior, weights, _ = model()
+    assert set(prior) == set(CATEGORIES) and len(weights) > 1000
+
+
+def test_a_library_named_in_a_rule_on_how_code_or_tests_use_it_is_not_the_stack_choice() -> None:
+    assert category_for("Sqlx queries go through the `query!` macros, no raw strings", "rule") == (
+        "development_code_specification"
+    )
+    assert category_for("测试也要用 Postgres，sqlite 跑不了 JSONB", "rule") == "development_test_specification"
+    assert category_for("日志统一用 structlog", "rule") == "project_tech_stack"  # the choice itself
+
+
+def test_a_red_line_is_in_the_rule_not_in_its_reason() -> None:
+    said = "我們決定所有 module 一律 pin 到 git tag，不准再用 ref=main。原因是那次 main 改壞，prod 差點被 destroy。"
+    assert 0.7 <= importance_for("decision", said) < 0.9
+    assert importance_for("rule", "never run terraform apply against prod") >= 0.9
+
+
+def test_the_name_of_a_production_artifact_is_no_red_line() -> None:
+    said = "The production image is built from `docker/Dockerfile.prod`; don't add build tools to that stage."
+    assert 0.7 <= importance_for("rule", said) < 0.9
+    assert importance_for("rule", "don't touch the production database") >= 0.9
+
+
+def test_the_band_follows_what_the_statement_turned_out_to_be() -> None:
+    """A rule the detector read as a pitfall is a rule (0.7-0.9), not experience."""
+    said = "Commit messages are conventional commits, and never add yourself as a co-author."
+    m = derived([Turn("user", said)], said, "pitfall")
+    assert m.category == "development_practice_specification" and 0.7 <= m.importance < 0.9
+
+
+def test_the_user_revising_a_rule_of_their_own_corrects_nobody() -> None:
+    turns = [
+        Turn("user", "Log with print in this repo for now."),
+        Turn("assistant", "OK, I'll use print."),
+        Turn("user", "Actually, scratch what I said about print: use the logging module."),
+    ]
+    assert 0.7 <= derived(turns, turns[-1].text, "reversal").importance < 0.9
+    said = "等等，剛剛 anyhow 那條要改，library crate 裡面不要用 anyhow，改用 thiserror。"
+    turns = [Turn("user", "錯誤處理用 anyhow。"), Turn("assistant", "好，我用 anyhow 寫了。"), Turn("user", said)]
+    assert 0.7 <= derived(turns, said, "reversal").importance < 0.9
+
+
+def test_telling_the_assistant_what_it_just_did_wrong_is_a_correction() -> None:
+    said = "你刚才改完就说好了，结果我一跑 tsc 一片红。以后你改完代码都先自己跑一遍 lint 和类型检查。"
+    turns = [Turn("user", "改一下表单"), Turn("assistant", "改好了。"), Turn("user", said)]
+    assert derived(turns, said, "rule").importance >= 0.9
+    said = "You renamed a response field and the mobile app broke. Never rename a public field without a version bump."
+    turns = [Turn("user", "add it"), Turn("assistant", "Added, and renamed total to amount."), Turn("user", said)]
+    assert derived(turns, said, "rule").importance >= 0.9
+    # "你说得对" agrees with the assistant
+    said = "你说得对，金额字段统一用 decimal。"
+    turns = [Turn("user", "金额怎么存"), Turn("assistant", "建议用 decimal。"), Turn("user", said)]
+    assert derived(turns, said, "rule").importance < 0.9
+
+
+def test_the_training_script_refuses_a_held_out_set(tmp_path: Path) -> None:
+    out = tmp_path / "m.tsv"
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train_categories.py"), "--sets", "unseen5", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
+    assert p.returncode == 2 and "refused" in p.stderr and not out.exists()
