@@ -169,3 +169,83 @@ def test_a_pitfall_story_ends_at_its_fix_and_the_next_turns_fact_is_its_own() ->
         "順便說一下本地測試的環境：要先 `docker compose up -d db`，而且本地 db 的埠是 5433，不是預設的 5432。",
     )
     assert len(got) == 2 and "1e12" in got[0] and "5433" in got[1], got
+
+
+@pytest.mark.parametrize(
+    "chat",
+    [
+        [
+            "we need a `GET /v2/refunds` endpoint in ledgerly. it should accept `from` and `to` and return at most 50 rows."
+        ],
+        ["做刪除流程", "確認可以用 modal 或跳到新頁面。", "可以，刪除確認用 modal 不要跳新頁"],
+        ["我们需要一个导入弹窗。弹窗要能按 Esc 关掉，点遮罩不要关。"],
+        [
+            "can you build the settings page?",
+            "Option A: a grid. Option B: tabs.",
+            "sounds good, use tabs for the settings page, not the grid",
+        ],
+        ["ledgerly 前端要加一个账单列表页，按状态筛选。", "好的。", "可以，状态筛选用下拉框不要用 tab"],
+    ],
+)
+def test_the_spec_of_what_the_user_asks_to_make_now_is_no_lasting_rule(chat: list[str]) -> None:
+    """Fault 888: "it should accept …" after "we need a X", and "可以，<X> 用 A 不要用 B" about the X the
+    chat is making, were rules (a false note in a chat with no memory)."""
+    assert kept(*chat) == []
+
+
+@pytest.mark.parametrize(
+    "chat,words",
+    [
+        (
+            [
+                "add a moderation queue",
+                "I'll add a JSON endpoint and a fetch() script.",
+                "no, that's wrong for this project. ledgerly has no JSON endpoints for its own UI, views return "
+                "server-rendered partials swapped in with htmx. no hand-written fetch() js please",
+            ],
+            ["htmx", "fetch()"],
+        ),
+        (
+            [
+                "加一個逾時設定",
+                "我把設定寫進 `config.json` ……",
+                "錯了，ledgerly 不吃 json 設定。設定都放在 `config.yaml`。",
+            ],
+            ["json", "config.yaml"],
+        ),
+        (
+            [
+                "記住購物車",
+                "我把購物車存在 localStorage。",
+                "这样不行，ledgerly 的购物车存在服务端，按 session id 存。",
+            ],
+            ["服务端", "session"],
+        ),
+    ],
+)
+def test_a_correction_opener_that_judges_keeps_what_is_so(chat: list[str], words: list[str]) -> None:
+    """Fault 889: after "no, that's wrong for this project." / "錯了，" / "这样不行，" the note held only
+    the last rule, or nothing, not what the user said is so."""
+    got = kept(*chat)
+    assert len(got) == 1 and all(w in got[0] for w in words), got
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (
+            "fyi for all my repos: branch names are `type/short-desc`, and never push straight to main.",
+            ["type/short-desc", "main"],
+        ),
+        (
+            "ledgerly 的迁移都是纯 SQL 放在 `db/migrations/`，并且每次改表结构都必须写回滚脚本。",
+            ["db/migrations/", "回滚脚本"],
+        ),
+        ("ledgerly 的错误一律输出到 stderr，而且除非加了 `--debug`，绝对不要给用户看堆栈。", ["stderr", "堆栈"]),
+    ],
+)
+def test_two_rules_about_different_things_in_one_sentence_are_two(text: str, words: list[str]) -> None:
+    """Fault 890: "A, and never B" / "A，而且絕對不要 B" about two different things was one note
+    holding two memories (one of them unmatched)."""
+    got = kept(text)
+    assert len(got) == 2 and words[0] in got[0] and words[1] in got[1], got

@@ -40,13 +40,6 @@ from agentmem_vault.recall.location import RULE_IMPORTANCE  # the one threshold 
 TITLE_MATCH = 0.5  # Jaccard of title shingles for "this names the same note"
 MAX_KEYWORDS = 12
 
-# The user taking a rule back ("不用再…", "we no longer …", "forget the rule about …").
-_RETRACT = re.compile(
-    r"不再|不用再|不需要再|不必再|别再|不要再|取消|作废|废弃|废除|忘掉|忘了|过时|不适用|撤销|收回|改回|不算数|"
-    r"\bno longer\b|\bnot anymore\b|\bany ?more\b|\bforget (?:about )?|\bscratch that\b|\bignore (?:what|that|the)\b|"
-    r"\bobsolete\b|\boutdated\b|\bdeprecated?\b|\bwe (?:moved|switched|went) (?:back |away )?(?:to|from)\b|\bstopped using\b|"
-    r"\bdrop (?:the|that) rule\b|\bis wrong\b|\bwas wrong\b"
-)
 _SENT = re.compile(r"(?<=[。！？!?\n])|(?<=[.;])\s+")
 
 
@@ -54,7 +47,7 @@ def retracted_words(evidence: str) -> set[str]:
     """The words with which the user's statement names an earlier rule it takes back ("之前那條
     「完成前要跑 yarn lint」作廢" -> yarn, lint, …), without the words of the rule that replaces
     it; empty when the statement takes nothing back."""
-    if not evidence or not (has("reversal", fold(evidence)) or _RETRACT.search(fold(evidence))):
+    if not evidence or not (has("reversal", fold(evidence)) or has("retract", fold(evidence))):
         return set()
     # not the words of the rule that replaces it ("不要用 anyhow，改用 thiserror" names anyhow too)
     return named_words(evidence, "reversal") - _names(retraction_parts(evidence)[2])
@@ -97,7 +90,7 @@ def user_retracts(words: str, note: Note) -> bool:
     names = {t for t in tokenize(" ".join([note.title, *note.keywords])) if len(t) >= 2}
     for sent in _SENT.split(words):
         f = fold(sent)
-        if _RETRACT.search(f) and names & set(tokenize(f, fold_first=False)):
+        if has("retract", f) and names & set(tokenize(f, fold_first=False)):
             return True
     return False
 

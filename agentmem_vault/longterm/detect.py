@@ -31,6 +31,7 @@ from agentmem_vault.longterm.clauses import (
 )
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score, substance
+from agentmem_vault.longterm.lexicon import generic_names
 from agentmem_vault.longterm.kinds import (
     Cue,
     classify,
@@ -110,8 +111,7 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
 
 
 def _announces(fi: str) -> bool:
-    """An intro (folded) that announces lasting items: rules, habits, "remember", or a reach that
-    makes what follows hold ("this applies in every repo:", "所有專案都適用：", "以後都照這樣：")."""
+    """An intro announcing lasting items: rules, habits, or a reach ("所有專案都適用：", "以後都照這樣：")."""
     return has("enum_intro", fi) or has("scope_all", fi) or has("durable", fi)
 
 
@@ -184,6 +184,42 @@ def _context(hit: Cue, part: str, asks: bool) -> bool:
     return not (has("general", bare) or has("modal", bare))
 
 
+def _task_object(s: str) -> set[str]:
+    """What a request to make something now names ("we need a bulk endpoint")."""
+    f = folded(s)
+    made = cue("task_make").search(f) or cue("task_request").search(f)
+    return name_words(f[made.end() :]) if made else set()
+
+
+def _spec(hit: Cue, part: str, task: set[str]) -> bool:
+    """A rule, choice or wish about what the user asked to make in this chat, with no word that
+    makes it last: the task's spec (docs/extraction.md, "The spec of what is being made now")."""
+    if hit.asked or hit.kind not in ("rule", "decision", "preference", "correction"):
+        return False
+    f = folded(part)
+    if any(has(c, f) for c in ("durable", "scope_all", "scope_project", "decision")):
+        return False
+    if has("task_spec", f):
+        return True
+    if has("binding", f):
+        return False
+    clauses = [c.strip() for c in re.split(r"[，,:：]", without_opener(f))]
+    acked = len(clauses) > 1 and len(_CJK.findall(clauses[0])) < 3 and len(clauses[0].split()) <= 2
+    if hit.kind == "correction" and not acked:
+        return False  # only "可以，用 X 不要用 Y" agrees with the assistant and asks for a change now
+    head = (
+        clauses[1] if acked else clauses[0]
+    )  # "可以，…", "sounds good, …": an answer's opener  # its subject, or an imperative's object ("use tabs for the settings page")
+    head = head if has("imperative", head) else head[:6] if _CJK.match(head) else head[:24]
+    return bool(task & name_words(head))
+
+
+def _verdict_only(f: str) -> bool:
+    """A folded clause that only opens a correction and judges the last answer."""
+    rest = cue("verdict").sub(" ", cue("correction").sub(" ", f))
+    return substance(cue("scope_project").sub(" ", cue("filler").sub(" ", rest))) <= 2
+
+
 def _directs(s: str, said: str) -> bool:
     """A sentence that says what to do: a rule, a correction, a preference, or an imperative."""
     hit = classify(s, said)
@@ -193,18 +229,26 @@ def _directs(s: str, said: str) -> bool:
 
 
 def _two_kinds(part: str, said: str) -> list[str]:
-    """ "A, and B" as two statements when each clause is one of its own, of different kinds ("it
-    only has Node 18, and anything that needs Node 20 has to run in ci-node20": a fact and a
-    rule); "use black, and run ruff first" stays one."""
-    m = re.search(r",\s+and\s+", part)
-    if m is None or _CJK.search(part):
-        return [part]
+    """ "A, and B" / "A，而且 B" as two statements (docs/extraction.md, "One memory per item"): of
+    different kinds (a fact and a rule), or B bound on its own and about something else."""
+    m = re.search(r",\s+and\s+|[，,]\s*(?:而且|並且|并且)", part)
+    fp = folded(part)
+    if (
+        m is None
+        or _CJK.search(part)
+        and "and" in m.group(0)
+        or any(has(c, fp) for c in ("fix_label", "pitfall_cause"))
+    ):
+        return [part]  # a pitfall's cause and fix are one memory
     head, tail = part[: m.start()], part[m.end() :]
     a, b = classify(_body(head), said), classify(tail, said)
-    if not (specificity_score(head) and specificity_score(tail)):
+    ft = folded(tail)
+    if not specificity_score(head) or not (specificity_score(tail) or has("binding", ft)) or b is None:
         return [part]  # "but please remember this, and …": a request that only points on
     alone = ("environment", "rule", "explicit", "preference")  # a decision's second half is its own
-    return [head, tail] if a and b and a.kind != b.kind and {a.kind, b.kind} <= set(alone) else [part]
+    kinds = a is not None and a.kind != b.kind and {a.kind, b.kind} <= set(alone) and not _CJK.search(part)
+    own = has("binding", ft) and not has("back_ref", ft) and not name_words(head) & name_words(tail) - generic_names()
+    return [head, tail] if kinds or own and b.kind in alone and (a is not None or is_statement(head)) else [part]
 
 
 class _Scan:
@@ -218,6 +262,7 @@ class _Scan:
         self.user_turns: list[tuple[int, list[str]]] = []  # earlier user turns, as sentences
         self.said = ""  # what the assistant said last: a correction corrects it
         self.asks = False  # the turn asks something (``_context``)
+        self.task: set[str] = set()  # the words of what the user asked to make in this source
 
     def emit(self, content: str, raw: list[str], hit: Cue, idx: int, at: list[int]) -> Found | None:
         content = content.strip()
@@ -232,6 +277,7 @@ class _Scan:
     def run(self, user: "list[_UserTurn]") -> list[Found]:
         for idx, paras, flat, said, asks in user:
             self.said, self.asks = said, asks
+            self.task |= {w for x in flat for w in _task_object(x)}
             if idx >= self.first_turn:
                 self.turn(idx, paras, flat)
             self.user_turns.append((idx, flat))
@@ -270,11 +316,12 @@ class _Scan:
     def sentences(self, idx: int, sents: "tuple[str, ...]", k0: int, flat: list[str]) -> None:
         i = 0
         while i < len(sents):
-            s, j = sents[i], self.corrected(sents, i)
+            s, (j, lead) = sents[i], self.corrected(sents, i)
             if (idx, k0 + i) in self.told or has("todo", folded(s)):
                 i += 1
-            elif j:  # "No. <what is so> … <the rule>.": one correction, said after its opener
-                hit, said = Cue("correction", 4, 0.8), " ".join(clean(x) for x in sents[i + 1 : j + 1])
+            elif j >= i:  # "No. <what is so> … <the rule>.": one correction, said after its opener
+                hit = Cue("correction", 4, 0.8)
+                said = " ".join(clean(x) for x in [lead, *sents[i + 1 : j + 1]] if x)
                 while j + 1 < len(sents) and _absorbs(hit, said, sents[j + 1], self.said):
                     j, said = j + 1, f"{said} {clean(sents[j + 1])}"
                 self.emit(said, list(sents[i : j + 1]), hit, idx, list(range(k0 + i, k0 + j + 1)))
@@ -288,15 +335,24 @@ class _Scan:
             else:
                 i = self.statement(idx, sents, i, k0)
 
-    def corrected(self, sents: "tuple[str, ...]", i: int) -> int:
-        """After a bare correction opener ("No.", "不對喔。") of a reply to the assistant, the index of
-        the first sentence with a force of its own within the next three (0: none); the
-        sentences before it say what is so and belong to the correction."""
+    def corrected(self, sents: "tuple[str, ...]", i: int) -> tuple[int, str]:
+        """After a correction opener ("No.", "不對喔。", "no, that's wrong for this project.", "這樣不行，…"):
+        the index of the correction's last sentence (-1: none) and what the opener's sentence says
+        after it (docs/extraction.md, "A correction after its opener")."""
         f = folded(sents[i])
-        if not self.said or not has("correction", f) or substance(cue("correction").sub(" ", f)) > 2:
-            return 0
+        if not self.said or not has("correction", f):
+            return -1, ""
+        cut = re.search(r"[，,]", sents[i])
+        opener = f if _verdict_only(f) or cut is None else folded(sents[i][: cut.start()])
+        lead = sents[i][cut.end() :].strip() if opener is not f and cut is not None else ""
+        if not _verdict_only(opener) or lead and _directs(lead, self.said):
+            return -1, ""  # "No, it was my network." / "No, use X" (a correction of its own)
         ahead = [j for j in range(i + 1, min(i + 4, len(sents))) if is_statement(sents[j])]
-        return next((j for j in ahead if _directs(sents[j], self.said)), 0)
+        j = next((j for j in ahead if _directs(sents[j], self.said)), -1)
+        judged = has("verdict", opener)
+        if j < 0 and judged and specificity_score(lead or (sents[ahead[0]] if ahead else "")):
+            j = i if lead else ahead[0]
+        return j, lead
 
     def parallel(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> Cue | None:
         """A request opened by a join word right after a statement is one more of the same kind
@@ -316,7 +372,9 @@ class _Scan:
         """The memories of sentence ``i`` (and of the sentences it keeps); the next index."""
         parts = [x for p in join_items(sents[i]) for x in _two_kinds(p, self.said)]
         hits = [
-            h if h is None or not _context(h, p, self.asks) else None for p in parts for h in [classify(p, self.said)]
+            h if h is None or not (_context(h, p, self.asks) or _spec(h, p, self.task)) else None
+            for p in parts
+            for h in [classify(p, self.said)]
         ]
         base = next((h for h in hits if h is not None), None)
         if base is None:
@@ -512,9 +570,8 @@ def find_statements(turns: list[Turn], *, first_turn: int = 0, recorded: bool = 
 
 
 def _follow_in_source(found: list[Found]) -> list[Found]:
-    """A supplement or a reversal of a statement said earlier in the same source (the one it
-    names, or the last one when a supplement names none): the supplement is added to it (one
-    memory, its core rule kept), the reversal replaces it (the old rule is no memory)."""
+    """A supplement of a statement of the same source (the one it names, else the last) is added
+    to it; a reversal replaces the one it names (docs/extraction.md, "A supplement in the same chat")."""
     out: list[Found] = []
     for f in found:
         words = named_words(" ".join(f.raw), f.kind) if f.kind in ("supplement", "reversal") else set()

@@ -11,35 +11,11 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.model.textnorm import fold
-from agentmem_vault.longterm.lexicon import generic_principles, specificity_patterns, tech_terms, vague_phrases
+from agentmem_vault.longterm import lexicon as lx
 from agentmem_vault.longterm.schema import MemoryObject
 
 # The vague-phrase lists, general principles and technical vocabulary are data files under
 # templates/quality/ (see longterm/lexicon.py).
-
-# Instructions smuggled in through a transcript must never become a note (the model or the rules
-# could copy them); file-system verbs next to paths and classic jailbreak lines are refused. A path
-# alone is not an instruction: "never import from ../../shared" is a rule about paths.
-_FS_VERB = r"(?:\b(?:write|create|overwrite|delete|remove|save|copy|move|append)\b|寫入|写入|建立|創建|创建|刪除|删除|覆蓋|覆盖)"
-_NOT = r"(?<!never )(?<!not )(?<!n't )(?<!不要)(?<!禁止)(?<!不准)(?<!不許)(?<!不许)(?<!別)(?<!别)"
-_INJECTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(rf"{_NOT}{_FS_VERB}[^\n。.]{{0,40}}\.\.[/\\]", re.I), "path traversal ('../')"),
-    (
-        re.compile(r"\b(?:write|create|overwrite|delete|remove|save)\s+(?:to\s+)?(?:the|a|this)?\s*file\b", re.I),
-        "file-system instruction",
-    ),
-    (re.compile(r"(?:寫入|写入|建立|創建|创建|刪除|删除|覆蓋|覆盖)(?:檔案|文件)"), "file-system instruction"),
-    (
-        re.compile(
-            r"\bignore\s+(?:all\s+|any\s+)?(?:previous|prior|above|earlier)\s+(?:instructions|prompts?|rules)\b", re.I
-        ),
-        "prompt injection",
-    ),
-    (re.compile(r"(?:忽略|無視|无视)(?:之前|以上|前面|先前)的?(?:指令|指示|規則|规则|提示)"), "prompt injection"),
-    (re.compile(r"\b(?:system prompt|developer message|you are now)\b", re.I), "prompt injection"),
-    (re.compile(r"\b(?:api[_ -]?key|secret|password|passwd|token)\s*[:=]\s*\S{6,}", re.I), "contains a secret"),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), "contains a secret"),
-)
 
 MIN_SUBSTANCE = 8
 MIN_SUBSTANCE_SPECIFIC = 4  # "後端用 FastAPI": short, but it names the thing
@@ -51,7 +27,7 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 def specificity_score(text: str) -> int:
     """Sum of hits of the technical-specificity patterns (``templates/quality/specificity.txt``)
     and of the technical vocabulary (a density, not a yes/no)."""
-    return sum(len(p.findall(text)) for p in specificity_patterns()) + len(tech_terms().hits(fold(text)))
+    return sum(len(p.findall(text)) for p in lx.specificity_patterns()) + len(lx.tech_terms().hits(fold(text)))
 
 
 def substance(text: str) -> int:
@@ -60,19 +36,19 @@ def substance(text: str) -> int:
 
 
 def vague_hits(text: str) -> list[str]:
-    return vague_phrases().hits(fold(text))
+    return lx.vague_phrases().hits(fold(text))
 
 
 def _is_generic_principle(text: str) -> bool:
-    return bool(generic_principles().hits(fold(text)))
+    return bool(lx.generic_principles().hits(fold(text)))
 
 
 def _without_principles(text: str) -> str:
     # "Follow DRY and KISS" must not count its own acronyms as technical specificity.
     f = fold(text)
-    for p in generic_principles().cjk:
+    for p in lx.generic_principles().cjk:
         f = f.replace(p, " ")
-    rx = generic_principles().latin_re
+    rx = lx.generic_principles().latin_re
     return rx.sub(" ", f) if rx is not None else f
 
 
@@ -85,7 +61,7 @@ def injection_reason(m: MemoryObject) -> str | None:
     if m.title.lstrip().startswith(("../", "..\\")):
         return "refused: looks like path traversal ('../')"  # a title names a file: never a path
     blob = "\n".join([m.title, m.content, " ".join(m.keywords), " ".join(m.usage_scenario), m.project, m.module])
-    for pat, why in _INJECTION_PATTERNS:
+    for why, pat in lx.injection_patterns():  # templates/quality/injection.txt
         if pat.search(blob):
             return f"refused: looks like {why}"
     return None

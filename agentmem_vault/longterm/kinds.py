@@ -18,6 +18,7 @@ from functools import lru_cache
 from agentmem_vault.longterm.clauses import QUOTED
 from agentmem_vault.longterm.cues import cue, has
 from agentmem_vault.longterm.filters import specificity_score
+from agentmem_vault.longterm.lexicon import generic_names
 from agentmem_vault.model.textnorm import fold, tokenize
 
 # kind -> (assessment-stage signal strength, importance the offline extractor proposes)
@@ -223,13 +224,6 @@ def retraction_parts(text: str) -> tuple[str, str, str]:
     return sep.join(back), sep.join(rest), sep.join(only)
 
 
-# words of a reversal or supplement that name no rule ("rule", "那條", "以後", "forget")
-_GENERIC_NAMES = frozenset(
-    "rule rules forget the that this earlier old new now from plan change switched moved anymore longer 那条 条规 规则 规矩 "
-    "之前 以后 之后 现在 作废 不用 改成 改用 补充 一下 adding add also one more thing about".split()
-)
-
-
 def name_words(text: str) -> set[str]:
     return {t for t in tokenize(text) if len(t) >= 2}
 
@@ -244,8 +238,8 @@ def named_words(text: str, kind: str) -> set[str]:
     """The words with which a supplement or a reversal names the earlier rule ("補充超時那條" ->
     超時; "之前那條「完成前要跑 yarn lint」作廢" -> yarn, lint, …)."""
     if kind == "supplement":  # no bigram across the cue's edge ("补充一下" -> "充一")
-        return name_words(cue("supplement").sub(" ", fold(supplement_parts(text)[0]))) - _GENERIC_NAMES
-    return name_words(retraction_parts(text)[0]) - _GENERIC_NAMES
+        return name_words(cue("supplement").sub(" ", fold(supplement_parts(text)[0]))) - generic_names()
+    return name_words(retraction_parts(text)[0]) - generic_names()
 
 
 def reason_and_alternatives(text: str) -> tuple[str, tuple[str, ...]]:

@@ -82,6 +82,20 @@ def specificity_patterns() -> tuple[re.Pattern[str], ...]:
 
 
 @lru_cache(maxsize=None)
+def generic_names() -> frozenset[str]:
+    return frozenset(_read_list("generic_names.txt"))
+
+
+@lru_cache(maxsize=None)
+def injection_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(why, pattern) of the instructions a note must never carry (``injection.txt``)."""
+    return tuple(
+        (w.strip(), re.compile(p.strip(), re.I))
+        for w, p in (x.split(" :: ", 1) for x in _read_literal("injection.txt"))
+    )
+
+
+@lru_cache(maxsize=None)
 def log_levels() -> tuple[str, ...]:
     """Severity words that open a line of tool output ("WARNING", "warning", "錯誤")."""
     return _read_literal("log_levels.txt")
