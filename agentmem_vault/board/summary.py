@@ -323,13 +323,6 @@ def _with_pairs(state: BoardState, pairs: PairScan, stamp: str) -> tuple[BoardSt
     return new, redone or tail.count(b"\n") >= SAVE_EVERY
 
 
-def _pairs_split(cached: dict | None) -> int:
-    """The size of the pairs' prefix the summary read (0: none)."""
-    got = cached.get("pairs") if cached is not None else None
-    split = got[0] if isinstance(got, list) and got else 0
-    return split if type(split) is int and split > 0 else 0
-
-
 def _prefix_ids(vault: Vault, scan: PairScan, cached: dict | None) -> set[str]:
     """The IDs of ``scan.want``'s minute among those the pairs before ``scan.split`` name: known
     from the summary's ``pair_stamp`` when those pairs are the ones it read (their CRC, whole
@@ -362,7 +355,8 @@ def load(vault: Vault, data: bytes | None = None, pairs: PairScan | bytes | None
         data = read_bytes(vault.index_path)
     scan = pairs if isinstance(pairs, PairScan) else PairScan(vault, pairs)
     cached = _read_cache(vault)
-    split = _pairs_split(cached)
+    got = cached.get("pairs") if cached is not None else None
+    split = got[0] if isinstance(got, list) and got and type(got[0]) is int and got[0] > 0 else 0
     scan.read(split, tail_only=True)  # this minute's IDs in the pairs the summary read: _prefix_ids
     scan.ids |= _prefix_ids(vault, scan, cached)
     if not data:

@@ -8,8 +8,8 @@ Hooks:
       registered (Claude Code ``resume``/``compact``, or any repeat of a known conversation ID
       whose row still exists) gets its existing Session ID back and no new row.
   cursor-session-end | cursor-stop | claude-session-end | claude-stop | codex-stop
-      Queue the transcript for long-term extraction (``memory/.agentmem/extract-queue.jsonl``,
-      format in ``conversations.py``) and answer ``{}``.
+      Queue the transcript for long-term extraction (``extract-queue.jsonl``, docs/daemon.md)
+      and answer ``{}``.
   claude-user-prompt | codex-user-prompt
       ``UserPromptSubmit``: add the memories relevant to the prompt that the chat has not been
       given yet (``recall/prompt.py``), or answer ``{}``.
@@ -22,10 +22,8 @@ vault, a damaged table, anything unexpected) exits 0 with no Session ID and leav
 session-start answer then carries that line for the user (``payloads.failure_answer``); the others
 answer ``{}``.
 
-Fast: this runs on every new chat, so ``entry.py`` dispatches here before click is imported, and
-nothing on this path imports click, PyYAML (except right after the config file changed),
-filelock, anthropic, watchdog or frontmatter. The lock is ``locking.exclusive_lock`` (fcntl /
-msvcrt on the same lock file filelock would use).
+Fast: this runs on every new chat; ``entry.py`` dispatches here before click is imported, and
+what this path may import is docs/performance.md's "Imports" list.
 
 Vault for a hook: ``--vault`` > ``AGENTMEM_VAULT`` > user config ``vault:`` > walking up from each
 of the payload's ``workspace_roots`` / ``cwd`` > ``CURSOR_PROJECT_DIR`` / ``CLAUDE_PROJECT_DIR`` >
