@@ -294,12 +294,11 @@ def _read_cache(vault: Vault) -> dict | None:
 
 
 def _with_pairs(state: BoardState, pairs: PairScan, stamp: str) -> tuple[BoardState, bool]:
-    """``state`` with the projects of its active sessions as ``pairs`` (``conversations.jsonl``
-    now, read with ``state.pairs``'s size as its split) name them, and whether that took enough work
-    to save it: pairs appended since are read alone (each line is read on its own and the last one
-    naming a project wins), any other change means reading them all. ``stamp``: the newest minute
-    among the rows whose projects the summary read from its pairs (a session of a later minute is
-    no such row, or one appended since, whose project ``_extend`` read from all of ``pairs``)."""
+    """``state`` with its active sessions' projects (and ``pair_stamp``) as ``pairs`` (read with
+    ``state.pairs``'s size as the split) name them, and whether that took enough work to save it:
+    pairs appended since are read alone (the last line naming a project wins), any other change
+    means all of them. ``stamp``: the newest minute among the rows whose projects the summary read
+    (a later one is a row appended since, whose project ``_extend`` read from all of ``pairs``)."""
     size, crc = state.pairs
     same = size == pairs.split and pairs.head == crc
     if same and size == pairs.size:
@@ -344,11 +343,10 @@ def _prefix_ids(vault: Vault, scan: PairScan, cached: dict | None) -> set[str]:
 
 
 def load(vault: Vault, data: bytes | None = None, pairs: PairScan | bytes | None = None) -> BoardState | None:
-    """The board's state: its bytes (``data``, or read now) and the pairs' checked against the
-    summary by CRC. ``pairs``: a ``PairScan`` not read yet (it is read here, in one pass with the
-    split the summary needs, whatever the board), or the file's bytes, or None (read now). None when
-    the board is missing, empty or has no table (callers then take the full path). Raises what
-    ``parse_index`` raises for a board that cannot be read. Call under the vault lock."""
+    """The board's state: its bytes (``data``, or read now) and the pairs' (``pairs``: a
+    ``PairScan`` not read yet, read here with the split the summary needs; or the bytes; or None)
+    checked against the summary by CRC. None when the board is missing, empty or has no table (the
+    caller takes the full path); what ``parse_index`` raises for an unreadable board. Under the lock."""
     from agentmem_vault.fs import decode_text, read_bytes
 
     if data is None:

@@ -273,9 +273,7 @@ def find_vault(explicit: str | None, roots: tuple[str, ...]):
             if not p.is_absolute():
                 continue
             return resolve_vault(None, cwd=p)
-        except VaultNotFound:
-            continue
-        except (OSError, ValueError):
+        except (VaultNotFound, OSError, ValueError):
             continue
     try:
         return resolve_vault(None)
@@ -333,17 +331,13 @@ def _recall_context(
     try:
         from agentmem_vault.recall import session_start_context
 
-        kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a summary.BoardState
         given: list = []
         # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
+        # ``doc``: an IndexDoc or a summary.BoardState
+        budget, exclude = _start_budget(cfg), (session_id,)
         text = session_start_context(
-            vault,
-            budget=_start_budget(cfg),
-            exclude=(session_id,),
-            project_names=project_names,
-            given=given,
-            **kw,
-        )
+            vault, budget=budget, doc=doc, exclude=exclude, project_names=project_names, given=given
+        )  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""
     text = text.strip() if isinstance(text, str) else ""
