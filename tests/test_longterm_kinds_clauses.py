@@ -249,3 +249,24 @@ def test_two_rules_about_different_things_in_one_sentence_are_two(text: str, wor
     holding two memories (one of them unmatched)."""
     got = kept(text)
     assert len(got) == 2 and words[0] in got[0] and words[1] in got[1], got
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (
+            "I don't want you to ever rename public functions in ledgerly without asking. keep `__all__` stable.",
+            ["rename", "__all__"],
+        ),
+        (
+            "the ledgerly export kept timing out and I finally found why: the api throttles us after 20 requests. "
+            "so the export must reuse one `httpx.Client` for the whole batch.",
+            ["20 requests", "httpx.Client"],
+        ),
+    ],
+)
+def test_a_dislike_said_as_a_want_and_a_cause_found_in_other_words(text: str, words: list[str]) -> None:
+    """Fault 891 (the probe set of this pass): "I don't want you to ever …" was no preference, and
+    "I finally found why: <cause>. so <fix>" gave the fix alone."""
+    got = kept(text)
+    assert len(got) == 1 and all(w in got[0] for w in words), got
