@@ -126,3 +126,68 @@ def test_an_id_named_only_by_a_pair_across_chunks_is_never_issued(
     monkeypatch.setattr(PairScan, "CHUNK", 97)
     got = start_chat(vault, "cursor-main-agent", command="hook", conversation_id="new", client="cursor", timeout=5)
     assert got[0] not in ("2026-06-01-0930-cursor-main-agent", "2026-06-01-0930-cursor-main-agent-2")
+
+
+NOW_ID = "2026-06-01-0930-cursor-main-agent"
+
+
+def _chat(vault: Vault, conv: str) -> str:
+    return start_chat(vault, "cursor-main-agent", command="hook", conversation_id=conv, client="cursor", timeout=5)[0]
+
+
+def test_this_minutes_ids_come_from_the_summary_and_the_tail_only(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pairs the summary read (their CRC checked) are not searched again for this minute's IDs:
+    the summary's ``pair_stamp`` names them. An ID named only there, or only in a pair appended
+    since, is never issued, the ledger lost (docs/reliability.md)."""
+    import agentmem_vault.ops.conversations as conv
+
+    monkeypatch.setenv("AGENTMEM_NOW", "2026-06-01T09:30")
+    _chat(vault, "warm")
+    for i in range(40):
+        record_pair(vault, f"pad-{i}", f"2026-05-01-0000-cursor-main-agent-{i}", agent="cursor")
+    record_pair(vault, "gone", NOW_ID + "-2", agent="cursor")  # its row deleted long ago
+    summary.load(vault)  # rewritten: 41 pairs appended
+    assert json.loads(summary.cache_path(vault).read_text(encoding="utf-8"))["data"]["pair_stamp"][0] == NOW_ID[:15]
+    record_pair(vault, "gone-too", NOW_ID + "-3", agent="cursor")  # after the summary: the tail
+    vault.issued_ids_path.write_text("", encoding="utf-8")
+    searched: list[int] = []
+    real = conv._ids_with_prefix
+    monkeypatch.setattr(conv, "_ids_with_prefix", lambda data, *a: (searched.append(len(data)), real(data, *a))[1])
+    got = {_chat(vault, f"new-{i}") for i in range(3)}
+    assert not got & {NOW_ID, NOW_ID + "-2", NOW_ID + "-3"} and len(got) == 3
+    assert max(searched) < 2000, searched  # the tail, never the whole file
+
+
+@pytest.mark.parametrize("damage", ["edited", "truncated", "replaced", "stamp-junk", "stamp-forged"])
+def test_a_changed_pairs_file_or_a_bad_stamp_falls_back_to_the_whole_file(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    """The pairs the summary read changed since (a hand edit of the same size, cut short, another
+    machine's copy synced in), or a summary whose ``pair_stamp`` is junk: this minute's IDs come
+    from the whole file, the ledger lost. A stamp forged to name none of them (its CRC right)
+    is no authority either: the ledger still holds them."""
+    monkeypatch.setenv("AGENTMEM_NOW", "2026-06-01T09:30")
+    _chat(vault, "warm")
+    path = conversations_path(vault)
+    for i in range(20):
+        record_pair(vault, f"pad-{i}", f"2026-05-01-0000-cursor-main-agent-{i}", agent="cursor")
+    if damage.startswith("stamp"):
+        record_pair(vault, "gone", NOW_ID + "-4", agent="cursor")
+    summary.load(vault)
+    data = path.read_bytes()
+    ledger = vault.issued_ids_path.read_text(encoding="utf-8")
+    if damage == "edited":  # one old pair's ID becomes this minute's, same size
+        path.write_bytes(data.replace(b'2026-05-01-0000-cursor-main-agent-1"', NOW_ID.encode() + b'-4"', 1))
+    elif damage in ("truncated", "replaced"):
+        keep = data[: len(data) // 2] if damage == "truncated" else b""
+        path.write_bytes(keep + _line("synced", NOW_ID + "-4", True) + b"\n")
+    else:
+        cache = json.loads(summary.cache_path(vault).read_text(encoding="utf-8"))
+        assert cache["data"]["pair_stamp"] == [NOW_ID[:15], [NOW_ID, NOW_ID + "-4"]]
+        cache["data"]["pair_stamp"] = "junk" if damage == "stamp-junk" else [NOW_ID[:15], []]
+        summary.cache_path(vault).write_text(json.dumps(cache), encoding="utf-8")
+    vault.issued_ids_path.write_text(ledger + NOW_ID + "-4\n" if damage == "stamp-forged" else "", encoding="utf-8")
+    got = {_chat(vault, f"new-{i}") for i in range(5)}
+    assert NOW_ID + "-4" not in got and NOW_ID not in got and len(got) == 5

@@ -14,6 +14,7 @@ from itertools import chain
 
 from agentmem_vault.board import table as it
 from agentmem_vault.board.rules import active_order, pair_project, pair_projects, ts_key
+from agentmem_vault.model.ids import ids_in_json_lines
 from agentmem_vault.ops.conversations import PairScan
 
 TYPE_CHECKING = False  # typing is not imported at run time (the hook path)
@@ -23,10 +24,10 @@ if TYPE_CHECKING:
 
     from agentmem_vault.vault import Vault
 
-VERSION = 9  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
+VERSION = 10  # of the file's layout (fs.load_cache): a summary of any other version is ignored and rewritten
 CACHE_NAME = "board-cache.json"
 SAVE_EVERY = 16  # rows (or pairs) appended since the summary was written before it is rewritten
-_KEYS = "table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects".split()
+_KEYS = "table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects pair_stamp".split()
 STAMP = 15  # "YYYY-MM-DD-HHMM": the minute every Session ID starts with (docs/board.md)
 
 
@@ -36,13 +37,15 @@ def cache_path(vault: Vault) -> Path:
 
 class BoardState(
     namedtuple(  # noqa: PYI024
-        "BoardState", "data table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects"
+        "BoardState",
+        "data table_start writable appendable crlf lf rows active bom crc stamp stamp_ids pairs projects pair_stamp",
     )
 ):
     """What the hook needs to know about the board (``data``: its bytes, read under the caller's
     lock), without the parsed rows: the facts of docs/performance.md's board summary. ``active``:
     three comma-separated columns (Session IDs, line offsets, the index of each one's project in
-    ``projects``, "-" when its pairs name none); ``pairs``: ``[size, crc]`` of the pairs read."""
+    ``projects``, "-" when its pairs name none); ``pairs``: ``[size, crc]`` of the pairs read;
+    ``pair_stamp``: ``[the newest minute, its IDs]`` among the Session IDs those pairs name."""
 
     __slots__ = ()
 
@@ -190,7 +193,16 @@ def from_doc(data: bytes, doc: it.IndexDoc, pairs: bytes) -> BoardState | None:
         stamp_ids,
         [len(pairs), zlib.crc32(pairs)],
         names,
+        _pair_stamp(pairs),
     )
+
+
+def _pair_stamp(data: bytes, stamp: tuple = ("", [])) -> list:
+    """``stamp`` (``[minute, IDs]``) once the Session IDs named in ``data`` are counted too."""
+    minute, ids = stamp
+    for sid in sorted(ids_in_json_lines(data)):
+        minute, ids = _newest(minute, ids, sid)
+    return [minute, ids]
 
 
 def _maybe_active(line: str) -> bool:
@@ -266,6 +278,7 @@ def _extend(cached: dict, data: bytes, crc: int, pairs: PairScan) -> BoardState 
         stamp_ids,
         cached["pairs"],
         names,
+        cached["pair_stamp"],
     )
 
 
@@ -305,7 +318,8 @@ def _with_pairs(state: BoardState, pairs: PairScan, stamp: str) -> tuple[BoardSt
             if sid in named:
                 projects[i] = _project_index(names, named[sid])
         active[2] = ",".join(projects)
-    new = state._replace(pairs=[len(tail), zlib.crc32(tail)] if redone else [pairs.size, pairs.crc])
+    stamped = _pair_stamp(tail) if redone else _pair_stamp(tail, state.pair_stamp)
+    new = state._replace(pairs=[len(tail), zlib.crc32(tail)] if redone else [pairs.size, pairs.crc], pair_stamp=stamped)
     return new, redone or tail.count(b"\n") >= SAVE_EVERY
 
 
@@ -314,6 +328,26 @@ def _pairs_split(cached: dict | None) -> int:
     got = cached.get("pairs") if cached is not None else None
     split = got[0] if isinstance(got, list) and got else 0
     return split if type(split) is int and split > 0 else 0
+
+
+def _prefix_ids(vault: Vault, scan: PairScan, cached: dict | None) -> set[str]:
+    """The IDs of ``scan.want``'s minute among those the pairs before ``scan.split`` name: known
+    from the summary's ``pair_stamp`` when those pairs are the ones it read (their CRC, whole
+    lines), else searched in all of the file. (The issued-IDs ledger, not this, is what keeps an
+    ID from being handed out twice: docs/reliability.md.)"""
+    prefix = scan.want[1]
+    if not prefix or not scan.split:
+        return set()  # nothing asked, or the pass searched it all
+    try:
+        got = cached["pair_stamp"] if scan.head == cached["pairs"][1] and scan.whole_lines else None  # type: ignore[index]
+        minute, ids = got if isinstance(got, list) and isinstance(got[1], list) else (None, None)
+    except (KeyError, TypeError, ValueError, IndexError):
+        minute = ids = None
+    if isinstance(minute, str) and prefix[:STAMP] > minute:
+        return set()  # a minute later than every ID they name
+    if minute == prefix[:STAMP]:
+        return {sid for sid in ids if isinstance(sid, str) and sid.startswith(prefix)}  # type: ignore[union-attr]
+    return PairScan(vault, scan.whole(), prefix=prefix).read().ids
 
 
 def load(vault: Vault, data: bytes | None = None, pairs: PairScan | bytes | None = None) -> BoardState | None:
@@ -328,7 +362,9 @@ def load(vault: Vault, data: bytes | None = None, pairs: PairScan | bytes | None
         data = read_bytes(vault.index_path)
     scan = pairs if isinstance(pairs, PairScan) else PairScan(vault, pairs)
     cached = _read_cache(vault)
-    scan.read(_pairs_split(cached))
+    split = _pairs_split(cached)
+    scan.read(split, tail_only=True)  # this minute's IDs in the pairs the summary read: _prefix_ids
+    scan.ids |= _prefix_ids(vault, scan, cached)
     if not data:
         return None
     if cached is not None:

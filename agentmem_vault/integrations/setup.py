@@ -23,6 +23,7 @@ from agentmem_vault.errors import AgentmemError, Refused, UsageError, VaultNotFo
 from agentmem_vault.integrations import hook_install, user_service
 from agentmem_vault.integrations.file_edit import apply_edit, plan_text_edit, read_for_edit
 from agentmem_vault.integrations.quoting import check_safe
+from agentmem_vault.model import yamlload
 
 AGENT_DIRS = {agent: folder for agent, (folder, _) in hook_install.FILES.items()}  # where each keeps its config
 AGENT_NAMES = {"cursor": "Cursor", "claude": "Claude Code", "codex": "Codex"}
@@ -137,16 +138,13 @@ def _config_step(vault: Vault, dry_run: bool) -> Change:
     note = ""
     if env and Path(env).expanduser().absolute() != vault.root:
         note = f"; AGENTMEM_VAULT={env} still overrides it in shells that set it"
-    edit = plan_text_edit(path, raw, new, what="YAML", check=_yaml_check)
+    # read back by the one YAML loader, as config.py will read it
+    edit = plan_text_edit(
+        path, raw, new, what="YAML", check=lambda b: yamlload.load(b.decode("utf-8-sig"), ValueError, "it")
+    )
     if not dry_run:
         apply_edit(edit)
     return Change("config", str(path), edit.action, f"vault: {vault.root}{note}", preview=new if edit.changed else "")
-
-
-def _yaml_check(data: bytes) -> None:
-    import yaml
-
-    yaml.safe_load(data.decode("utf-8-sig"))
 
 
 def _codex_toml_step(home: Path, dry_run: bool) -> Change:

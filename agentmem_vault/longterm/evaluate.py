@@ -318,13 +318,6 @@ def _text_of(f: Path | Traversable) -> str:
     return f.read_text(encoding="utf-8-sig")
 
 
-def load_fixture(path: Path | Traversable) -> Fixture:
-    fixtures = load_fixture_file(path)
-    if len(fixtures) != 1:
-        raise UsageError(f"{path}: holds {len(fixtures)} fixtures, not one")
-    return fixtures[0]
-
-
 def load_fixtures(folder: Path | Traversable) -> list[Fixture]:
     if not folder.is_dir():
         raise UsageError(f"eval fixtures folder not found: {folder}")

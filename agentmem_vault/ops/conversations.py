@@ -174,16 +174,17 @@ class PairScan:
         self.pair: dict | None = None
         self.whole_lines, self.tail, self.ids = True, b"", set[str]()
 
-    def read(self, split: int = 0) -> PairScan:
-        """One pass over the file as it is now (see the class); returns ``self``."""
+    def read(self, split: int = 0, *, tail_only: bool = False) -> PairScan:
+        """One pass over the file as it is now (see the class); returns ``self``. ``tail_only``:
+        ``ids`` only from the bytes after ``split`` (the caller knows those before it)."""
         if self.data is not None:
-            return self._scan(iter([self.data]), split)
-        if read_chunks(self.path, lambda chunks: self._scan(chunks, split), chunk=self.CHUNK) is None:
-            self._scan(iter(()), split)  # no file: nothing recorded
+            return self._scan(iter([self.data]), split, tail_only)
+        if read_chunks(self.path, lambda chunks: self._scan(chunks, split, tail_only), chunk=self.CHUNK) is None:
+            self._scan(iter(()), split, tail_only)  # no file: nothing recorded
         return self
 
-    def _scan(self, chunks: Iterator[bytes], split: int) -> PairScan:
-        needle = _needle(self.want[0]) if self.want[0] else b""
+    def _scan(self, chunks: Iterator[bytes], split: int, tail_only: bool) -> PairScan:
+        needle, prefix = _needle(self.want[0]) if self.want[0] else b"", "" if tail_only else self.want[1]
         at, crc, head, rest, pending = 0, 0, 0 if not split else None, list[bytes](), list[bytes]()
         self.pair, self.ids, self.whole_lines = None, set(), True  # from the start when a read is retried
         for chunk in chunks:
@@ -200,18 +201,20 @@ class PairScan:
             first = 0
             if pending:  # the line begun in the chunks before
                 first = chunk.find(b"\n") + 1
-                self._search(b"".join([*pending, chunk[:first]]), needle)
-            self._search(chunk, needle, first, cut)
+                self._search(b"".join([*pending, chunk[:first]]), needle, prefix)
+            self._search(chunk, needle, prefix, first, cut)
             pending = [chunk[cut:]]
-        self._search(b"".join(pending), needle)  # a last line without its end
+        self._search(b"".join(pending), needle, prefix)  # a last line without its end
         self.split, self.size, self.crc, self.head, self.tail = split, at, crc, head, b"".join(rest)
+        if tail_only and self.want[1]:
+            self.ids = _ids_with_prefix(self.tail, self.want[1].encode("utf-8"))
         if not split and self.data is None:
             self.data = self.tail  # all of it: whole() need not read it again
         return self
 
-    def _search(self, block: bytes, needle: bytes, first: int = 0, end: int = -1) -> None:
+    def _search(self, block: bytes, needle: bytes, prefix: str, first: int = 0, end: int = -1) -> None:
         # rfind, not find or "in": a needle absent from a block is ruled out 2-4x faster by it
-        conversation_id, prefix = self.want
+        conversation_id = self.want[0]
         end = len(block) if end < 0 else end
         if conversation_id and block.rfind(needle, first, end) != -1:
             for obj in _lines_with(block, needle, first, end):  # the block's latest pair wins over the earlier

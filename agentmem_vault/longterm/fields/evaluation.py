@@ -57,12 +57,16 @@ def fixture_counts(pairs: list[tuple[dict, MemoryObject]], source_project: str) 
 
     for exp, m in pairs:
         if exp.get("category"):
-            tally("category", m.category == exp["category"], f"{m.category} (expected {exp['category']})")
+            tally("category", m.category == exp["category"], f"{m.category} (expected {exp['category']}): {m.title!r}")
         if exp.get("scope"):
             got = scope_of(m, source_project)
-            tally("scope", got == exp["scope"], f"{got} (expected {exp['scope']})")
+            tally("scope", got == exp["scope"], f"{got} (expected {exp['scope']}): {m.title!r}")
         if band := exp.get("importance_band"):
-            tally("importance_band", band_of(m.importance) == band_label(band), f"{m.importance} (expected {band})")
+            tally(
+                "importance_band",
+                band_of(m.importance) == band_label(band),
+                f"{m.importance} (expected {band}): {m.title!r}",
+            )
         for kw in m.keywords:
             why = bad_keyword(kw, m.content, m.title)
             tally("keywords", not why, f"{kw!r} {why}")
@@ -74,8 +78,7 @@ def fixture_counts(pairs: list[tuple[dict, MemoryObject]], source_project: str) 
         want = [str(s).lower() for s in exp.get("title_contains", [])]
         avoid = [str(s).lower() for s in exp.get("title_not_contains", [])]
         if want or avoid:
-            t = m.title.lower()
-            ok = all(w in t for w in want) and not any(a in t for a in avoid)
+            ok = all(w in m.title.lower() for w in want) and not any(a in m.title.lower() for a in avoid)
             tally("title_labels", ok, f"{m.title!r} (expected {want} and none of {avoid})")
     c["problems"] = problems
     return c
