@@ -1,28 +1,6 @@
-"""Conversation ID <-> Session ID pairs, and the queue of finished transcripts.
-
-Two append-only JSON Lines files in ``memory/.agentmem/`` (tool state: deleting them loses no
-memory, only the ability to map a chat back to its Session ID):
-
-``conversations.jsonl`` — one line per registration made by a sessionStart hook::
-
-    {"time": "2026-06-01T09:30:00", "conversation_id": "<agent's chat id>",
-     "session_id": "2026-06-01-0930-cursor-main-agent", "agent": "cursor", "source": "startup"}
-
-  Written under the vault's index lock (the same lock as the registration it records, so a chat's
-  row and its pair appear together). The *last* line for a conversation ID wins.
-
-``extract-queue.jsonl`` — one line per finished (or paused) agent transcript, for long-term
-extraction by the watcher daemon. The format, agreed with the daemon, is exactly::
-
-    {"kind": "transcript", "path": "<absolute transcript path>", "session_id": "<id or null>",
-     "conversation_id": "<agent's chat id or null>", "agent": "cursor|claude|codex",
-     "time": "YYYY-MM-DDTHH:MM:SS"}
-
-  Appended in one ``write`` under ``exclusive_lock(vault.lock_path("extract-queue"))``; a consumer
-  that rewrites or truncates the file must hold that same lock (use :func:`queue_lock`). The same
-  path may be queued many times (Cursor's ``stop`` fires after every agent turn): consumers dedupe
-  by path and read the transcript as it is when they process it.
-"""
+"""Conversation ID <-> Session ID pairs (``conversations.jsonl``) and the queue of finished
+transcripts (``extract-queue.jsonl``): two append-only JSON Lines files in ``memory/.agentmem/``
+whose formats, locks and readers' rules are in docs/daemon.md ("The hooks' state files")."""
 
 from __future__ import annotations
 
