@@ -4,8 +4,10 @@ One model, read one way by every part of the program (extraction, curation, ``me
 index): ``parse_note(text) -> Note`` and ``render_note(note) -> str`` are the only reader and writer
 of the format, and every normalisation rule lives in this module (the rules: docs/notes.md).
 
-The fence is split by ``yamlload.split_frontmatter`` and the YAML loaded by ``yamlload.load`` (the
-C LibYAML loader when present), dumped by PyYAML. Pure: no file or vault access.
+The frontmatter's YAML is loaded and dumped through python-frontmatter's ``YAMLHandler`` (the C
+LibYAML loader when present). The fence is split by ``yamlload.split_frontmatter``, not by
+``frontmatter.loads``, which silently returns no properties for an unclosed fence or a non-mapping
+and strips the body: a note this program would then rewrite without its properties. Pure.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+import frontmatter
 import yaml
 
 from agentmem_vault.errors import NoteFormatError
@@ -311,6 +314,9 @@ def quote_links(fm: str) -> str:
     return "\n".join(out)
 
 
+_HANDLER = frontmatter.YAMLHandler()
+
+
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """SafeLoader with YAML 1.2 booleans: only true/false. YAML 1.1 also reads yes/no/on/off as
     booleans, so a property named ``on`` would come back as ``True`` and be renamed on rewrite;
@@ -524,9 +530,7 @@ def _check_text(note: Note) -> None:
 def render_note(note: Note) -> str:
     """The note as file text (``\\n`` line ends, or ``\\r\\n`` when it was read from a CRLF file)."""
     _check_text(note)
-    fm = yaml.dump(
-        properties(note), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=10**6, allow_unicode=True
-    ).strip()
+    fm = _HANDLER.export(properties(note), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=10**6)
     out = f"---\n{fm}\n---\n{note.content.strip(chr(10))}\n"
     if note.history or note.history_preface:
         out += f"\n## {note.history_heading or HISTORY_HEADING}\n"

@@ -359,7 +359,7 @@ class RecallIndex:
     def _read(self, rel: str) -> tuple[Note, str | None, str] | None:
         """(note, error, sha). A note whose frontmatter cannot be read is reported in ``error`` and
         still indexed by its file name and body: a hand-written note in Obsidian is a memory too."""
-        # The note reader (PyYAML and the note model: tens of ms to import) only when a note is
+        # The note reader (python-frontmatter, PyYAML: ~50 ms to import) only when a note is
         # (re)indexed: a query on a fresh index never parses a note (docs/performance.md).
         from agentmem_vault.model.notes import Note, note_file_problem, read_note_bytes, salvage_body
 
