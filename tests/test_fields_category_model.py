@@ -76,6 +76,9 @@ def test_telling_the_assistant_what_it_just_did_wrong_is_a_correction() -> None:
     said = "You renamed a response field and the mobile app broke. Never rename a public field without a version bump."
     turns = [Turn("user", "add it"), Turn("assistant", "Added, and renamed total to amount."), Turn("user", said)]
     assert derived(turns, said, "rule").importance >= 0.9
+    # the chat need not show the assistant's turn: the words say what it did
+    said = "你刚才改完就说好了，结果我一跑 tsc 一片红。以后改完先自己跑 lint。"
+    assert derived([Turn("user", said)], said, "convention").importance >= 0.9
     # "你说得对" agrees with the assistant
     said = "你说得对，金额字段统一用 decimal。"
     turns = [Turn("user", "金额怎么存"), Turn("assistant", "建议用 decimal。"), Turn("user", said)]

@@ -13,7 +13,7 @@ from agentmem_vault.longterm.evaluate import (
     BUILTIN_SETS,
     Fixture,
     evaluate,
-    load_fixture,
+    load_fixture_file,
     load_fixtures,
     score_fixture,
 )
@@ -124,7 +124,7 @@ def test_scorer_claims_each_extraction_once():
 def test_bad_fixture_is_a_usage_error(tmp_path):
     (tmp_path / "bad.json").write_text('{"conversation": {}}', encoding="utf-8")
     with pytest.raises(UsageError):
-        load_fixture(tmp_path / "bad.json")
+        load_fixture_file(tmp_path / "bad.json")
     with pytest.raises(UsageError):
         load_fixtures(tmp_path / "missing")
 

@@ -253,6 +253,8 @@ def test_a_following_sentence_that_is_not_a_rule_stays_as_the_reason_not_the_rep
             "FYI the staging DB resets every night at 02:00 UTC, so don't keep test fixtures there.",
             "common_pitfalls_experience",
         ),
+        # the language runtime's version is the environment (docs/notes.md, Labels)
+        ("記住：這個專案預設用 Python 3.11。", "project_environment_configuration"),
     ],
 )
 def test_category_heuristics(text: str, category: str) -> None:

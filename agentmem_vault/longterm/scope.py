@@ -25,11 +25,7 @@ def scope_for(category: str, text: str, source_project: str, reach: str = "") ->
     # to a project only by words naming it ("here's what I changed" is no "here")
     says_here = here_words or (reach == "project" and not everywhere_words and not users)
     says_everywhere = everywhere_words or reach == "all_projects"
-    if users:
-        wants_project = says_here and not says_everywhere
-    else:
-        wants_project = not (says_everywhere and not says_here)
-    if not wants_project:
+    if not ((says_here and not says_everywhere) if users else not (says_everywhere and not says_here)):
         return "", "global"
     return (source_project, "project") if source_project else ("", UNSCOPED)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import lru_cache, reduce
 
 from agentmem_vault.longterm.fields.data import _lines, pattern
 from agentmem_vault.longterm.schema import CATEGORIES
@@ -32,25 +32,21 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
     that is not one of the eleven is an error of the data file."""
     out: dict[str, list[tuple[int, re.Pattern[str]]]] = {}
     macros: dict[str, str] = {}
-    current = ""
     for line in _lines("category_cues.txt"):
         if line.startswith("@"):  # "@name = alternatives", used as {name} in the cues below
             name, _, alts = line[1:].partition("=")
-            macros[name.strip()] = alts.strip()
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = line[1:-1]
-            if current not in CATEGORIES or current in out:
+            macros["{" + name.strip() + "}"] = alts.strip()
+        elif line.startswith("[") and line.endswith("]"):
+            if (current := line[1:-1]) not in CATEGORIES or current in out:
                 raise ValueError(f"category_cues.txt: unknown or repeated category {current!r}")
             out[current] = []
-            continue
-        # "w": whole words or identifiers ("test" must not fire inside "Test-Path", "env" in "venv")
-        weight, how, pattern = line.split(" ", 2)
-        for name, alts in macros.items():
-            pattern = pattern.replace("{" + name + "}", alts)
-        if not current or how not in ("w", "r"):
+        elif len(parts := line.split(" ", 2)) < 3 or parts[1] not in ("w", "r") or not out:
             raise ValueError(f"category_cues.txt: expected '<weight> w|r <pattern>' under a [category]: {line!r}")
-        out[current].append((int(weight), re.compile(rf"(?<![\w.-])(?:{pattern})(?![\w-])" if how == "w" else pattern)))
+        else:  # "w": whole words or identifiers ("test" must not fire inside "Test-Path", "env" in "venv")
+            p = reduce(lambda p, macro: p.replace(*macro), macros.items(), parts[2])
+            out[next(reversed(out))].append(
+                (int(parts[0]), re.compile(rf"(?<![\w.-])(?:{p})(?![\w-])" if parts[1] == "w" else p))
+            )
     return tuple((cat, tuple(c)) for cat, c in out.items())
 
 

@@ -51,9 +51,11 @@ def corrects_assistant(evidence: str, assistant_said: str, *, choosing: bool = F
     after the assistant laid out both, "這個定下來就別再搖擺了") a ban on doing it again ("不要再加 …",
     "stop putting them there") or a rejection of something the assistant's turn named ("don't use
     requests" after "I used requests")."""
+    said = fold(evidence)
+    if section("statement_words.txt", "told_back").match(said):
+        return True  # "你刚才改完就说好了，结果…": the words say what the assistant did
     if not assistant_said or _ASKS.search(assistant_said.strip()):
         return False  # answering the assistant's question is not correcting it
-    said = fold(evidence)
     lead = bool(pattern("correction_leads.txt").match(said))
     if lead or choosing or pattern("correction_repeats.txt").search(said):
         return lead or not choosing  # a choice is corrected by a lead only

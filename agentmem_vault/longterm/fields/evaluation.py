@@ -18,10 +18,7 @@ FAILURES = ("keywords", "scenarios", "titles")
 
 
 def band_of(importance: float) -> str:
-    for name, (lo, hi) in BANDS.items():
-        if lo <= importance < hi:
-            return name
-    return "below"
+    return next((name for name, (lo, hi) in BANDS.items() if lo <= importance < hi), "below")
 
 
 def band_label(label: str) -> str:
@@ -36,10 +33,8 @@ def band_label(label: str) -> str:
 def scope_of(m: MemoryObject, source_project: str) -> str:
     """project / global / unscoped as the note would be filed, or ``other:<name>`` for a note
     filed under a project that is not the source's."""
-    if m.scope == "unscoped":
-        return "unscoped"
-    if m.scope == "global" or not m.project:
-        return "global"
+    if m.scope == "unscoped" or m.scope == "global" or not m.project:
+        return "unscoped" if m.scope == "unscoped" else "global"
     return "project" if m.project == source_project else f"other:{m.project}"
 
 
@@ -57,12 +52,16 @@ def fixture_counts(pairs: list[tuple[dict, MemoryObject]], source_project: str) 
 
     for exp, m in pairs:
         if exp.get("category"):
-            tally("category", m.category == exp["category"], f"{m.category} (expected {exp['category']})")
+            tally("category", m.category == exp["category"], f"{m.category} (expected {exp['category']}): {m.title!r}")
         if exp.get("scope"):
             got = scope_of(m, source_project)
-            tally("scope", got == exp["scope"], f"{got} (expected {exp['scope']})")
+            tally("scope", got == exp["scope"], f"{got} (expected {exp['scope']}): {m.title!r}")
         if band := exp.get("importance_band"):
-            tally("importance_band", band_of(m.importance) == band_label(band), f"{m.importance} (expected {band})")
+            tally(
+                "importance_band",
+                band_of(m.importance) == band_label(band),
+                f"{m.importance} (expected {band}): {m.title!r}",
+            )
         for kw in m.keywords:
             why = bad_keyword(kw, m.content, m.title)
             tally("keywords", not why, f"{kw!r} {why}")
@@ -74,8 +73,7 @@ def fixture_counts(pairs: list[tuple[dict, MemoryObject]], source_project: str) 
         want = [str(s).lower() for s in exp.get("title_contains", [])]
         avoid = [str(s).lower() for s in exp.get("title_not_contains", [])]
         if want or avoid:
-            t = m.title.lower()
-            ok = all(w in t for w in want) and not any(a in t for a in avoid)
+            ok = all(w in m.title.lower() for w in want) and not any(a in m.title.lower() for a in avoid)
             tally("title_labels", ok, f"{m.title!r} (expected {want} and none of {avoid})")
     c["problems"] = problems
     return c

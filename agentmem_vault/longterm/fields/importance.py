@@ -46,8 +46,7 @@ def importance_for(
     that may ask for it (the sentence of an enumeration's item), ``words`` when not given."""
     request = request or words
     if recorded:
-        base = EXPERIENCE if kind == "pitfall" else RULE
-        return min(RECORDED_MAX, RED_LINE if is_red_line(words) else base)
+        return min(RECORDED_MAX, RED_LINE if is_red_line(words) else EXPERIENCE if kind == "pitfall" else RULE)
     if is_red_line(words):
         return RED_LINE
     if kind == "pitfall":  # experience: only an explicit "remember this" makes it more

@@ -42,15 +42,13 @@ def _segmenter():  # type: ignore[no-untyped-def]
 
 
 def cut(text: str) -> list[str]:
-    seg = _segmenter()
     with _LOCK:
-        return list(seg.cut(text))
+        return list(_segmenter().cut(text))
 
 
 def tag(text: str) -> list[tuple[str, str]]:
-    seg = _segmenter()
     with _LOCK:
-        return list(seg.tag(text))
+        return list(_segmenter().tag(text))
 
 
 @lru_cache(maxsize=4096)
