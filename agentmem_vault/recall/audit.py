@@ -1,15 +1,9 @@
-"""What each chat was given: the injection audit (``memory/.agentmem/injected.jsonl``).
+"""What each chat was given: the injection audit (``memory/.agentmem/injected.jsonl``; what a line
+holds and how it is read back: docs/recall.md, "What a chat was given").
 
-Every sessionStart context, prompt-time recall and ``memory_context`` answer appends one line:
-which Session ID (and the agent's conversation ID) it went to, where it came from, the note IDs
-and Session IDs it carried with their scores and how each was shown, the characters used and the
-budget. ``agentmem injected SESSION_ID`` reads it back; the prompt hook reads it to add only what
-the chat has not been given yet (docs/recall.md, "What a chat was given").
-
-Bounded: past ``ROTATE_BYTES`` the file becomes ``injected.1.jsonl`` (the one before is dropped),
-so the audit never holds more than about twice that. No prompt or task text is stored (it may hold
-a secret); only what was given. Best effort on the write side: an audit line that cannot be
-written never costs the chat its context. Cheap to import (the hook path): json, os and fs.
+Bounded by ``ROTATE_BYTES`` (one rotated part). No prompt or task text is stored (it may hold a
+secret). Best effort on the write side: an audit line that cannot be written never costs the chat
+its context. Cheap to import (the hook path): json, os and fs.
 """
 
 from __future__ import annotations

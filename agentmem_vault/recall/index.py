@@ -7,10 +7,9 @@ deserialised in full on every invocation. Tokens come from ``agentmem_vault.mode
 Traditional->Simplified, Latin words, CJK bigrams) and are stored space-separated, so FTS5's own
 tokenizer only splits on the spaces we put there.
 
-The notes are the source of truth. The index is incremental by (mtime, size) and content hash, is
-checked against the notes before every query (an edit or delete in Obsidian shows in the very next
-query; recall/freshness.py says when a watch or the daemon stands for that check), and is rebuilt from scratch when it is missing, corrupt, from another schema, or when
-its folder is not writable (then it lives in memory for this process).
+The notes are the source of truth. The index is incremental by (mtime, size) and content hash,
+checked against the notes before every query (docs/recall.md, "Freshness"), and rebuilt from
+scratch when it is missing, corrupt or from another schema; in memory when its folder is not writable.
 """
 
 from __future__ import annotations
