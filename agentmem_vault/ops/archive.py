@@ -1,13 +1,10 @@
-"""Archive: the "封存 memory session" procedure (docs/lifecycle.md, "Archive").
+"""Archive: the "封存 memory session" procedure; its steps and their order are docs/lifecycle.md,
+"Archive".
 
 A pure plan (``plan_archive``: board + snapshot facts in, decisions out) and an apply step that
-performs it through ``BoardWriter`` under the vault lock; ``--dry-run`` prints the plan and writes
-nothing.
-
-Archive is all-or-nothing: its steps run in the documented order (archive index, move the snapshot,
-release the sources' Referenced By, remove the row last) inside one ``BoardWriter.transaction()``,
-so a failure at any step puts the vault back exactly as it was, and the next writer does the same
-for an archive whose process was killed halfway (docs/reliability.md, "Crash safety").
+performs it through ``BoardWriter`` under the vault lock, in one ``transaction()``: a failure at
+any step, or a process killed halfway, leaves the vault as it was (docs/reliability.md, "Crash
+safety"); ``--dry-run`` prints the plan and writes nothing.
 """
 
 from __future__ import annotations
