@@ -81,13 +81,8 @@ def plan_archive(
     now: datetime,
     force: bool = False,
 ) -> ArchivePlan:
-    """Decide what ``archive ID`` does (pure). Raises SessionNotFound / Refused.
-
-    Order of the checks (docs/lifecycle.md): a referenced row is refused first (the Delete-vs-archive table:
-    never delete *or* archive while referenced) unless forced; an idle row without snapshot, or a
-    row with neither snapshot nor meaningful Summary, is deleted instead of archived (no empty
-    archive folders); otherwise the row is archived, with its snapshot when it has one.
-    """
+    """Decide what ``archive ID`` does (pure; the checks in docs/lifecycle.md's order: never
+    delete *or* archive while referenced, unless forced). Raises SessionNotFound / Refused."""
     sid = validate_session_id(session_id)
     row = doc.find(sid)
     if row is None:
