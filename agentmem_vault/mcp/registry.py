@@ -5,9 +5,6 @@ vault, agent and project the server was started with), registered with ``@tool``
 or ``@prompt``; the options are the SDK's own. ``register`` gives each one to an ``MCPServer`` with
 the ``Front`` bound, so the client sees only the other parameters. Thin, and how errors are
 answered: docs/mcp.md, "Rules".
-
-Imports of the SDK are absolute (``from mcp...``): they resolve to the installed ``mcp``
-distribution, never to this package (``agentmem_vault.mcp``).
 """
 
 from __future__ import annotations

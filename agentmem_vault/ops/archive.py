@@ -214,10 +214,8 @@ def _without(refs: str, sid: str) -> str:
 
 
 def _apply_archive(vault: Vault, w: BoardWriter, plan: ArchivePlan, snap_path: Path, result: ArchiveResult) -> None:
-    """The archive's steps in the skill's order (archive index, move the snapshot, release the
-    sources' Referenced By, remove the row last) inside one ``BoardWriter.transaction()``: an error
-    at any step puts every file back byte for byte, and so does the next writer when the process
-    was killed halfway (the transaction's undo record, docs/reliability.md "Crash safety")."""
+    """The archive's steps in docs/lifecycle.md's order, the row removed last, inside one
+    ``BoardWriter.transaction()`` (docs/reliability.md, "Crash safety")."""
     sid = plan.session_id
     folder = vault.archive_path(sid)
     index_path = folder / "index.md"

@@ -204,12 +204,9 @@ def identify_roots(roots: list[str] | tuple[str, ...], aliases: Aliases | None =
 
 
 def decode_slug(slug: str, *, listdir=None, max_candidates: int = 4) -> list[str]:  # type: ignore[no-untyped-def]
-    """The existing folders an agent's project-folder slug can stand for.
-
-    Cursor (``Users-alice-code-my-app``) and Claude Code (``-home-alice-code-my-app``) turn every
-    path separator (and Claude Code also ``.``, ``_`` and spaces) into ``-``, so ``my-app`` and
-    ``my/app`` look alike: each ``-`` is tried as a separator or as a literal character, following
-    only names that exist (each folder is listed once), so the search stays small. More than one
+    """The existing folders an agent's project-folder slug can stand for (docs/projects.md): each
+    ``-`` is tried as a separator or as a literal character (Claude Code also turns ``.``, ``_`` and
+    spaces into ``-``), following only names that exist, each folder listed once. More than one
     candidate means the slug is ambiguous."""
     listing: dict[str, list[str]] = {}
 
