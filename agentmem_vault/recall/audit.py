@@ -114,21 +114,21 @@ def record(
         return False
 
 
-def _rotate_if_full(vault: Vault, path: Path, old: Path) -> None:
+def _full(path: Path) -> bool:
     try:
-        if os.stat(path).st_size < ROTATE_BYTES:
-            return
+        return os.stat(path).st_size >= ROTATE_BYTES
     except OSError:
+        return False
+
+
+def _rotate_if_full(vault: Vault, path: Path, old: Path) -> None:
+    if not _full(path):
         return
     from agentmem_vault.locking import exclusive_lock
 
     with exclusive_lock(vault.lock_path("injected"), 2.0, what="the injection audit"):
-        try:  # again under the lock: another process may have rotated it meanwhile
-            if os.stat(path).st_size < ROTATE_BYTES:
-                return
-        except OSError:
-            return
-        os.replace(path, old)
+        if _full(path):  # again under the lock: another process may have rotated it meanwhile
+            os.replace(path, old)
 
 
 def _read_tail(path: Path) -> bytes:
