@@ -135,9 +135,11 @@ class Model:
 
 
 def weights_text(model: Model) -> str:
-    """The weights file: ``# veto`` / ``# rescue`` lines, then ``feature<TAB>weight`` sorted."""
-    top = sorted(model.weights.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:MAX_FEATURES]
-    kept = sorted(kv for kv in top if abs(kv[1]) >= 0.005 or kv[0] == "s:bias")
+    """The weights file: ``# veto`` / ``# rescue`` lines, then the bias and the MAX_FEATURES
+    strongest other weights, ``feature<TAB>weight`` sorted."""
+    rest = sorted((kv for kv in model.weights.items() if kv[0] != "s:bias"), key=lambda kv: (-abs(kv[1]), kv[0]))
+    top = [kv for kv in rest[:MAX_FEATURES] if abs(kv[1]) >= 0.005]
+    kept = sorted([("s:bias", model.weights.get("s:bias", 0.0)), *top])
     head = ["# benchmarks/train_candidate_model.py", f"# veto\t{model.veto}", f"# rescue\t{model.rescue}"]
     return "\n".join(head + [f"{x}\t{v:.4f}" for x, v in kept]) + "\n"
 

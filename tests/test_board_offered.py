@@ -76,7 +76,6 @@ def _expected(rows: list[tuple[str, str, str]], project: str, exclude: str = "")
 def test_fast_path_and_full_board_offer_the_same_sessions(tmp_path: Path, active: int, project: str) -> None:
     rows = _rows(active)
     v = _build(tmp_path / "v", rows)
-    pairs = (v.state_dir / "conversations.jsonl").read_bytes()
     exclude = _sid(3)
     want = _expected(rows, project, exclude)
     doc = it.parse_index(v.index_path.read_text(encoding="utf-8"))
@@ -84,7 +83,7 @@ def test_fast_path_and_full_board_offer_the_same_sessions(tmp_path: Path, active
     again = summary.load(v)  # and read back from board-cache.json: the hook's fast path
     assert state is not None and again is not None
     for board in (doc, state, again):
-        got = offered_sessions(v, board, exclude=(exclude,), project_names=(project,), pairs=pairs)
+        got = offered_sessions(v, board, exclude=(exclude,), project_names=(project,))
         assert [h.session_id for h in got] == want
         assert all(h.status == "active" and doc.find(h.session_id) is not None for h in got)
 

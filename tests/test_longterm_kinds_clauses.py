@@ -249,3 +249,37 @@ def test_two_rules_about_different_things_in_one_sentence_are_two(text: str, wor
     holding two memories (one of them unmatched)."""
     got = kept(text)
     assert len(got) == 2 and words[0] in got[0] and words[1] in got[1], got
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (
+            "I don't want you to ever rename public functions in ledgerly without asking. keep `__all__` stable.",
+            ["rename", "__all__"],
+        ),
+        (
+            "the ledgerly export kept timing out and I finally found why: the api throttles us after 20 requests. "
+            "so the export must reuse one `httpx.Client` for the whole batch.",
+            ["20 requests", "httpx.Client"],
+        ),
+    ],
+)
+def test_a_dislike_said_as_a_want_and_a_cause_found_in_other_words(text: str, words: list[str]) -> None:
+    """Fault 891 (the probe set of this pass): "I don't want you to ever …" was no preference, and
+    "I finally found why: <cause>. so <fix>" gave the fix alone."""
+    got = kept(text)
+    assert len(got) == 1 and all(w in got[0] for w in words), got
+
+
+def test_a_refusal_of_the_action_the_assistant_offers_keeps_why_and_what_instead() -> None:
+    """Fault 892: "Should I run X?" - "NO. don't. <why>. <what to do instead>" gave nothing (the
+    opener carried no verdict and no sentence after it said what to do in rule words)."""
+    got = kept(
+        "plan the staging vpc",
+        "The plan is stuck at `Acquiring state lock` for 4 minutes. Should I run `terraform force-unlock`?",
+        "NO. don't. state is in the `ledger-tfstate` s3 bucket with dynamodb locking, a plan hanging on 'Acquiring "
+        "state lock' just means someone else's atlantis run holds the lock. wait for it or ask in #infra, "
+        "force-unlock on a live lock has corrupted state for us before",
+    )
+    assert len(got) == 1 and "ledger-tfstate" in got[0] and "force-unlock" in got[0], got

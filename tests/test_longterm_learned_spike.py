@@ -84,3 +84,11 @@ def test_the_harness_changes_the_pipelines_decisions(spike: ModuleType) -> None:
     with spike.scored(spike.Model({"s:bias": 50.0}, veto=0.0, rescue=0.5)):
         assert found(story) == ["My compose override had `postgres:16` from another project."]  # rescued
     assert found(story) == [] and "pnpm" in found(CHAT)[0]  # restored on exit
+
+
+def test_the_weights_file_keeps_the_bias_however_many_features_outweigh_it(spike: ModuleType) -> None:
+    weights = {f"w:word{i}": 1.0 + i / 1000 for i in range(spike.MAX_FEATURES + 10)} | {"s:bias": -0.01}
+    text = spike.weights_text(spike.Model(weights, 0.0, 0.99))
+    model = spike.parse_weights(text)
+    assert model.weights["s:bias"] == -0.01 and model.rescue == 0.99
+    assert len(model.weights) == spike.MAX_FEATURES + 1  # the strongest features, and the bias

@@ -294,12 +294,11 @@ def _read_cache(vault: Vault) -> dict | None:
 
 
 def _with_pairs(state: BoardState, pairs: PairScan, stamp: str) -> tuple[BoardState, bool]:
-    """``state`` with the projects of its active sessions as ``pairs`` (``conversations.jsonl``
-    now, read with ``state.pairs``'s size as its split) name them, and whether that took enough work
-    to save it: pairs appended since are read alone (each line is read on its own and the last one
-    naming a project wins), any other change means reading them all. ``stamp``: the newest minute
-    among the rows whose projects the summary read from its pairs (a session of a later minute is
-    no such row, or one appended since, whose project ``_extend`` read from all of ``pairs``)."""
+    """``state`` with its active sessions' projects (and ``pair_stamp``) as ``pairs`` (read with
+    ``state.pairs``'s size as the split) name them, and whether that took enough work to save it:
+    pairs appended since are read alone (the last line naming a project wins), any other change
+    means all of them. ``stamp``: the newest minute among the rows whose projects the summary read
+    (a later one is a row appended since, whose project ``_extend`` read from all of ``pairs``)."""
     size, crc = state.pairs
     same = size == pairs.split and pairs.head == crc
     if same and size == pairs.size:
@@ -323,13 +322,6 @@ def _with_pairs(state: BoardState, pairs: PairScan, stamp: str) -> tuple[BoardSt
     return new, redone or tail.count(b"\n") >= SAVE_EVERY
 
 
-def _pairs_split(cached: dict | None) -> int:
-    """The size of the pairs' prefix the summary read (0: none)."""
-    got = cached.get("pairs") if cached is not None else None
-    split = got[0] if isinstance(got, list) and got else 0
-    return split if type(split) is int and split > 0 else 0
-
-
 def _prefix_ids(vault: Vault, scan: PairScan, cached: dict | None) -> set[str]:
     """The IDs of ``scan.want``'s minute among those the pairs before ``scan.split`` name: known
     from the summary's ``pair_stamp`` when those pairs are the ones it read (their CRC, whole
@@ -351,18 +343,18 @@ def _prefix_ids(vault: Vault, scan: PairScan, cached: dict | None) -> set[str]:
 
 
 def load(vault: Vault, data: bytes | None = None, pairs: PairScan | bytes | None = None) -> BoardState | None:
-    """The board's state: its bytes (``data``, or read now) and the pairs' checked against the
-    summary by CRC. ``pairs``: a ``PairScan`` not read yet (it is read here, in one pass with the
-    split the summary needs, whatever the board), or the file's bytes, or None (read now). None when
-    the board is missing, empty or has no table (callers then take the full path). Raises what
-    ``parse_index`` raises for a board that cannot be read. Call under the vault lock."""
+    """The board's state: its bytes (``data``, or read now) and the pairs' (``pairs``: a
+    ``PairScan`` not read yet, read here with the split the summary needs; or the bytes; or None)
+    checked against the summary by CRC. None when the board is missing, empty or has no table (the
+    caller takes the full path); what ``parse_index`` raises for an unreadable board. Under the lock."""
     from agentmem_vault.fs import decode_text, read_bytes
 
     if data is None:
         data = read_bytes(vault.index_path)
     scan = pairs if isinstance(pairs, PairScan) else PairScan(vault, pairs)
     cached = _read_cache(vault)
-    split = _pairs_split(cached)
+    got = cached.get("pairs") if cached is not None else None
+    split = got[0] if isinstance(got, list) and got and type(got[0]) is int and got[0] > 0 else 0
     scan.read(split, tail_only=True)  # this minute's IDs in the pairs the summary read: _prefix_ids
     scan.ids |= _prefix_ids(vault, scan, cached)
     if not data:

@@ -1,23 +1,5 @@
-"""Agent hook payloads in, agent hook answers out (pure: text -> HookEvent -> dict).
-
-What each agent sends on stdin (only the fields we use; anything else is ignored):
-
-- Cursor (every hook): ``conversation_id``, ``generation_id``, ``model``, ``hook_event_name``,
-  ``cursor_version``, ``workspace_roots`` (list), ``user_email``, ``transcript_path`` (null at
-  sessionStart). ``sessionStart`` adds ``session_id`` (= conversation_id), ``is_background_agent``,
-  ``composer_mode``; ``sessionEnd`` and ``stop`` carry ``transcript_path``.
-  Answer honoured at sessionStart: ``{"additional_context": str, "env": {name: value}}``.
-- Claude Code: ``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``permission_mode``;
-  SessionStart adds ``source`` (startup|resume|clear|compact), SessionEnd adds ``reason``.
-  Answer: ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": str}}``.
-- Codex CLI: the Claude Code shape (``session_id``, ``transcript_path``, ``cwd``, ``model``,
-  ``permission_mode``, ``source``); same answer shape. Codex has no SessionEnd: its ``Stop``
-  (end of a turn) carries the transcript.
-- ``UserPromptSubmit`` (Claude Code, Codex): the common fields and ``prompt``; answer
-  ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": str}}``.
-  Cursor's ``beforeSubmitPrompt`` answers only ``continue`` / ``user_message``: it cannot add
-  context, so there is no Cursor prompt hook (docs/recall.md).
-
+"""Agent hook payloads in, agent hook answers out (pure: text -> HookEvent -> dict). What each
+agent sends and which answer it honours: docs/setup.md ("What the hooks read and answer").
 All answers are written ASCII-only (``\\uXXXX`` escapes are valid JSON), so the console encoding
 of the shell that runs the hook (PowerShell on Windows) can never garble a CJK vault path.
 """

@@ -8,8 +8,8 @@ Hooks:
       registered (Claude Code ``resume``/``compact``, or any repeat of a known conversation ID
       whose row still exists) gets its existing Session ID back and no new row.
   cursor-session-end | cursor-stop | claude-session-end | claude-stop | codex-stop
-      Queue the transcript for long-term extraction (``memory/.agentmem/extract-queue.jsonl``,
-      format in ``conversations.py``) and answer ``{}``.
+      Queue the transcript for long-term extraction (``extract-queue.jsonl``, docs/daemon.md)
+      and answer ``{}``.
   claude-user-prompt | codex-user-prompt
       ``UserPromptSubmit``: add the memories relevant to the prompt that the chat has not been
       given yet (``recall/prompt.py``), or answer ``{}``.
@@ -22,10 +22,8 @@ vault, a damaged table, anything unexpected) exits 0 with no Session ID and leav
 session-start answer then carries that line for the user (``payloads.failure_answer``); the others
 answer ``{}``.
 
-Fast: this runs on every new chat, so ``entry.py`` dispatches here before click is imported, and
-nothing on this path imports click, PyYAML (except right after the config file changed),
-filelock, anthropic, watchdog or frontmatter. The lock is ``locking.exclusive_lock`` (fcntl /
-msvcrt on the same lock file filelock would use).
+Fast: this runs on every new chat; ``entry.py`` dispatches here before click is imported, and
+what this path may import is docs/performance.md's "Imports" list.
 
 Vault for a hook: ``--vault`` > ``AGENTMEM_VAULT`` > user config ``vault:`` > walking up from each
 of the payload's ``workspace_roots`` / ``cwd`` > ``CURSOR_PROJECT_DIR`` / ``CLAUDE_PROJECT_DIR`` >
@@ -275,9 +273,7 @@ def find_vault(explicit: str | None, roots: tuple[str, ...]):
             if not p.is_absolute():
                 continue
             return resolve_vault(None, cwd=p)
-        except VaultNotFound:
-            continue
-        except (OSError, ValueError):
+        except (VaultNotFound, OSError, ValueError):
             continue
     try:
         return resolve_vault(None)
@@ -335,17 +331,13 @@ def _recall_context(
     try:
         from agentmem_vault.recall import session_start_context
 
-        kw = {"doc": doc} if doc is not None else {}  # an IndexDoc or a summary.BoardState
         given: list = []
         # Scoped to the chat's project (docs/projects.md): another project's rules never show here.
+        # ``doc``: an IndexDoc or a summary.BoardState
+        budget, exclude = _start_budget(cfg), (session_id,)
         text = session_start_context(
-            vault,
-            budget=_start_budget(cfg),
-            exclude=(session_id,),
-            project_names=project_names,
-            given=given,
-            **kw,
-        )
+            vault, budget=budget, doc=doc, exclude=exclude, project_names=project_names, given=given
+        )  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - recall is optional on this path
         return ""
     text = text.strip() if isinstance(text, str) else ""

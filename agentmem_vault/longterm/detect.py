@@ -349,9 +349,12 @@ class _Scan:
             return -1, ""  # "No, it was my network." / "No, use X" (a correction of its own)
         ahead = [j for j in range(i + 1, min(i + 4, len(sents))) if is_statement(sents[j])]
         j = next((j for j in ahead if _directs(sents[j], self.said)), -1)
-        judged = has("verdict", opener)
-        if j < 0 and judged and specificity_score(lead or (sents[ahead[0]] if ahead else "")):
-            j = i if lead else ahead[0]
+        # "Should I run force-unlock?" - "NO. don't. <why>": a refusal of what the assistant offered
+        nxt = folded(sents[i + 1]) if i + 1 < len(sents) else ""
+        refused = self.said.rstrip().endswith(("?", "？")) and has("ban", nxt) and len(nxt.split()) <= 2
+        judged = has("verdict", opener) or refused
+        if j < 0 and judged:  # what is so, said with something specific
+            j = i if lead and specificity_score(lead) else next((a for a in ahead if specificity_score(sents[a])), -1)
         return j, lead
 
     def parallel(self, idx: int, sents: "tuple[str, ...]", i: int, k0: int) -> Cue | None:

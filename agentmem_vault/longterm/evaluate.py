@@ -76,9 +76,7 @@ def infer_language(turns: list[Turn]) -> str:
     from agentmem_vault.model.textnorm import to_simplified
 
     text = "".join(_CJK.findall(" ".join(t.text for t in turns if t.role == "user")))
-    if not text:
-        return "en"
-    return "zh-TW" if to_simplified(text) != text else "zh-CN"
+    return "en" if not text else "zh-TW" if to_simplified(text) != text else "zh-CN"
 
 
 @dataclass
@@ -271,10 +269,9 @@ def _merge_labels(expected: list[dict], data: dict, labelled: dict | None, label
                 for k, v in lab.items():
                     e.setdefault(k, v)
                 break
-    for src in (data, labelled or {}, labels):
-        if "project" in src:
-            return str(src["project"] or "")
-    return DEFAULT_PROJECT
+    return next(
+        (str(src["project"] or "") for src in (data, labelled or {}, labels) if "project" in src), DEFAULT_PROJECT
+    )
 
 
 def field_labels(folder: Path | Traversable) -> dict:

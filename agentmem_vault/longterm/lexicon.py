@@ -82,6 +82,11 @@ def specificity_patterns() -> tuple[re.Pattern[str], ...]:
 
 
 @lru_cache(maxsize=None)
+def tool_names() -> frozenset[str]:
+    return frozenset(_read_list("tool_names.txt"))
+
+
+@lru_cache(maxsize=None)
 def generic_names() -> frozenset[str]:
     return frozenset(_read_list("generic_names.txt"))
 

@@ -9,23 +9,18 @@ from __future__ import annotations
 import re
 
 from agentmem_vault.longterm.cues import cue
+from agentmem_vault.longterm.lexicon import tool_names
 from agentmem_vault.model.textnorm import fold
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
-# Lowercase names that are identifiers even without digits or punctuation ("pnpm is our ...").
-_LOWER_NAMES = frozenset(
-    """npm pnpm npx yarn bun deno pip pipx uv poetry conda cargo rustup git gh docker kubectl helm pytest ruff mypy
-    pyright eslint prettier tsc vite webpack esbuild rollup node python python3 bash zsh pwsh brew apt sudo curl wget
-    jq sed awk grep rg fzf tmux vim nvim make cmake gradle mvn go gofmt rustfmt black isort tox nox hatch pdm""".split()
-)
 # An identifier keeps its exact spelling: camelCase, digits, -_./\ or backticks, or a known tool name.
 _IDENT_WORD = re.compile(r"[a-z][A-Z]|[\d_./\\`-]")
 
 
 def is_identifier(word: str) -> bool:
     w = word.rstrip(",:;.!?)")
-    return bool(_IDENT_WORD.search(w)) or w.lower() in _LOWER_NAMES
+    return bool(_IDENT_WORD.search(w)) or w.lower() in tool_names()
 
 
 def capitalise(s: str) -> str:
@@ -54,16 +49,7 @@ def clean(sentence: str) -> str:
     prev = None
     while prev != s:
         prev = s
-        s = _strip_lead(s, "lead")
-        # The lead regex works on folded text semantics; try the Traditional forms too.
-        s = re.sub(r"^(?:請?記住|記得|不對|錯了|踩坑記錄|記錄|另外)[\s,，:：;；.—-]*", "", s).strip()
-        # the "settled" lead of a decision ("那就這樣定了：", "Settled then:") is not part of it
-        s = re.sub(
-            r"^(?:(?:那就|就)?(?:這樣|这样|這麼|这么)(?:定了?|決定了?|决定了?|辦|办)|settled(?: then)?|that'?s settled|final decision)\s*[:：,，]\s*",
-            "",
-            s,
-            flags=re.I,
-        ).strip()
+        s = _strip_lead(_strip_lead(s, "lead"), "settled_lead")  # "那就這樣定了：" is no part of it
     return capitalise(s)
 
 

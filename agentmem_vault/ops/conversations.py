@@ -1,28 +1,6 @@
-"""Conversation ID <-> Session ID pairs, and the queue of finished transcripts.
-
-Two append-only JSON Lines files in ``memory/.agentmem/`` (tool state: deleting them loses no
-memory, only the ability to map a chat back to its Session ID):
-
-``conversations.jsonl`` — one line per registration made by a sessionStart hook::
-
-    {"time": "2026-06-01T09:30:00", "conversation_id": "<agent's chat id>",
-     "session_id": "2026-06-01-0930-cursor-main-agent", "agent": "cursor", "source": "startup"}
-
-  Written under the vault's index lock (the same lock as the registration it records, so a chat's
-  row and its pair appear together). The *last* line for a conversation ID wins.
-
-``extract-queue.jsonl`` — one line per finished (or paused) agent transcript, for long-term
-extraction by the watcher daemon. The format, agreed with the daemon, is exactly::
-
-    {"kind": "transcript", "path": "<absolute transcript path>", "session_id": "<id or null>",
-     "conversation_id": "<agent's chat id or null>", "agent": "cursor|claude|codex",
-     "time": "YYYY-MM-DDTHH:MM:SS"}
-
-  Appended in one ``write`` under ``exclusive_lock(vault.lock_path("extract-queue"))``; a consumer
-  that rewrites or truncates the file must hold that same lock (use :func:`queue_lock`). The same
-  path may be queued many times (Cursor's ``stop`` fires after every agent turn): consumers dedupe
-  by path and read the transcript as it is when they process it.
-"""
+"""Conversation ID <-> Session ID pairs (``conversations.jsonl``) and the queue of finished
+transcripts (``extract-queue.jsonl``): two append-only JSON Lines files in ``memory/.agentmem/``
+whose formats, locks and readers' rules are in docs/daemon.md ("The hooks' state files")."""
 
 from __future__ import annotations
 
@@ -139,11 +117,6 @@ def _lines_with(data: bytes, needle: bytes, first: int = 0, end: int = -1) -> It
         stop = data.find(b"\n", pos)
         yield from _json_lines(data[start : len(data) if stop == -1 else stop])
         end = start
-
-
-def read_pairs(vault: Vault) -> bytes | None:
-    """The raw ``conversations.jsonl`` (for callers that look up several things in one read)."""
-    return read_bytes(conversations_path(vault))
 
 
 def _needle(conversation_id: str) -> bytes:
@@ -371,9 +344,9 @@ def projects_of_sessions(vault: Vault, data: bytes | None = None) -> dict[str, s
     one rule of the sessionStart hook, ``context`` and doctor (docs/projects.md). Every session is
     looked up exactly (never "unknown" because its pair is old: that would offer it to another
     project's chats). ``data``: the file's bytes when the caller has read them already."""
-    return pair_projects(read_pairs(vault) if data is None else data)
+    return pair_projects(PairScan(vault, data).whole())
 
 
 def project_of_session(vault: Vault, session_id: str) -> str:
     """The project a session's chat was registered in ("" when not recorded)."""
-    return pair_project(read_pairs(vault), session_id)
+    return pair_project(PairScan(vault).whole(), session_id)

@@ -62,8 +62,11 @@ def board_row(index_text: str, sid: str) -> it.Row | None:
     """The row of ``sid``, parsing only the lines that name it (a whole-board parse costs ~100 ms
     on 10,000 rows, and a write path asks once or twice). None when missing or not unique."""
     hit: it.Row | None = None
-    for line in index_text.split("\n"):
-        if sid not in line or not it.is_row_line(line):
+    lines = index_text.split("\n")
+    # an example table in a code fence is text, never the board (board/table.py, as parse_index)
+    fenced = it.fenced_lines(lines) if ("```" in index_text or "~~~" in index_text) else set()
+    for i, line in enumerate(lines):
+        if sid not in line or i in fenced or not it.is_row_line(line):
             continue
         cells = it.split_cells(line.rstrip("\r"))
         if len(cells) == len(it.COLUMNS) and cells[0] == sid:

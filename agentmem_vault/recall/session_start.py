@@ -96,17 +96,15 @@ def offered_sessions(
     *,
     exclude: tuple[str, ...] = (),
     project_names: tuple[str, ...] | None = None,
-    pairs: bytes | None = None,
     limit: int = OFFERED,
 ) -> list[SessionHit]:
     """The sessions a new chat is offered (``rules.offered_sessions``, one rule for every board):
     from the hook's board summary (no row parsed, the projects of its active sessions known), a
     parsed board, or else the board on disk. ``project_names`` None: no project scoping; else the
-    chat's project's names (``()``: its project is unknown). ``pairs``: ``conversations.jsonl``
-    as the caller read it (else it is read when needed)."""
+    chat's project's names (``()``: its project is unknown)."""
     if doc is None:
         try:
-            doc = summary.load(vault, pairs=pairs)
+            doc = summary.load(vault)
         except Exception:
             return []
         if doc is None:
@@ -122,7 +120,7 @@ def offered_sessions(
         state, active = doc, doc.entries()
     else:
         state = None
-        projects = projects_of_sessions(vault, pairs) if project_names is not None else {}
+        projects = projects_of_sessions(vault) if project_names is not None else {}
         active = ((e[1], e[2], projects.get(e[1])) for e in active_order((r, -1) for r in doc.row_list()))
     out: list[SessionHit] = []
     for sid, at, _ in rules_offered(active, project_names, exclude=exclude, limit=limit):

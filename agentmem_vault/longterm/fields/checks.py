@@ -44,13 +44,9 @@ def is_fragment(keyword: str, content: str) -> bool:
 
 def bad_keyword(keyword: str, content: str, title: str = "") -> str:
     """Why ``keyword`` is not a keyword ("" when it is one): generic, fragment, title."""
-    if is_generic(keyword):
-        return "generic"
-    if is_fragment(keyword, content):
-        return "fragment"
-    if title and fold(keyword) == fold(title):
-        return "title"
-    return ""
+    if is_generic(keyword) or is_fragment(keyword, content):
+        return "generic" if is_generic(keyword) else "fragment"
+    return "title" if title and fold(keyword) == fold(title) else ""
 
 
 def is_template(scenario: str, note_text: str) -> bool:

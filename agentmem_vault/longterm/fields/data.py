@@ -25,8 +25,7 @@ def generic_words() -> frozenset[str]:
 @lru_cache(maxsize=None)
 def title_leadin() -> re.Pattern[str]:
     """A lead-in at the start of a folded title, with the separator after it."""
-    alts = "|".join(f"(?:{p})" for p in _lines("title_leadins.txt"))
-    return re.compile(rf"^(?:{alts})\s*[:：,，;；\-—–]?\s*", re.I)
+    return re.compile(rf"^(?:{pattern('title_leadins.txt').pattern})\s*[:：,，;；\-—–]?\s*", re.I)
 
 
 @lru_cache(maxsize=None)

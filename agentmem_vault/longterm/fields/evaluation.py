@@ -18,10 +18,7 @@ FAILURES = ("keywords", "scenarios", "titles")
 
 
 def band_of(importance: float) -> str:
-    for name, (lo, hi) in BANDS.items():
-        if lo <= importance < hi:
-            return name
-    return "below"
+    return next((name for name, (lo, hi) in BANDS.items() if lo <= importance < hi), "below")
 
 
 def band_label(label: str) -> str:
@@ -36,10 +33,8 @@ def band_label(label: str) -> str:
 def scope_of(m: MemoryObject, source_project: str) -> str:
     """project / global / unscoped as the note would be filed, or ``other:<name>`` for a note
     filed under a project that is not the source's."""
-    if m.scope == "unscoped":
-        return "unscoped"
-    if m.scope == "global" or not m.project:
-        return "global"
+    if m.scope == "unscoped" or m.scope == "global" or not m.project:
+        return "unscoped" if m.scope == "unscoped" else "global"
     return "project" if m.project == source_project else f"other:{m.project}"
 
 
