@@ -197,13 +197,9 @@ def _open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     return fd
 
 
-def _read_fd(fd: int, path: Path, limit: int) -> bytes:
-    """The rest of ``fd``, refused on its size before reading and stopped past ``limit``."""
-    return b"".join(_fd_chunks(fd, path, limit))
-
-
 def _fd_chunks(fd: int, path: Path, limit: int, chunk: int = 0) -> Iterator[bytes]:
-    """``_read_fd`` in pieces of ``chunk`` bytes (0: one piece as large as the file)."""
+    """The rest of ``fd`` in pieces of ``chunk`` bytes (0: one piece as large as the file), refused
+    on its size before reading and stopped past ``limit``."""
     size = os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)
     if size > limit:
         raise FileTooLarge(f"{path} is {size:,} bytes, over the {limit:,}-byte limit for it; refusing to read it")
@@ -261,7 +257,7 @@ class DryRun:
         out = []
         for key, data in self.files.items():
             try:  # the file as it is on disk (read_bytes would see the overlay); None when missing
-                same = _reading(Path(key), lambda fd, p: _read_fd(fd, p, MAX_READ_BYTES)) == data
+                same = _reading(Path(key), lambda fd, p: b"".join(_fd_chunks(fd, p, MAX_READ_BYTES))) == data
             except AgentmemError:
                 same = data is None
             if not same:
@@ -301,7 +297,7 @@ def read_from(path: Path, offset: int, *, limit: int = MAX_READ_BYTES) -> bytes 
     def _do(fd: int, p: Path) -> bytes:
         if offset:
             os.lseek(fd, offset, os.SEEK_SET)
-        return _read_fd(fd, p, limit)
+        return b"".join(_fd_chunks(fd, p, limit))
 
     return _reading(path, _do)
 

@@ -729,3 +729,20 @@ def test_project_comes_from_a_project_row_else_it_is_the_users():
         session_id=SID,
     )
     assert props_of(fixed)["project"] == "shop"  # once the table says, the table wins
+
+
+def test_an_example_row_in_a_code_fence_does_not_hide_the_row_from_the_properties(vault, clock) -> None:
+    """A board-only change resyncs the properties from the row read by the board's rule: a row
+    inside a code fence is text (was: counted as a second row of the session, so the source's
+    properties kept their old Referenced By)."""
+    src = register_idle(vault, "cursor-main-agent").session_id
+    assert run_cli("update", src, "--snapshot", "-", vault=vault, input=snapshot(src)).returncode == 0
+    text = vault.index_path.read_text(encoding="utf-8")
+    example = it.render_row(it.parse_index(text).get(src).with_(summary="just an example"))
+    vault.index_path.write_text(text + f"\nExample:\n```\n{it.header_lines()}{example}\n```\n", encoding="utf-8")
+    clock("2026-06-01T10:00")
+    new = register_idle(vault, "other-agent").session_id
+    cont = run_cli("continue", src, "--session", new, vault=vault)
+    assert cont.returncode == 0, cont.stderr
+    props = props_of(vault.session_path(src).read_text(encoding="utf-8"))
+    assert props["referenced_by"] == [f"[[{new}]]"]

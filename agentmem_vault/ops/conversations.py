@@ -119,11 +119,6 @@ def _lines_with(data: bytes, needle: bytes, first: int = 0, end: int = -1) -> It
         end = start
 
 
-def read_pairs(vault: Vault) -> bytes | None:
-    """The raw ``conversations.jsonl`` (for callers that look up several things in one read)."""
-    return read_bytes(conversations_path(vault))
-
-
 def _needle(conversation_id: str) -> bytes:
     return json.dumps(conversation_id, ensure_ascii=False)[1:-1].encode("utf-8")
 
@@ -349,9 +344,9 @@ def projects_of_sessions(vault: Vault, data: bytes | None = None) -> dict[str, s
     one rule of the sessionStart hook, ``context`` and doctor (docs/projects.md). Every session is
     looked up exactly (never "unknown" because its pair is old: that would offer it to another
     project's chats). ``data``: the file's bytes when the caller has read them already."""
-    return pair_projects(read_pairs(vault) if data is None else data)
+    return pair_projects(PairScan(vault, data).whole())
 
 
 def project_of_session(vault: Vault, session_id: str) -> str:
     """The project a session's chat was registered in ("" when not recorded)."""
-    return pair_project(read_pairs(vault), session_id)
+    return pair_project(PairScan(vault).whole(), session_id)

@@ -1,12 +1,7 @@
-"""Writes of session snapshots and archive files, with their Obsidian properties in step.
-
-Every writer of ``memory/sessions/<id>.md`` and ``memory/archive/<id>/{session,index}.md`` goes
-through ``write_session_file``: the frontmatter is computed from the text being written and the
-board row (or archive index) read under the same lock, so it lands in the same verified write as
-the table it mirrors (docs/obsidian.md). ``resync`` brings an existing frontmatter in step after a
-change that touched only the board (a source's Referenced By, organize's stale mark, a restore);
-a file without frontmatter is left alone there: old snapshots are upgraded on their next real
-write, never rewritten for properties alone.
+"""Writes of session snapshots and archive files, with their Obsidian properties in step: the one
+write path of docs/obsidian.md, "Rules" (``write_session_file`` computes the frontmatter from the
+text and the row read under the same lock; ``resync`` after a change that touched only the board;
+a file without frontmatter is never rewritten for properties alone).
 """
 
 from __future__ import annotations
@@ -67,8 +62,11 @@ def board_row(index_text: str, sid: str) -> it.Row | None:
     """The row of ``sid``, parsing only the lines that name it (a whole-board parse costs ~100 ms
     on 10,000 rows, and a write path asks once or twice). None when missing or not unique."""
     hit: it.Row | None = None
-    for line in index_text.split("\n"):
-        if sid not in line or not it.is_row_line(line):
+    lines = index_text.split("\n")
+    # an example table in a code fence is text, never the board (board/table.py, as parse_index)
+    fenced = it.fenced_lines(lines) if ("```" in index_text or "~~~" in index_text) else set()
+    for i, line in enumerate(lines):
+        if sid not in line or i in fenced or not it.is_row_line(line):
             continue
         cells = it.split_cells(line.rstrip("\r"))
         if len(cells) == len(it.COLUMNS) and cells[0] == sid:
