@@ -42,14 +42,12 @@ def format_commands(group: click.Group, ctx: click.Context, formatter: click.Hel
         with formatter.section("Commands"):
             formatter.write_dl([(n, short_help(c)) for n, c in commands.items()])
         return
-    placed: set[str] = set()
     for heading, section in SECTIONS:
-        names = section.split()
-        rows = [(n, short_help(commands[n])) for n in names if n in commands]
-        placed.update(n for n in names if n in commands)
+        rows = [(n, short_help(commands[n])) for n in section.split() if n in commands]
         if rows:
             with formatter.section(heading):
                 formatter.write_dl(rows)
+    placed = {n for _, section in SECTIONS for n in section.split()}
     rest = [(n, short_help(c)) for n, c in commands.items() if n not in placed]
     if rest:
         with formatter.section("Other"):

@@ -37,12 +37,11 @@ def _current_session(opts: SayOptions, extra: list[str]) -> str | None:
     return validate_session_id(cand) if cand else None
 
 
-def _no_session_hint() -> str:
-    return (
-        "which session is this? Pass it as ID / --session ID. If the hook's context with "
-        "'Your Memory Session ID is: …' is missing, find it with `agentmem whoami --conversation <id>`, "
-        "else register with `agentmem register --manual`"
-    )
+NO_SESSION_HINT = (
+    "which session is this? Pass it as ID / --session ID. If the hook's context with "
+    "'Your Memory Session ID is: …' is missing, find it with `agentmem whoami --conversation <id>`, "
+    "else register with `agentmem register --manual`"
+)
 
 
 def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
@@ -74,7 +73,7 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
     if r.command == "update":
         target = ids[0] if ids else _current_session(opts, [])
         if not target:
-            raise UsageError(_no_session_hint())
+            raise UsageError(NO_SESSION_HINT)
         res = sessions.update_session(vault, target, **given)
         return ({**head, "session_id": target, "result": res.to_dict()}, res.message)
 
@@ -89,7 +88,7 @@ def dispatch(vault: Vault, r: Route, opts: SayOptions) -> tuple[dict, str]:
             )
             return ({**head, "source": source, "session_id": cres.session_id, "result": cres.to_dict()}, cres.message)
         if not cur:
-            raise UsageError("release: " + _no_session_hint())
+            raise UsageError("release: " + NO_SESSION_HINT)
         rres = sessions.release_reference(vault, source, session_id=cur)
         return ({**head, "source": source, "session_id": cur, "result": rres.to_dict()}, rres.message)
 

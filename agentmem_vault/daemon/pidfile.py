@@ -1,12 +1,8 @@
 """Which process is this vault's daemon: the only process ``daemon stop`` may signal.
 
-The pid file in ``memory/.agentmem/`` is vault data (docs/reliability.md, the trust boundary):
-a sync client or a teammate can put any pid and this host's name in it. So each run of the
-daemon draws a random token and writes its pid and token twice: to the vault's pid file (for
-people and ``status``) and to a run record in the user cache, which no vault can write. Only the
-run record's pid is ever signalled, and only while that process's command line is
-``agentmem … daemon run`` for this vault (a record left by a crash may name a reused pid); the
-vault's pid file is never believed.
+The vault's pid file is vault data, never believed; only the run record in the user cache names
+the pid to signal, and only while that process's command line is this vault's daemon (the rule:
+docs/reliability.md, "make `daemon stop` signal another process").
 """
 
 from __future__ import annotations

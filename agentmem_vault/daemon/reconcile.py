@@ -1,10 +1,9 @@
-"""PURE planning: a folder snapshot and the index text in, actions and reports out.
+"""PURE planning: a folder snapshot and the index text in, actions and reports out (the rules:
+docs/daemon.md's list; the row rules themselves live in board/rules.py).
 
 No I/O and no clock: the same inputs give the same plan, so tests feed synthetic snapshots and the
 service re-plans under the vault lock right before applying (the index may have changed since the
-first look). The rules are docs/daemon.md's list (a row for every snapshot, rows brought in step,
-deleted snapshots and damaged tables reported, never rewritten; conflict copies folded as
-docs/board.md says); the row rules themselves live in board/rules.py.
+first look).
 """
 
 from __future__ import annotations

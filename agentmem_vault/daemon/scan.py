@@ -1,8 +1,6 @@
-"""A snapshot of the files the daemon cares about, and the comparison of two snapshots.
-
-Watched, relative to ``memory/`` (POSIX separators): ``index.md``, sync-conflict copies of it at the
-top level, and ``sessions/<id>.md``. Everything else (archive/, long-term/, .agentmem/, hidden and
-temporary files) is not the daemon's business.
+"""A snapshot of the files the daemon cares about (docs/daemon.md: ``index.md``, its sync-conflict
+copies, ``sessions/<id>.md``; relative to ``memory/``, POSIX separators), and the comparison of two
+snapshots.
 
 I/O is injected (``listdir``, ``stat``, ``read``) in the manner of watchdog's
 ``DirectorySnapshot`` so that tests can feed a fake tree. A file is read only when its (mtime,

@@ -35,10 +35,8 @@ MAX_WAIT = 1.0  # the loop wakes at least this often (the queue file)
 
 
 class StopRequested(BaseException):
-    """Raised by a stop signal in the main thread while a pass runs (docs/daemon.md: the daemon
-    stops within 2 s of SIGTERM whatever it is doing). A BaseException, so that ``guard`` does not
-    swallow it; the pass unwinds as after any error -- its transaction restores every file it
-    had written, its lock is released -- and the daemon shuts down."""
+    """Raised by a stop signal in the main thread while a pass runs (docs/daemon.md: the pass
+    unwinds as after any error). A BaseException, so that ``guard`` does not swallow it."""
 
 
 class Daemon:

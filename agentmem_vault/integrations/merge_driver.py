@@ -1,10 +1,7 @@
-"""git merge drivers for a vault kept in git (``agentmem merge-driver KIND %O %A %B %P``).
-
-git calls a driver with three temporary files: the common ancestor (%O), ours (%A) and theirs
-(%B), plus the path in the work tree (%P). The driver leaves the result in %A and exits 0 when it
-merged cleanly, non-zero when conflict markers were left for a person. It never writes anything
-but %A (docs/sync.md). The merge rules are pure functions in ``model/merge3.py``; this module only
-reads the files, runs ``git merge-file`` for the text git would have merged itself, and writes.
+"""git merge drivers for a vault kept in git (``agentmem merge-driver KIND %O %A %B %P``; the
+protocol, exit status and rules: docs/sync.md, "The merge rules"). The merge rules are pure
+functions in ``model/merge3.py``; this module only reads the files, runs ``git merge-file`` for the
+text git would have merged itself, and writes nothing but %A.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""``agentmem install-merge-driver``: register our git merge drivers for a vault kept in git.
-
-Two places hold the set-up (docs/sync.md):
-- ``.gitattributes`` at the repository's top (committed, so every clone gets it): which files use
-  which driver, plus git's built-in ``union`` merge for our append-only JSON Lines files;
-- the repository's own git config (``.git/config``, per clone): the command of each driver. A
-  clone without it merges the board line by line again, so ``doctor`` reports a vault in a git
-  repository whose config lacks the drivers.
-Plan first, apply second; running it twice changes nothing; files are backed up before a change.
+"""``agentmem install-merge-driver``: register our git merge drivers for a vault kept in git; what
+goes into ``.gitattributes`` (committed) and the repository's own git config (per clone):
+docs/sync.md, "git". Plan first, apply second; running it twice changes nothing; files are backed
+up before a change.
 """
 
 from __future__ import annotations

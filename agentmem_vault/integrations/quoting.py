@@ -1,13 +1,9 @@
-"""Quoting for every file written for other programs (docs/setup.md, "Quoting"): service units,
-launchd plists, Task Scheduler definitions, startup ``.cmd`` files, PowerShell and POSIX command
-lines, ``.gitattributes`` patterns and git merge-driver commands.
+"""Quoting for every file written for other programs; the rule of each format, and why what no
+format can carry (a line break in any spelling, another control character, bytes that are not
+UTF-8) is refused before anything is written: docs/setup.md, "Quoting".
 
-A path or argument arrives from the user's disk and may hold anything a file name can: spaces,
-quotes, ``%``, ``$``, ``&``, glob characters, CJK. Each quoter turns it into one word of its format
-that the program reads back as exactly that text. What no format can carry safely -- a line break
-(in any of its Unicode spellings), another control character, or bytes that are not UTF-8 -- is
-refused before anything is written: one extra line in a unit or a ``.gitattributes`` is a new
-command or a claim on other files.
+A path or argument arrives from the user's disk and may hold anything a file name can; each quoter
+turns it into one word of its format that the program reads back as exactly that text.
 """
 
 from __future__ import annotations

@@ -3,16 +3,8 @@
 A tool, resource or prompt is a module-level function whose first parameter is the ``Front`` (the
 vault, agent and project the server was started with), registered with ``@tool``, ``@resource``
 or ``@prompt``; the options are the SDK's own. ``register`` gives each one to an ``MCPServer`` with
-the ``Front`` bound, so the client sees only the other parameters. A new tool is one function in
-the module of its group (``mcp/tools/``).
-
-Thin on purpose: each tool parses its arguments, calls one library function and returns that
-function's result as structured content. No rule lives here. Library errors become MCP tool
-errors (``isError``) whose structured content is ``{"error": {"code", "message"}}`` with our error
-codes, the same object ``--json`` prints; the server keeps serving after any error (docs/mcp.md).
-
-Imports of the SDK are absolute (``from mcp...``): they resolve to the installed ``mcp``
-distribution, never to this package (``agentmem_vault.mcp``).
+the ``Front`` bound, so the client sees only the other parameters. Thin, and how errors are
+answered: docs/mcp.md, "Rules".
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``agentmem mcp``: a stdio MCP server over the same library as the CLI (see docs/mcp.md).
 
 The tools, resources and prompt are small functions in ``mcp/tools/`` (one module per group),
-registered through ``mcp/registry.py``, which also turns library errors into tool errors.
-
-Imports of the SDK are absolute (``from mcp.server...``): they resolve to the installed ``mcp``
-distribution, never to this package (``agentmem_vault.mcp``).
+registered through ``mcp/registry.py``, which also turns library errors into tool errors. Why
+the SDK's absolute imports are safe here: the package docstring (``agentmem_vault/mcp``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""Archive: the "封存 memory session" procedure (docs/lifecycle.md, "Archive").
+"""Archive: the "封存 memory session" procedure; its steps and their order are docs/lifecycle.md,
+"Archive".
 
 A pure plan (``plan_archive``: board + snapshot facts in, decisions out) and an apply step that
-performs it through ``BoardWriter`` under the vault lock; ``--dry-run`` prints the plan and writes
-nothing.
-
-Archive is all-or-nothing: its steps run in the documented order (archive index, move the snapshot,
-release the sources' Referenced By, remove the row last) inside one ``BoardWriter.transaction()``,
-so a failure at any step puts the vault back exactly as it was, and the next writer does the same
-for an archive whose process was killed halfway (docs/reliability.md, "Crash safety").
+performs it through ``BoardWriter`` under the vault lock, in one ``transaction()``: a failure at
+any step, or a process killed halfway, leaves the vault as it was (docs/reliability.md, "Crash
+safety"); ``--dry-run`` prints the plan and writes nothing.
 """
 
 from __future__ import annotations
@@ -84,13 +81,8 @@ def plan_archive(
     now: datetime,
     force: bool = False,
 ) -> ArchivePlan:
-    """Decide what ``archive ID`` does (pure). Raises SessionNotFound / Refused.
-
-    Order of the checks (docs/lifecycle.md): a referenced row is refused first (the Delete-vs-archive table:
-    never delete *or* archive while referenced) unless forced; an idle row without snapshot, or a
-    row with neither snapshot nor meaningful Summary, is deleted instead of archived (no empty
-    archive folders); otherwise the row is archived, with its snapshot when it has one.
-    """
+    """Decide what ``archive ID`` does (pure; the checks in docs/lifecycle.md's order: never
+    delete *or* archive while referenced, unless forced). Raises SessionNotFound / Refused."""
     sid = validate_session_id(session_id)
     row = doc.find(sid)
     if row is None:
@@ -222,10 +214,8 @@ def _without(refs: str, sid: str) -> str:
 
 
 def _apply_archive(vault: Vault, w: BoardWriter, plan: ArchivePlan, snap_path: Path, result: ArchiveResult) -> None:
-    """The archive's steps in the skill's order (archive index, move the snapshot, release the
-    sources' Referenced By, remove the row last) inside one ``BoardWriter.transaction()``: an error
-    at any step puts every file back byte for byte, and so does the next writer when the process
-    was killed halfway (the transaction's undo record, docs/reliability.md "Crash safety")."""
+    """The archive's steps in docs/lifecycle.md's order, the row removed last, inside one
+    ``BoardWriter.transaction()`` (docs/reliability.md, "Crash safety")."""
     sid = plan.session_id
     folder = vault.archive_path(sid)
     index_path = folder / "index.md"

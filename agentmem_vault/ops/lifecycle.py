@@ -109,17 +109,8 @@ def plan_organize(
     now: datetime,
     stale_days: int,
 ) -> OrganizePlan:
-    """Decide what ``organize`` does (pure).
-
-    - ``idle`` rows are deleted, except rows referenced by another session (``protected``) and
-      idle rows that have a snapshot (``inconsistent``: stop and let a person look).
-    - ``active`` rows become ``stale`` when Updated At is older than ``stale_days``, they have a
-      snapshot or a non-placeholder Summary, and nobody references them; other active rows are
-      ``kept_active`` (a referenced active row is both kept_active and protected).
-    - "Referenced" is the row's Referenced By, or, as the fallback for a continuation
-      recorded only half-way, another snapshot's Continues From naming the row.
-    - ``stale`` rows are never touched; organize never archives.
-    """
+    """Decide what ``organize`` does (pure; the rules: docs/lifecycle.md, "Organize"). A
+    referenced active row is both ``kept_active`` and ``protected``."""
     plan = OrganizePlan()
     cutoff = now - timedelta(days=stale_days)
     by_snapshot = referencers_by_snapshot(continues_from)

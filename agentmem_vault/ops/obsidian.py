@@ -1,9 +1,6 @@
 """Obsidian set-up and checks (docs/obsidian.md): the Bases views ``init`` installs into memory/,
-our property types merged into ``.obsidian/types.json``, and doctor's findings about Properties.
-
-``.obsidian/`` belongs to the user: it is only touched when it already exists, only the ``types``
-entries we own are added or corrected, and the previous file is backed up under
-``memory/.agentmem/backups/`` first.
+our property types merged into ``.obsidian/types.json`` (the folder belongs to the user: touched
+only when it exists, only our entries, after a backup), and doctor's findings about Properties.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""Project identity: which project a chat, a transcript or a folder belongs to (docs/projects.md).
-
-A project is named the way its user would name it and the same on every machine: the git
-repository's name (its ``origin`` remote's repository name, else the repository's top folder),
-else the folder's own name; ``projects:`` in ``memory/.agentmem/config.yaml`` maps other folders and
-old names onto one project. A name is never guessed by cutting an agent's project-folder slug
-(``Users-alice-code-my-app``): the slug is decoded against folders that exist, or the transcript's
-recorded ``cwd`` is read; when neither decides, the project is unknown (global) and says why.
+"""Project identity: which project a chat, a transcript or a folder belongs to; the naming rules
+(config mapping, git remote, folder name, slugs decoded, never cut) are docs/projects.md.
 
 Light on purpose: the sessionStart hook calls ``identify`` for a new chat (a few ``stat`` calls and
 reading ``.git/config``); no YAML, no subprocess.
@@ -210,12 +204,9 @@ def identify_roots(roots: list[str] | tuple[str, ...], aliases: Aliases | None =
 
 
 def decode_slug(slug: str, *, listdir=None, max_candidates: int = 4) -> list[str]:  # type: ignore[no-untyped-def]
-    """The existing folders an agent's project-folder slug can stand for.
-
-    Cursor (``Users-alice-code-my-app``) and Claude Code (``-home-alice-code-my-app``) turn every
-    path separator (and Claude Code also ``.``, ``_`` and spaces) into ``-``, so ``my-app`` and
-    ``my/app`` look alike: each ``-`` is tried as a separator or as a literal character, following
-    only names that exist (each folder is listed once), so the search stays small. More than one
+    """The existing folders an agent's project-folder slug can stand for (docs/projects.md): each
+    ``-`` is tried as a separator or as a literal character (Claude Code also turns ``.``, ``_`` and
+    spaces into ``-``), following only names that exist, each folder listed once. More than one
     candidate means the slug is ambiguous."""
     listing: dict[str, list[str]] = {}
 

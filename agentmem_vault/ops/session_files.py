@@ -1,12 +1,7 @@
-"""Writes of session snapshots and archive files, with their Obsidian properties in step.
-
-Every writer of ``memory/sessions/<id>.md`` and ``memory/archive/<id>/{session,index}.md`` goes
-through ``write_session_file``: the frontmatter is computed from the text being written and the
-board row (or archive index) read under the same lock, so it lands in the same verified write as
-the table it mirrors (docs/obsidian.md). ``resync`` brings an existing frontmatter in step after a
-change that touched only the board (a source's Referenced By, organize's stale mark, a restore);
-a file without frontmatter is left alone there: old snapshots are upgraded on their next real
-write, never rewritten for properties alone.
+"""Writes of session snapshots and archive files, with their Obsidian properties in step: the one
+write path of docs/obsidian.md, "Rules" (``write_session_file`` computes the frontmatter from the
+text and the row read under the same lock; ``resync`` after a change that touched only the board;
+a file without frontmatter is never rewritten for properties alone).
 """
 
 from __future__ import annotations

@@ -104,11 +104,8 @@ def register_manual(
 ) -> Registration:
     """Manual registration: snapshot first, then the active row; the ID is returned only after both
     verified (the caller prints it). With ``writer`` it joins that writer's lock and transaction,
-    so a larger operation (continue) can undo it.
-
-    No content (no snapshot, or a blank one: the CLI, ``say`` and MCP alike) is the procedure's
-    fallback registration: the snapshot's Current Context holds the Summary (given, else
-    ``手動補註冊，已建立 session snapshot。``), never a snapshot of nothing but ``None``."""
+    so a larger operation (continue) can undo it. No content (no snapshot, or a blank one) is the
+    fallback registration of docs/board.md: the snapshot's Current Context holds the Summary."""
     check_row_fields(topic=topic, summary=summary, keywords=keywords)
     if snapshot_text is not None and not snapshot_text.strip():
         snapshot_text = None

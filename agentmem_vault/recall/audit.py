@@ -1,15 +1,9 @@
-"""What each chat was given: the injection audit (``memory/.agentmem/injected.jsonl``).
+"""What each chat was given: the injection audit (``memory/.agentmem/injected.jsonl``; what a line
+holds and how it is read back: docs/recall.md, "What a chat was given").
 
-Every sessionStart context, prompt-time recall and ``memory_context`` answer appends one line:
-which Session ID (and the agent's conversation ID) it went to, where it came from, the note IDs
-and Session IDs it carried with their scores and how each was shown, the characters used and the
-budget. ``agentmem injected SESSION_ID`` reads it back; the prompt hook reads it to add only what
-the chat has not been given yet (docs/recall.md, "What a chat was given").
-
-Bounded: past ``ROTATE_BYTES`` the file becomes ``injected.1.jsonl`` (the one before is dropped),
-so the audit never holds more than about twice that. No prompt or task text is stored (it may hold
-a secret); only what was given. Best effort on the write side: an audit line that cannot be
-written never costs the chat its context. Cheap to import (the hook path): json, os and fs.
+Bounded by ``ROTATE_BYTES`` (one rotated part). No prompt or task text is stored (it may hold a
+secret). Best effort on the write side: an audit line that cannot be written never costs the chat
+its context. Cheap to import (the hook path): json, os and fs.
 """
 
 from __future__ import annotations
@@ -120,21 +114,21 @@ def record(
         return False
 
 
-def _rotate_if_full(vault: Vault, path: Path, old: Path) -> None:
+def _full(path: Path) -> bool:
     try:
-        if os.stat(path).st_size < ROTATE_BYTES:
-            return
+        return os.stat(path).st_size >= ROTATE_BYTES
     except OSError:
+        return False
+
+
+def _rotate_if_full(vault: Vault, path: Path, old: Path) -> None:
+    if not _full(path):
         return
     from agentmem_vault.locking import exclusive_lock
 
     with exclusive_lock(vault.lock_path("injected"), 2.0, what="the injection audit"):
-        try:  # again under the lock: another process may have rotated it meanwhile
-            if os.stat(path).st_size < ROTATE_BYTES:
-                return
-        except OSError:
-            return
-        os.replace(path, old)
+        if _full(path):  # again under the lock: another process may have rotated it meanwhile
+            os.replace(path, old)
 
 
 def _read_tail(path: Path) -> bytes:

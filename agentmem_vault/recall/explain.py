@@ -1,11 +1,7 @@
-"""``agentmem context TASK --explain``: why each memory was chosen or left out.
-
-A pure reading of what ``build_context`` weighed (``ContextResult``: the scope's rules, the ranked
-memories, the ones selected before the budget, the limit) in the words of docs/recall.md: the
-score and its parts, where the memory applies, and the rule that put it in or kept it out
-(always-included rule, the floor, the relative cutoff, ``--limit``, the character budget). Notes
-of other projects that match the task are listed too, as left out by scope, so that a user who
-misses one sees why.
+"""``agentmem context TASK --explain``: why each memory was chosen or left out, in the words of
+docs/recall.md, "Why these memories". A pure reading of what ``build_context`` weighed
+(``ContextResult``); notes of other projects that match the task are listed too, as left out by
+scope, so that a user who misses one sees why.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
-"""Who vouches that the recall index matches memory/long-term/ (docs/performance.md).
-
-Two things can stand for a query's stat of every note: this process's own inotify watch (below;
-Linux, a process that checks the folder more than once), and a running daemon (native file events,
-not polling), the freshness authority. The daemon watches long-term/ recursively, marks its
-heartbeat *dirty* from the observer thread the moment an event arrives, syncs the index, and marks
-it *clean* again only if no event came in meanwhile. A query that finds a clean, recent heartbeat
-from a live daemon on this machine trusts the index and skips the stat of every note. Without
-either, the query checks the notes itself (a stat of each: an edit written in place changes no
-folder mtime, so nothing cheaper can tell).
-
-The heartbeat lives in the user cache folder (per vault key), never in the synced vault: it
-changes every few seconds and means nothing on another machine. Kept apart from note parsing
-(recall/index.py) and free of heavy imports.
+"""Who vouches that the recall index matches memory/long-term/ without a stat of every note: this
+process's own inotify watch, or a running daemon's heartbeat (the rules: docs/performance.md, "Fresh
+recall results without statting every note"). Kept apart from note parsing (recall/index.py) and
+free of heavy imports.
 """
 
 from __future__ import annotations
@@ -134,16 +124,9 @@ class Heartbeat:
 
 # -- this process's own change notification (no daemon) -------------------------------------------
 #
-# Without a daemon a query has to learn about an Obsidian edit (written in place: no folder mtime
-# changes) by itself. A stat of every note does it but costs at least ~1.5 us per note in the
-# kernel (16 ms for 10,000 notes on the 2-core CI box even from C; 30 ms from Python). A process
-# that queries more than once (MCP server, a test, the benchmark) instead holds an inotify watch
-# on long-term/ and its subfolders: the kernel queues an event during the very write() that changes
-# a note, so one non-blocking read at query time tells whether anything changed since the last
-# full check. No thread, no daemon. Linux only (ctypes; no stdlib binding), and only on file
-# systems where every change is a local one (a network or host-shared folder changed from elsewhere
-# raises no event); everywhere else, and whenever a note is a symlink or a hard link (edits through
-# another path raise no event here), every query checks every note as before.
+# The kernel queues an event during the very write() that changes a note, so one non-blocking read
+# at query time tells whether anything changed since the last full check (docs/performance.md).
+# Linux only: ctypes, as the stdlib has no binding.
 
 _IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200

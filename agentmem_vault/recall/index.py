@@ -7,10 +7,9 @@ deserialised in full on every invocation. Tokens come from ``agentmem_vault.mode
 Traditional->Simplified, Latin words, CJK bigrams) and are stored space-separated, so FTS5's own
 tokenizer only splits on the spaces we put there.
 
-The notes are the source of truth. The index is incremental by (mtime, size) and content hash, is
-checked against the notes before every query (an edit or delete in Obsidian shows in the very next
-query; recall/freshness.py says when a watch or the daemon stands for that check), and is rebuilt from scratch when it is missing, corrupt, from another schema, or when
-its folder is not writable (then it lives in memory for this process).
+The notes are the source of truth. The index is incremental by (mtime, size) and content hash,
+checked against the notes before every query (docs/recall.md, "Freshness"), and rebuilt from
+scratch when it is missing, corrupt or from another schema; in memory when its folder is not writable.
 """
 
 from __future__ import annotations
@@ -116,12 +115,9 @@ _BY_FD = os.scandir in os.supports_fd and os.open in os.supports_dir_fd
 def scan_notes(folder: Path, watch: FolderWatch | None = None) -> dict[str, tuple[int, int]]:
     """``{relative path: (mtime_ns, size)}`` of every note under ``folder`` (hidden entries skipped).
 
-    The cost of a query without a daemon or a watch (docs/performance.md): one stat per note. Where
-    the platform allows, folders are listed through an open descriptor so that each stat resolves
-    one name instead of the whole path (~10% less at 10,000 notes; on Windows the listing itself
-    carries the size and mtime). With ``watch`` (recall/freshness.py) every folder is watched
-    before it is listed, and anything whose changes would raise no event in the watched folders
-    makes the watch refuse to vouch."""
+    The cost of a query without a daemon or a watch, and why folders are listed through an open
+    descriptor: docs/performance.md. With ``watch`` (recall/freshness.py) every folder is watched
+    before it is listed, and anything that would raise no event there makes the watch refuse."""
     out: dict[str, tuple[int, int]] = {}
     stack: list[tuple[str, str]] = [(str(folder), "")]
     while stack:
@@ -467,13 +463,10 @@ class RecallIndex:
         return row[0] if row else None
 
     def sync(self, *, trust_daemon: bool = True) -> SyncStats:
-        """Bring the index in line with the notes on disk (cheap when nothing changed).
-
-        With ``trust_daemon``, either of these stands for the check (recall/freshness.py): this
-        process's own watch over the notes saw no change since its last full check and the index
-        still carries the sync token of that check; or a clean, recent heartbeat of a running
-        daemon (it has applied every change it was told about). Otherwise every note is stat'ed,
-        so an edit written in place shows in the next query."""
+        """Bring the index in line with the notes on disk (cheap when nothing changed). With
+        ``trust_daemon``, this process's watch (when the index still carries the sync token of its
+        last full check) or a running daemon's heartbeat may stand for the check (recall/freshness.py,
+        docs/performance.md); otherwise every note is stat'ed."""
         t0 = time.perf_counter()
 
         def work() -> SyncStats:

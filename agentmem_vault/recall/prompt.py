@@ -1,13 +1,8 @@
 """Recall at the prompt: the memories relevant to what the user just asked that this chat has not
-been given yet, within a small budget, scoped to the chat's project (docs/recall.md, "Recall at
-the prompt"). Called by the ``UserPromptSubmit`` hooks (Claude Code, Codex).
-
-It runs before every prompt, so it reads the prebuilt recall index read-only: it never builds,
-syncs or repairs it (our own writes keep it current, recall/refresh.py; a query or the daemon
-brings in hand edits), and a note whose file changed since it was indexed is left out rather
-than shown stale, as at sessionStart. Which notes: the ranking of ``agentmem context`` with its
-floor (``select_memories``), minus every note the injection audit says this chat already got
-(its sessionStart rules included). What it gave is recorded in that audit.
+been given yet, for the ``UserPromptSubmit`` hooks (the rules: docs/recall.md, "Recall at the
+prompt"). It runs before every prompt, so it reads the prebuilt recall index read-only and never
+builds, syncs or repairs it; which notes: ``select_memories`` (the ranking and floor of ``agentmem
+context``) minus what the injection audit says this chat already got.
 """
 
 from __future__ import annotations

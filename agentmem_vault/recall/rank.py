@@ -1,20 +1,11 @@
-"""Ranking: field-weighted BM25 + query coverage, 90-day half-life recency, importance.
+"""Ranking: field-weighted BM25 + query coverage, 90-day half-life recency, importance; the
+formula and its parts are stated in docs/recall.md.
 
-Keyword relevance is FTS5's BM25 over four fields weighted title > keywords > usage_scenario >
-content (a weighted term frequency per note, one length normalisation, as in BM25F), blended with
-the IDF-weighted share of the query's tokens the note contains ("coverage"): BM25 alone is relative
-to the best hit, coverage says how much of the task a note actually speaks to. "evidence" is the
-same IDF-weighted sum not divided by the task's total but counted in tokens no note contains (a
-token only one note has is worth 0.8-0.9): an absolute amount, so a long task does not dilute it. The context
-builder uses both to leave out notes that only share a common bigram with the task. A task longer
-than MAX_QUERY_TOKENS keeps its most informative tokens (rarest in the vault), not its first. Terms of
-the task found in the bilingual glossary (``templates/recall/glossary.txt``) bring their other-language equivalents
-as alternatives (login ~ 登录), matched as FTS5 phrases.
-
-final = 0.70 * relevance + 0.15 * recency + 0.15 * importance  (no semantic backend, the default)
-final = 0.45 * semantic + 0.30 * relevance + 0.125 * recency + 0.125 * importance  (with one)
-recency = 0.5 ** (age_days / 90): a true 90-day half-life (exp(-d/90) would be a 62-day one).
-The formula is stated in docs/recall.md.
+Why two keyword scores: BM25 alone is relative to the best hit, coverage (the IDF-weighted share of
+the task's tokens a note contains) says how much of the task a note actually speaks to. "evidence"
+is the same sum counted in tokens, not divided by the task's total (a token only one note has is
+worth 0.8-0.9): an absolute amount, so a long task does not dilute it. The context builder uses
+both to leave out notes that only share a common bigram with the task.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Keep the recall index and the rule summary current after this program writes notes.
-
-``NoteWriter`` is the vault writer of every write (``board.store.BoardWriter`` is one too): once it
-has released the vault lock, ``notes_written`` gets every file it wrote, moved, removed or put
-back (a rollback's restores, and the undo of an operation killed halfway, included). When any of
-them is under ``memory/long-term/``, exactly those rows of the recall index are updated and
-``rules.json`` is rewritten, so that the very next sessionStart (which reads the prebuilt index
-and never syncs it) and the next query in any process see the change, with or without a daemon
-(docs/recall.md, "Freshness"). No full reindex: the other notes are not read.
+"""Keep the recall index and the rule summary current after this program writes notes
+(docs/recall.md, "Freshness"): ``NoteWriter`` re-indexes exactly the files it wrote, moved, removed
+or put back under ``memory/long-term/``, once it has released the vault lock. No full reindex.
 
 Best effort: a failure here never fails the write that already succeeded; the notes stay the
 source of truth, and the next query's sync (or ``agentmem reindex``) catches up.

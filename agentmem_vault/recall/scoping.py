@@ -110,12 +110,8 @@ def chat_scope(
     environ: dict[str, str] | None = None,
     cwd: str | os.PathLike | None = None,
 ) -> Scope:
-    """The scope of one call from a chat (docs/mcp.md, "Which project"): the call's own
-    ``project`` (an unknown name is ``UnknownProject``, as in the CLI) or ``all_projects``; else the
-    server's ``pinned`` project (``--project``); else the first folder that names a project among
-    the client's MCP roots, the workspace folder the client put in the server's command line
-    (``--workspace ${workspaceFolder}``) or environment (``CLAUDE_PROJECT_DIR``), and the server's
-    working folder; else the global memories only."""
+    """The scope of one call from a chat, its sources asked in the order of docs/mcp.md, "Which
+    project" (explicit, ``pinned``, ``roots``, ``workspace``, ``CLAUDE_PROJECT_DIR``, cwd, global)."""
     if project is not None or all_projects:
         return resolve_scope(vault, project=project, all_projects=all_projects)
     aliases = aliases_from_config(vault_config(vault))

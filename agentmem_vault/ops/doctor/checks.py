@@ -215,11 +215,9 @@ def duplicate_rows(r: IndexReview) -> None:
 
 @board_check
 def half_archived(r: IndexReview) -> None:
-    """A row whose session has memory/archive/<id>/ too: an archive killed halfway before archive ran
-    in one transaction (docs/reliability.md, "Crash safety"). When only the row's removal is
-    missing (the archive index holds this very row, the snapshot has moved, nothing continues
-    from it), --fix finishes it as `archive` would: the row goes, and ``referenced_by`` drops it
-    from its sources' Referenced By. Otherwise a person is told what to run."""
+    """A row whose session has memory/archive/<id>/ too: an archive of an older version killed
+    halfway; when --fix may finish it and what a person is told otherwise: docs/lifecycle.md,
+    "Archive". ``referenced_by`` drops the row from its sources' Referenced By."""
     dups = set(r.doc.duplicate_ids())
     for sid, i in r.first_line.items():
         if sid not in r.state.archived:

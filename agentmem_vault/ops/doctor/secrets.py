@@ -1,12 +1,7 @@
-"""doctor's search for secrets already stored under ``memory/`` (written before redaction, or by
-hand) and ``--fix``'s redaction of them (docs/redaction.md).
-
-Every text file below ``memory/`` is searched: snapshots, the board, archives, notes, the journal
-and its rotated parts, conversation pairs, doctor's own earlier backups. Left alone: the vault's
-``config.yaml`` (a vault's own model token belongs there, docs/reliability.md), derived caches and
-binary files (the recall index is rebuilt from the redacted notes). The fix first copies every file it
-changes to the user cache folder, outside the synced vault, so the originals never sync anywhere;
-then rewrites each file with the same text, secrets replaced.
+"""doctor's search for secrets already stored under ``memory/`` and ``--fix``'s redaction of them
+(what is searched, where the originals are copied first: docs/redaction.md, "Secrets already in
+the vault"). Left alone: the vault's ``config.yaml`` (a vault's own model token belongs there,
+docs/reliability.md), derived caches and binary files.
 """
 
 from __future__ import annotations
