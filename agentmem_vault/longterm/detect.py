@@ -199,17 +199,14 @@ def _spec(hit: Cue, part: str, task: set[str]) -> bool:
     f = folded(part)
     if any(has(c, f) for c in ("durable", "scope_all", "scope_project", "decision")):
         return False
-    if has("task_spec", f):
-        return True
-    if has("binding", f):
-        return False
+    if has("task_spec", f) or has("binding", f):
+        return has("task_spec", f)  # "it must …" is the spec; "handler 必須冪等" binds every one
+    # its subject after an answer's opener ("可以，…", "sounds good, …"), or an imperative's object
     clauses = [c.strip() for c in re.split(r"[，,:：]", without_opener(f))]
     acked = len(clauses) > 1 and len(_CJK.findall(clauses[0])) < 3 and len(clauses[0].split()) <= 2
     if hit.kind == "correction" and not acked:
         return False  # only "可以，用 X 不要用 Y" agrees with the assistant and asks for a change now
-    head = (
-        clauses[1] if acked else clauses[0]
-    )  # "可以，…", "sounds good, …": an answer's opener  # its subject, or an imperative's object ("use tabs for the settings page")
+    head = clauses[1] if acked else clauses[0]
     head = head if has("imperative", head) else head[:6] if _CJK.match(head) else head[:24]
     return bool(task & name_words(head))
 
@@ -232,14 +229,9 @@ def _two_kinds(part: str, said: str) -> list[str]:
     """ "A, and B" / "A，而且 B" as two statements (docs/extraction.md, "One memory per item"): of
     different kinds (a fact and a rule), or B bound on its own and about something else."""
     m = re.search(r",\s+and\s+|[，,]\s*(?:而且|並且|并且)", part)
-    fp = folded(part)
-    if (
-        m is None
-        or _CJK.search(part)
-        and "and" in m.group(0)
-        or any(has(c, fp) for c in ("fix_label", "pitfall_cause"))
-    ):
-        return [part]  # a pitfall's cause and fix are one memory
+    cause_fix = any(has(c, folded(part)) for c in ("fix_label", "pitfall_cause"))  # one pitfall
+    if m is None or cause_fix or _CJK.search(part) and "and" in m.group(0):
+        return [part]
     head, tail = part[: m.start()], part[m.end() :]
     a, b = classify(_body(head), said), classify(tail, said)
     ft = folded(tail)

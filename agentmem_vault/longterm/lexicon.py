@@ -101,6 +101,18 @@ def injection_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
 
 
 @lru_cache(maxsize=None)
+def pasted_forms() -> re.Pattern[str]:
+    """The line starts of pasted text (``pasted_forms.txt``), one alternation."""
+    return re.compile("|".join(f"(?:{p})" for p in _read_literal("pasted_forms.txt")))
+
+
+@lru_cache(maxsize=None)
+def pasted_locations() -> re.Pattern[str]:
+    """The file / line locations that open a pasted line (``pasted_locations.txt``)."""
+    return re.compile(r"^\s*(?:" + "|".join(_read_literal("pasted_locations.txt")) + ")")
+
+
+@lru_cache(maxsize=None)
 def log_levels() -> tuple[str, ...]:
     """Severity words that open a line of tool output ("WARNING", "warning", "錯誤")."""
     return _read_literal("log_levels.txt")

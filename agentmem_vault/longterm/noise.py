@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from agentmem_vault.longterm.lexicon import log_levels, log_levels_weak, output_starts
+from agentmem_vault.longterm.lexicon import log_levels, log_levels_weak, output_starts, pasted_forms, pasted_locations
 
 _TOOL_BLOCK_RE = re.compile(
     r"<(tool_call|tool_use|tool_result|invoke|function_call|function_results|antml:invoke|antml:function_calls)\b[^>]*>"
@@ -57,25 +57,6 @@ def _looks_encoded(s: str) -> bool:
 # severity tags (word lists in templates/quality/), and the indented lines that continue them.
 
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
-_QUOTE = re.compile(r"^\s*[>＞](?:\s|>|$)")
-_PROMPT = re.compile(
-    r"^\s*(?:\$|%|>>>|❯|➜|PS [^>\n]{0,80}>|[A-Za-z]:\\[^>\n]{0,80}>|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#])(?:\s|$)"
-)
-_TIMESTAMP = re.compile(
-    r"^\s*\[?(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}[T ]\d{1,2}:\d{2}|\d{1,2}:\d{2}:\d{2}(?![\d:])|"
-    r"[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2})|^\s*\[\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?\]"
-)
-_LOCATION = re.compile(
-    r"^\s*(?:"
-    r"-->\s*\S+:\d+"  # rustc:  --> src/main.rs:4:9
-    r"|[^\s:]*[./\\][^\s:]*:\d+(?::\d+)?:"  # ruff, gcc, go, Python warnings: path:line[:col]:
-    r"|[^\s(]+\.\w+\((?:\d+,\d+\)|\d+\)\s*:)"  # tsc, msbuild, MSVC: file.ts(12,5) / main.cpp(12):
-    r"|File \"[^\"]+\", line \d+"  # Python frames
-    r"|\d+:\d+\s+(?:error|warning|warn|info)\b"  # eslint: 12:5  error  ...
-    r"|(?:\d+\s+)?\|(?:\s|$)"  # a compiler's source gutter: "  |", "41 |     let x"
-    r"|\^+(?:\s|~|$)"  # a caret under the offending code
-    r")"
-)
 # Java/JS stack frames: "at com.x.App.main(App.java:12)", "at Object.<anonymous> (/app/x.js:3:9)"
 _FRAME = re.compile(
     r"^\s*at (?:\S[^()\n]{0,200}\((?:[^()\s]{1,300}:\d+(?::\d+)?|Native Method|Unknown Source)\)|[^\s()]{1,300}:\d+:\d+)\s*$"
@@ -84,16 +65,6 @@ _FRAME = re.compile(
 # megabytes (minified code, a base64 blob) costs no more than a short one.
 _HEAD = 400
 _GUTTER_NEEDS_INDENT = re.compile(r"^\|")  # "| a | b |" at column 0 is a Markdown table, the user's
-_EXCEPTION = re.compile(
-    r"^\s*(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Fault)\b(?:\s*\[[^\]]*\])?\s*[:：]"
-)
-_PROCESS_PREFIX = re.compile(r"^\s*\([\w.-]+:\d+\)")  # (node:1234) Warning: ...
-_SERVICE_PREFIX = re.compile(r"^\s*[\w.-]+[-_]\d+\s+\|(?:\s|$)")  # docker compose: "web-1  | ..."
-_STRUCTURED_LOG = re.compile(
-    r"^\s*(?:(?:ts|time|timestamp)=\S+\s+)?(?:level|lvl|severity)=\w"  # logfmt
-    r"|^\s*\{\s*\"[^\"\n]+\"\s*:"  # a JSON log line
-)
-_PYTEST_DETAIL = re.compile(r"^E {2,}\S")  # pytest's failure lines: "E       AssertionError: ..."
 _DIFF_HEADER = re.compile(r"^(?:@@ -\d|diff --git |--- a/|\+\+\+ b/)")
 _DIFF_LINE = re.compile(r"^[-+ \\]")
 _INDENTED_CODE = re.compile(r"^(?: {4,}|\t)")
@@ -134,20 +105,13 @@ def _pasted_on_its_own(line: str) -> bool:
     """A line whose form alone says it was pasted (output, log, quote, prompt, code)."""
     strong, _weak, bracket, starts = _level_patterns()
     head = line[:_HEAD]
-    if _LOCATION.match(head) and not _GUTTER_NEEDS_INDENT.match(head):
+    if pasted_locations().match(head) and not _GUTTER_NEEDS_INDENT.match(head):
         return True
     if _INDENTED_CODE.match(head) and not _LIST_ITEM.match(head):
         return True
     return bool(
         (len(line) <= _HEAD and _FRAME.match(line))
-        or _QUOTE.match(head)
-        or _PROMPT.match(head)
-        or _TIMESTAMP.match(head)
-        or _EXCEPTION.match(head)
-        or _PROCESS_PREFIX.match(head)
-        or _SERVICE_PREFIX.match(head)
-        or _STRUCTURED_LOG.match(head)
-        or _PYTEST_DETAIL.match(head)
+        or pasted_forms().match(head)
         or _DIFF_HEADER.match(head)
         or strong.match(head)
         or bracket.match(head)
