@@ -1,8 +1,7 @@
 """The long-term extraction queue, kept in ``memory/.agentmem/`` so that it survives a restart.
 
-``extract-queue.jsonl`` is append-only and shared: the session-end hooks append
-``{"kind": "transcript", "path": ..., "session_id": ..., "conversation_id": ..., "agent": ..., "time": ...}``
-and the daemon appends ``{"kind": "session", "session_id": ...}`` when a snapshot changes.
+``extract-queue.jsonl`` is append-only and shared: the session-end hooks append transcript lines
+(their format: ops/conversations.py), the daemon ``{"kind": "session", "session_id": ...}`` lines.
 ``extract-state.json`` (written only by the daemon) records how far the file has been read, the
 pending items with the wall-clock time they were last touched, failures, and the content hash of
 each snapshot already queued (so that a snapshot changed while the daemon was down is queued on the

@@ -1,8 +1,7 @@
 """``agentmem install-hook``: merge our hook entries into an agent's hook config.
 
-Plan first (a pure merge of two JSON documents), apply second: the old file is backed up before it
-is replaced, other hooks and settings are kept as they were, running it twice changes nothing, and a
-file that is not valid JSON (or not shaped like a hook config) is refused and left untouched.
+A pure merge of two JSON documents, written by the one file-edit step (integrations/file_edit.py):
+other hooks and settings are kept as they were; a file that is not a JSON hook config is refused, untouched.
 
 Config files and shapes:
 - Cursor ``~/.cursor/hooks.json`` or ``<project>/.cursor/hooks.json``:
@@ -215,10 +214,9 @@ def install_hook(
     *,
     project: str | os.PathLike | None = None,
     vault: str | None = None,
-    argv: list[str] | None = None,
     dry_run: bool = False,
 ) -> dict:
-    plan = plan_install(agent, project=project, vault=vault, argv=argv)
+    plan = plan_install(agent, project=project, vault=vault)
     if dry_run:
         return {**_result(plan, None, []), "dry_run": True, "config": plan.after}
     return apply_install(plan)

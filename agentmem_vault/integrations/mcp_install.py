@@ -24,12 +24,10 @@ from agentmem_vault.integrations.quoting import check_safe, toml_string
 
 SERVER_NAME = "agentmem"
 CLIENTS = ("cursor", "claude", "codex", "claude-desktop")
-# Sessions registered through a client's server carry that client's agent name (as its hooks do).
-# The variable each client replaces with the open workspace folder in an MCP server's arguments
-# (Cursor's mcp.json interpolates ${workspaceFolder} in command, args, env, url and headers).
-# Claude Code and Codex start servers in the project folder and Claude Code also sends MCP roots:
-# the server's roots and working-folder fallbacks cover them (docs/mcp.md, "Which project").
+# The variable a client replaces with the open workspace folder in an MCP server's arguments; the
+# other clients are covered by roots and the working folder (docs/mcp.md, "Which project").
 WORKSPACE_VARIABLE = {"cursor": "${workspaceFolder}"}
+# Sessions registered through a client's server carry that client's agent name (as its hooks do).
 DEFAULT_AGENTS = {"claude": "claude-main-agent", "codex": "codex-main-agent", "claude-desktop": "claude-desktop-agent"}
 
 
@@ -250,10 +248,8 @@ def plan_mcp_install(
     agent: str | None = None,
     argv: list[str] | None = None,
     home: Path | None = None,
-    platform: str = sys.platform,
-    environ: dict[str, str] | None = None,
 ) -> McpPlan:
-    path = config_path(client, project=project, home=home, platform=platform, environ=environ)
+    path = config_path(client, project=project, home=home)
     if path.is_symlink():
         # Dotfiles managers link these files: write the target, do not replace the link by a copy.
         path = path.resolve()

@@ -486,10 +486,8 @@ class RecallIndex:
         return stats
 
     def refresh(self, rels: list[str]) -> SyncStats:
-        """Re-index only these notes (paths relative to long-term/, '/' separated): what a command
-        of this program just wrote, moved or removed (recall/refresh.py). One write transaction,
-        the rule summary rewritten after it; the other notes are not looked at (a later query's
-        sync still catches what changed elsewhere). An index that does not exist yet is built."""
+        """Re-index only these notes (paths relative to long-term/, '/' separated) in one write
+        transaction, the rule summary rewritten after it: docs/recall.md, "After every write of ours"."""
         t0 = time.perf_counter()
         stats = self._guarded(lambda: self._refresh(rels))
         stats.seconds = time.perf_counter() - t0

@@ -37,9 +37,7 @@ def rules_path(vault) -> Path:  # type: ignore[no-untyped-def]
 
 
 # The scope key of a note whose project could not be known (``scope: unscoped``): it equals no
-# project's name and is not the global key '', so such a note reaches no project's chats (and no
-# chat of an unknown project) until ``agentmem memories move`` places it; ``--all-projects`` and
-# ``doctor`` still see it (docs/projects.md).
+# project's name and is not the global key '', so such a note reaches no chat (docs/projects.md).
 UNSCOPED_KEY = "\x00unscoped"
 
 

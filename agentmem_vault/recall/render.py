@@ -20,9 +20,8 @@ if TYPE_CHECKING:
         content: str
 
 
-# A note at least this important is a rule: always injected, ahead of relevance-ranked notes.
-# At most this many rules are always injected into one chat (docs/notes.md, Fields: importance);
-# the rest are recalled when a task makes them relevant.
+# At most this many rules (notes of RULE_IMPORTANCE, recall/location.py) are always injected into
+# one chat (docs/notes.md, Fields: importance); the rest are recalled when a task makes them relevant.
 RULES_BUDGET = 10
 RULES_SHARE = 0.35
 SESSIONS_SHARE = 0.15

@@ -60,10 +60,9 @@ def sync_findings(vault: Vault) -> list[Finding]:
 
 @vault_check
 def note_findings(vault: Vault) -> list[Finding]:
-    """Notes that reach no chat: unreadable ones (docs/notes.md, "Malformed notes": every reader
-    reports them, doctor too), those of a project no workspace of this vault is (renamed or moved;
-    checked once the vault knows a workspace) and those of a source whose project could not be
-    known (``scope: unscoped``), until someone places them (docs/projects.md). One load of the notes."""
+    """Notes that reach no chat: unreadable ones (docs/notes.md, "Malformed notes"), those of a
+    project no workspace of this vault is (once it knows one) and unscoped ones (docs/projects.md).
+    One load of the notes."""
     from agentmem_vault.longterm.notes import load_notes
 
     reasons: dict[Path, str] = {}
