@@ -491,6 +491,7 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
             if v > u and not told:
                 break  # "ok, thanks": the story ended
             parts += told
+        parts = _story(parts, said)
         roles = [r for *_, r in parts]
         if "fix" not in roles or not ({"cause", "lead"} & set(roles[: roles.index("fix")])):
             u += 1
@@ -505,6 +506,19 @@ def incidents(turns: "list[_UserTurn]", first_turn: int) -> tuple[list[Found], s
         used |= {(t, k) for t, k, *_ in parts}
         u = next((w for w in range(u, len(user)) if user[w][0] > last), len(user))
     return found, used
+
+
+def _story(parts: list[tuple[int, int, str, str]], said: str) -> list[tuple[int, int, str, str]]:
+    """An incident's story ends at a sentence that opens a statement of its own ("另外 …", "by the
+    way, …"; "also, the fix was …" goes on) or, after the fix, tells a second incident:
+    that one is a memory of its own, with its own scope (docs/extraction.md, "Round 3 held-out unseen5")."""
+    fixed = False
+    for n, (_, _, x, role) in enumerate(parts):
+        f = folded(x)
+        if n and (without_opener(f) != f and not has("fix_label", f) or fixed and _incident_lead(x, said)):
+            return parts[:n]
+        fixed = fixed or role == "fix"
+    return parts
 
 
 def _fix(s: str, after_symptom: bool) -> bool:
