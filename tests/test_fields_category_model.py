@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from agentmem_vault.longterm.fields.category import category_for
 from agentmem_vault.longterm.fields.derive import derive_offline
@@ -95,3 +98,41 @@ def test_the_training_script_refuses_a_held_out_set(tmp_path: Path) -> None:
         timeout=120,
     )
     assert p.returncode == 2 and "refused" in p.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("damage", ["missing", "not a count", "no @docs", "a zero prior"])
+def test_a_damaged_or_missing_counts_file_is_a_clear_error(vault, cli, monkeypatch, tmp_path, damage) -> None:
+    """A broken install (the counts file gone, hand-edited, cut short): `extract` names the file
+    and says to reinstall, exit 1, never a traceback (was: ValueError / FileNotFoundError)."""
+    import os
+
+    from agentmem_vault.longterm.fields import category
+
+    shipped = Path(category.__file__).parents[3] / "templates" / "fields"
+    bad = tmp_path / "model.tsv"
+    text = (shipped / category.MODEL).read_text(encoding="utf-8")
+    docs = next(ln for ln in text.splitlines() if ln.startswith("@docs"))
+    bad.write_text(
+        {
+            "missing": "",
+            "not a count": text.replace("=", "=x", 1),
+            "no @docs": text.replace(docs + "\n", ""),
+            "a zero prior": text.replace(docs, re.sub(r"=\d+", "=0", docs, count=1)),
+        }[damage],
+        encoding="utf-8",
+    )
+    if damage == "missing":
+        bad.unlink()
+    monkeypatch.setattr(category, "MODEL", os.path.relpath(bad, shipped))
+    category.model.cache_clear()
+    category.category_for.cache_clear()
+    chat = tmp_path / "chat.txt"
+    chat.write_text("user: We always use structlog for logging in this repo, never print.\nassistant: OK.\n")
+    try:
+        got = cli("extract", "--file", str(chat), "--offline", vault=vault)
+    finally:
+        category.model.cache_clear()
+        category.category_for.cache_clear()
+    assert got.returncode == 1 and "Traceback" not in got.stderr, got.stderr
+    assert "category_model.tsv" in got.stderr or "model.tsv" in got.stderr
+    assert "reinstall agentmem" in got.stderr

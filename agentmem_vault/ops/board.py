@@ -128,7 +128,10 @@ def archived_row(text: str) -> it.Row | None:
     try:
         meta = parse_snapshot(text).metadata
     except SnapshotFormatError:
-        return None
+        meta = {}
+    if "Session ID" not in meta:  # its Metadata heading edited away: its Field/Value rows (docs/reliability.md)
+        cells = [it.split_cells(ln.strip()) for ln in text.lstrip("\ufeff").splitlines() if ln.strip().startswith("|")]
+        meta = {c[0]: c[1] for c in reversed(cells) if len(c) >= 2}
     if "Session ID" not in meta:
         return None
     return it.Row(*(meta.get(k, "-" if k == "Referenced By" else "") for k in ARCHIVE_FIELDS[: len(it.COLUMNS)]))

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from functools import lru_cache, reduce
 
-from agentmem_vault.longterm.fields.data import _lines, pattern
+from agentmem_vault.longterm.fields.data import _lines, damaged, pattern
 from agentmem_vault.longterm.schema import CATEGORIES
 from agentmem_vault.model.textnorm import fold
 
@@ -38,10 +38,10 @@ def cues() -> tuple[tuple[str, tuple[tuple[int, re.Pattern[str]], ...]], ...]:
             macros["{" + name.strip() + "}"] = alts.strip()
         elif line.startswith("[") and line.endswith("]"):
             if (current := line[1:-1]) not in CATEGORIES or current in out:
-                raise ValueError(f"category_cues.txt: unknown or repeated category {current!r}")
+                raise damaged("category_cues.txt", f"unknown or repeated category {current!r}")
             out[current] = []
         elif len(parts := line.split(" ", 2)) < 3 or parts[1] not in ("w", "r") or not out:
-            raise ValueError(f"category_cues.txt: expected '<weight> w|r <pattern>' under a [category]: {line!r}")
+            raise damaged("category_cues.txt", f"expected '<weight> w|r <pattern>' under a [category]: {line!r}")
         else:  # "w": whole words or identifiers ("test" must not fire inside "Test-Path", "env" in "venv")
             p = reduce(lambda p, macro: p.replace(*macro), macros.items(), parts[2])
             out[next(reversed(out))].append(
@@ -77,10 +77,15 @@ def features(text: str, kind: str) -> Counter[str]:
 def model() -> tuple[dict[str, float], dict[str, dict[str, float]], dict[str, float]]:
     """(log prior, log P(feature | category) where the category had the feature, the same where it
     had not) from the counts of ``category_model.tsv`` ("<feature>\t<category>=<n>\t...")."""
-    rows = {h: {c: int(n) for c, _, n in (x.rpartition("=") for x in xs)} for h, *xs in map(str.split, _lines(MODEL))}
+    try:
+        rows = {
+            h: {c: int(n) for c, _, n in (x.rpartition("=") for x in xs)} for h, *xs in map(str.split, _lines(MODEL))
+        }
+    except ValueError as exc:
+        raise damaged(MODEL, exc) from exc
     docs, vocab = rows.pop("@docs", {}), max(1, len(rows))
-    if not docs or set(docs) - set(CATEGORIES):
-        raise ValueError(f"{MODEL}: no '@docs' line, or a category that is not one of the eleven")
+    if not docs or set(docs) - set(CATEGORIES) or any(k <= 0 for k in docs.values()):
+        raise damaged(MODEL, "no '@docs' line, or a category that is not one of the eleven")
     n = sum(docs.values())
     totals = {c: sum(r.get(c, 0) for r in rows.values()) + ALPHA * vocab for c in docs}
     logp = {f: {c: math.log((k + ALPHA) / totals[c]) for c, k in r.items()} for f, r in rows.items()}

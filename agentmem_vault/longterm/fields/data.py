@@ -12,8 +12,17 @@ from agentmem_vault.model.textnorm import fold
 
 
 def _lines(name: str) -> list[str]:
-    text = (resources.files("agentmem_vault.templates") / "fields" / name).read_text(encoding="utf-8-sig")
+    try:
+        text = (resources.files("agentmem_vault.templates") / "fields" / name).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:  # a broken install: say which file, never a traceback
+        raise damaged(name, exc) from exc
     return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def damaged(name: str, why: object) -> Exception:
+    from agentmem_vault.errors import AgentmemError
+
+    return AgentmemError(f"templates/fields/{name} cannot be read ({why}); reinstall agentmem", code="install_damaged")
 
 
 @lru_cache(maxsize=None)
