@@ -159,3 +159,20 @@ def test_the_splitter_keeps_what_it_does_not_own(tmp_path: Path) -> None:
         "body\r\n",
     )
     assert sp.join_text(parts, "a: 1") == text
+
+
+@pytest.mark.parametrize("where", ["note", "config"])
+def test_a_tagged_value_yaml_cannot_read_is_a_clear_error(vault: Vault, cli, where: str) -> None:
+    """``!!bool maybe`` (a tag whose values PyYAML looks up by name) in a note's frontmatter or in
+    config.yaml: the one YAML loader's error, naming the file, never a traceback (was: KeyError)."""
+    if where == "note":
+        vault.longterm_dir.mkdir(parents=True, exist_ok=True)
+        note = "---\ntitle: Use structlog\nverified: !!bool maybe\n---\n\nUse structlog.\n"
+        (vault.longterm_dir / "use-structlog.md").write_text(note, encoding="utf-8")
+        got = cli("memories", "list", vault=vault)
+        assert "use-structlog.md" in got.stdout + got.stderr
+    else:
+        (vault.state_dir / "config.yaml").write_text("recall:\n  enabled: !!bool maybe\n", encoding="utf-8")
+        got = cli("context", "fix the build", vault=vault)
+        assert got.returncode != 0 and "config.yaml is not valid YAML" in got.stderr
+    assert "Traceback" not in got.stderr, got.stderr

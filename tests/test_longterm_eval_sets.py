@@ -39,14 +39,16 @@ def test_every_builtin_set_loads_with_labelled_kinds() -> None:
     for name in BUILTIN_SETS:
         fixtures = load_fixtures(builtin_set(name))
         assert fixtures, name
-        if name in ("kinds", "curation", "unseen2", "unseen3", "unseen4", "unseen5"):
+        if name in ("kinds", "curation", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6"):
             for f in fixtures:
                 assert f.cls, f.id
                 for e in f.expected:
                     assert e["kind"] in KINDS, (f.id, e)
 
 
-@pytest.mark.parametrize(("name", "per_language", "noise"), [("unseen3", 8, 2), ("unseen4", 10, 2), ("unseen5", 10, 2)])
+@pytest.mark.parametrize(
+    ("name", "per_language", "noise"), [("unseen3", 8, 2), ("unseen4", 10, 2), ("unseen5", 10, 2), ("unseen6", 10, 2)]
+)
 def test_held_out_sets_label_every_memory_and_balance_their_languages(name: str, per_language: int, noise: int) -> None:
     """The held-out sets of docs/extraction.md: every memory fully labelled, the same number of
     chats per language with noise chats in each, the ids are the file stems, and every

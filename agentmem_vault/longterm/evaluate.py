@@ -55,6 +55,7 @@ BUILTIN_SETS: dict[str, str] = {
     "unseen3": "eval-unseen3",
     "unseen4": "eval-unseen4",
     "unseen5": "eval-unseen5",
+    "unseen6": "eval-unseen6",
     "fields-unseen": "eval-fields-unseen",
     "fields": "eval-fields",
     "fields2": "eval-fields2",

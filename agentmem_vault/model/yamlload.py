@@ -69,6 +69,8 @@ def load(
         problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
     except RecursionError:
         problem = f"nested more than {MAX_DEPTH} levels deep"
+    except KeyError as exc:  # PyYAML's lookup of a tagged value it has no entry for (``!!bool maybe``)
+        problem = f"{exc.args[0]!r} is not a value of its tag"
     except (ValueError, TypeError, OverflowError, YamlProblem) as exc:  # a value it cannot build, or its shape
         problem = str(exc)
     at = f" at line {mark.line + first_line}, column {mark.column + 1}" if mark is not None else ""

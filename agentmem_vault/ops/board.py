@@ -130,7 +130,7 @@ def archived_row(text: str) -> it.Row | None:
     except SnapshotFormatError:
         meta = {}
     if "Session ID" not in meta:  # its Metadata heading edited away: its Field/Value rows (docs/reliability.md)
-        cells = [it.split_cells(ln.strip()) for ln in text.splitlines() if ln.strip().startswith("|")]
+        cells = [it.split_cells(ln.strip()) for ln in text.lstrip("\ufeff").splitlines() if ln.strip().startswith("|")]
         meta = {c[0]: c[1] for c in reversed(cells) if len(c) >= 2}
     if "Session ID" not in meta:
         return None
