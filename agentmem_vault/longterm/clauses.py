@@ -33,6 +33,8 @@ _LIST_LINE = re.compile(
     rf"^\s*(?:[-*•・]|\d{{1,2}}[.)）、]|[（(]\d{{1,2}}[)）]|[一二三四五六七八九十][、.．]|{_ORD_WORD})\s*(?P<item>\S.*)$"
 )
 _TRIM = " \t,，;；。.!！、:："
+_COLON = re.compile(r"[:：]")
+_BLANK_LINE = re.compile(r"\n\s*\n")
 # Quoted text is someone else's words (an error message, a doc): "it says 'remember to ...'".
 # A single quote opens and closes only outside a word: "it's because … isn't" quotes nothing.
 QUOTED = re.compile(r"(?<!\w)'[^'\n]{3,}'(?!\w)|\"[^\"\n]{3,}\"|“[^”\n]{2,}”|「[^」\n]{2,}」|『[^』\n]{2,}』")
@@ -84,7 +86,7 @@ def split_sentences(text: str) -> list[str]:
 def paragraphs(text: str) -> tuple[Para, ...]:
     """Paragraphs of the user's own words (``noise.own_words`` has blanked pasted lines)."""
     out: list[Para] = []
-    for block in re.split(r"\n\s*\n", text):
+    for block in _BLANK_LINE.split(text):
         if not block.strip() or block.lstrip().startswith(("```", "Traceback", 'File "')):
             continue
         lines = [ln for ln in block.splitlines() if ln.strip()]
@@ -238,7 +240,7 @@ def _verb_sides(parts: list[str]) -> bool:
 
 def intro_and_body(sentence: str) -> tuple[str, str] | None:
     """A sentence "intro: body" whose intro only announces (short, before the first colon)."""
-    m = re.search(r"[:：]", sentence)
+    m = _COLON.search(sentence)
     if m is None:
         return None
     intro, body = sentence[: m.start()], sentence[m.end() :]

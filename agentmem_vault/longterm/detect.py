@@ -46,6 +46,9 @@ from agentmem_vault.longterm.sources import Turn
 from agentmem_vault.longterm.wording import clean
 from agentmem_vault.model.textnorm import fold
 
+_COMMA = re.compile(r"[，,]")
+_AND = re.compile(r",\s+and\s+|[，,]\s*(?:而且|並且|并且)")  # "A, and B" / "A，而且 B"
+
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 MAX_JOINED = 320  # characters: a statement and the sentences it keeps (reason, fix) stay readable
 
@@ -97,7 +100,7 @@ def _enumeration(s: str) -> tuple[str, list[str]] | None:
     "幫我記幾件事，…")."""
     ib = intro_and_body(s)
     if ib is None:
-        m = re.search(r"[，,]", s)
+        m = _COMMA.search(s)
         ib = (s[: m.start()], s[m.end() :]) if m else None
         if ib is None or not has("plural", fold(ib[0])):
             return None
@@ -228,7 +231,7 @@ def _directs(s: str, said: str) -> bool:
 def _two_kinds(part: str, said: str) -> list[str]:
     """ "A, and B" / "A，而且 B" as two statements (docs/extraction.md, "One memory per item"): of
     different kinds (a fact and a rule), or B bound on its own and about something else."""
-    m = re.search(r",\s+and\s+|[，,]\s*(?:而且|並且|并且)", part)
+    m = _AND.search(part)
     cause_fix = any(has(c, folded(part)) for c in ("fix_label", "pitfall_cause"))  # one pitfall
     if m is None or cause_fix or _CJK.search(part) and "and" in m.group(0):
         return [part]
@@ -334,7 +337,7 @@ class _Scan:
         f = folded(sents[i])
         if not self.said or not has("correction", f):
             return -1, ""
-        cut = re.search(r"[，,]", sents[i])
+        cut = _COMMA.search(sents[i])
         opener = f if _verdict_only(f) or cut is None else folded(sents[i][: cut.start()])
         lead = sents[i][cut.end() :].strip() if opener is not f and cut is not None else ""
         if not _verdict_only(opener) or lead and _directs(lead, self.said):

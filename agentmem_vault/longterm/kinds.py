@@ -21,6 +21,8 @@ from agentmem_vault.longterm.filters import specificity_score
 from agentmem_vault.longterm.lexicon import generic_names
 from agentmem_vault.model.textnorm import fold, tokenize
 
+_ALSO = re.compile(r"(?:and )?also\b")
+
 # kind -> (assessment-stage signal strength, importance the offline extractor proposes)
 WEIGHTS: dict[str, tuple[int, float]] = {
     "explicit": (5, 0.9),
@@ -58,7 +60,7 @@ def folded(sentence: str) -> str:
 def without_opener(f: str) -> str:
     """Folded text without the join word that opens it ("Also, …", "另外…", "還有…"): it only
     links the sentence to the one before."""
-    m = cue("join").match(f) or re.match(r"(?:and )?also\b", f)
+    m = cue("join").match(f) or _ALSO.match(f)
     return f[m.end() :].lstrip(" ,，:：;；") if m else f
 
 
