@@ -9,6 +9,7 @@ Every rejection comes with a reason so that a run can say what it skipped and wh
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from agentmem_vault.model.textnorm import fold
 from agentmem_vault.longterm import lexicon as lx
@@ -24,6 +25,7 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 
 
+@lru_cache(maxsize=1024)  # a candidate is scored by assess_offline, then by quality_reason
 def specificity_score(text: str) -> int:
     """Sum of hits of the technical-specificity patterns (``templates/quality/specificity.txt``)
     and of the technical vocabulary (a density, not a yes/no)."""

@@ -57,6 +57,7 @@ def folded(sentence: str) -> str:
     return fold(QUOTED.sub(" ", sentence))
 
 
+@lru_cache(maxsize=8192)  # as folded: classify and the incident scan ask for it per sentence
 def without_opener(f: str) -> str:
     """Folded text without the join word that opens it ("Also, …", "另外…", "還有…"): it only
     links the sentence to the one before."""
