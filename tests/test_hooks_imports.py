@@ -201,6 +201,7 @@ def test_short_texts_are_redacted_without_compiling_a_pattern() -> None:
     from agentmem_vault.model import redact
 
     redact._words_re.cache_clear()
+    redact._searched = 0  # as in a new hook process
     words = redact.builtin_patterns().prefilter
     assert redact.redact("| 2026-06-01-0930-cursor-main-agent | cursor-main-agent | 主題 | idle |") is not None
     assert not redact.has_word("topic: nothing to see", words)
@@ -208,12 +209,17 @@ def test_short_texts_are_redacted_without_compiling_a_pattern() -> None:
     assert redact._words_re.cache_info().currsize == 0
     long = "x " * 5000 + "token"
     assert redact.has_word(long, words) and redact._words_re.cache_info().currsize == 1  # a long text: the pattern
+    redact._words_re.cache_clear()
+    for n in range(100):  # a transcript's many short turns: past 4 kB, the pattern
+        assert not redact.has_word(f"turn {n}: nothing to see here, move along now", words)
+    assert redact._words_re.cache_info().currsize == 1
 
 
 @given(st.text(alphabet="apsktoenb_-:/ 密碼金鑰İıſKxyzAPIKEY", max_size=60))
 def test_the_short_text_search_answers_as_the_pattern(text: str) -> None:
     from agentmem_vault.model import redact
 
+    redact._searched = 0  # the word-by-word search
     words = redact.builtin_patterns().prefilter
     data = text.encode("utf-8", "surrogatepass").lower()
     want = redact._words_re(words, any(c in text for c in redact._CASE_ODD)).search(

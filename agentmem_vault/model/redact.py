@@ -59,15 +59,21 @@ def _words_re(words: tuple[str, ...], ignore_case: bool) -> re.Pattern:
     return re.compile("(?i)" + rx) if ignore_case else re.compile(rx.encode("utf-8"))
 
 
+_searched = 0  # bytes has_word has searched in this process
+
+
 def has_word(text: str, words: tuple[str, ...]) -> bool:
     """Whether ``text`` holds one of ``words`` (lower-case ASCII or caseless), ignoring case as
     ``re.IGNORECASE`` does; its UTF-8 lower-cased is searched, ~20x faster, unless ``_CASE_ODD``.
-    A short text (a board row, a state file's line: the hook's) is searched for each word in
-    turn, which costs less than compiling the pattern (docs/performance.md)."""
+    Until a process has searched 4 kB (the hook's few board rows and state lines), each word is
+    searched for in turn, which costs less than compiling the pattern; then the pattern, ~5x
+    faster per text (a transcript's many turns; docs/performance.md)."""
+    global _searched
     if not text.isascii() and any(c in text for c in _CASE_ODD):
         return _words_re(words, True).search(text) is not None
     data = text.encode("utf-8", "surrogatepass").lower()
-    if len(data) <= 4096:  # compiling the pattern costs ~0.5 ms, as much as a search per word of 20 kB
+    _searched += len(data)
+    if _searched <= 4096:  # compiling the pattern costs ~0.6 ms, as much as ~40 short texts searched per word
         by = _by_first(words)  # as the pattern does: only the words that start with a byte of the text
         return any(w in data for b in by.keys() & set(data) for w in by[b])
     return _words_re(words, False).search(data) is not None
