@@ -476,3 +476,23 @@ def test_red_lines_and_requests_by_their_own_words():
     # a sibling's words may ask for an item; they do not make it a red line
     said = "so you stop asking: prod runs on Postgres 15, and slow queries go to the replica"
     assert importance_for("rule", "prod runs on Postgres 15", request=said) < 0.9
+
+
+@pytest.mark.parametrize(
+    ("content", "title"),
+    [
+        ("By the way, staging deploys go through the VPN.", "Staging deploys go through the VPN"),
+        ("Second, invoice numbers are never reused.", "Invoice numbers are never reused"),
+        ("Unrelated, but log lines stay under 200 characters.", "But log lines stay under 200 characters"),
+        ("另外，前端的日期一律用 dayjs 處理。", "前端的日期一律用 dayjs 處理"),
+        ("顺便讲一下，接口的错误码统一放在 errors.ts 里。", "接口的错误码统一放在 errors.ts 里"),
+        ("第二，所有金额都用分存整数。", "所有金额都用分存整数"),
+    ],
+)
+def test_a_title_never_opens_with_a_join_word_or_an_ordinal(content, title):
+    """A title is one statement standing alone: the word that joined it to the item before
+    ("another thing", "另外", "顺便讲一下") or numbered it ("Second,", "第二") is a lead-in, for the
+    title rule and for its checker alike (docs/notes.md, Fields)."""
+    got = title_for(content)
+    assert got == title, got
+    assert title_problems(content.rstrip("。.")) == ["lead-in"] and not title_problems(got)

@@ -33,8 +33,16 @@ def generic_words() -> frozenset[str]:
 
 @lru_cache(maxsize=None)
 def title_leadin() -> re.Pattern[str]:
-    """A lead-in at the start of a folded title, with the separator after it."""
-    return re.compile(rf"^(?:{pattern('title_leadins.txt').pattern})\s*[:：,，;；\-—–]?\s*", re.I)
+    """A lead-in at the start of a folded title, with the separator after it: the announcements and
+    asides of ``title_leadins.txt``, and any word that joins a further item or opens a numbered one
+    ("另外", "by the way", "Second,", "第二"), the extractor's own join and ordinal cues, since a title
+    is one statement standing alone (docs/notes.md, Fields)."""
+    from agentmem_vault.longterm.cues import cue
+
+    alts = "|".join(
+        f"(?:{p})" for p in (pattern("title_leadins.txt").pattern, cue("join").pattern, cue("ordinal").pattern)
+    )
+    return re.compile(rf"^(?:{alts})\s*[:：,，;；\-—–]?\s*", re.I)
 
 
 @lru_cache(maxsize=None)
