@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from agentmem_vault.model.textnorm import fold
@@ -23,14 +24,15 @@ KEYWORD_WEIGHT = 0.15  # added to the text similarity at full keyword overlap
 CATEGORY_WEIGHT = 0.05  # added for the same category, taken off for a different one
 
 
-def shingles(text: str, n: int = 3) -> set[str]:
+@lru_cache(maxsize=4096)  # curation compares every candidate with every note: each text is cut once
+def shingles(text: str, n: int = 3) -> frozenset[str]:
     clean = fold(text)
     if len(clean) < n:
-        return {clean} if clean else set()
-    return {clean[i : i + n] for i in range(len(clean) - n + 1)}
+        return frozenset([clean] if clean else [])
+    return frozenset(clean[i : i + n] for i in range(len(clean) - n + 1))
 
 
-def similarity(a: set[str], b: set[str]) -> tuple[float, float]:
+def similarity(a: frozenset[str], b: frozenset[str]) -> tuple[float, float]:
     """(Jaccard, containment of the smaller set in the larger)."""
     if not a or not b:
         return 0.0, 0.0
@@ -46,7 +48,8 @@ _CODE_RE = re.compile(r"[0-9]|[_./:@]|[a-z][A-Z]")
 _SENTENCE_START = frozenset(".!?;:\n-*#>([{\"'`|。！？；：「『（【")
 
 
-def identifiers(text: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def identifiers(text: str) -> frozenset[str]:
     """The tokens that pin a statement to one thing (case-folded): anything with a digit, code-like
     tokens (``sms.verify``, ``billing_events``, ``/var/log``, ``camelCase``), and capitalised words
     in mid-sentence (names such as ``Alice``, ``Postgres``, ``CI``). Plain hyphenated words
@@ -63,10 +66,10 @@ def identifiers(text: str) -> set[str]:
         before = text[: mt.start()].rstrip(" \t")
         if before and before[-1] not in _SENTENCE_START:
             out.add(tok.casefold())
-    return out
+    return frozenset(out)
 
 
-def identifiers_conflict(a: set[str], b: set[str]) -> bool:
+def identifiers_conflict(a: frozenset[str], b: frozenset[str]) -> bool:
     """Each side names something the other does not: two different facts."""
     return bool(a - b) and bool(b - a)
 
@@ -84,7 +87,7 @@ def scope_conflict(a: Any, b: Any) -> bool:
     return False
 
 
-def same_memory(a_sh: set[str], b_sh: set[str], a: Any, b: Any) -> bool:
+def same_memory(a_sh: frozenset[str], b_sh: frozenset[str], a: Any, b: Any) -> bool:
     """Text similarity weighed with the structured fields: shared keywords and the same category
     pull two texts together, a different category pushes them apart; different scopes never match."""
     if scope_conflict(a, b):
@@ -114,7 +117,7 @@ def said_later(a: MemoryObject, b: MemoryObject) -> bool | None:
 
 def dedupe_batch(mems: list[MemoryObject]) -> tuple[list[MemoryObject], list[tuple[MemoryObject, str]]]:
     """Keep one memory per duplicate group (the more complete), merging the sources."""
-    kept: list[tuple[MemoryObject, set[str], set[str]]] = []
+    kept: list[tuple[MemoryObject, frozenset[str], frozenset[str]]] = []
     dropped: list[tuple[MemoryObject, str]] = []
     for m in mems:
         text = f"{m.title}\n{m.content}"
