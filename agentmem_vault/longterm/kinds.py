@@ -150,7 +150,7 @@ def _classify(f: str, context: str) -> Cue | None:
         if not _form_kind(rest, "") and not has("directive", rest) and not _not_a_but_b(f, context) and not named:
             return None  # "No, it was my network." / "不是這樣，是我的網路斷了"
     if kind not in ("reversal", "supplement") and not asked:
-        if has("one_off_scope", f) or (has("task_request", f) and not has("general", f)):
+        if has("one_off_scope", f) or ((has("task_request", f) or has("task_make", f)) and not has("general", f)):
             return None
     if kind in ("environment", "pitfall") and not asked and has("scope_temporary", f):
         return None  # "FYI I'll be away tomorrow": a passing state
