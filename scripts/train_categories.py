@@ -7,8 +7,9 @@ write ``templates/fields/category_model.tsv``.
 
 Every labelled expected memory gives one example: when the offline extractor finds it, the words
 the field rules read its category from (``derive.category_text``) and the kind of statement the
-extractor gave it; else the user's turn that says it and its labelled kind. A held-out set is never trained on: ``unseen5`` (and any set not
-named in ``DEVELOPMENT``) is refused.
+extractor gave it; else the user's turn that says it and its labelled kind. A held-out set is
+never trained on: ``unseen5``, ``unseen6``, ``unseen7`` (and any set not named in ``DEVELOPMENT``)
+are refused.
 """
 
 from __future__ import annotations
