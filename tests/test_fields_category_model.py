@@ -88,10 +88,11 @@ def test_telling_the_assistant_what_it_just_did_wrong_is_a_correction() -> None:
     assert derived(turns, said, "rule").importance < 0.9
 
 
-def test_the_training_script_refuses_a_held_out_set(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["--sets", "--held-out"])
+def test_the_training_script_refuses_a_held_out_set(tmp_path: Path, how: str) -> None:
     out = tmp_path / "m.tsv"
     p = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "train_categories.py"), "--sets", "unseen5", "--out", str(out)],
+        [sys.executable, str(ROOT / "scripts" / "train_categories.py"), how, "unseen6", "--out", str(out)],
         capture_output=True,
         text=True,
         encoding="utf-8",

@@ -322,6 +322,17 @@ def test_old_snapshots_are_upgraded_on_their_next_write_and_never_otherwise(vaul
     assert_in_step(vault)
 
 
+def test_a_file_with_lone_cr_line_ends_keeps_one_frontmatter_and_its_line_ends():
+    # old Mac editors write lone CRs: the snapshot parser sees its lines, so the frontmatter reader must
+    cr = sp.sync_props(snapshot(), kind=sp.LIVE, board=None, session_id=SID).replace("\n", "\r")
+    assert sp.sync_props(cr, kind=sp.LIVE, board=None, session_id=SID) == cr
+    fresh = sp.sync_props(snapshot().replace("\n", "\r"), kind=sp.LIVE, board=None, session_id=SID)
+    assert fresh.count("---\r") == 2 and "\n" not in fresh and fresh.startswith("---\raliases:\r")
+    assert sp.disagreements(
+        fresh.replace("topic: Obsidian 瀏覽", "topic: x"), kind=sp.LIVE, board=None, session_id=SID
+    ) == ["topic"]
+
+
 def test_malformed_frontmatter_refuses_writers_and_doctor_reports_it(vault, clock):
     register_idle(vault, "cursor-main-agent")
     sid = it.parse_index(vault.index_path.read_text(encoding="utf-8")).ids()[0]

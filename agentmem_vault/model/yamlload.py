@@ -38,13 +38,16 @@ def split_frontmatter(text: str, error: type[Exception] = YamlProblem, *, lenien
     opening fence never closed makes the file malformed: ``error``, or with ``lenient`` (a reader of
     the body only) no frontmatter, so the body is never lost."""
     rest = text.lstrip("\ufeff")
-    bom, newline = text[: len(text) - len(rest)], "\r\n" if "\r\n" in rest else "\n"
-    lines = rest.split("\n")
+    bom = text[: len(text) - len(rest)]
+    # a file with lone CRs only (old Mac editors) has lines too, as every other reader sees them
+    sep = "\r" if "\r" in rest and "\n" not in rest else "\n"
+    newline = "\r\n" if "\r\n" in rest else sep
+    lines = rest.split(sep)
     if lines[0].rstrip() == "---":
         for j in range(1, len(lines)):
             if (close := lines[j].rstrip()) in ("---", "..."):
                 fm = "\n".join(x.rstrip("\r") for x in lines[1:j])
-                return Fenced(bom, newline, fm, close, "\n".join(lines[j + 1 :]))
+                return Fenced(bom, newline, fm, close, sep.join(lines[j + 1 :]))
         if not lenient:
             raise error("the frontmatter is not closed by a '---' line")
     return Fenced(bom, newline, None, "---", rest)
