@@ -193,6 +193,30 @@ def test_an_environment_fact_needs_no_lead_in(text: str, word: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "rule,supplement,words",
+    [
+        ("roundup 的 HTTP 呼叫一律設 5 秒 timeout", "再補一條剛剛那條規則：重試最多三次", ["timeout", "重試"]),
+        ("roundup 的表名一律用复数", "表名那条再加一点：中间表用 a_b 的形式", ["复数", "a_b"]),
+        (
+            "roundup jobs must be idempotent.",
+            "one more for the idempotent rule: they log the job id.",
+            ["idempotent", "job id"],
+        ),
+    ],
+)
+def test_a_supplement_told_with_an_add_verb_joins_its_rule(rule: str, supplement: str, words: list[str]) -> None:
+    # an "add" verb and a name of the earlier rule make a supplement: one memory, its rule first
+    (m,) = memories_from_turns([Turn("user", rule), Turn("assistant", "OK."), Turn("user", supplement)])[0]
+    assert all(w in m.content for w in words) and m.content.index(words[0]) < m.content.index(words[1])
+    task = [
+        Turn("user", "幫 roundup 的 parser 寫測試"),
+        Turn("assistant", "加了 4 個。"),
+        Turn("user", "再補一個空字串的測試案例"),
+    ]
+    assert memories_from_turns(task)[0] == []
+
+
+@pytest.mark.parametrize(
     "said,text",
     [
         ("", "給 paywire 的帳單頁加一個匯出按鈕，資料來源是 invoices_view，檔名帶上月份"),

@@ -77,7 +77,7 @@ def _form_kind(f: str, context: str) -> str | None:
     rule is still a decision or a pitfall)."""
     if has("reversal", f) and has("reversal_names", f):
         return "reversal"
-    if has("supplement", f) and (has("reversal_names", f) or cue("supplement").match(f)):
+    if (has("supplement", f) or has("supplement_add", f)) and has("reversal_names", f) or cue("supplement").match(f):
         return "supplement"  # naming a rule, or opening the sentence ("補充一下：…", "Adding to that, …")
     if has("pitfall", f) or (has("pitfall_cause", f) and has("pitfall_symptom", f)):
         return "pitfall"
@@ -241,7 +241,8 @@ def named_words(text: str, kind: str) -> set[str]:
     """The words with which a supplement or a reversal names the earlier rule ("補充超時那條" ->
     超時; "之前那條「完成前要跑 yarn lint」作廢" -> yarn, lint, …)."""
     if kind == "supplement":  # no bigram across the cue's edge ("补充一下" -> "充一")
-        return name_words(cue("supplement").sub(" ", fold(supplement_parts(text)[0]))) - generic_names()
+        head = cue("supplement_add").sub(" ", cue("supplement").sub(" ", fold(supplement_parts(text)[0])))
+        return name_words(head) - generic_names()
     return name_words(retraction_parts(text)[0]) - generic_names()
 
 
