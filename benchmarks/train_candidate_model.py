@@ -18,9 +18,10 @@ scores at or above another.
 
 Units: every candidate the offline rules propose (its evidence) and every other sentence of the
 user's own words, in the training sets' fixtures only (never ``unseen3``/``unseen4``, the held-out
-check, nor ``unseen5``). A candidate is positive when it matches an expected (or retired) memory; a
-sentence outside every candidate is positive when it holds all the ``must_contain`` of one, left
-out when it holds only some, negative otherwise (noise chats are all negative).
+check, nor ``unseen5``, ``unseen6``, ``unseen7``). A candidate is positive when it matches an
+expected (or retired) memory; a sentence outside every candidate is positive when it holds all the
+``must_contain`` of one, left out when it holds only some, negative otherwise (noise chats are all
+negative).
 
 Training: L2-regularised logistic regression by AdaGrad over the units in a fixed order (no
 randomness: the same fixtures give the same weights); a feature is kept when it occurs in at least

@@ -193,6 +193,50 @@ def test_an_environment_fact_needs_no_lead_in(text: str, word: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "rule,supplement,words",
+    [
+        ("roundup 的 HTTP 呼叫一律設 5 秒 timeout", "再補一條剛剛那條規則：重試最多三次", ["timeout", "重試"]),
+        ("roundup 的表名一律用复数", "表名那条再加一点：中间表用 a_b 的形式", ["复数", "a_b"]),
+        (
+            "roundup jobs must be idempotent.",
+            "one more for the idempotent rule: they log the job id.",
+            ["idempotent", "job id"],
+        ),
+    ],
+)
+def test_a_supplement_told_with_an_add_verb_joins_its_rule(rule: str, supplement: str, words: list[str]) -> None:
+    # an "add" verb and a name of the earlier rule make a supplement: one memory, its rule first
+    (m,) = memories_from_turns([Turn("user", rule), Turn("assistant", "OK."), Turn("user", supplement)])[0]
+    assert all(w in m.content for w in words) and m.content.index(words[0]) < m.content.index(words[1])
+    task = [
+        Turn("user", "幫 roundup 的 parser 寫測試"),
+        Turn("assistant", "加了 4 個。"),
+        Turn("user", "再補一個空字串的測試案例"),
+    ]
+    assert memories_from_turns(task)[0] == []
+
+
+@pytest.mark.parametrize(
+    "said,text",
+    [
+        ("", "給 paywire 的帳單頁加一個匯出按鈕，資料來源是 invoices_view，檔名帶上月份"),
+        ("", "好，正事：paywire 的搜尋框要加一個清除按鈕，選了之後游標回到輸入框"),
+        ("Renamed it in 6 files.", "ok, but this commit should only have the rename, nothing else."),
+        ("I replaced the sleep with polling.", "行，就这么改，这个 PR 只改这个测试"),
+        ("The cache key is missing the locale.", "原來是我自己改壞了 config，改回來就好了，不用改程式"),
+        ("Probably a stale env file.", "my bad, I had an old .env from another branch, no code change needed."),
+        ("測試不穩定是因為 sleep。", "TestUpload 又不穩定了，先這樣"),
+    ],
+)
+def test_what_is_said_about_the_change_being_made_now_is_no_memory(said: str, text: str) -> None:
+    # a request to make something with its spec, a reply that scopes this change, the user's own
+    # slip: about this chat's work only (docs/extraction.md, "The spec of what is being made now")
+    assert kept(text, said=said) == []
+    (m,) = kept("ok. from now on every commit in paywire holds one change only.", said=said or "Done.")
+    assert "one change" in m.content
+
+
+@pytest.mark.parametrize(
     "text",
     ["I'm on my laptop today, so builds are slow.", "我今天用公司電腦，明天換回來。", "Which Postgres is staging on?"],
 )

@@ -39,7 +39,7 @@ def test_every_builtin_set_loads_with_labelled_kinds() -> None:
     for name in BUILTIN_SETS:
         fixtures = load_fixtures(builtin_set(name))
         assert fixtures, name
-        if name in ("kinds", "curation", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6"):
+        if name in ("kinds", "curation", "unseen2", "unseen3", "unseen4", "unseen5", "unseen6", "unseen7"):
             for f in fixtures:
                 assert f.cls, f.id
                 for e in f.expected:
@@ -47,7 +47,8 @@ def test_every_builtin_set_loads_with_labelled_kinds() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "per_language", "noise"), [("unseen3", 8, 2), ("unseen4", 10, 2), ("unseen5", 10, 2), ("unseen6", 10, 2)]
+    ("name", "per_language", "noise"),
+    [("unseen3", 8, 2), ("unseen4", 10, 2), ("unseen5", 10, 2), ("unseen6", 10, 2), ("unseen7", 12, 2)],
 )
 def test_held_out_sets_label_every_memory_and_balance_their_languages(name: str, per_language: int, noise: int) -> None:
     """The held-out sets of docs/extraction.md: every memory fully labelled, the same number of
@@ -108,3 +109,34 @@ def test_curation_fixture_counts_a_contradicting_note_as_wrong(tmp_path: Path) -
     assert score_fixture(fx, merged).fp == 0
     report = evaluate([fx])  # the chats are extracted and curated in order, offline
     assert report.results[0].expected == 1
+
+
+def test_the_training_scripts_never_train_on_a_held_out_set(tmp_path: Path) -> None:
+    """The held-out sets are built in (so ``--sets`` names a real set), yet scripts/train_categories.py
+    refuses each one by name and writes nothing, and benchmarks/train_candidate_model.py's training
+    sets hold none of them (real subprocesses: the scripts as a user runs them)."""
+    root = Path(__file__).resolve().parent.parent
+    held_out = ("unseen6", "unseen7")  # unseen5 is a development set now
+    assert set(held_out) <= set(BUILTIN_SETS)
+    out = tmp_path / "m.tsv"
+    script = root / "scripts" / "train_categories.py"
+    for how in ("--sets", "--held-out"):  # training on them, or scoring them left out of training
+        p = subprocess.run(
+            [sys.executable, str(script), how, "tuned", *held_out, "--out", str(out)],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=120,
+        )
+        refused = p.stderr.split("(")[0]
+        assert p.returncode == 2 and all(n in refused for n in held_out) and "tuned" not in refused, (how, p.stderr)
+        assert not out.exists()
+    probe = (
+        "import importlib.util, sys; spec = importlib.util.spec_from_file_location('m', sys.argv[1]); "
+        "m = importlib.util.module_from_spec(spec); sys.modules['m'] = m; spec.loader.exec_module(m); "
+        "print(' '.join(m.TRAIN_SETS))"
+    )
+    bench = root / "benchmarks" / "train_candidate_model.py"
+    got = subprocess.run([sys.executable, "-c", probe, str(bench)], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0 and got.stdout.split(), got.stderr
+    assert not set(held_out) & set(got.stdout.split())

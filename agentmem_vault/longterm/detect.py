@@ -587,8 +587,9 @@ def _follow_in_source(found: list[Found]) -> list[Found]:
     out: list[Found] = []
     for f in found:
         words = named_words(" ".join(f.raw), f.kind) if f.kind in ("supplement", "reversal") else set()
-        # "補充一下：…", "Adding to that: …" name no rule: the user's last statement
-        last = out[-1] if out and f.kind == "supplement" and not has("reversal_names", fold(" ".join(f.raw))) else None
+        # "補充一下：…", "Adding to that: …", "再補一條剛才那個規則：…" name no rule: the user's last statement
+        bare = not words or not has("reversal_names", fold(" ".join(f.raw)))
+        last = out[-1] if out and f.kind == "supplement" and bare else None
         target = next((g for g in reversed(out) if g.kind != "reversal" and _named(words, g.content)), last)
         if target is not None and f.kind == "supplement":
             target.content, target.raw = (

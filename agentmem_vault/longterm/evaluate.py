@@ -56,6 +56,7 @@ BUILTIN_SETS: dict[str, str] = {
     "unseen4": "eval-unseen4",
     "unseen5": "eval-unseen5",
     "unseen6": "eval-unseen6",
+    "unseen7": "eval-unseen7",
     "fields-unseen": "eval-fields-unseen",
     "fields": "eval-fields",
     "fields2": "eval-fields2",

@@ -77,7 +77,7 @@ def _form_kind(f: str, context: str) -> str | None:
     rule is still a decision or a pitfall)."""
     if has("reversal", f) and has("reversal_names", f):
         return "reversal"
-    if has("supplement", f) and (has("reversal_names", f) or cue("supplement").match(f)):
+    if (has("supplement", f) or has("supplement_add", f)) and has("reversal_names", f) or cue("supplement").match(f):
         return "supplement"  # naming a rule, or opening the sentence ("補充一下：…", "Adding to that, …")
     if has("pitfall", f) or (has("pitfall_cause", f) and has("pitfall_symptom", f)):
         return "pitfall"
@@ -150,7 +150,7 @@ def _classify(f: str, context: str) -> Cue | None:
         if not _form_kind(rest, "") and not has("directive", rest) and not _not_a_but_b(f, context) and not named:
             return None  # "No, it was my network." / "不是這樣，是我的網路斷了"
     if kind not in ("reversal", "supplement") and not asked:
-        if has("one_off_scope", f) or (has("task_request", f) and not has("general", f)):
+        if has("one_off_scope", f) or ((has("task_request", f) or has("task_make", f)) and not has("general", f)):
             return None
     if kind in ("environment", "pitfall") and not asked and has("scope_temporary", f):
         return None  # "FYI I'll be away tomorrow": a passing state
@@ -241,7 +241,8 @@ def named_words(text: str, kind: str) -> set[str]:
     """The words with which a supplement or a reversal names the earlier rule ("補充超時那條" ->
     超時; "之前那條「完成前要跑 yarn lint」作廢" -> yarn, lint, …)."""
     if kind == "supplement":  # no bigram across the cue's edge ("补充一下" -> "充一")
-        return name_words(cue("supplement").sub(" ", fold(supplement_parts(text)[0]))) - generic_names()
+        head = cue("supplement_add").sub(" ", cue("supplement").sub(" ", fold(supplement_parts(text)[0])))
+        return name_words(head) - generic_names()
     return name_words(retraction_parts(text)[0]) - generic_names()
 
 
