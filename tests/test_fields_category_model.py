@@ -147,3 +147,23 @@ def test_the_cue_lists_best_category_is_a_feature_of_its_own() -> None:
     said = "我的開發機是 Ubuntu，給我的指令請用 apt 的寫法。"
     assert features(said, "environment")["top:user_communication"] > 0
     assert category_for(said, "environment") == "user_communication"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Going with Redis for sessions, since every pod needs to see the same ones.",
+        "快取這塊評估了 Redis 跟 Memcached 兩個選項，用 Redis。",
+    ],
+)
+def test_weighing_alternatives_is_a_decision_whatever_it_names(said: str) -> None:
+    assert category_for(said, "rule") == "important_decision_experience"
+
+
+def test_a_rules_story_in_its_reason_does_not_make_it_a_pitfall() -> None:
+    said = "Always set a timeout on outgoing HTTP calls - a hung call silently froze the worker last week."
+    assert category_for(said, "rule") == "development_code_specification"
+    # a pitfall is still read with its cause
+    assert category_for("Uploads hang on the VPN, the root cause is the proxy's MTU.", "pitfall") == (
+        "common_pitfalls_experience"
+    )
