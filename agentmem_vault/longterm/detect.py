@@ -144,7 +144,10 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
         return nc.kind in ("rule", "explicit", "correction", "environment")
     directive = nc.kind in ("rule", "correction", "preference")
     if directive and not nc.asked and has("ban", folded(content)) != has("ban", folded(nxt)):
-        return True  # a ban and what to do instead, either way round ("We never use inline styles. …")
+        # a ban and what to do instead, either way round ("We never use inline styles. …"), unless the
+        # ban rules out no alternative ("不准用 X") and the other side is bound on its own: two rules
+        ban, other = (content, nxt) if has("ban", folded(content)) else (nxt, content)
+        return any(has("alternative", fold(c.strip())) for c in _COMMA.split(ban)) or not has("modal", folded(other))
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)
