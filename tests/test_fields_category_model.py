@@ -137,3 +137,13 @@ def test_a_damaged_or_missing_counts_file_is_a_clear_error(vault, cli, monkeypat
     assert got.returncode == 1 and "Traceback" not in got.stderr, got.stderr
     assert "category_model.tsv" in got.stderr or "model.tsv" in got.stderr
     assert "reinstall agentmem" in got.stderr
+
+
+def test_the_cue_lists_best_category_is_a_feature_of_its_own() -> None:
+    """The words of a machine ("開發機", "Ubuntu") are the environment's; the cue list's answer,
+    how to hand the user commands, is what the statement is (docs/notes.md, Category)."""
+    from agentmem_vault.longterm.fields.category import features
+
+    said = "我的開發機是 Ubuntu，給我的指令請用 apt 的寫法。"
+    assert features(said, "environment")["top:user_communication"] > 0
+    assert category_for(said, "environment") == "user_communication"

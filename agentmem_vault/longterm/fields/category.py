@@ -19,9 +19,10 @@ from agentmem_vault.model.textnorm import fold
 # stays in its project, where a user_* default would reach every project.
 DEFAULT = "development_code_specification"
 MIN_SCORE = 2  # one weak cue ("path", "settings") is no evidence
-# how much the kind the extractor found and a cue that occurs weigh against one word (measured
-# on the held-out set of the round, docs/notes.md "Category"); ALPHA: add-alpha smoothing
-KIND_WEIGHT, CUE_WEIGHT, ALPHA = 3, 2, 0.1
+# how much the kind the extractor found, a cue that occurs and the cues' best category weigh
+# against one word (chosen by leaving each development set out, docs/notes.md "Category");
+# ALPHA: add-alpha smoothing
+KIND_WEIGHT, CUE_WEIGHT, TOP_WEIGHT, ALPHA = 3, 2, 2, 0.1
 MODEL = "category_model.tsv"  # written by scripts/train_categories.py
 _TOKEN = re.compile(r"[a-z0-9_][\w.+#/-]*|[\u3400-\u9fff]+")
 
@@ -57,8 +58,9 @@ def scores(text: str) -> dict[str, int]:
 
 def features(text: str, kind: str) -> Counter[str]:
     """What the scorer reads of a statement: its words (the rule's, not its reason's: "never %v -
-    the tests use errors.Is" is a coding rule), ``kind:<kind>`` and ``cue:<category>`` for every
-    category whose cues occur (a pitfall's cause is its own: scored with the cause clause)."""
+    the tests use errors.Is" is a coding rule), ``kind:<kind>``, ``cue:<category>`` for every
+    category whose cues occur (a pitfall's cause is its own: scored with the cause clause) and
+    ``top:<category>`` for the one(s) they score highest."""
     from agentmem_vault.longterm.fields.segment import cut
 
     folded = fold(text)
@@ -70,6 +72,8 @@ def features(text: str, kind: str) -> Counter[str]:
     found = scores(rule)
     found["common_pitfalls_experience"] = scores(folded)["common_pitfalls_experience"]
     words.update({f"cue:{c}": CUE_WEIGHT for c, n in found.items() if n >= MIN_SCORE})
+    if (best := max(found.values())) >= MIN_SCORE:  # and the cue list's own answer, its best score
+        words.update({f"top:{c}": TOP_WEIGHT for c, n in found.items() if n == best})
     return words
 
 
