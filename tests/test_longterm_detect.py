@@ -257,6 +257,22 @@ def test_what_is_said_about_the_change_being_made_now_is_no_memory(said: str, te
 
 
 @pytest.mark.parametrize(
+    "fact,question",
+    [
+        ("我的筆電是 M2 的 MacBook。", "brew 裝 postgres 為什麼一直失敗？"),
+        ("Our build agents run Debian 12.", "Why can't they find python3.12?"),
+        ("我们的 CI 跑在自建的 Jenkins 上。", "帮我看看这个流水线为什么卡住"),
+    ],
+)
+def test_the_setup_in_a_turn_that_asks_is_the_situation_unless_a_lead_keeps_it(fact: str, question: str) -> None:
+    # docs/extraction.md, "Lead-ins and symptoms": no lead, no memory; "for the record" keeps it
+    assert kept(f"{fact} {question}") == [] and len(kept(fact)) == 1
+    lead = "跟你說一下環境，" if fact[0] > "~" else "For the record, "
+    (m,) = kept(f"{lead}{fact} {question}")
+    assert m.statement is not None and m.statement.kind == "environment"
+
+
+@pytest.mark.parametrize(
     "text",
     ["I'm on my laptop today, so builds are slow.", "我今天用公司電腦，明天換回來。", "Which Postgres is staging on?"],
 )

@@ -184,6 +184,8 @@ def _context(hit: Cue, part: str, asks: bool) -> bool:
     """A sentence of a turn that asks (a question, a task, a paste) that only describes: a symptom
     ("the checkout page only breaks on Safari"), the task's details ("it needs to skip the
     header"). Its rule force, if any, is an adverb or a need of the task, not a general rule."""
+    if asks and hit.kind == "environment" and not hit.asked:  # the user's setup, the question's situation
+        return not has("env_lead", folded(part))
     if not asks or hit.kind != "rule" or hit.asked:
         return False
     bare = cue("adverb").sub(" ", folded(_body(part)))
