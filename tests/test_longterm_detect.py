@@ -193,6 +193,26 @@ def test_an_environment_fact_needs_no_lead_in(text: str, word: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text,parts",
+    [
+        (
+            "ashgrove 的 job 名稱一律用 snake_case。worker 裡面不准直接 sleep，要用 backoff。",
+            [["snake_case"], ["sleep"]],
+        ),
+        ("ashgrove 的接口统一返回 envelope。别在日志里打印 token，会泄漏。", [["envelope"], ["token"]]),
+        ("ashgrove 的日誌一律用 JSON 格式。不要用純文字日誌。", [["JSON", "純文字"]]),
+        ("ashgrove never uses global state. shared values come from `context.py`.", [["global state", "context.py"]]),
+    ],
+)
+def test_a_ban_next_to_a_bound_rule_of_its_own_is_a_second_memory(text: str, parts: list[list[str]]) -> None:
+    # a ban joins the rule it is the alternative of; next to a rule bound on its own it is one more
+    mems = kept(text)
+    assert len(mems) == len(parts), [m.content for m in mems]
+    for m, words in zip(mems, parts):
+        assert all(w in m.content for w in words), m.content
+
+
+@pytest.mark.parametrize(
     "rule,supplement,words",
     [
         ("roundup 的 HTTP 呼叫一律設 5 秒 timeout", "再補一條剛剛那條規則：重試最多三次", ["timeout", "重試"]),
@@ -234,6 +254,22 @@ def test_what_is_said_about_the_change_being_made_now_is_no_memory(said: str, te
     assert kept(text, said=said) == []
     (m,) = kept("ok. from now on every commit in paywire holds one change only.", said=said or "Done.")
     assert "one change" in m.content
+
+
+@pytest.mark.parametrize(
+    "fact,question",
+    [
+        ("我的筆電是 M2 的 MacBook。", "brew 裝 postgres 為什麼一直失敗？"),
+        ("Our build agents run Debian 12.", "Why can't they find python3.12?"),
+        ("我们的 CI 跑在自建的 Jenkins 上。", "帮我看看这个流水线为什么卡住"),
+    ],
+)
+def test_the_setup_in_a_turn_that_asks_is_the_situation_unless_a_lead_keeps_it(fact: str, question: str) -> None:
+    # docs/extraction.md, "Lead-ins and symptoms": no lead, no memory; "for the record" keeps it
+    assert kept(f"{fact} {question}") == [] and len(kept(fact)) == 1
+    lead = "跟你說一下環境，" if fact[0] > "~" else "For the record, "
+    (m,) = kept(f"{lead}{fact} {question}")
+    assert m.statement is not None and m.statement.kind == "environment"
 
 
 @pytest.mark.parametrize(

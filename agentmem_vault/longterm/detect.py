@@ -144,7 +144,10 @@ def _absorbs(hit: Cue, content: str, nxt: str, said: str) -> bool:
         return nc.kind in ("rule", "explicit", "correction", "environment")
     directive = nc.kind in ("rule", "correction", "preference")
     if directive and not nc.asked and has("ban", folded(content)) != has("ban", folded(nxt)):
-        return True  # a ban and what to do instead, either way round ("We never use inline styles. …")
+        # a ban and what to do instead, either way round ("We never use inline styles. …"), unless the
+        # ban rules out no alternative ("不准用 X") and the other side is bound on its own: two rules
+        ban, other = (content, nxt) if has("ban", folded(content)) else (nxt, content)
+        return any(has("alternative", fold(c.strip())) for c in _COMMA.split(ban)) or not has("modal", folded(other))
     if hit.kind in ("explicit", "environment") and hit.asked:
         # "Can you remember that the runners have no Docker? Anything with containers has to …":
         # the fact and the rule it leads to are one memory (a rule is complete on its own)
@@ -181,6 +184,8 @@ def _context(hit: Cue, part: str, asks: bool) -> bool:
     """A sentence of a turn that asks (a question, a task, a paste) that only describes: a symptom
     ("the checkout page only breaks on Safari"), the task's details ("it needs to skip the
     header"). Its rule force, if any, is an adverb or a need of the task, not a general rule."""
+    if asks and hit.kind == "environment" and not hit.asked:  # the user's setup, the question's situation
+        return not has("env_lead", folded(part))
     if not asks or hit.kind != "rule" or hit.asked:
         return False
     bare = cue("adverb").sub(" ", folded(_body(part)))

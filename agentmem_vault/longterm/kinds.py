@@ -89,7 +89,7 @@ def _form_kind(f: str, context: str) -> str | None:
         return "correction"
     if has("preference", f):
         return "preference"
-    if has("environment", f) or _setup_fact(f):
+    if has("env_lead", f) or has("environment", f) or _setup_fact(f):
         return "environment"
     # an imperative, also after an intro that sets its reach ("a general thing, any project: put …")
     imperative = any(has("imperative", x.lstrip()) for x in (f, f.partition(":")[2], f.partition(",")[2]))
