@@ -167,3 +167,34 @@ def test_a_rules_story_in_its_reason_does_not_make_it_a_pitfall() -> None:
     assert category_for("Uploads hang on the VPN, the root cause is the proxy's MTU.", "pitfall") == (
         "common_pitfalls_experience"
     )
+
+
+ASKED = [
+    Turn("user", "加一下設定頁的路由。"),
+    Turn("assistant", "路由加好了。總結一下我做了什麼：1. 加了路由 2. 加了元件"),
+]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我很煩你每次開頭都先誇一句「好問題」，直接回答就好。",
+        "你老是把整个文件贴出来，以后只给 diff。",
+        "Let's settle the layout once so I stop repeating it in every review: routers live in src/routers/.",
+    ],
+)
+def test_a_complaint_about_a_habit_is_a_preference_not_a_correction(said: str) -> None:
+    assert 0.7 <= derived([*ASKED, Turn("user", said)], said, "preference").importance < 0.9
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "唉，不對。金額在這裡一律用整數分存，不能用 float 加。",
+        "其他都行。但錯誤那塊不行，要用 fmt.Errorf 加 %w 包起來。",
+        "Ugh, no. Money is never a float here; keep amounts as integer cents.",
+        "Looks fine mostly, but that errors.New with string concat - don't. Wrap with fmt.Errorf and %w.",
+    ],
+)
+def test_a_correction_may_open_with_an_interjection_or_what_was_fine(said: str) -> None:
+    assert derived([*ASKED, Turn("user", said)], said, "correction").importance >= 0.9
