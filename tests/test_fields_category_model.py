@@ -147,3 +147,54 @@ def test_the_cue_lists_best_category_is_a_feature_of_its_own() -> None:
     said = "我的開發機是 Ubuntu，給我的指令請用 apt 的寫法。"
     assert features(said, "environment")["top:user_communication"] > 0
     assert category_for(said, "environment") == "user_communication"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Going with Redis for sessions, since every pod needs to see the same ones.",
+        "快取這塊評估了 Redis 跟 Memcached 兩個選項，用 Redis。",
+    ],
+)
+def test_weighing_alternatives_is_a_decision_whatever_it_names(said: str) -> None:
+    assert category_for(said, "rule") == "important_decision_experience"
+
+
+def test_a_rules_story_in_its_reason_does_not_make_it_a_pitfall() -> None:
+    said = "Always set a timeout on outgoing HTTP calls - a hung call silently froze the worker last week."
+    assert category_for(said, "rule") == "development_code_specification"
+    # a pitfall is still read with its cause
+    assert category_for("Uploads hang on the VPN, the root cause is the proxy's MTU.", "pitfall") == (
+        "common_pitfalls_experience"
+    )
+
+
+ASKED = [
+    Turn("user", "加一下設定頁的路由。"),
+    Turn("assistant", "路由加好了。總結一下我做了什麼：1. 加了路由 2. 加了元件"),
+]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我很煩你每次開頭都先誇一句「好問題」，直接回答就好。",
+        "你老是把整个文件贴出来，以后只给 diff。",
+        "Let's settle the layout once so I stop repeating it in every review: routers live in src/routers/.",
+    ],
+)
+def test_a_complaint_about_a_habit_is_a_preference_not_a_correction(said: str) -> None:
+    assert 0.7 <= derived([*ASKED, Turn("user", said)], said, "preference").importance < 0.9
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "唉，不對。金額在這裡一律用整數分存，不能用 float 加。",
+        "其他都行。但錯誤那塊不行，要用 fmt.Errorf 加 %w 包起來。",
+        "Ugh, no. Money is never a float here; keep amounts as integer cents.",
+        "Looks fine mostly, but that errors.New with string concat - don't. Wrap with fmt.Errorf and %w.",
+    ],
+)
+def test_a_correction_may_open_with_an_interjection_or_what_was_fine(said: str) -> None:
+    assert derived([*ASKED, Turn("user", said)], said, "correction").importance >= 0.9

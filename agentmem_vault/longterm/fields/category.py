@@ -59,7 +59,8 @@ def scores(text: str) -> dict[str, int]:
 def features(text: str, kind: str) -> Counter[str]:
     """What the scorer reads of a statement: its words (the rule's, not its reason's: "never %v -
     the tests use errors.Is" is a coding rule), ``kind:<kind>``, ``cue:<category>`` for every
-    category whose cues occur (a pitfall's cause is its own: scored with the cause clause) and
+    category whose cues occur (a pitfall's cause is its own: a pitfall is scored with its cause
+    clause, anything else without its reason) and
     ``top:<category>`` for the one(s) they score highest."""
     from agentmem_vault.longterm.fields.segment import cut
 
@@ -70,7 +71,8 @@ def features(text: str, kind: str) -> Counter[str]:
     )
     words[f"kind:{kind}"] = KIND_WEIGHT
     found = scores(rule)
-    found["common_pitfalls_experience"] = scores(folded)["common_pitfalls_experience"]
+    if kind == "pitfall":  # a rule's story ("the only raw query we had silently broke") is its reason
+        found["common_pitfalls_experience"] = scores(folded)["common_pitfalls_experience"]
     words.update({f"cue:{c}": CUE_WEIGHT for c, n in found.items() if n >= MIN_SCORE})
     if (best := max(found.values())) >= MIN_SCORE:  # and the cue list's own answer, its best score
         words.update({f"top:{c}": TOP_WEIGHT for c, n in found.items() if n == best})

@@ -56,7 +56,10 @@ def corrects_assistant(evidence: str, assistant_said: str, *, choosing: bool = F
         return True  # "你刚才改完就说好了，结果…": the words say what the assistant did
     if not assistant_said or _ASKS.search(assistant_said.strip()):
         return False  # answering the assistant's question is not correcting it
-    lead = bool(pattern("correction_leads.txt").match(said))
+    # after an opener too: "Ugh, no.", "其他都行。但錯誤那塊不行" (``correction_openers.txt``)
+    lead = any(
+        pattern("correction_leads.txt").match(s) for s in (said, pattern("correction_openers.txt").sub("", said, 1))
+    )
     if lead or choosing or pattern("correction_repeats.txt").search(said):
         return lead or not choosing  # a choice is corrected by a lead only
     before = fold(assistant_said)
