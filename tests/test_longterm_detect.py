@@ -257,6 +257,35 @@ def test_what_is_said_about_the_change_being_made_now_is_no_memory(said: str, te
 
 
 @pytest.mark.parametrize(
+    "text,word",
+    [
+        ("every worker in ferrypod sets `prefetch_count` to 1.", "prefetch_count"),
+        ("nobody imports from `ferrypod.internal` outside the core package.", "ferrypod.internal"),
+        ("ferrypod 的每個 queue 名稱都帶環境前綴，像 prod.orders。", "prod.orders"),
+        ("ferrypod 里谁都不直接读 os.environ，配置都从 settings 对象拿。", "os.environ"),
+        ("what I want kept is simple: each ferrypod task logs its `task_id` on the first line.", "task_id"),
+    ],
+)
+def test_a_plain_statement_of_every_thing_of_a_kind_is_a_rule(text: str, word: str) -> None:
+    # a quantified subject with a verb of its own needs no modal (docs/extraction.md, "Kinds of statement")
+    (m,) = kept(text)
+    assert word in m.content and m.statement is not None and m.statement.kind == "rule"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "each export file in ferrypod is about 2M rows.",
+        "nobody here wants to own the quarterly scan.",
+        "ferrypod 的每個 worker 都有點慢。",
+        "every time I run `make test` in ferrypod it fails with a timeout.",
+    ],
+)
+def test_a_state_a_wish_or_a_symptom_of_every_thing_is_no_rule(text: str) -> None:
+    assert kept(text) == []
+
+
+@pytest.mark.parametrize(
     "fact,question",
     [
         ("我的筆電是 M2 的 MacBook。", "brew 裝 postgres 為什麼一直失敗？"),

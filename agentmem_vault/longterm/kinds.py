@@ -95,8 +95,8 @@ def _form_kind(f: str, context: str) -> str | None:
     imperative = any(has("imperative", x.lstrip()) for x in (f, f.partition(":")[2], f.partition(",")[2]))
     if has("rule", f) or has("never_always", f) or (imperative and (has("general", f) or has("scope_all", f))):
         return "rule"
-    if has("polite", f) and has("general", f):
-        return "rule"
+    if has("polite", f) and has("general", f) or has("quantified", f) and not has("pitfall_symptom", f):
+        return "rule"  # ... or a plain statement of every thing of a kind ("nobody calls time.Now()")
     if has("rule_weak", f) and (has("general", f) or has("scope_project", f) or context or has("consequence", f)):
         return "rule"
     if has("correction_any", f):
