@@ -74,7 +74,8 @@ def features(text: str, kind: str) -> Counter[str]:
     if kind == "pitfall":  # a rule's story ("the only raw query we had silently broke") is its reason
         found["common_pitfalls_experience"] = scores(folded)["common_pitfalls_experience"]
     words.update({f"cue:{c}": CUE_WEIGHT for c, n in found.items() if n >= MIN_SCORE})
-    if (best := max(found.values())) >= MIN_SCORE:  # and the cue list's own answer, its best score
+    # and the cue list's own answer, its best score, unless the extractor found what it is
+    if kind != "pitfall" and (best := max(found.values())) >= MIN_SCORE:
         words.update({f"top:{c}": TOP_WEIGHT for c, n in found.items() if n == best})
     return words
 
