@@ -198,3 +198,10 @@ def test_a_complaint_about_a_habit_is_a_preference_not_a_correction(said: str) -
 )
 def test_a_correction_may_open_with_an_interjection_or_what_was_fine(said: str) -> None:
     assert derived([*ASKED, Turn("user", said)], said, "correction").importance >= 0.9
+
+
+def test_a_habit_complained_of_in_a_correcting_turn_stays_a_preference() -> None:
+    said = "I can't stand it when you rename my variables while fixing something else. Keep the diff to what I asked."
+    turn = "Ugh, no. A few things. Don't use raw SQL here. And " + said
+    m = derived([*ASKED, Turn("user", turn)], said, "preference")
+    assert 0.7 <= m.importance < 0.9

@@ -128,7 +128,10 @@ def derive_offline(m: MemoryObject, *, turns: list[Turn] | None = None, recorded
     # (a "pitfall" filed as a rule is a rule); a user revising a rule of their own corrects nobody
     band_kind = _TURNED_OUT.get(m.category) or ("rule" if kind in _TURNED_OUT.values() else kind)
     choosing = band_kind == "decision"
-    corrected = not section("statement_words.txt", "own_revision").search(fold(turn_text or words)) and (
+    corrected = not (
+        section("statement_words.txt", "own_revision").search(fold(turn_text or words))
+        or section("statement_words.txt", "habit").search(fold(words))  # a preference, in any turn
+    ) and (
         corrects_assistant(words, before, choosing=choosing)
         or bool(turn_text and not joined and corrects_assistant(turn_text, before, choosing=choosing))
     )
