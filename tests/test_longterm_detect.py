@@ -286,6 +286,22 @@ def test_a_state_a_wish_or_a_symptom_of_every_thing_is_no_rule(text: str) -> Non
 
 
 @pytest.mark.parametrize(
+    "text,word,rule",
+    [
+        ("Don't say the `saltmine` build is green until `make ci` passes locally.", "make ci", True),
+        ("saltmine 别贴整段日志给我，只给报错那几行就行。", "日志", True),
+        ("don't worry about the saltmine lint job, I'll look at it.", "", False),
+        ("don't merge the saltmine branch yet, I'm still reviewing.", "", False),
+        ("别忘了下班前把 saltmine 那个 PR 合了", "", False),
+    ],
+)
+def test_a_negative_imperative_is_a_rule_whatever_its_verb(text: str, word: str, rule: bool) -> None:
+    # docs/extraction.md, "Kinds of statement": "don't <verb>" / "別 <verb>" at a sentence's head
+    mems = kept(text)
+    assert (len(mems) == 1 and word in mems[0].content) if rule else mems == [], [m.content for m in mems]
+
+
+@pytest.mark.parametrize(
     "fact,question",
     [
         ("我的筆電是 M2 的 MacBook。", "brew 裝 postgres 為什麼一直失敗？"),
